@@ -1,0 +1,2 @@
+// Package snapshot models a cluster's nodes for scheduling.
+package snapshot
