@@ -1,0 +1,186 @@
+package snapshot
+
+import (
+	"fmt"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// Cache is the event-fed, incrementally maintained cluster state that
+// [Snapshot]s are taken from — upstream's scheduler cache without assumed
+// pods (see package reserve for those). Feed it informer events; call
+// [Cache.Snapshot] once per scheduling cycle.
+//
+// Semantics follow upstream's cache: a pod may arrive before its node (it
+// is kept aside and joins the node when the node arrives); removing a node
+// that still has pods keeps the pods aside until they are removed or the
+// node comes back; an update may move a pod between nodes; removing an
+// unknown pod is a no-op. AddNode of a known node updates it and UpdateNode
+// of an unknown node adds it, as informers may replay events. Nodes that
+// are not (or no longer) known are not in snapshots.
+//
+// Every method validates its input first and changes nothing on error.
+// Safe for concurrent use (one mutex). Events cost O(pods on the affected
+// node); [Cache.Snapshot] is O(1) — the copy-on-write work is paid by the
+// first event that touches a node after a snapshot (one NodeInfo, one chunk
+// header, and once per snapshot the chunk index of NumNodes()/64 pointers).
+type Cache struct {
+	mu     sync.Mutex
+	st     state
+	pods   map[PodKey]string    // pod -> node name it is on (or waiting for)
+	ghosts map[string]*NodeInfo // pods on nodes the cache does not know
+}
+
+// NewCache returns an empty cache.
+func NewCache() *Cache {
+	return &Cache{st: state{tok: newToken()}, pods: map[PodKey]string{}, ghosts: map[string]*NodeInfo{}}
+}
+
+// Snapshot returns an immutable snapshot of the current state; O(1).
+func (c *Cache) Snapshot() *Snapshot {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return &Snapshot{st: c.st.freeze()}
+}
+
+// NumNodes returns the number of known nodes.
+func (c *Cache) NumNodes() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.st.n
+}
+
+// NumPods returns the number of pods the cache holds, including pods
+// waiting for their node.
+func (c *Cache) NumPods() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pods)
+}
+
+// AddNode adds node, or updates it if known. Errors (invalid node, negative
+// allocatable) name the node and field.
+func (c *Cache) AddNode(node *v1.Node) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.upsertNode(node)
+}
+
+// UpdateNode replaces the node object (allocatable, labels, taints,
+// images), keeping its pods; an unknown node is added.
+func (c *Cache) UpdateNode(node *v1.Node) error { return c.AddNode(node) }
+
+func (c *Cache) upsertNode(node *v1.Node) error {
+	fresh, err := newNodeInfo(node)
+	if err != nil {
+		return err
+	}
+	if i, ok := c.st.index(node.Name); ok {
+		ni := c.st.node(i).clone(c.st.tok)
+		_ = ni.setNode(node) // validated above
+		c.st.replaceNode(i, ni)
+		return nil
+	}
+	if g, ok := c.ghosts[node.Name]; ok {
+		delete(c.ghosts, node.Name)
+		for _, p := range g.pods {
+			fresh.addPod(p)
+		}
+	}
+	c.st.appendNode(fresh)
+	return nil
+}
+
+// RemoveNode removes the node called name. Its pods stay in the cache,
+// outside snapshots, until removed or until the node is added again.
+// Returns [ErrNodeNotFound] for an unknown node.
+func (c *Cache) RemoveNode(name string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i, err := c.st.nodeOrErr(name)
+	if err != nil {
+		return err
+	}
+	ni := c.st.removeAt(i)
+	if len(ni.pods) > 0 {
+		g := &NodeInfo{name: name}
+		for _, p := range ni.pods {
+			g.addPod(p)
+		}
+		c.ghosts[name] = g
+	}
+	return nil
+}
+
+// AddPod adds a bound pod (spec.nodeName set). A pod already known is
+// updated (and moved if its node changed). Errors name the pod and field.
+func (c *Cache) AddPod(pod *v1.Pod) error {
+	pi, err := NewPodInfo(pod)
+	if err != nil {
+		return err
+	}
+	return c.AddPodInfo(pi)
+}
+
+// UpdatePod replaces a pod, moving it if spec.nodeName changed; an
+// unknown pod is added.
+func (c *Cache) UpdatePod(pod *v1.Pod) error { return c.AddPod(pod) }
+
+// AddPodInfo is AddPod with a pre-parsed pod.
+func (c *Cache) AddPodInfo(pi *PodInfo) error {
+	nodeName := pi.pod.Spec.NodeName
+	if nodeName == "" {
+		return fmt.Errorf("pod %s: spec.nodeName is empty (the cache holds bound pods only): %w", pi.key, ErrInvalidObject)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.removePodLocked(pi.key)
+	c.pods[pi.key] = nodeName
+	if i, ok := c.st.index(nodeName); ok {
+		c.st.mutable(i).addPod(pi)
+		return nil
+	}
+	g := c.ghosts[nodeName]
+	if g == nil {
+		g = &NodeInfo{name: nodeName}
+		c.ghosts[nodeName] = g
+	}
+	g.addPod(pi)
+	return nil
+}
+
+// RemovePod removes the pod with key k wherever it is; an unknown pod is a
+// no-op. It reports whether the pod was there.
+func (c *Cache) RemovePod(k PodKey) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.removePodLocked(k)
+}
+
+func (c *Cache) removePodLocked(k PodKey) bool {
+	nodeName, ok := c.pods[k]
+	if !ok {
+		return false
+	}
+	delete(c.pods, k)
+	if i, ok := c.st.index(nodeName); ok {
+		c.st.mutable(i).removePod(k)
+		return true
+	}
+	if g := c.ghosts[nodeName]; g != nil {
+		g.removePod(k)
+		if len(g.pods) == 0 {
+			delete(c.ghosts, nodeName)
+		}
+	}
+	return true
+}
+
+// PodNode returns the name of the node the pod with key k is bound to.
+func (c *Cache) PodNode(k PodKey) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, ok := c.pods[k]
+	return n, ok
+}

@@ -1,0 +1,201 @@
+package snapshot
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// Fork is a mutable copy-on-write view of a [Snapshot] for what-if
+// simulation: add and remove nodes and pods, score against the result, then
+// keep or discard the changes. Forks nest: [Fork.Fork] opens a layer,
+// [Fork.Commit] folds the top layer into the one below, [Fork.Revert]
+// discards it. The snapshot the Fork came from never changes.
+//
+// Cost: Fork O(1); Revert O(1); Commit O(1) (cheaper than the
+// O(nodes changed) the cluster-autoscaler contract allows); the first change
+// to a node in a layer copies that node's NodeInfo, its 64-node chunk
+// header and, once per layer, the chunk index (NumNodes()/64 pointers);
+// later changes to the same node in the same layer change it in place.
+// Reads have the cost of the same reads on a Snapshot.
+//
+// A Fork is not safe for concurrent use; [Fork.Snapshot] hands out an
+// immutable view that is.
+type Fork struct {
+	cur   state
+	stack []state
+}
+
+// Depth is the number of open layers above the base (0 after
+// [Snapshot.Fork]).
+func (f *Fork) Depth() int { return len(f.stack) }
+
+// Fork opens a nested layer; O(1).
+func (f *Fork) Fork() {
+	f.stack = append(f.stack, f.cur)
+	f.cur.tok = newToken()
+}
+
+// Revert discards every change since the matching [Fork.Fork]; O(1).
+// It returns [ErrNoFork] at depth 0.
+func (f *Fork) Revert() error {
+	if len(f.stack) == 0 {
+		return ErrNoFork
+	}
+	f.cur = f.stack[len(f.stack)-1]
+	f.stack[len(f.stack)-1] = state{}
+	f.stack = f.stack[:len(f.stack)-1]
+	return nil
+}
+
+// Commit keeps the changes of the top layer in the layer below; O(1).
+// It returns [ErrNoFork] at depth 0.
+func (f *Fork) Commit() error {
+	if len(f.stack) == 0 {
+		return ErrNoFork
+	}
+	f.stack[len(f.stack)-1] = state{}
+	f.stack = f.stack[:len(f.stack)-1]
+	return nil
+}
+
+// Snapshot returns an immutable snapshot of the fork's current content;
+// O(1). Later changes to the fork do not show in it.
+func (f *Fork) Snapshot() *Snapshot {
+	// Outer layers may own objects the snapshot shares; after a Revert
+	// they would change them in place, so they get new tokens too.
+	for i := range f.stack {
+		f.stack[i].tok = newToken()
+	}
+	return &Snapshot{st: f.cur.freeze()}
+}
+
+// NumNodes, Node, Index, Get and ImageNumNodes read the current content,
+// as the [Snapshot] methods of the same names.
+func (f *Fork) NumNodes() int { return f.cur.n }
+
+// Node returns node i of the current content; see [Snapshot.Node].
+func (f *Fork) Node(i int) *NodeInfo {
+	if uint(i) >= uint(f.cur.n) {
+		panic("snapshot: node index out of range")
+	}
+	return f.cur.node(i)
+}
+
+// Index returns the index of the node called name.
+func (f *Fork) Index(name string) (int, bool) { return f.cur.index(name) }
+
+// Get returns the node called name, or nil.
+func (f *Fork) Get(name string) *NodeInfo {
+	i, ok := f.cur.index(name)
+	if !ok {
+		return nil
+	}
+	return f.cur.node(i)
+}
+
+// ImageNumNodes: see [Snapshot.ImageNumNodes].
+func (f *Fork) ImageNumNodes(name string) int {
+	c, _ := f.cur.images.get(name)
+	return int(c)
+}
+
+// AddNode adds a node with the given pods (whose spec.nodeName is
+// ignored). It fails, changing nothing, if a node of that name exists, the
+// node or a pod is invalid, or a pod key repeats.
+func (f *Fork) AddNode(node *v1.Node, pods ...*v1.Pod) error {
+	pis := make([]*PodInfo, 0, len(pods))
+	for _, p := range pods {
+		pi, err := NewPodInfo(p)
+		if err != nil {
+			return err
+		}
+		pis = append(pis, pi)
+	}
+	return f.AddNodeInfo(node, pis...)
+}
+
+// AddNodeInfo is AddNode with pre-parsed pods.
+func (f *Fork) AddNodeInfo(node *v1.Node, pods ...*PodInfo) error {
+	ni, err := newNodeInfo(node)
+	if err != nil {
+		return err
+	}
+	if _, ok := f.cur.index(node.Name); ok {
+		return fmt.Errorf("node %q: %w", node.Name, ErrNodeExists)
+	}
+	for _, p := range pods {
+		if ni.HasPod(p.key) {
+			return fmt.Errorf("pod %s on node %s: %w", p.key, node.Name, ErrPodExists)
+		}
+		ni.addPod(p)
+	}
+	f.cur.appendNode(ni)
+	return nil
+}
+
+// UpdateNode replaces the node object of an existing node, keeping its
+// pods.
+func (f *Fork) UpdateNode(node *v1.Node) error {
+	if node == nil {
+		return fmt.Errorf("node is nil: %w", ErrInvalidObject)
+	}
+	i, err := f.cur.nodeOrErr(node.Name)
+	if err != nil {
+		return err
+	}
+	fresh := f.cur.node(i).clone(f.cur.tok)
+	if err := fresh.setNode(node); err != nil {
+		return err
+	}
+	f.cur.replaceNode(i, fresh)
+	return nil
+}
+
+// RemoveNode removes a node and its pods; the last node takes its index.
+func (f *Fork) RemoveNode(name string) error {
+	i, err := f.cur.nodeOrErr(name)
+	if err != nil {
+		return err
+	}
+	f.cur.removeAt(i)
+	return nil
+}
+
+// AddPod binds pod to the node called nodeName (pod.spec.nodeName is not
+// read). It fails, changing nothing, for an unknown node, an invalid pod or
+// a pod already on that node. O(pods on the node).
+func (f *Fork) AddPod(pod *v1.Pod, nodeName string) error {
+	pi, err := NewPodInfo(pod)
+	if err != nil {
+		return err
+	}
+	return f.AddPodInfo(pi, nodeName)
+}
+
+// AddPodInfo is AddPod with a pre-parsed pod; it allocates only when the
+// node is first changed in this layer.
+func (f *Fork) AddPodInfo(pi *PodInfo, nodeName string) error {
+	i, err := f.cur.nodeOrErr(nodeName)
+	if err != nil {
+		return fmt.Errorf("pod %s: %w", pi.key, err)
+	}
+	if f.cur.node(i).HasPod(pi.key) {
+		return fmt.Errorf("pod %s on node %s: %w", pi.key, nodeName, ErrPodExists)
+	}
+	f.cur.mutable(i).addPod(pi)
+	return nil
+}
+
+// RemovePod removes the pod with key k from the node called nodeName.
+func (f *Fork) RemovePod(k PodKey, nodeName string) error {
+	i, err := f.cur.nodeOrErr(nodeName)
+	if err != nil {
+		return fmt.Errorf("pod %s: %w", k, err)
+	}
+	if !f.cur.node(i).HasPod(k) {
+		return fmt.Errorf("pod %s on node %s: %w", k, nodeName, ErrPodNotFound)
+	}
+	f.cur.mutable(i).removePod(k)
+	return nil
+}

@@ -1,0 +1,208 @@
+package snapshot
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+var generation atomic.Int64
+
+func nextGeneration() int64 { return generation.Add(1) }
+
+// NodeInfo is one node with the pods bound to it and their aggregate
+// requests — the scheduler's per-node view (upstream framework.NodeInfo).
+//
+// A NodeInfo reached through a [Snapshot] never changes: every accessor
+// returns data the caller must treat as read-only, valid for as long as the
+// caller holds the NodeInfo. Safe for concurrent reads. All accessors are
+// O(1) and allocate nothing unless stated.
+type NodeInfo struct {
+	owner uint64 // copy-on-write token of the layer allowed to mutate it
+
+	node        *v1.Node
+	name        string
+	allocatable Vector
+	requested   Vector
+	nonZero     Vector // only CPU and Memory are used
+	pods        []*PodInfo
+	usedPorts   []HostPort // multiset: one entry per pod port
+	images      map[string]int64
+	generation  int64
+}
+
+// newNodeInfo parses node. Errors name the node and field.
+func newNodeInfo(node *v1.Node) (*NodeInfo, error) {
+	ni := &NodeInfo{}
+	if err := ni.setNode(node); err != nil {
+		return nil, err
+	}
+	return ni, nil
+}
+
+func (n *NodeInfo) setNode(node *v1.Node) error {
+	if node == nil {
+		return fmt.Errorf("node is nil: %w", ErrInvalidObject)
+	}
+	if node.Name == "" {
+		return fmt.Errorf("node: metadata.name is empty: %w", ErrInvalidObject)
+	}
+	if n.name != "" && n.name != node.Name {
+		return fmt.Errorf("node %s: cannot become node %s: %w", n.name, node.Name, ErrInvalidObject)
+	}
+	alloc, err := NewVector(node.Status.Allocatable)
+	if err != nil {
+		return fmt.Errorf("node %s: status.allocatable: %w", node.Name, err)
+	}
+	var images map[string]int64
+	if len(node.Status.Images) > 0 {
+		images = make(map[string]int64, len(node.Status.Images))
+		for _, img := range node.Status.Images {
+			for _, name := range img.Names {
+				if _, dup := images[name]; !dup {
+					images[name] = img.SizeBytes
+				}
+			}
+		}
+	}
+	n.node = node
+	n.name = node.Name
+	n.allocatable = alloc
+	n.images = images
+	n.generation = nextGeneration()
+	return nil
+}
+
+// clone returns a copy that owner may mutate; pods, ports and vectors are
+// copied, the node object, images map and PodInfos are shared (immutable).
+func (n *NodeInfo) clone(owner uint64) *NodeInfo {
+	c := *n
+	c.owner = owner
+	c.requested = n.requested.Clone()
+	c.pods = append(make([]*PodInfo, 0, len(n.pods)+1), n.pods...)
+	if len(n.usedPorts) > 0 {
+		c.usedPorts = append([]HostPort(nil), n.usedPorts...)
+	}
+	return &c
+}
+
+func (n *NodeInfo) addPod(p *PodInfo) {
+	n.pods = append(n.pods, p)
+	n.requested.Add(&p.req.Requested)
+	n.nonZero.base[CPU] = SatAdd(n.nonZero.base[CPU], p.req.NonZeroMilliCPU)
+	n.nonZero.base[Memory] = SatAdd(n.nonZero.base[Memory], p.req.NonZeroMemory)
+	n.usedPorts = append(n.usedPorts, p.hostPorts...)
+	n.generation = nextGeneration()
+}
+
+// removePod removes the pod with key k and returns it, or nil.
+func (n *NodeInfo) removePod(k PodKey) *PodInfo {
+	i := n.podIndex(k)
+	if i < 0 {
+		return nil
+	}
+	p := n.pods[i]
+	last := len(n.pods) - 1
+	n.pods[i] = n.pods[last]
+	n.pods[last] = nil
+	n.pods = n.pods[:last]
+	n.requested.Sub(&p.req.Requested)
+	n.nonZero.base[CPU] = SatSub(n.nonZero.base[CPU], p.req.NonZeroMilliCPU)
+	n.nonZero.base[Memory] = SatSub(n.nonZero.base[Memory], p.req.NonZeroMemory)
+	for _, hp := range p.hostPorts {
+		for j, u := range n.usedPorts {
+			if u == hp {
+				n.usedPorts = append(n.usedPorts[:j], n.usedPorts[j+1:]...)
+				break
+			}
+		}
+	}
+	n.generation = nextGeneration()
+	return p
+}
+
+func (n *NodeInfo) podIndex(k PodKey) int {
+	for i, p := range n.pods {
+		if p.key == k {
+			return i
+		}
+	}
+	return -1
+}
+
+// Node returns the node object.
+func (n *NodeInfo) Node() *v1.Node { return n.node }
+
+// Name returns the node's name.
+func (n *NodeInfo) Name() string { return n.name }
+
+// Allocatable is the node's status.allocatable: milli-CPU, bytes, pod count,
+// scalar resources.
+func (n *NodeInfo) Allocatable() *Vector { return &n.allocatable }
+
+// Requested is the sum of the effective requests ([PodRequests.Requested])
+// of the pods on the node. It may exceed Allocatable (the kubelet shrank
+// allocatable under running pods); use [NodeInfo.Free] for what is left.
+func (n *NodeInfo) Requested() *Vector { return &n.requested }
+
+// NonZeroRequested is upstream's NonZeroRequested: the sum of the pods'
+// cpu and memory requests with missing container requests counted as
+// 100m / 200 MiB ([PodRequests.NonZeroMilliCPU]). Only CPU and Memory are
+// set.
+func (n *NodeInfo) NonZeroRequested() *Vector { return &n.nonZero }
+
+// Free returns Allocatable minus Requested for r, never below 0.
+func (n *NodeInfo) Free(r ResourceID) int64 {
+	return max(0, SatSub(n.allocatable.Get(r), n.requested.Get(r)))
+}
+
+// Pods returns the pods bound to (or held on) the node, in no particular
+// order. Read-only.
+func (n *NodeInfo) Pods() []*PodInfo { return n.pods }
+
+// NumPods is len(Pods()).
+func (n *NodeInfo) NumPods() int { return len(n.pods) }
+
+// HasPod reports whether the pod with key k is on the node; O(pods).
+func (n *NodeInfo) HasPod(k PodKey) bool { return n.podIndex(k) >= 0 }
+
+// UsedPorts returns the host ports in use, one entry per pod port (a port
+// two pods declare appears twice). Read-only.
+func (n *NodeInfo) UsedPorts() []HostPort { return n.usedPorts }
+
+// PortConflict reports whether p collides with a used host port
+// ([HostPort.Conflicts]); O(used ports).
+func (n *NodeInfo) PortConflict(p HostPort) bool {
+	for _, u := range n.usedPorts {
+		if u.Conflicts(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// ImageSize returns the size in bytes of the image named name on this node
+// (names as in node.status.images[].names) and whether the node has it.
+func (n *NodeInfo) ImageSize(name string) (int64, bool) {
+	s, ok := n.images[name]
+	return s, ok
+}
+
+// NumImages is the number of distinct image names on the node.
+func (n *NodeInfo) NumImages() int { return len(n.images) }
+
+// Taints returns node.spec.taints. Read-only.
+func (n *NodeInfo) Taints() []v1.Taint { return n.node.Spec.Taints }
+
+// Unschedulable returns node.spec.unschedulable.
+func (n *NodeInfo) Unschedulable() bool { return n.node.Spec.Unschedulable }
+
+// Generation increases (process-wide) every time the node or its pods
+// change.
+func (n *NodeInfo) Generation() int64 { return n.generation }
+
+// String summarises the node for debugging.
+func (n *NodeInfo) String() string {
+	return fmt.Sprintf("NodeInfo{%s pods=%d allocatable=[%v] requested=[%v]}", n.name, len(n.pods), n.allocatable, n.requested)
+}

@@ -1,0 +1,483 @@
+package snapshot
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Upstream's non-zero defaults for scoring (kube-scheduler v1.37
+// pkg/scheduler/util/pod_resources.go).
+const (
+	// DefaultMilliCPURequest is the CPU a container without a CPU request
+	// counts as when scoring: 100 milli-CPU.
+	DefaultMilliCPURequest int64 = 100
+	// DefaultMemoryRequest is the memory a container without a memory
+	// request counts as when scoring: 200 MiB, in bytes.
+	DefaultMemoryRequest int64 = 200 * 1024 * 1024
+)
+
+// amounts is a request vector plus whether the cpu and memory keys were
+// present at all (upstream distinguishes a missing key from an explicit 0).
+type amounts struct {
+	v   Vector
+	has uint8 // bit 0: cpu key present; bit 1: memory key present
+}
+
+const (
+	hasCPU uint8 = 1 << iota
+	hasMem
+)
+
+func (a *amounts) add(o *amounts) { a.v.Add(&o.v); a.has |= o.has }
+func (a *amounts) setMax(o *amounts) {
+	a.v.SetMax(&o.v)
+	a.has |= o.has
+}
+
+// unitConv converts quantities to the amounts' internal unit.
+type unitConv struct {
+	cpu, other func(resource.Quantity) int64
+	// finish converts an internal amount back to the public unit (milli-CPU,
+	// bytes, counts), rounding up as apimachinery's MilliValue/Value do.
+	finishCPU, finishOther func(int64) int64
+}
+
+var (
+	// exactUnits is used when every quantity of the pod is an integer in its
+	// public unit, which is the case for anything the API server accepts
+	// in practice.
+	exactUnits = unitConv{
+		cpu:         func(q resource.Quantity) int64 { return QuantityValue(CPU, q) },
+		other:       func(q resource.Quantity) int64 { return QuantityValue(Memory, q) },
+		finishCPU:   func(x int64) int64 { return x },
+		finishOther: func(x int64) int64 { return x },
+	}
+	// fineUnits keeps sub-unit precision (nano-CPU, milli-units elsewhere)
+	// so that fractions sum before rounding up, as upstream sums
+	// resource.Quantity values and converts once at the end.
+	fineUnits = unitConv{
+		cpu:         func(q resource.Quantity) int64 { return scaledSat(q, resource.Nano) },
+		other:       func(q resource.Quantity) int64 { return scaledSat(q, resource.Milli) },
+		finishCPU:   func(x int64) int64 { return ceilDiv(x, 1_000_000) },
+		finishOther: func(x int64) int64 { return ceilDiv(x, 1000) },
+	}
+)
+
+func scaledSat(q resource.Quantity, s resource.Scale) int64 {
+	lim := resource.NewScaledQuantity(math.MaxInt64, s)
+	if q.Cmp(*lim) >= 0 {
+		return math.MaxInt64
+	}
+	return q.ScaledValue(s)
+}
+
+func ceilDiv(x, d int64) int64 {
+	if x == math.MaxInt64 {
+		return math.MaxInt64
+	}
+	if x <= 0 {
+		return x / d
+	}
+	return (x + d - 1) / d
+}
+
+// exactInUnit reports whether q is an integer number of its resource's
+// public unit (milli-CPU for cpu, 1 otherwise).
+func exactInUnit(name v1.ResourceName, q resource.Quantity) bool {
+	s := resource.Scale(0)
+	if name == v1.ResourceCPU {
+		s = resource.Milli
+	}
+	c := q.DeepCopy()
+	return c.RoundUp(s)
+}
+
+func (u *unitConv) list(rl v1.ResourceList, nonMissing *amounts) amounts {
+	var a amounts
+	for name, q := range rl {
+		id, ok := Intern(name)
+		if !ok {
+			continue
+		}
+		switch id {
+		case CPU:
+			a.has |= hasCPU
+			a.v.Set(id, SatAdd(a.v.Get(id), u.cpu(q)))
+		case Memory:
+			a.has |= hasMem
+			a.v.Set(id, SatAdd(a.v.Get(id), u.other(q)))
+		default:
+			a.v.Set(id, SatAdd(a.v.Get(id), u.other(q)))
+		}
+	}
+	if nonMissing != nil {
+		if a.has&hasCPU == 0 && nonMissing.has&hasCPU != 0 {
+			a.v.Set(CPU, nonMissing.v.Get(CPU))
+			a.has |= hasCPU
+		}
+		if a.has&hasMem == 0 && nonMissing.has&hasMem != 0 {
+			a.v.Set(Memory, nonMissing.v.Get(Memory))
+			a.has |= hasMem
+		}
+	}
+	return a
+}
+
+func (u *unitConv) finish(a *amounts) {
+	a.v.base[CPU] = u.finishCPU(a.v.base[CPU])
+	for i := 1; i < numBase; i++ {
+		a.v.base[i] = u.finishOther(a.v.base[i])
+	}
+	for i := range a.v.ext {
+		a.v.ext[i] = u.finishOther(a.v.ext[i])
+	}
+}
+
+// containerRequests picks the per-container request list the way upstream's
+// containerSpecRequests / containerAllocatedRequests /
+// containerActuatedRequests do.
+type containerSource int
+
+const (
+	fromSpec containerSource = iota
+	fromAllocated
+	fromActuated
+)
+
+func containerList(src containerSource, c *v1.Container, cs *v1.ContainerStatus, infeasible bool) v1.ResourceList {
+	switch src {
+	case fromAllocated:
+		if cs != nil && cs.AllocatedResources != nil {
+			return cs.AllocatedResources
+		}
+	case fromActuated:
+		if cs != nil && cs.Resources != nil && cs.Resources.Requests != nil {
+			return cs.Resources.Requests
+		}
+		if cs != nil && cs.AllocatedResources != nil {
+			return cs.AllocatedResources
+		}
+	default:
+		return c.Resources.Requests
+	}
+	if infeasible {
+		return nil
+	}
+	return c.Resources.Requests
+}
+
+func findContainerStatus(pod *v1.Pod, name string) *v1.ContainerStatus {
+	for i := range pod.Status.ContainerStatuses {
+		if pod.Status.ContainerStatuses[i].Name == name {
+			return &pod.Status.ContainerStatuses[i]
+		}
+	}
+	for i := range pod.Status.InitContainerStatuses {
+		if pod.Status.InitContainerStatuses[i].Name == name {
+			return &pod.Status.InitContainerStatuses[i]
+		}
+	}
+	return nil
+}
+
+func isRestartable(c *v1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
+}
+
+func isResizeInfeasible(pod *v1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == v1.PodResizePending {
+			return c.Reason == v1.PodReasonInfeasible
+		}
+	}
+	return false
+}
+
+// aggregate is the sidecar-aware container sum of the KEP-753 formula:
+// regular containers and restartable init containers are summed; each plain
+// init container's peak is its own request plus the restartable ones
+// started before it; the result is max(sum, every peak). Source:
+// k8s.io/component-helpers v0.37 resource/helpers.go
+// aggregateContainerResourcesByFn.
+func (u *unitConv) aggregate(pod *v1.Pod, src containerSource, useStatus, infeasible bool, nonMissing *amounts) amounts {
+	var result amounts
+	status := func(name string) *v1.ContainerStatus {
+		if useStatus {
+			return findContainerStatus(pod, name)
+		}
+		return nil
+	}
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		a := u.list(containerList(src, c, status(c.Name), infeasible), nonMissing)
+		result.add(&a)
+	}
+	var sidecars, initPeak amounts
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		a := u.list(containerList(src, c, status(c.Name), infeasible), nonMissing)
+		if isRestartable(c) {
+			result.add(&a)
+			sidecars.add(&a)
+			initPeak.setMax(&sidecars)
+		} else {
+			a.add(&sidecars)
+			initPeak.setMax(&a)
+		}
+	}
+	result.setMax(&initPeak)
+	return result
+}
+
+func isPodLevelResource(name v1.ResourceName) bool {
+	return name == v1.ResourceCPU || name == v1.ResourceMemory || strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix)
+}
+
+// IsPodLevelRequestsSet reports whether pod.spec.resources.requests names a
+// resource supported at pod level (cpu, memory, hugepages-*).
+func IsPodLevelRequestsSet(pod *v1.Pod) bool {
+	if pod.Spec.Resources == nil {
+		return false
+	}
+	for name := range pod.Spec.Resources.Requests {
+		if isPodLevelResource(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// podRequests is upstream's resourcehelper.PodRequests with the options
+// kube-scheduler v1.37 passes by default: status resources on
+// (InPlacePodVerticalScaling, GA), pod-level resources on (PodLevelResources,
+// beta, on), pod-level in-place resize on (beta, on), overhead included,
+// DRA node-allocatable claims off (alpha).
+func (u *unitConv) podRequests(pod *v1.Pod, nonMissing *amounts) amounts {
+	infeasible := isResizeInfeasible(pod)
+	spec := u.aggregate(pod, fromSpec, true, infeasible, nonMissing)
+	var allocated, actuated amounts
+	if pod.Status.AllocatedResources != nil && pod.Status.Resources != nil && pod.Status.Resources.Requests != nil {
+		allocated = u.list(pod.Status.AllocatedResources, nil)
+		actuated = u.list(pod.Status.Resources.Requests, nil)
+	} else {
+		allocated = u.aggregate(pod, fromAllocated, true, infeasible, nonMissing)
+		actuated = u.aggregate(pod, fromActuated, true, infeasible, nonMissing)
+	}
+	var reqs amounts
+	if !infeasible {
+		reqs = spec
+	}
+	reqs.setMax(&actuated)
+	reqs.setMax(&allocated)
+
+	if IsPodLevelRequestsSet(pod) {
+		effective := pod.Spec.Resources.Requests
+		if pod.Status.Resources != nil {
+			var specList v1.ResourceList
+			if !infeasible {
+				specList = effective
+			}
+			m := maxLists(specList, pod.Status.Resources.Requests, pod.Status.AllocatedResources)
+			effective = m
+		}
+		for name, q := range effective {
+			if !isPodLevelResource(name) {
+				continue
+			}
+			id, ok := Intern(name)
+			if !ok {
+				continue
+			}
+			conv := u.other
+			switch id {
+			case CPU:
+				conv = u.cpu
+				reqs.has |= hasCPU
+			case Memory:
+				reqs.has |= hasMem
+			}
+			reqs.v.Set(id, conv(q))
+		}
+	}
+	if pod.Spec.Overhead != nil {
+		o := u.list(pod.Spec.Overhead, nil)
+		reqs.add(&o)
+	}
+	return reqs
+}
+
+func maxLists(lists ...v1.ResourceList) v1.ResourceList {
+	out := v1.ResourceList{}
+	for _, l := range lists {
+		for name, q := range l {
+			if cur, ok := out[name]; !ok || q.Cmp(cur) > 0 {
+				out[name] = q.DeepCopy()
+			}
+		}
+	}
+	return out
+}
+
+// podQuantitiesExact reports whether every quantity the request math reads
+// is a whole number of its public unit, so the fast integer path gives the
+// same result as summing exact quantities.
+func podQuantitiesExact(pod *v1.Pod) bool {
+	ok := func(rl v1.ResourceList) bool {
+		for name, q := range rl {
+			if !exactInUnit(name, q) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, cs := range [][]v1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for i := range cs {
+			if !ok(cs[i].Resources.Requests) {
+				return false
+			}
+		}
+	}
+	for _, ss := range [][]v1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
+		for i := range ss {
+			if !ok(ss[i].AllocatedResources) || (ss[i].Resources != nil && !ok(ss[i].Resources.Requests)) {
+				return false
+			}
+		}
+	}
+	if pod.Spec.Resources != nil && !ok(pod.Spec.Resources.Requests) {
+		return false
+	}
+	if pod.Status.Resources != nil && !ok(pod.Status.Resources.Requests) {
+		return false
+	}
+	return ok(pod.Status.AllocatedResources) && ok(pod.Spec.Overhead)
+}
+
+// checkPodQuantities returns an error naming the first negative quantity.
+func checkPodQuantities(pod *v1.Pod) error {
+	check := func(field string, rl v1.ResourceList) error {
+		for name, q := range rl {
+			if q.Sign() < 0 {
+				return fmt.Errorf("pod %s/%s: %s[%s]=%s: %w", pod.Namespace, pod.Name, field, name, q.String(), ErrNegativeQuantity)
+			}
+		}
+		return nil
+	}
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		if err := check("spec.containers["+c.Name+"].resources.requests", c.Resources.Requests); err != nil {
+			return err
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		if err := check("spec.initContainers["+c.Name+"].resources.requests", c.Resources.Requests); err != nil {
+			return err
+		}
+	}
+	if pod.Spec.Resources != nil {
+		if err := check("spec.resources.requests", pod.Spec.Resources.Requests); err != nil {
+			return err
+		}
+	}
+	if err := check("spec.overhead", pod.Spec.Overhead); err != nil {
+		return err
+	}
+	for _, ss := range [][]v1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
+		for i := range ss {
+			if err := check("status.containerStatuses["+ss[i].Name+"].allocatedResources", ss[i].AllocatedResources); err != nil {
+				return err
+			}
+			if ss[i].Resources != nil {
+				if err := check("status.containerStatuses["+ss[i].Name+"].resources.requests", ss[i].Resources.Requests); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if err := check("status.allocatedResources", pod.Status.AllocatedResources); err != nil {
+		return err
+	}
+	if pod.Status.Resources != nil {
+		return check("status.resources.requests", pod.Status.Resources.Requests)
+	}
+	return nil
+}
+
+// PodRequests holds the three request vectors the scheduler derives from a
+// pod. Compute it with [ComputePodRequests].
+type PodRequests struct {
+	// Requested is the pod's effective request, exactly upstream's
+	// resourcehelper.PodRequests as the scheduler calls it (sidecars, init
+	// peaks, pod-level resources, overhead, in-place resize status).
+	Requested Vector
+	// NonZeroMilliCPU and NonZeroMemory are what the pod adds to
+	// NodeInfo.NonZeroRequested: the request with a missing container cpu
+	// (memory) request counted as 100m (200 MiB), only where neither the
+	// containers nor the pod level name cpu (memory) when pod-level
+	// requests are set. Source: kube-scheduler v1.37
+	// pkg/scheduler/framework/types.go CalculateResource and
+	// getNonMissingContainerRequests.
+	NonZeroMilliCPU, NonZeroMemory int64
+	// Scoring is the pod side of the resource-allocation scorers
+	// (LeastAllocated, MostAllocated, RequestedToCapacityRatio): Requested,
+	// except that cpu and memory are computed with every container's missing
+	// cpu / memory request defaulted to 100m / 200 MiB before pod-level
+	// requests override. Source: kube-scheduler v1.37
+	// noderesources/resource_allocation.go calculatePodResourceRequest.
+	Scoring Vector
+}
+
+// ComputePodRequests derives a pod's requests. Quantities beyond int64
+// saturate; a negative quantity is an error naming the pod and field
+// (wrapping [ErrNegativeQuantity]). O(containers × resources); allocates a
+// few small vectors.
+func ComputePodRequests(pod *v1.Pod) (PodRequests, error) {
+	if err := checkPodQuantities(pod); err != nil {
+		return PodRequests{}, err
+	}
+	u := &exactUnits
+	if !podQuantitiesExact(pod) {
+		u = &fineUnits
+	}
+	defaults := amounts{has: hasCPU | hasMem}
+	defaults.v.Set(CPU, u.cpu(*resource.NewMilliQuantity(DefaultMilliCPURequest, resource.DecimalSI)))
+	defaults.v.Set(Memory, u.other(*resource.NewQuantity(DefaultMemoryRequest, resource.BinarySI)))
+
+	plain := u.podRequests(pod, nil)
+	nonZero := amounts{v: plain.v.Clone(), has: plain.has}
+	if IsPodLevelRequestsSet(pod) {
+		nm := amounts{}
+		if plain.has&hasCPU == 0 {
+			nm.has |= hasCPU
+			nm.v.Set(CPU, defaults.v.Get(CPU))
+		}
+		if plain.has&hasMem == 0 {
+			nm.has |= hasMem
+			nm.v.Set(Memory, defaults.v.Get(Memory))
+		}
+		if nm.has != 0 {
+			nonZero = u.podRequests(pod, &nm)
+		}
+	} else {
+		nonZero = u.podRequests(pod, &defaults)
+	}
+	scoring := u.podRequests(pod, &defaults)
+
+	u.finish(&plain)
+	u.finish(&nonZero)
+	u.finish(&scoring)
+	sv := plain.v.Clone()
+	sv.Set(CPU, scoring.v.Get(CPU))
+	sv.Set(Memory, scoring.v.Get(Memory))
+	return PodRequests{
+		Requested:       plain.v,
+		NonZeroMilliCPU: nonZero.v.Get(CPU),
+		NonZeroMemory:   nonZero.v.Get(Memory),
+		Scoring:         sv,
+	}, nil
+}

@@ -1,0 +1,82 @@
+package snapshot
+
+import "iter"
+
+// Snapshot is an immutable view of a cluster's nodes and the pods bound to
+// them, taken from a [Cache] or a [Fork]. It never changes after it is made,
+// so any number of goroutines may read it without locks.
+//
+// Nodes are numbered 0..NumNodes()-1. The numbering is stable for the
+// snapshot's lifetime; a later snapshot keeps it, except that removing a
+// node moves the last node into the removed node's index.
+//
+// Layout: nodes sit in chunks of 64 pointers, so [Snapshot.Node] is two
+// indexed loads and a full scan touches NumNodes()/64 chunk headers. Each
+// NodeInfo keeps its cpu, memory, ephemeral-storage and pods amounts inline.
+type Snapshot struct {
+	st state
+}
+
+// Empty returns a snapshot with no nodes.
+func Empty() *Snapshot { return &Snapshot{st: state{tok: newToken()}} }
+
+// NumNodes returns the number of nodes; O(1).
+func (s *Snapshot) NumNodes() int { return s.st.n }
+
+// Node returns node i, 0 <= i < NumNodes(); O(1), allocates nothing. It
+// panics if i is out of range, like a slice index.
+func (s *Snapshot) Node(i int) *NodeInfo {
+	if uint(i) >= uint(s.st.n) {
+		panic("snapshot: node index out of range")
+	}
+	return s.st.node(i)
+}
+
+// Index returns the index of the node called name; O(1), allocates nothing.
+func (s *Snapshot) Index(name string) (int, bool) { return s.st.index(name) }
+
+// Get returns the node called name, or nil; O(1), allocates nothing.
+func (s *Snapshot) Get(name string) *NodeInfo {
+	i, ok := s.st.index(name)
+	if !ok {
+		return nil
+	}
+	return s.st.node(i)
+}
+
+// Nodes iterates over the nodes in index order: `for i, ni := range
+// s.Nodes()`. O(NumNodes()); allocates nothing.
+func (s *Snapshot) Nodes() iter.Seq2[int, *NodeInfo] {
+	return func(yield func(int, *NodeInfo) bool) {
+		if s.st.tree == nil {
+			return
+		}
+		i := 0
+		for _, c := range s.st.tree.chunks {
+			for _, ni := range c.nodes {
+				if i == s.st.n {
+					return
+				}
+				if !yield(i, ni) {
+					return
+				}
+				i++
+			}
+		}
+	}
+}
+
+// ImageNumNodes returns how many nodes of the snapshot list the image name
+// in node.status.images (upstream ImageStateSummary.NumNodes); O(1).
+func (s *Snapshot) ImageNumNodes(name string) int {
+	c, _ := s.st.images.get(name)
+	return int(c)
+}
+
+// Fork opens a mutable copy-on-write view of s; s itself is unchanged.
+// O(1), one small allocation.
+func (s *Snapshot) Fork() *Fork {
+	f := &Fork{cur: s.st}
+	f.cur.tok = newToken()
+	return f
+}

@@ -1,0 +1,240 @@
+package snapshot
+
+import (
+	"fmt"
+	"sync/atomic"
+)
+
+// Copy-on-write machinery shared by Snapshot, Fork and Cache.
+//
+// A state is a persistent array of *NodeInfo (a two-level tree of 64-node
+// chunks) plus two overlay maps (node name → index, image name → number of
+// nodes holding it). Every mutable object carries the token of the writer
+// allowed to change it in place; a writer with another token copies the
+// object first (path copying: tree header, one chunk, one NodeInfo). Taking
+// a Snapshot or opening a Fork hands out a fresh token, which freezes every
+// object reachable so far in O(1).
+
+var tokens atomic.Uint64
+
+func newToken() uint64 { return tokens.Add(1) }
+
+const (
+	chunkShift = 6
+	chunkSize  = 1 << chunkShift
+	chunkMask  = chunkSize - 1
+)
+
+type chunk struct {
+	owner uint64
+	nodes [chunkSize]*NodeInfo
+}
+
+type tree struct {
+	owner  uint64
+	chunks []*chunk
+}
+
+// ovmap is a map made of an immutable base and a small delta owned by one
+// writer token. Lookups are O(1); a write by a new owner copies the delta;
+// when the delta grows past a fraction of the base it is folded in
+// (amortised O(1) per write).
+type ovmap[V any] struct {
+	base  map[string]V
+	delta map[string]ventry[V]
+	owner uint64
+}
+
+type ventry[V any] struct {
+	v   V
+	del bool
+}
+
+func (m *ovmap[V]) get(k string) (V, bool) {
+	if e, ok := m.delta[k]; ok {
+		if e.del {
+			var zero V
+			return zero, false
+		}
+		return e.v, true
+	}
+	v, ok := m.base[k]
+	return v, ok
+}
+
+func (m *ovmap[V]) own(tok uint64) {
+	if m.owner == tok && m.delta != nil {
+		return
+	}
+	d := make(map[string]ventry[V], len(m.delta)+1)
+	for k, e := range m.delta {
+		d[k] = e
+	}
+	m.delta = d
+	m.owner = tok
+}
+
+func (m *ovmap[V]) set(tok uint64, k string, v V) {
+	m.own(tok)
+	m.delta[k] = ventry[V]{v: v}
+	m.maybeCompact(tok)
+}
+
+func (m *ovmap[V]) del(tok uint64, k string) {
+	m.own(tok)
+	if _, inBase := m.base[k]; inBase {
+		m.delta[k] = ventry[V]{del: true}
+	} else {
+		delete(m.delta, k)
+	}
+	m.maybeCompact(tok)
+}
+
+func (m *ovmap[V]) maybeCompact(tok uint64) {
+	if len(m.delta) <= 32+len(m.base)/8 {
+		return
+	}
+	nb := make(map[string]V, len(m.base)+len(m.delta))
+	for k, v := range m.base {
+		nb[k] = v
+	}
+	for k, e := range m.delta {
+		if e.del {
+			delete(nb, k)
+		} else {
+			nb[k] = e.v
+		}
+	}
+	m.base = nb
+	m.delta = make(map[string]ventry[V])
+	m.owner = tok
+}
+
+// state is the content of a Snapshot or of one Fork layer.
+type state struct {
+	tok    uint64
+	tree   *tree
+	n      int
+	names  ovmap[int32]
+	images ovmap[int32] // image name -> number of nodes that have it
+}
+
+func (s *state) node(i int) *NodeInfo {
+	return s.tree.chunks[i>>chunkShift].nodes[i&chunkMask]
+}
+
+func (s *state) index(name string) (int, bool) {
+	i, ok := s.names.get(name)
+	return int(i), ok
+}
+
+func (s *state) ownTree() *tree {
+	t := s.tree
+	if t == nil {
+		t = &tree{owner: s.tok}
+		s.tree = t
+		return t
+	}
+	if t.owner != s.tok {
+		t = &tree{owner: s.tok, chunks: append([]*chunk(nil), t.chunks...)}
+		s.tree = t
+	}
+	return t
+}
+
+func (s *state) ownChunk(ci int) *chunk {
+	t := s.ownTree()
+	c := t.chunks[ci]
+	if c.owner != s.tok {
+		nc := *c
+		nc.owner = s.tok
+		c = &nc
+		t.chunks[ci] = c
+	}
+	return c
+}
+
+// mutable returns node i, copied if this writer does not own it.
+func (s *state) mutable(i int) *NodeInfo {
+	c := s.ownChunk(i >> chunkShift)
+	ni := c.nodes[i&chunkMask]
+	if ni.owner != s.tok {
+		ni = ni.clone(s.tok)
+		c.nodes[i&chunkMask] = ni
+	}
+	return ni
+}
+
+func (s *state) set(i int, ni *NodeInfo) {
+	c := s.ownChunk(i >> chunkShift)
+	c.nodes[i&chunkMask] = ni
+}
+
+func (s *state) appendNode(ni *NodeInfo) {
+	ni.owner = s.tok
+	t := s.ownTree()
+	if s.n>>chunkShift == len(t.chunks) {
+		t.chunks = append(t.chunks, &chunk{owner: s.tok})
+	}
+	i := s.n
+	s.n++
+	s.set(i, ni)
+	s.names.set(s.tok, ni.name, int32(i))
+	s.addImages(ni, 1)
+}
+
+// removeAt removes node i by moving the last node into its slot; O(1).
+func (s *state) removeAt(i int) *NodeInfo {
+	ni := s.node(i)
+	last := s.n - 1
+	if i != last {
+		moved := s.node(last)
+		s.set(i, moved)
+		s.names.set(s.tok, moved.name, int32(i))
+	}
+	s.set(last, nil)
+	s.n--
+	if s.n&chunkMask == 0 {
+		t := s.ownTree()
+		t.chunks = t.chunks[:s.n>>chunkShift]
+	}
+	s.names.del(s.tok, ni.name)
+	s.addImages(ni, -1)
+	return ni
+}
+
+func (s *state) addImages(ni *NodeInfo, d int32) {
+	for name := range ni.images {
+		c, _ := s.images.get(name)
+		c += d
+		if c <= 0 {
+			s.images.del(s.tok, name)
+		} else {
+			s.images.set(s.tok, name, c)
+		}
+	}
+}
+
+// replaceNode swaps in a new node object for node i, keeping its pods.
+func (s *state) replaceNode(i int, fresh *NodeInfo) {
+	old := s.node(i)
+	s.addImages(old, -1)
+	s.set(i, fresh)
+	s.addImages(fresh, 1)
+}
+
+func (s *state) nodeOrErr(name string) (int, error) {
+	i, ok := s.index(name)
+	if !ok {
+		return 0, fmt.Errorf("node %q: %w", name, ErrNodeNotFound)
+	}
+	return i, nil
+}
+
+// freeze returns a read-only copy of s and gives s a new token, so that
+// later writes through s copy instead of changing what the copy sees.
+func (s *state) freeze() state {
+	c := *s
+	s.tok = newToken()
+	return c
+}
