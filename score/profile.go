@@ -1,0 +1,322 @@
+package score
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/schedkit/schedkit/snapshot"
+)
+
+// Weighted is a scorer with its weight in a [Profile]. A node's total is
+// the sum over the profile of Weight × the scorer's final score.
+type Weighted struct {
+	Scorer Scorer
+	// Weight multiplies the scorer's score. 0 means 1 (upstream: a weight
+	// of zero is not permitted, plugins are disabled by leaving them out);
+	// negative weights are rejected.
+	Weight int64
+}
+
+// Profile is a weighted list of scorers, upstream's score extension point
+// of a scheduling profile: for one pod it prepares every scorer once,
+// scores the candidate nodes, normalises where a scorer asks for it, checks
+// every final score is in [MinScore, MaxScore], and sums weight × score per
+// node.
+//
+// The zero Profile has no scorers and scores every node 0. A Profile is
+// immutable after [NewProfile] and safe for concurrent use.
+type Profile struct {
+	entries []Weighted
+	pool    sync.Pool // *run
+}
+
+// NewProfile builds a profile with upstream's rules (kube-scheduler v1.37
+// framework/runtime/framework.go getValidScoreWeights): weight 0 becomes
+// 1; a negative weight, a nil scorer, a repeated scorer name, or a sum of
+// weight × MaxScore that would exceed [MaxTotalScore] is an error wrapping
+// [ErrInvalidConfig] that names the scorer. The scorers keep their order
+// (it is the order of Explain's rows). O(scorers).
+func NewProfile(scorers ...Weighted) (*Profile, error) {
+	p := &Profile{entries: make([]Weighted, 0, len(scorers))}
+	seen := make(map[string]bool, len(scorers))
+	var total int64
+	for i, w := range scorers {
+		if w.Scorer == nil {
+			return nil, fmt.Errorf("score: profile entry %d: scorer is nil: %w", i, ErrInvalidConfig)
+		}
+		name := w.Scorer.Name()
+		if seen[name] {
+			return nil, fmt.Errorf("score: profile entry %d: scorer %q appears twice: %w", i, name, ErrInvalidConfig)
+		}
+		seen[name] = true
+		if w.Weight < 0 {
+			return nil, fmt.Errorf("score: scorer %q: weight %d is negative: %w", name, w.Weight, ErrInvalidConfig)
+		}
+		if w.Weight == 0 {
+			w.Weight = 1
+		}
+		if w.Weight > (MaxTotalScore-total)/MaxScore {
+			return nil, fmt.Errorf("score: scorer %q: weight %d: total score of the profile could overflow: %w", name, w.Weight, ErrInvalidConfig)
+		}
+		total += w.Weight * MaxScore
+		p.entries = append(p.entries, w)
+	}
+	return p, nil
+}
+
+// MustProfile is NewProfile that panics on error; for package-level
+// variables, tests and examples.
+func MustProfile(scorers ...Weighted) *Profile {
+	p, err := NewProfile(scorers...)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// Scorers returns a copy of the profile's scorers with their effective
+// weights, in order.
+func (p *Profile) Scorers() []Weighted { return append([]Weighted(nil), p.entries...) }
+
+// chunkSize is how many nodes every non-normalising scorer scores in turn
+// before the profile moves on, so that the chunk's NodeInfos stay in cache
+// across scorers.
+const chunkSize = 128
+
+// run is the per-call scratch of Profile.Score, pooled.
+type run struct {
+	ps    []PodScorer
+	plain []int   // indexes of prepared scorers without a Normalizer
+	norm  []int64 // raw/normalised scores of one normalising scorer, len n
+	buf   [chunkSize]int64
+}
+
+func (p *Profile) getRun() *run {
+	r, _ := p.pool.Get().(*run)
+	if r == nil {
+		r = &run{}
+	}
+	if cap(r.ps) < len(p.entries) {
+		r.ps = make([]PodScorer, len(p.entries))
+	}
+	r.ps = r.ps[:len(p.entries)]
+	return r
+}
+
+func (p *Profile) putRun(r *run) {
+	clear(r.ps) // drop per-pod state
+	p.pool.Put(r)
+}
+
+// prepare runs every scorer's Prepare; ps[i] is nil for a skipped scorer.
+func (p *Profile) prepare(pod *snapshot.PodInfo, cluster Cluster, ps []PodScorer) error {
+	for i, e := range p.entries {
+		s, err := e.Scorer.Prepare(pod, cluster)
+		if err != nil {
+			return fmt.Errorf("score: scorer %q: pod %s: %w", e.Scorer.Name(), pod.Key(), err)
+		}
+		ps[i] = s
+	}
+	return nil
+}
+
+// Score computes the weighted total of every candidate node for pod:
+// totals[i] is the total of nodes[i]; totals[:len(nodes)] is overwritten,
+// and len(totals) must be at least len(nodes) (Score panics otherwise, like
+// an index out of range). nodes are the candidates (upstream: the nodes
+// that passed filtering); cluster is the whole cluster (see [Cluster]).
+//
+// It fails, leaving totals unspecified, if a scorer's Prepare or Normalize
+// fails, or a final score is outside [MinScore, MaxScore] (an error
+// wrapping [ErrScoreOutOfRange] naming the scorer, node and score).
+//
+// Cost: O(scorers) Prepare calls, then O(scorers × len(nodes)) with the
+// scorers' per-node cost; the nodes are scored in chunks of 128 so each
+// chunk stays in cache across scorers. Allocates nothing per node; the
+// scratch (one int64 per node for normalising scorers) is pooled and
+// reused. Safe for concurrent use.
+func (p *Profile) Score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapshot.NodeInfo, totals []int64) error {
+	n := len(nodes)
+	if len(totals) < n {
+		panic(fmt.Sprintf("score: Profile.Score: len(totals) = %d < len(nodes) = %d", len(totals), n))
+	}
+	tot := totals[:n]
+	clear(tot)
+	if len(p.entries) == 0 || n == 0 {
+		return nil
+	}
+	r := p.getRun()
+	defer p.putRun(r)
+	if err := p.prepare(pod, cluster, r.ps); err != nil {
+		return err
+	}
+	r.plain = r.plain[:0]
+	for i, ps := range r.ps {
+		if ps == nil {
+			continue
+		}
+		nz, ok := ps.(Normalizer)
+		if !ok {
+			r.plain = append(r.plain, i)
+			continue
+		}
+		if cap(r.norm) < n {
+			r.norm = make([]int64, n)
+		}
+		raw := r.norm[:n]
+		ps.Score(nodes, raw)
+		if err := nz.Normalize(nodes, raw); err != nil {
+			return fmt.Errorf("score: scorer %q: normalising for pod %s: %w", p.entries[i].Scorer.Name(), pod.Key(), err)
+		}
+		if err := p.accumulate(i, nodes, 0, raw, tot); err != nil {
+			return err
+		}
+	}
+	if len(r.plain) == 0 {
+		return nil
+	}
+	for start := 0; start < n; start += chunkSize {
+		end := min(start+chunkSize, n)
+		chunk := nodes[start:end]
+		buf := r.buf[:end-start]
+		for _, i := range r.plain {
+			r.ps[i].Score(chunk, buf)
+			if err := p.accumulate(i, nodes, start, buf, tot); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// accumulate adds weight × scores[j] to tot[off+j] after checking the range.
+func (p *Profile) accumulate(i int, nodes []*snapshot.NodeInfo, off int, scores []int64, tot []int64) error {
+	w := p.entries[i].Weight
+	t := tot[off : off+len(scores)]
+	for j, s := range scores {
+		if uint64(s) > uint64(MaxScore) {
+			return p.outOfRange(i, nodes[off+j], s)
+		}
+		t[j] += s * w
+	}
+	return nil
+}
+
+func (p *Profile) outOfRange(i int, node *snapshot.NodeInfo, s int64) error {
+	return fmt.Errorf("score: scorer %q gave node %s the score %d, want [%d, %d] after normalising: %w",
+		p.entries[i].Scorer.Name(), node.Name(), s, MinScore, MaxScore, ErrScoreOutOfRange)
+}
+
+// ScorerScore is one row of an [Explanation]: what one scorer gave the
+// node.
+type ScorerScore struct {
+	// Scorer is the scorer's name.
+	Scorer string
+	// Skipped reports that the scorer skipped the pod (Prepare returned
+	// nil); the other numbers are then 0.
+	Skipped bool
+	// Raw is the score before normalising (equal to Normalized for a
+	// scorer that does not normalise).
+	Raw int64
+	// Normalized is the final score in [MinScore, MaxScore].
+	Normalized int64
+	// Weight is the scorer's weight in the profile.
+	Weight int64
+	// Contribution is Weight × Normalized, the scorer's share of Total.
+	Contribution int64
+	// Detail is the scorer's own account of the raw score (from
+	// [Explainer]), or "".
+	Detail string
+}
+
+// Explanation says why a node got its total: one row per scorer, in
+// profile order.
+type Explanation struct {
+	// Node is the node's name.
+	Node string
+	// Total is the node's weighted total, as Profile.Score computes it.
+	Total int64
+	// Scores has one row per scorer of the profile.
+	Scores []ScorerScore
+}
+
+// Explain scores pod against the candidates like [Profile.Score] and
+// returns the breakdown for nodes[node]: each scorer's raw score,
+// normalised score, weight and contribution. Normalising scorers see all
+// candidates, so the answer is the one Score gives in the same cycle.
+// Errors are those of Score, plus an index out of range. For "why did it
+// go there?", not for the hot path: O(scorers × len(nodes)) and it
+// allocates.
+func (p *Profile) Explain(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapshot.NodeInfo, node int) (*Explanation, error) {
+	if node < 0 || node >= len(nodes) {
+		return nil, fmt.Errorf("score: Explain: node index %d out of range [0, %d)", node, len(nodes))
+	}
+	ps := make([]PodScorer, len(p.entries))
+	if err := p.prepare(pod, cluster, ps); err != nil {
+		return nil, err
+	}
+	target := nodes[node]
+	e := &Explanation{Node: target.Name(), Scores: make([]ScorerScore, len(p.entries))}
+	for i, s := range ps {
+		row := ScorerScore{Scorer: p.entries[i].Scorer.Name(), Weight: p.entries[i].Weight}
+		if s == nil {
+			row.Skipped = true
+			e.Scores[i] = row
+			continue
+		}
+		if nz, ok := s.(Normalizer); ok {
+			all := make([]int64, len(nodes))
+			s.Score(nodes, all)
+			row.Raw = all[node]
+			if err := nz.Normalize(nodes, all); err != nil {
+				return nil, fmt.Errorf("score: scorer %q: normalising for pod %s: %w", row.Scorer, pod.Key(), err)
+			}
+			row.Normalized = all[node]
+		} else {
+			var one [1]int64
+			s.Score(nodes[node:node+1], one[:])
+			row.Raw, row.Normalized = one[0], one[0]
+		}
+		if uint64(row.Normalized) > uint64(MaxScore) {
+			return nil, p.outOfRange(i, target, row.Normalized)
+		}
+		if x, ok := s.(Explainer); ok {
+			row.Detail = x.Explain(target)
+		}
+		row.Contribution = row.Weight * row.Normalized
+		e.Total += row.Contribution
+		e.Scores[i] = row
+	}
+	return e, nil
+}
+
+// String formats the explanation as a table, one line per scorer:
+//
+//	node n1: total 376
+//	SCORER                           RAW  NORMALIZED  WEIGHT  CONTRIBUTION  DETAIL
+//	NodeResourcesFit                  75          75       1            75  cpu ...
+//
+// Skipped scorers show "skipped" in place of the numbers.
+func (e *Explanation) String() string {
+	nameW := len("SCORER")
+	for _, r := range e.Scores {
+		nameW = max(nameW, len(r.Scorer))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "node %s: total %d\n", e.Node, e.Total)
+	line := func(name, raw, norm, weight, contrib, detail string) {
+		s := fmt.Sprintf("%-*s  %5s  %10s  %6s  %12s  %s", nameW, name, raw, norm, weight, contrib, detail)
+		b.WriteString(strings.TrimRight(s, " "))
+		b.WriteByte('\n')
+	}
+	line("SCORER", "RAW", "NORMALIZED", "WEIGHT", "CONTRIBUTION", "DETAIL")
+	for _, r := range e.Scores {
+		if r.Skipped {
+			line(r.Scorer, "-", "-", fmt.Sprint(r.Weight), "0", "skipped")
+			continue
+		}
+		line(r.Scorer, fmt.Sprint(r.Raw), fmt.Sprint(r.Normalized), fmt.Sprint(r.Weight), fmt.Sprint(r.Contribution), r.Detail)
+	}
+	return b.String()
+}
