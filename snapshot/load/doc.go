@@ -1,0 +1,68 @@
+// Package load reads Kubernetes Nodes and Pods from YAML or JSON files, for
+// feeding a [github.com/schedkit/schedkit/snapshot] Cache in simulators,
+// tests and tools. It is the I/O side of the snapshot model, kept out of the
+// core packages, which do no I/O.
+//
+// It accepts what people actually have on disk: one object per file,
+// "---"-separated multi-document YAML, concatenated JSON objects, a v1 List
+// (the output of `kubectl get nodes,pods -o yaml` or `-o json`), a NodeList
+// or PodList (a raw API list), or any mix of these. Decoding is
+// apimachinery's: k8s.io/apimachinery/pkg/util/yaml splits documents and
+// converts YAML to JSON, and a runtime.Scheme with k8s.io/api/core/v1
+// registered decodes them through its codec factory's
+// UniversalDeserializer, so objects come out exactly as the API types define
+// them, with no defaulting. Objects of other kinds (Services, Deployments,
+// ...) are skipped and counted in [Objects.Skipped], or rejected with
+// [Options.RejectOtherKinds].
+//
+// Bad input is an error that says where and what: the file, the line where
+// the document starts (or where the YAML or JSON syntax error is), the
+// document index, the List item, the object's kind and namespace/name, and
+// the field, for example
+//
+//	nodes.yaml:27: document 2: Node "n1": status.capacity[cpu]: load: negative quantity -1
+//
+// Errors wrap sentinels ([ErrSyntax], [ErrNegativeQuantity], [ErrDuplicate],
+// ...) for errors.Is, and each problem is an [*Error] for errors.As. When
+// anything is wrong, nothing is returned: no half-loaded cluster.
+//
+// Quantities too large for int64, even in milli-units (cpu: 1e1000,
+// memory: 50E), are accepted unchanged. The snapshot model saturates them at
+// math.MaxInt64, which is the behaviour a what-if user wants to see ("does
+// not fit"), so the loader does not hide it. Negative quantities are always
+// an error.
+//
+// # Usage
+//
+//	objs, err := load.Files("cluster/") // *.yaml, *.yml, *.json, recursively
+//	if err != nil {
+//		return err // e.g. cluster/pods.yaml:12: document 3: Pod "default/web": ...
+//	}
+//	for _, n := range objs.Nodes {
+//		cache.AddNode(n)
+//	}
+//	for _, p := range objs.Pods {
+//		cache.AddPod(p)
+//	}
+//
+// [Read] takes any io.Reader (stdin, an embedded file, a string in a test);
+// [Options] turns on strict field checking or rejection of other kinds.
+//
+// # Concurrency
+//
+// All functions are safe for concurrent use: the only shared state is the
+// scheme and its decoders, built once at package initialisation and read
+// only afterwards. Each call starts no goroutine. The returned objects are
+// new and owned by the caller.
+//
+// # Cost
+//
+// Time is O(input bytes): each document is converted to JSON and decoded
+// once. Memory is the input (a file is read whole) plus the decoded objects.
+// YAML parsing (go-yaml, under apimachinery) takes about two thirds of the
+// time and typed decoding a quarter: the 1213-node openb YAML (0.6 MB) takes
+// about 0.1 s and 37 MB of allocations on a shared 2-core machine
+// (BenchmarkReadOpenbNodeYAML); JSON input skips the YAML step.
+// Validation is O(resources) per Node and O(containers × resources) per Pod;
+// duplicate detection is one map insert per object.
+package load

@@ -1,0 +1,108 @@
+package load_test
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/schedkit/schedkit/snapshot/load"
+)
+
+// FuzzRead checks Read's contract on arbitrary input: it never panics; it
+// returns either an error and the zero Objects, or objects that all have a
+// name, pods with a namespace, unique keys and no negative quantity in any
+// resource list (checked by a reflection walk independent of the loader's
+// own validation); and reading the same bytes twice gives the same result.
+func FuzzRead(f *testing.F) {
+	for _, seed := range []string{
+		"",
+		"---\n",
+		nodeYAML,
+		podYAML,
+		nodeYAML + "---\n" + podYAML,
+		kubectlOutput,
+		`{"apiVersion":"v1","kind":"Node","metadata":{"name":"j1"}}{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}}`,
+		`{"apiVersion":"v1","kind":"NodeList","items":[{"metadata":{"name":"a"}},{"metadata":{"name":"a"}}]}`,
+		`{"apiVersion":"v1","kind":"List","items":[null,{"kind":"Pod"}]}`,
+		"{apiVersion: v1, kind: Node, metadata: {name: f1}}\n",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: -1}}}]}\n",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {overhead: {cpu: 1e1000}, resources: {limits: {memory: 50E}}}\n",
+		"apiVersion: v1\nkind: Node\nmetadata: {name: x}\nstatus: {capacity: {cpu: two}}\n",
+		"apiVersion: v1\nkind: Node\n  metadata: x\n",
+		nodeYAML + "---oops\n" + podYAML,
+		"- a\n- b\n",
+		"{\"apiVersion\": \"v1\",\n \"kind\": \"Node\",\n \"metadata\": {\"name\": \"x\"]}",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n",
+		"\xef\xbb\xbfapiVersion: v1\r\nkind: Node\r\nmetadata: {name: bom}\r\n",
+	} {
+		f.Add([]byte(seed), false)
+		f.Add([]byte(seed), true)
+	}
+	f.Fuzz(func(t *testing.T, in []byte, strict bool) {
+		opts := load.Options{Strict: strict}
+		objs, err := opts.Read(bytes.NewReader(in), "fuzz")
+		again, err2 := opts.Read(bytes.NewReader(in), "fuzz")
+		if err != nil {
+			require.Equal(t, load.Objects{}, objs, "objects returned with an error")
+			require.Error(t, err2, "second read succeeded")
+			require.Equal(t, err.Error(), err2.Error(), "errors differ between reads")
+			return
+		}
+		require.NoError(t, err2, "second read failed")
+		require.Equal(t, objs, again, "results differ between reads")
+
+		nodes := map[string]bool{}
+		for i, n := range objs.Nodes {
+			require.NotEmpty(t, n.Name, "node %d has no name", i)
+			require.False(t, nodes[n.Name], "duplicate node %q", n.Name)
+			nodes[n.Name] = true
+			checkQuantities(t, "Node "+n.Name, reflect.ValueOf(n.Status))
+		}
+		pods := map[string]bool{}
+		for i, p := range objs.Pods {
+			require.NotEmpty(t, p.Name, "pod %d has no name", i)
+			require.NotEmpty(t, p.Namespace, "pod %s has no namespace", p.Name)
+			key := p.Namespace + "/" + p.Name
+			require.False(t, pods[key], "duplicate pod %q", key)
+			pods[key] = true
+			spec := p.Spec
+			spec.Volumes = nil // volume claim templates are not scheduling inputs
+			checkQuantities(t, "Pod "+key, reflect.ValueOf(spec))
+			checkQuantities(t, "Pod "+key, reflect.ValueOf(p.Status))
+		}
+	})
+}
+
+var resourceListType = reflect.TypeFor[v1.ResourceList]()
+
+// checkQuantities fails if any v1.ResourceList reachable from v holds a
+// negative quantity.
+func checkQuantities(t *testing.T, what string, v reflect.Value) {
+	t.Helper()
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			checkQuantities(t, what, v.Elem())
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				checkQuantities(t, what, v.Field(i))
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			checkQuantities(t, what, v.Index(i))
+		}
+	case reflect.Map:
+		if v.Type() != resourceListType {
+			return
+		}
+		for name, q := range v.Interface().(v1.ResourceList) {
+			require.GreaterOrEqual(t, q.Sign(), 0, "%s: %s = %s is negative", what, name, q.String())
+		}
+	}
+}

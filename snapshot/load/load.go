@@ -1,0 +1,375 @@
+package load
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+)
+
+// Objects are the Nodes and Pods read from one or more inputs, in input
+// order: files in the order given (directories in lexical order), documents
+// in file order, List items in list order. The zero value is empty and ready
+// to use. The caller owns the slices and the objects in them.
+type Objects struct {
+	Nodes []*v1.Node
+	Pods  []*v1.Pod
+	// Skipped counts the objects of other kinds that were read and ignored,
+	// by apiVersion and kind (for example {Version: "v1", Kind: "Service"}
+	// or {Group: "apps", Version: "v1", Kind: "Deployment"}). Nil when
+	// nothing was skipped.
+	Skipped map[schema.GroupVersionKind]int
+}
+
+// Options tune [Options.Read] and [Options.Files]. The zero value is the
+// behaviour of the package-level [Read] and [Files].
+type Options struct {
+	// Strict rejects fields that k8s.io/api v0.37 does not know and fields
+	// given twice (apimachinery's strict decoding), catching typos such as
+	// "request:" for "requests:". Off by default, because objects written by
+	// newer clusters carry fields this version does not know.
+	Strict bool
+	// RejectOtherKinds makes a document of any kind other than Node, Pod,
+	// List, NodeList or PodList an [ErrKind] error instead of being skipped
+	// and counted in [Objects.Skipped].
+	RejectOtherKinds bool
+}
+
+// scheme knows core/v1 only: Node, Pod, List, NodeList, PodList and the other
+// core kinds (which are skipped). Kinds of other groups decode to a
+// "not registered" error that carries their GroupVersionKind, so they are
+// skipped the same way. A Scheme and its deserializers are safe for
+// concurrent use once built.
+var (
+	scheme         = newScheme()
+	lenientDecoder = serializer.NewCodecFactory(scheme).UniversalDeserializer()
+	strictDecoder  = serializer.NewCodecFactory(scheme, serializer.EnableStrict).UniversalDeserializer()
+)
+
+func newScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := v1.AddToScheme(s); err != nil {
+		panic(fmt.Sprintf("load: registering core/v1: %v", err)) // cannot happen: static registration
+	}
+	return s
+}
+
+// Read reads Nodes and Pods from r with the zero [Options]; see
+// [Options.Read].
+func Read(r io.Reader, name string) (Objects, error) { return Options{}.Read(r, name) }
+
+// Files reads Nodes and Pods from files and directories with the zero
+// [Options]; see [Options.Files].
+func Files(paths ...string) (Objects, error) { return Options{}.Files(paths...) }
+
+// Read reads all of r and returns the Nodes and Pods in it. name is used in
+// error messages only (a file name, or "stdin").
+//
+// The input is YAML or JSON: a single object, "---"-separated YAML
+// documents, concatenated JSON objects, a v1 List (what
+// `kubectl get nodes,pods -o yaml` prints), a NodeList or a PodList, in any
+// mix. Empty documents are ignored. Pods without metadata.namespace are put
+// in "default", as kubectl does with a default context.
+//
+// Validation: every object must have metadata.name; no quantity may be
+// negative in a Node's status.capacity or status.allocatable, or in a Pod's
+// container (init, ephemeral) requests and limits, container statuses'
+// allocatedResources and resources, spec.overhead, spec.resources,
+// status.allocatedResources or status.resources; Node names and Pod
+// namespace/names must be unique. Quantities too large for int64 (even in
+// milli-units, such as cpu: 1e1000 or memory: 50E) are accepted unchanged:
+// the snapshot model saturates them, so a loader that rejected them would
+// hide that behaviour.
+//
+// On any error Read returns the zero Objects and an error that is, or joins
+// (errors.Join, up to 10 listed), [*Error] values wrapping the sentinels
+// above. Nothing is half-loaded.
+//
+// Cost: O(input bytes) time; memory about the input size plus the decoded
+// objects (YAML is converted to JSON one document at a time).
+func (o Options) Read(r io.Reader, name string) (Objects, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return Objects{}, &Error{File: name, Err: fmt.Errorf("%w: %w", ErrIO, err)}
+	}
+	l := o.newLoader()
+	l.file(name, data)
+	return l.result()
+}
+
+// Files reads every path, in the order given. A directory is walked
+// recursively in lexical order and its files ending in .yaml, .yml or .json
+// (any case) are read; a file named directly is read whatever its name.
+// Duplicates are checked across all files. Errors and cost are as for
+// [Options.Read]; an unreadable path is an [ErrIO] error.
+func (o Options) Files(paths ...string) (Objects, error) {
+	l := o.newLoader()
+	for _, p := range paths {
+		files, err := expand(p)
+		if err != nil {
+			l.errs.add(&Error{File: p, Err: fmt.Errorf("%w: %w", ErrIO, err)})
+			continue
+		}
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				l.errs.add(&Error{File: f, Err: fmt.Errorf("%w: %w", ErrIO, err)})
+				continue
+			}
+			l.file(f, data)
+		}
+	}
+	return l.result()
+}
+
+// expand returns path itself if it is a file, or the YAML and JSON files
+// under it in lexical order if it is a directory.
+func expand(path string) ([]string, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsDir() {
+		return []string{path}, nil
+	}
+	var files []string
+	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		switch strings.ToLower(filepath.Ext(p)) {
+		case ".yaml", ".yml", ".json":
+			files = append(files, p)
+		}
+		return nil
+	})
+	return files, err
+}
+
+// where records the first place an object was seen, for duplicate errors.
+type where struct {
+	file string
+	line int
+	doc  int
+	item string
+}
+
+func (w where) String() string {
+	s := w.file + ":" + strconv.Itoa(w.line) + ": document " + strconv.Itoa(w.doc)
+	if w.item != "" {
+		s += ", " + w.item
+	}
+	return s
+}
+
+// loader accumulates one call's objects and errors.
+type loader struct {
+	opts    Options
+	decoder runtime.Decoder
+	out     Objects
+	nodes   map[string]where
+	pods    map[string]where
+	errs    errorList
+}
+
+func (o Options) newLoader() *loader {
+	l := &loader{opts: o, decoder: lenientDecoder, nodes: map[string]where{}, pods: map[string]where{}}
+	if o.Strict {
+		l.decoder = strictDecoder
+	}
+	return l
+}
+
+func (l *loader) result() (Objects, error) {
+	if err := l.errs.err(); err != nil {
+		return Objects{}, err
+	}
+	return l.out, nil
+}
+
+func (l *loader) file(name string, data []byte) {
+	for _, d := range split(name, data, l.opts.Strict, &l.errs) {
+		l.object(where{file: name, line: d.line, doc: d.index}, d.json)
+	}
+}
+
+// object decodes one JSON object (a document or a List item) and files it.
+func (l *loader) object(at where, js []byte) {
+	js = bytes.TrimSpace(js)
+	if len(js) == 0 || bytes.Equal(js, []byte("null")) {
+		if at.item != "" {
+			l.errs.add(l.errorAt(at, fmt.Errorf("%w: list item is null", ErrDecode)))
+		}
+		return // an empty document, such as a trailing "---"
+	}
+	if js[0] != '{' {
+		l.errs.add(l.errorAt(at, fmt.Errorf("%w: %s is not a mapping", ErrDecode, jsonKind(js[0]))))
+		return
+	}
+	obj, gvk, err := l.decoder.Decode(js, nil, nil)
+	switch {
+	case err == nil:
+	case runtime.IsStrictDecodingError(err):
+		e := l.errorAt(at, fmt.Errorf("%w: %w", ErrUnknownField, err))
+		setIdentity(e, obj)
+		l.errs.add(e)
+		return
+	case runtime.IsNotRegisteredError(err):
+		l.other(at, *gvk)
+		return
+	case runtime.IsMissingKind(err):
+		e := l.errorAt(at, fmt.Errorf("%w: no kind", ErrMissingKind))
+		e.Field = "kind"
+		l.errs.add(e)
+		return
+	case runtime.IsMissingVersion(err):
+		e := l.errorAt(at, fmt.Errorf("%w: no apiVersion", ErrMissingKind))
+		e.Field = "apiVersion"
+		if gvk != nil {
+			e.Kind = gvk.Kind
+		}
+		l.errs.add(e)
+		return
+	default:
+		e := l.errorAt(at, fmt.Errorf("%w: %w", ErrDecode, err))
+		if gvk != nil {
+			e.Kind = gvk.Kind
+		}
+		describeDecodeError(e, js)
+		l.errs.add(e)
+		return
+	}
+	switch obj := obj.(type) {
+	case *v1.Node:
+		l.node(at, obj)
+	case *v1.Pod:
+		l.pod(at, obj)
+	case *v1.NodeList:
+		for i := range obj.Items {
+			l.node(at.inItem(i), &obj.Items[i])
+		}
+	case *v1.PodList:
+		for i := range obj.Items {
+			l.pod(at.inItem(i), &obj.Items[i])
+		}
+	case *v1.List:
+		for i, item := range obj.Items {
+			l.object(at.inItem(i), item.Raw)
+		}
+	default:
+		l.other(at, *gvk)
+	}
+}
+
+func (w where) inItem(i int) where {
+	item := "items[" + strconv.Itoa(i) + "]"
+	if w.item != "" {
+		item = w.item + "." + item
+	}
+	w.item = item
+	return w
+}
+
+// other skips, or with RejectOtherKinds rejects, an object of another kind.
+func (l *loader) other(at where, gvk schema.GroupVersionKind) {
+	if l.opts.RejectOtherKinds {
+		e := l.errorAt(at, fmt.Errorf("%w: %s %s (want Node, Pod, List, NodeList or PodList)",
+			ErrKind, gvk.GroupVersion().String(), gvk.Kind))
+		e.Kind = gvk.Kind
+		l.errs.add(e)
+		return
+	}
+	if l.out.Skipped == nil {
+		l.out.Skipped = map[schema.GroupVersionKind]int{}
+	}
+	l.out.Skipped[gvk]++
+}
+
+func (l *loader) node(at where, n *v1.Node) {
+	ok := true
+	for _, p := range nodeProblems(n) {
+		e := l.errorAt(at, p.err)
+		e.Kind, e.Name, e.Field = "Node", n.Name, p.field
+		l.errs.add(e)
+		ok = false
+	}
+	if !ok {
+		return
+	}
+	if first, dup := l.nodes[n.Name]; dup {
+		e := l.errorAt(at, fmt.Errorf("%w: also at %s", ErrDuplicate, first))
+		e.Kind, e.Name, e.Field = "Node", n.Name, "metadata.name"
+		l.errs.add(e)
+		return
+	}
+	l.nodes[n.Name] = at
+	l.out.Nodes = append(l.out.Nodes, n)
+}
+
+func (l *loader) pod(at where, p *v1.Pod) {
+	if p.Namespace == "" {
+		p.Namespace = metav1.NamespaceDefault
+	}
+	ok := true
+	for _, pr := range podProblems(p) {
+		e := l.errorAt(at, pr.err)
+		e.Kind, e.Namespace, e.Name, e.Field = "Pod", p.Namespace, p.Name, pr.field
+		l.errs.add(e)
+		ok = false
+	}
+	if !ok {
+		return
+	}
+	key := p.Namespace + "/" + p.Name
+	if first, dup := l.pods[key]; dup {
+		e := l.errorAt(at, fmt.Errorf("%w: also at %s", ErrDuplicate, first))
+		e.Kind, e.Namespace, e.Name, e.Field = "Pod", p.Namespace, p.Name, "metadata.name"
+		l.errs.add(e)
+		return
+	}
+	l.pods[key] = at
+	l.out.Pods = append(l.out.Pods, p)
+}
+
+func (l *loader) errorAt(at where, err error) *Error {
+	return &Error{File: at.file, Line: at.line, Document: at.doc, Item: at.item, Err: err}
+}
+
+// setIdentity fills in kind and name from a partly decoded object.
+func setIdentity(e *Error, obj runtime.Object) {
+	switch o := obj.(type) {
+	case *v1.Node:
+		e.Kind, e.Name = "Node", o.Name
+	case *v1.Pod:
+		e.Kind, e.Namespace, e.Name = "Pod", o.Namespace, o.Name
+	case nil:
+	default:
+		e.Kind = o.GetObjectKind().GroupVersionKind().Kind
+	}
+}
+
+func jsonKind(first byte) string {
+	switch first {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	default:
+		return "a number"
+	}
+}

@@ -1,0 +1,182 @@
+package load
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// problem is one validation failure inside an object.
+type problem struct {
+	field string
+	err   error
+}
+
+// nodeProblems lists what is wrong with n: a missing name, negative
+// capacity or allocatable quantities. O(resources).
+func nodeProblems(n *v1.Node) []problem {
+	var ps []problem
+	if n.Name == "" {
+		ps = append(ps, problem{"metadata.name", ErrMissingName})
+	}
+	ps = negatives(ps, "status.capacity", n.Status.Capacity)
+	ps = negatives(ps, "status.allocatable", n.Status.Allocatable)
+	return ps
+}
+
+// podProblems lists what is wrong with p: a missing name, negative
+// quantities anywhere the scheduler may read them (component-helpers
+// resource.PodRequests reads container requests and, with in-place resize,
+// container and pod statuses; limits, overhead and pod-level resources feed
+// the same sums). O(containers × resources).
+func podProblems(p *v1.Pod) []problem {
+	var ps []problem
+	if p.Name == "" {
+		ps = append(ps, problem{"metadata.name", ErrMissingName})
+	}
+	for i := range p.Spec.InitContainers {
+		ps = requirements(ps, "spec.initContainers["+strconv.Itoa(i)+"].resources", &p.Spec.InitContainers[i].Resources)
+	}
+	for i := range p.Spec.Containers {
+		ps = requirements(ps, "spec.containers["+strconv.Itoa(i)+"].resources", &p.Spec.Containers[i].Resources)
+	}
+	for i := range p.Spec.EphemeralContainers {
+		ps = requirements(ps, "spec.ephemeralContainers["+strconv.Itoa(i)+"].resources", &p.Spec.EphemeralContainers[i].Resources)
+	}
+	ps = negatives(ps, "spec.overhead", p.Spec.Overhead)
+	ps = requirements(ps, "spec.resources", p.Spec.Resources)
+	ps = statuses(ps, "status.initContainerStatuses", p.Status.InitContainerStatuses)
+	ps = statuses(ps, "status.containerStatuses", p.Status.ContainerStatuses)
+	ps = statuses(ps, "status.ephemeralContainerStatuses", p.Status.EphemeralContainerStatuses)
+	ps = negatives(ps, "status.allocatedResources", p.Status.AllocatedResources)
+	ps = requirements(ps, "status.resources", p.Status.Resources)
+	return ps
+}
+
+func statuses(ps []problem, path string, ss []v1.ContainerStatus) []problem {
+	for i := range ss {
+		at := path + "[" + strconv.Itoa(i) + "]"
+		ps = negatives(ps, at+".allocatedResources", ss[i].AllocatedResources)
+		ps = requirements(ps, at+".resources", ss[i].Resources)
+	}
+	return ps
+}
+
+func requirements(ps []problem, path string, r *v1.ResourceRequirements) []problem {
+	if r == nil {
+		return ps
+	}
+	ps = negatives(ps, path+".requests", r.Requests)
+	return negatives(ps, path+".limits", r.Limits)
+}
+
+// negatives appends a problem for each negative quantity in rl, in resource
+// name order so that messages are deterministic.
+func negatives(ps []problem, path string, rl v1.ResourceList) []problem {
+	var bad []v1.ResourceName
+	for name, q := range rl {
+		if q.Sign() < 0 {
+			bad = append(bad, name)
+		}
+	}
+	slices.Sort(bad)
+	for _, name := range bad {
+		q := rl[name]
+		ps = append(ps, problem{path + "[" + string(name) + "]", fmt.Errorf("%w %s", ErrNegativeQuantity, q.String())})
+	}
+	return ps
+}
+
+// resourceListFields are the JSON keys whose values are v1.ResourceList in
+// Node and Pod.
+var resourceListFields = map[string]bool{
+	"capacity": true, "allocatable": true, "requests": true, "limits": true,
+	"overhead": true, "allocatedResources": true,
+}
+
+// describeDecodeError improves e when the decoder failed on a quantity,
+// whose error ("quantities must match the regular expression ...") names no
+// field: it finds the first resource-list value in js that does not parse and
+// puts its path in e.Field. Only runs on the error path.
+func describeDecodeError(e *Error, js []byte) {
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return
+	}
+	if m, ok := v.(map[string]any); ok {
+		if md, ok := m["metadata"].(map[string]any); ok {
+			e.Name, _ = md["name"].(string)
+			e.Namespace, _ = md["namespace"].(string)
+		}
+	}
+	if field, value, ok := badQuantity("", v); ok {
+		e.Field = field
+		e.Err = fmt.Errorf("%w: invalid quantity %s", ErrDecode, value)
+	}
+}
+
+// badQuantity walks v depth-first (map keys in sorted order) and returns the
+// path and JSON text of the first unparsable quantity in a resource list.
+func badQuantity(path string, v any) (string, string, bool) {
+	switch v := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			at := k
+			if path != "" {
+				at = path + "." + k
+			}
+			if rl, ok := v[k].(map[string]any); ok && resourceListFields[k] {
+				names := make([]string, 0, len(rl))
+				for n := range rl {
+					names = append(names, n)
+				}
+				slices.Sort(names)
+				for _, n := range names {
+					if !isQuantity(rl[n]) {
+						text, _ := json.Marshal(rl[n])
+						return at + "[" + n + "]", string(text), true
+					}
+				}
+			}
+			if f, val, ok := badQuantity(at, v[k]); ok {
+				return f, val, true
+			}
+		}
+	case []any:
+		for i, x := range v {
+			if f, val, ok := badQuantity(path+"["+strconv.Itoa(i)+"]", x); ok {
+				return f, val, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// isQuantity reports whether resource.Quantity's JSON decoding accepts x.
+func isQuantity(x any) bool {
+	var s string
+	switch x := x.(type) {
+	case nil:
+		return true
+	case string:
+		s = x
+	case json.Number:
+		s = x.String()
+	default:
+		return false
+	}
+	var q resource.Quantity
+	return q.UnmarshalJSON([]byte(strconv.Quote(s))) == nil
+}
