@@ -1,0 +1,182 @@
+package score
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/schedkit/schedkit/snapshot"
+)
+
+// MaxCustomPriorityScore is the top of a [UtilizationShapePoint] score
+// (upstream config.MaxCustomPriorityScore); shape scores are multiplied by
+// MaxScore/MaxCustomPriorityScore = 10.
+const MaxCustomPriorityScore = 10
+
+// UtilizationShapePoint is one point of a RequestedToCapacityRatio shape
+// (upstream config.UtilizationShapePoint).
+type UtilizationShapePoint struct {
+	// Utilization in percent, [0, 100].
+	Utilization int32
+	// Score in [0, MaxCustomPriorityScore].
+	Score int32
+}
+
+// RequestedToCapacityRatioArgs configures [RequestedToCapacityRatio].
+type RequestedToCapacityRatioArgs struct {
+	// Resources and their weights; empty means [DefaultResources].
+	Resources []ResourceSpec
+	// Shape: at least one point, utilizations strictly increasing.
+	Shape []UtilizationShapePoint
+}
+
+// Validate checks the arguments with upstream's rules
+// (pkg/scheduler/apis/config/validation validateFunctionShape,
+// validateResources); errors wrap [ErrInvalidConfig] and name the field.
+func (a *RequestedToCapacityRatioArgs) Validate() error {
+	_, err := a.compile()
+	return err
+}
+
+func (a *RequestedToCapacityRatioArgs) compile() (*RequestedToCapacityRatio, error) {
+	const who = "RequestedToCapacityRatio"
+	rs, err := compileResources(who, a.Resources, false)
+	if err != nil {
+		return nil, err
+	}
+	if len(a.Shape) == 0 {
+		return nil, fmt.Errorf("score: %s: shape: at least one point must be specified: %w", who, ErrInvalidConfig)
+	}
+	for i, p := range a.Shape {
+		if i > 0 && a.Shape[i-1].Utilization >= p.Utilization {
+			return nil, fmt.Errorf("score: %s: shape[%d].utilization: %d: values must be sorted in increasing order: %w", who, i, p.Utilization, ErrInvalidConfig)
+		}
+		if p.Utilization < 0 || p.Utilization > 100 {
+			return nil, fmt.Errorf("score: %s: shape[%d].utilization: %d not in [0, 100]: %w", who, i, p.Utilization, ErrInvalidConfig)
+		}
+		if p.Score < 0 || p.Score > MaxCustomPriorityScore {
+			return nil, fmt.Errorf("score: %s: shape[%d].score: %d not in [0, %d]: %w", who, i, p.Score, MaxCustomPriorityScore, ErrInvalidConfig)
+		}
+	}
+	s := &RequestedToCapacityRatio{res: rs, shape: append([]UtilizationShapePoint(nil), a.Shape...)}
+	for u := range s.table {
+		s.table[u] = s.brokenLinear(int64(u))
+	}
+	return s, nil
+}
+
+// RequestedToCapacityRatio scores each resource's utilisation after
+// placing the pod through a piecewise-linear shape: upstream
+// NodeResourcesFit with scoring strategy RequestedToCapacityRatio
+// (kube-scheduler v1.37 noderesources/requested_to_capacity_ratio.go,
+// helper/shape_score.go):
+//
+//	u_r     = requested_r × 100 / allocatable_r      (integer; 100 if requested_r > allocatable_r)
+//	f(u)    = the shape's score × 10 at u, linear between points with
+//	          integer truncation, flat outside the first and last point
+//	score   = round( Σ_r weight_r × f(u_r) / Σ_r weight_r )   over the r with f(u_r) > 0
+//
+// (math.Round of the float64 quotient, as upstream). Which resources
+// count and the cpu/memory non-zero defaults are as for [LeastAllocated].
+// f is tabulated for u in [0, 100] at construction, so a resource costs a
+// division and a table load. O(resources) per node, allocates nothing;
+// safe for concurrent use.
+type RequestedToCapacityRatio struct {
+	res   []resource
+	shape []UtilizationShapePoint
+	table [101]int64
+}
+
+var _ Scorer = (*RequestedToCapacityRatio)(nil)
+
+// NewRequestedToCapacityRatio validates args (see
+// [RequestedToCapacityRatioArgs.Validate]) and returns the scorer.
+func NewRequestedToCapacityRatio(args RequestedToCapacityRatioArgs) (*RequestedToCapacityRatio, error) {
+	return args.compile()
+}
+
+// brokenLinear is upstream's BuildBrokenLinearFunction over the shape with
+// scores scaled by MaxScore/MaxCustomPriorityScore.
+func (s *RequestedToCapacityRatio) brokenLinear(p int64) int64 {
+	const scale = MaxScore / MaxCustomPriorityScore
+	sh := s.shape
+	for i := range sh {
+		if p <= int64(sh[i].Utilization) {
+			if i == 0 {
+				return int64(sh[0].Score) * scale
+			}
+			u0, u1 := int64(sh[i-1].Utilization), int64(sh[i].Utilization)
+			s0, s1 := int64(sh[i-1].Score)*scale, int64(sh[i].Score)*scale
+			return s0 + (s1-s0)*(p-u0)/(u1-u0)
+		}
+	}
+	return int64(sh[len(sh)-1].Score) * scale
+}
+
+// Name returns [NodeResourcesFitName].
+func (s *RequestedToCapacityRatio) Name() string { return NodeResourcesFitName }
+
+// Prepare reads the pod's requests once; it never skips and never fails.
+func (s *RequestedToCapacityRatio) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
+	rs, _ := prepareResources(s.res, pod, true)
+	return &rtcrPod{res: rs, table: &s.table}, nil
+}
+
+type rtcrPod struct {
+	res   []podRes
+	table *[101]int64
+}
+
+// utilization is requested*100/capacity in [0, 100] (100 when over
+// capacity); capacity > 0.
+func utilization(requested, capacity int64) int64 {
+	if uint64(requested) > uint64(capacity) {
+		return 100
+	}
+	if capacity <= maxSafe {
+		return requested * 100 / capacity
+	}
+	return mulDiv(requested, 100, capacity)
+}
+
+func (p *rtcrPod) Score(nodes []*snapshot.NodeInfo, out []int64) {
+	out = out[:len(nodes)]
+	for i, n := range nodes {
+		var s, ws int64
+		for j := range p.res {
+			r := &p.res[j]
+			alloc, used := nodeAmounts(n, r)
+			if alloc <= 0 {
+				continue
+			}
+			if v := p.table[utilization(addSat(used, r.podReq), alloc)]; v > 0 {
+				s += v * r.weight
+				ws += r.weight
+			}
+		}
+		out[i] = roundedMean(s, ws)
+	}
+}
+
+// roundedMean is upstream's int64(math.Round(float64(s) / float64(ws))), 0
+// when ws is 0.
+func roundedMean(s, ws int64) int64 {
+	if ws == 0 {
+		return 0
+	}
+	return int64(math.Round(float64(s) / float64(ws)))
+}
+
+// Explain shows each resource's utilisation and shape value.
+func (p *rtcrPod) Explain(n *snapshot.NodeInfo) string {
+	var s, ws int64
+	d := explainResources(p.res, n, func(r *podRes, alloc, used int64) string {
+		u := utilization(addSat(used, r.podReq), alloc)
+		v := p.table[u]
+		if v > 0 {
+			s += v * r.weight
+			ws += r.weight
+		}
+		return fmt.Sprintf("u=%d%% f=%d ×%d", u, v, r.weight)
+	})
+	return fmt.Sprintf("RequestedToCapacityRatio %s; round(%d/%d)=%d", d, s, ws, roundedMean(s, ws))
+}
