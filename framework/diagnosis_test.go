@@ -1,0 +1,84 @@
+package framework
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/schedkit/schedkit/snapshot"
+)
+
+func TestDiagnosisMessage(t *testing.T) {
+	cpu := Reason{Code: CodeInsufficientResource, Resource: snapshot.CPU}
+	mem := Reason{Code: CodeInsufficientResource, Resource: snapshot.Memory}
+	taint := Reason{Code: CodeUntoleratedTaint}
+	pods := Reason{Code: CodeTooManyPods}
+	rep := func(r Reason, n int) []Reason {
+		out := make([]Reason, n)
+		for i := range out {
+			out[i] = r
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		d    Diagnosis
+		want string
+	}{
+		{
+			name: "empty cluster",
+			d:    Diagnosis{},
+			want: "no nodes available to schedule pods",
+		},
+		{
+			// "4200 Insufficient cpu" < "800 node(s)…": the strings sort, not the counts.
+			name: "counts sort as strings",
+			d:    Diagnosis{NumAllNodes: 5000, Reasons: append(rep(cpu, 4200), rep(taint, 800)...)},
+			want: "0/5000 nodes are available: 4200 Insufficient cpu, 800 node(s) had untolerated taint(s).",
+		},
+		{
+			name: "10 sorts before 2",
+			d:    Diagnosis{NumAllNodes: 15, Reasons: append(append(rep(taint, 2), rep(pods, 10)...), rep(cpu, 3)...)},
+			want: "0/15 nodes are available: 10 Too many pods, 2 node(s) had untolerated taint(s), 3 Insufficient cpu.",
+		},
+		{
+			// node a lacks cpu and memory, node b memory only: each reason counts per node.
+			name: "a node with two reasons counts in both",
+			d:    Diagnosis{NumAllNodes: 2, Reasons: []Reason{cpu, mem, mem}},
+			want: "0/2 nodes are available: 1 Insufficient cpu, 2 Insufficient memory.",
+		},
+		{
+			name: "prefilter rejection",
+			d:    Diagnosis{NumAllNodes: 3, PreFilterMsg: "pod affinity terms conflict"},
+			want: "0/3 nodes are available: pod affinity terms conflict.",
+		},
+		{
+			name: "nodes outside the PreFilter's candidates",
+			d: Diagnosis{NumAllNodes: 5, NotCandidates: 4, Reasons: []Reason{{Code: CodeNodeAffinity}},
+				NotCandidate: Reason{Code: CodeNotCandidate, Text: "node(s) didn't satisfy plugin(s) [NodeAffinity]"}},
+			want: "0/5 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 4 node(s) didn't satisfy plugin(s) [NodeAffinity].",
+		},
+		{
+			name: "custom reasons merge by message",
+			d: Diagnosis{NumAllNodes: 3, Reasons: []Reason{
+				{Code: CodeCustom, Text: "node(s) were unschedulable"}, {Code: CodeNodeUnschedulable}, {Code: CodeCustom, Text: "GPU too old"},
+			}},
+			want: "0/3 nodes are available: 1 GPU too old, 2 node(s) were unschedulable.",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.d.Message())
+			assert.Equal(t, tc.want, tc.d.String())
+		})
+	}
+}
+
+func TestReasonString(t *testing.T) {
+	r := Reason{Node: "n1", Code: CodeInsufficientResource, Resource: snapshot.CPU, Requested: 2000, Used: 7000, Capacity: 8000}
+	assert.Equal(t, "n1: Insufficient cpu (requested 2000, used 7000, capacity 8000)", r.String())
+	taint := mkNode("x").Taint("k", "v", "NoSchedule").Obj().Spec.Taints[0]
+	r = Reason{Node: "n2", Code: CodeUntoleratedTaint, Taint: &taint}
+	assert.Equal(t, "n2: node(s) had untolerated taint(s) (k=v:NoSchedule)", r.String())
+	assert.Equal(t, "GPU too old", Reason{Text: "GPU too old"}.String())
+}

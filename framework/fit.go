@@ -1,0 +1,145 @@
+package framework
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/schedkit/schedkit/snapshot"
+)
+
+var _ Filter = (*NodeResourcesFit)(nil)
+
+// NodeResourcesFit is upstream's NodeResourcesFit filter (kube-scheduler
+// v1.37 noderesources/fit.go fitsRequest): a node fits when
+//
+//   - pods on the node + 1 <= allocatable pods ("Too many pods"), and
+//   - for cpu, memory, ephemeral-storage and every scalar resource
+//     (hugepages-*, extended resources, ...) the pod requests (request > 0):
+//     request <= allocatable − requested ("Insufficient <name>").
+//
+// The pod's request is its effective request ([snapshot.PodRequests]:
+// init containers, sidecars, overhead, pod-level resources). A failed
+// resource is Unresolvable when the request exceeds the node's whole
+// allocatable (no preemption can help). Every failed resource is reported,
+// in the order pods, cpu, memory, ephemeral-storage, then scalar resources
+// by [snapshot.ResourceID] (upstream iterates a map: random order).
+//
+// Not modelled: DRA-backed extended resources (upstream skips a resource
+// with no allocatable that a DeviceClass maps; with no DeviceClasses it
+// checks it, as here) and the in-place-resize delta for a pod already
+// bound to the node.
+//
+// The zero value is the upstream default (nothing ignored). Safe for
+// concurrent use.
+type NodeResourcesFit struct {
+	// IgnoredResources are extended resources not checked
+	// ("example.com/foo"); upstream NodeResourcesFitArgs.ignoredResources.
+	IgnoredResources []string
+	// IgnoredResourceGroups are prefixes of extended resources not checked
+	// ("example.com" ignores example.com/*); upstream
+	// NodeResourcesFitArgs.ignoredResourceGroups.
+	IgnoredResourceGroups []string
+}
+
+// Name returns "NodeResourcesFit".
+func (*NodeResourcesFit) Name() string { return NodeResourcesFitName }
+
+// Validate checks the arguments as upstream's ValidateNodeResourcesFitArgs:
+// every ignored resource and group is a qualified name, and groups contain
+// no '/'. Errors wrap [ErrInvalidConfig].
+func (f *NodeResourcesFit) Validate() error {
+	for i, r := range f.IgnoredResources {
+		if msgs := validation.IsQualifiedName(r); len(msgs) > 0 {
+			return fmt.Errorf("NodeResourcesFit: ignoredResources[%d] %q: %s: %w", i, r, strings.Join(msgs, "; "), ErrInvalidConfig)
+		}
+	}
+	for i, g := range f.IgnoredResourceGroups {
+		if strings.Contains(g, "/") {
+			return fmt.Errorf("NodeResourcesFit: ignoredResourceGroups[%d] %q: resource group name can't contain '/': %w", i, g, ErrInvalidConfig)
+		}
+		if msgs := validation.IsQualifiedName(g); len(msgs) > 0 {
+			return fmt.Errorf("NodeResourcesFit: ignoredResourceGroups[%d] %q: %s: %w", i, g, strings.Join(msgs, "; "), ErrInvalidConfig)
+		}
+	}
+	return nil
+}
+
+func (f *NodeResourcesFit) ignored(r snapshot.ResourceID) bool {
+	if len(f.IgnoredResources) == 0 && len(f.IgnoredResourceGroups) == 0 {
+		return false
+	}
+	name := string(r.Name())
+	if !isExtendedResourceName(name) {
+		return false
+	}
+	if slices.Contains(f.IgnoredResources, name) {
+		return true
+	}
+	group, _, _ := strings.Cut(name, "/")
+	return slices.Contains(f.IgnoredResourceGroups, group)
+}
+
+type scalarRequest struct {
+	id     snapshot.ResourceID
+	amount int64
+}
+
+// fitFilter is NodeResourcesFit prepared for one pod.
+type fitFilter struct {
+	cpu, memory, ephemeral int64
+	scalars                []scalarRequest
+}
+
+// PreFilter reads the pod's effective request once; O(resources).
+func (f *NodeResourcesFit) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
+	req := pod.Requested()
+	c := &fitFilter{cpu: req.MilliCPU(), memory: req.Memory(), ephemeral: req.EphemeralStorage()}
+	for r := snapshot.Pods + 1; int(r) < req.Len(); r++ {
+		if x := req.Get(r); x > 0 && !f.ignored(r) {
+			c.scalars = append(c.scalars, scalarRequest{r, x})
+		}
+	}
+	return PreFilterResult{Filter: c}, nil
+}
+
+// Filter checks one node; O(requested resources), allocates nothing.
+func (c *fitFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
+	alloc, used := ni.Allocatable(), ni.Requested()
+	if pods, allowed := int64(ni.NumPods()), alloc.AllowedPodNumber(); pods+1 > allowed {
+		reasons = append(reasons, Reason{Code: CodeTooManyPods, Resource: snapshot.Pods, Requested: 1, Used: pods, Capacity: allowed})
+	}
+	reasons = checkResource(reasons, snapshot.CPU, c.cpu, alloc.MilliCPU(), used.MilliCPU())
+	reasons = checkResource(reasons, snapshot.Memory, c.memory, alloc.Memory(), used.Memory())
+	reasons = checkResource(reasons, snapshot.EphemeralStorage, c.ephemeral, alloc.EphemeralStorage(), used.EphemeralStorage())
+	for _, s := range c.scalars {
+		reasons = checkResource(reasons, s.id, s.amount, alloc.Get(s.id), used.Get(s.id))
+	}
+	return reasons
+}
+
+// isExtendedResourceName is upstream's v1helper.IsExtendedResourceName:
+// a domain-qualified name outside *kubernetes.io/ that stays a qualified
+// name under the "requests." quota prefix. Only extended resources can be
+// ignored.
+func isExtendedResourceName(name string) bool {
+	if !strings.Contains(name, "/") || strings.Contains(name, v1.ResourceDefaultNamespacePrefix) ||
+		strings.HasPrefix(name, v1.DefaultResourceRequestsPrefix) {
+		return false
+	}
+	return len(validation.IsQualifiedName(v1.DefaultResourceRequestsPrefix+name)) == 0
+}
+
+func checkResource(reasons []Reason, r snapshot.ResourceID, request, capacity, used int64) []Reason {
+	if request > 0 && request > snapshot.SatSub(capacity, used) {
+		reasons = append(reasons, Reason{
+			Code: CodeInsufficientResource, Resource: r,
+			Requested: request, Used: used, Capacity: capacity,
+			Unresolvable: request > capacity,
+		})
+	}
+	return reasons
+}

@@ -1,0 +1,121 @@
+package framework
+
+import (
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/schedkit/schedkit/snapshot"
+)
+
+var (
+	_ Filter = TaintToleration{}
+	_ Filter = NodeUnschedulable{}
+)
+
+// TaintToleration is upstream's TaintToleration filter (kube-scheduler
+// v1.37 tainttoleration/taint_toleration.go): a node fails when one of its
+// NoSchedule or NoExecute taints is tolerated by none of the pod's
+// tolerations. The reason ([CodeUntoleratedTaint], unresolvable) carries
+// the first such taint. PreferNoSchedule taints are a scoring matter.
+//
+// Toleration matching is upstream's Toleration.ToleratesTaint with the
+// alpha TaintTolerationComparisonOperators gate off (its default): the
+// effect must be empty or equal, the key empty or equal, and operator
+// Exists matches any value, Equal or "" an equal value; Lt, Gt and unknown
+// operators match nothing.
+//
+// Per node: O(taints × tolerations), allocates nothing. A pod that
+// tolerates everything (key "", operator Exists, effect "") is not checked
+// at all.
+type TaintToleration struct{}
+
+// Name returns "TaintToleration".
+func (TaintToleration) Name() string { return TaintTolerationName }
+
+// PreFilter keeps the pod's tolerations; O(tolerations).
+func (TaintToleration) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
+	tols := pod.Pod().Spec.Tolerations
+	if toleratesAll(tols) {
+		return PreFilterResult{}, nil
+	}
+	return PreFilterResult{Filter: taintFilter(tols)}, nil
+}
+
+type taintFilter []v1.Toleration
+
+// Filter checks one node; allocates nothing.
+func (tols taintFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
+	taints := ni.Taints()
+	for i := range taints {
+		t := &taints[i]
+		if t.Effect != v1.TaintEffectNoSchedule && t.Effect != v1.TaintEffectNoExecute {
+			continue
+		}
+		if !tolerates(tols, t) {
+			return append(reasons, Reason{Code: CodeUntoleratedTaint, Taint: t, Unresolvable: true})
+		}
+	}
+	return reasons
+}
+
+// toleratesAll reports whether one toleration matches every taint.
+func toleratesAll(tols []v1.Toleration) bool {
+	for i := range tols {
+		t := &tols[i]
+		if t.Key == "" && t.Effect == "" && t.Operator == v1.TolerationOpExists {
+			return true
+		}
+	}
+	return false
+}
+
+// tolerates reports whether any toleration tolerates taint (upstream
+// TolerationsTolerateTaint with comparison operators disabled).
+func tolerates(tols []v1.Toleration, taint *v1.Taint) bool {
+	for i := range tols {
+		t := &tols[i]
+		if t.Effect != "" && t.Effect != taint.Effect {
+			continue
+		}
+		if t.Key != "" && t.Key != taint.Key {
+			continue
+		}
+		switch t.Operator {
+		case "", v1.TolerationOpEqual:
+			if t.Value == taint.Value {
+				return true
+			}
+		case v1.TolerationOpExists:
+			return true
+		}
+	}
+	return false
+}
+
+// NodeUnschedulable is upstream's NodeUnschedulable filter (kube-scheduler
+// v1.37 nodeunschedulable/node_unschedulable.go): a node with
+// spec.unschedulable fails ([CodeNodeUnschedulable], unresolvable) unless
+// the pod tolerates the taint node.kubernetes.io/unschedulable:NoSchedule.
+// Per node: O(1), allocates nothing; a tolerating pod is not checked.
+type NodeUnschedulable struct{}
+
+// Name returns "NodeUnschedulable".
+func (NodeUnschedulable) Name() string { return NodeUnschedulableName }
+
+var unschedulableTaint = v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule}
+
+// PreFilter decides once whether the pod tolerates unschedulable nodes.
+func (NodeUnschedulable) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
+	if tolerates(pod.Pod().Spec.Tolerations, &unschedulableTaint) {
+		return PreFilterResult{}, nil
+	}
+	return PreFilterResult{Filter: unschedulableFilter{}}, nil
+}
+
+type unschedulableFilter struct{}
+
+func (unschedulableFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
+	if ni.Unschedulable() {
+		reasons = append(reasons, Reason{Code: CodeNodeUnschedulable, Unresolvable: true})
+	}
+	return reasons
+}
