@@ -1,0 +1,747 @@
+package reserve
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/schedkit/schedkit/snapshot"
+)
+
+// Phase is where a pod stands in the ledger.
+type Phase uint8
+
+const (
+	// Held: the scheduler reserved the pod on a node ([Ledger.Reserve]); its
+	// bind is not yet done or seen. Counts in [NodeUsage.Held].
+	Held Phase = iota + 1
+	// Confirmed: the caller's bind succeeded ([Ledger.Confirm]) and the
+	// informer has not reported the pod yet. Counts in [NodeUsage.Bound].
+	Confirmed
+	// Bound: the informer reported the pod bound ([Ledger.AddPod] with
+	// spec.nodeName). Counts in [NodeUsage.Bound].
+	Bound
+)
+
+// String returns "Held", "Confirmed" or "Bound".
+func (p Phase) String() string {
+	switch p {
+	case Held:
+		return "Held"
+	case Confirmed:
+		return "Confirmed"
+	case Bound:
+		return "Bound"
+	}
+	return fmt.Sprintf("Phase(%d)", uint8(p))
+}
+
+// noDeadline marks a hold that never expires.
+const noDeadline = math.MaxInt64
+
+// Ledger is the reservation ledger: one object that is fed the informer's
+// node and pod events (it keeps the [snapshot.Cache] they build) and the
+// scheduler's decisions (Reserve, Unreserve, Confirm), and answers "does
+// this pod fit on that node, counting everything already promised?" — the
+// state upstream keeps as assumed pods in its scheduler cache, as a library.
+//
+// Every pod key is in at most one [Phase] on one node; a pod's capacity is
+// counted exactly once, whichever of Confirm and the informer's report comes
+// first. The zero Ledger is not usable; call [New].
+//
+// Safe for concurrent use by any number of goroutines: every method takes
+// one mutex, so two reservers racing for the last capacity of a node are
+// ordered and exactly one wins. The ledger reads no clock, starts no
+// goroutine and logs nothing.
+type Ledger struct {
+	mu    sync.Mutex
+	cache *snapshot.Cache
+
+	nodes     []nodeAgg        // dense per-node aggregates
+	nodeIdx   map[string]int32 // node name -> index into nodes
+	freeNodes []int32          // reusable slots of forgotten absent nodes
+
+	pods     map[snapshot.PodKey]int32 // pod -> index into recs
+	recs     []podRec
+	freeRecs []int32
+	owned    []int32 // recs in phase Held or Confirmed (ledger-owned)
+
+	res   map[string]*reservation
+	draws map[snapshot.PodKey]*draw
+
+	j *journal
+
+	ver     uint64 // bumped by every change the overlay snapshot shows
+	snap    *snapshot.Snapshot
+	snapVer uint64
+}
+
+// nodeAgg is the ledger's per-node view. The Pods entry of bound and held
+// counts pods (and reservations), as allocatable's Pods entry counts slots.
+type nodeAgg struct {
+	name    string
+	present bool // the informer reported the node and has not removed it
+	alloc   snapshot.Vector
+	bound   snapshot.Vector // pods the informer reported, plus confirmed pods
+	held    snapshot.Vector // holds, plus the unallocated part of reservations
+	refs    int32           // recs and reservations on this node
+	res     []*reservation  // named reservations here, sorted by name
+}
+
+type podRec struct {
+	key      snapshot.PodKey
+	pi       *snapshot.PodInfo
+	node     int32
+	phase    Phase
+	ownedPos int32 // index in Ledger.owned when Held or Confirmed
+	deadline int64 // UnixNano; noDeadline for none
+}
+
+// New returns an empty ledger with no journal. O(1).
+func New() *Ledger {
+	return &Ledger{
+		cache:   snapshot.NewCache(),
+		nodeIdx: map[string]int32{},
+		pods:    map[snapshot.PodKey]int32{},
+		res:     map[string]*reservation{},
+		draws:   map[snapshot.PodKey]*draw{},
+	}
+}
+
+// ---- informer side --------------------------------------------------------
+
+// AddNode adds node, or updates it if known (informers replay events).
+// Holds and reservations on it count against the new allocatable; a node
+// that shrank under them stays over-committed until pods leave — the ledger
+// never drops a hold it granted. Errors (nil node, empty name, negative
+// allocatable) come from [snapshot.Cache.AddNode], name the node and field,
+// and change nothing. O(pods on the node).
+func (l *Ledger) AddNode(node *v1.Node) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.cache.AddNode(node); err != nil {
+		return err
+	}
+	alloc, _ := snapshot.NewVector(node.Status.Allocatable) // validated by the cache
+	n := &l.nodes[l.nodeSlot(node.Name)]
+	n.present = true
+	n.alloc = alloc
+	l.ver++
+	return nil
+}
+
+// UpdateNode is [Ledger.AddNode].
+func (l *Ledger) UpdateNode(node *v1.Node) error { return l.AddNode(node) }
+
+// RemoveNode removes the node called name. Its bound pods, holds and
+// reservations stay recorded (outside snapshots, and nothing new can be
+// reserved there) until they are removed, or until the node comes back.
+// Returns an error wrapping [snapshot.ErrNodeNotFound] for an unknown node.
+func (l *Ledger) RemoveNode(name string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.cache.RemoveNode(name); err != nil {
+		return err
+	}
+	i := l.nodeIdx[name]
+	n := &l.nodes[i]
+	n.present = false
+	n.alloc = snapshot.Vector{}
+	l.maybeFreeNode(i)
+	l.ver++
+	return nil
+}
+
+// AddPod reports a pod from the informer. A pod without spec.nodeName is
+// pending: the ledger ignores it (a hold it may have is kept). A bound pod
+// joins its node; if the ledger held or confirmed it, that record becomes
+// the bound pod exactly once — on whichever node the informer names —
+// and a share drawn from a named reservation stays drawn (or, for an
+// allocate-once reservation, consumes it). Errors (invalid pod, negative
+// quantity) name the pod and field and change nothing.
+// O(containers + pods on the node).
+func (l *Ledger) AddPod(pod *v1.Pod) error {
+	if pod == nil {
+		return fmt.Errorf("AddPod: pod is nil: %w", ErrInvalid)
+	}
+	if pod.Spec.NodeName == "" {
+		return nil
+	}
+	pi, err := snapshot.NewPodInfo(pod)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.cache.AddPodInfo(pi); err != nil {
+		return err
+	}
+	l.observeBound(pi, pod.Spec.NodeName)
+	return nil
+}
+
+// UpdatePod is [Ledger.AddPod].
+func (l *Ledger) UpdatePod(pod *v1.Pod) error { return l.AddPod(pod) }
+
+// RemovePod reports that the pod with key k was deleted: whatever it held
+// or used — a hold, a confirmation, a bound pod, a share of a named
+// reservation — is freed at once. An unknown pod is a no-op. It reports
+// whether anything was there.
+func (l *Ledger) RemovePod(k snapshot.PodKey) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	inCache := l.cache.RemovePod(k)
+	i, ok := l.pods[k]
+	_, drew := l.draws[k]
+	if !ok && !drew {
+		return inCache
+	}
+	if drew || l.recs[i].phase != Bound {
+		l.logRelease(opUnreserve, k)
+	}
+	l.returnDraw(k)
+	if ok {
+		l.dropRec(i)
+	}
+	return true
+}
+
+// observeBound records that the informer reports pi bound to nodeName.
+func (l *Ledger) observeBound(pi *snapshot.PodInfo, nodeName string) {
+	k := pi.Key()
+	i, ok := l.pods[k]
+	if ok && l.recs[i].phase == Bound {
+		ni := l.nodeSlot(nodeName)
+		rec := &l.recs[i]
+		old := rec.node
+		sub(&l.nodes[old].bound, rec.pi.Requested())
+		rec.pi, rec.node = pi, ni
+		add(&l.nodes[ni].bound, pi.Requested())
+		l.nodes[ni].refs++
+		l.unref(old)
+		if d := l.draws[k]; d != nil && d.res.spec.Node != nodeName {
+			l.logSettle(k, nodeName)
+			l.returnDraw(k)
+		}
+		l.ver++
+		return
+	}
+	if ok || l.draws[k] != nil {
+		l.logSettle(k, nodeName)
+	}
+	if ok {
+		l.dropRec(i) // may forget an absent node: look the node up after
+	}
+	l.settleDraw(k, nodeName)
+	ni := l.nodeSlot(nodeName)
+	l.newRec(podRec{key: k, pi: pi, node: ni, phase: Bound, deadline: noDeadline})
+	l.ver++
+}
+
+// settleDraw applies "pod k is bound on node nodeName" to its reservation
+// share: a share on another node returns; a share of an allocate-once
+// reservation consumes it.
+func (l *Ledger) settleDraw(k snapshot.PodKey, nodeName string) {
+	d := l.draws[k]
+	if d == nil {
+		return
+	}
+	if d.res.spec.Node != nodeName {
+		l.returnDraw(k)
+		return
+	}
+	l.consumeOnce(k)
+}
+
+// ---- scheduler side -------------------------------------------------------
+
+// Fits reports what pod lacks on the node called nodeName, counting bound
+// and confirmed pods, holds and named reservations (a matching pod draws on
+// its reservation first): nil if it fits. It reserves nothing. Errors:
+// nil pod ([ErrInvalid]), unknown node ([ErrNodeNotFound]). O(resources of
+// the pod + reservations on the node); allocates only the reasons.
+func (l *Ledger) Fits(pod *snapshot.PodInfo, nodeName string) ([]Insufficient, error) {
+	if pod == nil {
+		return nil, fmt.Errorf("Fits: pod is nil: %w", ErrInvalid)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ni, ok := l.nodeIdx[nodeName]
+	if !ok || !l.nodes[ni].present {
+		return nil, fmt.Errorf("pod %s: node %q: %w", pod.Key(), nodeName, ErrNodeNotFound)
+	}
+	n := &l.nodes[ni]
+	if len(n.res) > 0 {
+		if r, d := l.pickReservation(n, pod); r != nil {
+			return n.fit(pod.Requested(), &d, nil), nil
+		}
+	}
+	return n.fit(pod.Requested(), nil, nil), nil
+}
+
+// Reserve holds pod's effective request ([snapshot.PodInfo.Requested]) on
+// the node called nodeName, if it fits next to the node's bound and
+// confirmed pods, holds and reservations (upstream NodeResourcesFit
+// semantics; see [Insufficient]). The hold never expires; see
+// [Ledger.ReserveUntil].
+//
+// Results:
+//   - nil, nil: the pod is held (or was already held, confirmed or bound on
+//     this node: a no-op).
+//   - reasons, nil: it does not fit; nothing changed.
+//   - nil, err: nil pod ([ErrInvalid]); unknown node ([ErrNodeNotFound]);
+//     the pod is held or bound on another node ([ErrConflict], naming both
+//     nodes); the journal failed ([ErrJournal]).
+//
+// A pod matching a named reservation on the node draws on it first
+// ([Ledger.AddReservation]). Cost: two map look-ups and O(resources of
+// the pod); allocates nothing when the pod fits and the node has no named
+// reservations (with a journal: the record).
+func (l *Ledger) Reserve(pod *snapshot.PodInfo, nodeName string) ([]Insufficient, error) {
+	return l.ReserveUntil(pod, nodeName, time.Time{})
+}
+
+// ReserveUntil is [Ledger.Reserve] with a deadline: [Ledger.Expire] with a
+// time at or after deadline releases the hold unless it was confirmed or
+// bound first. The zero time means no deadline. Deadlines are kept at
+// nanosecond precision (time.Time.UnixNano; years 1678–2262).
+func (l *Ledger) ReserveUntil(pod *snapshot.PodInfo, nodeName string, deadline time.Time) ([]Insufficient, error) {
+	if pod == nil {
+		return nil, fmt.Errorf("Reserve: pod is nil: %w", ErrInvalid)
+	}
+	dl := deadlineNanos(deadline)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p, reasons, err := l.plan(pod, nodeName)
+	if err != nil || reasons != nil || p.noop {
+		return reasons, err
+	}
+	if l.j != nil {
+		if err := l.logHolds([]holdPlan{{pi: pod, plan: p, deadline: dl}}); err != nil {
+			return nil, err
+		}
+	}
+	l.applyHold(pod, p, dl)
+	return nil, nil
+}
+
+// Unreserve drops what the ledger itself records for the pod with key k —
+// a hold or a confirmation the informer has not reported yet — and returns
+// any share drawn from a named reservation. Pods the informer reports bound
+// are untouched (only [Ledger.RemovePod] removes them). Idempotent and valid
+// for a pod never reserved (upstream's Unreserve contract); it reports
+// whether anything was released. O(1); allocates nothing without a journal.
+func (l *Ledger) Unreserve(k snapshot.PodKey) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i, ok := l.pods[k]
+	if !ok || l.recs[i].phase == Bound {
+		return false
+	}
+	l.logRelease(opUnreserve, k)
+	l.returnDraw(k)
+	l.dropRec(i)
+	return true
+}
+
+// Confirm records that the caller's bind of the pod with key k succeeded:
+// a hold becomes a confirmed pod (it stops expiring and counts as bound),
+// and a share of an allocate-once reservation consumes it. When the
+// informer later reports the pod, nothing is counted twice. Confirm of a
+// pod already confirmed or reported bound is a no-op. Errors:
+// [ErrNotHeld] if the ledger neither holds nor sees the pod bound (also
+// the harmless case of a pod the informer reported and deleted already).
+func (l *Ledger) Confirm(k snapshot.PodKey) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i, ok := l.pods[k]
+	if !ok {
+		return fmt.Errorf("Confirm: pod %s: %w", k, ErrNotHeld)
+	}
+	if l.recs[i].phase != Held {
+		return nil
+	}
+	l.logRelease(opConfirm, k)
+	l.confirm(i)
+	return nil
+}
+
+func (l *Ledger) confirm(i int32) {
+	rec := &l.recs[i]
+	n := &l.nodes[rec.node]
+	sub(&n.held, rec.pi.Requested())
+	add(&n.bound, rec.pi.Requested())
+	rec.phase = Confirmed
+	rec.deadline = noDeadline
+	l.consumeOnce(rec.key)
+	l.ver++
+}
+
+// Expire releases every hold whose deadline is at or before now (holds
+// made with [Ledger.ReserveUntil]; confirmed and bound pods never expire)
+// and returns their keys sorted by namespace and name, or nil. Expiry is
+// opt-in: holds made with [Ledger.Reserve] never expire (upstream v1.37
+// removed assumed-pod expiry because it double-booked nodes when a bind was
+// slow). O(holds); allocates the result.
+func (l *Ledger) Expire(now time.Time) []snapshot.PodKey {
+	t := now.UnixNano()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []snapshot.PodKey
+	for _, i := range l.owned {
+		rec := &l.recs[i]
+		if rec.phase == Held && rec.deadline <= t {
+			out = append(out, rec.key)
+		}
+	}
+	if out == nil {
+		return nil
+	}
+	slices.SortFunc(out, cmpKey)
+	l.logExpire(out)
+	for _, k := range out {
+		l.returnDraw(k)
+		l.dropRec(l.pods[k])
+	}
+	return out
+}
+
+// ---- views ----------------------------------------------------------------
+
+// Snapshot returns an immutable snapshot of the informer's nodes and bound
+// pods with the ledger's holds and confirmed pods added to their nodes, and
+// one placeholder pod per named reservation (namespace
+// [ReservationNamespace], requesting the reservation's unallocated
+// capacity) — so filters and scorers count held capacity as requested.
+// Holds on removed nodes are not shown.
+//
+// Cost: O(1) when nothing changed since the last call (the same snapshot is
+// returned); otherwise O(holds + reservations), each first change to a node
+// copying its NodeInfo ([snapshot.Fork]). Safe for concurrent use; the
+// result is shared and must not be modified.
+func (l *Ledger) Snapshot() *snapshot.Snapshot {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.snap != nil && l.snapVer == l.ver {
+		return l.snap
+	}
+	s := l.cache.Snapshot()
+	if len(l.owned) > 0 || len(l.res) > 0 {
+		f := s.Fork()
+		for _, i := range l.owned {
+			rec := &l.recs[i]
+			if n := &l.nodes[rec.node]; n.present {
+				mustOverlay(f.AddPodInfo(rec.pi, n.name))
+			}
+		}
+		for _, name := range sortedKeys(l.res) {
+			r := l.res[name]
+			if n := &l.nodes[r.node]; n.present {
+				mustOverlay(f.AddPodInfo(r.placeholder(), n.name))
+			}
+		}
+		s = f.Snapshot()
+	}
+	l.snap, l.snapVer = s, l.ver
+	return s
+}
+
+func mustOverlay(err error) {
+	if err != nil {
+		// A pod key is in at most one phase (ledger invariant), so the
+		// overlay never adds a pod twice.
+		panic("reserve: ledger invariant broken: " + err.Error())
+	}
+}
+
+// BoundSnapshot returns the informer's view alone — nodes and the pods it
+// reported bound, without holds, confirmations or reservations. O(1).
+func (l *Ledger) BoundSnapshot() *snapshot.Snapshot {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cache.Snapshot()
+}
+
+// NodeUsage is the ledger's accounting of one node. Vectors are in
+// [snapshot.Vector] units; their [snapshot.Pods] entry counts pods.
+type NodeUsage struct {
+	// Allocatable is node.status.allocatable (zero after RemoveNode).
+	Allocatable snapshot.Vector
+	// Bound sums the effective requests of the pods the informer reported
+	// bound and of confirmed pods; Pods entry: their number.
+	Bound snapshot.Vector
+	// Held sums the holds' requests and the unallocated capacity of named
+	// reservations; Pods entry: holds plus one per reservation.
+	Held snapshot.Vector
+	// Present is false for a node the informer removed (or never
+	// reported) that still has pods, holds or reservations recorded.
+	Present bool
+}
+
+// Free returns Allocatable − Bound − Held for r (negative when the informer
+// reported more than allocatable).
+func (u *NodeUsage) Free(r snapshot.ResourceID) int64 {
+	return snapshot.SatSub(snapshot.SatSub(u.Allocatable.Get(r), u.Bound.Get(r)), u.Held.Get(r))
+}
+
+// Usage returns the accounting of the node called name, and whether the
+// ledger knows it. O(resources); allocates copies of extended vectors.
+func (l *Ledger) Usage(name string) (NodeUsage, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i, ok := l.nodeIdx[name]
+	if !ok {
+		return NodeUsage{}, false
+	}
+	n := &l.nodes[i]
+	return NodeUsage{Allocatable: n.alloc.Clone(), Bound: n.bound.Clone(), Held: n.held.Clone(), Present: n.present}, true
+}
+
+// Nodes returns the names of the nodes the ledger knows (present, or absent
+// with pods or reservations recorded), sorted. O(nodes log nodes).
+func (l *Ledger) Nodes() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return sortedKeys(l.nodeIdx)
+}
+
+// HoldInfo describes a pod the ledger holds or has confirmed.
+type HoldInfo struct {
+	// Pod is the pod as reserved. Read-only.
+	Pod *snapshot.PodInfo
+	// Node is the node it is held on.
+	Node string
+	// Phase is Held or Confirmed.
+	Phase Phase
+	// Deadline is when [Ledger.Expire] releases a hold; zero for none.
+	Deadline time.Time
+	// Reservation names the named reservation the pod draws on, "" for
+	// none; Drawn is the share drawn.
+	Reservation string
+	Drawn       snapshot.Vector
+}
+
+// Hold returns the hold or confirmation recorded for the pod with key k.
+func (l *Ledger) Hold(k snapshot.PodKey) (HoldInfo, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i, ok := l.pods[k]
+	if !ok || l.recs[i].phase == Bound {
+		return HoldInfo{}, false
+	}
+	return l.holdInfo(i), true
+}
+
+// Holds returns every hold and confirmation, sorted by pod namespace and
+// name. O(holds log holds); allocates the result.
+func (l *Ledger) Holds() []HoldInfo {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]HoldInfo, 0, len(l.owned))
+	for _, i := range l.owned {
+		out = append(out, l.holdInfo(i))
+	}
+	slices.SortFunc(out, func(a, b HoldInfo) int { return cmpKey(a.Pod.Key(), b.Pod.Key()) })
+	return out
+}
+
+func (l *Ledger) holdInfo(i int32) HoldInfo {
+	rec := &l.recs[i]
+	h := HoldInfo{Pod: rec.pi, Node: l.nodes[rec.node].name, Phase: rec.phase}
+	if rec.deadline != noDeadline {
+		h.Deadline = time.Unix(0, rec.deadline).UTC()
+	}
+	if d := l.draws[rec.key]; d != nil {
+		h.Reservation = d.res.spec.Name
+		h.Drawn = d.amount.Clone()
+	}
+	return h
+}
+
+// PodPhase returns the phase and node of the pod with key k, if the ledger
+// records it (held, confirmed, or reported bound by the informer).
+func (l *Ledger) PodPhase(k snapshot.PodKey) (Phase, string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i, ok := l.pods[k]
+	if !ok {
+		return 0, "", false
+	}
+	return l.recs[i].phase, l.nodes[l.recs[i].node].name, true
+}
+
+// ---- internals --------------------------------------------------------------
+
+// plan is a checked, not yet applied, Reserve.
+type plan struct {
+	node  int32
+	res   *reservation
+	drawn snapshot.Vector
+	noop  bool
+}
+
+func (l *Ledger) plan(pod *snapshot.PodInfo, nodeName string) (plan, []Insufficient, error) {
+	k := pod.Key()
+	if i, ok := l.pods[k]; ok {
+		rec := &l.recs[i]
+		if l.nodes[rec.node].name == nodeName {
+			return plan{noop: true}, nil, nil
+		}
+		return plan{}, nil, fmt.Errorf("pod %s is %s on node %s, cannot reserve it on node %s: %w",
+			k, rec.phase, l.nodes[rec.node].name, nodeName, ErrConflict)
+	}
+	ni, ok := l.nodeIdx[nodeName]
+	if !ok || !l.nodes[ni].present {
+		return plan{}, nil, fmt.Errorf("pod %s: node %q: %w", k, nodeName, ErrNodeNotFound)
+	}
+	n := &l.nodes[ni]
+	p := plan{node: ni}
+	if len(n.res) > 0 {
+		p.res, p.drawn = l.pickReservation(n, pod)
+	}
+	var drawn *snapshot.Vector
+	if p.res != nil {
+		drawn = &p.drawn
+	}
+	if reasons := n.fit(pod.Requested(), drawn, nil); reasons != nil {
+		return plan{}, reasons, nil
+	}
+	return p, nil, nil
+}
+
+func (l *Ledger) applyHold(pod *snapshot.PodInfo, p plan, deadline int64) {
+	k := pod.Key()
+	if l.draws[k] != nil { // a stale share of a pod not recorded otherwise
+		l.returnDraw(k)
+	}
+	l.newRec(podRec{key: k, pi: pod, node: p.node, phase: Held, deadline: deadline})
+	if p.res != nil {
+		l.attachDraw(k, p.res, p.drawn)
+	}
+	l.ver++
+}
+
+// newRec records rec, counting it on its node. O(1) amortised.
+func (l *Ledger) newRec(rec podRec) int32 {
+	i := takeSlot(&l.recs, &l.freeRecs)
+	n := &l.nodes[rec.node]
+	n.refs++
+	switch rec.phase {
+	case Held:
+		add(&n.held, rec.pi.Requested())
+	default:
+		add(&n.bound, rec.pi.Requested())
+	}
+	if rec.phase != Bound {
+		rec.ownedPos = int32(len(l.owned))
+		l.owned = append(l.owned, i)
+	}
+	l.recs[i] = rec
+	l.pods[rec.key] = i
+	return i
+}
+
+// dropRec removes record i, uncounting it. O(1).
+func (l *Ledger) dropRec(i int32) {
+	rec := &l.recs[i]
+	n := &l.nodes[rec.node]
+	if rec.phase == Held {
+		sub(&n.held, rec.pi.Requested())
+	} else {
+		sub(&n.bound, rec.pi.Requested())
+	}
+	if rec.phase != Bound {
+		last := l.owned[len(l.owned)-1]
+		l.owned[rec.ownedPos] = last
+		l.recs[last].ownedPos = rec.ownedPos
+		l.owned = l.owned[:len(l.owned)-1]
+	}
+	delete(l.pods, rec.key)
+	node := rec.node
+	*rec = podRec{}
+	l.freeRecs = append(l.freeRecs, i)
+	l.unref(node)
+	l.ver++
+}
+
+// nodeSlot returns the index of the node called name, making an absent
+// entry if the ledger does not know it.
+func (l *Ledger) nodeSlot(name string) int32 {
+	if i, ok := l.nodeIdx[name]; ok {
+		return i
+	}
+	i := takeSlot(&l.nodes, &l.freeNodes)
+	l.nodes[i] = nodeAgg{name: name}
+	l.nodeIdx[name] = i
+	return i
+}
+
+// takeSlot returns a free index of *s, reusing one from *free or growing
+// *s by one zero element. O(1) amortised.
+func takeSlot[T any](s *[]T, free *[]int32) int32 {
+	if n := len(*free); n > 0 {
+		i := (*free)[n-1]
+		*free = (*free)[:n-1]
+		return i
+	}
+	var zero T
+	*s = append(*s, zero)
+	return int32(len(*s) - 1)
+}
+
+func (l *Ledger) unref(i int32) {
+	l.nodes[i].refs--
+	l.maybeFreeNode(i)
+}
+
+// maybeFreeNode forgets an absent node nothing refers to, so node churn
+// does not grow the ledger.
+func (l *Ledger) maybeFreeNode(i int32) {
+	n := &l.nodes[i]
+	if n.present || n.refs > 0 {
+		return
+	}
+	delete(l.nodeIdx, n.name)
+	*n = nodeAgg{}
+	l.freeNodes = append(l.freeNodes, i)
+}
+
+// add counts a pod with request req in v (its Pods entry counts pods).
+func add(v *snapshot.Vector, req *snapshot.Vector) {
+	v.Add(req)
+	v.Set(snapshot.Pods, snapshot.SatAdd(v.Get(snapshot.Pods), 1))
+}
+
+// sub uncounts a pod with request req from v.
+func sub(v *snapshot.Vector, req *snapshot.Vector) {
+	v.Sub(req)
+	v.Set(snapshot.Pods, snapshot.SatSub(v.Get(snapshot.Pods), 1))
+}
+
+func deadlineNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return noDeadline
+	}
+	return min(t.UnixNano(), noDeadline-1)
+}
+
+func cmpKey(a, b snapshot.PodKey) int {
+	if c := cmp.Compare(a.Namespace, b.Namespace); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Name, b.Name)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
