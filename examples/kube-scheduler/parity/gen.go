@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	resourcehelper "k8s.io/component-helpers/resource"
 )
 
 // Extended resources the generator puts on nodes and pods. GPU is a
@@ -83,9 +84,23 @@ func (g *Gen) Case() Case {
 		c.Nodes = append(c.Nodes, g.Node(fmt.Sprintf("c%d-node-%d", g.seq, i)))
 	}
 	for _, n := range c.Nodes {
+		// Most nodes only get pods that fit their cpu and memory, as the
+		// scheduler would place them; the rest are over-committed (the
+		// kubelet shrank allocatable under running pods, or pods were
+		// bound by hand).
+		fitting := !g.chance(0.3)
+		var cpu, mem int64
 		k := g.r.IntN(g.cfg.MaxBoundPerNode + 1)
 		for j := 0; j < k; j++ {
 			p := g.Pod(fmt.Sprintf("c%d-bound-%s-%d", g.seq, n.Name, j), c.Nodes)
+			if fitting {
+				req := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
+				pc, pm := req.Cpu().MilliValue(), req.Memory().Value()
+				if cpu+pc > n.Status.Allocatable.Cpu().MilliValue() || mem+pm > n.Status.Allocatable.Memory().Value() {
+					continue
+				}
+				cpu, mem = cpu+pc, mem+pm
+			}
 			p.Spec.NodeName = n.Name
 			c.Bound = append(c.Bound, p)
 		}
