@@ -8,8 +8,8 @@ const (
 	maxSpecMilliGPU = 8000
 )
 
-// BestFit is the paper's Best-fit baseline (§6.1; the simulator's
-// BestFitScore, pkg/simulator/plugin/best_fit_score.go): prefer the node
+// BestFit is the Best-fit baseline of the paper's evaluation (the
+// simulator's BestFitScore, pkg/simulator/plugin/best_fit_score.go): prefer the node
 // with the least free CPU and GPU left after placement,
 //
 //	score = int64((1 − ½·(cpuFree − cpu)/128000 − ½·(gpuFree − gpu)/8000) × 100)

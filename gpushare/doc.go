@@ -1,7 +1,7 @@
 // Package gpushare places GPU-sharing tasks: device-level node state, the
 // fragmentation measure of Weng et al., "Beware of Fragmentation: Scheduling
 // GPU-Sharing Workloads with Fragmentation Gradient Descent" (USENIX ATC
-// '23, §4), the FGD policy (§5) and the paper's five baselines (§6.1), as
+// '23, §4), the FGD policy and the five baselines of the paper's evaluation, as
 // node-and-device choosers.
 //
 // The formulas, device choices and tie rules are those of the authors'

@@ -1,7 +1,7 @@
 package gpushare
 
-// DotProduct is the paper's Dot-product baseline (§6.1, after Tetris; the
-// simulator's DotProductScore with dimExtMethod=merge, normMethod=max,
+// DotProduct is the Dot-product baseline of the paper's evaluation (after
+// Tetris; the simulator's DotProductScore with dimExtMethod=merge, normMethod=max,
 // pkg/simulator/plugin/dot_product_score.go). With the node's free
 // resources and the task's request normalised by the largest node
 // (128000 milli-CPU, 8000 milli-GPU),

@@ -3,7 +3,7 @@ package gpushare
 import "math"
 
 // FGD is Fragmentation Gradient Descent (Weng et al., "Beware of
-// Fragmentation", USENIX ATC '23, §5): place a task where it increases the
+// Fragmentation", USENIX ATC '23): place a task where it increases the
 // fragmentation of the target workload the least.
 //
 // Score is the authors' FGDScore (pkg/simulator/plugin/fgd_score.go):

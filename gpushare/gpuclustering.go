@@ -1,7 +1,7 @@
 package gpushare
 
-// GPUClustering is the paper's GPU-clustering baseline (§6.1; the
-// simulator's GpuClusteringScore, pkg/simulator/plugin/gpu_clustering_score.go):
+// GPUClustering is the GPU-clustering baseline of the paper's evaluation
+// (the simulator's GpuClusteringScore, pkg/simulator/plugin/gpu_clustering_score.go):
 // keep tasks of the same class (shared, 1-GPU, 2-GPU, ...) together. With
 // base = 25·(8000 − gpuFree)/8000 (integer division, gpuFree clamped to
 // [0, 8000]) and the node's ResidentClasses:

@@ -1,7 +1,7 @@
 package gpushare
 
-// GPUPacking is the paper's GPU-packing baseline (§6.1; the simulator's
-// GpuPackingScore, pkg/simulator/plugin/gpu_packing_score.go): fill
+// GPUPacking is the GPU-packing baseline of the paper's evaluation (the
+// simulator's GpuPackingScore, pkg/simulator/plugin/gpu_packing_score.go): fill
 // partly used GPUs first, then idle GPUs of used nodes, then idle nodes.
 // For a GPU task, with idle the number of idle devices of the node:
 //

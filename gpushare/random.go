@@ -2,8 +2,8 @@ package gpushare
 
 import "math/rand/v2"
 
-// Random is the paper's Random-fit baseline (§6.1; the simulator's
-// RandomScore with gpuSelMethod=random, pkg/simulator/plugin/random_score.go
+// Random is the Random-fit baseline of the paper's evaluation (the
+// simulator's RandomScore with gpuSelMethod=random, pkg/simulator/plugin/random_score.go
 // and open_gpu_share.go): a node drawn uniformly among the nodes the task
 // fits, and for a shared task a device drawn uniformly among the devices
 // that can host it; whole-device tasks get ExclusiveDevices.
