@@ -1,0 +1,161 @@
+package snapshot_test
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/schedkit/schedkit/snapshot"
+	st "github.com/schedkit/schedkit/snapshot/snapshottest"
+)
+
+var benchSizes = []int{1000, 5000, 15000}
+
+const podsPerNode = 30
+
+// benchCache builds n nodes with 30 pods each.
+func benchCache(b *testing.B, n int) (*snapshot.Cache, []*v1.Pod) {
+	b.Helper()
+	c := snapshot.NewCache()
+	tmpl := st.MakePod("tmpl").Req("cpu", "100m", "memory", "256Mi").Obj()
+	pi := snapshot.MustPodInfo(tmpl)
+	_ = pi
+	var extra []*v1.Pod
+	for i := range n {
+		name := fmt.Sprintf("node-%05d", i)
+		if err := c.AddNode(st.MakeNode(name).Capacity("cpu", "64", "memory", "256Gi", "pods", "110").Obj()); err != nil {
+			b.Fatal(err)
+		}
+		for j := range podsPerNode {
+			p := tmpl.DeepCopy()
+			p.Name = fmt.Sprintf("p-%d-%d", i, j)
+			p.Spec.NodeName = name
+			if err := c.AddPod(p); err != nil {
+				b.Fatal(err)
+			}
+		}
+		p := tmpl.DeepCopy()
+		p.Name = fmt.Sprintf("extra-%d", i)
+		p.Spec.NodeName = name
+		extra = append(extra, p)
+	}
+	return c, extra
+}
+
+func BenchmarkForkAddPodRevert(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			c, _ := benchCache(b, n)
+			snap := c.Snapshot()
+			pi := snapshot.MustPodInfo(st.MakePod("new").Req("cpu", "1", "memory", "1Gi").Obj())
+			f := snap.Fork()
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				f.Fork()
+				if err := f.AddPodInfo(pi, snap.Node(i%n).Name()); err != nil {
+					b.Fatal(err)
+				}
+				if err := f.Revert(); err != nil {
+					b.Fatal(err)
+				}
+				i += 7919
+			}
+		})
+	}
+}
+
+func BenchmarkCacheSnapshot(b *testing.B) {
+	for _, changes := range []int{1, 100} {
+		for _, n := range benchSizes {
+			b.Run(fmt.Sprintf("changes=%d/nodes=%d", changes, n), func(b *testing.B) {
+				c, extra := benchCache(b, n)
+				pis := make([]*snapshot.PodInfo, len(extra))
+				for i, p := range extra {
+					pis[i] = snapshot.MustPodInfo(p)
+				}
+				c.Snapshot()
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					// `changes` pod events on distinct nodes, then a snapshot;
+					// add and remove alternate so the cache stays the same size.
+					for range changes {
+						pi := pis[i%n]
+						if (i/n)%2 == 0 {
+							_ = c.AddPodInfo(pi)
+						} else {
+							c.RemovePod(pi.Key())
+						}
+						i += 13
+					}
+					_ = c.Snapshot()
+				}
+			})
+		}
+	}
+}
+
+var sink int64
+
+func BenchmarkIterateNodes(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			c, _ := benchCache(b, n)
+			snap := c.Snapshot()
+			b.ReportAllocs()
+			for b.Loop() {
+				var s int64
+				for _, ni := range snap.Nodes() {
+					s += ni.Free(snapshot.CPU)
+				}
+				sink = s
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/node")
+		})
+	}
+}
+
+// BenchmarkMemoryPerNode reports the heap a cache holds per node (30 pods
+// each, PodInfos included).
+func BenchmarkMemoryPerNode(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				var m0, m1 runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&m0)
+				c, _ := benchCache(b, n)
+				snap := c.Snapshot()
+				runtime.GC()
+				runtime.ReadMemStats(&m1)
+				runtime.KeepAlive(snap)
+				b.ReportMetric(float64(m1.HeapAlloc-m0.HeapAlloc)/float64(n), "bytes/node")
+			}
+		})
+	}
+}
+
+func TestIterationAndForkAllocs(t *testing.T) {
+	c := snapshot.NewCache()
+	for i := range 200 {
+		_ = c.AddNode(st.MakeNode(fmt.Sprintf("n%d", i)).Capacity("cpu", "4").Obj())
+	}
+	snap := c.Snapshot()
+	allocs := testing.AllocsPerRun(100, func() {
+		var s int64
+		for _, ni := range snap.Nodes() {
+			s += ni.Free(snapshot.CPU)
+		}
+		for i := range snap.NumNodes() {
+			s += snap.Node(i).Requested().MilliCPU()
+		}
+		_, _ = snap.Index("n7")
+		sink = s
+	})
+	if allocs != 0 {
+		t.Errorf("iterating a snapshot allocates %v times, want 0", allocs)
+	}
+}
