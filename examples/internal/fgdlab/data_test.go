@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/schedkit/schedkit/examples/internal/openb"
 )
 
 // dataDir returns ../shared/data beside the checkout (the directory holding
@@ -48,11 +50,11 @@ func loadDefault(tb testing.TB) (*Experiment, Expected) {
 	tb.Helper()
 	data := dataDir(tb)
 	csvDir := filepath.Join(data, "alibaba-clusterdata-gpu-v2023", "csv")
-	nodes, err := ReadNodes(openFile(tb, filepath.Join(csvDir, "openb_node_list_gpu_node.csv")))
+	nodes, _, err := openb.ReadNodesFile(filepath.Join(csvDir, "openb_node_list_gpu_node.csv"), openb.Strict)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	pods, err := ReadPods(openFile(tb, filepath.Join(csvDir, "openb_pod_list_default.csv")))
+	pods, _, err := openb.ReadPodsFile(filepath.Join(csvDir, "openb_pod_list_default.csv"), openb.Strict)
 	if err != nil {
 		tb.Fatal(err)
 	}

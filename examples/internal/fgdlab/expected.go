@@ -2,12 +2,16 @@ package fgdlab
 
 import (
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"strconv"
 	"strings"
 )
+
+// ErrFormat is wrapped by ReadExpected for malformed input.
+var ErrFormat = errors.New("fgdlab: malformed results CSV")
 
 // Expected holds the authors' published curves for one trace:
 // Expected[policy][seed], policy as in Policies.

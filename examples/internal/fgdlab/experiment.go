@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/schedkit/schedkit/examples/internal/openb"
 	"github.com/schedkit/schedkit/gpushare"
 )
 
@@ -34,7 +35,7 @@ const (
 // any policy and seed as in the authors' simulator (see
 // /work/notes/fgd-facts.md for the sources).
 type Experiment struct {
-	nodes    []Node          // sorted by name
+	nodes    []openb.Node    // sorted by name
 	tasks    []gpushare.Task // per pod, pods sorted by name (the simulator's workloadPods)
 	shapeOf  []int32         // per pod: index of its distinct Task
 	shapes   int             // number of distinct Tasks
@@ -46,35 +47,34 @@ type Experiment struct {
 
 // TaskOf converts an openb row to a Task the way pod_csv_to_yaml.py and the
 // simulator's GetPodResource do: GPU fields only when num_gpu != 0, gpu_milli
-// clamped to [0, 1000], gpu_spec split on "|".
-func TaskOf(p Pod) gpushare.Task {
+// clamped to [0, 1000], gpu_spec's models as allowed models.
+func TaskOf(p openb.Pod) gpushare.Task {
 	t := gpushare.Task{MilliCPU: p.MilliCPU, Memory: p.MemoryMiB << 20}
 	if p.NumGPU != 0 {
-		t.GPUCount = p.NumGPU
-		t.MilliGPU = min(max(p.MilliGPU, 0), gpushare.MilliPerDevice)
-		for _, m := range strings.Split(p.GPUSpec, "|") {
-			if m != "" {
-				t.Models = append(t.Models, m)
-			}
-		}
+		t.GPUCount = int(p.NumGPU)
+		t.MilliGPU = p.GPUMilliClamped()
+		t.Models = p.GPUSpec
 	}
 	return t
 }
 
 // NewExperiment prepares nodes and pods: sorts both by name, converts the
 // pods to tasks and learns the target workload from them.
-func NewExperiment(nodes []Node, pods []Pod) (*Experiment, error) {
+func NewExperiment(nodes []openb.Node, pods []openb.Pod) (*Experiment, error) {
 	if len(nodes) == 0 || len(pods) == 0 {
 		return nil, fmt.Errorf("fgdlab: %d nodes and %d pods, want both > 0", len(nodes), len(pods))
 	}
 	e := &Experiment{nodes: slices.Clone(nodes)}
-	slices.SortFunc(e.nodes, func(a, b Node) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(e.nodes, func(a, b openb.Node) int { return cmp.Compare(a.Name, b.Name) })
 	for _, n := range e.nodes {
-		e.totalGPU += int64(n.GPUs) * gpushare.MilliPerDevice
-		e.gpus += n.GPUs
+		if n.GPUs > gpushare.MaxDevices {
+			return nil, fmt.Errorf("fgdlab: node %s has %d GPUs, want at most %d", n.Name, n.GPUs, gpushare.MaxDevices)
+		}
+		e.totalGPU += n.GPUs * gpushare.MilliPerDevice
+		e.gpus += int(n.GPUs)
 	}
 	sorted := slices.Clone(pods)
-	slices.SortFunc(sorted, func(a, b Pod) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(sorted, func(a, b openb.Pod) int { return cmp.Compare(a.Name, b.Name) })
 	type key struct {
 		cpu, mem, milli int64
 		count           int
