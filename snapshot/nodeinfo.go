@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/schedkit/schedkit/gpushare"
 )
 
 var generation atomic.Int64
@@ -30,6 +32,8 @@ type NodeInfo struct {
 	usedPorts   []HostPort // multiset: one entry per pod port
 	images      map[string]int64
 	generation  int64
+	devices     []gpushare.Device // GPUs, free milli-GPU per device
+	classCount  []int32           // GPU pods per gpushare.Class
 }
 
 // newNodeInfo parses node. Errors name the node and field.
@@ -66,10 +70,19 @@ func (n *NodeInfo) setNode(node *v1.Node) error {
 			}
 		}
 	}
+	devices, err := parseDevices(node, &alloc)
+	if err != nil {
+		return err
+	}
 	n.node = node
 	n.name = node.Name
 	n.allocatable = alloc
 	n.images = images
+	n.devices = devices
+	n.classCount = nil
+	for i, p := range n.pods {
+		n.pods[i] = n.chargeDevices(p, 1)
+	}
 	n.generation = nextGeneration()
 	return nil
 }
@@ -84,10 +97,15 @@ func (n *NodeInfo) clone(owner uint64) *NodeInfo {
 	if len(n.usedPorts) > 0 {
 		c.usedPorts = append([]HostPort(nil), n.usedPorts...)
 	}
+	if len(n.devices) > 0 {
+		c.devices = append([]gpushare.Device(nil), n.devices...)
+		c.classCount = append([]int32(nil), n.classCount...)
+	}
 	return &c
 }
 
 func (n *NodeInfo) addPod(p *PodInfo) {
+	p = n.chargeDevices(p, 1)
 	n.pods = append(n.pods, p)
 	n.requested.Add(&p.req.Requested)
 	n.nonZero.base[CPU] = SatAdd(n.nonZero.base[CPU], p.req.NonZeroMilliCPU)
@@ -107,6 +125,7 @@ func (n *NodeInfo) removePod(k PodKey) *PodInfo {
 	n.pods[i] = n.pods[last]
 	n.pods[last] = nil
 	n.pods = n.pods[:last]
+	n.chargeDevices(p, -1)
 	n.requested.Sub(&p.req.Requested)
 	n.nonZero.base[CPU] = SatSub(n.nonZero.base[CPU], p.req.NonZeroMilliCPU)
 	n.nonZero.base[Memory] = SatSub(n.nonZero.base[Memory], p.req.NonZeroMemory)

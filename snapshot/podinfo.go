@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/schedkit/schedkit/gpushare"
 )
 
 // PodKey identifies a pod by namespace and name.
@@ -43,6 +45,9 @@ type PodInfo struct {
 	key       PodKey
 	req       PodRequests
 	hostPorts []HostPort
+	gpu       GPURequest
+	devices   gpushare.DeviceSet
+	assigned  bool
 }
 
 // NewPodInfo parses pod. Errors (wrapping [ErrInvalidObject] or
@@ -58,7 +63,11 @@ func NewPodInfo(pod *v1.Pod) (*PodInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &PodInfo{pod: pod, key: KeyOf(pod), req: req, hostPorts: hostPorts(pod)}, nil
+	gpu, devs, assigned, err := parseGPURequest(pod, &req.Requested)
+	if err != nil {
+		return nil, err
+	}
+	return &PodInfo{pod: pod, key: KeyOf(pod), req: req, hostPorts: hostPorts(pod), gpu: gpu, devices: devs, assigned: assigned}, nil
 }
 
 // MustPodInfo is NewPodInfo that panics on error; for tests and examples.
