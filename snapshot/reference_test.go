@@ -47,6 +47,7 @@ type nodeView struct {
 	NZCPU, NZMem         int64
 	Pods                 []string
 	Ports                int
+	GPUFree              int64 // sum over devices of free milli-GPU
 }
 
 func (r *refModel) view() map[string]nodeView {
@@ -54,8 +55,13 @@ func (r *refModel) view() map[string]nodeView {
 	gpu, _ := snapshot.Intern("example.com/gpu")
 	for name, n := range r.nodes {
 		alloc, _ := snapshot.NewVector(n.Status.Allocatable)
-		v := nodeView{Name: name, AllocCPU: alloc.MilliCPU(), AllocMem: alloc.Memory()}
+		v := nodeView{Name: name, AllocCPU: alloc.MilliCPU(), AllocMem: alloc.Memory(), GPUFree: 4000}
 		for k, p := range r.pods[name] {
+			if p.Annotations[snapshot.AnnotationGPUCount] == "1" {
+				v.GPUFree -= 300
+			} else if p.Annotations[snapshot.AnnotationGPUCount] == "2" {
+				v.GPUFree -= 2000
+			}
 			req, err := snapshot.ComputePodRequests(p)
 			if err != nil {
 				panic(err)
@@ -102,6 +108,9 @@ func viewOf(t *testing.T, s reader) map[string]nodeView {
 			NZCPU: ni.NonZeroRequested().MilliCPU(), NZMem: ni.NonZeroRequested().Memory(),
 			Ports: len(ni.UsedPorts()),
 		}
+		for _, d := range ni.Devices() {
+			v.GPUFree += d.FreeMilliGPU
+		}
 		for _, p := range ni.Pods() {
 			v.Pods = append(v.Pods, p.Key().String())
 		}
@@ -146,6 +155,12 @@ func randomOp(rng *rand.Rand, ref *refModel, seq int) op {
 		if rng.IntN(4) == 0 {
 			w = w.Sidecar("cpu", "50m", "memory", "10Mi")
 		}
+		switch rng.IntN(6) {
+		case 0:
+			w = w.Annotation(snapshot.AnnotationGPUCount, "1").Annotation(snapshot.AnnotationGPUMilli, "300")
+		case 1:
+			w = w.Annotation(snapshot.AnnotationGPUCount, "2").Annotation(snapshot.AnnotationGPUMilli, "1000")
+		}
 		return op{kind: 2, node: names[rng.IntN(len(names))], pod: w.Obj()}
 	default:
 		n := names[rng.IntN(len(names))]
@@ -162,7 +177,8 @@ func randomOp(rng *rand.Rand, ref *refModel, seq int) op {
 }
 
 func node(name string, cpu int64) *v1.Node {
-	return st.MakeNode(name).Capacity("cpu", fmt.Sprintf("%dm", cpu), "memory", "64Gi", "pods", "110", "example.com/gpu", "4").
+	return st.MakeNode(name).Capacity("cpu", fmt.Sprintf("%dm", cpu), "memory", "64Gi", "pods", "110", "example.com/gpu", "4",
+		"alibabacloud.com/gpu-count", "4", "alibabacloud.com/gpu-milli", "4000").
 		Image(100<<20, "img-"+name[len(name)-1:]).Obj()
 }
 
