@@ -1,0 +1,156 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/snapshottest"
+)
+
+const benchPods = 10000
+
+// meter adds up the process CPU time and heap allocations of the timed
+// sections of a benchmark.
+type meter struct {
+	cpu     time.Duration
+	mallocs uint64
+	c0      time.Duration
+	m0      uint64
+}
+
+func (m *meter) start() { m.c0, m.m0 = cpuTime(), mallocs() }
+func (m *meter) stop() {
+	m.cpu += cpuTime() - m.c0
+	m.mallocs += mallocs() - m.m0
+}
+
+// report reports pods/s (wall clock), pods/cpu-s (process CPU time, the
+// steadier figure on a shared machine; with -cpu 1 it is the one-core
+// rate) and allocs/pod for ops operations of benchPods pods each.
+func (m *meter) report(b *testing.B, ops int) {
+	pods := float64(ops * benchPods)
+	b.ReportMetric(pods/b.Elapsed().Seconds(), "pods/s")
+	b.ReportMetric(pods/m.cpu.Seconds(), "pods/cpu-s")
+	b.ReportMetric(float64(m.mallocs)/pods, "allocs/pod")
+}
+
+// cpuTime is the process's user+system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func mallocs() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.Mallocs
+}
+
+// BenchmarkSchedule schedules 10,000 pods one after the other onto a
+// seeded cluster with the default filters and profile, each decision
+// added to a Fork of the snapshot before the next pod (what a simulator
+// does). Run with -cpu 1 for the one-core figure.
+func BenchmarkSchedule(b *testing.B) {
+	sweep(b, func(b *testing.B, pct int32, n int) {
+		base := snapshottest.Snapshot(b, genCluster(1, n))
+		pods := podInfos(genPods(2, benchPods))
+		s := mustNew(b, Config{PercentageOfNodesToScore: pct, Seed: 1})
+		b.ReportAllocs()
+		var m meter
+		ops, scheduled := 0, 0
+		m.start()
+		for b.Loop() {
+			f := base.Fork()
+			for _, pi := range pods {
+				d, err := s.SchedulePod(f, pi)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if d.Scheduled() {
+					scheduled++
+					if err := f.AddPodInfo(pi, d.Node); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			ops++
+		}
+		m.stop()
+		m.report(b, ops)
+		b.ReportMetric(float64(scheduled)/float64(ops*benchPods), "scheduled/pod")
+	})
+}
+
+// sweep runs f as sub-benchmarks score=all (percentage 100) and
+// score=adaptive (percentage 0) × nodes=1000/5000/15000.
+func sweep(b *testing.B, f func(b *testing.B, pct int32, nodes int)) {
+	for _, pct := range []int32{100, 0} {
+		name := "score=all"
+		if pct == 0 {
+			name = "score=adaptive"
+		}
+		for _, n := range []int{1000, 5000, 15000} {
+			b.Run(fmt.Sprintf("%s/nodes=%d", name, n), func(b *testing.B) { f(b, pct, n) })
+		}
+	}
+}
+
+// BenchmarkLoop runs the same 10,000 pods through a [Loop] over a
+// reserve.Ledger whose bind reports each pod bound back to the ledger, as
+// an informer would: queue, snapshot, cycle, Reserve, bind, Confirm.
+func BenchmarkLoop(b *testing.B) {
+	sweep(b, func(b *testing.B, pct int32, n int) {
+		nodes := genCluster(1, n)
+		pods := podInfos(genPods(2, benchPods))
+		b.ReportAllocs()
+		var m meter
+		ops := 0
+		for b.Loop() {
+			b.StopTimer()
+			ledger := newLedger(b, nodes)
+			loop := NewLoop(mustNew(b, Config{PercentageOfNodesToScore: pct, Seed: 1}), ledger, informerBind(ledger))
+			for _, pi := range pods {
+				if err := loop.AddPodInfo(pi); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StartTimer()
+			m.start()
+			if _, err := loop.ScheduleAll(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			m.stop()
+			ops++
+		}
+		m.report(b, ops)
+	})
+}
+
+// BenchmarkFilter is the per-node cost of the default filters for one
+// prepared pod.
+func BenchmarkFilter(b *testing.B) {
+	snap := snapshottest.Snapshot(b, genCluster(1, 5000))
+	pod := snapshot.MustPodInfo(genPods(2, 1)[0])
+	s := mustNew(b, Config{PercentageOfNodesToScore: 100})
+	var wk worker
+	for _, f := range s.filters {
+		res, _ := f.PreFilter(pod)
+		if res.Filter != nil {
+			s.pfs, s.pfNames = append(s.pfs, res.Filter), append(s.pfNames, f.Name())
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, ni := range snap.Nodes() {
+			wk.reasons = wk.reasons[:0]
+			s.filterNode(ni, &wk)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*snap.NumNodes()), "ns/node")
+}

@@ -1,0 +1,550 @@
+package framework
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/schedkit/schedkit/reserve"
+	"github.com/schedkit/schedkit/score"
+	"github.com/schedkit/schedkit/snapshot"
+)
+
+// Upstream's bounds on how many feasible nodes a cycle looks for
+// (kube-scheduler v1.37 pkg/scheduler/schedule_one.go).
+const (
+	// MinFeasibleNodesToFind: clusters below this many nodes are always
+	// searched whole, and no search stops before this many feasible nodes.
+	MinFeasibleNodesToFind = 100
+	// MinFeasibleNodesPercentageToFind is the floor of the adaptive
+	// percentage.
+	MinFeasibleNodesPercentageToFind = 5
+)
+
+// NumFeasibleNodesToFind is how many feasible nodes a cycle looks for
+// among numAllNodes candidates before it stops filtering and scores them —
+// upstream's numFeasibleNodesToFind (kube-scheduler v1.37
+// schedule_one.go): all of them below [MinFeasibleNodesToFind]; otherwise
+// numAllNodes × percentage / 100 but at least MinFeasibleNodesToFind, where
+// percentage 0 means adaptive: 50 − numAllNodes/125, floored at
+// [MinFeasibleNodesPercentageToFind] (5000 nodes: 10 %, 15000 nodes: 5 %).
+// O(1).
+func NumFeasibleNodesToFind(percentage int32, numAllNodes int) int {
+	if numAllNodes < MinFeasibleNodesToFind {
+		return numAllNodes
+	}
+	p := int(percentage)
+	if p == 0 {
+		p = max(50-numAllNodes/125, MinFeasibleNodesPercentageToFind)
+	}
+	return max(numAllNodes*p/100, MinFeasibleNodesToFind)
+}
+
+// Config configures a [Scheduler]. The zero Config is upstream's default
+// profile as far as schedkit implements it: [DefaultFilters],
+// [score.DefaultProfile], the adaptive percentage of nodes to score,
+// sequential filtering, seed 0.
+type Config struct {
+	// Filters run in order; a node's reasons come from the first filter it
+	// fails. nil means DefaultFilters(); an empty non-nil slice filters
+	// nothing.
+	Filters []Filter
+	// Profile scores the feasible nodes. nil means score.DefaultProfile();
+	// a profile with no scorers means no scoring (upstream then stops at
+	// the first feasible node).
+	Profile *score.Profile
+	// PercentageOfNodesToScore is upstream's percentageOfNodesToScore in
+	// [0, 100]: 0 is adaptive, 100 filters and scores every node (see
+	// [NumFeasibleNodesToFind]).
+	PercentageOfNodesToScore int32
+	// Parallelism is the number of goroutines that filter nodes; 0 or 1
+	// filters in the calling goroutine. The workers exist only during a
+	// call. Results do not depend on it.
+	Parallelism int
+	// Seed seeds the tie-breaking among nodes with the same highest total.
+	// The same seed, snapshot and pods give the same decisions.
+	Seed uint64
+	// Breakdown fills [Decision.Breakdown] with the chosen node's
+	// per-scorer scores ([score.Profile.Explain]); it costs one more pass
+	// of the normalising scorers per pod.
+	Breakdown bool
+}
+
+// Validate reports a percentage outside [0, 100], a negative
+// parallelism, a nil filter, or invalid filter arguments (filters with a
+// Validate() error method are asked), wrapping [ErrInvalidConfig].
+func (c *Config) Validate() error {
+	if c.PercentageOfNodesToScore < 0 || c.PercentageOfNodesToScore > 100 {
+		return fmt.Errorf("framework: percentageOfNodesToScore %d: want [0, 100]: %w", c.PercentageOfNodesToScore, ErrInvalidConfig)
+	}
+	if c.Parallelism < 0 {
+		return fmt.Errorf("framework: parallelism %d is negative: %w", c.Parallelism, ErrInvalidConfig)
+	}
+	for i, f := range c.Filters {
+		if f == nil {
+			return fmt.Errorf("framework: filters[%d] is nil: %w", i, ErrInvalidConfig)
+		}
+		if v, ok := f.(interface{ Validate() error }); ok {
+			if err := v.Validate(); err != nil {
+				return fmt.Errorf("framework: filters[%d]: %w", i, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Decision is the outcome of one scheduling cycle for one pod: the chosen
+// node, or a [Diagnosis] saying why there is none.
+type Decision struct {
+	// Pod is the pod scheduled.
+	Pod *snapshot.PodInfo
+	// Node is the chosen node's name; "" when the pod is unschedulable.
+	Node string
+	// Total is the chosen node's weighted total score.
+	Total int64
+	// Breakdown is the chosen node's per-scorer scores when
+	// Config.Breakdown is set, else nil.
+	Breakdown *score.Explanation
+	// Feasible is the number of nodes that passed the filters and were
+	// scored; Evaluated the number of nodes filtered (upstream's
+	// FeasibleNodes and EvaluatedNodes).
+	Feasible, Evaluated int
+	// Diagnosis is non-nil exactly when the pod fits no node.
+	Diagnosis *Diagnosis
+}
+
+// Scheduled reports whether a node was chosen.
+func (d *Decision) Scheduled() bool { return d.Diagnosis == nil && d.Node != "" }
+
+// Scheduler runs scheduling cycles: for one pod it prepares every filter
+// once, filters nodes (starting where the previous cycle stopped, as
+// upstream's nextStartNodeIndex, and stopping after
+// [NumFeasibleNodesToFind] feasible nodes), scores them with the profile,
+// and picks the highest total, breaking ties uniformly at random from the
+// seeded source.
+//
+// A Scheduler keeps that start index, the random source and scratch
+// buffers between cycles, so decisions depend on the sequence of pods it
+// has scheduled; it is not safe for concurrent use (use one per
+// goroutine). With Parallelism > 1 a cycle filters on that many goroutines,
+// all joined before it returns; decisions are the same as sequential.
+type Scheduler struct {
+	filters    []Filter
+	profile    *score.Profile
+	hasScoring bool
+	percentage int32
+	workers    int
+	breakdown  bool
+	rng        *rand.Rand
+
+	next     int                // upstream nextStartNodeIndex
+	narrowed bool               // this cycle's candidates are s.cands
+	snap     *snapshot.Snapshot // the cycle's cluster, if it is one
+	fork     *snapshot.Fork     // the cycle's cluster, if it is one
+
+	// per-cycle scratch
+	pfs      []PodFilter
+	pfNames  []string
+	cands    []*snapshot.NodeInfo
+	feasible []*snapshot.NodeInfo
+	totals   []int64
+	ws       []worker
+	chunks   []chunkResult
+}
+
+// New returns a Scheduler for cfg after [Config.Validate].
+func New(cfg Config) (*Scheduler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Scheduler{
+		filters:    cfg.Filters,
+		profile:    cfg.Profile,
+		percentage: cfg.PercentageOfNodesToScore,
+		workers:    max(cfg.Parallelism, 1),
+		breakdown:  cfg.Breakdown,
+		rng:        rand.New(rand.NewPCG(cfg.Seed, 0x5c4ed417)),
+	}
+	if s.filters == nil {
+		s.filters = DefaultFilters()
+	}
+	if s.profile == nil {
+		s.profile = score.DefaultProfile()
+	}
+	s.hasScoring = len(s.profile.Scorers()) > 0
+	s.ws = make([]worker, s.workers)
+	return s, nil
+}
+
+// SchedulePod runs one scheduling cycle for pod against cluster (a
+// [snapshot.Snapshot], a [snapshot.Fork], or a ledger's snapshot with its
+// holds) and returns the decision. It reserves nothing; see
+// [Scheduler.Schedule]. A pod that fits no node is a Decision with a
+// Diagnosis, not an error; errors are a filter's PreFilter or the
+// profile failing (wrapped, naming the plugin and pod).
+//
+// Cost: O(filters + scorers) per-pod preparation, then O(filtered nodes ×
+// per-node filter cost) and O(feasible nodes × per-node score cost); the
+// per-node work allocates nothing; scratch is reused between calls.
+//
+// Differences from upstream, none of which changes which nodes are
+// feasible: the nominated node (preemption) is not tried first; candidates
+// named by a PreFilter are visited in name order (upstream: map order); a
+// single feasible node is still scored (upstream skips scoring); ties are
+// broken uniformly from the seeded source (upstream v1.37 takes the top
+// of a heap, which without extenders favours no node in particular).
+func (s *Scheduler) SchedulePod(cluster score.Cluster, pod *snapshot.PodInfo) (Decision, error) {
+	if pod == nil {
+		return Decision{}, fmt.Errorf("framework: SchedulePod: pod is nil: %w", ErrInvalidPod)
+	}
+	d := Decision{Pod: pod}
+	numAll := cluster.NumNodes()
+	if numAll == 0 {
+		d.Diagnosis = &Diagnosis{}
+		return d, nil
+	}
+
+	// PreFilter: prepare every filter once, intersect candidate names.
+	s.pfs, s.pfNames = s.pfs[:0], s.pfNames[:0]
+	var names map[string]struct{}
+	var narrowing []string
+	for _, f := range s.filters {
+		res, err := f.PreFilter(pod)
+		if err != nil {
+			return d, fmt.Errorf("framework: filter %s: pod %s: %w", f.Name(), pod.Key(), err)
+		}
+		if res.Reject != "" {
+			d.Diagnosis = &Diagnosis{NumAllNodes: numAll, PreFilterMsg: res.Reject, UnschedulablePlugins: []string{f.Name()}}
+			return d, nil
+		}
+		if res.NodeNames != nil {
+			narrowing = append(narrowing, f.Name())
+			names = intersect(names, res.NodeNames)
+			if len(names) == 0 {
+				sort.Strings(narrowing)
+				msg := "node(s) didn't satisfy plugin(s) " + fmt.Sprint(narrowing) + " simultaneously"
+				if len(narrowing) == 1 {
+					msg = "node(s) didn't satisfy plugin " + narrowing[0]
+				}
+				d.Diagnosis = &Diagnosis{NumAllNodes: numAll, PreFilterMsg: msg, UnschedulablePlugins: narrowing}
+				return d, nil
+			}
+		}
+		if res.Filter != nil {
+			s.pfs = append(s.pfs, res.Filter)
+			s.pfNames = append(s.pfNames, f.Name())
+		}
+	}
+	defer clear(s.pfs) // drop per-pod state
+
+	// Candidates: every node, or the named ones that exist, in name order.
+	numCand := numAll
+	s.cands = s.cands[:0]
+	s.narrowed = narrowing != nil
+	if s.narrowed {
+		sorted := make([]string, 0, len(names))
+		for n := range names {
+			sorted = append(sorted, n)
+		}
+		slices.Sort(sorted)
+		for _, n := range sorted {
+			if ni := cluster.Get(n); ni != nil {
+				s.cands = append(s.cands, ni)
+			}
+		}
+		numCand = len(s.cands)
+		defer clear(s.cands)
+	}
+
+	numToFind := NumFeasibleNodesToFind(s.percentage, numCand)
+	if !s.hasScoring {
+		numToFind = min(numToFind, 1)
+	}
+	processed := s.filterNodes(cluster, numCand, numToFind)
+	s.next = (s.next + processed) % numAll
+	d.Feasible, d.Evaluated = len(s.feasible), processed
+	defer clear(s.feasible)
+
+	if len(s.feasible) == 0 {
+		d.Diagnosis = s.diagnose(numAll, numCand, narrowing)
+		return d, nil
+	}
+
+	if cap(s.totals) < len(s.feasible) {
+		s.totals = make([]int64, len(s.feasible))
+	}
+	totals := s.totals[:len(s.feasible)]
+	if err := s.profile.Score(pod, cluster, s.feasible, totals); err != nil {
+		return d, fmt.Errorf("framework: scoring pod %s: %w", pod.Key(), err)
+	}
+	best := s.selectHost(totals)
+	d.Node, d.Total = s.feasible[best].Name(), totals[best]
+	if s.breakdown {
+		e, err := s.profile.Explain(pod, cluster, s.feasible, best)
+		if err != nil {
+			return d, fmt.Errorf("framework: explaining pod %s: %w", pod.Key(), err)
+		}
+		d.Breakdown = e
+	}
+	return d, nil
+}
+
+// intersect returns the names of list that are in set (all of list if set
+// is nil), as a new set.
+func intersect(set map[string]struct{}, list []string) map[string]struct{} {
+	out := make(map[string]struct{}, len(list))
+	for _, n := range list {
+		if _, ok := set[n]; ok || set == nil {
+			out[n] = struct{}{}
+		}
+	}
+	return out
+}
+
+// selectHost returns the index of a highest total, chosen uniformly among
+// ties with one draw from the seeded source (the distribution of
+// upstream's former reservoir sampling, selectHost before v1.33). O(n).
+func (s *Scheduler) selectHost(totals []int64) int {
+	best, ties := 0, 1
+	for i := 1; i < len(totals); i++ {
+		switch t := totals[i]; {
+		case t > totals[best]:
+			best, ties = i, 1
+		case t == totals[best]:
+			ties++
+		}
+	}
+	if ties == 1 {
+		return best
+	}
+	k := s.rng.IntN(ties)
+	top := totals[best]
+	for i := best; ; i++ {
+		if totals[i] == top {
+			if k == 0 {
+				return i
+			}
+			k--
+		}
+	}
+}
+
+// chunk is how many consecutive candidates one worker filters at a time.
+const chunk = 128
+
+// worker is one filtering goroutine's scratch: the reasons of the nodes it
+// rejected and the nodes it accepted (with their positions in visiting
+// order), for all the chunks it processed, back to back.
+type worker struct {
+	reasons  []Reason
+	feasible []*snapshot.NodeInfo
+	pos      []int32
+}
+
+// chunkResult locates one chunk's output in its worker's buffers.
+type chunkResult struct {
+	w      int32
+	rs, re int32 // reasons[rs:re]
+	fs, fe int32 // feasible[fs:fe], pos[fs:fe]
+}
+
+// nodeAt returns candidate i (an index into the candidates, not a
+// visiting position). The snapshot and fork cases avoid an interface call.
+func (s *Scheduler) nodeAt(cluster score.Cluster, i int) *snapshot.NodeInfo {
+	switch {
+	case s.narrowed:
+		return s.cands[i]
+	case s.snap != nil:
+		return s.snap.Node(i)
+	case s.fork != nil:
+		return s.fork.Node(i)
+	}
+	return cluster.Node(i)
+}
+
+// filterNodes fills s.feasible with the first numToFind feasible
+// candidates in visiting order (candidate (next+pos) mod numCand at
+// position pos) and returns how many candidates were filtered up to and
+// including the last of them (all, if fewer are feasible). Workers filter
+// chunks of positions in order and stop taking new chunks once enough
+// feasible nodes are known, so the result is the sequential one whatever
+// the parallelism.
+func (s *Scheduler) filterNodes(cluster score.Cluster, numCand, numToFind int) int {
+	s.feasible = s.feasible[:0]
+	if numCand == 0 || numToFind == 0 {
+		return 0
+	}
+	s.snap, s.fork = nil, nil
+	switch c := cluster.(type) {
+	case *snapshot.Snapshot:
+		s.snap = c
+	case *snapshot.Fork:
+		s.fork = c
+	}
+	defer func() { s.snap, s.fork = nil, nil }()
+	numChunks := (numCand + chunk - 1) / chunk
+	if cap(s.chunks) < numChunks {
+		s.chunks = make([]chunkResult, numChunks)
+	}
+	chunks := s.chunks[:numChunks]
+	for i := range s.ws {
+		wk := &s.ws[i]
+		wk.reasons, wk.feasible, wk.pos = wk.reasons[:0], wk.feasible[:0], wk.pos[:0]
+	}
+	var nextChunk, found atomic.Int64
+	run := func(w int, sequential bool) {
+		wk := &s.ws[w]
+		for found.Load() < int64(numToFind) {
+			c := int(nextChunk.Add(1) - 1)
+			if c >= numChunks {
+				return
+			}
+			cr := chunkResult{w: int32(w), rs: int32(len(wk.reasons)), fs: int32(len(wk.feasible))}
+			start, end := c*chunk, min((c+1)*chunk, numCand)
+			limit := numToFind // a chunk alone never needs more
+			if sequential {
+				limit -= int(found.Load())
+			}
+			idx := (s.next + start) % numCand
+			n := 0
+			for pos := start; pos < end && n < limit; pos++ {
+				ni := s.nodeAt(cluster, idx)
+				if idx++; idx == numCand {
+					idx = 0
+				}
+				if s.filterNode(ni, wk) {
+					wk.feasible = append(wk.feasible, ni)
+					wk.pos = append(wk.pos, int32(pos))
+					n++
+				}
+			}
+			cr.re, cr.fe = int32(len(wk.reasons)), int32(len(wk.feasible))
+			chunks[c] = cr
+			found.Add(int64(n))
+		}
+	}
+	workers := min(s.workers, numChunks)
+	if workers <= 1 {
+		run(0, true)
+	} else {
+		var wg sync.WaitGroup
+		for w := 1; w < workers; w++ {
+			wg.Add(1)
+			go func() { defer wg.Done(); run(w, false) }()
+		}
+		run(0, false)
+		wg.Wait()
+	}
+
+	// The workers' buffers hold this cycle's nodes until the next one;
+	// drop them so a finished snapshot can be collected.
+	defer func() {
+		for i := range s.ws {
+			clear(s.ws[i].feasible)
+		}
+	}()
+	claimed := min(int(nextChunk.Load()), numChunks)
+	for c := range claimed {
+		cr := chunks[c]
+		wk := &s.ws[cr.w]
+		take := min(int(cr.fe-cr.fs), numToFind-len(s.feasible))
+		s.feasible = append(s.feasible, wk.feasible[cr.fs:int(cr.fs)+take]...)
+		if len(s.feasible) == numToFind {
+			return int(wk.pos[int(cr.fs)+take-1]) + 1
+		}
+	}
+	return numCand
+}
+
+// filterNode runs the prepared filters on ni; on the first failure it
+// labels the reasons the filter appended to wk.reasons and reports false.
+func (s *Scheduler) filterNode(ni *snapshot.NodeInfo, wk *worker) bool {
+	n0 := len(wk.reasons)
+	for j, f := range s.pfs {
+		wk.reasons = f.Filter(ni, wk.reasons)
+		if len(wk.reasons) > n0 {
+			name := s.pfNames[j]
+			for k := n0; k < len(wk.reasons); k++ {
+				wk.reasons[k].Plugin, wk.reasons[k].Node = name, ni.Name()
+			}
+			return false
+		}
+	}
+	return true
+}
+
+// diagnose collects the reasons of a cycle that found no feasible node
+// (every candidate was filtered, so every chunk is complete).
+func (s *Scheduler) diagnose(numAll, numCand int, narrowing []string) *Diagnosis {
+	d := &Diagnosis{NumAllNodes: numAll}
+	n := 0
+	for c := range (numCand + chunk - 1) / chunk {
+		cr := s.chunks[c]
+		n += int(cr.re - cr.rs)
+	}
+	d.Reasons = make([]Reason, 0, n)
+	plugins := map[string]bool{}
+	for c := range (numCand + chunk - 1) / chunk {
+		cr := s.chunks[c]
+		rs := s.ws[cr.w].reasons[cr.rs:cr.re]
+		d.Reasons = append(d.Reasons, rs...)
+		for i := range rs {
+			plugins[rs[i].Plugin] = true
+		}
+	}
+	if narrowing != nil {
+		sorted := slices.Clone(narrowing)
+		sort.Strings(sorted)
+		d.NotCandidates = numAll - numCand
+		d.NotCandidate = Reason{Code: CodeNotCandidate, Unresolvable: true,
+			Text: "node(s) didn't satisfy plugin(s) [" + strings.Join(sorted, " ") + "]"}
+		for _, p := range narrowing {
+			plugins[p] = true
+		}
+	}
+	for p := range plugins {
+		d.UnschedulablePlugins = append(d.UnschedulablePlugins, p)
+	}
+	sort.Strings(d.UnschedulablePlugins)
+	return d
+}
+
+// Schedule runs one cycle for pod against ledger.Snapshot() (bound pods
+// plus the ledger's holds) and, if a node is chosen, holds the pod there
+// with ledger.Reserve — upstream's scheduling cycle up to Reserve. The
+// caller then binds and calls ledger.Confirm, or ledger.Unreserve if the
+// bind fails (see [Loop]).
+//
+// If the ledger refuses the hold because another reserver took the
+// capacity since the snapshot, the Decision carries a Diagnosis with the
+// ledger's reasons for that node (NodeResourcesFit reasons); scheduling the
+// pod again sees the new state. Errors: those of SchedulePod, and the
+// ledger's (unknown node, pod held elsewhere), wrapped.
+func (s *Scheduler) Schedule(ledger *reserve.Ledger, pod *snapshot.PodInfo) (Decision, error) {
+	snap := ledger.Snapshot()
+	d, err := s.SchedulePod(snap, pod)
+	if err != nil || !d.Scheduled() {
+		return d, err
+	}
+	unfit, err := ledger.Reserve(pod, d.Node)
+	if err != nil {
+		return d, fmt.Errorf("framework: reserving pod %s on node %s: %w", pod.Key(), d.Node, err)
+	}
+	if unfit != nil {
+		diag := &Diagnosis{NumAllNodes: snap.NumNodes(), UnschedulablePlugins: []string{NodeResourcesFitName}}
+		for _, in := range unfit {
+			r := Reason{Plugin: NodeResourcesFitName, Node: d.Node, Code: CodeInsufficientResource, Resource: in.Resource,
+				Requested: in.Requested, Used: in.Used, Capacity: in.Capacity, Unresolvable: in.Requested > in.Capacity}
+			if in.Resource == snapshot.Pods {
+				r.Code = CodeTooManyPods
+			}
+			diag.Reasons = append(diag.Reasons, r)
+		}
+		d.Node, d.Total, d.Breakdown, d.Diagnosis = "", 0, nil, diag
+	}
+	return d, nil
+}

@@ -1,0 +1,220 @@
+package framework
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/schedkit/schedkit/reserve"
+	"github.com/schedkit/schedkit/snapshot"
+)
+
+// BindFunc binds a scheduled pod to d.Node — typically a Binding POST to
+// the API server, or in a simulator an update of its own state. It runs
+// in the goroutine that called [Loop.ScheduleOne] or [Loop.ScheduleAll]
+// and should honour ctx.
+type BindFunc func(ctx context.Context, d Decision) error
+
+// Attempt is one pod's pass through a [Loop]: the scheduling decision and,
+// if the pod was scheduled, how the bind went.
+type Attempt struct {
+	Decision
+	// BindErr is the BindFunc's error; the hold was then released and the
+	// pod requeued. nil when the bind succeeded or the pod was not
+	// scheduled.
+	BindErr error
+}
+
+// Bound reports whether the pod was scheduled and bound.
+func (a *Attempt) Bound() bool { return a.Scheduled() && a.BindErr == nil }
+
+// Loop is a minimal scheduler loop over a [reserve.Ledger]: a queue of
+// pending pods ordered by priority, then arrival (upstream's PrioritySort
+// queue-sort plugin: higher spec.priority first, earlier first among
+// equals), and for each pod a scheduling cycle ([Scheduler.Schedule]),
+// the caller's Bind, then ledger.Confirm on success or ledger.Unreserve
+// and a requeue on failure.
+//
+// A pod that fits nowhere is set aside (upstream's unschedulable pool)
+// until [Loop.Requeue] — call it when the cluster changed. Arrival is a
+// counter, not a clock: the Loop reads no time.
+//
+// Not safe for concurrent use. The ledger may be fed informer events
+// concurrently (it has its own lock).
+type Loop struct {
+	sched  *Scheduler
+	ledger *reserve.Ledger
+	bind   BindFunc
+
+	queue         podQueue
+	queued        map[snapshot.PodKey]bool
+	unschedulable []*snapshot.PodInfo
+	seq           uint64
+}
+
+// NewLoop returns a loop scheduling with s, holding capacity in ledger and
+// binding with bind (nil: binding always succeeds, as in a simulator that
+// keeps its state in the ledger).
+func NewLoop(s *Scheduler, ledger *reserve.Ledger, bind BindFunc) *Loop {
+	return &Loop{sched: s, ledger: ledger, bind: bind, queued: map[snapshot.PodKey]bool{}}
+}
+
+// Add parses pod and queues it; see [Loop.AddPodInfo].
+func (l *Loop) Add(pod *v1.Pod) error {
+	pi, err := snapshot.NewPodInfo(pod)
+	if err != nil {
+		return err
+	}
+	return l.AddPodInfo(pi)
+}
+
+// AddPodInfo queues a pending pod. A pod already queued or set aside as
+// unschedulable is an error wrapping [ErrInvalidPod]. O(log n).
+func (l *Loop) AddPodInfo(pi *snapshot.PodInfo) error {
+	if pi == nil {
+		return fmt.Errorf("framework: Loop.AddPodInfo: pod is nil: %w", ErrInvalidPod)
+	}
+	if l.queued[pi.Key()] {
+		return fmt.Errorf("framework: pod %s is already queued: %w", pi.Key(), ErrInvalidPod)
+	}
+	l.queued[pi.Key()] = true
+	l.push(pi)
+	return nil
+}
+
+func (l *Loop) push(pi *snapshot.PodInfo) {
+	var prio int32
+	if p := pi.Pod().Spec.Priority; p != nil {
+		prio = *p
+	}
+	heap.Push(&l.queue, queuedPod{pi: pi, priority: prio, seq: l.seq})
+	l.seq++
+}
+
+// Len is the number of pods waiting in the queue (not counting the
+// unschedulable ones).
+func (l *Loop) Len() int { return len(l.queue) }
+
+// Unschedulable returns the pods set aside because they fit nowhere, in
+// the order they failed. The slice is the caller's.
+func (l *Loop) Unschedulable() []*snapshot.PodInfo {
+	return append([]*snapshot.PodInfo(nil), l.unschedulable...)
+}
+
+// Requeue moves every unschedulable pod back into the queue (upstream's
+// MoveAllToActiveOrBackoffQueue after a cluster event); it returns how
+// many.
+func (l *Loop) Requeue() int {
+	n := len(l.unschedulable)
+	for _, pi := range l.unschedulable {
+		l.push(pi)
+	}
+	clear(l.unschedulable)
+	l.unschedulable = l.unschedulable[:0]
+	return n
+}
+
+// ScheduleOne takes the first pod of the queue through one cycle and its
+// bind. ok is false when the queue was empty. err is ctx's error (nothing
+// was taken from the queue) or a scheduling error (a filter or scorer
+// failed, the ledger refused the pod); the pod is then requeued.
+func (l *Loop) ScheduleOne(ctx context.Context) (a Attempt, ok bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return Attempt{}, false, err
+	}
+	if len(l.queue) == 0 {
+		return Attempt{}, false, nil
+	}
+	pi := heap.Pop(&l.queue).(queuedPod).pi
+	a, retry, err := l.attempt(ctx, pi)
+	if retry {
+		l.push(pi)
+	}
+	return a, true, err
+}
+
+// attempt schedules and binds pi; retry reports that it should be queued
+// again.
+func (l *Loop) attempt(ctx context.Context, pi *snapshot.PodInfo) (a Attempt, retry bool, err error) {
+	d, err := l.sched.Schedule(l.ledger, pi)
+	a.Decision = d
+	if err != nil {
+		return a, true, err
+	}
+	if !d.Scheduled() {
+		l.unschedulable = append(l.unschedulable, pi)
+		return a, false, nil
+	}
+	if l.bind != nil {
+		a.BindErr = l.bind(ctx, d)
+	}
+	if a.BindErr != nil {
+		l.ledger.Unreserve(pi.Key())
+		return a, true, nil
+	}
+	delete(l.queued, pi.Key())
+	// ErrNotHeld means the informer already reported the pod bound and
+	// then deleted: nothing is held either way.
+	_ = l.ledger.Confirm(pi.Key())
+	return a, false, nil
+}
+
+// ScheduleAll takes every pod queued at the call through one cycle and its
+// bind, in queue order, and returns the attempts in that order. Pods whose
+// bind failed go back into the queue after the pass (so each pod is tried
+// at most once per call); unschedulable pods are set aside. It stops early
+// when ctx is done (returning ctx's error) or at a scheduling error (the
+// pod is requeued).
+func (l *Loop) ScheduleAll(ctx context.Context) ([]Attempt, error) {
+	var out []Attempt
+	var retry []*snapshot.PodInfo
+	defer func() {
+		for _, pi := range retry {
+			l.push(pi)
+		}
+	}()
+	for len(l.queue) > 0 {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		pi := heap.Pop(&l.queue).(queuedPod).pi
+		a, again, err := l.attempt(ctx, pi)
+		if again {
+			retry = append(retry, pi)
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// queuedPod is a queue entry; seq is the arrival number.
+type queuedPod struct {
+	pi       *snapshot.PodInfo
+	priority int32
+	seq      uint64
+}
+
+// podQueue is a heap ordered by priority (high first), then arrival.
+type podQueue []queuedPod
+
+func (q podQueue) Len() int { return len(q) }
+func (q podQueue) Less(i, j int) bool {
+	if q[i].priority != q[j].priority {
+		return q[i].priority > q[j].priority
+	}
+	return q[i].seq < q[j].seq
+}
+func (q podQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *podQueue) Push(x any)   { *q = append(*q, x.(queuedPod)) }
+func (q *podQueue) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	old[len(old)-1] = queuedPod{}
+	*q = old[:len(old)-1]
+	return x
+}
