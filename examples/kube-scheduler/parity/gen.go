@@ -434,8 +434,14 @@ func (g *Gen) term(nodes []*v1.Node) v1.NodeSelectorTerm {
 		if g.chance(0.25) {
 			op = v1.NodeSelectorOpNotIn
 		}
-		if len(vals) == 1 || g.chance(0.8) {
-			t.MatchFields = append(t.MatchFields, v1.NodeSelectorRequirement{Key: "metadata.name", Operator: op, Values: vals})
+		// API validation allows exactly one value for a metadata.name field
+		// selector; an empty vals draws a name no node has.
+		name := "gone-node"
+		if len(vals) > 0 {
+			name = vals[g.r.IntN(len(vals))]
+		}
+		if k == 0 || g.chance(0.8) {
+			t.MatchFields = append(t.MatchFields, v1.NodeSelectorRequirement{Key: "metadata.name", Operator: op, Values: []string{name}})
 		}
 	}
 	return t

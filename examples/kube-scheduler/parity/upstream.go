@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -222,44 +223,57 @@ type Verdict struct {
 
 func (v Verdict) String() string { return fmt.Sprintf("%s%q", v.Code, v.Reasons) }
 
+// FilterResult is the outcome of one filter plugin on every loaded node.
+type FilterResult struct {
+	// Verdicts are in the order the nodes were given to Load.
+	Verdicts []Verdict
+	// NodeNames is the PreFilterResult's node set, sorted; nil when the
+	// PreFilter did not narrow the candidates.
+	NodeNames []string
+}
+
 // Filter runs pl as the framework does for one plugin: PreFilter (Skip means
 // the plugin's Filter is not run, so every node passes; an Unschedulable*
 // status rejects every node), then Filter on each loaded node. A
-// PreFilterResult narrowing the node set is not applied here: the plugin's
-// own Filter verdict is what is compared. An Error status is an error.
-func (u *Upstream) Filter(ctx context.Context, pl fwk.Plugin, pod *v1.Pod) ([]Verdict, error) {
+// PreFilterResult narrowing the node set is reported in NodeNames but not
+// applied: the plugin's own Filter verdict is given for every node. An Error
+// status is an error.
+func (u *Upstream) Filter(ctx context.Context, pl fwk.Plugin, pod *v1.Pod) (FilterResult, error) {
 	fp, ok := pl.(fwk.FilterPlugin)
 	if !ok {
-		return nil, fmt.Errorf("parity: %s is not a filter plugin", pl.Name())
+		return FilterResult{}, fmt.Errorf("parity: %s is not a filter plugin", pl.Name())
 	}
 	infos, err := u.nodeInfos()
 	if err != nil {
-		return nil, err
+		return FilterResult{}, err
 	}
-	out := make([]Verdict, len(infos))
+	res := FilterResult{Verdicts: make([]Verdict, len(infos))}
 	state := framework.NewCycleState()
 	if pre, ok := pl.(fwk.PreFilterPlugin); ok {
-		_, st := pre.PreFilter(ctx, state, pod, infos)
+		r, st := pre.PreFilter(ctx, state, pod, infos)
 		switch {
 		case st.IsSkip():
-			return out, nil
+			return res, nil
 		case st.Code() == fwk.Error:
-			return nil, fmt.Errorf("parity: %s PreFilter: %w", pl.Name(), st.AsError())
+			return FilterResult{}, fmt.Errorf("parity: %s PreFilter: %w", pl.Name(), st.AsError())
 		case !st.IsSuccess():
-			for i := range out {
-				out[i] = verdict(st)
+			for i := range res.Verdicts {
+				res.Verdicts[i] = verdict(st)
 			}
-			return out, nil
+			return res, nil
+		}
+		if r != nil && !r.AllNodes() {
+			res.NodeNames = sets.List(r.NodeNames)
 		}
 	}
 	for i, ni := range infos {
 		st := fp.Filter(ctx, state, pod, ni)
 		if st.Code() == fwk.Error {
-			return nil, fmt.Errorf("parity: %s Filter(%s): %w", pl.Name(), ni.Node().Name, st.AsError())
+			return FilterResult{}, fmt.Errorf("parity: %s Filter(%s): %w", pl.Name(), ni.Node().Name, st.AsError())
 		}
-		out[i] = verdict(st)
+		res.Verdicts[i] = verdict(st)
 	}
-	return out, nil
+	return res, nil
 }
 
 func verdict(st *fwk.Status) Verdict {

@@ -115,22 +115,22 @@ func TestUpstreamFilterVerdicts(t *testing.T) {
 	fit, err := u.Filter(ctx, u.MustPlugin(ctx, names.NodeResourcesFit, nil), p)
 	require.NoError(t, err)
 	// 1000m > 500m allocatable: unresolvable (larger than the whole node).
-	assert.Equal(t, Verdict{Code: fwk.UnschedulableAndUnresolvable, Reasons: []string{"Insufficient cpu"}}, fit[0])
-	assert.Equal(t, Verdict{Code: fwk.Success}, fit[1])
+	assert.Equal(t, Verdict{Code: fwk.UnschedulableAndUnresolvable, Reasons: []string{"Insufficient cpu"}}, fit.Verdicts[0])
+	assert.Equal(t, Verdict{Code: fwk.Success}, fit.Verdicts[1])
 
 	unsched, err := u.Filter(ctx, u.MustPlugin(ctx, names.NodeUnschedulable, nil), p)
 	require.NoError(t, err)
-	assert.Equal(t, fwk.UnschedulableAndUnresolvable, unsched[1].Code)
-	assert.Equal(t, fwk.Success, unsched[0].Code)
+	assert.Equal(t, fwk.UnschedulableAndUnresolvable, unsched.Verdicts[1].Code)
+	assert.Equal(t, fwk.Success, unsched.Verdicts[0].Code)
 
 	taint, err := u.Filter(ctx, u.MustPlugin(ctx, names.TaintToleration, nil), p)
 	require.NoError(t, err)
-	assert.Equal(t, Verdict{Code: fwk.UnschedulableAndUnresolvable, Reasons: []string{"node(s) had untolerated taint(s)"}}, taint[2])
+	assert.Equal(t, Verdict{Code: fwk.UnschedulableAndUnresolvable, Reasons: []string{"node(s) had untolerated taint(s)"}}, taint.Verdicts[2])
 
 	// NodePorts skips a pod without host ports at PreFilter: all pass.
 	ports, err := u.Filter(ctx, u.MustPlugin(ctx, names.NodePorts, nil), p)
 	require.NoError(t, err)
-	for i, v := range ports {
+	for i, v := range ports.Verdicts {
 		assert.Equal(t, fwk.Success, v.Code, "node %d", i)
 	}
 }
