@@ -189,5 +189,5 @@ func (p *balancedPod) Explain(n *snapshot.NodeInfo) string {
 		fmt.Fprintf(&b, "%s %d→%d/%d", resourceLabel(r.id), used, addSat(used, r.podReq), alloc)
 	}
 	with, without := p.balance(n, true), p.balance(n, false)
-	return fmt.Sprintf("BalancedAllocation %s; balance %d→%d; 50+(50+%d-%d)/2=%d", b.String(), without, with, with, without, balancedScore(with, without))
+	return fmt.Sprintf("%s; balance %d→%d; 50+(50+%d-%d)/2=%d", b.String(), without, with, with, without, balancedScore(with, without))
 }

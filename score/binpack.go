@@ -104,5 +104,5 @@ func (p *binPackPod) Explain(n *snapshot.NodeInfo) string {
 	d := explainResources(p.res, n, func(r *podRes, alloc, used int64) string {
 		return fmt.Sprintf("(%d+%d)×%d/%d=%.4g", r.podReq, used, r.weight, alloc, binPackPart(r.podReq, used, alloc, r.weight))
 	})
-	return fmt.Sprintf("BinPack %s; /%d×100=%d", d, p.weightSum, p.score(n))
+	return fmt.Sprintf("%s; /%d×100=%d", d, p.weightSum, p.score(n))
 }

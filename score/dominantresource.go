@@ -109,5 +109,5 @@ func (p *drfPod) Explain(n *snapshot.NodeInfo) string {
 	d := explainResources(p.res, n, func(r *podRes, alloc, used int64) string {
 		return fmt.Sprintf("%d/(%d-%d)=%.4g ×%d", r.podReq, alloc, used, share(r.podReq, alloc, used), r.weight)
 	})
-	return fmt.Sprintf("DominantResource %s; score %d", d, p.score(n))
+	return fmt.Sprintf("%s; score %d", d, p.score(n))
 }

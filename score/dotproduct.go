@@ -113,5 +113,5 @@ func (p *dotPod) Explain(n *snapshot.NodeInfo) string {
 	d := explainResources(p.res, n, func(r *podRes, alloc, used int64) string {
 		return fmt.Sprintf("%d/%d×free %d/%d=%.4g ×%d", r.podReq, alloc, max(0, alloc-used), alloc, alignTerm(r.podReq, alloc, used), r.weight)
 	})
-	return fmt.Sprintf("DotProduct %s; alignment %.4g; score %d", d, p.alignment(n), p.score(n))
+	return fmt.Sprintf("%s; alignment %.4g; score %d", d, p.alignment(n), p.score(n))
 }

@@ -122,3 +122,32 @@ var (
 	defaultResources    = []score.ResourceSpec{{Name: v1.ResourceCPU, Weight: 1}, {Name: v1.ResourceMemory, Weight: 1}}
 	extendedResourceSet = []score.ResourceSpec{{Name: v1.ResourceCPU, Weight: 1}, {Name: v1.ResourceMemory, Weight: 1}, {Name: extendedRes, Weight: 1}}
 )
+
+// withInit is a pod with one plain init container and one container, each
+// requesting only cpu.
+func withInit(initCPU, cpu string) *v1.Pod {
+	return snapshottest.MakePod("").Init("cpu", initCPU).Req("cpu", cpu).Obj()
+}
+
+// gpuAndCPUOnlyNodes are two nodes alike but for 8 GPUs on the first, for
+// the "a pod requesting no GPU is not penalised on GPU-less nodes" cases.
+func gpuAndCPUOnlyNodes() []*v1.Node {
+	return []*v1.Node{node("gpu", "cpu", "8", "memory", "16Gi", "nvidia.com/gpu", "8"), node("cpu-only", "cpu", "8", "memory", "16Gi")}
+}
+
+// withGPU is cpu, memory and nvidia.com/gpu, weight 1 each.
+var withGPU = []score.ResourceSpec{{Name: "cpu"}, {Name: "memory"}, {Name: "nvidia.com/gpu"}}
+
+// initHeavy is the init-heavy case for a cpu-only scorer: init
+// container 3000m, container 100m (effective request 3000m), on a node with
+// 1000m of 8000m used; want is the scorer's result.
+func initHeavy(want int64) resourceCase {
+	return resourceCase{
+		name:      "init-heavy pod",
+		pod:       withInit("3000m", "100m"),
+		nodes:     []*v1.Node{node("n", "cpu", "8", "memory", "16Gi")},
+		existing:  []*v1.Pod{pod("n", req("cpu", "1000m"))},
+		resources: []score.ResourceSpec{{Name: "cpu"}},
+		want:      []int64{want},
+	}
+}

@@ -157,5 +157,5 @@ func (p *imagePod) Explain(n *snapshot.NodeInfo) string {
 		}
 	}
 	sum := p.sum(n)
-	return fmt.Sprintf("ImageLocality %ssum %d of %d images; score %d", b.String(), sum, p.count, p.priority(sum))
+	return fmt.Sprintf("%ssum %d of %d images; score %d", b.String(), sum, p.count, p.priority(sum))
 }

@@ -20,9 +20,16 @@ const NodeResourcesFitName = "NodeResourcesFit"
 // with integer (truncating) division, a resource's part 0 when
 // requested_r > allocatable_r, and requested_r = the node's requests plus
 // the pod's. For cpu and memory both sides count a container without a
-// request as 100m / 200 MiB (pod: [snapshot.PodRequests].Scoring; node:
-// [snapshot.NodeInfo.NonZeroRequested]); other resources use real
-// requests. A resource the node has no allocatable of, or a scalar
+// request as 100m / 200 MiB (node: [snapshot.NodeInfo.NonZeroRequested]);
+// other resources use the node's real requests.
+//
+// The pod side is upstream's exactly, quirk included: v1.37.2 builds the
+// NodeResourcesFit strategy scorers without the feature flags, so they
+// read the containers' spec requests (init containers and sidecars
+// included, missing cpu/memory as 100m/200Mi) plus overhead and ignore
+// pod-level spec.resources and in-place-resize status — unlike the fit
+// filter, BalancedAllocation and the node side. For a pod with neither
+// this is [snapshot.PodRequests].Scoring. A resource the node has no allocatable of, or a scalar
 // resource (GPU, hugepages, ...) the pod does not request, is left out of
 // both sums, so a pod that requests no GPU is not penalised on GPU-less
 // nodes. No resource left: score 0.

@@ -184,12 +184,9 @@ func TestLeastAllocated(t *testing.T) {
 		{
 			// GPU not requested: skipped on both nodes, so the GPU-less node is not penalised.
 			// CPU (8000-2000)*100/8000 = 75; memory (16Gi-4Gi)*100/16Gi = 75; 75 on both.
-			name: "pod requesting no GPU on GPU and GPU-less nodes",
-			pod:  pod("", req("cpu", "2", "memory", "4Gi")),
-			nodes: []*v1.Node{
-				node("gpu", "cpu", "8", "memory", "16Gi", "nvidia.com/gpu", "8"),
-				node("cpu-only", "cpu", "8", "memory", "16Gi"),
-			},
+			name:      "pod requesting no GPU on GPU and GPU-less nodes",
+			pod:       pod("", req("cpu", "2", "memory", "4Gi")),
+			nodes:     gpuAndCPUOnlyNodes(),
 			resources: []score.ResourceSpec{{Name: "cpu"}, {Name: "memory"}, {Name: "nvidia.com/gpu", Weight: 5}},
 			want:      []int64{75, 75},
 		},
@@ -218,6 +215,15 @@ func TestLeastAllocated(t *testing.T) {
 			pod:       pod("", req("cpu", "1000")),
 			nodes:     []*v1.Node{node("n", "cpu", "4000", "memory", "10000", "pods", "110", "ephemeral-storage", "100Gi")},
 			resources: []score.ResourceSpec{{Name: "cpu"}, {Name: "pods"}, {Name: "ephemeral-storage"}},
+			want:      []int64{87},
+		},
+		{
+			// Upstream's quirk: the strategy scorers ignore pod-level requests (4 cpu here)
+			// and read the containers: (8000-1000)*100/8000 = 87.
+			name:      "pod-level requests are ignored, as upstream v1.37.2",
+			pod:       snapshottest.MakePod("p").Req("cpu", "1").PodRequests("cpu", "4").Obj(),
+			nodes:     []*v1.Node{node("n", "cpu", "8", "memory", "16Gi")},
+			resources: []score.ResourceSpec{{Name: "cpu"}},
 			want:      []int64{87},
 		},
 		{

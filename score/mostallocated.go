@@ -14,8 +14,9 @@ import (
 //	score = Σ_r weight_r × min(requested_r, allocatable_r) × 100 / allocatable_r  /  Σ_r weight_r
 //
 // with integer (truncating) division and requested_r = the node's requests
-// plus the pod's. Which resources count, and the cpu/memory non-zero
-// defaults, are as for [LeastAllocated]. Exact, saturating where upstream
+// plus the pod's. Which resources count, the cpu/memory non-zero
+// defaults and the pod side (upstream's quirk included) are as for
+// [LeastAllocated]. Exact, saturating where upstream
 // would overflow; O(resources) per node, allocates nothing; safe for
 // concurrent use.
 type MostAllocated struct {

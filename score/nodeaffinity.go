@@ -302,5 +302,5 @@ func (p *affinityPod) Explain(n *snapshot.NodeInfo) string {
 			s += p.terms[j].weight
 		}
 	}
-	return fmt.Sprintf("NodeAffinity %ssum %d of %d terms", b.String(), s, len(p.terms))
+	return fmt.Sprintf("%ssum %d of %d terms", b.String(), s, len(p.terms))
 }

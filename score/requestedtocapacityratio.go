@@ -57,9 +57,15 @@ func (a *RequestedToCapacityRatioArgs) compile() (*RequestedToCapacityRatio, err
 			return nil, fmt.Errorf("score: %s: shape[%d].score: %d not in [0, %d]: %w", who, i, p.Score, MaxCustomPriorityScore, ErrInvalidConfig)
 		}
 	}
-	s := &RequestedToCapacityRatio{res: rs, shape: append([]UtilizationShapePoint(nil), a.Shape...)}
+	// Upstream scales the scores by MaxScore/MaxCustomPriorityScore before
+	// building the function (requestedToCapacityRatioScorer).
+	shape := make([]shapePoint, len(a.Shape))
+	for i, p := range a.Shape {
+		shape[i] = shapePoint{int64(p.Utilization), int64(p.Score) * (MaxScore / MaxCustomPriorityScore)}
+	}
+	s := &RequestedToCapacityRatio{res: rs}
 	for u := range s.table {
-		s.table[u] = s.brokenLinear(int64(u))
+		s.table[u] = brokenLinear(shape, int64(u))
 	}
 	return s, nil
 }
@@ -76,14 +82,14 @@ func (a *RequestedToCapacityRatioArgs) compile() (*RequestedToCapacityRatio, err
 //	score   = round( Σ_r weight_r × f(u_r) / Σ_r weight_r )   over the r with f(u_r) > 0
 //
 // (math.Round of the float64 quotient, as upstream). Which resources
-// count and the cpu/memory non-zero defaults are as for [LeastAllocated].
+// count, the cpu/memory non-zero defaults and the pod side are as for
+// [LeastAllocated].
 // f is tabulated for u in [0, 100] at construction, so a resource costs a
 // division and a table load. O(resources) per node, allocates nothing;
 // safe for concurrent use.
 type RequestedToCapacityRatio struct {
 	res   []resource
-	shape []UtilizationShapePoint
-	table [101]int64
+	table [101]int64 // f(u) for u in [0, 100]
 }
 
 var _ Scorer = (*RequestedToCapacityRatio)(nil)
@@ -94,22 +100,23 @@ func NewRequestedToCapacityRatio(args RequestedToCapacityRatioArgs) (*RequestedT
 	return args.compile()
 }
 
-// brokenLinear is upstream's BuildBrokenLinearFunction over the shape with
-// scores scaled by MaxScore/MaxCustomPriorityScore.
-func (s *RequestedToCapacityRatio) brokenLinear(p int64) int64 {
-	const scale = MaxScore / MaxCustomPriorityScore
-	sh := s.shape
-	for i := range sh {
-		if p <= int64(sh[i].Utilization) {
+// shapePoint is a shape point with the score already scaled.
+type shapePoint struct{ utilization, score int64 }
+
+// brokenLinear is upstream's helper.BuildBrokenLinearFunction evaluated at
+// p: shape[0].score below the first point, the last score above the last,
+// linear in between with integer (truncating) division.
+func brokenLinear(shape []shapePoint, p int64) int64 {
+	for i := range shape {
+		if p <= shape[i].utilization {
 			if i == 0 {
-				return int64(sh[0].Score) * scale
+				return shape[0].score
 			}
-			u0, u1 := int64(sh[i-1].Utilization), int64(sh[i].Utilization)
-			s0, s1 := int64(sh[i-1].Score)*scale, int64(sh[i].Score)*scale
-			return s0 + (s1-s0)*(p-u0)/(u1-u0)
+			a, b := shape[i-1], shape[i]
+			return a.score + (b.score-a.score)*(p-a.utilization)/(b.utilization-a.utilization)
 		}
 	}
-	return int64(sh[len(sh)-1].Score) * scale
+	return shape[len(shape)-1].score
 }
 
 // Name returns [NodeResourcesFitName].

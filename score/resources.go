@@ -105,15 +105,15 @@ type podRes struct {
 // (noderesources/resource_allocation.go calculateNodeAllocatableRequest): a
 // scalar resource the pod does not request, and a resource never found in
 // allocatable, are dropped. scoring selects the pod side: true for
-// NodeResourcesFit (PodRequests.Scoring: missing cpu/memory requests count
-// as 100m/200Mi, node side NonZeroRequested), false for
-// BalancedAllocation (real requests on both sides). It also reports
-// whether every configured resource's pod request is 0 (upstream
-// isBestEffortPod, before dropping).
+// NodeResourcesFit ([fitScoringRequests]; node side NonZeroRequested for
+// cpu and memory), false for BalancedAllocation (real requests,
+// [snapshot.PodInfo.Requested], on both sides). It also reports whether
+// every configured resource's pod request is 0 (upstream isBestEffortPod,
+// before dropping).
 func prepareResources(rs []resource, pod *snapshot.PodInfo, scoring bool) (out []podRes, bestEffort bool) {
 	req := pod.Requested()
 	if scoring {
-		req = &pod.Requests().Scoring
+		req = fitScoringRequests(pod)
 	}
 	out = make([]podRes, 0, len(rs))
 	bestEffort = true
@@ -139,6 +139,55 @@ func prepareResources(rs []resource, pod *snapshot.PodInfo, scoring bool) (out [
 		})
 	}
 	return out, bestEffort
+}
+
+// fitScoringRequests is the pod side of upstream's NodeResourcesFit
+// scoring strategies. kube-scheduler v1.37.2 builds their
+// resourceAllocationScorer (noderesources/fit.go
+// nodeResourceStrategyTypeMap) without the feature flags, so
+// calculatePodResourceRequest runs resourcehelper.PodRequests with
+// SkipPodLevelResources and without UseStatusResources: the containers'
+// spec requests (missing cpu/memory counted as 100m/200Mi, the
+// init-container and sidecar rules) plus overhead, ignoring pod-level
+// requests and in-place-resize status. That is
+// [snapshot.PodRequests].Scoring of the pod with spec.resources and the
+// status removed; for the usual pod, which has neither, it is Scoring
+// itself and nothing is recomputed. Allocates only in the rare case.
+func fitScoringRequests(pod *snapshot.PodInfo) *snapshot.Vector {
+	p := pod.Pod()
+	if !snapshot.IsPodLevelRequestsSet(p) && !hasResizeStatus(&p.Status) {
+		return &pod.Requests().Scoring
+	}
+	cp := *p
+	cp.Spec.Resources = nil
+	cp.Status = v1.PodStatus{}
+	r, err := snapshot.ComputePodRequests(&cp)
+	if err != nil { // cannot happen: the same quantities parsed in NewPodInfo
+		return &pod.Requests().Scoring
+	}
+	return &r.Scoring
+}
+
+// hasResizeStatus reports whether the pod's status could change its
+// requests under UseStatusResources (container or pod allocated/actuated
+// resources, or a PodResizePending condition).
+func hasResizeStatus(st *v1.PodStatus) bool {
+	if st.Resources != nil || st.AllocatedResources != nil {
+		return true
+	}
+	for _, ss := range [][]v1.ContainerStatus{st.ContainerStatuses, st.InitContainerStatuses} {
+		for i := range ss {
+			if ss[i].AllocatedResources != nil || ss[i].Resources != nil {
+				return true
+			}
+		}
+	}
+	for _, c := range st.Conditions {
+		if c.Type == v1.PodResizePending {
+			return true
+		}
+	}
+	return false
 }
 
 // unknownRequest is whether the pod's containers name the resource at all

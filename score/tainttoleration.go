@@ -159,7 +159,7 @@ func (p *taintPod) Explain(n *snapshot.NodeInfo) string {
 		}
 	}
 	if len(names) == 0 {
-		return "TaintToleration no untolerated PreferNoSchedule taints"
+		return "no untolerated PreferNoSchedule taints"
 	}
-	return fmt.Sprintf("TaintToleration untolerated PreferNoSchedule: %s", strings.Join(names, ", "))
+	return fmt.Sprintf("untolerated PreferNoSchedule: %s", strings.Join(names, ", "))
 }

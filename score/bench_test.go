@@ -1,0 +1,215 @@
+package score_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/schedkit/schedkit/score"
+	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/snapshottest"
+)
+
+// benchCluster is a seeded synthetic cluster of n nodes: a mix of CPU and
+// GPU node shapes, 0–8 bound pods each, some PreferNoSchedule taints,
+// zone labels and cached images; and a typical incoming pod (cpu, memory,
+// a toleration, a preferred zone, an image some nodes hold).
+type benchCluster struct {
+	snap  *snapshot.Snapshot
+	nodes []*snapshot.NodeInfo
+	pod   *snapshot.PodInfo
+}
+
+var (
+	benchMu       sync.Mutex
+	benchClusters = map[int]*benchCluster{}
+)
+
+func getBenchCluster(tb testing.TB, n int) *benchCluster {
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	if c, ok := benchClusters[n]; ok {
+		return c
+	}
+	r := rand.New(rand.NewPCG(uint64(n), 7))
+	c := snapshot.NewCache()
+	shapes := [][]string{
+		{"cpu", "16", "memory", "64Gi", "pods", "110"},
+		{"cpu", "32", "memory", "128Gi", "pods", "110"},
+		{"cpu", "96", "memory", "384Gi", "pods", "110"},
+		{"cpu", "64", "memory", "512Gi", "pods", "110", "nvidia.com/gpu", "8"},
+	}
+	for i := range n {
+		w := snapshottest.MakeNode(fmt.Sprintf("node-%05d", i)).Capacity(shapes[r.IntN(len(shapes))]...).
+			Label(v1.LabelTopologyZone, fmt.Sprintf("zone-%d", r.IntN(3)))
+		if r.IntN(10) == 0 {
+			w.Taint("spot", "true", v1.TaintEffectPreferNoSchedule)
+		}
+		if r.IntN(4) == 0 {
+			w.Image(300<<20, "registry.example/app:v1")
+		}
+		node := w.Obj()
+		require.NoError(tb, c.AddNode(node))
+		for j := range r.IntN(9) {
+			p := snapshottest.MakePod(fmt.Sprintf("p-%d-%d", i, j)).Node(node.Name).Obj()
+			p.Spec.Containers = []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{
+				v1.ResourceCPU:    *resource.NewMilliQuantity(int64(100+r.IntN(4000)), resource.DecimalSI),
+				v1.ResourceMemory: *resource.NewQuantity(int64(64+r.IntN(8192))<<20, resource.BinarySI),
+			}}}}
+			require.NoError(tb, c.AddPod(p))
+		}
+	}
+	snap := c.Snapshot()
+	bc := &benchCluster{snap: snap}
+	for _, ni := range snap.Nodes() {
+		bc.nodes = append(bc.nodes, ni)
+	}
+	p := snapshottest.MakePod("incoming").Req("cpu", "1500m", "memory", "3Gi").Image("registry.example/app:v1").
+		Toleration("spot", v1.TolerationOpEqual, "true", v1.TaintEffectNoSchedule).
+		PreferredNodeAffinity(10, v1.LabelTopologyZone, v1.NodeSelectorOpIn, "zone-1").Obj()
+	bc.pod = snapshot.MustPodInfo(p)
+	benchClusters[n] = bc
+	return bc
+}
+
+var benchSizes = []int{1000, 5000, 15000}
+
+func mustScorer(s score.Scorer, err error) score.Scorer {
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func builtins() []score.Scorer {
+	na, _ := score.NewNodeAffinity(nil)
+	return []score.Scorer{
+		mustScorer(score.NewLeastAllocated()),
+		mustScorer(score.NewMostAllocated()),
+		mustScorer(score.NewRequestedToCapacityRatio(score.RequestedToCapacityRatioArgs{Shape: []score.UtilizationShapePoint{{0, 10}, {100, 0}}})),
+		mustScorer(score.NewBalancedAllocation()),
+		score.NewImageLocality(),
+		score.NewTaintToleration(),
+		na,
+		mustScorer(score.NewBinPack()),
+		mustScorer(score.NewDominantResource()),
+		mustScorer(score.NewDotProduct()),
+	}
+}
+
+func benchName(s score.Scorer) string {
+	switch s.(type) {
+	case *score.LeastAllocated:
+		return "LeastAllocated"
+	case *score.MostAllocated:
+		return "MostAllocated"
+	case *score.RequestedToCapacityRatio:
+		return "RequestedToCapacityRatio"
+	}
+	return s.Name()
+}
+
+// BenchmarkScorer scores one pod against every node with one built-in:
+// Prepare (per-pod work) + Score over the batch (+ Normalize). ns/node is
+// ns/op divided by the node count; allocs/op are per pod, not per node.
+func BenchmarkScorer(b *testing.B) {
+	for _, s := range builtins() {
+		for _, n := range benchSizes {
+			b.Run(fmt.Sprintf("%s/nodes=%d", benchName(s), n), func(b *testing.B) {
+				bc := getBenchCluster(b, n)
+				out := make([]int64, n)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					ps, err := s.Prepare(bc.pod, bc.snap)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if ps == nil {
+						continue
+					}
+					ps.Score(bc.nodes, out)
+					if nz, ok := ps.(score.Normalizer); ok {
+						_ = nz.Normalize(bc.nodes, out)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/node")
+			})
+		}
+	}
+}
+
+// BenchmarkProfile is Profile.Score for one pod: the issue's
+// LeastAllocated + BalancedAllocation pair, and DefaultProfile.
+func BenchmarkProfile(b *testing.B) {
+	profiles := []struct {
+		name string
+		p    *score.Profile
+	}{
+		{"LeastAllocated+BalancedAllocation", score.MustProfile(
+			score.Weighted{Scorer: mustScorer(score.NewLeastAllocated())},
+			score.Weighted{Scorer: mustScorer(score.NewBalancedAllocation())})},
+		{"Default", score.DefaultProfile()},
+	}
+	for _, pr := range profiles {
+		for _, n := range benchSizes {
+			b.Run(fmt.Sprintf("%s/nodes=%d", pr.name, n), func(b *testing.B) {
+				bc := getBenchCluster(b, n)
+				totals := make([]int64, n)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					if err := pr.p.Score(bc.pod, bc.snap, bc.nodes, totals); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/node")
+			})
+		}
+	}
+}
+
+// Per-node scoring allocates nothing: after Prepare, Score (and Normalize)
+// over any number of nodes makes zero allocations, for every built-in.
+func TestScoreAllocatesNothing(t *testing.T) {
+	bc := getBenchCluster(t, 1000)
+	out := make([]int64, len(bc.nodes))
+	for _, s := range append(builtins(), allScorers(t)...) {
+		ps, err := s.Prepare(bc.pod, bc.snap)
+		require.NoError(t, err)
+		if ps == nil {
+			continue
+		}
+		allocs := testing.AllocsPerRun(20, func() {
+			ps.Score(bc.nodes, out)
+			if nz, ok := ps.(score.Normalizer); ok {
+				_ = nz.Normalize(bc.nodes, out)
+			}
+		})
+		require.Zerof(t, allocs, "%s: Score over %d nodes allocated %v times", benchName(s), len(bc.nodes), allocs)
+	}
+}
+
+// Profile.Score allocates per pod (the scorers' Prepare), never per node:
+// the count is the same for 1000 and 15000 nodes.
+func TestProfileAllocationsIndependentOfNodes(t *testing.T) {
+	prof := score.DefaultProfile()
+	count := func(n int) float64 {
+		bc := getBenchCluster(t, n)
+		totals := make([]int64, n)
+		require.NoError(t, prof.Score(bc.pod, bc.snap, bc.nodes, totals)) // warm the pool
+		return testing.AllocsPerRun(10, func() {
+			if err := prof.Score(bc.pod, bc.snap, bc.nodes, totals); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	small, large := count(1000), count(15000)
+	require.Equal(t, small, large, "allocations per Score call must not depend on the node count")
+	require.LessOrEqual(t, small, 32.0, "allocations per pod")
+}
