@@ -124,5 +124,6 @@ func Import(r io.Reader) (*Ledger, error) {
 			return nil, fmt.Errorf("Import: %w: %w", ErrCorruptJournal, err)
 		}
 	}
+	l.settleReplayed()
 	return l, nil
 }

@@ -56,7 +56,8 @@ func (l *Ledger) ReserveGang(members []GangMember, deadline time.Time) (*GangUnf
 		for i := len(applied) - 1; i >= 0; i-- {
 			k := applied[i].pi.Key()
 			l.returnDraw(k)
-			l.dropRec(l.pods[k])
+			i, _ := l.held.get(hashKey(k), k, l.recs)
+			l.dropRec(i)
 		}
 		l.ver = ver
 	}

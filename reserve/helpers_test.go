@@ -2,9 +2,11 @@ package reserve_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
 
 	"github.com/schedkit/schedkit/reserve"
 )
@@ -14,4 +16,14 @@ func export(t testing.TB, l *reserve.Ledger) string {
 	var b bytes.Buffer
 	require.NoError(t, l.Export(&b))
 	return b.String()
+}
+
+// boundPods returns the "pods" of an Export.
+func boundPods(t testing.TB, exported string) []*v1.Pod {
+	t.Helper()
+	var st struct {
+		Pods []*v1.Pod `json:"pods"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(exported), &st))
+	return st.Pods
 }

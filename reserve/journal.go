@@ -235,7 +235,7 @@ func (l *Ledger) holdJSON(pi *snapshot.PodInfo, node string, confirmed bool, dea
 func (l *Ledger) boundDrawsJSON() []*drawJSON {
 	var out []*drawJSON
 	for k, d := range l.draws {
-		if i, ok := l.pods[k]; ok && l.recs[i].phase != Bound {
+		if i, ok := l.rec(k); ok && l.recs[i].phase != Bound {
 			continue
 		}
 		out = append(out, &drawJSON{Pod: toKeyJSON(k), Reservation: d.res.spec.Name, Drawn: vectorJSON(&d.amount)})
@@ -282,7 +282,7 @@ func (l *Ledger) logSettle(k snapshot.PodKey, node string) {
 	}
 }
 
-func (l *Ledger) logExpire(keys []snapshot.PodKey) {
+func (l *Ledger) logUnreserve(keys []snapshot.PodKey) {
 	if l.j == nil {
 		return
 	}
@@ -327,7 +327,8 @@ type ReplayResult struct {
 // The ledger must hold no pods of its own and no reservations
 // ([ErrNotEmpty]); it may already have been fed informer events, before or
 // after the replay, in any order: a replayed hold of a pod the informer
-// reports bound is settled at once, as it would have been live. Nodes a
+// reports bound settles into that bound pod, as it would have live. An
+// attached journal receives the rebuilt state as a fresh image. Nodes a
 // record names that the informer has not reported are kept as absent until
 // it does. After the informers have synced, [Ledger.Reconcile] drops what
 // the cluster no longer has.
@@ -351,7 +352,15 @@ func (l *Ledger) Replay(r io.Reader) (ReplayResult, error) {
 	for i := range recs {
 		if err := l.applyRecord(&recs[i]); err != nil {
 			l.resetOwned()
-			return ReplayResult{}, fmt.Errorf("record %d at offset %d (%s): %w: %w", i, recs[i].offset, recs[i].Op, ErrCorruptJournal, err)
+			return ReplayResult{}, fmt.Errorf("Replay: record %d at offset %d (%s): %w: %w", i, recs[i].offset, recs[i].Op, ErrCorruptJournal, err)
+		}
+	}
+	l.settleReplayed()
+	if l.j != nil { // keep an attached journal complete
+		for _, rec := range l.image() {
+			if err := l.j.write(rec); err != nil {
+				return res, err
+			}
 		}
 	}
 	return res, nil
@@ -521,7 +530,7 @@ func (l *Ledger) applyRecord(d *decoded) error {
 		}
 	case opConfirm:
 		k := d.Pods[0].key()
-		i, ok := l.pods[k]
+		i, ok := l.rec(k)
 		if !ok {
 			return fmt.Errorf("confirm of pod %s, which is not held", k)
 		}
@@ -530,7 +539,7 @@ func (l *Ledger) applyRecord(d *decoded) error {
 		}
 	case opSettle:
 		k := d.Pods[0].key()
-		if i, ok := l.pods[k]; ok && l.recs[i].phase != Bound {
+		if i, ok := l.rec(k); ok && l.recs[i].phase != Bound {
 			l.dropRec(i)
 		}
 		l.settleDraw(k, d.Node)
@@ -538,7 +547,7 @@ func (l *Ledger) applyRecord(d *decoded) error {
 		for _, kj := range d.Pods {
 			k := kj.key()
 			l.returnDraw(k)
-			if i, ok := l.pods[k]; ok && l.recs[i].phase != Bound {
+			if i, ok := l.rec(k); ok && l.recs[i].phase != Bound {
 				l.dropRec(i)
 			}
 		}
@@ -555,27 +564,47 @@ func (l *Ledger) applyRecord(d *decoded) error {
 		}
 		l.dropReservation(r)
 	case opDraw:
-		k := d.Draw.Pod.key()
-		if err := l.attachFact(k, d.Draw.Reservation, d.drawn); err != nil {
+		if err := l.attachFact(d.Draw.Pod.key(), d.Draw.Reservation, d.drawn); err != nil {
 			return err
-		}
-		if i, ok := l.pods[k]; ok {
-			l.settleDraw(k, l.nodes[l.recs[i].node].name)
 		}
 	}
 	return nil
 }
 
+// settleReplayed settles, after a replay, what the informer reported while
+// the journal was not looking: a replayed hold or confirmation of a pod the
+// informer reports bound becomes that bound pod, and shares of bound pods
+// follow their pods (see settleDraw). During the replay such a pod has two
+// records (the journal's history must apply in order); afterwards, one.
+func (l *Ledger) settleReplayed() {
+	for _, i := range slices.Clone(l.owned) {
+		k := l.recs[i].key
+		if bi, ok := l.bound.get(l.recs[i].hash, k, l.recs); ok {
+			l.dropRec(i)
+			l.settleDraw(k, l.nodes[l.recs[bi].node].name)
+		}
+	}
+	keys := make([]snapshot.PodKey, 0, len(l.draws))
+	for k := range l.draws {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, cmpKey)
+	for _, k := range keys {
+		if bi, ok := l.bound.get(hashKey(k), k, l.recs); ok && l.draws[k] != nil {
+			l.settleDraw(k, l.nodes[l.recs[bi].node].name)
+		}
+	}
+}
+
 // applyHoldFact records a journaled hold (or confirmation) without a fit
-// check. If the informer already reports the pod bound, the hold settles at
-// once.
+// check. A pod the informer already reports bound keeps both records until
+// settleReplayed.
 func (l *Ledger) applyHoldFact(h *decodedHold) error {
 	k := h.pi.Key()
 	if l.draws[k] != nil {
 		return fmt.Errorf("pod %s already draws on a reservation", k)
 	}
-	i, ok := l.pods[k]
-	if ok && l.recs[i].phase != Bound {
+	if i, ok := l.held.get(hashKey(k), k, l.recs); ok {
 		return fmt.Errorf("pod %s is already %s", k, l.recs[i].phase)
 	}
 	if h.res != "" {
@@ -583,12 +612,8 @@ func (l *Ledger) applyHoldFact(h *decodedHold) error {
 			return err
 		}
 	}
-	if ok { // reported bound: hold + settle
-		l.settleDraw(k, l.nodes[l.recs[i].node].name)
-		return nil
-	}
 	ni := l.nodeSlot(h.node)
-	idx := l.newRec(podRec{key: k, pi: h.pi, node: ni, phase: Held, deadline: h.deadline})
+	idx := l.newRec(podRec{key: k, hash: hashKey(k), pi: h.pi, node: ni, phase: Held, deadline: h.deadline})
 	l.ver++
 	if h.confirmed {
 		l.confirm(idx)

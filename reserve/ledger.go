@@ -66,7 +66,8 @@ type Ledger struct {
 	nodeIdx   map[string]int32 // node name -> index into nodes
 	freeNodes []int32          // reusable slots of forgotten absent nodes
 
-	pods     map[snapshot.PodKey]int32 // pod -> index into recs
+	held     podTable // Held or Confirmed pod -> index into recs
+	bound    podTable // Bound pod -> index into recs
 	recs     []podRec
 	freeRecs []int32
 	owned    []int32 // recs in phase Held or Confirmed (ledger-owned)
@@ -95,6 +96,7 @@ type nodeAgg struct {
 
 type podRec struct {
 	key      snapshot.PodKey
+	hash     uint64 // hashKey(key)
 	pi       *snapshot.PodInfo
 	node     int32
 	phase    Phase
@@ -107,7 +109,6 @@ func New() *Ledger {
 	return &Ledger{
 		cache:   snapshot.NewCache(),
 		nodeIdx: map[string]int32{},
-		pods:    map[snapshot.PodKey]int32{},
 		res:     map[string]*reservation{},
 		draws:   map[snapshot.PodKey]*draw{},
 	}
@@ -196,7 +197,7 @@ func (l *Ledger) RemovePod(k snapshot.PodKey) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	inCache := l.cache.RemovePod(k)
-	i, ok := l.pods[k]
+	i, ok := l.rec(k)
 	_, drew := l.draws[k]
 	if !ok && !drew {
 		return inCache
@@ -214,7 +215,7 @@ func (l *Ledger) RemovePod(k snapshot.PodKey) bool {
 // observeBound records that the informer reports pi bound to nodeName.
 func (l *Ledger) observeBound(pi *snapshot.PodInfo, nodeName string) {
 	k := pi.Key()
-	i, ok := l.pods[k]
+	i, ok := l.rec(k)
 	if ok && l.recs[i].phase == Bound {
 		ni := l.nodeSlot(nodeName)
 		rec := &l.recs[i]
@@ -239,7 +240,7 @@ func (l *Ledger) observeBound(pi *snapshot.PodInfo, nodeName string) {
 	}
 	l.settleDraw(k, nodeName)
 	ni := l.nodeSlot(nodeName)
-	l.newRec(podRec{key: k, pi: pi, node: ni, phase: Bound, deadline: noDeadline})
+	l.newRec(podRec{key: k, hash: hashKey(k), pi: pi, node: ni, phase: Bound, deadline: noDeadline})
 	l.ver++
 }
 
@@ -339,8 +340,8 @@ func (l *Ledger) ReserveUntil(pod *snapshot.PodInfo, nodeName string, deadline t
 func (l *Ledger) Unreserve(k snapshot.PodKey) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	i, ok := l.pods[k]
-	if !ok || l.recs[i].phase == Bound {
+	i, ok := l.held.get(hashKey(k), k, l.recs)
+	if !ok {
 		return false
 	}
 	l.logRelease(opUnreserve, k)
@@ -359,7 +360,7 @@ func (l *Ledger) Unreserve(k snapshot.PodKey) bool {
 func (l *Ledger) Confirm(k snapshot.PodKey) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	i, ok := l.pods[k]
+	i, ok := l.rec(k)
 	if !ok {
 		return fmt.Errorf("Confirm: pod %s: %w", k, ErrNotHeld)
 	}
@@ -403,10 +404,64 @@ func (l *Ledger) Expire(now time.Time) []snapshot.PodKey {
 		return nil
 	}
 	slices.SortFunc(out, cmpKey)
-	l.logExpire(out)
+	l.logUnreserve(out)
 	for _, k := range out {
 		l.returnDraw(k)
-		l.dropRec(l.pods[k])
+		i, _ := l.held.get(hashKey(k), k, l.recs)
+		l.dropRec(i)
+	}
+	return out
+}
+
+// Reconcile releases what the ledger records for pods that no longer
+// exist — typically once, after a [Ledger.Replay] and the informers' first
+// sync, for pods deleted while the scheduler was down. exists reports
+// whether the cluster still has a pod (a pod lister look-up); it is called
+// without the ledger's lock held, once per held or confirmed pod and per
+// pod drawing on a reservation that the informer has not reported bound.
+// For each pod it denies, holds and confirmations are dropped and shares
+// returned. It returns those pods, sorted.
+func (l *Ledger) Reconcile(exists func(snapshot.PodKey) bool) []snapshot.PodKey {
+	l.mu.Lock()
+	var cand []snapshot.PodKey
+	for _, i := range l.owned {
+		cand = append(cand, l.recs[i].key)
+	}
+	for k := range l.draws {
+		if _, ok := l.held.get(hashKey(k), k, l.recs); !ok {
+			if _, bound := l.bound.get(hashKey(k), k, l.recs); !bound {
+				cand = append(cand, k)
+			}
+		}
+	}
+	l.mu.Unlock()
+	var gone []snapshot.PodKey
+	for _, k := range cand {
+		if !exists(k) {
+			gone = append(gone, k)
+		}
+	}
+	slices.SortFunc(gone, cmpKey)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []snapshot.PodKey
+	for _, k := range gone {
+		_, held := l.held.get(hashKey(k), k, l.recs)
+		_, bound := l.bound.get(hashKey(k), k, l.recs)
+		if bound || (!held && l.draws[k] == nil) {
+			continue // reported or released meanwhile
+		}
+		out = append(out, k)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	l.logUnreserve(out)
+	for _, k := range out {
+		l.returnDraw(k)
+		if i, ok := l.held.get(hashKey(k), k, l.recs); ok {
+			l.dropRec(i)
+		}
 	}
 	return out
 }
@@ -530,7 +585,7 @@ type HoldInfo struct {
 func (l *Ledger) Hold(k snapshot.PodKey) (HoldInfo, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	i, ok := l.pods[k]
+	i, ok := l.rec(k)
 	if !ok || l.recs[i].phase == Bound {
 		return HoldInfo{}, false
 	}
@@ -568,7 +623,7 @@ func (l *Ledger) holdInfo(i int32) HoldInfo {
 func (l *Ledger) PodPhase(k snapshot.PodKey) (Phase, string, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	i, ok := l.pods[k]
+	i, ok := l.rec(k)
 	if !ok {
 		return 0, "", false
 	}
@@ -579,6 +634,7 @@ func (l *Ledger) PodPhase(k snapshot.PodKey) (Phase, string, bool) {
 
 // plan is a checked, not yet applied, Reserve.
 type plan struct {
+	hash  uint64 // hashKey of the pod
 	node  int32
 	res   *reservation
 	drawn snapshot.Vector
@@ -587,7 +643,12 @@ type plan struct {
 
 func (l *Ledger) plan(pod *snapshot.PodInfo, nodeName string) (plan, []Insufficient, error) {
 	k := pod.Key()
-	if i, ok := l.pods[k]; ok {
+	h := hashKey(k)
+	i, ok := l.held.get(h, k, l.recs)
+	if !ok {
+		i, ok = l.bound.get(h, k, l.recs)
+	}
+	if ok {
 		rec := &l.recs[i]
 		if l.nodes[rec.node].name == nodeName {
 			return plan{noop: true}, nil, nil
@@ -600,7 +661,7 @@ func (l *Ledger) plan(pod *snapshot.PodInfo, nodeName string) (plan, []Insuffici
 		return plan{}, nil, fmt.Errorf("pod %s: node %q: %w", k, nodeName, ErrNodeNotFound)
 	}
 	n := &l.nodes[ni]
-	p := plan{node: ni}
+	p := plan{node: ni, hash: h}
 	if len(n.res) > 0 {
 		p.res, p.drawn = l.pickReservation(n, pod)
 	}
@@ -619,7 +680,7 @@ func (l *Ledger) applyHold(pod *snapshot.PodInfo, p plan, deadline int64) {
 	if l.draws[k] != nil { // a stale share of a pod not recorded otherwise
 		l.returnDraw(k)
 	}
-	l.newRec(podRec{key: k, pi: pod, node: p.node, phase: Held, deadline: deadline})
+	l.newRec(podRec{key: k, hash: p.hash, pi: pod, node: p.node, phase: Held, deadline: deadline})
 	if p.res != nil {
 		l.attachDraw(k, p.res, p.drawn)
 	}
@@ -642,7 +703,11 @@ func (l *Ledger) newRec(rec podRec) int32 {
 		l.owned = append(l.owned, i)
 	}
 	l.recs[i] = rec
-	l.pods[rec.key] = i
+	if rec.phase == Bound {
+		l.bound.insert(rec.hash, i)
+	} else {
+		l.held.insert(rec.hash, i)
+	}
 	return i
 }
 
@@ -660,13 +725,24 @@ func (l *Ledger) dropRec(i int32) {
 		l.owned[rec.ownedPos] = last
 		l.recs[last].ownedPos = rec.ownedPos
 		l.owned = l.owned[:len(l.owned)-1]
+		l.held.remove(rec.hash, i)
+	} else {
+		l.bound.remove(rec.hash, i)
 	}
-	delete(l.pods, rec.key)
 	node := rec.node
 	*rec = podRec{}
 	l.freeRecs = append(l.freeRecs, i)
 	l.unref(node)
 	l.ver++
+}
+
+// rec returns the record of pod k, in whichever phase.
+func (l *Ledger) rec(k snapshot.PodKey) (int32, bool) {
+	h := hashKey(k)
+	if i, ok := l.held.get(h, k, l.recs); ok {
+		return i, true
+	}
+	return l.bound.get(h, k, l.recs)
 }
 
 // nodeSlot returns the index of the node called name, making an absent
