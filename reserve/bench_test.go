@@ -3,13 +3,12 @@ package reserve_test
 import (
 	"fmt"
 	"runtime"
-	"syscall"
-	"time"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
-	v1 "k8s.io/api/core/v1"
 
 	"github.com/schedkit/schedkit/reserve"
 	"github.com/schedkit/schedkit/snapshot"
@@ -118,4 +117,3 @@ func BenchmarkReserveUnreserveParallel(b *testing.B) {
 	}
 }
 
-var _ = v1.ResourceCPU
