@@ -116,4 +116,3 @@ func BenchmarkReserveUnreserveParallel(b *testing.B) {
 		})
 	}
 }
-
