@@ -27,3 +27,5 @@ func boundPods(t testing.TB, exported string) []*v1.Pod {
 	require.NoError(t, json.Unmarshal([]byte(exported), &st))
 	return st.Pods
 }
+
+func bytesReader(s string) *bytes.Reader { return bytes.NewReader([]byte(s)) }

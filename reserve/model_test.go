@@ -814,6 +814,7 @@ func checkRebuild(t *testing.T, l *reserve.Ledger, journal []byte) {
 	imp, err := reserve.Import(bytes.NewReader([]byte(want)))
 	require.NoError(t, err)
 	require.Equal(t, want, export(t, imp), "Export→Import→Export")
+	requireSameUsage(t, l, imp)
 
 	for _, informerFirst := range []bool{true, false} {
 		r := reserve.New()
@@ -829,6 +830,20 @@ func checkRebuild(t *testing.T, l *reserve.Ledger, journal []byte) {
 			feed()
 		}
 		require.Equal(t, want, export(t, r), "replayed (informer first: %v)", informerFirst)
+		requireSameUsage(t, l, r)
+	}
+}
+
+// requireSameUsage: both ledgers know the same nodes with the same
+// aggregates (the incrementally maintained ones of a against b's).
+func requireSameUsage(t *testing.T, a, b *reserve.Ledger) {
+	t.Helper()
+	require.Equal(t, a.Nodes(), b.Nodes())
+	for _, n := range a.Nodes() {
+		ua, _ := a.Usage(n)
+		ub, _ := b.Usage(n)
+		require.True(t, ua.Allocatable.Equal(&ub.Allocatable) && ua.Bound.Equal(&ub.Bound) && ua.Held.Equal(&ub.Held) && ua.Present == ub.Present,
+			"node %s: %+v vs %+v", n, ua, ub)
 	}
 }
 
