@@ -33,7 +33,7 @@
 // # Usage
 //
 //	l := reserve.New()
-//	// informer handlers:
+//	// informer handlers (pending and terminal pods may be passed too):
 //	l.AddNode(node); l.AddPod(pod); l.RemovePod(snapshot.KeyOf(pod)) ...
 //	// each scheduling cycle:
 //	snap := l.Snapshot() // holds count as requested
@@ -45,12 +45,26 @@
 //
 // # Durability
 //
-// [Ledger.SetJournal] appends every change of the ledger's own state to a
-// caller's io.Writer (length-prefixed, checksummed JSON records);
-// [Ledger.Replay] rebuilds that state from an io.Reader, replaying every
-// complete record of a journal torn at any byte and reporting the torn
-// tail. [Ledger.Export] and [Import] save and load the whole state —
-// nodes, bound pods, holds, reservations — as JSON.
+// [Ledger.SetJournal] appends every change of the ledger's own state —
+// holds, confirmations, named reservations and their shares — to a
+// caller's io.Writer (length-prefixed, CRC-32C-checked JSON records, one
+// Write per record; a gang is one record). Nodes and bound pods are not
+// journaled: they are the API server's, and an informer lists them again
+// after a restart. A change that takes capacity is refused if its record
+// cannot be written. [Ledger.Replay] rebuilds the ledger's own state from
+// an io.Reader, replaying every complete record of a journal torn at any
+// byte and reporting the torn tail. Recovery after a crash:
+//
+//	l := reserve.New()
+//	res, err := l.Replay(file)        // holds in flight when the process died
+//	file.Truncate(res.Bytes)          // drop a torn tail, then
+//	l.SetJournal(newFile)             // start a compacted journal
+//	// start informers: pods reported bound settle their holds
+//	l.Reconcile(podExists)            // after sync: drop holds of deleted pods
+//
+// [Ledger.Export] and [Import] save and load the whole state — nodes, bound
+// pods, holds, reservations — as one JSON document (for simulators and
+// checkpoints); two ledgers in the same state export the same bytes.
 //
 // # Concurrency
 //

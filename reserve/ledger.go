@@ -159,7 +159,10 @@ func (l *Ledger) RemoveNode(name string) error {
 }
 
 // AddPod reports a pod from the informer. A pod without spec.nodeName is
-// pending: the ledger ignores it (a hold it may have is kept). A bound pod
+// pending: the ledger ignores it (a hold it may have is kept). A pod in
+// phase Succeeded or Failed is gone, as [Ledger.RemovePod] (upstream's
+// informer excludes terminal pods with a field selector, so they arrive as
+// deletes; a plain informer delivers them as updates). A bound pod
 // joins its node; if the ledger held or confirmed it, that record becomes
 // the bound pod exactly once — on whichever node the informer names —
 // and a share drawn from a named reservation stays drawn (or, for an
@@ -169,6 +172,10 @@ func (l *Ledger) RemoveNode(name string) error {
 func (l *Ledger) AddPod(pod *v1.Pod) error {
 	if pod == nil {
 		return fmt.Errorf("AddPod: pod is nil: %w", ErrInvalid)
+	}
+	if pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
+		l.RemovePod(snapshot.KeyOf(pod))
+		return nil
 	}
 	if pod.Spec.NodeName == "" {
 		return nil
@@ -310,7 +317,7 @@ func (l *Ledger) Reserve(pod *snapshot.PodInfo, nodeName string) ([]Insufficient
 // ReserveUntil is [Ledger.Reserve] with a deadline: [Ledger.Expire] with a
 // time at or after deadline releases the hold unless it was confirmed or
 // bound first. The zero time means no deadline. Deadlines are kept at
-// nanosecond precision (time.Time.UnixNano; years 1678–2262).
+// nanosecond precision (time.Time.UnixNano), clamped to years 1678–2262.
 func (l *Ledger) ReserveUntil(pod *snapshot.PodInfo, nodeName string, deadline time.Time) ([]Insufficient, error) {
 	if pod == nil {
 		return nil, fmt.Errorf("Reserve: pod is nil: %w", ErrInvalid)
@@ -390,7 +397,10 @@ func (l *Ledger) confirm(i int32) {
 // removed assumed-pod expiry because it double-booked nodes when a bind was
 // slow). O(holds); allocates the result.
 func (l *Ledger) Expire(now time.Time) []snapshot.PodKey {
-	t := now.UnixNano()
+	t := deadlineNanos(now)
+	if now.IsZero() {
+		t = math.MinInt64 // year 1: nothing is due
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []snapshot.PodKey
@@ -799,11 +809,23 @@ func sub(v *snapshot.Vector, req *snapshot.Vector) {
 	v.Set(snapshot.Pods, snapshot.SatSub(v.Get(snapshot.Pods), 1))
 }
 
+var (
+	maxDeadline = time.Unix(0, noDeadline-1)
+	minDeadline = time.Unix(0, math.MinInt64)
+)
+
+// deadlineNanos converts a deadline to UnixNano, clamping to the range
+// UnixNano can represent; the zero time means none.
 func deadlineNanos(t time.Time) int64 {
-	if t.IsZero() {
+	switch {
+	case t.IsZero():
 		return noDeadline
+	case t.After(maxDeadline):
+		return noDeadline - 1
+	case t.Before(minDeadline):
+		return math.MinInt64
 	}
-	return min(t.UnixNano(), noDeadline-1)
+	return t.UnixNano()
 }
 
 func cmpKey(a, b snapshot.PodKey) int {

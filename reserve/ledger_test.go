@@ -368,6 +368,21 @@ func TestInformerEdges(t *testing.T) {
 		_, _, ok := l.PodPhase(snapshot.PodKey{Namespace: "default", Name: "pending"})
 		assert.False(t, ok)
 	})
+	t.Run("terminal pods free their capacity", func(t *testing.T) {
+		l := newLedger(t, node("n1", "4"))
+		p := st.MakePod("job").Req("cpu", "3").Node("n1").Obj()
+		require.NoError(t, l.AddPod(p))
+		p.Status.Phase = v1.PodSucceeded
+		require.NoError(t, l.UpdatePod(p))
+		u, _ := l.Usage("n1")
+		assert.Zero(t, u.Bound.MilliCPU())
+		assert.False(t, l.Snapshot().Get("n1").HasPod(snapshot.KeyOf(p)))
+		held := st.MakePod("held").Req("cpu", "1").Obj()
+		mustFit(t, l, snapshot.MustPodInfo(held), "n1")
+		held.Status.Phase = v1.PodFailed
+		require.NoError(t, l.UpdatePod(held))
+		assert.Empty(t, l.Holds())
+	})
 	t.Run("informer moves a bound pod", func(t *testing.T) {
 		l := newLedger(t, node("n1", "4"), node("n2", "4"))
 		p := st.MakePod("a").Req("cpu", "1").Node("n1").Obj()
