@@ -1,0 +1,272 @@
+package kubescheduler
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	"github.com/schedkit/schedkit/framework"
+	"github.com/schedkit/schedkit/reserve"
+	"github.com/schedkit/schedkit/score"
+	"github.com/schedkit/schedkit/snapshot"
+)
+
+// The factories have upstream's PluginFactory signature exactly
+// (k8s.io/kubernetes/pkg/scheduler/framework/runtime.PluginFactory).
+var (
+	_ func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) = New
+	_ func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) = NewFit
+	_ func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) = NewReserve
+)
+
+// cluster builds a handle whose lister holds nodes, as the scheduler's
+// cycle snapshot would.
+func cluster(nodes ...*fakeNodeInfo) *fakeHandle {
+	l := &fakeLister{}
+	for _, n := range nodes {
+		l.nodes = append(l.nodes, n)
+	}
+	return &fakeHandle{lister: l}
+}
+
+func infos(h *fakeHandle) []fwk.NodeInfo { return h.lister.nodes }
+
+func TestScorePluginLeastAllocated(t *testing.T) {
+	empty := newNodeInfo(node("empty", "4", "8Gi"), 1)
+	busy := newNodeInfo(node("busy", "4", "8Gi"), 1)
+	busy.addPod(pod("b1", "3", "2Gi"))
+	h := cluster(empty, busy)
+	pl, err := New(context.Background(), nil, h)
+	require.NoError(t, err)
+	sp := pl.(*ScorePlugin)
+	cs := newCycleState()
+	p := pod("p", "1", "2Gi")
+	require.True(t, sp.PreScore(context.Background(), cs, p, infos(h)).IsSuccess())
+	// empty: cpu (4000-1000)*100/4000 = 75, memory (8Gi-2Gi)*100/8Gi = 75 → 75
+	// busy:  cpu (4000-4000)*100/4000 = 0,  memory (8Gi-4Gi)*100/8Gi = 50 → 25
+	for _, tc := range []struct {
+		ni   *fakeNodeInfo
+		want int64
+	}{{empty, 75}, {busy, 25}} {
+		got, st := sp.Score(context.Background(), cs, p, tc.ni)
+		require.True(t, st.IsSuccess(), st.AsError())
+		assert.Equal(t, tc.want, got, "Score(%s)", tc.ni.node.Name)
+	}
+	// A node PreScore did not see (not a candidate) is scored on its own.
+	other := newNodeInfo(node("other", "8", "8Gi"), 1)
+	got, st := sp.Score(context.Background(), cs, p, other)
+	require.True(t, st.IsSuccess())
+	// cpu (8000-1000)*100/8000 = 87, memory 75 → 81
+	assert.Equal(t, int64(81), got)
+}
+
+func TestScorePluginSkipsBestEffortForBalancedAllocation(t *testing.T) {
+	h := cluster(newNodeInfo(node("n", "4", "8Gi"), 1))
+	pl, err := ScoreFactory("Balanced")(context.Background(), &ScoreArgs{Scorer: "BalancedAllocation"}, h)
+	require.NoError(t, err)
+	st := pl.(*ScorePlugin).PreScore(context.Background(), newCycleState(), pod("be", "", ""), infos(h))
+	assert.True(t, st.IsSkip(), "best-effort pod: %v", st)
+}
+
+func TestScorePluginNormalizes(t *testing.T) {
+	clean := newNodeInfo(node("clean", "4", "8Gi"), 1)
+	tainted := newNodeInfo(node("tainted", "4", "8Gi"), 1)
+	tainted.node.Spec.Taints = []v1.Taint{{Key: "a", Effect: v1.TaintEffectPreferNoSchedule}, {Key: "b", Effect: v1.TaintEffectPreferNoSchedule}}
+	h := cluster(clean, tainted)
+	pl, err := ScoreFactory("Taints")(context.Background(), &ScoreArgs{Scorer: "TaintToleration"}, h)
+	require.NoError(t, err)
+	sp := pl.(*ScorePlugin)
+	cs := newCycleState()
+	p := pod("p", "1", "1Gi")
+	require.True(t, sp.PreScore(context.Background(), cs, p, infos(h)).IsSuccess())
+	var list fwk.NodeScoreList
+	for _, ni := range []*fakeNodeInfo{clean, tainted} {
+		s, st := sp.Score(context.Background(), cs, p, ni)
+		require.True(t, st.IsSuccess())
+		list = append(list, fwk.NodeScore{Name: ni.node.Name, Score: s})
+	}
+	// raw: untolerated PreferNoSchedule taints 0 and 2; reversed over max 2:
+	// clean 100 - 0*100/2 = 100, tainted 100 - 2*100/2 = 0
+	assert.Equal(t, fwk.NodeScoreList{{Name: "clean", Score: 0}, {Name: "tainted", Score: 2}}, list)
+	require.True(t, sp.ScoreExtensions().NormalizeScore(context.Background(), cs, p, list).IsSuccess())
+	assert.Equal(t, fwk.NodeScoreList{{Name: "clean", Score: 100}, {Name: "tainted", Score: 0}}, list)
+}
+
+// Score on a mirrored node is a look-up: no copy of the node, no
+// allocation.
+func TestScoreAllocatesNothing(t *testing.T) {
+	var nodes []*fakeNodeInfo
+	for _, name := range []string{"a", "b", "c"} {
+		n := newNodeInfo(node(name, "8", "16Gi"), 1)
+		n.addPod(pod("on-"+name, "1", "1Gi"))
+		nodes = append(nodes, n)
+	}
+	h := cluster(nodes...)
+	ctx := context.Background()
+	for _, scorer := range []string{"LeastAllocated", "BalancedAllocation", "DominantResource"} {
+		pl, err := ScoreFactory(scorer)(ctx, &ScoreArgs{Scorer: scorer}, h)
+		require.NoError(t, err)
+		sp := pl.(*ScorePlugin)
+		cs := newCycleState()
+		p := pod("p", "500m", "1Gi")
+		require.True(t, sp.PreScore(ctx, cs, p, infos(h)).IsSuccess())
+		allocs := testing.AllocsPerRun(100, func() {
+			_, _ = sp.Score(ctx, cs, p, nodes[1])
+		})
+		assert.Zero(t, allocs, "%s: Score allocations", scorer)
+	}
+}
+
+func TestMirrorRebuildsOnlyChangedNodes(t *testing.T) {
+	a := newNodeInfo(node("a", "4", "8Gi"), 10)
+	b := newNodeInfo(node("b", "4", "8Gi"), 20)
+	m := newMirror()
+	s1, err := m.sync([]fwk.NodeInfo{a, b})
+	require.NoError(t, err)
+	require.Equal(t, 2, s1.NumNodes())
+	a1, b1 := s1.Get("a"), s1.Get("b")
+
+	// A pod assumed on b bumps its generation; a is unchanged.
+	b.addPod(pod("assumed", "2", "1Gi"))
+	s2, err := m.sync([]fwk.NodeInfo{a, b})
+	require.NoError(t, err)
+	assert.Same(t, a1, s2.Get("a"), "unchanged node is not rebuilt")
+	assert.NotSame(t, b1, s2.Get("b"))
+	assert.Equal(t, int64(2000), s2.Get("b").Requested().MilliCPU())
+	assert.Equal(t, int64(0), s1.Get("b").Requested().MilliCPU(), "earlier snapshots never change")
+
+	// A node the scheduler no longer lists leaves the mirror.
+	s3, err := m.sync([]fwk.NodeInfo{b})
+	require.NoError(t, err)
+	assert.Nil(t, s3.Get("a"))
+	assert.Equal(t, 1, s3.NumNodes())
+
+	// A NodeInfo the framework changed for one call (a nominated pod
+	// added) is read as it is, without touching the mirror.
+	nominated := b.clone()
+	nominated.addPod(pod("nominated", "1", "1Gi"))
+	got, err := m.nodeFor(s3, nominated)
+	require.NoError(t, err)
+	assert.Equal(t, int64(3000), got.Requested().MilliCPU())
+	assert.Equal(t, int64(2000), s3.Get("b").Requested().MilliCPU())
+}
+
+func TestFilterPlugin(t *testing.T) {
+	small := newNodeInfo(node("small", "500m", "4Gi"), 1)
+	full := newNodeInfo(node("full", "2", "4Gi"), 1)
+	full.addPod(pod("f1", "1500m", "1Gi"))
+	roomy := newNodeInfo(node("roomy", "4", "8Gi"), 1)
+	h := cluster(small, full, roomy)
+	ctx := context.Background()
+	pl, err := NewFit(ctx, nil, h)
+	require.NoError(t, err)
+	fp := pl.(*FilterPlugin)
+	cs := newCycleState()
+	p := pod("p", "1", "1Gi")
+	res, st := fp.PreFilter(ctx, cs, p, infos(h))
+	require.True(t, st.IsSuccess())
+	assert.Nil(t, res)
+
+	// small: 1000m > 500m allocatable: unresolvable.
+	st = fp.Filter(ctx, cs, p, small)
+	assert.Equal(t, fwk.UnschedulableAndUnresolvable, st.Code())
+	assert.Equal(t, []string{"Insufficient cpu"}, st.Reasons())
+	// full: 1000m > 2000m - 1500m: preemption could help.
+	st = fp.Filter(ctx, cs, p, full)
+	assert.Equal(t, fwk.Unschedulable, st.Code())
+	assert.Equal(t, []string{"Insufficient cpu"}, st.Reasons())
+	assert.True(t, fp.Filter(ctx, cs, p, roomy).IsSuccess())
+	// Preemption's view of full without its pod: fits.
+	victimless := newNodeInfo(full.node, 99)
+	assert.True(t, fp.Filter(ctx, cs, p, victimless).IsSuccess())
+
+	allocs := testing.AllocsPerRun(100, func() { _ = fp.Filter(ctx, cs, p, roomy) })
+	assert.Zero(t, allocs, "Filter on a passing node")
+
+	// A best-effort pod is not checked: Skip.
+	_, st = fp.PreFilter(ctx, newCycleState(), pod("be", "", ""), infos(h))
+	assert.True(t, st.IsSuccess(), "best effort still counts pods: %v", st)
+}
+
+func TestFilterPluginNodeNameNarrowsAndTaintsReject(t *testing.T) {
+	a := newNodeInfo(node("a", "1", "1Gi"), 1)
+	b := newNodeInfo(node("b", "1", "1Gi"), 1)
+	b.node.Spec.Taints = []v1.Taint{{Key: "k", Effect: v1.TaintEffectNoSchedule}}
+	h := cluster(a, b)
+	ctx := context.Background()
+
+	nn := NewFilterPlugin("NN", framework.NodeName{}, h)
+	p := pod("p", "", "")
+	p.Spec.NodeName = "a"
+	res, st := nn.PreFilter(ctx, newCycleState(), p, infos(h))
+	require.True(t, st.IsSuccess())
+	assert.True(t, res.NodeNames.Has("a"))
+	assert.Equal(t, 1, res.NodeNames.Len())
+
+	tt := NewFilterPlugin("TT", framework.TaintToleration{}, h)
+	cs := newCycleState()
+	_, st = tt.PreFilter(ctx, cs, pod("q", "", ""), infos(h))
+	require.True(t, st.IsSuccess())
+	st = tt.Filter(ctx, cs, pod("q", "", ""), b)
+	assert.Equal(t, fwk.UnschedulableAndUnresolvable, st.Code())
+	assert.Equal(t, []string{"node(s) had untolerated taint(s)"}, st.Reasons())
+
+	events, err := tt.EventsToRegister(ctx)
+	require.NoError(t, err)
+	assert.NotEmpty(t, events)
+}
+
+func TestReservePlugin(t *testing.T) {
+	n := newNodeInfo(node("n", "2", "4Gi"), 1)
+	h := cluster(n)
+	ctx := context.Background()
+	pl, err := NewReserve(ctx, nil, h)
+	require.NoError(t, err)
+	rp := pl.(*ReservePlugin)
+	require.NoError(t, rp.Ledger().AddNode(n.node))
+
+	a, b := pod("a", "1500m", "1Gi"), pod("b", "1", "1Gi")
+	require.True(t, rp.Reserve(ctx, newCycleState(), a, "n").IsSuccess())
+	// 1000m > 2000m - 1500m held.
+	st := rp.Reserve(ctx, newCycleState(), b, "n")
+	assert.Equal(t, fwk.Unschedulable, st.Code())
+	assert.Equal(t, []string{"Insufficient cpu"}, st.Reasons())
+	// Upstream calls Unreserve on every reserve plugin after a failure,
+	// including for pods this plugin never reserved.
+	rp.Unreserve(ctx, newCycleState(), b, "n")
+	rp.Unreserve(ctx, newCycleState(), a, "n")
+	rp.Unreserve(ctx, newCycleState(), a, "n")
+	require.True(t, rp.Reserve(ctx, newCycleState(), b, "n").IsSuccess(), "a's hold was released")
+	rp.PostBind(ctx, newCycleState(), b, "n")
+	ph, node, ok := rp.Ledger().PodPhase(snapshot.KeyOf(b))
+	require.True(t, ok)
+	assert.Equal(t, "n", node)
+	assert.Equal(t, reserve.Confirmed, ph)
+}
+
+func TestReservePluginLearnsNodeFromScheduler(t *testing.T) {
+	n := newNodeInfo(node("late", "2", "4Gi"), 1)
+	h := cluster(n)
+	pl, err := NewReservePlugin("R", reserve.New(), h)
+	require.NoError(t, err)
+	assert.True(t, pl.Reserve(context.Background(), newCycleState(), pod("p", "1", "1Gi"), "late").IsSuccess())
+	assert.Equal(t, fwk.Error, pl.Reserve(context.Background(), newCycleState(), pod("q", "1", "1Gi"), "nowhere").Code())
+}
+
+func TestSignPod(t *testing.T) {
+	a, b, c := pod("a", "1", "1Gi"), pod("b", "1", "1Gi"), pod("c", "2", "1Gi")
+	fa, st := signPod(a)
+	require.True(t, st.IsSuccess())
+	fb, _ := signPod(b)
+	fc, _ := signPod(c)
+	assert.Equal(t, fa, fb, "same requests, same signature")
+	assert.NotEqual(t, fa, fc)
+	var sp fwk.SignPlugin = NewScorePlugin("S", score.NewImageLocality(), nil)
+	_, st = sp.SignPod(context.Background(), a)
+	assert.True(t, st.IsSuccess())
+}

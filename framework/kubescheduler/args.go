@@ -1,0 +1,73 @@
+package kubescheduler
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+)
+
+// ErrInvalidArgs: plugin args from a KubeSchedulerConfiguration pluginConfig
+// that cannot be used (malformed JSON/YAML, an unknown or misspelled field, a
+// value out of range). The message names the plugin and the field, e.g.
+// `SchedkitScore args: resources[1].weight: 0 is outside [1, 100]`.
+var ErrInvalidArgs = errors.New("kubescheduler: invalid plugin args")
+
+// decodeArgs fills out from a plugin factory's args: nil (defaults), a
+// *runtime.Unknown holding the pluginConfig args as JSON or YAML (what
+// kube-scheduler passes an out-of-tree plugin), or a value of out's own type
+// (a Go caller). Unknown fields are errors, so a misspelling is reported
+// instead of silently ignored.
+func decodeArgs[T any](plugin string, obj runtime.Object, out *T) error {
+	switch a := obj.(type) {
+	case nil:
+		return nil
+	case *runtime.Unknown:
+		raw := bytes.TrimSpace(a.Raw)
+		if len(raw) == 0 || string(raw) == "null" {
+			return nil
+		}
+		if raw[0] != '{' { // YAML (a Go caller's); kube-scheduler hands over JSON
+			j, err := yaml.YAMLToJSON(raw)
+			if err != nil {
+				return fmt.Errorf("%w: %s args: %v", ErrInvalidArgs, plugin, err)
+			}
+			raw = j
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(out); err != nil {
+			return fmt.Errorf("%w: %s args: %s", ErrInvalidArgs, plugin, jsonErr(err))
+		}
+		return nil
+	default:
+		if v, ok := any(obj).(*T); ok {
+			*out = *v
+			return nil
+		}
+		return fmt.Errorf("%w: %s args: want %T, got %T", ErrInvalidArgs, plugin, out, obj)
+	}
+}
+
+// jsonErr turns encoding/json's messages into field-naming ones.
+func jsonErr(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("%s: cannot use %s as %s", te.Field, te.Value, te.Type)
+	}
+	msg := err.Error()
+	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return fmt.Sprintf("%s: unknown field", strings.Trim(f, `"`))
+	}
+	return msg
+}
+
+// argsError wraps a validation failure of the core (whose message already
+// names the field) as ErrInvalidArgs for plugin.
+func argsError(plugin string, err error) error {
+	return fmt.Errorf("%w: %s args: %w", ErrInvalidArgs, plugin, err)
+}

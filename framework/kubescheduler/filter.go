@@ -1,0 +1,165 @@
+package kubescheduler
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	"github.com/schedkit/schedkit/framework"
+	"github.com/schedkit/schedkit/snapshot"
+)
+
+// FitName is the name of the filter plugin NewFit builds: schedkit's
+// NodeResourcesFit filter (saturating arithmetic, reasons as values).
+const FitName = "SchedkitNodeResourcesFit"
+
+var (
+	_ fwk.PreFilterPlugin   = (*FilterPlugin)(nil)
+	_ fwk.FilterPlugin      = (*FilterPlugin)(nil)
+	_ fwk.EnqueueExtensions = (*FilterPlugin)(nil)
+	_ fwk.SignPlugin        = (*FilterPlugin)(nil)
+)
+
+// FilterPlugin runs a schedkit [framework.Filter] as an upstream
+// PreFilter + Filter plugin. PreFilter maps the filter's PreFilterResult:
+// Reject → UnschedulableAndUnresolvable for every node, no PodFilter → Skip,
+// NodeNames → upstream's PreFilterResult. Filter maps the reasons a node
+// gets to one status: UnschedulableAndUnresolvable if any reason is
+// Unresolvable, else Unschedulable, with upstream's reason strings.
+//
+// Cost: a node that passes costs a look-up and the filter's own check, and
+// allocates nothing; a failing node allocates its status, as upstream's do.
+// Safe for concurrent Filter calls.
+type FilterPlugin struct {
+	name   string
+	key    fwk.StateKey
+	filter framework.Filter
+	handle fwk.Handle
+	mirror *mirror
+}
+
+// NewFilterPlugin returns a filter plugin called name that runs f.
+func NewFilterPlugin(name string, f framework.Filter, h fwk.Handle) *FilterPlugin {
+	return &FilterPlugin{name: name, key: fwk.StateKey("PreFilter" + name), filter: f, handle: h, mirror: mirrorFor(h)}
+}
+
+// Name returns the plugin name.
+func (p *FilterPlugin) Name() string { return p.name }
+
+type filterState struct {
+	snap *snapshot.Snapshot
+	pf   framework.PodFilter
+}
+
+func (s *filterState) Clone() fwk.StateData { return s }
+
+// PreFilter mirrors the nodes and prepares the filter for pod.
+func (p *FilterPlugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	snap, err := p.mirror.sync(nodes)
+	if err != nil {
+		return nil, fwk.AsStatus(err)
+	}
+	pi, err := snapshot.NewPodInfo(pod)
+	if err != nil {
+		return nil, fwk.AsStatus(err)
+	}
+	pre, err := p.filter.PreFilter(pi)
+	if err != nil {
+		return nil, fwk.AsStatus(err)
+	}
+	if pre.Reject != "" {
+		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, pre.Reject)
+	}
+	if pre.Filter == nil {
+		return nil, fwk.NewStatus(fwk.Skip)
+	}
+	cs.Write(p.key, &filterState{snap: snap, pf: pre.Filter})
+	if pre.NodeNames != nil {
+		return &fwk.PreFilterResult{NodeNames: sets.New(pre.NodeNames...)}, nil
+	}
+	return nil, nil
+}
+
+// PreFilterExtensions returns nil: the filters keep no per-pod state that
+// AddPod/RemovePod would have to update; preemption's changed NodeInfos are
+// mirrored on the fly.
+func (p *FilterPlugin) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
+
+// Filter checks one node.
+func (p *FilterPlugin) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) *fwk.Status {
+	d, err := cs.Read(p.key)
+	if err != nil {
+		return fwk.AsStatus(fmt.Errorf("kubescheduler: %s: PreFilter did not run: %w", p.name, err))
+	}
+	st, ok := d.(*filterState)
+	if !ok {
+		return fwk.AsStatus(fmt.Errorf("kubescheduler: %s: unexpected state %T", p.name, d))
+	}
+	ours, err := p.mirror.nodeFor(st.snap, ni)
+	if err != nil {
+		return fwk.AsStatus(err)
+	}
+	reasons := st.pf.Filter(ours, nil)
+	if len(reasons) == 0 {
+		return nil
+	}
+	code := fwk.Unschedulable
+	msgs := make([]string, len(reasons))
+	for i := range reasons {
+		if reasons[i].Unresolvable {
+			code = fwk.UnschedulableAndUnresolvable
+		}
+		msgs[i] = reasons[i].Message()
+	}
+	return fwk.NewStatus(code, msgs...)
+}
+
+// EventsToRegister asks for a retry when a node is added or changes, or an
+// assigned pod is deleted or scaled down: the events that can make a node
+// pass a schedkit filter. No queueing hints: every such event retries.
+func (p *FilterPlugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
+	return []fwk.ClusterEventWithHint{
+		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.Update}},
+		{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.Delete | fwk.UpdatePodScaleDown}},
+	}, nil
+}
+
+// SignPod signs the pod fields schedkit's filters read.
+func (p *FilterPlugin) SignPod(ctx context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
+	return signPod(pod)
+}
+
+// FitArgs are the pluginConfig args of the FitName plugin (upstream's
+// NodeResourcesFitArgs filter fields).
+type FitArgs struct {
+	metav1.TypeMeta       `json:",inline"`
+	IgnoredResources      []string `json:"ignoredResources,omitempty"`
+	IgnoredResourceGroups []string `json:"ignoredResourceGroups,omitempty"`
+}
+
+// DeepCopyObject implements runtime.Object.
+func (a *FitArgs) DeepCopyObject() runtime.Object {
+	c := *a
+	c.IgnoredResources = append([]string(nil), a.IgnoredResources...)
+	c.IgnoredResourceGroups = append([]string(nil), a.IgnoredResourceGroups...)
+	return &c
+}
+
+// NewFit builds the FitName plugin from its [FitArgs]; upstream's
+// PluginFactory signature: app.WithPlugin(kubescheduler.FitName, kubescheduler.NewFit).
+func NewFit(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	var args FitArgs
+	if err := decodeArgs(FitName, obj, &args); err != nil {
+		return nil, err
+	}
+	f := &framework.NodeResourcesFit{IgnoredResources: args.IgnoredResources, IgnoredResourceGroups: args.IgnoredResourceGroups}
+	if err := f.Validate(); err != nil {
+		return nil, argsError(FitName, err)
+	}
+	return NewFilterPlugin(FitName, f, h), nil
+}
