@@ -770,7 +770,7 @@ func mapsEqual(a, b rvec) bool {
 // ledger byte for byte.
 func TestLedgerMatchesReference(t *testing.T) {
 	steps := 100_000
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		steps = 10_000
 	}
 	for seed, n := range map[uint64]int{1: steps, 2: steps / 4} {

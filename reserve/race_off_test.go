@@ -1,0 +1,5 @@
+//go:build !race
+
+package reserve_test
+
+const raceEnabled = false
