@@ -50,3 +50,28 @@ func TestFilterAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestSchedulePodAllocationsIndependentOfNodes: a cycle's allocations are
+// per pod (filter and scorer preparation), never per node.
+func TestSchedulePodAllocationsIndependentOfNodes(t *testing.T) {
+	pod := snapshot.MustPodInfo(mkPod("p").Req("cpu", "100m", "memory", "128Mi").Obj())
+	allocs := map[int]float64{}
+	for _, n := range []int{200, 3000} {
+		nodes := genCluster(5, n)
+		for _, node := range nodes {
+			node.Spec.Taints, node.Spec.Unschedulable = nil, false
+		}
+		snap := snapshottest.Snapshot(t, nodes)
+		s := mustNew(t, Config{PercentageOfNodesToScore: 100})
+		_, err := s.SchedulePod(snap, pod) // size the scratch
+		require.NoError(t, err)
+		allocs[n] = testing.AllocsPerRun(20, func() {
+			d, err := s.SchedulePod(snap, pod)
+			if err != nil || d.Feasible != n {
+				t.Fatalf("SchedulePod: %v, %d feasible, want %d", err, d.Feasible, n)
+			}
+		})
+	}
+	assert.Equal(t, allocs[200], allocs[3000], "allocations grow with the node count")
+	assert.LessOrEqual(t, allocs[3000], 12.0, "allocations per pod")
+}

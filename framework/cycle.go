@@ -154,6 +154,7 @@ type Scheduler struct {
 	totals   []int64
 	ws       []worker
 	chunks   []chunkResult
+	run      runState
 }
 
 // New returns a Scheduler for cfg after [Config.Validate].
@@ -210,6 +211,7 @@ func (s *Scheduler) SchedulePod(cluster score.Cluster, pod *snapshot.PodInfo) (D
 
 	// PreFilter: prepare every filter once, intersect candidate names.
 	s.pfs, s.pfNames = s.pfs[:0], s.pfNames[:0]
+	defer func() { clear(s.pfs) }() // drop per-pod state
 	var names map[string]struct{}
 	var narrowing []string
 	for _, f := range s.filters {
@@ -239,7 +241,6 @@ func (s *Scheduler) SchedulePod(cluster score.Cluster, pod *snapshot.PodInfo) (D
 			s.pfNames = append(s.pfNames, f.Name())
 		}
 	}
-	defer clear(s.pfs) // drop per-pod state
 
 	// Candidates: every node, or the named ones that exist, in name order.
 	numCand := numAll
@@ -390,53 +391,25 @@ func (s *Scheduler) filterNodes(cluster score.Cluster, numCand, numToFind int) i
 	if cap(s.chunks) < numChunks {
 		s.chunks = make([]chunkResult, numChunks)
 	}
-	chunks := s.chunks[:numChunks]
+	s.chunks = s.chunks[:numChunks]
 	for i := range s.ws {
 		wk := &s.ws[i]
 		wk.reasons, wk.feasible, wk.pos = wk.reasons[:0], wk.feasible[:0], wk.pos[:0]
 	}
-	var nextChunk, found atomic.Int64
-	run := func(w int, sequential bool) {
-		wk := &s.ws[w]
-		for found.Load() < int64(numToFind) {
-			c := int(nextChunk.Add(1) - 1)
-			if c >= numChunks {
-				return
-			}
-			cr := chunkResult{w: int32(w), rs: int32(len(wk.reasons)), fs: int32(len(wk.feasible))}
-			start, end := c*chunk, min((c+1)*chunk, numCand)
-			limit := numToFind // a chunk alone never needs more
-			if sequential {
-				limit -= int(found.Load())
-			}
-			idx := (s.next + start) % numCand
-			n := 0
-			for pos := start; pos < end && n < limit; pos++ {
-				ni := s.nodeAt(cluster, idx)
-				if idx++; idx == numCand {
-					idx = 0
-				}
-				if s.filterNode(ni, wk) {
-					wk.feasible = append(wk.feasible, ni)
-					wk.pos = append(wk.pos, int32(pos))
-					n++
-				}
-			}
-			cr.re, cr.fe = int32(len(wk.reasons)), int32(len(wk.feasible))
-			chunks[c] = cr
-			found.Add(int64(n))
-		}
-	}
+	s.run = runState{cluster: cluster, numCand: numCand, numToFind: numToFind, numChunks: numChunks}
+	s.run.nextChunk.Store(0)
+	s.run.found.Store(0)
+	defer func() { s.run.cluster = nil }()
 	workers := min(s.workers, numChunks)
 	if workers <= 1 {
-		run(0, true)
+		s.filterChunks(0, true)
 	} else {
 		var wg sync.WaitGroup
 		for w := 1; w < workers; w++ {
 			wg.Add(1)
-			go func() { defer wg.Done(); run(w, false) }()
+			go func() { defer wg.Done(); s.filterChunks(w, false) }()
 		}
-		run(0, false)
+		s.filterChunks(0, false)
 		wg.Wait()
 	}
 
@@ -447,9 +420,9 @@ func (s *Scheduler) filterNodes(cluster score.Cluster, numCand, numToFind int) i
 			clear(s.ws[i].feasible)
 		}
 	}()
-	claimed := min(int(nextChunk.Load()), numChunks)
+	claimed := min(int(s.run.nextChunk.Load()), numChunks)
 	for c := range claimed {
-		cr := chunks[c]
+		cr := s.chunks[c]
 		wk := &s.ws[cr.w]
 		take := min(int(cr.fe-cr.fs), numToFind-len(s.feasible))
 		s.feasible = append(s.feasible, wk.feasible[cr.fs:int(cr.fs)+take]...)
@@ -458,6 +431,48 @@ func (s *Scheduler) filterNodes(cluster score.Cluster, numCand, numToFind int) i
 		}
 	}
 	return numCand
+}
+
+// runState is the shared state of one cycle's filtering workers.
+type runState struct {
+	cluster                       score.Cluster
+	numCand, numToFind, numChunks int
+	nextChunk, found              atomic.Int64
+}
+
+// filterChunks is one filtering worker: it takes chunks in order until
+// enough feasible nodes are known or none is left. The sequential worker
+// also stops inside a chunk once the count is reached.
+func (s *Scheduler) filterChunks(w int, sequential bool) {
+	r, wk := &s.run, &s.ws[w]
+	for r.found.Load() < int64(r.numToFind) {
+		c := int(r.nextChunk.Add(1) - 1)
+		if c >= r.numChunks {
+			return
+		}
+		cr := chunkResult{w: int32(w), rs: int32(len(wk.reasons)), fs: int32(len(wk.feasible))}
+		start, end := c*chunk, min((c+1)*chunk, r.numCand)
+		limit := r.numToFind // a chunk alone never needs more
+		if sequential {
+			limit -= int(r.found.Load())
+		}
+		idx := (s.next + start) % r.numCand
+		n := 0
+		for pos := start; pos < end && n < limit; pos++ {
+			ni := s.nodeAt(r.cluster, idx)
+			if idx++; idx == r.numCand {
+				idx = 0
+			}
+			if s.filterNode(ni, wk) {
+				wk.feasible = append(wk.feasible, ni)
+				wk.pos = append(wk.pos, int32(pos))
+				n++
+			}
+		}
+		cr.re, cr.fe = int32(len(wk.reasons)), int32(len(wk.feasible))
+		s.chunks[c] = cr
+		r.found.Add(int64(n))
+	}
 }
 
 // filterNode runs the prepared filters on ni; on the first failure it

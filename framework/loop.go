@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -91,6 +92,24 @@ func (l *Loop) push(pi *snapshot.PodInfo) {
 	}
 	heap.Push(&l.queue, queuedPod{pi: pi, priority: prio, seq: l.seq})
 	l.seq++
+}
+
+// Remove drops the pod with key k from the queue or the unschedulable
+// pods (the pod was deleted, or another scheduler bound it); it reports
+// whether the pod was there. O(n).
+func (l *Loop) Remove(k snapshot.PodKey) bool {
+	if !l.queued[k] {
+		return false
+	}
+	delete(l.queued, k)
+	for i := range l.queue {
+		if l.queue[i].pi.Key() == k {
+			heap.Remove(&l.queue, i)
+			return true
+		}
+	}
+	l.unschedulable = slices.DeleteFunc(l.unschedulable, func(pi *snapshot.PodInfo) bool { return pi.Key() == k })
+	return true
 }
 
 // Len is the number of pods waiting in the queue (not counting the

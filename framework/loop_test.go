@@ -200,3 +200,24 @@ func TestDeterminism(t *testing.T) {
 		})
 	}
 }
+
+func TestLoopRemove(t *testing.T) {
+	ledger := newLedger(t, []*v1.Node{mkNode("n1").Capacity("cpu", "1", "pods", "110").Obj()})
+	loop := NewLoop(mustNew(t, Config{}), ledger, nil)
+	for _, p := range []*v1.Pod{mkPod("a").Obj(), mkPod("b").Obj(), mkPod("big").Req("cpu", "2").Obj()} {
+		require.NoError(t, loop.Add(p))
+	}
+	key := func(n string) snapshot.PodKey { return snapshot.PodKey{Namespace: "default", Name: n} }
+	assert.True(t, loop.Remove(key("a")))
+	assert.False(t, loop.Remove(key("a")), "already removed")
+	assert.False(t, loop.Remove(key("zzz")))
+	as, err := loop.ScheduleAll(context.Background())
+	require.NoError(t, err)
+	require.Len(t, as, 2)
+	assert.Equal(t, "b", as[0].Pod.Key().Name)
+	require.Len(t, loop.Unschedulable(), 1)
+	assert.True(t, loop.Remove(key("big")), "unschedulable pods can be removed")
+	assert.Empty(t, loop.Unschedulable())
+	assert.Zero(t, loop.Requeue())
+	require.NoError(t, loop.Add(mkPod("a").Obj()), "a removed pod may be queued again")
+}

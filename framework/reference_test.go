@@ -133,73 +133,80 @@ func (r *refScheduler) schedule(t *testing.T, snap *snapshot.Snapshot, pod *snap
 // TestCycleAgainstReference compares the cycle with the reference on
 // random clusters and pods, for several percentages and parallelisms: the
 // nodes filtered, the feasible set's best total, the chosen node being one
-// of the best, and the diagnosis text.
+// of the best, the next start index and the diagnosis text.
 func TestCycleAgainstReference(t *testing.T) {
 	for _, numNodes := range []int{0, 3, 150, 700, 1300} {
 		for _, pct := range []int32{0, 7, 33, 100} {
 			for _, par := range []int{1, 3} {
 				t.Run(fmt.Sprintf("nodes=%d/pct=%d/parallelism=%d", numNodes, pct, par), func(t *testing.T) {
-					seed := uint64(numNodes)*131 + uint64(pct)
-					r := rand.New(rand.NewPCG(seed, 9))
-					nodes := genCluster(seed, numNodes)
-					// prefill: random bound pods so that many nodes are full
-					var bound []*snapshot.PodInfo
-					var boundNodes []string
-					for i, p := range genPods(seed+1, numNodes*6) {
-						if numNodes == 0 {
-							break
-						}
-						p.Name = fmt.Sprintf("bound-%d", i)
-						bound = append(bound, snapshot.MustPodInfo(p))
-						boundNodes = append(boundNodes, nodes[r.IntN(numNodes)].Name)
-					}
-					f := snapshottest.Snapshot(t, nodes).Fork()
-					for i, pi := range bound {
-						require.NoError(t, f.AddPodInfo(pi, boundNodes[i]))
-					}
-					snap := f.Snapshot()
-
-					pods := podInfos(genPods(seed+2, 60))
-					// some pods with node names and name affinity, existing or not
-					for i := 0; i < len(pods); i += 7 {
-						p := pods[i].Pod().DeepCopy()
-						names := []string{"ghost"}
-						if numNodes > 0 {
-							names = append(names, nodes[r.IntN(numNodes)].Name)
-						}
-						switch i % 3 {
-						case 0:
-							p = mkPod(p.Name).Req("cpu", "100m").RequiredNodeName(names[r.IntN(len(names))]).Obj()
-						case 1:
-							p.Spec.NodeName = names[r.IntN(len(names))]
-						default:
-							p = mkPod(p.Name).Req("cpu", "64").Obj() // fits nowhere
-						}
-						pods[i] = snapshot.MustPodInfo(p)
-					}
-
-					s := mustNew(t, Config{PercentageOfNodesToScore: pct, Parallelism: par, Seed: seed})
-					ref := &refScheduler{pct: pct, filters: DefaultFilters(), profile: score.DefaultProfile()}
-					for _, pod := range pods {
-						want := ref.schedule(t, snap, pod)
-						d, err := s.SchedulePod(snap, pod)
-						require.NoError(t, err)
-						if want.message != "" {
-							require.NotNil(t, d.Diagnosis, "pod %s scheduled on %s, reference: %s", pod.Key(), d.Node, want.message)
-							require.Equal(t, want.message, d.Diagnosis.Message(), "pod %s", pod.Key())
-						} else {
-							require.Nil(t, d.Diagnosis, "pod %s", pod.Key())
-							require.Len(t, want.totals, d.Feasible, "pod %s feasible", pod.Key())
-							best := slices.Max(mapValues(want.totals))
-							require.Equal(t, best, d.Total, "pod %s total", pod.Key())
-							require.Equal(t, best, want.totals[d.Node], "pod %s: node %s is not among the best", pod.Key(), d.Node)
-						}
-						require.Equal(t, want.evaluated, d.Evaluated, "pod %s evaluated", pod.Key())
-						require.Equal(t, ref.next, s.next, "pod %s next start index", pod.Key())
-					}
+					checkAgainstReference(t, uint64(numNodes)*131+uint64(pct), numNodes, pct, par, 60)
 				})
 			}
 		}
+	}
+}
+
+// FuzzCycleAgainstReference is TestCycleAgainstReference over fuzzed
+// seeds, sizes, percentages and parallelism.
+func FuzzCycleAgainstReference(f *testing.F) {
+	f.Add(uint64(1), uint16(250), uint8(0), uint8(1))
+	f.Add(uint64(2), uint16(130), uint8(100), uint8(3))
+	f.Add(uint64(3), uint16(0), uint8(5), uint8(2))
+	f.Fuzz(func(t *testing.T, seed uint64, numNodes uint16, pct, par uint8) {
+		checkAgainstReference(t, seed, int(numNodes%600), int32(pct%101), int(par%4), 15)
+	})
+}
+
+func checkAgainstReference(t *testing.T, seed uint64, numNodes int, pct int32, par, numPods int) {
+	r := rand.New(rand.NewPCG(seed, 9))
+	nodes := genCluster(seed, numNodes)
+	// prefill: random bound pods so that many nodes are full
+	f := snapshottest.Snapshot(t, nodes).Fork()
+	if numNodes > 0 {
+		for i, p := range genPods(seed+1, numNodes*6) {
+			p.Name = fmt.Sprintf("bound-%d", i)
+			require.NoError(t, f.AddPodInfo(snapshot.MustPodInfo(p), nodes[r.IntN(numNodes)].Name))
+		}
+	}
+	snap := f.Snapshot()
+
+	pods := podInfos(genPods(seed+2, numPods))
+	// some pods with node names and name affinity, existing or not
+	for i := 0; i < len(pods); i += 7 {
+		p := pods[i].Pod().DeepCopy()
+		names := []string{"ghost"}
+		if numNodes > 0 {
+			names = append(names, nodes[r.IntN(numNodes)].Name)
+		}
+		switch i % 3 {
+		case 0:
+			p = mkPod(p.Name).Req("cpu", "100m").RequiredNodeName(names[r.IntN(len(names))]).Obj()
+		case 1:
+			p.Spec.NodeName = names[r.IntN(len(names))]
+		default:
+			p = mkPod(p.Name).Req("cpu", "64").Obj() // fits nowhere
+		}
+		pods[i] = snapshot.MustPodInfo(p)
+	}
+
+	s := mustNew(t, Config{PercentageOfNodesToScore: pct, Parallelism: par, Seed: seed})
+	ref := &refScheduler{pct: pct, filters: DefaultFilters(), profile: score.DefaultProfile()}
+	for _, pod := range pods {
+		want := ref.schedule(t, snap, pod)
+		d, err := s.SchedulePod(snap, pod)
+		require.NoError(t, err)
+		if want.message != "" {
+			require.NotNil(t, d.Diagnosis, "pod %s scheduled on %s, reference: %s", pod.Key(), d.Node, want.message)
+			require.Equal(t, want.message, d.Diagnosis.Message(), "pod %s", pod.Key())
+		} else {
+			require.Nil(t, d.Diagnosis, "pod %s", pod.Key())
+			require.Len(t, want.totals, d.Feasible, "pod %s feasible", pod.Key())
+			best := slices.Max(mapValues(want.totals))
+			require.Equal(t, best, d.Total, "pod %s total", pod.Key())
+			require.Equal(t, best, want.totals[d.Node], "pod %s: node %s is not among the best", pod.Key(), d.Node)
+		}
+		require.Equal(t, want.evaluated, d.Evaluated, "pod %s evaluated", pod.Key())
+		require.Equal(t, ref.next, s.next, "pod %s next start index", pod.Key())
 	}
 }
 
