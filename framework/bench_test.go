@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
 	"github.com/schedkit/schedkit/snapshot/snapshottest"
 )
@@ -132,25 +133,68 @@ func BenchmarkLoop(b *testing.B) {
 	})
 }
 
-// BenchmarkFilter is the per-node cost of the default filters for one
-// prepared pod.
-func BenchmarkFilter(b *testing.B) {
-	snap := snapshottest.Snapshot(b, genCluster(1, 5000))
-	pod := snapshot.MustPodInfo(genPods(2, 1)[0])
-	s := mustNew(b, Config{PercentageOfNodesToScore: 100})
-	var wk worker
-	for _, f := range s.filters {
-		res, _ := f.PreFilter(pod)
-		if res.Filter != nil {
-			s.pfs, s.pfNames = append(s.pfs, res.Filter), append(s.pfNames, f.Name())
-		}
-	}
-	b.ReportAllocs()
-	for b.Loop() {
+// BenchmarkCycle is one pod's cycle over a fixed snapshot, every node
+// filtered and scored, repeated: the per-node cost with the cluster warm
+// in cache, split into the default filters alone, the default profile
+// alone, and the whole cycle.
+func BenchmarkCycle(b *testing.B) {
+	for _, n := range []int{1000, 5000, 15000} {
+		snap := snapshottest.Snapshot(b, genCluster(1, n))
+		pod := snapshot.MustPodInfo(genPods(2, 1)[0])
+		nodes := make([]*snapshot.NodeInfo, 0, n)
 		for _, ni := range snap.Nodes() {
-			wk.reasons = wk.reasons[:0]
-			s.filterNode(ni, &wk)
+			nodes = append(nodes, ni)
 		}
+		// perNode reports wall and CPU nanoseconds per node (the CPU
+		// figure is the steadier one on a shared machine).
+		perNode := func(b *testing.B, cpu time.Duration) {
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/node")
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/node")
+		}
+		b.Run(fmt.Sprintf("part=filters/nodes=%d", n), func(b *testing.B) {
+			s := mustNew(b, Config{PercentageOfNodesToScore: 100})
+			for _, f := range s.filters {
+				res, _ := f.PreFilter(pod)
+				if res.Filter != nil {
+					s.pfs, s.pfNames = append(s.pfs, res.Filter), append(s.pfNames, f.Name())
+				}
+			}
+			var wk worker
+			b.ReportAllocs()
+			c0 := cpuTime()
+			for b.Loop() {
+				wk.reasons = wk.reasons[:0]
+				for _, ni := range nodes {
+					s.filterNode(ni, &wk)
+				}
+			}
+			perNode(b, cpuTime()-c0)
+		})
+		b.Run(fmt.Sprintf("part=scores/nodes=%d", n), func(b *testing.B) {
+			prof := score.DefaultProfile()
+			totals := make([]int64, n)
+			b.ReportAllocs()
+			c0 := cpuTime()
+			for b.Loop() {
+				if err := prof.Score(pod, snap, nodes, totals); err != nil {
+					b.Fatal(err)
+				}
+			}
+			perNode(b, cpuTime()-c0)
+		})
+		b.Run(fmt.Sprintf("part=cycle/nodes=%d", n), func(b *testing.B) {
+			s := mustNew(b, Config{PercentageOfNodesToScore: 100})
+			b.ReportAllocs()
+			c0 := cpuTime()
+			for b.Loop() {
+				if _, err := s.SchedulePod(snap, pod); err != nil {
+					b.Fatal(err)
+				}
+			}
+			cpu := cpuTime() - c0
+			perNode(b, cpu)
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pods/s")
+			b.ReportMetric(float64(b.N)/cpu.Seconds(), "pods/cpu-s")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*snap.NumNodes()), "ns/node")
 }
