@@ -101,25 +101,20 @@ func balancedScore(with, without int64) int64 {
 func (p *balancedPod) Score(nodes []*snapshot.NodeInfo, out []int64) {
 	out = out[:len(nodes)]
 	if p.fast {
-		for i, n := range nodes {
-			a, u := n.Allocatable(), n.Requested()
-			c, m := a.MilliCPU(), a.Memory()
-			if c <= 0 || m <= 0 {
-				// At most one fraction: std = 0 with and without the
-				// pod, so 50 + (50+100-100)/2.
-				out[i] = balancedScore(MaxScore, MaxScore)
-				continue
-			}
-			uc, um := u.MilliCPU(), u.Memory()
-			with := balance2(fraction(addSat(uc, p.cpu), c), fraction(addSat(um, p.mem), m))
-			without := balance2(fraction(uc, c), fraction(um, m))
-			out[i] = balancedScore(with, without)
-		}
+		cpuMemKernel(nodes, nil, p, nil, out)
 		return
 	}
 	for i, n := range nodes {
 		out[i] = balancedScore(p.balance(n, true), p.balance(n, false))
 	}
+}
+
+// score2 is the cpu+memory score with both allocatable > 0 and the node's
+// requests uc, um, as cpuMemKernel computes it (for tests).
+func (p *balancedPod) score2(uc, um, c, m int64) int64 {
+	with := balance2(fraction(addSat(uc, p.cpu), c), fraction(addSat(um, p.mem), m))
+	without := balance2(fraction(uc, c), fraction(um, m))
+	return balancedScore(with, without)
 }
 
 // balance is upstream's balancedResourceScore for node n, with or without

@@ -3,6 +3,8 @@ package score
 import (
 	"fmt"
 	"math"
+	"math/big"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -57,18 +59,107 @@ func TestMulDiv(t *testing.T) {
 	}
 }
 
+// Against upstream's formulas evaluated in exact big-integer arithmetic,
+// where upstream's int64 would overflow too; the sum used+podReq saturates
+// at MaxInt64 first (it is over any capacity then).
 func TestLeastMostRequestedScoreReference(t *testing.T) {
-	// Against upstream's formulas on values where upstream's int64 products
-	// do not overflow.
-	for _, capacity := range []int64{1, 3, 7, 100, 4000, 1 << 40, maxSafe} {
-		for _, requested := range []int64{0, 1, capacity / 3, capacity / 2, capacity - 1, capacity, capacity + 1} {
-			wantLeast := int64(0)
-			if requested <= capacity {
-				wantLeast = (capacity - requested) * 100 / capacity
+	ref := func(used, podReq, capacity int64) (least, most int64) {
+		r := new(big.Int).Add(big.NewInt(used), big.NewInt(podReq))
+		c := big.NewInt(capacity)
+		if r.Cmp(c) <= 0 {
+			d := new(big.Int).Sub(c, r)
+			least = d.Mul(d, big.NewInt(100)).Quo(d, c).Int64()
+		}
+		if r.Cmp(c) > 0 {
+			r.Set(c)
+		}
+		most = r.Mul(r, big.NewInt(100)).Quo(r, c).Int64()
+		return least, most
+	}
+	caps := []int64{1, 3, 7, 100, 4000, 1 << 40, maxSafe - 1, maxSafe, maxSafe + 1, math.MaxInt64 / 3, math.MaxInt64 - 1, math.MaxInt64}
+	for _, capacity := range caps {
+		for _, requested := range []int64{0, 1, capacity / 3, capacity / 2, capacity - 1, capacity, capacity + 1, math.MaxInt64} {
+			if requested < 0 {
+				continue // capacity+1 wrapped
 			}
-			wantMost := min(requested, capacity) * 100 / capacity
-			require.Equalf(t, wantLeast, leastRequestedScore(requested, capacity), "least(%d, %d)", requested, capacity)
-			require.Equalf(t, wantMost, mostRequestedScore(requested, capacity), "most(%d, %d)", requested, capacity)
+			for _, split := range []int64{0, requested / 2, requested} {
+				used, podReq := split, requested-split
+				wantLeast, wantMost := ref(used, podReq, capacity)
+				require.Equalf(t, wantLeast, leastRequestedScore(used, podReq, capacity), "least(%d+%d, %d)", used, podReq, capacity)
+				require.Equalf(t, wantMost, mostRequestedScore(used, podReq, capacity), "most(%d+%d, %d)", used, podReq, capacity)
+			}
+		}
+	}
+	// Two large non-negative amounts whose sum overflows int64: over any capacity.
+	require.Equal(t, int64(0), leastRequestedScore(math.MaxInt64, math.MaxInt64, 1000))
+	require.Equal(t, int64(100), mostRequestedScore(math.MaxInt64, math.MaxInt64, 1000))
+	require.Equal(t, int64(0), leastRequestedScore(math.MaxInt64, math.MaxInt64, math.MaxInt64))
+	require.Equal(t, int64(100), mostRequestedScore(math.MaxInt64, math.MaxInt64, math.MaxInt64))
+}
+
+// upstreamBalanced is upstream's balancedResourceScorer for two resources,
+// transcribed literally (noderesources/balanced_allocation.go): the
+// reference for the cpu+memory fast path.
+func upstreamBalanced(requested, allocated, allocatable [2]int64) int64 {
+	score := func(req [2]int64) int64 {
+		var fr []float64
+		for i := range req {
+			if allocatable[i] == 0 {
+				continue
+			}
+			f := float64(req[i]) / float64(allocatable[i])
+			if f > 1 {
+				f = 1
+			}
+			fr = append(fr, f)
+		}
+		std := 0.0
+		if len(fr) == 2 {
+			std = math.Abs((fr[0] - fr[1]) / 2)
+		}
+		return int64((1 - std) * float64(100))
+	}
+	with, without := score(requested), score(allocated)
+	return 100/2 + (100/2+with-without)/2
+}
+
+func TestBalancedFastPathMatchesUpstream(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	check := func(uc, um, pc, pm, c, m int64) {
+		t.Helper()
+		p := &balancedPod{fast: true, cpu: pc, mem: pm}
+		want := upstreamBalanced([2]int64{uc + pc, um + pm}, [2]int64{uc, um}, [2]int64{c, m})
+		if got := p.score2(uc, um, c, m); got != want {
+			t.Fatalf("score2(used %d,%d pod %d,%d alloc %d,%d) = %d, upstream %d", uc, um, pc, pm, c, m, got, want)
+		}
+	}
+	pick := func(limit int64) int64 { return r.Int64N(limit) }
+	for range 1_000_000 {
+		c, m := 1+pick(200_000), 1+pick(1<<40)
+		switch r.IntN(6) {
+		case 0: // random
+			check(pick(c+c/4), pick(m+m/4), pick(c/2+1), pick(m/2+1), c, m)
+		case 1: // equal fractions n/d with and without the pod: s lands on 100
+			d := 1 + pick(1000)
+			n := pick(d + 1)
+			x, y := 1+pick(1<<20), 1+pick(1<<20)
+			check(n*x, n*y, 0, 0, d*x, d*y)
+			check(0, 0, n*x, n*y, d*x, d*y)
+			check(n*x/2, n*y/2, n*x-n*x/2, n*y-n*y/2, d*x, d*y)
+		case 2: // |f0 - f1| = j/50 exactly: s is an integer in exact arithmetic
+			k := 1 + pick(1_000_000)
+			a := 50 * k
+			j := pick(51)
+			u0 := pick(a - j*k + 1)
+			check(u0, u0+j*k, 0, 0, a, a)
+			check(0, 0, u0, u0+j*k, a, a)
+		case 3: // caps: requests at or beyond allocatable
+			check(c+pick(10), m+pick(10), pick(c), pick(m), c, m)
+		case 4: // round node sizes and requests (the common real case)
+			cc, mm := 1000*(1+pick(128)), (1<<30)*(1+pick(512))
+			check(100*pick(cc/100+1), (1<<20)*pick(mm>>20+1), 100*pick(40), (1<<20)*pick(8192), cc, mm)
+		default: // tiny allocatable
+			check(pick(5), pick(5), pick(5), pick(5), 1+pick(4), 1+pick(4))
 		}
 	}
 }

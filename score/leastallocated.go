@@ -80,18 +80,7 @@ type leastPod struct {
 func (p *leastPod) Score(nodes []*snapshot.NodeInfo, out []int64) {
 	out = out[:len(nodes)]
 	if p.fast {
-		for i, n := range nodes {
-			a, u := n.Allocatable(), n.NonZeroRequested()
-			var s, ws int64
-			if c := a.MilliCPU(); c > 0 {
-				s, ws = leastRequestedScore(addSat(u.MilliCPU(), p.cpu), c)*p.wc, p.wc
-			}
-			if m := a.Memory(); m > 0 {
-				s += leastRequestedScore(addSat(u.Memory(), p.mem), m) * p.wm
-				ws += p.wm
-			}
-			out[i] = weightedMean(s, ws)
-		}
+		cpuMemKernel(nodes, p, nil, out, nil)
 		return
 	}
 	for i, n := range nodes {
@@ -102,7 +91,7 @@ func (p *leastPod) Score(nodes []*snapshot.NodeInfo, out []int64) {
 			if alloc <= 0 {
 				continue
 			}
-			s += leastRequestedScore(addSat(used, r.podReq), alloc) * r.weight
+			s += leastRequestedScore(used, r.podReq, alloc) * r.weight
 			ws += r.weight
 		}
 		out[i] = weightedMean(s, ws)
@@ -127,7 +116,7 @@ func (p *leastPod) Explain(n *snapshot.NodeInfo) string {
 	var s, ws int64
 	d := explainResources(p.res, n, func(r *podRes, alloc, used int64) string {
 		req := addSat(used, r.podReq)
-		v := leastRequestedScore(req, alloc)
+		v := leastRequestedScore(used, r.podReq, alloc)
 		s += v * r.weight
 		ws += r.weight
 		return fmt.Sprintf("(%d-%d)*100/%d=%d ×%d", alloc, req, alloc, v, r.weight)

@@ -60,11 +60,17 @@ func (p *mostPod) Score(nodes []*snapshot.NodeInfo, out []int64) {
 		for i, n := range nodes {
 			a, u := n.Allocatable(), n.NonZeroRequested()
 			var s, ws int64
-			if c := a.MilliCPU(); c > 0 {
-				s, ws = mostRequestedScore(addSat(u.MilliCPU(), p.cpu), c)*p.wc, p.wc
+			c, m := a.MilliCPU(), a.Memory()
+			if uint64(c-1) < maxSafe {
+				s, ws = mostFast(u.MilliCPU(), p.cpu, c)*p.wc, p.wc
+			} else if c > 0 {
+				s, ws = mostSlow(u.MilliCPU(), p.cpu, c)*p.wc, p.wc
 			}
-			if m := a.Memory(); m > 0 {
-				s += mostRequestedScore(addSat(u.Memory(), p.mem), m) * p.wm
+			if uint64(m-1) < maxSafe {
+				s += mostFast(u.Memory(), p.mem, m) * p.wm
+				ws += p.wm
+			} else if m > 0 {
+				s += mostSlow(u.Memory(), p.mem, m) * p.wm
 				ws += p.wm
 			}
 			out[i] = weightedMean(s, ws)
@@ -79,7 +85,7 @@ func (p *mostPod) Score(nodes []*snapshot.NodeInfo, out []int64) {
 			if alloc <= 0 {
 				continue
 			}
-			s += mostRequestedScore(addSat(used, r.podReq), alloc) * r.weight
+			s += mostRequestedScore(used, r.podReq, alloc) * r.weight
 			ws += r.weight
 		}
 		out[i] = weightedMean(s, ws)
@@ -91,7 +97,7 @@ func (p *mostPod) Explain(n *snapshot.NodeInfo) string {
 	var s, ws int64
 	d := explainResources(p.res, n, func(r *podRes, alloc, used int64) string {
 		req := addSat(used, r.podReq)
-		v := mostRequestedScore(req, alloc)
+		v := mostRequestedScore(used, r.podReq, alloc)
 		s += v * r.weight
 		ws += r.weight
 		return fmt.Sprintf("min(%d,%d)*100/%d=%d ×%d", req, alloc, alloc, v, r.weight)

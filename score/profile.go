@@ -90,6 +90,7 @@ type run struct {
 	plain []int   // indexes of prepared scorers without a Normalizer
 	norm  []int64 // raw/normalised scores of one normalising scorer, len n
 	buf   [chunkSize]int64
+	buf2  [chunkSize]int64 // second output of the fused cpu+memory kernel
 }
 
 func (p *Profile) getRun() *run {
@@ -176,11 +177,25 @@ func (p *Profile) Score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapsho
 	if len(r.plain) == 0 {
 		return nil
 	}
+	pair, fused := findFusedPair(r.ps, r.plain)
 	for start := 0; start < n; start += chunkSize {
 		end := min(start+chunkSize, n)
 		chunk := nodes[start:end]
 		buf := r.buf[:end-start]
+		if fused {
+			buf2 := r.buf2[:end-start]
+			cpuMemKernel(chunk, pair.least, pair.balanced, buf, buf2)
+			if err := p.accumulate(pair.la, nodes, start, buf, tot); err != nil {
+				return err
+			}
+			if err := p.accumulate(pair.ba, nodes, start, buf2, tot); err != nil {
+				return err
+			}
+		}
 		for _, i := range r.plain {
+			if fused && (i == pair.la || i == pair.ba) {
+				continue
+			}
 			r.ps[i].Score(chunk, buf)
 			if err := p.accumulate(i, nodes, start, buf, tot); err != nil {
 				return err
@@ -190,15 +205,32 @@ func (p *Profile) Score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapsho
 	return nil
 }
 
-// accumulate adds weight × scores[j] to tot[off+j] after checking the range.
+// accumulate adds weight × scores[j] to tot[off+j], checking the range: the
+// loop keeps the largest score seen as unsigned (a negative score is huge)
+// with a branch-free max and looks for the culprit only when it is out of
+// range.
 func (p *Profile) accumulate(i int, nodes []*snapshot.NodeInfo, off int, scores []int64, tot []int64) error {
 	w := p.entries[i].Weight
 	t := tot[off : off+len(scores)]
-	for j, s := range scores {
-		if uint64(s) > uint64(MaxScore) {
-			return p.outOfRange(i, nodes[off+j], s)
+	t = t[:len(scores)]
+	var hi uint64
+	if w == 1 {
+		for j, s := range scores {
+			hi = max(hi, uint64(s))
+			t[j] += s
 		}
-		t[j] += s * w
+	} else {
+		for j, s := range scores {
+			hi = max(hi, uint64(s))
+			t[j] += s * w
+		}
+	}
+	if hi > uint64(MaxScore) {
+		for j, s := range scores {
+			if uint64(s) > uint64(MaxScore) {
+				return p.outOfRange(i, nodes[off+j], s)
+			}
+		}
 	}
 	return nil
 }

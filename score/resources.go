@@ -246,34 +246,60 @@ func addSat(a, b int64) int64 {
 }
 
 // maxSafe is the largest amount x with x*MaxScore not overflowing.
-const maxSafe = math.MaxInt64 / MaxScore
+const maxSafe = math.MaxInt64 / 100 // untyped: compares with int64 and uint64
 
 // leastRequestedScore is upstream's leastRequestedScore
-// (noderesources/least_allocated.go): (capacity-requested)*MaxScore/capacity,
-// 0 when requested > capacity; capacity > 0. Exact also where upstream's
+// (noderesources/least_allocated.go) for requested = used + podReq:
+// (capacity-requested)*MaxScore/capacity, 0 when requested > capacity;
+// capacity > 0, used and podReq >= 0. Exact also where upstream's sum or
 // product would overflow.
-func leastRequestedScore(requested, capacity int64) int64 {
-	if uint64(requested) > uint64(capacity) { // also catches requested < 0
+func leastRequestedScore(used, podReq, capacity int64) int64 {
+	if uint64(capacity-1) < maxSafe {
+		return leastFast(used, podReq, capacity)
+	}
+	return leastSlow(used, podReq, capacity)
+}
+
+// leastFast is leastRequestedScore for 1 <= capacity <= maxSafe: the sum
+// of two non-negative int64 fits in uint64, and the product cannot
+// overflow. Unsigned division has no MinInt64/-1 fix-up. Small enough to
+// inline into the per-node loops.
+func leastFast(used, podReq, capacity int64) int64 {
+	r := uint64(used) + uint64(podReq)
+	if r > uint64(capacity) {
 		return 0
 	}
-	if capacity <= maxSafe {
-		return (capacity - requested) * MaxScore / capacity
+	return int64((uint64(capacity) - r) * uint64(MaxScore) / uint64(capacity))
+}
+
+func leastSlow(used, podReq, capacity int64) int64 {
+	requested := addSat(used, podReq)
+	if capacity <= 0 || uint64(requested) > uint64(capacity) {
+		return 0
 	}
 	return mulDiv(capacity-requested, MaxScore, capacity)
 }
 
 // mostRequestedScore is upstream's mostRequestedScore
-// (noderesources/most_allocated.go): requested*MaxScore/capacity with
-// requested capped at capacity; capacity > 0.
-func mostRequestedScore(requested, capacity int64) int64 {
-	if requested > capacity {
-		requested = capacity
+// (noderesources/most_allocated.go) for requested = used + podReq:
+// min(requested, capacity)*MaxScore/capacity; capacity > 0.
+func mostRequestedScore(used, podReq, capacity int64) int64 {
+	if uint64(capacity-1) < maxSafe {
+		return mostFast(used, podReq, capacity)
 	}
-	if requested <= 0 {
+	return mostSlow(used, podReq, capacity)
+}
+
+// mostFast is mostRequestedScore for 1 <= capacity <= maxSafe.
+func mostFast(used, podReq, capacity int64) int64 {
+	r := min(uint64(used)+uint64(podReq), uint64(capacity))
+	return int64(r * uint64(MaxScore) / uint64(capacity))
+}
+
+func mostSlow(used, podReq, capacity int64) int64 {
+	requested := min(addSat(used, podReq), capacity)
+	if capacity <= 0 || requested <= 0 {
 		return 0
-	}
-	if capacity <= maxSafe {
-		return requested * MaxScore / capacity
 	}
 	return mulDiv(requested, MaxScore, capacity)
 }
