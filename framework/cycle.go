@@ -100,7 +100,10 @@ func (c *Config) Validate() error {
 // Decision is the outcome of one scheduling cycle for one pod: the chosen
 // node, or a [Diagnosis] saying why there is none.
 type Decision struct {
-	// Pod is the pod scheduled.
+	// Pod is the pod scheduled. For a pod asking for GPU devices that was
+	// placed on a node with devices, it is a copy recording the devices
+	// chosen (PodInfo.Devices): the profile's first score.DeviceChooser
+	// decides, else gpushare.BestFitDevices. Reserve and bind this one.
 	Pod *snapshot.PodInfo
 	// Node is the chosen node's name; "" when the pod is unschedulable.
 	Node string
@@ -284,6 +287,13 @@ func (s *Scheduler) SchedulePod(cluster score.Cluster, pod *snapshot.PodInfo) (D
 	}
 	best := s.selectHost(totals)
 	d.Node, d.Total = s.feasible[best].Name(), totals[best]
+	if pod.GPU().Count > 0 {
+		withDevs, err := chooseDevices(s.profile, pod, s.feasible[best])
+		if err != nil {
+			return d, err
+		}
+		d.Pod = withDevs
+	}
 	if s.breakdown {
 		e, err := s.profile.Explain(pod, cluster, s.feasible, best)
 		if err != nil {
@@ -545,7 +555,7 @@ func (s *Scheduler) Schedule(ledger *reserve.Ledger, pod *snapshot.PodInfo) (Dec
 	if err != nil || !d.Scheduled() {
 		return d, err
 	}
-	unfit, err := ledger.Reserve(pod, d.Node)
+	unfit, err := ledger.Reserve(d.Pod, d.Node)
 	if err != nil {
 		return d, fmt.Errorf("framework: reserving pod %s on node %s: %w", pod.Key(), d.Node, err)
 	}

@@ -1,0 +1,137 @@
+package framework_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/schedkit/schedkit/framework"
+	"github.com/schedkit/schedkit/gpushare"
+	"github.com/schedkit/schedkit/score"
+	"github.com/schedkit/schedkit/snapshot"
+	st "github.com/schedkit/schedkit/snapshot/snapshottest"
+)
+
+func gpuNode(name, model, gpus string) *v1.Node {
+	return st.MakeNode(name).Capacity("cpu", "64", "memory", "256Gi", "pods", "110",
+		"alibabacloud.com/gpu-count", gpus, "alibabacloud.com/gpu-milli", gpus+"000").
+		Label(snapshot.LabelGPUModel, model).Obj()
+}
+
+func gpuPod(name, count, milli string) *st.PodWrapper {
+	return st.MakePod(name).Req("cpu", "2", "memory", "4Gi").
+		Annotation(snapshot.AnnotationGPUCount, count).Annotation(snapshot.AnnotationGPUMilli, milli)
+}
+
+func TestGPUDevicesFilter(t *testing.T) {
+	c := st.Cache(t, []*v1.Node{gpuNode("t4", "T4", "2"), gpuNode("v100", "V100M16", "1")},
+		gpuPod("used", "1", "800").Annotation(snapshot.AnnotationGPUIndex, "0").Node("v100").Obj())
+	snap := c.Snapshot()
+	filters := append(framework.DefaultFilters(), framework.GPUDevices{})
+	s, err := framework.New(framework.Config{Filters: filters, Seed: 1})
+	require.NoError(t, err)
+
+	for _, tc := range []struct {
+		name string
+		pod  *v1.Pod
+		want string // node, or "" for unschedulable
+		msg  string
+	}{
+		// two whole GPUs: only t4 has two idle devices.
+		{"two whole", gpuPod("a", "2", "1000").Obj(), "t4", ""},
+		// model constraint V100M16: v100 has 200 free, 300 does not fit.
+		{"model and share", gpuPod("b", "1", "300").Annotation(snapshot.AnnotationGPUModel, "V100M16").Obj(), "",
+			"0/2 nodes are available: 1 Insufficient GPU devices, 1 node(s) had no GPU of an allowed model."},
+		// three GPUs fit nowhere.
+		{"too many", gpuPod("c", "3", "1000").Obj(), "", "0/2 nodes are available: 2 Insufficient GPU devices."},
+		// no device demand: the filter skips.
+		{"cpu only", st.MakePod("d").Req("cpu", "1").Obj(), "any", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := s.SchedulePod(snap, snapshot.MustPodInfo(tc.pod))
+			require.NoError(t, err)
+			switch tc.want {
+			case "":
+				require.NotNil(t, d.Diagnosis)
+				assert.Equal(t, tc.msg, d.Diagnosis.Message())
+			case "any":
+				assert.True(t, d.Scheduled())
+			default:
+				assert.Equal(t, tc.want, d.Node)
+				devs, ok := d.Pod.Devices()
+				assert.True(t, ok, "decision records the devices")
+				assert.Equal(t, 2, devs.Len())
+			}
+		})
+	}
+}
+
+// Under FGD a 0.5 share goes on the partly used GPU rather than an idle
+// one when that lowers fragmentation: the workload is made of 0.5-GPU
+// tasks, so splitting the idle GPU would leave it half-usable while the
+// partly used GPU's 500 free would otherwise be stranded only if tasks
+// were larger. The device choice travels with the decision.
+func TestFGDDeviceChoice(t *testing.T) {
+	c := st.Cache(t, []*v1.Node{gpuNode("n", "T4", "2")},
+		gpuPod("half", "1", "500").Annotation(snapshot.AnnotationGPUIndex, "0").Node("n").Obj())
+	w, err := gpushare.NewWorkload([]gpushare.Task{{MilliCPU: 2000, GPUCount: 1, MilliGPU: 500}, {MilliCPU: 2000, GPUCount: 1, MilliGPU: 1000}}, []float64{1, 1})
+	require.NoError(t, err)
+	p, err := score.NewProfile(score.Weighted{Scorer: score.GPUShare(gpushare.NewFGD(w)), Weight: 1})
+	require.NoError(t, err)
+	s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.GPUDevices{}), Profile: p, Seed: 1})
+	require.NoError(t, err)
+	d, err := s.SchedulePod(c.Snapshot(), snapshot.MustPodInfo(gpuPod("new", "1", "500").Obj()))
+	require.NoError(t, err)
+	require.True(t, d.Scheduled())
+	devs, ok := d.Pod.Devices()
+	require.True(t, ok)
+	assert.True(t, devs.Has(0), "0.5 share packed onto device 0 (500 free), keeping device 1 whole for 1.0 tasks; got %b", devs)
+}
+
+// lastDevice is a scorer whose device choice is the highest-index device
+// with room, unlike the best-fit default.
+type lastDevice struct{}
+
+func (lastDevice) Name() string { return "LastDevice" }
+func (lastDevice) Prepare(*snapshot.PodInfo, score.Cluster) (score.PodScorer, error) {
+	return score.PodScorerFunc(func(nodes []*snapshot.NodeInfo, out []int64) {
+		for i := range nodes {
+			out[i] = 50
+		}
+	}), nil
+}
+func (lastDevice) ChooseDevices(pod *snapshot.PodInfo, node *snapshot.NodeInfo) (gpushare.DeviceSet, bool) {
+	devs := node.Devices()
+	for i := len(devs) - 1; i >= 0; i-- {
+		if devs[i].FreeMilliGPU >= pod.GPU().MilliGPU {
+			return gpushare.DeviceSet(0).With(i), true
+		}
+	}
+	return 0, false
+}
+
+func TestDeviceChooserDecides(t *testing.T) {
+	c := st.Cache(t, []*v1.Node{gpuNode("n", "T4", "4")})
+	for _, tc := range []struct {
+		name    string
+		scorer  score.Scorer
+		wantDev int
+	}{
+		{"best-fit default", score.PerNode("flat", func(*snapshot.PodInfo, *snapshot.NodeInfo) int64 { return 1 }), 0},
+		{"scorer's choice", lastDevice{}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := score.NewProfile(score.Weighted{Scorer: tc.scorer})
+			require.NoError(t, err)
+			s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.GPUDevices{}), Profile: p})
+			require.NoError(t, err)
+			d, err := s.SchedulePod(c.Snapshot(), snapshot.MustPodInfo(gpuPod("p", "1", "250").Obj()))
+			require.NoError(t, err)
+			devs, ok := d.Pod.Devices()
+			require.True(t, ok)
+			assert.True(t, devs.Has(tc.wantDev), "devices %b, want device %d", devs, tc.wantDev)
+		})
+	}
+}
