@@ -154,7 +154,9 @@ func checkInRange(t *testing.T, scorers []score.Scorer, snap *snapshot.Snapshot,
 		prof := score.MustProfile(score.Weighted{Scorer: s})
 		require.NoErrorf(t, prof.Score(pod, snap, nodes, totals), "%s: %s", what, s.Name())
 		for i, v := range totals {
-			require.Truef(t, v >= score.MinScore && v <= score.MaxScore, "%s: %s: Score(%s) = %d", what, s.Name(), nodes[i].Name(), v)
+			if v < score.MinScore || v > score.MaxScore {
+				t.Fatalf("%s: %s: Score(%s) = %d, want [0, 100]", what, s.Name(), nodes[i].Name(), v)
+			}
 		}
 	}
 }
