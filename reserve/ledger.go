@@ -84,14 +84,18 @@ type Ledger struct {
 
 // nodeAgg is the ledger's per-node view. The Pods entry of bound and held
 // counts pods (and reservations), as allocatable's Pods entry counts slots.
+//
+// Field order is for the fit check: the three vectors' inline parts, the
+// presence flag and the reservations' length sit in the first three cache
+// lines; the name, read only off the hot path, comes last.
 type nodeAgg struct {
-	name    string
-	present bool // the informer reported the node and has not removed it
 	alloc   snapshot.Vector
 	bound   snapshot.Vector // pods the informer reported, plus confirmed pods
 	held    snapshot.Vector // holds, plus the unallocated part of reservations
+	present bool            // the informer reported the node and has not removed it
 	refs    int32           // recs and reservations on this node
 	res     []*reservation  // named reservations here, sorted by name
+	name    string
 }
 
 type podRec struct {
