@@ -270,3 +270,24 @@ func TestSignPod(t *testing.T) {
 	_, st = sp.SignPod(context.Background(), a)
 	assert.True(t, st.IsSuccess())
 }
+
+// A profile that lists the plugins under score / filter only (not
+// multiPoint, preScore, preFilter) never calls PreScore or PreFilter: the
+// plugins still give the right answers, on the slow path.
+func TestWithoutPreScoreAndPreFilter(t *testing.T) {
+	empty := newNodeInfo(node("empty", "4", "8Gi"), 1)
+	small := newNodeInfo(node("small", "500m", "8Gi"), 1)
+	h := cluster(empty, small)
+	ctx := context.Background()
+	pl, err := New(ctx, nil, h)
+	require.NoError(t, err)
+	got, st := pl.(*ScorePlugin).Score(ctx, newCycleState(), pod("p", "1", "2Gi"), empty)
+	require.True(t, st.IsSuccess(), st.AsError())
+	assert.Equal(t, int64(75), got) // as in TestScorePluginLeastAllocated
+
+	fl, err := NewFit(ctx, nil, h)
+	require.NoError(t, err)
+	st = fl.(*FilterPlugin).Filter(ctx, newCycleState(), pod("p", "1", "2Gi"), small)
+	assert.Equal(t, fwk.UnschedulableAndUnresolvable, st.Code())
+	assert.True(t, fl.(*FilterPlugin).Filter(ctx, newCycleState(), pod("p", "1", "2Gi"), empty).IsSuccess())
+}

@@ -60,15 +60,7 @@ func (s *filterState) Clone() fwk.StateData { return s }
 
 // PreFilter mirrors the nodes and prepares the filter for pod.
 func (p *FilterPlugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	snap, err := p.mirror.sync(nodes)
-	if err != nil {
-		return nil, fwk.AsStatus(err)
-	}
-	pi, err := snapshot.NewPodInfo(pod)
-	if err != nil {
-		return nil, fwk.AsStatus(err)
-	}
-	pre, err := p.filter.PreFilter(pi)
+	st, pre, err := p.prepare(pod, nodes)
 	if err != nil {
 		return nil, fwk.AsStatus(err)
 	}
@@ -78,11 +70,31 @@ func (p *FilterPlugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1
 	if pre.Filter == nil {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
-	cs.Write(p.key, &filterState{snap: snap, pf: pre.Filter})
+	cs.Write(p.key, st)
 	if pre.NodeNames != nil {
 		return &fwk.PreFilterResult{NodeNames: sets.New(pre.NodeNames...)}, nil
 	}
 	return nil, nil
+}
+
+func (p *FilterPlugin) prepare(pod *v1.Pod, nodes []fwk.NodeInfo) (*filterState, framework.PreFilterResult, error) {
+	all, err := allNodes(p.handle, nodes)
+	if err != nil {
+		return nil, framework.PreFilterResult{}, err
+	}
+	snap, err := p.mirror.view(all)
+	if err != nil {
+		return nil, framework.PreFilterResult{}, err
+	}
+	pi, err := snapshot.NewPodInfo(pod)
+	if err != nil {
+		return nil, framework.PreFilterResult{}, err
+	}
+	pre, err := p.filter.PreFilter(pi)
+	if err != nil {
+		return nil, framework.PreFilterResult{}, err
+	}
+	return &filterState{snap: snap, pf: pre.Filter}, pre, nil
 }
 
 // PreFilterExtensions returns nil: the filters keep no per-pod state that
@@ -92,13 +104,26 @@ func (p *FilterPlugin) PreFilterExtensions() fwk.PreFilterExtensions { return ni
 
 // Filter checks one node.
 func (p *FilterPlugin) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) *fwk.Status {
-	d, err := cs.Read(p.key)
-	if err != nil {
-		return fwk.AsStatus(fmt.Errorf("kubescheduler: %s: PreFilter did not run: %w", p.name, err))
-	}
-	st, ok := d.(*filterState)
-	if !ok {
-		return fwk.AsStatus(fmt.Errorf("kubescheduler: %s: unexpected state %T", p.name, d))
+	var st *filterState
+	if d, err := cs.Read(p.key); err == nil {
+		var ok bool
+		if st, ok = d.(*filterState); !ok {
+			return fwk.AsStatus(fmt.Errorf("kubescheduler: %s: unexpected state %T", p.name, d))
+		}
+	} else {
+		// PreFilter not enabled in the profile, or it returned Skip and the
+		// framework calls Filter anyway: prepare here (slow path).
+		var pre framework.PreFilterResult
+		st, pre, err = p.prepare(pod, nil)
+		if err != nil {
+			return fwk.AsStatus(err)
+		}
+		if pre.Reject != "" {
+			return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, pre.Reject)
+		}
+		if pre.Filter == nil {
+			return nil
+		}
 	}
 	ours, err := p.mirror.nodeFor(st.snap, ni)
 	if err != nil {

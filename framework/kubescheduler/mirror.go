@@ -100,6 +100,25 @@ func (m *mirror) sync(list []fwk.NodeInfo) (*snapshot.Snapshot, error) {
 	return m.last, nil
 }
 
+// current returns the last synced snapshot (empty before the first sync).
+func (m *mirror) current() *snapshot.Snapshot {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.last == nil {
+		return snapshot.Empty()
+	}
+	return m.last
+}
+
+// view syncs list, or returns the current snapshot when there is no list
+// (no scheduler snapshot to mirror: a plugin used without a handle).
+func (m *mirror) view(list []fwk.NodeInfo) (*snapshot.Snapshot, error) {
+	if list == nil {
+		return m.current(), nil
+	}
+	return m.sync(list)
+}
+
 // podInfos parses the pods of ni, reusing those of the previous mirror of
 // the node.
 func podInfos(ni fwk.NodeInfo, prev *mirrored) ([]*snapshot.PodInfo, map[*v1.Pod]*snapshot.PodInfo, error) {

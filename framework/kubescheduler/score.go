@@ -80,24 +80,36 @@ func allNodes(h fwk.Handle, fallback []fwk.NodeInfo) ([]fwk.NodeInfo, error) {
 
 // PreScore prepares the scorer for pod and scores every candidate.
 func (p *ScorePlugin) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
-	all, err := allNodes(p.handle, nodes)
+	st, err := p.prepare(pod, nodes)
 	if err != nil {
 		return fwk.AsStatus(err)
 	}
-	snap, err := p.mirror.sync(all)
+	if st.ps == nil {
+		return fwk.NewStatus(fwk.Skip)
+	}
+	cs.Write(p.key, st)
+	return nil
+}
+
+// prepare mirrors the cluster, prepares the scorer for pod and scores the
+// candidates (none when nodes is nil). st.ps is nil when the scorer skips
+// the pod.
+func (p *ScorePlugin) prepare(pod *v1.Pod, nodes []fwk.NodeInfo) (*scoreState, error) {
+	all, err := allNodes(p.handle, nodes)
 	if err != nil {
-		return fwk.AsStatus(err)
+		return nil, err
+	}
+	snap, err := p.mirror.view(all)
+	if err != nil {
+		return nil, err
 	}
 	pi, err := snapshot.NewPodInfo(pod)
 	if err != nil {
-		return fwk.AsStatus(err)
+		return nil, err
 	}
 	ps, err := p.scorer.Prepare(pi, snap)
-	if err != nil {
-		return fwk.AsStatus(err)
-	}
-	if ps == nil {
-		return fwk.NewStatus(fwk.Skip)
+	if err != nil || ps == nil {
+		return &scoreState{snap: snap}, err
 	}
 	st := &scoreState{snap: snap, ps: ps, pos: make([]int32, snap.NumNodes()),
 		nodes: make([]*snapshot.NodeInfo, len(nodes)), raw: make([]int64, len(nodes))}
@@ -107,7 +119,7 @@ func (p *ScorePlugin) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.P
 	for i, ni := range nodes {
 		ours, err := p.mirror.nodeFor(snap, ni)
 		if err != nil {
-			return fwk.AsStatus(err)
+			return nil, err
 		}
 		st.nodes[i] = ours
 		if j, ok := snap.Index(ours.Name()); ok && snap.Node(j) == ours {
@@ -115,8 +127,7 @@ func (p *ScorePlugin) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.P
 		}
 	}
 	ps.Score(st.nodes, st.raw)
-	cs.Write(p.key, st)
-	return nil
+	return st, nil
 }
 
 func (p *ScorePlugin) state(cs fwk.CycleState) (*scoreState, error) {
@@ -131,12 +142,20 @@ func (p *ScorePlugin) state(cs fwk.CycleState) (*scoreState, error) {
 	return st, nil
 }
 
-// Score returns the score PreScore computed for the node; for a node
-// PreScore did not see it scores that node alone.
+// Score returns the score PreScore computed for the node. For a node
+// PreScore did not see it scores that node alone; if PreScore is not
+// enabled in the profile (a plugin listed under score but not preScore or
+// multiPoint) it prepares the scorer on every call, as upstream's plugins
+// fall back — correct, but allocating and slow.
 func (p *ScorePlugin) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) (int64, *fwk.Status) {
 	st, err := p.state(cs)
 	if err != nil {
-		return 0, fwk.AsStatus(err)
+		if st, err = p.prepare(pod, nil); err != nil {
+			return 0, fwk.AsStatus(err)
+		}
+		if st.ps == nil {
+			return 0, nil // skipped pod: the scorer gives nothing
+		}
 	}
 	if node := ni.Node(); node != nil {
 		if j, ok := st.snap.Index(node.Name); ok {
@@ -162,7 +181,9 @@ func (p *ScorePlugin) ScoreExtensions() fwk.ScoreExtensions { return p }
 func (p *ScorePlugin) NormalizeScore(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
 	st, err := p.state(cs)
 	if err != nil {
-		return fwk.AsStatus(err)
+		if st, err = p.prepare(pod, nil); err != nil {
+			return fwk.AsStatus(err)
+		}
 	}
 	n, ok := st.ps.(score.Normalizer)
 	if !ok {
