@@ -75,8 +75,8 @@ func e2ePod(i int, schedulerName string) *v1.Pod {
 			SchedulerName: schedulerName,
 			Containers: []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10", Resources: v1.ResourceRequirements{
 				Requests: v1.ResourceList{
-					v1.ResourceCPU:    resource.MustParse(fmt.Sprintf("%dm", 100+100*(i%5))),  // 100m..500m
-					v1.ResourceMemory: resource.MustParse(fmt.Sprintf("%dMi", 256*(1+i%4))), // 256Mi..1Gi
+					v1.ResourceCPU:    resource.MustParse(fmt.Sprintf("%dm", 100+100*(i%5))), // 100m..500m
+					v1.ResourceMemory: resource.MustParse(fmt.Sprintf("%dMi", 256*(1+i%4))),  // 256Mi..1Gi
 				},
 			}}},
 		},
