@@ -134,9 +134,10 @@ func (p *Profile) prepare(pod *snapshot.PodInfo, cluster Cluster, ps []PodScorer
 //
 // Cost: O(scorers) Prepare calls, then O(scorers × len(nodes)) with the
 // scorers' per-node cost; the nodes are scored in chunks of 128 so each
-// chunk stays in cache across scorers. Allocates nothing per node; the
-// scratch (one int64 per node for normalising scorers) is pooled and
-// reused. Safe for concurrent use.
+// chunk stays in cache across scorers, and a LeastAllocated and
+// BalancedAllocation pair (as in [DefaultProfile]) is scored in one pass.
+// Allocates nothing per node; the scratch (one int64 per node for
+// normalising scorers) is pooled and reused. Safe for concurrent use.
 func (p *Profile) Score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapshot.NodeInfo, totals []int64) error {
 	n := len(nodes)
 	if len(totals) < n {
