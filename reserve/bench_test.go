@@ -2,6 +2,7 @@ package reserve_test
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 	"sync/atomic"
 	"syscall"
@@ -112,6 +113,62 @@ func BenchmarkReserveUnreserveParallel(b *testing.B) {
 					i++
 				}
 			})
+			clock.report(b)
+		})
+	}
+}
+
+// BenchmarkReserveUnreserveJournal: the pair with a journal attached
+// (io.Discard): each operation encodes and frames one JSON record.
+func BenchmarkReserveUnreserveJournal(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			l, names := benchLedger(b, n)
+			require.NoError(b, l.SetJournal(io.Discard))
+			pods := benchPods(1024, "p")
+			b.ReportAllocs()
+			clock := startCPU()
+			i := 0
+			for b.Loop() {
+				p := pods[i&1023]
+				if reasons, err := l.Reserve(p, names[i%n]); err != nil || reasons != nil {
+					b.Fatalf("Reserve: %v %v", reasons, err)
+				}
+				l.Unreserve(p.Key())
+				i++
+			}
+			clock.report(b)
+		})
+	}
+}
+
+// BenchmarkSnapshotOverlay: with 100 holds spread over the nodes, one hold
+// comes or goes, then Snapshot() brings the view up to date — what a
+// scheduling cycle pays once per cycle.
+func BenchmarkSnapshotOverlay(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			l, names := benchLedger(b, n)
+			pods := benchPods(101, "h")
+			for i, p := range pods[:100] {
+				if reasons, err := l.Reserve(p, names[i*n/100]); err != nil || reasons != nil {
+					b.Fatalf("Reserve: %v %v", reasons, err)
+				}
+			}
+			b.ReportAllocs()
+			clock := startCPU()
+			i := 0
+			for b.Loop() {
+				if i%2 == 0 {
+					_, _ = l.Reserve(pods[100], names[0])
+				} else {
+					l.Unreserve(pods[100].Key())
+				}
+				i++
+				if l.Snapshot().NumNodes() != n {
+					b.Fatal("nodes")
+				}
+			}
 			clock.report(b)
 		})
 	}

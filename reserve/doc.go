@@ -5,8 +5,9 @@
 // side — as a library that needs no cluster.
 //
 // A [Ledger] is the one object a scheduler feeds: informer events
-// (AddNode, UpdateNode, RemoveNode, AddPod, UpdatePod, RemovePod, kept in a
-// [snapshot.Cache]) and its own decisions ([Ledger.Reserve],
+// (AddNode, UpdateNode, RemoveNode, AddPod, UpdatePod, RemovePod, with
+// upstream's scheduler-cache semantics: a pod may arrive before its node, a
+// removed node's pods wait for it) and its own decisions ([Ledger.Reserve],
 // [Ledger.Unreserve], [Ledger.Confirm]). It never double-counts and never
 // leaks:
 //
@@ -77,7 +78,8 @@
 //
 // Reserve and Unreserve are O(resources of the pod) with two map look-ups,
 // and allocate nothing in steady state (no journal, no named reservation on
-// the node). Informer events cost what [snapshot.Cache] events cost plus
-// O(resources). Snapshot is O(1) when nothing changed, else O(holds +
-// reservations) plus one NodeInfo copy per node they touch.
+// the node). Informer events cost O(resources + pods on the node), as
+// [snapshot.Cache] events do. [Ledger.Snapshot] is O(1) when nothing
+// changed, else O(holds + reservations) map look-ups plus a copy of each
+// node changed since the previous snapshot — it does not rebuild.
 package reserve

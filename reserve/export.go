@@ -32,10 +32,9 @@ type state struct {
 func (l *Ledger) Export(w io.Writer) error {
 	l.mu.Lock()
 	st := state{Version: exportVersion, Nodes: []*v1.Node{}, Pods: []*v1.Pod{}, Reservations: []Reservation{}}
-	snap := l.cache.Snapshot()
 	for _, name := range sortedKeys(l.nodeIdx) {
-		if ni := snap.Get(name); ni != nil {
-			st.Nodes = append(st.Nodes, ni.Node())
+		if n := &l.nodes[l.nodeIdx[name]]; n.present {
+			st.Nodes = append(st.Nodes, n.node)
 		}
 	}
 	var bound []int32

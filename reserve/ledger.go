@@ -45,7 +45,7 @@ func (p Phase) String() string {
 const noDeadline = math.MaxInt64
 
 // Ledger is the reservation ledger: one object that is fed the informer's
-// node and pod events (it keeps the [snapshot.Cache] they build) and the
+// node and pod events (it keeps the snapshot they build) and the
 // scheduler's decisions (Reserve, Unreserve, Confirm), and answers "does
 // this pod fit on that node, counting everything already promised?" — the
 // state upstream keeps as assumed pods in its scheduler cache, as a library.
@@ -59,8 +59,11 @@ const noDeadline = math.MaxInt64
 // ordered and exactly one wins. The ledger reads no clock, starts no
 // goroutine and logs nothing.
 type Ledger struct {
-	mu    sync.Mutex
-	cache *snapshot.Cache
+	mu sync.Mutex
+
+	view   *snapshot.Fork                // see view.go
+	inView map[snapshot.PodKey]viewEntry // ledger-owned pods in the view
+	epoch  uint64
 
 	nodes     []nodeAgg        // dense per-node aggregates
 	nodeIdx   map[string]int32 // node name -> index into nodes
@@ -96,6 +99,7 @@ type nodeAgg struct {
 	refs    int32           // recs and reservations on this node
 	res     []*reservation  // named reservations here, sorted by name
 	name    string
+	node    *v1.Node // the informer's object; nil when absent
 }
 
 type podRec struct {
@@ -111,7 +115,8 @@ type podRec struct {
 // New returns an empty ledger with no journal. O(1).
 func New() *Ledger {
 	return &Ledger{
-		cache:   snapshot.NewCache(),
+		view:    snapshot.Empty().Fork(),
+		inView:  map[snapshot.PodKey]viewEntry{},
 		nodeIdx: map[string]int32{},
 		res:     map[string]*reservation{},
 		draws:   map[snapshot.PodKey]*draw{},
@@ -123,19 +128,32 @@ func New() *Ledger {
 // AddNode adds node, or updates it if known (informers replay events).
 // Holds and reservations on it count against the new allocatable; a node
 // that shrank under them stays over-committed until pods leave — the ledger
-// never drops a hold it granted. Errors (nil node, empty name, negative
-// allocatable) come from [snapshot.Cache.AddNode], name the node and field,
-// and change nothing. O(pods on the node).
+// never drops a hold it granted. Errors (nil node, empty name: [ErrInvalid];
+// negative allocatable: [ErrInvalid] and [snapshot.ErrNegativeQuantity])
+// name the node and field and change nothing. O(resources) to update a
+// known node; adding one the ledger kept pods for (reported before it, or
+// left when it was removed) scans the bound pods.
 func (l *Ledger) AddNode(node *v1.Node) error {
+	if node == nil {
+		return fmt.Errorf("AddNode: node is nil: %w", ErrInvalid)
+	}
+	if node.Name == "" {
+		return fmt.Errorf("AddNode: metadata.name is empty: %w", ErrInvalid)
+	}
+	alloc, err := snapshot.NewVector(node.Status.Allocatable)
+	if err != nil {
+		return fmt.Errorf("node %s: status.allocatable: %w: %w", node.Name, ErrInvalid, err)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.cache.AddNode(node); err != nil {
-		return err
+	i := l.nodeSlot(node.Name)
+	if l.nodes[i].present {
+		mustView(l.view.UpdateNode(node))
+	} else {
+		l.viewAddNode(i, node)
 	}
-	alloc, _ := snapshot.NewVector(node.Status.Allocatable) // validated by the cache
-	n := &l.nodes[l.nodeSlot(node.Name)]
-	n.present = true
-	n.alloc = alloc
+	n := &l.nodes[i]
+	n.present, n.alloc, n.node = true, alloc, node
 	l.ver++
 	return nil
 }
@@ -146,17 +164,18 @@ func (l *Ledger) UpdateNode(node *v1.Node) error { return l.AddNode(node) }
 // RemoveNode removes the node called name. Its bound pods, holds and
 // reservations stay recorded (outside snapshots, and nothing new can be
 // reserved there) until they are removed, or until the node comes back.
-// Returns an error wrapping [snapshot.ErrNodeNotFound] for an unknown node.
+// Returns an error wrapping [ErrNodeNotFound] and [snapshot.ErrNodeNotFound]
+// for a node that is not there.
 func (l *Ledger) RemoveNode(name string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.cache.RemoveNode(name); err != nil {
-		return err
+	i, ok := l.nodeIdx[name]
+	if !ok || !l.nodes[i].present {
+		return fmt.Errorf("RemoveNode: node %q: %w: %w", name, ErrNodeNotFound, snapshot.ErrNodeNotFound)
 	}
-	i := l.nodeIdx[name]
+	l.viewRemoveNode(name)
 	n := &l.nodes[i]
-	n.present = false
-	n.alloc = snapshot.Vector{}
+	n.present, n.alloc, n.node = false, snapshot.Vector{}, nil
 	l.maybeFreeNode(i)
 	l.ver++
 	return nil
@@ -190,9 +209,6 @@ func (l *Ledger) AddPod(pod *v1.Pod) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.cache.AddPodInfo(pi); err != nil {
-		return err
-	}
 	l.observeBound(pi, pod.Spec.NodeName)
 	return nil
 }
@@ -207,12 +223,12 @@ func (l *Ledger) UpdatePod(pod *v1.Pod) error { return l.AddPod(pod) }
 func (l *Ledger) RemovePod(k snapshot.PodKey) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	inCache := l.cache.RemovePod(k)
 	i, ok := l.rec(k)
 	_, drew := l.draws[k]
 	if !ok && !drew {
-		return inCache
+		return false
 	}
+	l.viewUnbind(k, i, ok)
 	if drew || l.recs[i].phase != Bound {
 		l.logRelease(opUnreserve, k)
 	}
@@ -227,6 +243,12 @@ func (l *Ledger) RemovePod(k snapshot.PodKey) bool {
 func (l *Ledger) observeBound(pi *snapshot.PodInfo, nodeName string) {
 	k := pi.Key()
 	i, ok := l.rec(k)
+	l.viewUnbind(k, i, ok)
+	defer func() {
+		if n := &l.nodes[l.nodeIdx[nodeName]]; n.present {
+			mustView(l.view.AddPodInfo(pi, nodeName))
+		}
+	}()
 	if ok && l.recs[i].phase == Bound {
 		ni := l.nodeSlot(nodeName)
 		rec := &l.recs[i]
@@ -490,50 +512,43 @@ func (l *Ledger) Reconcile(exists func(snapshot.PodKey) bool) []snapshot.PodKey 
 // Holds on removed nodes are not shown.
 //
 // Cost: O(1) when nothing changed since the last call (the same snapshot is
-// returned); otherwise O(holds + reservations), each first change to a node
-// copying its NodeInfo ([snapshot.Fork]). Safe for concurrent use; the
-// result is shared and must not be modified.
+// returned). Otherwise the ledger's snapshot is brought up to date, not
+// rebuilt: informer events were applied as they came; holds and
+// reservations cost O(holds + reservations) map look-ups plus, for each one
+// that changed, a copy of its node's NodeInfo on first touch
+// ([snapshot.Fork] copy-on-write). Snapshots handed out never change. Safe
+// for concurrent use; the result is shared and must not be modified.
 func (l *Ledger) Snapshot() *snapshot.Snapshot {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.snapshotLocked()
+}
+
+func (l *Ledger) snapshotLocked() *snapshot.Snapshot {
 	if l.snap != nil && l.snapVer == l.ver {
 		return l.snap
 	}
-	s := l.cache.Snapshot()
-	if len(l.owned) > 0 || len(l.res) > 0 {
-		f := s.Fork()
-		for _, i := range l.owned {
-			rec := &l.recs[i]
-			if n := &l.nodes[rec.node]; n.present {
-				mustOverlay(f.AddPodInfo(rec.pi, n.name))
-			}
-		}
-		for _, name := range sortedKeys(l.res) {
-			r := l.res[name]
-			if n := &l.nodes[r.node]; n.present {
-				mustOverlay(f.AddPodInfo(r.placeholder(), n.name))
-			}
-		}
-		s = f.Snapshot()
-	}
-	l.snap, l.snapVer = s, l.ver
-	return s
-}
-
-func mustOverlay(err error) {
-	if err != nil {
-		// A pod key is in at most one phase (ledger invariant), so the
-		// overlay never adds a pod twice.
-		panic("reserve: ledger invariant broken: " + err.Error())
-	}
+	l.syncView()
+	l.snap, l.snapVer = l.view.Snapshot(), l.ver
+	return l.snap
 }
 
 // BoundSnapshot returns the informer's view alone — nodes and the pods it
-// reported bound, without holds, confirmations or reservations. O(1).
+// reported bound, without holds, confirmations or reservations.
+// O(holds + reservations): it removes them from a fork of
+// [Ledger.Snapshot], copying each node they touch.
 func (l *Ledger) BoundSnapshot() *snapshot.Snapshot {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.cache.Snapshot()
+	s := l.snapshotLocked()
+	if len(l.inView) == 0 {
+		return s
+	}
+	f := s.Fork()
+	for k, e := range l.inView {
+		mustView(f.RemovePod(k, e.node))
+	}
+	return f.Snapshot()
 }
 
 // NodeUsage is the ledger's accounting of one node. Vectors are in

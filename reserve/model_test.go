@@ -461,6 +461,9 @@ type modelWorld struct {
 	keys  []snapshot.PodKey
 	resN  int
 	step  int
+
+	prevSnap  *snapshot.Snapshot
+	prevPrint string
 }
 
 var (
@@ -725,10 +728,72 @@ func (w *modelWorld) compare() {
 	w.ref.checkInvariant(t, w.step)
 }
 
-// compareSnapshot checks the overlay snapshot: every present node's
-// Requested and pod count equal bound + held.
+// fingerprint describes a snapshot: per node, its pods and Requested.
+func fingerprint(s *snapshot.Snapshot) string {
+	var b []string
+	for _, ni := range s.Nodes() {
+		var keys []string
+		for _, p := range ni.Pods() {
+			keys = append(keys, p.Key().String())
+		}
+		sort.Strings(keys)
+		b = append(b, fmt.Sprintf("%s %v [%v]", ni.Name(), keys, ni.Requested()))
+	}
+	sort.Strings(b)
+	return fmt.Sprint(b)
+}
+
+// compareSnapshot checks the overlay snapshot: every present node holds
+// exactly the reference's pods of every phase plus one placeholder per
+// reservation, and its Requested and pod count equal bound + held; the
+// bound snapshot holds the bound pods only; and the previous snapshot has
+// not changed since it was taken.
 func (w *modelWorld) compareSnapshot() {
+	if w.prevSnap != nil {
+		require.Equal(w.t, w.prevPrint, fingerprint(w.prevSnap), "step %d: an earlier snapshot changed", w.step)
+	}
 	snap := w.l.Snapshot()
+	w.prevSnap, w.prevPrint = snap, fingerprint(snap)
+	boundSnap := w.l.BoundSnapshot()
+	present := 0
+	for _, n := range w.ref.nodes {
+		if n.present {
+			present++
+		}
+	}
+	require.Equal(w.t, present, snap.NumNodes(), "step %d: snapshot nodes", w.step)
+	require.Equal(w.t, present, boundSnap.NumNodes(), "step %d: bound snapshot nodes", w.step)
+	for name, n := range w.ref.nodes {
+		if !n.present {
+			continue
+		}
+		var all, bound []string
+		for k, p := range w.ref.pods {
+			if p.node == name {
+				all = append(all, k.String())
+				if p.phase == reserve.Bound {
+					bound = append(bound, k.String())
+				}
+			}
+		}
+		for rn, x := range w.ref.res {
+			if x.spec.Node == name {
+				all = append(all, reserve.ReservationNamespace+"/"+rn)
+			}
+		}
+		sort.Strings(all)
+		sort.Strings(bound)
+		keysOfNode := func(ni *snapshot.NodeInfo) []string {
+			var out []string
+			for _, p := range ni.Pods() {
+				out = append(out, p.Key().String())
+			}
+			sort.Strings(out)
+			return out
+		}
+		require.Equal(w.t, all, keysOfNode(snap.Get(name)), "step %d: snapshot pods on %s", w.step, name)
+		require.Equal(w.t, bound, keysOfNode(boundSnap.Get(name)), "step %d: bound snapshot pods on %s", w.step, name)
+	}
 	for _, name := range w.ref.known() {
 		n := w.ref.nodes[name]
 		ni := snap.Get(name)
@@ -792,7 +857,7 @@ func TestLedgerMatchesReference(t *testing.T) {
 			for w.step = 0; w.step < steps; w.step++ {
 				counts[w.op()]++
 				w.compare()
-				if w.step%97 == 0 {
+				if w.step%7 == 0 {
 					w.compareSnapshot()
 				}
 				if w.step%10_000 == 0 {
