@@ -34,6 +34,9 @@ type NodeInfo struct {
 	generation  int64
 	devices     []gpushare.Device // GPUs, free milli-GPU per device
 	classCount  []int32           // GPU pods per gpushare.Class
+	// Copied from the node so filters need not dereference it.
+	taints        []v1.Taint
+	unschedulable bool
 }
 
 // newNodeInfo parses node. Errors name the node and field.
@@ -76,6 +79,8 @@ func (n *NodeInfo) setNode(node *v1.Node) error {
 	}
 	n.node = node
 	n.name = node.Name
+	n.taints = node.Spec.Taints
+	n.unschedulable = node.Spec.Unschedulable
 	n.allocatable = alloc
 	n.images = images
 	n.devices = devices
@@ -212,10 +217,10 @@ func (n *NodeInfo) ImageSize(name string) (int64, bool) {
 func (n *NodeInfo) NumImages() int { return len(n.images) }
 
 // Taints returns node.spec.taints. Read-only.
-func (n *NodeInfo) Taints() []v1.Taint { return n.node.Spec.Taints }
+func (n *NodeInfo) Taints() []v1.Taint { return n.taints }
 
 // Unschedulable returns node.spec.unschedulable.
-func (n *NodeInfo) Unschedulable() bool { return n.node.Spec.Unschedulable }
+func (n *NodeInfo) Unschedulable() bool { return n.unschedulable }
 
 // Generation increases (process-wide) every time the node or its pods
 // change.
