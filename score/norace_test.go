@@ -1,0 +1,5 @@
+//go:build !race
+
+package score_test
+
+const raceEnabled = false
