@@ -423,12 +423,15 @@ type PodRequests struct {
 	// pkg/scheduler/framework/types.go CalculateResource and
 	// getNonMissingContainerRequests.
 	NonZeroMilliCPU, NonZeroMemory int64
-	// Scoring is the pod side of the resource-allocation scorers
-	// (LeastAllocated, MostAllocated, RequestedToCapacityRatio): Requested,
-	// except that cpu and memory are computed with every container's missing
-	// cpu / memory request defaulted to 100m / 200 MiB before pod-level
-	// requests override. Source: kube-scheduler v1.37
-	// noderesources/resource_allocation.go calculatePodResourceRequest.
+	// Scoring is the pod side of upstream's resource-allocation scorers
+	// with non-zero defaults: Requested, except that cpu and memory are
+	// computed with every container's missing cpu / memory request
+	// defaulted to 100m / 200 MiB before pod-level requests override.
+	// Source: kube-scheduler v1.37 noderesources/resource_allocation.go
+	// calculatePodResourceRequest with its feature flags on. Note that
+	// v1.37.2 builds the NodeResourcesFit scoring strategies without those
+	// flags, so for a pod with pod-level requests or resize status their
+	// pod side differs; package score reproduces that exactly.
 	Scoring Vector
 }
 
