@@ -1,0 +1,64 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/schedkit/schedkit/gpushare"
+	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/snapshottest"
+)
+
+// FuzzPreparePod: for any GPU annotations the snapshot accepts, the pod
+// prepared for scheduling requests exactly its GPU demand as gpu-milli,
+// and the pod a bind makes carries the chosen devices.
+func FuzzPreparePod(f *testing.F) {
+	f.Add("1", "470", "V100M16|V100M32", uint64(1))
+	f.Add("2", "1000", "", uint64(0b101))
+	f.Add("0", "0", "", uint64(0))
+	f.Add("8", "", "T4", uint64(0xff))
+	f.Add(" 3 ", "1001", "A10", uint64(0b111))
+	f.Fuzz(func(t *testing.T, count, milli, models string, devs uint64) {
+		pod := snapshottest.MakePod("p").Namespace("ns").Req("cpu", "1").Obj()
+		pod.Annotations = map[string]string{snapshot.AnnotationGPUCount: count, snapshot.AnnotationGPUMilli: milli, snapshot.AnnotationGPUModel: models}
+		pi, err := snapshot.NewPodInfo(pod)
+		if err != nil {
+			return
+		}
+		task := pi.Task()
+		prepared, err := snapshot.NewPodInfo(preparePod(pod, task))
+		require.NoError(t, err)
+		assert.Equal(t, task, prepared.Task())
+		id, _ := snapshot.LookupResource(snapshot.ResourceGPUMilli)
+		assert.Equal(t, task.TotalMilliGPU(), prepared.Requested().Get(id))
+		set := gpushare.DeviceSet(devs)
+		if !task.UsesGPU() || set.Len() != task.GPUCount {
+			return
+		}
+		bound, err := snapshot.NewPodInfo(boundPod(prepared.Pod(), "n", set))
+		require.NoError(t, err)
+		got, ok := bound.Devices()
+		assert.True(t, ok)
+		assert.Equal(t, set, got)
+	})
+}
+
+// FuzzSeeds: -shuffle values either fail or give seeds that print back
+// to the same list.
+func FuzzSeeds(f *testing.F) {
+	for _, s := range []string{"42", "42-51", "1,5,9", "3-3", "9-3", "x", "1-1001", "18446744073709551615", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var seeds []uint64
+		if err := (seedsFlag{&seeds}).Set(s); err != nil {
+			return
+		}
+		require.NotEmpty(t, seeds)
+		var again []uint64
+		require.NoError(t, (seedsFlag{&again}).Set(seedsFlag{&seeds}.String()))
+		assert.Equal(t, seeds, again)
+	})
+}

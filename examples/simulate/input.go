@@ -1,0 +1,258 @@
+package main
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/schedkit/schedkit/examples/internal/openb"
+	"github.com/schedkit/schedkit/gpushare"
+	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/load"
+)
+
+// errInput marks bad input (flags, files, rows, objects): exit status 2.
+var errInput = errors.New("bad input")
+
+func inputErr(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{errInput}, args...)...)
+}
+
+// cluster is a loaded input: nodes, pods already bound to them, and the
+// pods to schedule with their trace times. It is read-only once built and
+// shared by every run.
+type cluster struct {
+	source string              // what was loaded, for the report header
+	nodes  []*v1.Node          // in input order
+	bound  []*v1.Pod           // pods with spec.nodeName, placed before the replay
+	pods   []*snapshot.PodInfo // pods to schedule, in arrival order (prepared, see preparePod)
+	// batch: every pod arrives at once and the scheduling queue orders
+	// them (priority, then input order), as for a set of objects.
+	batch bool
+	// creation and deletion times of pods[i] (trace input); hasTimes
+	// reports whether every pod has a creation time.
+	creation, deletion []time.Duration
+	hasDeletion        []bool
+	hasTimes           bool
+	skipped            []error // malformed rows left out (lenient mode)
+
+	index    map[*snapshot.PodInfo]int32 // pods[i] -> i
+	workload *gpushare.Workload          // FGD's target workload
+	gpuMilli int64                       // cluster GPU capacity, milli-GPU
+	milliCPU int64                       // cluster CPU allocatable, milli-CPU
+}
+
+// hasGPU reports whether the cluster has GPU capacity; the demand axis of
+// curves and -inflate is then GPU, otherwise CPU.
+func (c *cluster) hasGPU() bool { return c.gpuMilli > 0 }
+
+// demand returns a pod's amount along the demand axis: milli-GPU, or
+// milli-CPU for a cluster without GPUs.
+func (c *cluster) demand(t gpushare.Task) int64 {
+	if c.hasGPU() {
+		return t.TotalMilliGPU()
+	}
+	return t.MilliCPU
+}
+
+// capacity is the cluster's capacity along the demand axis.
+func (c *cluster) capacity() int64 {
+	if c.hasGPU() {
+		return c.gpuMilli
+	}
+	return c.milliCPU
+}
+
+// finish checks nodes and pods with the snapshot model (a Cache validates
+// every object and names it in errors), prepares the pods to schedule,
+// and learns FGD's target workload and the capacities.
+func (c *cluster) finish(nodes []*v1.Node, bound, pending []*v1.Pod) error {
+	cache := snapshot.NewCache()
+	names := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		if names[n.Name] {
+			return inputErr("node %s: listed twice", n.Name)
+		}
+		names[n.Name] = true
+		if err := cache.AddNode(n); err != nil {
+			return inputErr("%v", err)
+		}
+	}
+	c.nodes = nodes
+	snap := cache.Snapshot()
+	for _, ni := range snap.Nodes() {
+		c.milliCPU += ni.Allocatable().MilliCPU()
+		for _, d := range ni.Devices() {
+			c.gpuMilli += d.CapacityMilliGPU
+		}
+	}
+	var shapes []gpushare.Task
+	for _, p := range bound {
+		if snap.Get(p.Spec.NodeName) == nil {
+			return inputErr("pod %s/%s: spec.nodeName %q: no such node in the input", p.Namespace, p.Name, p.Spec.NodeName)
+		}
+		pi, err := snapshot.NewPodInfo(p)
+		if err != nil {
+			return inputErr("%v", err)
+		}
+		c.bound = append(c.bound, preparePod(p, pi.Task()))
+		shapes = append(shapes, pi.Task())
+	}
+	c.index = make(map[*snapshot.PodInfo]int32, len(pending))
+	seen := make(map[snapshot.PodKey]bool, len(pending))
+	var tasks []gpushare.Task
+	for _, p := range pending {
+		pi, err := snapshot.NewPodInfo(p)
+		if err != nil {
+			return inputErr("%v", err)
+		}
+		if seen[pi.Key()] {
+			return inputErr("pod %s: listed twice", pi.Key())
+		}
+		seen[pi.Key()] = true
+		if pp := preparePod(p, pi.Task()); pp != p {
+			if pi, err = snapshot.NewPodInfo(pp); err != nil {
+				return inputErr("%v", err)
+			}
+		}
+		c.index[pi] = int32(len(c.pods))
+		c.pods = append(c.pods, pi)
+		tasks = append(tasks, pi.Task())
+	}
+	// FGD's target workload: the shapes of the pods to schedule (or, with
+	// none, of the bound pods; with no pod at all, one empty shape).
+	if len(tasks) > 0 {
+		shapes = tasks
+	}
+	var err error
+	if len(shapes) > 0 {
+		c.workload, err = gpushare.WorkloadFromTasks(shapes, fgdPopularityPercent)
+	} else {
+		c.workload, err = gpushare.NewWorkload([]gpushare.Task{{}}, []float64{1})
+	}
+	if err != nil {
+		return fmt.Errorf("learning the target workload: %w", err)
+	}
+	return nil
+}
+
+// fgdPopularityPercent is the FGD simulator's podPopularityThreshold: the
+// target workload keeps the most common task shapes covering 95 % of the
+// pods.
+const fgdPopularityPercent = 95
+
+// traceFiles resolves -trace, -nodes and -pods to the two CSV paths. With
+// -trace DIR (the dataset folder or its csv/ subfolder) the defaults are
+// the full node list and the default pod list; a bare file name given to
+// -nodes or -pods is looked up in DIR.
+func traceFiles(dir, nodes, pods string) (string, string, error) {
+	if dir != "" {
+		if st, err := os.Stat(filepath.Join(dir, "csv")); err == nil && st.IsDir() {
+			dir = filepath.Join(dir, "csv")
+		}
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return "", "", inputErr("-trace %s: not a directory", dir)
+		}
+		resolve := func(name, def string) string {
+			if name == "" {
+				return filepath.Join(dir, def)
+			}
+			if !strings.ContainsRune(name, filepath.Separator) {
+				return filepath.Join(dir, name)
+			}
+			return name
+		}
+		nodes = resolve(nodes, "openb_node_list_all_node.csv")
+		pods = resolve(pods, "openb_pod_list_default.csv")
+	}
+	if nodes == "" || pods == "" {
+		return "", "", inputErr("-nodes and -pods go together (or use -trace DIR)")
+	}
+	return nodes, pods, nil
+}
+
+// loadTrace reads an openb node list and pod list. Arrivals are in
+// creation_time order (file order among equal times and when the column is
+// absent). Malformed rows are skipped and kept in c.skipped, or fail the
+// load when strict.
+func loadTrace(nodesPath, podsPath string, strict bool) (*cluster, error) {
+	mode := openb.Lenient
+	if strict {
+		mode = openb.Strict
+	}
+	nodes, badN, err := openb.ReadNodesFile(nodesPath, mode)
+	if err != nil {
+		return nil, inputErr("%v", err)
+	}
+	pods, badP, err := openb.ReadPodsFile(podsPath, mode)
+	if err != nil {
+		return nil, inputErr("%v", err)
+	}
+	if len(nodes) == 0 {
+		return nil, inputErr("%s: no nodes", nodesPath)
+	}
+	c := &cluster{source: fmt.Sprintf("openb trace %s + %s", filepath.Base(nodesPath), filepath.Base(podsPath))}
+	for _, e := range badN {
+		c.skipped = append(c.skipped, e)
+	}
+	for _, e := range badP {
+		c.skipped = append(c.skipped, e)
+	}
+	c.hasTimes = len(pods) > 0
+	for _, p := range pods {
+		c.hasTimes = c.hasTimes && p.HasCreation
+	}
+	if c.hasTimes {
+		slices.SortStableFunc(pods, func(a, b openb.Pod) int { return cmp.Compare(a.Creation, b.Creation) })
+	}
+	objs := make([]*v1.Pod, len(pods))
+	for i, p := range pods {
+		objs[i] = p.Object()
+		c.creation = append(c.creation, p.Creation)
+		c.deletion = append(c.deletion, p.Deletion)
+		c.hasDeletion = append(c.hasDeletion, p.HasDeletion)
+	}
+	if err := c.finish(openb.NodeObjects(nodes), nil, objs); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// loadObjects reads Kubernetes Nodes and Pods (YAML or JSON files or
+// directories). Pods with spec.nodeName are bound before the replay, the
+// others are scheduled (all at once, in queue order); with unbind every pod
+// is scheduled anew.
+func loadObjects(paths []string, unbind bool) (*cluster, error) {
+	objs, err := load.Files(paths...)
+	if err != nil {
+		return nil, inputErr("%v", err)
+	}
+	if len(objs.Nodes) == 0 {
+		return nil, inputErr("%s: no Node objects", strings.Join(paths, ", "))
+	}
+	var bound, pending []*v1.Pod
+	for _, p := range objs.Pods {
+		switch {
+		case unbind && p.Spec.NodeName != "":
+			c := *p
+			c.Spec.NodeName = ""
+			pending = append(pending, &c)
+		case p.Spec.NodeName != "":
+			bound = append(bound, p)
+		default:
+			pending = append(pending, p)
+		}
+	}
+	c := &cluster{source: fmt.Sprintf("objects from %s", strings.Join(paths, ", ")), batch: true}
+	if err := c.finish(objs.Nodes, bound, pending); err != nil {
+		return nil, err
+	}
+	return c, nil
+}

@@ -1,0 +1,35 @@
+// Command simulate replays a cluster workload through schedkit: a cluster
+// and a stream of pods go in; placements, utilisation, unschedulable pods
+// and their reasons, and the cost of getting there come out, for one or
+// several scheduling policies side by side.
+//
+// Inputs (one of):
+//
+//   - nothing: a seeded synthetic cluster shaped like a production GPU
+//     cluster (1,500 nodes of a few shapes, CPU-only and 2/4/8-GPU;
+//     8,000 pods mixing CPU-only, whole-GPU and fractional-GPU requests);
+//   - -trace DIR, or -nodes FILE -pods FILE: the Alibaba openb GPU trace
+//     (cluster-trace-gpu-v2023 CSVs), arrivals in creation_time order,
+//     optionally shuffled (-shuffle), inflated (-inflate) and with
+//     departures (-departures);
+//   - -objects PATH...: Kubernetes Nodes and Pods in YAML or JSON; pods
+//     with spec.nodeName are bound first, the others are scheduled.
+//
+// Every policy (-policy) is a score.Profile over the same filters
+// (framework.DefaultFilters plus framework.GPUDevices), run pod by pod
+// through a framework.Loop over a reserve.Ledger; a bind reports the pod
+// bound, with its GPU devices, as an informer would. The GPU policies are
+// the FGD paper's (package gpushare, through score.GPUShare). Run with -h
+// for the flags.
+//
+// Usage:
+//
+//	go run ./examples/simulate
+//	go run ./examples/simulate -trace ../shared/data/alibaba-clusterdata-gpu-v2023 -policy default,binpack,fgd
+package main
+
+import "os"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}

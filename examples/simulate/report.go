@@ -1,0 +1,264 @@
+package main
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// summary is one policy's result: the mean over its runs (one per
+// shuffle seed) and the runs themselves.
+type summary struct {
+	Policy        string  `json:"policy"`
+	Doc           string  `json:"description"`
+	Runs          int     `json:"runs"`
+	Arrived       float64 `json:"arrived"`
+	Placed        float64 `json:"placed"`
+	Unschedulable float64 `json:"unschedulable"`
+	CPURatio      float64 `json:"cpuAllocationRatio"`
+	MemoryRatio   float64 `json:"memoryAllocationRatio"`
+	GPURatio      float64 `json:"gpuAllocationRatio"`
+	GPUFragRatio  float64 `json:"gpuFragmentationRatio"`
+	NodesUsed     float64 `json:"nodesUsed"`
+	// WallSeconds and PodsPerSecond are omitted with -timing=false.
+	WallSeconds   *float64 `json:"wallSeconds,omitempty"`
+	PodsPerSecond *float64 `json:"podsPerSecond,omitempty"`
+	// Curve[x] is the allocation ratio (%) when x % of the capacity has
+	// arrived (mean of the arrivals whose arrived demand rounds to x),
+	// null where no arrival fell; the mean over runs.
+	Curve   []*float64   `json:"curve"`
+	Reasons []reasonPods `json:"unschedulableReasons,omitempty"`
+	Results []*runResult `json:"runDetails"`
+}
+
+type reasonPods struct {
+	Reason string  `json:"reason"`
+	Pods   float64 `json:"pods"`
+}
+
+// report is the whole output.
+type report struct {
+	Input     string     `json:"input"`
+	Nodes     int        `json:"nodes"`
+	Bound     int        `json:"boundPods"`
+	Pods      int        `json:"pods"`
+	Order     string     `json:"arrivals"`
+	Axis      string     `json:"demandAxis"` // "GPU" or "CPU"
+	Capacity  int64      `json:"capacityMilli"`
+	Skipped   []string   `json:"skippedRows,omitempty"`
+	Summaries []*summary `json:"policies"`
+	timing    bool
+}
+
+// summarize averages the runs of each policy, in the order given.
+func summarize(order []*policyDef, results []*runResult, timing bool) []*summary {
+	var out []*summary
+	for _, p := range order {
+		s := &summary{Policy: p.name, Doc: p.doc}
+		reasons := map[string]float64{}
+		var wall time.Duration
+		var curves [][]*float64
+		for _, r := range results {
+			if r.Policy != p.name {
+				continue
+			}
+			s.Results = append(s.Results, r)
+			s.Arrived += float64(r.Arrived)
+			s.Placed += float64(r.Placed)
+			s.Unschedulable += float64(r.Unschedulable)
+			s.CPURatio += r.CPU.Ratio
+			s.MemoryRatio += r.Memory.Ratio
+			s.GPURatio += r.GPU.Ratio
+			s.GPUFragRatio += r.GPUFragRatio
+			s.NodesUsed += float64(r.NodesUsed)
+			wall += r.Wall
+			for k, v := range r.Reasons {
+				reasons[k] += float64(v)
+			}
+			curves = append(curves, r.Curve)
+		}
+		n := float64(len(s.Results))
+		if n == 0 {
+			continue
+		}
+		s.Runs = len(s.Results)
+		for _, f := range []*float64{&s.Arrived, &s.Placed, &s.Unschedulable, &s.CPURatio, &s.MemoryRatio, &s.GPURatio, &s.GPUFragRatio, &s.NodesUsed} {
+			*f /= n
+		}
+		for k, v := range reasons {
+			s.Reasons = append(s.Reasons, reasonPods{k, v / n})
+		}
+		slices.SortFunc(s.Reasons, func(a, b reasonPods) int {
+			return cmp.Or(-cmp.Compare(a.Pods, b.Pods), cmp.Compare(a.Reason, b.Reason))
+		})
+		s.Curve = meanCurve(curves)
+		if timing {
+			w := wall.Seconds() / n
+			s.WallSeconds = &w
+			if wall > 0 {
+				pps := s.Arrived * n / wall.Seconds()
+				s.PodsPerSecond = &pps
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// curve bins the run's samples by arrived demand in whole percent of the
+// capacity (rounded) and returns each bin's mean allocation in percent,
+// nil for empty bins.
+func (r *runResult) curve() []*float64 {
+	if r.capacity <= 0 || len(r.samples) == 0 {
+		return nil
+	}
+	pct := func(v int64) float64 { return float64(v) * 100 / float64(r.capacity) }
+	maxX := int(math.Round(pct(r.samples[len(r.samples)-1].arrived)))
+	sum := make([]float64, maxX+1)
+	cnt := make([]int, maxX+1)
+	for _, s := range r.samples {
+		x := min(int(math.Round(pct(s.arrived))), maxX)
+		sum[x] += pct(s.allocated)
+		cnt[x]++
+	}
+	out := make([]*float64, maxX+1)
+	for x := range out {
+		if cnt[x] > 0 {
+			v := sum[x] / float64(cnt[x])
+			out[x] = &v
+		}
+	}
+	return out
+}
+
+// meanCurve averages curves point by point over the runs that have the
+// point.
+func meanCurve(curves [][]*float64) []*float64 {
+	n := 0
+	for _, c := range curves {
+		n = max(n, len(c))
+	}
+	out := make([]*float64, n)
+	for x := range out {
+		var sum float64
+		k := 0
+		for _, c := range curves {
+			if x < len(c) && c[x] != nil {
+				sum += *c[x]
+				k++
+			}
+		}
+		if k > 0 {
+			v := sum / float64(k)
+			out[x] = &v
+		}
+	}
+	return out
+}
+
+// writeTable prints the human report.
+func (r *report) writeTable(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "schedkit simulate: %s\n", r.Input)
+	fmt.Fprintf(&b, "%d nodes, %d pods to schedule (%s), %d bound before; demand axis %s, capacity %s\n",
+		r.Nodes, r.Pods, r.Order, r.Bound, r.Axis, milli(r.Capacity, r.Axis))
+	if len(r.Skipped) > 0 {
+		fmt.Fprintf(&b, "%d malformed rows skipped (listed on stderr)\n", len(r.Skipped))
+	}
+	b.WriteByte('\n')
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "POLICY\tRUNS\tARRIVED\tPLACED\tUNSCHED\tCPU%\tMEM%\tGPU%\tGPU-FRAG%\tNODES\t"
+	if r.timing {
+		head += "WALL\tPODS/S\t"
+	}
+	fmt.Fprintln(tw, head)
+	for _, s := range r.Summaries {
+		line := fmt.Sprintf("%s\t%d\t%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t", s.Policy, s.Runs, num(s.Arrived), num(s.Placed), num(s.Unschedulable),
+			100*s.CPURatio, 100*s.MemoryRatio, 100*s.GPURatio, 100*s.GPUFragRatio, num(s.NodesUsed))
+		if r.timing && s.WallSeconds != nil {
+			pps := 0.0
+			if s.PodsPerSecond != nil {
+				pps = *s.PodsPerSecond
+			}
+			line += fmt.Sprintf("%s\t%.0f\t", (time.Duration(*s.WallSeconds * float64(time.Second))).Round(time.Millisecond), pps)
+		}
+		fmt.Fprintln(tw, line)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	first := true
+	for _, s := range r.Summaries {
+		if len(s.Reasons) == 0 {
+			continue
+		}
+		if first {
+			b.WriteString("\nunschedulable pods by the reason most nodes gave:\n")
+			first = false
+		}
+		var parts []string
+		for i, rp := range s.Reasons {
+			if i == 3 {
+				parts = append(parts, fmt.Sprintf("%d more reasons", len(s.Reasons)-3))
+				break
+			}
+			parts = append(parts, fmt.Sprintf("%s %s", num(rp.Pods), rp.Reason))
+		}
+		fmt.Fprintf(&b, "  %-13s %s\n", s.Policy, strings.Join(parts, "; "))
+	}
+	for _, s := range r.Summaries {
+		for _, res := range s.Results {
+			if e := res.Explain; e != nil {
+				fmt.Fprintf(&b, "\nexplain %s under %s (seed %d, arrival %d): ", e.Pod, s.Policy, res.Seed, e.Arrival)
+				if e.Node == "" {
+					fmt.Fprintf(&b, "unschedulable\n  %s\n", e.Diagnosis)
+					continue
+				}
+				fmt.Fprintf(&b, "node %s", e.Node)
+				if len(e.Devices) > 0 {
+					fmt.Fprintf(&b, ", GPUs %v", e.Devices)
+				}
+				fmt.Fprintf(&b, "; %d feasible of %d nodes filtered\n", e.Feasible, e.Evaluated)
+				for _, l := range strings.Split(strings.TrimRight(e.Breakdown, "\n"), "\n") {
+					fmt.Fprintf(&b, "  %s\n", l)
+				}
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeJSON prints the report as indented JSON.
+func (r *report) writeJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// ratio is used/total, 0 for an empty total.
+func ratio(used, total int64) float64 {
+	if total <= 0 {
+		return 0
+	}
+	return float64(used) / float64(total)
+}
+
+// num prints a count, with one decimal when it is a mean of several runs.
+func num(v float64) string {
+	if v == math.Trunc(v) {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+// milli prints a capacity in whole GPUs or CPUs.
+func milli(v int64, axis string) string {
+	return fmt.Sprintf("%s %ss", num(float64(v)/1000), axis)
+}

@@ -1,0 +1,397 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitError = 1 // the run failed (an output file could not be written, an internal error)
+	exitUsage = 2 // bad flags or input
+)
+
+// options are the parsed flags.
+type options struct {
+	trace, nodes, pods string
+	objects            []string
+	unbind             bool
+	policies           string
+	seed               uint64
+	shuffle            []uint64
+	inflate            float64
+	departures         bool
+	strict             bool
+	parallel           bool
+	percentage         int
+	tieBreak           string
+	explain            string
+	output             string
+	plot               string
+	placements         string
+	scale              float64
+	timing             bool
+}
+
+// listFlag collects repeated or comma-separated values.
+type listFlag struct{ v *[]string }
+
+func (l listFlag) String() string {
+	if l.v == nil {
+		return ""
+	}
+	return strings.Join(*l.v, ",")
+}
+
+func (l listFlag) Set(s string) error {
+	for part := range strings.SplitSeq(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			*l.v = append(*l.v, part)
+		}
+	}
+	return nil
+}
+
+// seedsFlag parses "42", "42,45" or "42-51".
+type seedsFlag struct{ v *[]uint64 }
+
+func (s seedsFlag) String() string {
+	if s.v == nil {
+		return ""
+	}
+	parts := make([]string, len(*s.v))
+	for i, x := range *s.v {
+		parts[i] = strconv.FormatUint(x, 10)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (s seedsFlag) Set(v string) error {
+	*s.v = (*s.v)[:0]
+	for part := range strings.SplitSeq(v, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.ParseUint(lo, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a seed (want N, N,M or N-M)", part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.ParseUint(hi, 10, 64); err != nil || b < a || b-a >= 1000 {
+				return fmt.Errorf("%q is not a seed range (want N-M, N <= M, at most 1000 seeds)", part)
+			}
+		}
+		for x := a; ; x++ {
+			*s.v = append(*s.v, x)
+			if x == b {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+func newFlagSet(o *options) *flag.FlagSet {
+	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
+	fs.StringVar(&o.trace, "trace", "", "openb trace `DIR` (cluster-trace-gpu-v2023 or its csv/ folder); default files: openb_node_list_all_node.csv, openb_pod_list_default.csv")
+	fs.StringVar(&o.nodes, "nodes", "", "openb node list CSV `FILE` (a bare name is looked up in -trace DIR)")
+	fs.StringVar(&o.pods, "pods", "", "openb pod list CSV `FILE` (a bare name is looked up in -trace DIR)")
+	fs.Var(listFlag{&o.objects}, "objects", "Kubernetes Node/Pod YAML or JSON `PATH`s (files or directories; repeat, comma-separate, or list after the flags)")
+	fs.BoolVar(&o.unbind, "unbind", false, "with -objects: schedule the pods that have spec.nodeName anew instead of binding them first")
+	fs.StringVar(&o.policies, "policy", "default,least,most,fgd", "comma-separated `POLICIES` to compare, or all: "+strings.Join(policyNames(), ", "))
+	fs.Uint64Var(&o.seed, "seed", 1, "`SEED` of the synthetic workload, the cycle's tie-break, -inflate draws and the random policy")
+	fs.Var(seedsFlag{&o.shuffle}, "shuffle", "shuffle arrivals with `SEEDS` (N, N,M or N-M: one run per seed, results averaged)")
+	fs.Float64Var(&o.inflate, "inflate", 0, "repeat random arrivals until total demand reaches `RATIO` × capacity (GPU, or CPU without GPUs), e.g. 1.3")
+	fs.BoolVar(&o.departures, "departures", false, "trace input: pods leave at their deletion_time")
+	fs.BoolVar(&o.strict, "strict", false, "reject a trace with malformed rows instead of skipping them")
+	fs.BoolVar(&o.parallel, "parallel", false, "run the policies (and seeds) in parallel instead of one after another")
+	fs.IntVar(&o.percentage, "percentage", -1, "percentageOfNodesToScore `0-100` for every policy (default: adaptive for Kubernetes policies, 100 for GPU policies)")
+	fs.StringVar(&o.tieBreak, "tiebreak", "", "`RULE` among nodes with the best total: random (uniform, as kube-scheduler) or order (lowest seeded node rank, as the FGD paper's simulator); default: order for the FGD paper's policies, random otherwise")
+	fs.StringVar(&o.explain, "explain", "", "print the score breakdown of `POD`'s decision (name or namespace/name)")
+	fs.StringVar(&o.output, "o", "table", "output `FORMAT`: table or json")
+	fs.StringVar(&o.plot, "svg", "", "plot allocation vs arrived demand to `FILE` (.svg, .png or .pdf)")
+	fs.StringVar(&o.placements, "placements", "", "write every placement as CSV to `FILE`")
+	fs.Float64Var(&o.scale, "scale", 1, "size of the built-in synthetic workload (1: 1,500 nodes, 8,000 pods)")
+	fs.BoolVar(&o.timing, "timing", true, "report wall time and pods/s (false: output depends only on the inputs and seeds)")
+	fs.Usage = func() {
+		out := fs.Output()
+		fmt.Fprintf(out, "Usage: simulate [flags] [OBJECT-PATHS...]\n\n"+
+			"Replays a cluster workload through schedkit and compares scheduling policies.\n"+
+			"With no input flag it runs a built-in synthetic GPU cluster.\n\nFlags:\n")
+		fs.PrintDefaults()
+		fmt.Fprintf(out, "\nPolicies:\n")
+		for _, p := range policies {
+			fmt.Fprintf(out, "  %-14s %s\n", p.name, p.doc)
+		}
+	}
+	return fs
+}
+
+// parse reads and checks the flags; errors are one-line usage errors.
+func parse(args []string, stdout io.Writer) (*options, []*policyDef, error) {
+	o := &options{}
+	fs := newFlagSet(o)
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fs.Usage()
+		}
+		return nil, nil, err
+	}
+	for _, a := range fs.Args() {
+		if strings.HasPrefix(a, "-") {
+			return nil, nil, fmt.Errorf("flag %s after the object paths: put flags first", a)
+		}
+	}
+	if fs.NArg() > 0 {
+		o.objects = append(o.objects, fs.Args()...)
+	}
+	pols, err := lookupPolicies(o.policies)
+	if err != nil {
+		return nil, nil, fmt.Errorf("-policy: %w", err)
+	}
+	traceIn := o.trace != "" || o.nodes != "" || o.pods != ""
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case traceIn && len(o.objects) > 0:
+		return nil, nil, errors.New("-objects cannot be combined with -trace, -nodes or -pods")
+	case o.unbind && len(o.objects) == 0:
+		return nil, nil, errors.New("-unbind needs -objects")
+	case o.departures && !traceIn:
+		return nil, nil, errors.New("-departures needs a trace (-trace or -nodes/-pods)")
+	case o.departures && (len(o.shuffle) > 0 || o.inflate > 0):
+		return nil, nil, errors.New("-departures replays trace times; it cannot be combined with -shuffle or -inflate")
+	case o.strict && !traceIn:
+		return nil, nil, errors.New("-strict applies to trace input (-trace or -nodes/-pods)")
+	case o.inflate < 0 || o.inflate > 100:
+		return nil, nil, fmt.Errorf("-inflate %g: want a ratio in (0, 100], e.g. 1.3", o.inflate)
+	case o.percentage < -1 || o.percentage > 100:
+		return nil, nil, fmt.Errorf("-percentage %d: want 0-100", o.percentage)
+	case o.tieBreak != "" && o.tieBreak != tieRandom && o.tieBreak != tieOrder:
+		return nil, nil, fmt.Errorf("-tiebreak %q: want random or order", o.tieBreak)
+	case o.output != "table" && o.output != "json":
+		return nil, nil, fmt.Errorf("-o %q: want table or json", o.output)
+	case o.plot != "" && !plotFormatOK(o.plot):
+		return nil, nil, fmt.Errorf("-svg %s: want a .svg, .png or .pdf file name", o.plot)
+	case set["scale"] && (traceIn || len(o.objects) > 0):
+		return nil, nil, errors.New("-scale applies to the built-in synthetic workload only")
+	case o.scale <= 0 || o.scale > 100:
+		return nil, nil, fmt.Errorf("-scale %g: want (0, 100]", o.scale)
+	}
+	return o, pols, nil
+}
+
+// run is the program: it parses args, loads the input, replays every
+// policy and writes the report to stdout; diagnostics go to stderr. It
+// returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	o, pols, err := parse(args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "simulate: %v (see -h)\n", err)
+		return exitUsage
+	}
+	if err := simulate(context.Background(), o, pols, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "simulate: %s\n", oneLine(err))
+		if errors.Is(err, errInput) {
+			return exitUsage
+		}
+		return exitError
+	}
+	return exitOK
+}
+
+// oneLine strips the errInput prefix and joins lines.
+func oneLine(err error) string {
+	s := strings.TrimPrefix(err.Error(), errInput.Error()+": ")
+	return strings.ReplaceAll(s, "\n", "; ")
+}
+
+// loadInput reads the input the flags name.
+func loadInput(o *options) (*cluster, error) {
+	switch {
+	case len(o.objects) > 0:
+		return loadObjects(o.objects, o.unbind)
+	case o.trace != "" || o.nodes != "" || o.pods != "":
+		nodes, pods, err := traceFiles(o.trace, o.nodes, o.pods)
+		if err != nil {
+			return nil, err
+		}
+		return loadTrace(nodes, pods, o.strict)
+	default:
+		return loadSynthetic(o.seed, o.scale)
+	}
+}
+
+func simulate(ctx context.Context, o *options, pols []*policyDef, stdout, stderr io.Writer) error {
+	c, err := loadInput(o)
+	if err != nil {
+		return err
+	}
+	for i, e := range c.skipped {
+		if i == 20 {
+			fmt.Fprintf(stderr, "simulate: ... and %d more malformed rows skipped\n", len(c.skipped)-20)
+			break
+		}
+		fmt.Fprintf(stderr, "simulate: skipped %v\n", e)
+	}
+	if o.departures && !c.hasTimes {
+		return inputErr("-departures: the pod list has no creation_time for every row")
+	}
+	if o.inflate > 0 && c.capacity() == 0 {
+		return inputErr("-inflate: the cluster has no capacity to inflate against")
+	}
+	if o.explain != "" && !c.hasPod(o.explain) {
+		return inputErr("-explain %s: no such pod to schedule in the input", o.explain)
+	}
+
+	specs := buildSpecs(o, pols)
+	results := make([]*runResult, len(specs))
+	prog := startProgress(stderr, int64(len(specs)*len(c.pods))) // each run corrects its share
+	errs := make([]error, len(specs))
+	workers := 1
+	if o.parallel {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	sem := make(chan struct{}, workers)
+	var wg sync.WaitGroup
+	for i := range specs {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			results[i], errs[i] = c.replay(ctx, specs[i], prog)
+		}()
+	}
+	wg.Wait()
+	prog.close()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+
+	rep := &report{Input: c.source, Nodes: len(c.nodes), Bound: len(c.bound), Pods: len(c.pods), Axis: "CPU",
+		Capacity: c.capacity(), timing: o.timing}
+	if c.hasGPU() {
+		rep.Axis = "GPU"
+	}
+	rep.Order = arrivalOrder(o, c)
+	for _, e := range c.skipped {
+		rep.Skipped = append(rep.Skipped, e.Error())
+	}
+	rep.Summaries = summarize(pols, results, o.timing)
+	if o.placements != "" {
+		if err := writePlacements(o.placements, results); err != nil {
+			return err
+		}
+	}
+	if o.plot != "" {
+		if err := writePlot(o.plot, rep); err != nil {
+			return err
+		}
+	}
+	if o.output == "json" {
+		return rep.writeJSON(stdout)
+	}
+	return rep.writeTable(stdout)
+}
+
+// buildSpecs makes one run per policy and shuffle seed.
+func buildSpecs(o *options, pols []*policyDef) []*runSpec {
+	seeds, shuffled := o.shuffle, true
+	if len(seeds) == 0 {
+		seeds, shuffled = []uint64{o.seed}, false
+	}
+	var specs []*runSpec
+	for _, p := range pols {
+		pct := int32(o.percentage)
+		if pct < 0 {
+			pct = 0
+			if p.gpu {
+				pct = 100
+			}
+		}
+		tie := p.tie
+		if o.tieBreak != "" && !p.fixed {
+			tie = o.tieBreak
+		}
+		for _, s := range seeds {
+			specs = append(specs, &runSpec{policy: p, seed: s, shuffled: shuffled, inflate: o.inflate,
+				departures: o.departures, percentage: pct, tieBreak: tie, explain: o.explain})
+		}
+	}
+	return specs
+}
+
+func arrivalOrder(o *options, c *cluster) string {
+	var parts []string
+	switch {
+	case len(o.shuffle) > 0:
+		parts = append(parts, fmt.Sprintf("shuffled with seed(s) %s", seedsFlag{&o.shuffle}.String()))
+	case c.batch:
+		parts = append(parts, "queued at once, priority order")
+	case c.hasTimes:
+		parts = append(parts, "creation_time order")
+	default:
+		parts = append(parts, "input order")
+	}
+	if o.inflate > 0 {
+		parts = append(parts, fmt.Sprintf("inflated to %g× capacity", o.inflate))
+	}
+	if o.departures {
+		parts = append(parts, "with departures")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// hasPod reports whether name ("ns/name" or "name") is a pod to schedule.
+func (c *cluster) hasPod(name string) bool {
+	for _, pi := range c.pods {
+		if matches(name, pi) {
+			return true
+		}
+	}
+	return false
+}
+
+// writePlacements writes policy, seed, pod, node, devices, prebound rows.
+func writePlacements(path string, results []*runResult) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("-placements: %w", err)
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("-placements: %w", cerr)
+		}
+	}()
+	w := csv.NewWriter(f)
+	_ = w.Write([]string{"policy", "seed", "pod", "node", "devices", "prebound"})
+	for _, r := range results {
+		for _, p := range r.placements {
+			devs := make([]string, len(p.Devices))
+			for i, d := range p.Devices {
+				devs[i] = strconv.Itoa(d)
+			}
+			_ = w.Write([]string{r.Policy, strconv.FormatUint(r.Seed, 10), p.Pod, p.Node, strings.Join(devs, " "), strconv.FormatBool(p.Bound)})
+		}
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return fmt.Errorf("-placements: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBadFlags: bad flags and bad input exit 2 with a one-line reason on
+// stderr and nothing on stdout.
+func TestBadFlags(t *testing.T) {
+	tmp := t.TempDir()
+	nodes := writeFile(t, tmp, "nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nn1,8000,16384,2,T4\n")
+	badPods := writeFile(t, tmp, "pods.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,1000,lots,1,500\n")
+	pods := writeFile(t, tmp, "good.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,1000,0,1,500\n")
+	tests := []struct {
+		name string
+		args []string
+		want string // in the stderr line
+	}{
+		{"unknown flag", []string{"-frobnicate"}, "flag provided but not defined: -frobnicate"},
+		{"unknown policy", []string{"-policy", "default,nope"}, `unknown policy "nope"`},
+		{"repeated policy", []string{"-policy", "fgd,fgd"}, `policy "fgd" listed twice`},
+		{"bad output", []string{"-o", "yaml"}, `-o "yaml": want table or json`},
+		{"bad seeds", []string{"-shuffle", "9-3"}, `"9-3" is not a seed range`},
+		{"bad percentage", []string{"-percentage", "101"}, "-percentage 101: want 0-100"},
+		{"bad tiebreak", []string{"-tiebreak", "first"}, `-tiebreak "first": want random or order`},
+		{"bad plot", []string{"-svg", "out.gif"}, "want a .svg, .png or .pdf file name"},
+		{"negative inflate", []string{"-inflate", "-1"}, "-inflate -1"},
+		{"objects and trace", []string{"-objects", "x.yaml", "-trace", tmp}, "-objects cannot be combined"},
+		{"departures without trace", []string{"-departures"}, "-departures needs a trace"},
+		{"departures and shuffle", []string{"-nodes", nodes, "-pods", badPods, "-departures", "-shuffle", "1"}, "cannot be combined with -shuffle"},
+		{"unbind without objects", []string{"-unbind"}, "-unbind needs -objects"},
+		{"scale with trace", []string{"-trace", tmp, "-scale", "2"}, "-scale applies to the built-in"},
+		{"flag after paths", []string{"a.yaml", "-policy", "fgd"}, "flag -policy after the object paths"},
+		{"nodes without pods", []string{"-nodes", nodes}, "-nodes and -pods go together"},
+		{"missing trace dir", []string{"-trace", filepath.Join(tmp, "nope")}, "not a directory"},
+		{"missing objects", []string{"-objects", filepath.Join(tmp, "nope.yaml")}, "nope.yaml"},
+		{"strict rejects a bad row", []string{"-nodes", nodes, "-pods", badPods, "-strict"}, `pods.csv:2: column memory_mib: openb: bad value: "lots" is not an integer`},
+		{"explain unknown pod", []string{"-nodes", nodes, "-pods", pods, "-explain", "ghost"}, "-explain ghost: no such pod"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runMain(t, tc.args...)
+			assert.Equal(t, exitUsage, r.code)
+			assert.Empty(t, r.stdout)
+			assert.Contains(t, r.stderr, tc.want)
+			assert.Equal(t, 1, strings.Count(r.stderr, "\n"), "one line: %q", r.stderr)
+			assert.True(t, strings.HasPrefix(r.stderr, "simulate: "), r.stderr)
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	r := runMain(t, "-h")
+	assert.Equal(t, exitOK, r.code)
+	assert.Contains(t, r.stdout, "Usage: simulate")
+	for _, p := range policies {
+		assert.Contains(t, r.stdout, p.name)
+	}
+}
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	return p
+}
+
+// TestMalformedRows: a malformed row is reported with file:line and
+// skipped; the other rows are replayed (a memory_mib of 0 is a valid
+// request of 0 memory, not a malformed row).
+func TestMalformedRows(t *testing.T) {
+	tmp := t.TempDir()
+	nodes := writeFile(t, tmp, "nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nn1,8000,16384,2,T4\nn2,x,16384,0,\n")
+	pods := writeFile(t, tmp, "pods.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"+
+		"p1,1000,0,1,500\n"+
+		"p2,1000,1024,1\n"+
+		"p3,2000,1024,1,1000\n")
+	rep, r := jsonReport(t, "-nodes", nodes, "-pods", pods, "-policy", "default")
+	assert.Contains(t, r.stderr, "nodes.csv:3: column cpu_milli")
+	assert.Contains(t, r.stderr, "pods.csv:3: openb: malformed CSV row: 4 fields, header has 5")
+	assert.Len(t, rep.Skipped, 2)
+	assert.Equal(t, 1, rep.Nodes)
+	assert.Equal(t, 2, rep.Pods)
+	s := rep.Summaries[0]
+	assert.Equal(t, 2.0, s.Placed)
+	assert.Equal(t, int64(1500), s.Results[0].GPU.Requested)
+}
+
+// TestSyntheticDefault: no flags runs the built-in workload; the same seed
+// gives the same table, another seed another one; stderr stays silent
+// (not a terminal, no progress bar).
+func TestSyntheticDefault(t *testing.T) {
+	args := []string{"-scale", "0.1", "-timing=false"}
+	a := runMain(t, args...)
+	require.Equal(t, exitOK, a.code, a.stderr)
+	assert.Empty(t, a.stderr)
+	assert.Contains(t, a.stdout, "synthetic GPU cluster (seed 1, 150 nodes, 800 pods)")
+	assert.Contains(t, a.stdout, "150 nodes, 800 pods to schedule")
+	for _, p := range []string{"default", "least", "most", "fgd"} {
+		assert.Contains(t, a.stdout, "\n"+strings.Repeat(" ", 9-len(p))+p+" ", "row for %s", p)
+	}
+	b := runMain(t, args...)
+	assert.Equal(t, a.stdout, b.stdout)
+	c := runMain(t, append(args, "-seed", "7")...)
+	assert.NotEqual(t, a.stdout, c.stdout)
+}
+
+// TestSyntheticShape: the built-in workload looks like the openb cluster:
+// CPU-only and 2/4/8-GPU nodes, CPU-only, whole-GPU and shared-GPU pods,
+// and arrivals asking for nearly all the GPUs.
+func TestSyntheticShape(t *testing.T) {
+	c, err := loadSynthetic(1, 1)
+	require.NoError(t, err)
+	assert.Len(t, c.nodes, 1500)
+	assert.Len(t, c.pods, 8000)
+	assert.Equal(t, int64(6080000), c.gpuMilli)
+	kinds := map[string]int{}
+	var demand int64
+	for _, pi := range c.pods {
+		task := pi.Task()
+		switch {
+		case !task.UsesGPU():
+			kinds["cpu"]++
+		case task.Shared():
+			kinds["shared"]++
+		case task.GPUCount == 1:
+			kinds["whole"]++
+		default:
+			kinds["multi"]++
+		}
+		demand += task.TotalMilliGPU()
+	}
+	t.Logf("pods %v, GPU demand %.1f%% of capacity", kinds, 100*float64(demand)/float64(c.gpuMilli))
+	assert.InDelta(t, 0.13*8000, kinds["cpu"], 150)
+	assert.InDelta(t, 0.49*8000, kinds["whole"], 200)
+	assert.InDelta(t, 0.37*8000, kinds["shared"], 200)
+	assert.Positive(t, kinds["multi"])
+	assert.InDelta(t, 0.98, float64(demand)/float64(c.gpuMilli), 0.05)
+}
+
+// TestOutputs: -o json, -svg (SVG and PNG), -placements and -explain.
+func TestOutputs(t *testing.T) {
+	tmp := t.TempDir()
+	svg, png := filepath.Join(tmp, "fig.svg"), filepath.Join(tmp, "fig.png")
+	place := filepath.Join(tmp, "p.csv")
+	rep, _ := jsonReport(t, "-scale", "0.05", "-policy", "binpack,fgd", "-svg", svg, "-placements", place, "-explain", "pod-00042")
+	require.Len(t, rep.Summaries, 2)
+	for _, s := range rep.Summaries {
+		assert.Equal(t, 400.0, s.Arrived)
+		require.NotNil(t, s.WallSeconds)
+		require.NotNil(t, s.PodsPerSecond)
+		e := s.Results[0].Explain
+		require.NotNil(t, e, s.Policy)
+		assert.Equal(t, "paib-gpu/pod-00042", e.Pod)
+		if e.Node != "" {
+			assert.Contains(t, e.Breakdown, "node "+e.Node)
+		} else {
+			assert.Contains(t, e.Diagnosis, "nodes are available")
+		}
+	}
+	assert.Contains(t, rep.Summaries[1].Results[0].Explain.Breakdown, "fragmentation")
+	b, err := os.ReadFile(svg)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "<svg")
+	assert.Contains(t, string(b), "fgd")
+	assert.Len(t, readPlacements(t, place), 800)
+
+	r := runMain(t, "-scale", "0.05", "-policy", "fgd", "-svg", png, "-explain", "pod-00042", "-timing=false")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	b, err = os.ReadFile(png)
+	require.NoError(t, err)
+	assert.Equal(t, "\x89PNG", string(b[:4]))
+	assert.Contains(t, r.stdout, "explain paib-gpu/pod-00042 under fgd")
+	assert.Contains(t, r.stdout, "TieBreakRank0")
+}
+
+// TestShuffleInflate: -shuffle with several seeds makes one run per seed
+// (averaged); -inflate 1.3 brings the arrived GPU demand to 130 % of the
+// cluster's GPUs.
+func TestShuffleInflate(t *testing.T) {
+	rep, _ := jsonReport(t, "-scale", "0.05", "-policy", "fgd,random", "-shuffle", "42-44", "-inflate", "1.3", "-parallel")
+	for _, s := range rep.Summaries {
+		require.Equal(t, 3, s.Runs)
+		assert.Len(t, s.Curve, 131, s.Policy)
+		for _, r := range s.Results {
+			assert.Len(t, r.Curve, 131, "%s seed %d", s.Policy, r.Seed)
+		}
+		seeds := []uint64{s.Results[0].Seed, s.Results[1].Seed, s.Results[2].Seed}
+		assert.Equal(t, []uint64{42, 43, 44}, seeds)
+		assert.Greater(t, s.Unschedulable, 0.0)
+	}
+}

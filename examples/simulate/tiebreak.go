@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/schedkit/schedkit/score"
+	"github.com/schedkit/schedkit/snapshot"
+)
+
+// Tie-breaking among the nodes with the highest total.
+//
+// framework.Scheduler breaks ties uniformly at random from its seed, as
+// kube-scheduler does. The FGD paper's simulator instead gives every node a
+// seeded random rank once per run and always prefers the lowest rank
+// among tied nodes; the policy then keeps filling the same nodes while
+// their scores tie, which packs. FGD's scores tie often (an integer
+// sigmoid of the fragmentation change), and its published advantage
+// depends on this rule: on the openb default trace at 130 % arrived
+// demand it reaches about 95 % GPU allocation with it and about 90 % with
+// uniform ties.
+//
+// The framework has no option for it, so the simulator expresses the rank
+// as scorers: the profile's weights are multiplied by 101^k and k "digit"
+// scorers (weights 101^(k-1) ... 1) add the node's preference in base 101
+// (MaxScore+1), so the total orders nodes by the policy's total first and
+// by rank second, and ties are left only between a node and itself.
+
+// tieBreaks are the values of -tiebreak.
+const (
+	tieRandom = "random" // uniform among tied nodes (framework, kube-scheduler)
+	tieOrder  = "order"  // lowest seeded rank among tied nodes (FGD simulator)
+)
+
+const digitBase = score.MaxScore + 1
+
+// rankDigit scores a node by one base-101 digit of its preference
+// (n-1-rank: the lowest rank is preferred).
+type rankDigit struct {
+	name string
+	pref map[*v1.Node]int64
+	div  int64
+}
+
+var _ score.Scorer = (*rankDigit)(nil)
+
+func (r *rankDigit) Name() string { return r.name }
+
+func (r *rankDigit) Prepare(*snapshot.PodInfo, score.Cluster) (score.PodScorer, error) { return r, nil }
+
+func (r *rankDigit) Score(nodes []*snapshot.NodeInfo, out []int64) {
+	for i, ni := range nodes {
+		out[i] = r.pref[ni.Node()] / r.div % digitBase
+	}
+}
+
+// Explain gives the node's rank (0 is preferred among tied nodes).
+func (r *rankDigit) Explain(ni *snapshot.NodeInfo) string {
+	p, ok := r.pref[ni.Node()]
+	if !ok {
+		return "unranked node"
+	}
+	return fmt.Sprintf("rank %d of %d", int64(len(r.pref))-1-p, len(r.pref))
+}
+
+// withRankTieBreak returns p with ties broken by a seeded random rank of
+// nodes (the objects the run's Cache holds).
+func withRankTieBreak(p *score.Profile, nodes []*v1.Node, seed uint64) (*score.Profile, error) {
+	r := rand.New(rand.NewPCG(seed, 0x71eb))
+	perm := r.Perm(len(nodes))
+	pref := make(map[*v1.Node]int64, len(nodes))
+	for i, n := range nodes {
+		pref[n] = int64(len(nodes) - 1 - perm[i])
+	}
+	k, scale := 0, int64(1)
+	for scale < int64(len(nodes)) {
+		k++
+		scale *= digitBase
+	}
+	var ws []score.Weighted
+	for _, w := range p.Scorers() {
+		ws = append(ws, score.Weighted{Scorer: w.Scorer, Weight: w.Weight * scale})
+	}
+	for d, div := 0, scale/digitBase; d < k; d, div = d+1, div/digitBase {
+		ws = append(ws, score.Weighted{Scorer: &rankDigit{name: fmt.Sprintf("TieBreakRank%d", d), pref: pref, div: div}, Weight: div})
+	}
+	return score.NewProfile(ws...)
+}
