@@ -150,7 +150,7 @@ func TestMirrorRebuildsOnlyChangedNodes(t *testing.T) {
 	// added) is read as it is, without touching the mirror.
 	nominated := b.clone()
 	nominated.addPod(pod("nominated", "1", "1Gi"))
-	got, err := m.nodeFor(s3, nominated)
+	got, err := m.nodeFor(nominated)
 	require.NoError(t, err)
 	assert.Equal(t, int64(3000), got.Requested().MilliCPU())
 	assert.Equal(t, int64(2000), s3.Get("b").Requested().MilliCPU())

@@ -125,7 +125,7 @@ func (p *FilterPlugin) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Po
 			return nil
 		}
 	}
-	ours, err := p.mirror.nodeFor(st.snap, ni)
+	ours, err := p.mirror.nodeFor(ni)
 	if err != nil {
 		return fwk.AsStatus(err)
 	}

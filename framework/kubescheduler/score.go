@@ -61,7 +61,8 @@ func (p *ScorePlugin) Scorer() score.Scorer { return p.scorer }
 type scoreState struct {
 	snap *snapshot.Snapshot
 	ps   score.PodScorer
-	// pos[i] is the position in raw of snapshot node i, or -1.
+	// pos[slot] is the position in raw of the mirrored node with that
+	// slot, or -1.
 	pos   []int32
 	nodes []*snapshot.NodeInfo
 	raw   []int64
@@ -111,20 +112,24 @@ func (p *ScorePlugin) prepare(pod *v1.Pod, nodes []fwk.NodeInfo) (*scoreState, e
 	if err != nil || ps == nil {
 		return &scoreState{snap: snap}, err
 	}
-	st := &scoreState{snap: snap, ps: ps, pos: make([]int32, snap.NumNodes()),
+	st := &scoreState{snap: snap, ps: ps, pos: make([]int32, p.mirror.slots()),
 		nodes: make([]*snapshot.NodeInfo, len(nodes)), raw: make([]int64, len(nodes))}
 	for i := range st.pos {
 		st.pos[i] = -1
 	}
 	for i, ni := range nodes {
-		ours, err := p.mirror.nodeFor(snap, ni)
+		if e := p.mirror.lookup(ni); e != nil {
+			st.nodes[i] = e.ours
+			if int(e.slot) < len(st.pos) {
+				st.pos[e.slot] = int32(i)
+			}
+			continue
+		}
+		ours, err := p.mirror.nodeFor(ni)
 		if err != nil {
 			return nil, err
 		}
 		st.nodes[i] = ours
-		if j, ok := snap.Index(ours.Name()); ok && snap.Node(j) == ours {
-			st.pos[j] = int32(i)
-		}
 	}
 	ps.Score(st.nodes, st.raw)
 	return st, nil
@@ -157,14 +162,12 @@ func (p *ScorePlugin) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 			return 0, nil // skipped pod: the scorer gives nothing
 		}
 	}
-	if node := ni.Node(); node != nil {
-		if j, ok := st.snap.Index(node.Name); ok {
-			if i := st.pos[j]; i >= 0 && st.nodes[i].Node() == node {
-				return st.raw[i], nil
-			}
+	if e := p.mirror.lookup(ni); e != nil && int(e.slot) < len(st.pos) {
+		if i := st.pos[e.slot]; i >= 0 && st.nodes[i] == e.ours {
+			return st.raw[i], nil
 		}
 	}
-	ours, err := p.mirror.nodeFor(st.snap, ni)
+	ours, err := p.mirror.nodeFor(ni)
 	if err != nil {
 		return 0, fwk.AsStatus(err)
 	}

@@ -152,6 +152,20 @@ func (c *Cluster) Start(ctx context.Context, cfg *config.KubeSchedulerConfigurat
 	return sched, nil
 }
 
+// WaitBinds waits until the fake API server has accepted want bindings,
+// polling a counter (cheap: listing pods would copy every pod and steal CPU
+// from the scheduler being measured).
+func (c *Cluster) WaitBinds(ctx context.Context, want int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for c.Binds() < want {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("inprocess: %d of %d pods bound", c.Binds(), want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
+}
+
 // WaitBound polls until want pods are bound or ctx/timeout ends, and
 // returns every pod.
 func (c *Cluster) WaitBound(ctx context.Context, want int, timeout time.Duration) ([]*v1.Pod, error) {

@@ -294,3 +294,11 @@ func PodResource(pod *v1.Pod) (fwk.PodResource, error) {
 	}
 	return pi.CalculateResource(), nil
 }
+
+// Handle returns the framework handle the plugins were built with (its
+// SnapshotSharedLister serves the loaded cluster), for running other
+// plugins — schedkit's adapters — against the same upstream NodeInfos.
+func (u *Upstream) Handle() fwk.Handle { return u.handle }
+
+// NodeInfos returns upstream's NodeInfos of the loaded nodes, in Load order.
+func (u *Upstream) NodeInfos() ([]fwk.NodeInfo, error) { return u.nodeInfos() }

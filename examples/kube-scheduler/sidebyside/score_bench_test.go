@@ -1,0 +1,139 @@
+package sidebyside
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
+
+	"github.com/schedkit/schedkit/examples/kube-scheduler/parity"
+	"github.com/schedkit/schedkit/framework/kubescheduler"
+	"github.com/schedkit/schedkit/score"
+	"github.com/schedkit/schedkit/snapshot"
+)
+
+var sizes = []int{1000, 5000, 15000}
+
+// perNode reports the cost of one iteration (a pod scored on every node)
+// per node: ns/node and allocs/node.
+func perNode(b *testing.B, n int, iter func()) {
+	b.Helper()
+	b.ReportAllocs()
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	iters := 0
+	for b.Loop() {
+		iter()
+		iters++
+	}
+	runtime.ReadMemStats(&ms1)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(iters*n), "ns/node")
+	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/float64(iters*n), "allocs/node")
+}
+
+// BenchmarkScorePerNode scores one pod on every node of the same snapshot
+// with LeastAllocated + BalancedAllocation (upstream's default resource
+// scorers), per-pod preparation included on every side.
+func BenchmarkScorePerNode(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range sizes {
+		nodes, bound, pod := scoreInputs(n)
+		u, err := parity.NewUpstream(ctx)
+		require.NoError(b, err)
+		u.Load(nodes, bound)
+		infos, err := u.NodeInfos()
+		require.NoError(b, err)
+
+		b.Run(fmt.Sprintf("impl=upstream/nodes=%d", n), func(b *testing.B) {
+			fit := u.MustPlugin(ctx, names.NodeResourcesFit, nil)
+			ba := u.MustPlugin(ctx, names.NodeResourcesBalancedAllocation, nil)
+			plugins := []fwk.Plugin{fit, ba}
+			perNode(b, n, func() {
+				state := framework.NewCycleState()
+				for _, pl := range plugins {
+					if st := pl.(fwk.PreScorePlugin).PreScore(ctx, state, pod, infos); !st.IsSuccess() {
+						b.Fatal(st.AsError())
+					}
+				}
+				for _, ni := range infos {
+					for _, pl := range plugins {
+						if _, st := pl.(fwk.ScorePlugin).Score(ctx, state, pod, ni); !st.IsSuccess() {
+							b.Fatal(st.AsError())
+						}
+					}
+				}
+			})
+		})
+
+		b.Run(fmt.Sprintf("impl=schedkit/nodes=%d", n), func(b *testing.B) {
+			cache := snapshot.NewCache()
+			for _, nd := range nodes {
+				require.NoError(b, cache.AddNode(nd))
+			}
+			for _, p := range bound {
+				require.NoError(b, cache.AddPod(p))
+			}
+			snap := cache.Snapshot()
+			ours := make([]*snapshot.NodeInfo, 0, n)
+			for _, ni := range snap.Nodes() {
+				ours = append(ours, ni)
+			}
+			profile := score.MustProfile(
+				score.Weighted{Scorer: must(score.NewLeastAllocated()), Weight: 1},
+				score.Weighted{Scorer: must(score.NewBalancedAllocation()), Weight: 1})
+			totals := make([]int64, n)
+			perNode(b, n, func() {
+				pi, err := snapshot.NewPodInfo(pod)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := profile.Score(pi, snap, ours, totals); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+
+		// schedkit's scorers inside the upstream framework: PreScore
+		// (mirror check of every node, one batch pass) + Score per node
+		// on upstream's own NodeInfos.
+		b.Run(fmt.Sprintf("impl=adapter/nodes=%d", n), func(b *testing.B) {
+			h := u.Handle()
+			plugins := []*kubescheduler.ScorePlugin{
+				kubescheduler.NewScorePlugin("LA", must(score.NewLeastAllocated()), h),
+				kubescheduler.NewScorePlugin("BA", must(score.NewBalancedAllocation()), h),
+			}
+			// Steady state: the mirror already holds the cluster (a running
+			// scheduler pays the build once, then one node per cycle).
+			for _, pl := range plugins {
+				require.True(b, pl.PreScore(ctx, framework.NewCycleState(), pod, infos).IsSuccess())
+			}
+			perNode(b, n, func() {
+				state := framework.NewCycleState()
+				for _, pl := range plugins {
+					if st := pl.PreScore(ctx, state, pod, infos); !st.IsSuccess() {
+						b.Fatal(st.AsError())
+					}
+				}
+				for _, ni := range infos {
+					for _, pl := range plugins {
+						if _, st := pl.Score(ctx, state, pod, ni); !st.IsSuccess() {
+							b.Fatal(st.AsError())
+						}
+					}
+				}
+			})
+		})
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

@@ -1,0 +1,101 @@
+package sidebyside
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
+
+	"github.com/schedkit/schedkit/examples/kube-scheduler/inprocess"
+	"github.com/schedkit/schedkit/framework"
+	"github.com/schedkit/schedkit/reserve"
+)
+
+const (
+	throughputNodes = 5000
+	throughputPods  = 10000
+)
+
+// defaultConfig is upstream's default KubeSchedulerConfiguration (one
+// default-scheduler profile) with percentageOfNodesToScore pct (0:
+// adaptive, 10% at 5,000 nodes).
+func defaultConfig(b *testing.B, pct int32) *config.KubeSchedulerConfiguration {
+	v1cfg := &configv1.KubeSchedulerConfiguration{}
+	scheme.Scheme.Default(v1cfg)
+	cfg := &config.KubeSchedulerConfiguration{}
+	require.NoError(b, scheme.Scheme.Convert(v1cfg, cfg, nil))
+	cfg.PercentageOfNodesToScore = &pct
+	return cfg
+}
+
+// BenchmarkThroughput: pods per second scheduling the same pods onto the
+// same nodes with the real upstream scheduler in-process (default profile,
+// fake clientset, bindings included) and with schedkit's custom loop
+// (default filters and profile, ledger holds and confirms). One op is one
+// whole run; run with -benchtime 1x.
+func BenchmarkThroughput(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		pct  int32
+		pods int
+	}{
+		{"pct=adaptive", 0, throughputPods},
+		{"pct=adaptive", 0, throughputPods / 5},
+		// Scoring every node is ~7x slower upstream: fewer pods keep the
+		// run under a minute; pods/s is what is compared.
+		{"pct=100", 100, throughputPods / 5},
+	} {
+		b.Run(fmt.Sprintf("impl=upstream/%s/nodes=%d/pods=%d", tc.name, throughputNodes, tc.pods), func(b *testing.B) {
+			var rate float64
+			for b.Loop() {
+				b.StopTimer()
+				nodes, pods := throughputInputs(throughputNodes, tc.pods, "default-scheduler")
+				cl, err := inprocess.NewCluster(nodes, pods)
+				require.NoError(b, err)
+				ctx, cancel := context.WithCancel(context.Background())
+				b.StartTimer()
+				start := time.Now()
+				_, err = cl.Start(ctx, defaultConfig(b, tc.pct), inprocess.Registry())
+				require.NoError(b, err)
+				require.NoError(b, cl.WaitBinds(ctx, tc.pods, 10*time.Minute))
+				rate = float64(tc.pods) / time.Since(start).Seconds()
+				b.StopTimer()
+				cancel()
+				b.StartTimer()
+			}
+			b.ReportMetric(rate, "pods/s")
+		})
+		b.Run(fmt.Sprintf("impl=schedkit/%s/nodes=%d/pods=%d", tc.name, throughputNodes, tc.pods), func(b *testing.B) {
+			var rate float64
+			for b.Loop() {
+				b.StopTimer()
+				nodes, pods := throughputInputs(throughputNodes, tc.pods, "default-scheduler")
+				ledger := reserve.New()
+				for _, n := range nodes {
+					require.NoError(b, ledger.AddNode(n))
+				}
+				s, err := framework.New(framework.Config{PercentageOfNodesToScore: tc.pct, Parallelism: 2})
+				require.NoError(b, err)
+				loop := framework.NewLoop(s, ledger, nil)
+				for _, p := range pods {
+					require.NoError(b, loop.Add(p))
+				}
+				b.StartTimer()
+				start := time.Now()
+				attempts, err := loop.ScheduleAll(context.Background())
+				require.NoError(b, err)
+				rate = float64(tc.pods) / time.Since(start).Seconds()
+				b.StopTimer()
+				require.Len(b, attempts, tc.pods)
+				require.Empty(b, loop.Unschedulable())
+				b.StartTimer()
+			}
+			b.ReportMetric(rate, "pods/s")
+		})
+	}
+}
