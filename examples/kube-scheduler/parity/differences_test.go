@@ -9,7 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	fwk "k8s.io/kube-scheduler/framework"
 
+	"github.com/schedkit/schedkit/framework"
+	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -39,6 +42,23 @@ func TestDifferenceQuantityAboveInt64(t *testing.T) {
 	// Same on both sides: memory saturates.
 	assert.Equal(t, int64(math.MaxInt64), up.Resource.GetMemory())
 	assert.Equal(t, int64(math.MaxInt64), ours.Requested.Memory())
+
+	// So upstream's fit filter lets the CPU request through where ours
+	// rejects it (both reject the memory).
+	p.Spec.Containers[0].Resources.Requests[v1.ResourceMemory] = resource.MustParse("1Gi")
+	ctx := context.Background()
+	u, err := NewUpstream(ctx)
+	require.NoError(t, err)
+	u.Load([]*v1.Node{node("n", "4", "8Gi")}, nil)
+	upRes, err := u.Filter(ctx, u.MustPlugin(ctx, "NodeResourcesFit", nil), p)
+	require.NoError(t, err)
+	assert.Equal(t, Verdict{Code: fwk.Success}, upRes.Verdicts[0], "upstream admits 1e17 cores")
+	cache := snapshot.NewCache()
+	require.NoError(t, cache.AddNode(node("n", "4", "8Gi")))
+	snap := cache.Snapshot()
+	oursRes, err := ourFilter(&framework.NodeResourcesFit{}, snapshot.MustPodInfo(p), []*snapshot.NodeInfo{snap.Get("n")})
+	require.NoError(t, err)
+	assert.Equal(t, Verdict{Code: fwk.UnschedulableAndUnresolvable, Reasons: []string{"Insufficient cpu"}}, oursRes.Verdicts[0])
 }
 
 // Difference 2: node totals that overflow int64. Upstream's NodeInfo adds
@@ -67,4 +87,36 @@ func TestDifferenceRequestedWraps(t *testing.T) {
 	ours := cache.Snapshot().Get("n")
 	assert.Equal(t, int64(math.MaxInt64), ours.Requested().Memory(), "ours saturates")
 	assert.Equal(t, int64(0), ours.Free(snapshot.Memory), "no memory left")
+}
+
+// Difference 3: resource scores on a node whose allocatable is above
+// MaxInt64/100 (≈ 92 PB of memory or ephemeral storage). Upstream's
+// leastRequestedScore computes (capacity − requested) × 100 in int64, which
+// wraps, and NodeResourcesFit returns a wrong score (here in range, so
+// nothing notices). schedkit computes the same ratio without overflow.
+func TestDifferenceScoreAllocatableAboveMaxInt64Over100(t *testing.T) {
+	ctx := context.Background()
+	n := node("huge", "4", "4")
+	n.Status.Allocatable[v1.ResourceMemory] = resource.MustParse("1Ei") // 2^60 bytes > MaxInt64/100
+	n.Status.Capacity = n.Status.Allocatable
+	p := pod("p", "", "1", "1Gi")
+	u, err := NewUpstream(ctx)
+	require.NoError(t, err)
+	u.Load([]*v1.Node{n}, nil)
+	up, err := u.Score(ctx, u.MustPlugin(ctx, "NodeResourcesFit", nil), p)
+	require.NoError(t, err)
+	// cpu: (4000-1000)*100/4000 = 75
+	// memory: (2^60 - 2^30)*100 mod 2^64 = 2^62 - 100*2^30; / 2^60 = 3
+	// upstream: (75 + 3)/2 = 39
+	assert.Equal(t, []int64{39}, up.Raw, "upstream")
+
+	cache := snapshot.NewCache()
+	require.NoError(t, cache.AddNode(n))
+	snap := cache.Snapshot()
+	la, err := score.NewLeastAllocated()
+	require.NoError(t, err)
+	ours, err := ourScores(la, snapshot.MustPodInfo(p), snap, []*snapshot.NodeInfo{snap.Get("huge")})
+	require.NoError(t, err)
+	// memory: (2^60 - 2^30)*100/2^60 = 99 (exact, truncated); (75 + 99)/2 = 87
+	assert.Equal(t, []int64{87}, ours.Raw, "ours")
 }
