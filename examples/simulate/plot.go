@@ -51,7 +51,7 @@ func writePlot(path string, r *report) error {
 			return fmt.Errorf("plot %s: %w", s.Policy, err)
 		}
 		line.Color = plotutil.Color(i)
-		line.Dashes = plotutil.Dashes(i / 7)
+		line.Dashes = plotutil.Dashes(i / 4) // solid, then dashed, dotted ...: colours repeat
 		line.Width = vg.Points(1.5)
 		p.Add(line)
 		p.Legend.Add(s.Policy, line)
