@@ -11,6 +11,7 @@ func Example() {
 	// Output:
 	// schedkit simulate: objects from testdata/gpu-cluster.yaml
 	// 3 nodes, 4 pods to schedule (queued at once, priority order), 0 bound before; demand axis GPU, capacity 4 GPUs
+	// CPU%, MEM%, GPU%, GPU-FRAG% and NODES: the cluster after the last arrival
 	//
 	//   POLICY  RUNS  ARRIVED  PLACED  UNSCHED  CPU%  MEM%  GPU%  GPU-FRAG%  NODES
 	//    least     1        4       3        1  25.0  25.0  25.0       50.0      3

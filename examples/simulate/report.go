@@ -171,6 +171,11 @@ func (r *report) writeTable(w io.Writer) error {
 	if len(r.Skipped) > 0 {
 		fmt.Fprintf(&b, "%d malformed rows skipped (listed on stderr)\n", len(r.Skipped))
 	}
+	if len(r.Summaries) > 0 && len(r.Summaries[0].Results) > 0 && r.Summaries[0].Results[0].TimeWeighted {
+		b.WriteString("with departures: CPU%, MEM%, GPU% and NODES are means over trace time, first to last arrival; GPU-FRAG% is at the last arrival\n")
+	} else {
+		b.WriteString("CPU%, MEM%, GPU%, GPU-FRAG% and NODES: the cluster after the last arrival\n")
+	}
 	b.WriteByte('\n')
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := "POLICY\tRUNS\tARRIVED\tPLACED\tUNSCHED\tCPU%\tMEM%\tGPU%\tGPU-FRAG%\tNODES\t"
