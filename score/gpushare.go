@@ -30,26 +30,34 @@ type DeviceChooser interface {
 // A node's score depends only on its state and the pod's shape, so scores
 // are memoised per (NodeInfo generation, pod shape): replaying a trace
 // rescoring only the nodes that changed, as the authors' simulator does.
-// The memo takes a mutex and a map look-up per node (the price of
-// O(shapes × devices) fragmentation arithmetic saved); it is cleared when
-// it exceeds 1<<20 entries. Safe for concurrent use.
+// The memo costs one map look-up per node on two integers (node
+// generation, interned pod shape) and one mutex per batch — the price of the
+// O(shapes × devices) fragmentation arithmetic it saves; it is cleared when
+// it exceeds 1<<21 entries. Safe for concurrent use (batches scored
+// concurrently take turns on the memo).
 func GPUShare(s gpushare.Scorer) *GPUShareScorer {
-	return &GPUShareScorer{s: s, memo: map[gpuMemoKey]gpuMemoVal{}}
+	return &GPUShareScorer{s: s, memo: map[gpuMemoKey]gpuMemoVal{}, shapes: map[gpuShape]int32{}}
 }
 
 // GPUShareScorer is the [Scorer] returned by [GPUShare].
 type GPUShareScorer struct {
-	s    gpushare.Scorer
-	mu   sync.Mutex
-	memo map[gpuMemoKey]gpuMemoVal
+	s      gpushare.Scorer
+	mu     sync.Mutex
+	memo   map[gpuMemoKey]gpuMemoVal
+	shapes map[gpuShape]int32 // pod shape -> small id, for cheap memo keys
 }
 
-type gpuMemoKey struct {
-	gen       int64
+// gpuShape is what a policy's score depends on besides the node.
+type gpuShape struct {
 	cpu, mem  int64
 	count     int
 	milli     int64
 	modelsKey string
+}
+
+type gpuMemoKey struct {
+	gen   int64 // NodeInfo.Generation: unique per node state
+	shape int32
 }
 
 type gpuMemoVal struct {
@@ -73,27 +81,33 @@ func (g *GPUShareScorer) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, e
 	if err := t.Validate(); err != nil {
 		return nil, fmt.Errorf("score: %s: pod %s: %w: %w", g.s.Name(), pod.Key(), ErrInvalidPod, err)
 	}
-	return &gpuPodScorer{g: g, t: t, key: gpuMemoKey{cpu: t.MilliCPU, mem: t.Memory, count: t.GPUCount, milli: t.MilliGPU, modelsKey: strings.Join(t.Models, "|")}}, nil
+	shape := gpuShape{cpu: t.MilliCPU, mem: t.Memory, count: t.GPUCount, milli: t.MilliGPU, modelsKey: strings.Join(t.Models, "|")}
+	g.mu.Lock()
+	id, ok := g.shapes[shape]
+	if !ok {
+		id = int32(len(g.shapes))
+		g.shapes[shape] = id
+	}
+	g.mu.Unlock()
+	return &gpuPodScorer{g: g, t: t, shape: id}, nil
 }
 
-func (g *GPUShareScorer) score(n *snapshot.NodeInfo, t gpushare.Task, key gpuMemoKey, buf *[]gpushare.Device) gpuMemoVal {
-	key.gen = n.Generation()
-	g.mu.Lock()
-	v, ok := g.memo[key]
-	g.mu.Unlock()
-	if ok {
+// scoreLocked returns the memoised score of node n for the pod shape, or
+// computes and stores it. g.mu is held.
+func (g *GPUShareScorer) scoreLocked(n *snapshot.NodeInfo, t gpushare.Task, shape int32, buf *[]gpushare.Device) gpuMemoVal {
+	key := gpuMemoKey{gen: n.Generation(), shape: shape}
+	if v, ok := g.memo[key]; ok {
 		return v
 	}
 	st := n.GPUState(*buf)
 	*buf = st.Devices
+	var v gpuMemoVal
 	v.score, v.devs = g.s.Score(&st, t)
 	v.score = min(max(v.score, MinScore), MaxScore)
-	g.mu.Lock()
-	if len(g.memo) >= 1<<20 {
+	if len(g.memo) >= 1<<21 {
 		clear(g.memo)
 	}
 	g.memo[key] = v
-	g.mu.Unlock()
 	return v
 }
 
@@ -112,15 +126,18 @@ func (g *GPUShareScorer) ChooseDevices(pod *snapshot.PodInfo, node *snapshot.Nod
 }
 
 type gpuPodScorer struct {
-	g   *GPUShareScorer
-	t   gpushare.Task
-	key gpuMemoKey
+	g     *GPUShareScorer
+	t     gpushare.Task
+	shape int32
 }
 
+// Score takes the memo's lock once per batch.
 func (p *gpuPodScorer) Score(nodes []*snapshot.NodeInfo, out []int64) {
 	buf := make([]gpushare.Device, 0, 8)
+	p.g.mu.Lock()
+	defer p.g.mu.Unlock()
 	for i, n := range nodes {
-		out[i] = p.g.score(n, p.t, p.key, &buf).score
+		out[i] = p.g.scoreLocked(n, p.t, p.shape, &buf).score
 	}
 }
 
