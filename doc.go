@@ -3,26 +3,33 @@
 // ledger, with the same integer answers as kube-scheduler v1.37 and a small
 // API.
 //
-// The pieces fit together like this:
+// The pieces fit together like this (the package Example runs it):
 //
-//		cache := snapshot.NewCache()            // fed node/pod events
-//		ledger := reserve.New(cache)            // holds between decide and bind
-//		profile := score.DefaultProfile()       // weighted scorers
-//		sched := framework.New(...)             // filter → score → select → reserve
-//		decision, err := sched.Schedule(ctx, pod)
+//	ledger := reserve.New()                              // fed the informer's node and pod events
+//	_ = ledger.AddNode(node)                             // it keeps the cluster state
+//	sched, _ := framework.New(framework.Config{Seed: 1}) // upstream's filters and score.DefaultProfile
+//	d, _ := sched.Schedule(ledger, snapshot.MustPodInfo(pod))
+//	// d.Node is held in the ledger: bind, then ledger.Confirm(key), or
+//	// ledger.Unreserve(key) if the bind fails. An unschedulable pod has
+//	// d.Diagnosis with upstream's message.
 //
-//	  - package snapshot: resource vectors, upstream-exact pod requests,
-//	    NodeInfo, immutable Snapshots, an event-fed Cache, copy-on-write Forks.
-//	  - package score: the Scorer interface, weighted Profiles with Explain,
-//	    upstream's scorers (LeastAllocated, MostAllocated,
-//	    RequestedToCapacityRatio, BalancedAllocation, ImageLocality,
-//	    TaintToleration, NodeAffinity) and others.
-//	  - package reserve: the reservation ledger (assumed pods, gangs, named
-//	    reservations, journal).
-//	  - package framework: upstream-exact filters, the scheduling cycle and a
-//	    loop for custom schedulers and simulators.
-//	  - module framework/kubescheduler: adapters that plug these into the
-//	    upstream kube-scheduler framework.
+// The packages:
+//
+//   - [github.com/schedkit/schedkit/snapshot]: resource vectors,
+//     upstream-exact pod requests, NodeInfo, immutable Snapshots, an
+//     event-fed Cache, copy-on-write Forks, GPU device accounting.
+//   - [github.com/schedkit/schedkit/score]: the Scorer interface, weighted
+//     Profiles with Explain, upstream's scorers (LeastAllocated,
+//     MostAllocated, RequestedToCapacityRatio, BalancedAllocation,
+//     ImageLocality, TaintToleration, NodeAffinity) and others.
+//   - [github.com/schedkit/schedkit/reserve]: the reservation ledger (assumed
+//     pods, gangs, named reservations, journal).
+//   - [github.com/schedkit/schedkit/framework]: upstream-exact filters, the
+//     scheduling cycle and a loop for custom schedulers and simulators.
+//   - [github.com/schedkit/schedkit/gpushare]: GPU sharing — the FGD
+//     fragmentation measure and its baselines.
+//   - module github.com/schedkit/schedkit/framework/kubescheduler: adapters
+//     that plug these into the upstream kube-scheduler framework.
 //
 // See the README for the two commands a newcomer runs.
 package schedkit
