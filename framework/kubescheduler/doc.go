@@ -42,14 +42,17 @@
 // # How nodes are read
 //
 // Upstream hands plugins its own NodeInfo; schedkit scorers read
-// *snapshot.NodeInfo. The adapters keep a mirror per scheduler profile: at
-// PreFilter/PreScore it compares each upstream NodeInfo's Generation with
-// the one it mirrored last and rebuilds only the nodes that changed (one
-// per cycle in steady state: the node the previous pod was assumed on),
-// reusing parsed pods. Score and Filter then find the node by name: no
-// copy, no allocation. A NodeInfo the framework altered for one call
-// (nominated pods added, preemption victims removed) has a new Generation
-// and is converted on the spot, so verdicts stay exact.
+// *snapshot.NodeInfo. The adapters keep a mirror per scheduler profile
+// (framework handle). At PreFilter/PreScore it checks the scheduler's node
+// list against the previous one — a pointer and generation comparison per
+// node when nothing changed — and otherwise rebuilds only the nodes whose
+// Generation changed (in steady state one per cycle: the node the previous
+// pod was assumed on), reusing parsed pods. It then publishes an immutable
+// view. Score and Filter find the node through the view with one
+// pointer-keyed look-up: no lock, no copy, no allocation. A NodeInfo the
+// framework altered for one call (nominated pods added, preemption victims
+// removed) has a new Generation and is converted on the spot, so verdicts
+// stay exact.
 //
 // ScorePlugin scores every candidate in PreScore, in one pass of the
 // scorer's PodScorer over contiguous nodes, and Score returns the
@@ -58,9 +61,9 @@
 //
 // # Concurrency
 //
-// Score and Filter are safe for the framework's parallel calls. The mirror
-// takes a lock to update (once per cycle) and a read lock per look-up.
-// ReservePlugin's ledger has its own mutex.
+// Score and Filter are safe for the framework's parallel calls: they read
+// the mirror's published view without locking; updates (once per cycle)
+// are serialised by a mutex. ReservePlugin's ledger has its own mutex.
 //
 // # Cost
 //

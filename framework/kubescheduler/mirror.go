@@ -3,6 +3,7 @@ package kubescheduler
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -24,12 +25,11 @@ import (
 // upstream NodeInfo is one pointer-keyed map look-up — no copy, no
 // allocation.
 type mirror struct {
-	mu     sync.RWMutex
+	mu     sync.Mutex // serialises sync and the slow path; readers use cur
 	fork   *snapshot.Fork
 	byName map[string]*entry
-	byNode map[*v1.Node]*entry
 	epoch  uint64
-	last   *snapshot.Snapshot
+	cur    atomic.Pointer[view]
 	// the node list of the previous sync and its generations
 	prev    []fwk.NodeInfo
 	prevGen []int64
@@ -38,8 +38,19 @@ type mirror struct {
 	nslots int32
 }
 
-// entry is one mirrored node. Replaced, never changed, when the node
-// changes (except epoch, under the write lock).
+// view is what one sync publishes, immutable: the snapshot, the entries by
+// slot, and an index from node object to slot. Readers (Score, Filter, on
+// the framework's parallel goroutines) load it atomically and take no lock.
+// The index is rebuilt only when the set of node objects changes (a node
+// added, removed or updated), not when only pods change.
+type view struct {
+	snap  *snapshot.Snapshot
+	slots []*entry
+	index map[*v1.Node]int32
+}
+
+// entry is one mirrored node. Once published in a view it is never changed
+// (a changed node gets a new entry), except epoch, which only sync reads.
 type entry struct {
 	node  *v1.Node
 	gen   int64
@@ -50,7 +61,9 @@ type entry struct {
 }
 
 func newMirror() *mirror {
-	return &mirror{fork: snapshot.Empty().Fork(), byName: map[string]*entry{}, byNode: map[*v1.Node]*entry{}}
+	m := &mirror{fork: snapshot.Empty().Fork(), byName: map[string]*entry{}}
+	m.cur.Store(&view{snap: snapshot.Empty()})
+	return m
 }
 
 // mirrors shares one mirror among the plugins of one framework handle
@@ -67,14 +80,7 @@ func mirrorFor(h fwk.Handle) *mirror {
 }
 
 // current returns the last synced snapshot (empty before the first sync).
-func (m *mirror) current() *snapshot.Snapshot {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if m.last == nil {
-		return snapshot.Empty()
-	}
-	return m.last
-}
+func (m *mirror) current() *snapshot.Snapshot { return m.cur.Load().snap }
 
 // view syncs list, or returns the current snapshot when there is no list
 // (no scheduler snapshot to mirror: a plugin used without a handle).
@@ -85,14 +91,16 @@ func (m *mirror) view(list []fwk.NodeInfo) (*snapshot.Snapshot, error) {
 	return m.sync(list)
 }
 
-// unchanged reports whether list is the previous sync's list with the same
-// generations; caller holds the lock.
-func (m *mirror) unchanged(list []fwk.NodeInfo) bool {
-	if m.last == nil || len(list) != len(m.prev) {
+// samePositions reports whether list holds the same NodeInfo objects, in
+// the same order, as the previous sync's (upstream's snapshot updates a
+// changed NodeInfo in place, so this holds until a node is added or
+// removed); caller holds the lock.
+func (m *mirror) samePositions(list []fwk.NodeInfo) bool {
+	if m.prev == nil || len(list) != len(m.prev) {
 		return false
 	}
 	for i, ni := range list {
-		if ni != m.prev[i] || ni.GetGeneration() != m.prevGen[i] {
+		if ni != m.prev[i] {
 			return false
 		}
 	}
@@ -102,76 +110,148 @@ func (m *mirror) unchanged(list []fwk.NodeInfo) bool {
 // sync mirrors every node of list (the scheduler's snapshot: all nodes)
 // and drops mirrored nodes list no longer has. It returns an immutable
 // snapshot. Errors come from parsing a pod (snapshot.NewPodInfo) and name
-// it. Cost: O(len(list)) pointer comparisons when nothing changed; else
-// O(len(list)) look-ups plus O(pods) per changed node.
+// it. Cost: when list holds the same NodeInfos as last time (no node added
+// or removed), O(len(list)) pointer and generation comparisons plus the
+// rebuild of the nodes whose generation changed; otherwise O(len(list))
+// look-ups as well.
 func (m *mirror) sync(list []fwk.NodeInfo) (*snapshot.Snapshot, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.unchanged(list) {
-		return m.last, nil
-	}
-	m.epoch++
-	var changed []*entry
-	for _, ni := range list {
-		node := ni.Node()
-		if node == nil {
-			continue
-		}
-		e := m.byName[node.Name]
-		if e != nil && e.gen == ni.GetGeneration() && e.node == node {
-			e.epoch = m.epoch
-			continue
-		}
-		pis, cache, err := podInfos(ni, e)
-		if err != nil {
-			return nil, err
-		}
-		var slot int32
-		if e != nil {
-			if err := m.fork.RemoveNode(node.Name); err != nil {
+	old := m.cur.Load()
+	var (
+		changed     []*entry
+		removed     []int32
+		keysChanged bool
+	)
+	if m.samePositions(list) {
+		for i, ni := range list {
+			if ni.GetGeneration() == m.prevGen[i] {
+				continue
+			}
+			ne, kc, err := m.rebuild(ni)
+			if err != nil {
 				return nil, err
 			}
-			delete(m.byNode, e.node)
-			slot = e.slot
-		} else {
-			slot = m.newSlot()
+			if ne != nil {
+				changed = append(changed, ne)
+				keysChanged = keysChanged || kc
+			}
 		}
-		if err := m.fork.AddNodeInfo(node, pis...); err != nil {
-			return nil, err
+		if changed == nil {
+			return old.snap, nil
 		}
-		ne := &entry{node: node, gen: ni.GetGeneration(), epoch: m.epoch, slot: slot, pods: cache}
-		m.byName[node.Name] = ne
-		m.byNode[node] = ne
-		changed = append(changed, ne)
-	}
-	removed := false
-	for name, e := range m.byName {
-		if e.epoch != m.epoch {
-			if err := m.fork.RemoveNode(name); err != nil {
+	} else {
+		m.epoch++
+		for _, ni := range list {
+			node := ni.Node()
+			if node == nil {
+				continue
+			}
+			if e := m.byName[node.Name]; e != nil && e.gen == ni.GetGeneration() && e.node == node {
+				e.epoch = m.epoch
+				continue
+			}
+			ne, kc, err := m.rebuild(ni)
+			if err != nil {
 				return nil, err
 			}
-			delete(m.byName, name)
-			delete(m.byNode, e.node)
-			m.free = append(m.free, e.slot)
-			removed = true
+			changed = append(changed, ne)
+			keysChanged = keysChanged || kc
+		}
+		for name, e := range m.byName {
+			if e.epoch != m.epoch {
+				if err := m.fork.RemoveNode(name); err != nil {
+					return nil, err
+				}
+				delete(m.byName, name)
+				m.free = append(m.free, e.slot)
+				removed = append(removed, e.slot)
+			}
 		}
 	}
-	if removed { // a removal moves another node: refresh every pointer
+	slots := make([]*entry, m.nslots)
+	copy(slots, old.slots)
+	for _, sl := range removed {
+		slots[sl] = nil
+	}
+	if len(removed) > 0 {
+		// A removal moves another node in the fork: re-read every node.
+		// Published entries are never changed: replace them all.
+		keysChanged = true
 		changed = changed[:0]
-		for _, e := range m.byName {
-			changed = append(changed, e)
+		for name, e := range m.byName {
+			ne := *e
+			m.byName[name] = &ne
+			changed = append(changed, &ne)
 		}
 	}
 	for _, e := range changed {
 		e.ours = m.fork.Get(e.node.Name)
+		slots[e.slot] = e
 	}
-	m.last = m.fork.Snapshot()
+	index := old.index
+	if keysChanged || index == nil {
+		index = make(map[*v1.Node]int32, len(m.byName))
+		for _, e := range m.byName {
+			index[e.node] = e.slot
+		}
+	}
+	v := &view{snap: m.fork.Snapshot(), slots: slots, index: index}
+	m.cur.Store(v)
 	m.prev = append(m.prev[:0], list...)
 	m.prevGen = m.prevGen[:0]
 	for _, ni := range list {
 		m.prevGen = append(m.prevGen, ni.GetGeneration())
 	}
-	return m.last, nil
+	return v.snap, nil
+}
+
+// rebuild brings the mirror of ni up to date (nil entry for a NodeInfo
+// without a node) and reports whether the node object differs from the one
+// mirrored before. A known node is patched in the fork — pods removed and
+// added by object identity, the node object replaced if it changed — so its
+// index and every other node stay where they are; O(pods on the node) plus
+// parsing the new pods.
+func (m *mirror) rebuild(ni fwk.NodeInfo) (*entry, bool, error) {
+	node := ni.Node()
+	if node == nil {
+		return nil, false, nil
+	}
+	e := m.byName[node.Name]
+	pis, cache, err := podInfos(ni, e)
+	if err != nil {
+		return nil, false, err
+	}
+	if e == nil {
+		if err := m.fork.AddNodeInfo(node, pis...); err != nil {
+			return nil, false, err
+		}
+		ne := &entry{node: node, gen: ni.GetGeneration(), epoch: m.epoch, slot: m.newSlot(), pods: cache}
+		m.byName[node.Name] = ne
+		return ne, true, nil
+	}
+	if e.node != node {
+		if err := m.fork.UpdateNode(node); err != nil {
+			return nil, false, err
+		}
+	}
+	for pod, pi := range e.pods {
+		if _, still := cache[pod]; !still {
+			if err := m.fork.RemovePod(pi.Key(), node.Name); err != nil {
+				return nil, false, err
+			}
+		}
+	}
+	for pod, pi := range cache {
+		if _, had := e.pods[pod]; !had {
+			if err := m.fork.AddPodInfo(pi, node.Name); err != nil {
+				return nil, false, err
+			}
+		}
+	}
+	ne := &entry{node: node, gen: ni.GetGeneration(), epoch: m.epoch, slot: e.slot, pods: cache}
+	m.byName[node.Name] = ne
+	return ne, e.node != node, nil
 }
 
 func (m *mirror) newSlot() int32 {
@@ -185,11 +265,7 @@ func (m *mirror) newSlot() int32 {
 }
 
 // slots is one past the highest slot in use.
-func (m *mirror) slots() int {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return int(m.nslots)
-}
+func (m *mirror) slots() int { return len(m.cur.Load().slots) }
 
 // podInfos parses the pods of ni, reusing those of the previous mirror of
 // the node.
@@ -223,10 +299,13 @@ func (m *mirror) lookup(ni fwk.NodeInfo) *entry {
 	if node == nil {
 		return nil
 	}
-	m.mu.RLock()
-	e := m.byNode[node]
-	m.mu.RUnlock()
-	if e == nil || e.gen != ni.GetGeneration() {
+	v := m.cur.Load()
+	slot, ok := v.index[node]
+	if !ok || int(slot) >= len(v.slots) {
+		return nil
+	}
+	e := v.slots[slot]
+	if e == nil || e.node != node || e.gen != ni.GetGeneration() {
 		return nil
 	}
 	return e
@@ -244,9 +323,9 @@ func (m *mirror) nodeFor(ni fwk.NodeInfo) (*snapshot.NodeInfo, error) {
 	if node == nil {
 		return nil, fmt.Errorf("kubescheduler: %w: NodeInfo without a node", snapshot.ErrNodeNotFound)
 	}
-	m.mu.RLock()
+	m.mu.Lock()
 	prev := m.byName[node.Name] // its pod map is never changed once published
-	m.mu.RUnlock()
+	m.mu.Unlock()
 	pis, _, err := podInfos(ni, prev)
 	if err != nil {
 		return nil, err
