@@ -12,6 +12,7 @@ func Example() {
 	// schedkit simulate: objects from testdata/gpu-cluster.yaml
 	// 3 nodes, 4 pods to schedule (queued at once, priority order), 0 bound before; demand axis GPU, capacity 4 GPUs
 	// CPU%, MEM%, GPU%, GPU-FRAG% and NODES: the cluster after the last arrival
+	// GPU-FRAG%: share of the free GPU capacity that pods shaped like the arrivals cannot use (FGD paper, section 4)
 	//
 	//   POLICY  RUNS  ARRIVED  PLACED  UNSCHED  CPU%  MEM%  GPU%  GPU-FRAG%  NODES
 	//    least     1        4       3        1  25.0  25.0  25.0       50.0      3

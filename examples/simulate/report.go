@@ -111,6 +111,9 @@ func summarize(order []*policyDef, results []*runResult, timing bool) []*summary
 	return out
 }
 
+// maxCurvePercent bounds the x axis of the allocation curve.
+const maxCurvePercent = 1000
+
 // curve bins the run's samples by arrived demand in whole percent of the
 // capacity (rounded) and returns each bin's mean allocation in percent,
 // nil for empty bins.
@@ -119,7 +122,10 @@ func (r *runResult) curve() []*float64 {
 		return nil
 	}
 	pct := func(v int64) float64 { return float64(v) * 100 / float64(r.capacity) }
-	maxX := int(math.Round(pct(r.samples[len(r.samples)-1].arrived)))
+	// Arrived demand can exceed the capacity by any factor (a pod asking
+	// for 1e1000 cpu): the curve stops at maxCurvePercent, later samples
+	// fall into its last bin.
+	maxX := int(min(math.Round(pct(r.samples[len(r.samples)-1].arrived)), maxCurvePercent))
 	sum := make([]float64, maxX+1)
 	cnt := make([]int, maxX+1)
 	for _, s := range r.samples {
@@ -175,6 +181,9 @@ func (r *report) writeTable(w io.Writer) error {
 		b.WriteString("with departures: CPU%, MEM%, GPU% and NODES are means over trace time, first to last arrival; GPU-FRAG% is at the last arrival\n")
 	} else {
 		b.WriteString("CPU%, MEM%, GPU%, GPU-FRAG% and NODES: the cluster after the last arrival\n")
+	}
+	if r.Axis == "GPU" {
+		b.WriteString("GPU-FRAG%: share of the free GPU capacity that pods shaped like the arrivals cannot use (FGD paper, section 4)\n")
 	}
 	b.WriteByte('\n')
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -185,6 +186,8 @@ func parse(args []string, stdout io.Writer) (*options, []*policyDef, error) {
 		return nil, nil, fmt.Errorf("-o %q: want table or json", o.output)
 	case o.plot != "" && !plotFormatOK(o.plot):
 		return nil, nil, fmt.Errorf("-svg %s: want a .svg, .png or .pdf file name", o.plot)
+	case o.plot != "" && !dirExists(filepath.Dir(o.plot)):
+		return nil, nil, fmt.Errorf("-svg %s: folder %s does not exist", o.plot, filepath.Dir(o.plot))
 	case set["scale"] && (traceIn || len(o.objects) > 0):
 		return nil, nil, errors.New("-scale applies to the built-in synthetic workload only")
 	case o.scale <= 0 || o.scale > 100:
@@ -394,4 +397,11 @@ func writePlacements(path string, results []*runResult) (err error) {
 		return fmt.Errorf("-placements: %w", err)
 	}
 	return nil
+}
+
+// dirExists reports whether dir is an existing folder, so that a plot
+// path is checked before a long run rather than after it.
+func dirExists(dir string) bool {
+	fi, err := os.Stat(dir)
+	return err == nil && fi.IsDir()
 }

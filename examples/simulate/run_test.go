@@ -30,6 +30,7 @@ func TestBadFlags(t *testing.T) {
 		{"bad percentage", []string{"-percentage", "101"}, "-percentage 101: want 0-100"},
 		{"bad tiebreak", []string{"-tiebreak", "first"}, `-tiebreak "first": want random or order`},
 		{"bad plot", []string{"-svg", "out.gif"}, "want a .svg, .png or .pdf file name"},
+		{"plot folder missing", []string{"-svg", "/nonexistent-folder/x.svg"}, "folder /nonexistent-folder does not exist"},
 		{"negative inflate", []string{"-inflate", "-1"}, "-inflate -1"},
 		{"objects and trace", []string{"-objects", "x.yaml", "-trace", tmp}, "-objects cannot be combined"},
 		{"departures without trace", []string{"-departures"}, "-departures needs a trace"},
@@ -195,4 +196,29 @@ func TestShuffleInflate(t *testing.T) {
 		assert.Equal(t, []uint64{42, 43, 44}, seeds)
 		assert.Greater(t, s.Unschedulable, 0.0)
 	}
+}
+
+// A pod asking for vastly more than the cluster has (cpu: 1e1000, which
+// saturates) is unschedulable; the allocation curve stays bounded.
+func TestHugeRequest(t *testing.T) {
+	tmp := t.TempDir()
+	objs := writeFile(t, tmp, "huge.yaml", `apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status:
+  allocatable: {cpu: "4", memory: 8Gi, pods: "110"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: huge, namespace: default}
+spec:
+  containers:
+  - name: c
+    image: x
+    resources: {requests: {cpu: "1e1000"}}
+`)
+	var out, errb strings.Builder
+	code := run([]string{"-objects", objs, "-policy", "default", "-o", "json"}, &out, &errb)
+	require.Equal(t, 0, code, "stderr: %s", errb.String())
+	assert.Contains(t, out.String(), `"unschedulable": 1`)
 }
