@@ -205,6 +205,9 @@ func (s *Scheduler) SchedulePod(cluster score.Cluster, pod *snapshot.PodInfo) (D
 	if pod == nil {
 		return Decision{}, fmt.Errorf("framework: SchedulePod: pod is nil: %w", ErrInvalidPod)
 	}
+	if isNilCluster(cluster) {
+		return Decision{}, fmt.Errorf("framework: SchedulePod: pod %s: cluster is nil: %w", pod.Key(), ErrInvalidConfig)
+	}
 	d := Decision{Pod: pod}
 	numAll := cluster.NumNodes()
 	if numAll == 0 {
@@ -550,6 +553,12 @@ func (s *Scheduler) diagnose(numAll, numCand int, narrowing []string) *Diagnosis
 // pod again sees the new state. Errors: those of SchedulePod, and the
 // ledger's (unknown node, pod held elsewhere), wrapped.
 func (s *Scheduler) Schedule(ledger *reserve.Ledger, pod *snapshot.PodInfo) (Decision, error) {
+	if ledger == nil {
+		return Decision{}, fmt.Errorf("framework: Schedule: ledger is nil: %w", ErrInvalidConfig)
+	}
+	if pod == nil {
+		return Decision{}, fmt.Errorf("framework: Schedule: pod is nil: %w", ErrInvalidPod)
+	}
 	snap := ledger.Snapshot()
 	d, err := s.SchedulePod(snap, pod)
 	if err != nil || !d.Scheduled() {
@@ -572,4 +581,17 @@ func (s *Scheduler) Schedule(ledger *reserve.Ledger, pod *snapshot.PodInfo) (Dec
 		d.Node, d.Total, d.Breakdown, d.Diagnosis = "", 0, nil, diag
 	}
 	return d, nil
+}
+
+// isNilCluster reports a nil interface or a typed nil Snapshot or Fork.
+func isNilCluster(c score.Cluster) bool {
+	switch v := c.(type) {
+	case nil:
+		return true
+	case *snapshot.Snapshot:
+		return v == nil
+	case *snapshot.Fork:
+		return v == nil
+	}
+	return false
 }

@@ -36,9 +36,9 @@
 //
 // Or, in a simulator, one cycle at a time on a what-if fork:
 //
-//	f := snapshot.Fork()
+//	f := snap.Fork() // snap is a *snapshot.Snapshot
 //	d, err := sched.SchedulePod(f, podInfo)
-//	if d.Scheduled() { f.AddPodInfo(podInfo, d.Node) }
+//	if d.Scheduled() { f.AddPodInfo(d.Pod, d.Node) } // d.Pod records GPU devices
 //
 // examples/customloop is a complete program.
 //

@@ -65,6 +65,9 @@ func (l *Ledger) Export(w io.Writer) error {
 // ([ErrInvalid], naming the object and field), a hold or share that
 // contradicts the rest ([ErrCorruptJournal]). O(size of the input).
 func Import(r io.Reader) (*Ledger, error) {
+	if r == nil {
+		return nil, fmt.Errorf("Import: reader is nil: %w", ErrInvalid)
+	}
 	var st state
 	dec := json.NewDecoder(r)
 	if err := dec.Decode(&st); err != nil {

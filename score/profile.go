@@ -143,6 +143,14 @@ func (p *Profile) Score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapsho
 	if len(totals) < n {
 		panic(fmt.Sprintf("score: Profile.Score: len(totals) = %d < len(nodes) = %d", len(totals), n))
 	}
+	if pod == nil {
+		return fmt.Errorf("score: Profile.Score: pod is nil: %w", ErrInvalidPod)
+	}
+	for i, ni := range nodes {
+		if ni == nil {
+			return fmt.Errorf("score: Profile.Score: pod %s: nodes[%d] is nil: %w", pod.Key(), i, ErrInvalidConfig)
+		}
+	}
 	tot := totals[:n]
 	clear(tot)
 	if len(p.entries) == 0 || n == 0 {

@@ -165,6 +165,11 @@ func (f *Fork) RemoveNode(name string) error {
 // AddPod binds pod to the node called nodeName (pod.spec.nodeName is not
 // read). It fails, changing nothing, for an unknown node, an invalid pod or
 // a pod already on that node. O(pods on the node).
+//
+// A Fork does not index pods across nodes (as cluster-autoscaler's
+// ClusterSnapshot does not): adding a pod that is on another node counts it
+// on both. To move a pod, RemovePod it from its node first; a
+// reserve.Ledger or a [Cache] tracks pods by key and moves them.
 func (f *Fork) AddPod(pod *v1.Pod, nodeName string) error {
 	pi, err := NewPodInfo(pod)
 	if err != nil {

@@ -98,6 +98,9 @@ func Files(paths ...string) (Objects, error) { return Options{}.Files(paths...) 
 // Cost: O(input bytes) time; memory about the input size plus the decoded
 // objects (YAML is converted to JSON one document at a time).
 func (o Options) Read(r io.Reader, name string) (Objects, error) {
+	if r == nil {
+		return Objects{}, &Error{File: name, Err: fmt.Errorf("%w: reader is nil", ErrIO)}
+	}
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return Objects{}, &Error{File: name, Err: fmt.Errorf("%w: %w", ErrIO, err)}
