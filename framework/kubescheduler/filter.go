@@ -60,7 +60,7 @@ func (s *filterState) Clone() fwk.StateData { return s }
 
 // PreFilter mirrors the nodes and prepares the filter for pod.
 func (p *FilterPlugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	st, pre, err := p.prepare(pod, nodes)
+	st, pre, err := p.prepare(cs, pod, nodes)
 	if err != nil {
 		return nil, fwk.AsStatus(err)
 	}
@@ -77,12 +77,12 @@ func (p *FilterPlugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1
 	return nil, nil
 }
 
-func (p *FilterPlugin) prepare(pod *v1.Pod, nodes []fwk.NodeInfo) (*filterState, framework.PreFilterResult, error) {
+func (p *FilterPlugin) prepare(cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*filterState, framework.PreFilterResult, error) {
 	all, err := allNodes(p.handle, nodes)
 	if err != nil {
 		return nil, framework.PreFilterResult{}, err
 	}
-	snap, err := p.mirror.view(all)
+	snap, err := p.mirror.forCycle(cs, all)
 	if err != nil {
 		return nil, framework.PreFilterResult{}, err
 	}
@@ -114,7 +114,7 @@ func (p *FilterPlugin) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Po
 		// PreFilter not enabled in the profile, or it returned Skip and the
 		// framework calls Filter anyway: prepare here (slow path).
 		var pre framework.PreFilterResult
-		st, pre, err = p.prepare(pod, nil)
+		st, pre, err = p.prepare(cs, pod, nil)
 		if err != nil {
 			return fwk.AsStatus(err)
 		}
@@ -156,7 +156,7 @@ func (p *FilterPlugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWith
 
 // SignPod signs the pod fields schedkit's filters read.
 func (p *FilterPlugin) SignPod(ctx context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
-	return signPod(pod)
+	return p.mirror.sign(pod)
 }
 
 // FitArgs are the pluginConfig args of the FitName plugin (upstream's

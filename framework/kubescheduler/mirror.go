@@ -25,7 +25,8 @@ import (
 // upstream NodeInfo is one pointer-keyed map look-up — no copy, no
 // allocation.
 type mirror struct {
-	mu     sync.Mutex // serialises sync and the slow path; readers use cur
+	signed atomic.Pointer[signed] // the last pod signed, see sign
+	mu     sync.Mutex             // serialises sync and the slow path; readers use cur
 	fork   *snapshot.Fork
 	byName map[string]*entry
 	epoch  uint64
@@ -89,6 +90,58 @@ func (m *mirror) view(list []fwk.NodeInfo) (*snapshot.Snapshot, error) {
 		return m.current(), nil
 	}
 	return m.sync(list)
+}
+
+// signed is one SignPod result.
+type signed struct {
+	pod    *v1.Pod
+	frags  []fwk.SignFragment
+	status *fwk.Status
+}
+
+// sign returns signPod(pod), computed once for the several schedkit
+// plugins of a profile that the framework asks in turn for the same pod
+// object (pod objects are immutable in the scheduler: an update is a new
+// object).
+func (m *mirror) sign(pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
+	if s := m.signed.Load(); s != nil && s.pod == pod {
+		return s.frags, s.status
+	}
+	frags, st := signPod(pod)
+	m.signed.Store(&signed{pod: pod, frags: frags, status: st})
+	return frags, st
+}
+
+// cycleKey is where the first schedkit plugin of a scheduling cycle leaves
+// the mirrored snapshot, so the others (and the PreScore after the
+// PreFilter) reuse it instead of checking every node again.
+const cycleKey fwk.StateKey = "schedkit.io/mirror"
+
+type cycleSnapshot struct {
+	m    *mirror
+	snap *snapshot.Snapshot
+}
+
+func (c *cycleSnapshot) Clone() fwk.StateData { return c }
+
+// forCycle returns the snapshot of the cycle cs: the one an earlier schedkit
+// plugin of the cycle synced, or list synced now (see view). cs may be nil.
+func (m *mirror) forCycle(cs fwk.CycleState, list []fwk.NodeInfo) (*snapshot.Snapshot, error) {
+	if cs != nil {
+		if d, err := cs.Read(cycleKey); err == nil {
+			if c, ok := d.(*cycleSnapshot); ok && c.m == m {
+				return c.snap, nil
+			}
+		}
+	}
+	snap, err := m.view(list)
+	if err != nil {
+		return nil, err
+	}
+	if cs != nil && list != nil {
+		cs.Write(cycleKey, &cycleSnapshot{m: m, snap: snap})
+	}
+	return snap, nil
 }
 
 // samePositions reports whether list holds the same NodeInfo objects, in

@@ -81,7 +81,7 @@ func allNodes(h fwk.Handle, fallback []fwk.NodeInfo) ([]fwk.NodeInfo, error) {
 
 // PreScore prepares the scorer for pod and scores every candidate.
 func (p *ScorePlugin) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
-	st, err := p.prepare(pod, nodes)
+	st, err := p.prepare(cs, pod, nodes)
 	if err != nil {
 		return fwk.AsStatus(err)
 	}
@@ -95,12 +95,12 @@ func (p *ScorePlugin) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.P
 // prepare mirrors the cluster, prepares the scorer for pod and scores the
 // candidates (none when nodes is nil). st.ps is nil when the scorer skips
 // the pod.
-func (p *ScorePlugin) prepare(pod *v1.Pod, nodes []fwk.NodeInfo) (*scoreState, error) {
+func (p *ScorePlugin) prepare(cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*scoreState, error) {
 	all, err := allNodes(p.handle, nodes)
 	if err != nil {
 		return nil, err
 	}
-	snap, err := p.mirror.view(all)
+	snap, err := p.mirror.forCycle(cs, all)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +155,7 @@ func (p *ScorePlugin) state(cs fwk.CycleState) (*scoreState, error) {
 func (p *ScorePlugin) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) (int64, *fwk.Status) {
 	st, err := p.state(cs)
 	if err != nil {
-		if st, err = p.prepare(pod, nil); err != nil {
+		if st, err = p.prepare(cs, pod, nil); err != nil {
 			return 0, fwk.AsStatus(err)
 		}
 		if st.ps == nil {
@@ -184,7 +184,7 @@ func (p *ScorePlugin) ScoreExtensions() fwk.ScoreExtensions { return p }
 func (p *ScorePlugin) NormalizeScore(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
 	st, err := p.state(cs)
 	if err != nil {
-		if st, err = p.prepare(pod, nil); err != nil {
+		if st, err = p.prepare(cs, pod, nil); err != nil {
 			return fwk.AsStatus(err)
 		}
 	}
@@ -209,7 +209,7 @@ func (p *ScorePlugin) NormalizeScore(ctx context.Context, cs fwk.CycleState, pod
 
 // SignPod signs the pod fields schedkit's built-in scorers and filters read.
 func (p *ScorePlugin) SignPod(ctx context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
-	return signPod(pod)
+	return p.mirror.sign(pod)
 }
 
 // ScoreArgs are the pluginConfig args of the plugin New builds.

@@ -6,9 +6,10 @@
 //     once per pod) against schedkit's score.Profile and against schedkit
 //     through the kube-scheduler adapter; metrics ns/node and allocs/node.
 //   - BenchmarkThroughput: pods per second of the real upstream scheduler
-//     in-process (fake clientset, default profile) against schedkit's
-//     custom loop (framework.Loop over a reserve.Ledger) on the same nodes
-//     and pods; metric pods/s.
+//     in-process (fake clientset, default profile), of the same scheduler
+//     with NodeResourcesFit and BalancedAllocation replaced by schedkit's
+//     through the adapters, and of schedkit's custom loop (framework.Loop
+//     over a reserve.Ledger), on the same nodes and pods; metric pods/s.
 //
 // Run: go test -run '^$' -bench . -benchtime 1x ./sidebyside (throughput)
 // or -bench ScorePerNode -benchtime 20x.

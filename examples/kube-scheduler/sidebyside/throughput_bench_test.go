@@ -3,6 +3,8 @@ package sidebyside
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,9 +12,11 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/schedkit/schedkit/examples/kube-scheduler/inprocess"
 	"github.com/schedkit/schedkit/framework"
+	"github.com/schedkit/schedkit/framework/kubescheduler"
 	"github.com/schedkit/schedkit/reserve"
 )
 
@@ -33,6 +37,33 @@ func defaultConfig(b *testing.B, pct int32) *config.KubeSchedulerConfiguration {
 	return cfg
 }
 
+// pluginsConfig is upstream's default profile with NodeResourcesFit
+// (filter and LeastAllocated score) and BalancedAllocation replaced by
+// schedkit's, through the adapters.
+const pluginsConfig = `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+percentageOfNodesToScore: %d
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      disabled: [{name: NodeResourcesFit}, {name: NodeResourcesBalancedAllocation}]
+      enabled: [{name: SchedkitNodeResourcesFit}, {name: SchedkitScore, weight: 1}, {name: SchedkitBalanced, weight: 1}]
+  pluginConfig:
+  - name: SchedkitBalanced
+    args: {scorer: BalancedAllocation}
+`
+
+func withPlugins(b *testing.B, pct int32) (*config.KubeSchedulerConfiguration, frameworkruntime.Registry) {
+	path := filepath.Join(b.TempDir(), "config.yaml")
+	require.NoError(b, os.WriteFile(path, []byte(fmt.Sprintf(pluginsConfig, pct)), 0o600))
+	cfg, err := inprocess.LoadConfig(path)
+	require.NoError(b, err)
+	reg := inprocess.Registry()
+	reg["SchedkitBalanced"] = kubescheduler.ScoreFactory("SchedkitBalanced")
+	return cfg, reg
+}
+
 // BenchmarkThroughput: pods per second scheduling the same pods onto the
 // same nodes with the real upstream scheduler in-process (default profile,
 // fake clientset, bindings included) and with schedkit's custom loop
@@ -51,24 +82,14 @@ func BenchmarkThroughput(b *testing.B) {
 		{"pct=100", 100, throughputPods / 5},
 	} {
 		b.Run(fmt.Sprintf("impl=upstream/%s/nodes=%d/pods=%d", tc.name, throughputNodes, tc.pods), func(b *testing.B) {
-			var rate float64
-			for b.Loop() {
-				b.StopTimer()
-				nodes, pods := throughputInputs(throughputNodes, tc.pods, "default-scheduler")
-				cl, err := inprocess.NewCluster(nodes, pods)
-				require.NoError(b, err)
-				ctx, cancel := context.WithCancel(context.Background())
-				b.StartTimer()
-				start := time.Now()
-				_, err = cl.Start(ctx, defaultConfig(b, tc.pct), inprocess.Registry())
-				require.NoError(b, err)
-				require.NoError(b, cl.WaitBinds(ctx, tc.pods, 10*time.Minute))
-				rate = float64(tc.pods) / time.Since(start).Seconds()
-				b.StopTimer()
-				cancel()
-				b.StartTimer()
-			}
-			b.ReportMetric(rate, "pods/s")
+			runUpstream(b, tc.pods, func() (*config.KubeSchedulerConfiguration, frameworkruntime.Registry) {
+				return defaultConfig(b, tc.pct), inprocess.Registry()
+			})
+		})
+		b.Run(fmt.Sprintf("impl=upstream+schedkit-plugins/%s/nodes=%d/pods=%d", tc.name, throughputNodes, tc.pods), func(b *testing.B) {
+			runUpstream(b, tc.pods, func() (*config.KubeSchedulerConfiguration, frameworkruntime.Registry) {
+				return withPlugins(b, tc.pct)
+			})
 		})
 		b.Run(fmt.Sprintf("impl=schedkit/%s/nodes=%d/pods=%d", tc.name, throughputNodes, tc.pods), func(b *testing.B) {
 			var rate float64
@@ -98,4 +119,28 @@ func BenchmarkThroughput(b *testing.B) {
 			b.ReportMetric(rate, "pods/s")
 		})
 	}
+}
+
+// runUpstream times the real scheduler, configured by setup, from start to
+// the last binding of pods pods on throughputNodes nodes.
+func runUpstream(b *testing.B, pods int, setup func() (*config.KubeSchedulerConfiguration, frameworkruntime.Registry)) {
+	var rate float64
+	for b.Loop() {
+		b.StopTimer()
+		nodes, ps := throughputInputs(throughputNodes, pods, "default-scheduler")
+		cl, err := inprocess.NewCluster(nodes, ps)
+		require.NoError(b, err)
+		cfg, reg := setup()
+		ctx, cancel := context.WithCancel(context.Background())
+		b.StartTimer()
+		start := time.Now()
+		_, err = cl.Start(ctx, cfg, reg)
+		require.NoError(b, err)
+		require.NoError(b, cl.WaitBinds(ctx, pods, 10*time.Minute))
+		rate = float64(pods) / time.Since(start).Seconds()
+		b.StopTimer()
+		cancel()
+		b.StartTimer()
+	}
+	b.ReportMetric(rate, "pods/s")
 }
