@@ -29,6 +29,7 @@ type NodeInfo struct {
 	requested   Vector
 	nonZero     Vector // only CPU and Memory are used
 	pods        []*PodInfo
+	podHashes   []uint64 // podHashes[i] is pods[i].keyHash: a contiguous scan for HasPod
 	usedPorts   []HostPort // multiset: one entry per pod port
 	images      map[string]int64
 	generation  int64
@@ -99,6 +100,7 @@ func (n *NodeInfo) clone(owner uint64) *NodeInfo {
 	c.owner = owner
 	c.requested = n.requested.Clone()
 	c.pods = append(make([]*PodInfo, 0, len(n.pods)+1), n.pods...)
+	c.podHashes = append(make([]uint64, 0, len(n.pods)+1), n.podHashes...)
 	if len(n.usedPorts) > 0 {
 		c.usedPorts = append([]HostPort(nil), n.usedPorts...)
 	}
@@ -112,6 +114,7 @@ func (n *NodeInfo) clone(owner uint64) *NodeInfo {
 func (n *NodeInfo) addPod(p *PodInfo) {
 	p = n.chargeDevices(p, 1)
 	n.pods = append(n.pods, p)
+	n.podHashes = append(n.podHashes, p.keyHash)
 	n.requested.Add(&p.req.Requested)
 	n.nonZero.base[CPU] = SatAdd(n.nonZero.base[CPU], p.req.NonZeroMilliCPU)
 	n.nonZero.base[Memory] = SatAdd(n.nonZero.base[Memory], p.req.NonZeroMemory)
@@ -130,6 +133,8 @@ func (n *NodeInfo) removePod(k PodKey) *PodInfo {
 	n.pods[i] = n.pods[last]
 	n.pods[last] = nil
 	n.pods = n.pods[:last]
+	n.podHashes[i] = n.podHashes[last]
+	n.podHashes = n.podHashes[:last]
 	n.chargeDevices(p, -1)
 	n.requested.Sub(&p.req.Requested)
 	n.nonZero.base[CPU] = SatSub(n.nonZero.base[CPU], p.req.NonZeroMilliCPU)
@@ -147,8 +152,9 @@ func (n *NodeInfo) removePod(k PodKey) *PodInfo {
 }
 
 func (n *NodeInfo) podIndex(k PodKey) int {
-	for i, p := range n.pods {
-		if p.key == k {
+	h := hashKey(k)
+	for i, ph := range n.podHashes {
+		if ph == h && n.pods[i].key == k {
 			return i
 		}
 	}

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"hash/maphash"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -43,6 +44,7 @@ func (p HostPort) Conflicts(o HostPort) bool {
 type PodInfo struct {
 	pod       *v1.Pod
 	key       PodKey
+	keyHash   uint64
 	req       PodRequests
 	hostPorts []HostPort
 	gpu       GPURequest
@@ -67,7 +69,7 @@ func NewPodInfo(pod *v1.Pod) (*PodInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &PodInfo{pod: pod, key: KeyOf(pod), req: req, hostPorts: hostPorts(pod), gpu: gpu, devices: devs, assigned: assigned}, nil
+	return &PodInfo{pod: pod, key: KeyOf(pod), keyHash: hashKey(KeyOf(pod)), req: req, hostPorts: hostPorts(pod), gpu: gpu, devices: devs, assigned: assigned}, nil
 }
 
 // MustPodInfo is NewPodInfo that panics on error; for tests and examples.
@@ -124,3 +126,15 @@ func (p *PodInfo) Requested() *Vector { return &p.req.Requested }
 
 // HostPorts returns the host ports the pod uses. Read-only.
 func (p *PodInfo) HostPorts() []HostPort { return p.hostPorts }
+
+var keySeed = maphash.MakeSeed()
+
+// hashKey hashes a pod key for NodeInfo's pod scan; process-local.
+func hashKey(k PodKey) uint64 {
+	var h maphash.Hash
+	h.SetSeed(keySeed)
+	h.WriteString(k.Namespace)
+	h.WriteByte('/')
+	h.WriteString(k.Name)
+	return h.Sum64()
+}
