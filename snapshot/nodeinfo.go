@@ -29,7 +29,7 @@ type NodeInfo struct {
 	requested   Vector
 	nonZero     Vector // only CPU and Memory are used
 	pods        []*PodInfo
-	podHashes   []uint64 // podHashes[i] is pods[i].keyHash: a contiguous scan for HasPod
+	podHashes   []uint64   // podHashes[i] is pods[i].keyHash: a contiguous scan for HasPod
 	usedPorts   []HostPort // multiset: one entry per pod port
 	images      map[string]int64
 	generation  int64
