@@ -56,8 +56,9 @@ type Loop struct {
 }
 
 // NewLoop returns a loop scheduling with s, holding capacity in ledger and
-// binding with bind (nil: binding always succeeds, as in a simulator that
-// keeps its state in the ledger).
+// binding with bind (nil: binding always succeeds and the pod is reported
+// bound to the ledger at once with reserve.Ledger.AddPodInfo, as in a
+// simulator that keeps its state in the ledger).
 func NewLoop(s *Scheduler, ledger *reserve.Ledger, bind BindFunc) *Loop {
 	return &Loop{sched: s, ledger: ledger, bind: bind, queued: map[snapshot.PodKey]bool{}}
 }
@@ -177,6 +178,12 @@ func (l *Loop) attempt(ctx context.Context, pi *snapshot.PodInfo) (a Attempt, re
 	// ErrNotHeld means the informer already reported the pod bound and
 	// then deleted: nothing is held either way.
 	_ = l.ledger.Confirm(pi.Key())
+	if l.bind == nil {
+		// No API server, so no informer will report the pod bound: do it
+		// here, so the ledger holds it as a bound pod (with its devices)
+		// rather than as a confirmation every later snapshot re-checks.
+		_ = l.ledger.AddPodInfo(d.Pod, d.Node)
+	}
 	return a, false, nil
 }
 

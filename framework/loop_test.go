@@ -59,7 +59,7 @@ func TestLoopQueueOrder(t *testing.T) {
 		order = append(order, a.Pod.Key().Name)
 		phase, node, ok := ledger.PodPhase(a.Pod.Key())
 		require.True(t, ok)
-		assert.Equal(t, reserve.Confirmed, phase, "bind success confirms the hold")
+		assert.Equal(t, reserve.Bound, phase, "with a nil bind the loop reports the pod bound to the ledger")
 		assert.Equal(t, "n1", node)
 	}
 	assert.Equal(t, []string{"high-1", "high-2", "none-1", "none-2", "zero", "low-1"}, order)

@@ -216,6 +216,25 @@ func (l *Ledger) AddPod(pod *v1.Pod) error {
 // UpdatePod is [Ledger.AddPod].
 func (l *Ledger) UpdatePod(pod *v1.Pod) error { return l.AddPod(pod) }
 
+// AddPodInfo reports pi bound to nodeName, as [Ledger.AddPod] does for a
+// bound pod, without re-parsing it: for a simulator or a loop that binds
+// without an API server, it turns the pod's hold or confirmation into a
+// bound pod at once and keeps the devices pi records (pi.Devices). The pod
+// object's spec.nodeName is not read. Errors: a nil pod or an empty node
+// name (wrapping ErrInvalid). O(pods on the node).
+func (l *Ledger) AddPodInfo(pi *snapshot.PodInfo, nodeName string) error {
+	if pi == nil {
+		return fmt.Errorf("AddPodInfo: pod is nil: %w", ErrInvalid)
+	}
+	if nodeName == "" {
+		return fmt.Errorf("AddPodInfo: pod %s: node name is empty: %w", pi.Key(), ErrInvalid)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.observeBound(pi, nodeName)
+	return nil
+}
+
 // RemovePod reports that the pod with key k was deleted: whatever it held
 // or used — a hold, a confirmation, a bound pod, a share of a named
 // reservation — is freed at once. An unknown pod is a no-op. It reports
