@@ -10,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -720,7 +721,57 @@ func (l *Ledger) plan(pod *snapshot.PodInfo, nodeName string) (plan, []Insuffici
 	if reasons := n.fit(pod.Requested(), drawn, nil); reasons != nil {
 		return plan{}, reasons, nil
 	}
+	if pod.GPU().Count > 0 {
+		if r := l.deviceFit(pod, nodeName); r != nil {
+			return plan{}, []Insufficient{*r}, nil
+		}
+	}
 	return p, nil, nil
+}
+
+// deviceFit checks a GPU pod's device demand against the node's devices
+// with every bound pod, hold and confirmation counted: the devices the pod
+// records (PodInfo.Devices) must each be of an allowed model with
+// MilliGPU free, or, without a recorded choice, gpushare.BestFitDevices
+// must find enough. It brings the view up to date first, so a GPU
+// reservation costs O(holds) map look-ups more than a plain one. The
+// reason names snapshot.ResourceGPUMilli: requested = share × devices,
+// used and capacity summed over the node's devices.
+func (l *Ledger) deviceFit(pod *snapshot.PodInfo, nodeName string) *Insufficient {
+	l.syncView()
+	g := pod.GPU()
+	id, _ := snapshot.Intern(snapshot.ResourceGPUMilli)
+	in := &Insufficient{Resource: id, Requested: snapshot.SatAdd(0, g.MilliGPU*int64(g.Count))}
+	ni := l.view.Get(nodeName)
+	if ni == nil {
+		return in
+	}
+	st := ni.GPUState(nil)
+	for _, d := range st.Devices {
+		in.Capacity += d.CapacityMilliGPU
+		in.Used += d.CapacityMilliGPU - d.FreeMilliGPU
+	}
+	t := pod.Task()
+	if devs, assigned := pod.Devices(); assigned {
+		if devs.Len() != g.Count {
+			return in
+		}
+		for i := range st.Devices {
+			if devs.Has(i) && (!t.Allows(st.Devices[i].Model) || st.Devices[i].FreeMilliGPU < g.MilliGPU) {
+				return in
+			}
+		}
+		for _, i := range devs.AppendIndexes(nil) {
+			if i >= len(st.Devices) {
+				return in
+			}
+		}
+		return nil
+	}
+	if _, ok := gpushare.BestFitDevices(&st, t); !ok {
+		return in
+	}
+	return nil
 }
 
 func (l *Ledger) applyHold(pod *snapshot.PodInfo, p plan, deadline int64) {
