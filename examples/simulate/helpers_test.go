@@ -5,36 +5,16 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/schedkit/schedkit/internal/shareddata"
 )
 
-// dataDir returns ../shared/data beside the checkout (the directory
-// holding go.work), or skips the test with a clear message when sub is
-// not there.
-func dataDir(tb testing.TB, sub string) string {
-	tb.Helper()
-	dir, err := os.Getwd()
-	require.NoError(tb, err)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Skip("no go.work above the package directory, so ../shared/data cannot be located: skipping the real-data test")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "data", sub)
-	if _, err := os.Stat(p); err != nil {
-		tb.Skipf("real data not available (%s missing): skipping", p)
-	}
-	return p
-}
+// dataDir is shareddata.Dir: ../shared/data/<sub>, or a skip.
+var dataDir = shareddata.Dir
 
 // result is one call of run.
 type result struct {

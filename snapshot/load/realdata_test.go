@@ -11,31 +11,12 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/internal/shareddata"
 	"github.com/schedkit/schedkit/snapshot/load"
 )
 
-// dataDir returns ../shared/data/<sub> relative to the repository root (the
-// directory holding go.work), or skips the test when it is absent.
-func dataDir(tb testing.TB, sub string) string {
-	tb.Helper()
-	dir, err := os.Getwd()
-	require.NoError(tb, err)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Skipf("real data %s: no go.work above the test directory, so no ../shared/data", sub)
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "data", sub)
-	if _, err := os.Stat(p); err != nil {
-		tb.Skipf("real data %s absent (%v); it lives beside the checkout in ../shared/data", sub, err)
-	}
-	return p
-}
+// dataDir is shareddata.Dir: ../shared/data/<sub>, or a skip.
+var dataDir = shareddata.Dir
 
 // The OpenShift Insights sample: 6 Node and 19 Pod JSON files from one real
 // cluster (see its SOURCE.md).

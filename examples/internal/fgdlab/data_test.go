@@ -6,33 +6,15 @@ import (
 	"testing"
 
 	"github.com/schedkit/schedkit/examples/internal/openb"
+	"github.com/schedkit/schedkit/internal/shareddata"
 )
 
-// dataDir returns ../shared/data beside the checkout (the directory holding
-// go.work), or skips the test when it is absent.
+// dataDir returns ../shared/data beside the checkout when both folders the
+// replay reads are there, or skips the test.
 func dataDir(tb testing.TB) string {
 	tb.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Skip("no go.work above the package directory; ../shared/data not located")
-		}
-		dir = parent
-	}
-	data := filepath.Join(dir, "..", "shared", "data")
-	for _, sub := range []string{"alibaba-clusterdata-gpu-v2023", "hkust-adsl-kss-expected-results"} {
-		if _, err := os.Stat(filepath.Join(data, sub)); err != nil {
-			tb.Skipf("real data not available (%s missing): skipping the openb replay", filepath.Join(data, sub))
-		}
-	}
-	return data
+	shareddata.Dir(tb, "hkust-adsl-kss-expected-results")
+	return filepath.Dir(shareddata.Dir(tb, "alibaba-clusterdata-gpu-v2023"))
 }
 
 func openFile(tb testing.TB, path string) *os.File {

@@ -14,30 +14,14 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/schedkit/schedkit/examples/internal/openb"
+	"github.com/schedkit/schedkit/internal/shareddata"
 	"github.com/schedkit/schedkit/snapshot/load"
 )
 
-// traceDir returns ../shared/data/alibaba-clusterdata-gpu-v2023 relative to
-// the repository root (the directory holding go.work), or skips.
+// traceDir returns ../shared/data/alibaba-clusterdata-gpu-v2023, or skips.
 func traceDir(tb testing.TB) string {
 	tb.Helper()
-	dir, err := os.Getwd()
-	require.NoError(tb, err)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Skip("openb trace: no go.work above the test directory, so no ../shared/data")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "data", "alibaba-clusterdata-gpu-v2023")
-	if _, err := os.Stat(p); err != nil {
-		tb.Skipf("openb trace absent (%v); it lives beside the checkout in ../shared/data", err)
-	}
-	return p
+	return shareddata.Dir(tb, "alibaba-clusterdata-gpu-v2023")
 }
 
 // dataRows counts the non-empty lines after the header, the reference for
