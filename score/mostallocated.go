@@ -58,19 +58,20 @@ func (p *mostPod) Score(nodes []*snapshot.NodeInfo, out []int64) {
 	out = out[:len(nodes)]
 	if p.fast {
 		for i, n := range nodes {
-			a, u := n.Allocatable(), n.NonZeroRequested()
+			cm := n.CPUMemory() // one cache line per node
 			var s, ws int64
-			c, m := a.MilliCPU(), a.Memory()
+			c, m := cm.Allocatable[0], cm.Allocatable[1]
+			uc, um := cm.NonZeroRequested[0], cm.NonZeroRequested[1]
 			if uint64(c-1) < maxSafe {
-				s, ws = mostFast(u.MilliCPU(), p.cpu, c)*p.wc, p.wc
+				s, ws = mostFast(uc, p.cpu, c)*p.wc, p.wc
 			} else if c > 0 {
-				s, ws = mostSlow(u.MilliCPU(), p.cpu, c)*p.wc, p.wc
+				s, ws = mostSlow(uc, p.cpu, c)*p.wc, p.wc
 			}
 			if uint64(m-1) < maxSafe {
-				s += mostFast(u.Memory(), p.mem, m) * p.wm
+				s += mostFast(um, p.mem, m) * p.wm
 				ws += p.wm
 			} else if m > 0 {
-				s += mostSlow(u.Memory(), p.mem, m) * p.wm
+				s += mostSlow(um, p.mem, m) * p.wm
 				ws += p.wm
 			}
 			out[i] = weightedMean(s, ws)

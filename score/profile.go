@@ -90,7 +90,6 @@ type run struct {
 	plain []int   // indexes of prepared scorers without a Normalizer
 	norm  []int64 // raw/normalised scores of one normalising scorer, len n
 	buf   [chunkSize]int64
-	buf2  [chunkSize]int64 // second output of the fused cpu+memory kernel
 }
 
 func (p *Profile) getRun() *run {
@@ -192,14 +191,7 @@ func (p *Profile) Score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapsho
 		chunk := nodes[start:end]
 		buf := r.buf[:end-start]
 		if fused {
-			buf2 := r.buf2[:end-start]
-			cpuMemKernel(chunk, pair.least, pair.balanced, buf, buf2)
-			if err := p.accumulate(pair.la, nodes, start, buf, tot); err != nil {
-				return err
-			}
-			if err := p.accumulate(pair.ba, nodes, start, buf2, tot); err != nil {
-				return err
-			}
+			cpuMemKernel(chunk, pair.least, pair.balanced, nil, nil, p.entries[pair.la].Weight, p.entries[pair.ba].Weight, tot[start:end])
 		}
 		for _, i := range r.plain {
 			if fused && (i == pair.la || i == pair.ba) {

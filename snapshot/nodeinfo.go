@@ -21,6 +21,10 @@ func nextGeneration() int64 { return generation.Add(1) }
 // caller holds the NodeInfo. Safe for concurrent reads. All accessors are
 // O(1) and allocate nothing unless stated.
 type NodeInfo struct {
+	// cm comes first so that it fills one cache line (NodeInfo's size is
+	// a multiple of 64 bytes, see TestNodeInfoLayout).
+	cm CPUMemory
+
 	owner uint64 // copy-on-write token of the layer allowed to mutate it
 
 	node        *v1.Node
@@ -33,8 +37,12 @@ type NodeInfo struct {
 	usedPorts   []HostPort // multiset: one entry per pod port
 	images      map[string]int64
 	generation  int64
-	devices     []gpushare.Device // GPUs, free milli-GPU per device
-	classCount  []int32           // GPU pods per gpushare.Class
+	// reqFrac is float64(requested)/float64(allocatable) for CPU and
+	// Memory, capped at 1 (0 when allocatable <= 0): refreshed on every
+	// change so BalancedAllocation's pod-independent half costs no division.
+	reqFrac    [2]float64
+	devices    []gpushare.Device // GPUs, free milli-GPU per device
+	classCount []int32           // GPU pods per gpushare.Class
 	// Copied from the node so filters need not dereference it.
 	taints        []v1.Taint
 	unschedulable bool
@@ -89,7 +97,7 @@ func (n *NodeInfo) setNode(node *v1.Node) error {
 	for i, p := range n.pods {
 		n.pods[i] = n.chargeDevices(p, 1)
 	}
-	n.generation = nextGeneration()
+	n.touch()
 	return nil
 }
 
@@ -119,7 +127,25 @@ func (n *NodeInfo) addPod(p *PodInfo) {
 	n.nonZero.base[CPU] = SatAdd(n.nonZero.base[CPU], p.req.NonZeroMilliCPU)
 	n.nonZero.base[Memory] = SatAdd(n.nonZero.base[Memory], p.req.NonZeroMemory)
 	n.usedPorts = append(n.usedPorts, p.hostPorts...)
+	n.touch()
+}
+
+// touch records a change: a new generation and a fresh [CPUMemory].
+func (n *NodeInfo) touch() {
 	n.generation = nextGeneration()
+	for i, r := range [2]ResourceID{CPU, Memory} {
+		n.cm.Allocatable[i] = n.allocatable.base[r]
+		n.cm.Requested[i] = n.requested.base[r]
+		n.cm.NonZeroRequested[i] = n.nonZero.base[r]
+		n.cm.RequestedFraction[i] = cappedFraction(n.requested.base[r], n.allocatable.base[r])
+	}
+}
+
+func cappedFraction(requested, allocatable int64) float64 {
+	if allocatable <= 0 {
+		return 0
+	}
+	return min(1, float64(requested)/float64(allocatable))
 }
 
 // removePod removes the pod with key k and returns it, or nil.
@@ -147,7 +173,7 @@ func (n *NodeInfo) removePod(k PodKey) *PodInfo {
 			}
 		}
 	}
-	n.generation = nextGeneration()
+	n.touch()
 	return p
 }
 
@@ -181,6 +207,27 @@ func (n *NodeInfo) Requested() *Vector { return &n.requested }
 // 100m / 200 MiB ([PodRequests.NonZeroMilliCPU]). Only CPU and Memory are
 // set.
 func (n *NodeInfo) NonZeroRequested() *Vector { return &n.nonZero }
+
+// CPUMemory is a node's cpu and memory figures in one 64-byte block:
+// index 0 is CPU (milli-CPU), index 1 is Memory (bytes). It repeats what
+// Allocatable, Requested and NonZeroRequested hold, so that a scan over
+// many nodes that needs only cpu and memory (LeastAllocated,
+// MostAllocated, BalancedAllocation) touches one cache line per node.
+type CPUMemory struct {
+	Allocatable      [2]int64
+	Requested        [2]int64
+	NonZeroRequested [2]int64
+	// RequestedFraction is min(1, float64(Requested)/float64(Allocatable)),
+	// or 0 where Allocatable <= 0: upstream BalancedAllocation's
+	// per-resource fraction (noderesources/balanced_allocation.go
+	// balancedResourceScorer) bit for bit, computed once per change so
+	// that the node's half of the score costs no division.
+	RequestedFraction [2]float64
+}
+
+// CPUMemory returns the node's [CPUMemory] block. Read-only; O(1), no
+// allocation.
+func (n *NodeInfo) CPUMemory() *CPUMemory { return &n.cm }
 
 // Free returns Allocatable minus Requested for r, never below 0.
 func (n *NodeInfo) Free(r ResourceID) int64 {

@@ -108,6 +108,20 @@ func viewOf(t *testing.T, s reader) map[string]nodeView {
 			NZCPU: ni.NonZeroRequested().MilliCPU(), NZMem: ni.NonZeroRequested().Memory(),
 			Ports: len(ni.UsedPorts()),
 		}
+		// The CPUMemory block repeats the vectors, with upstream's
+		// fraction computed the plain way.
+		frac := func(req, alloc int64) float64 {
+			if alloc <= 0 {
+				return 0
+			}
+			return min(1, float64(req)/float64(alloc))
+		}
+		require.Equal(t, snapshot.CPUMemory{
+			Allocatable:       [2]int64{v.AllocCPU, v.AllocMem},
+			Requested:         [2]int64{v.ReqCPU, v.ReqMem},
+			NonZeroRequested:  [2]int64{v.NZCPU, v.NZMem},
+			RequestedFraction: [2]float64{frac(v.ReqCPU, v.AllocCPU), frac(v.ReqMem, v.AllocMem)},
+		}, *ni.CPUMemory(), "node %s", v.Name)
 		for _, d := range ni.Devices() {
 			v.GPUFree += d.FreeMilliGPU
 		}
