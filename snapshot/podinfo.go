@@ -129,12 +129,18 @@ func (p *PodInfo) HostPorts() []HostPort { return p.hostPorts }
 
 var keySeed = maphash.MakeSeed()
 
-// hashKey hashes a pod key for NodeInfo's pod scan; process-local.
+// Hash returns a 64-bit hash of the key (namespace and name hashed
+// separately and mixed, so ("a", "b/c") and ("a/b", "c") differ).
+// Process-local: the seed is random per process, so the value is stable
+// for the process lifetime only and must not be stored or sent. O(len(key)),
+// allocates nothing. Safe for concurrent use.
+func (k PodKey) Hash() uint64 { return hashKey(k) }
+
+// KeyHash returns Key().Hash(), computed once by [NewPodInfo]: O(1),
+// allocates nothing. Process-local, as [PodKey.Hash].
+func (p *PodInfo) KeyHash() uint64 { return p.keyHash }
+
+// hashKey hashes a pod key (NodeInfo's pod scan, [PodKey.Hash]).
 func hashKey(k PodKey) uint64 {
-	var h maphash.Hash
-	h.SetSeed(keySeed)
-	h.WriteString(k.Namespace)
-	h.WriteByte('/')
-	h.WriteString(k.Name)
-	return h.Sum64()
+	return maphash.String(keySeed, k.Namespace)*0x9E3779B97F4A7C15 ^ maphash.String(keySeed, k.Name)
 }
