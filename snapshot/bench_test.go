@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/schedkit/schedkit/snapshot"
@@ -16,7 +17,7 @@ var benchSizes = []int{1000, 5000, 15000}
 const podsPerNode = 30
 
 // benchCache builds n nodes with 30 pods each.
-func benchCache(b *testing.B, n int) (*snapshot.Cache, []*v1.Pod) {
+func benchCache(b testing.TB, n int) (*snapshot.Cache, []*v1.Pod) {
 	b.Helper()
 	c := snapshot.NewCache()
 	tmpl := st.MakePod("tmpl").Req("cpu", "100m", "memory", "256Mi").Obj()
@@ -158,4 +159,37 @@ func TestIterationAndForkAllocs(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("iterating a snapshot allocates %v times, want 0", allocs)
 	}
+}
+
+// A Fork → AddPodInfo → Revert loop allocates nothing once warm: Revert
+// keeps the layer's copies (tree header, chunk, NodeInfo and its pod
+// slices) and the next layer copies into them. A snapshot taken in a layer
+// stops that reuse (it shares the copies), and the loop allocates again.
+func TestForkAddPodRevertAllocatesNothing(t *testing.T) {
+	c, _ := benchCache(t, 1000)
+	snap := c.Snapshot()
+	pi := snapshot.MustPodInfo(st.MakePod("new").Req("cpu", "1", "memory", "1Gi").Obj())
+	f := snap.Fork()
+	i := 0
+	cycle := func() {
+		f.Fork()
+		if err := f.AddPodInfo(pi, snap.Node(i%1000).Name()); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Revert(); err != nil {
+			t.Fatal(err)
+		}
+		i += 7919
+	}
+	for range 2000 { // every chunk and node shape has been copied once
+		cycle()
+	}
+	require.Zero(t, testing.AllocsPerRun(1000, cycle))
+	withSnapshot := testing.AllocsPerRun(100, func() {
+		f.Fork()
+		require.NoError(t, f.AddPodInfo(pi, snap.Node(0).Name()))
+		_ = f.Snapshot()
+		require.NoError(t, f.Revert())
+	})
+	require.Positive(t, withSnapshot)
 }

@@ -12,18 +12,27 @@ import (
 // [Fork.Commit] folds the top layer into the one below, [Fork.Revert]
 // discards it. The snapshot the Fork came from never changes.
 //
-// Cost: Fork O(1); Revert O(1); Commit O(1) (cheaper than the
-// O(nodes changed) the cluster-autoscaler contract allows); the first change
-// to a node in a layer copies that node's NodeInfo, its 64-node chunk
-// header and, once per layer, the chunk index (NumNodes()/64 pointers);
-// later changes to the same node in the same layer change it in place.
-// Reads have the cost of the same reads on a Snapshot.
+// Cost: Fork O(1); Revert O(copies the layer made); Commit O(1) (both
+// cheaper than the O(nodes changed) the cluster-autoscaler contract
+// allows); the first change to a node in a layer copies that node's
+// NodeInfo, its 64-node chunk header and, once per layer, the chunk index
+// (NumNodes()/64 pointers); later changes to the same node in the same
+// layer change it in place. Revert keeps the discarded layer's copies and
+// the next layers copy into them, so a steady Fork → change → Revert loop
+// allocates nothing. Reads have the cost of the same reads on a Snapshot.
+//
+// NodeInfos read from a Fork are valid while the layer they were read in
+// is open: a later change to the same node in the same layer changes them
+// in place, and after Revert their memory may be reused for other nodes
+// (as upstream's scheduler reuses its snapshot's NodeInfos between
+// cycles). Take [Fork.Snapshot] for values that must outlive the layer.
 //
 // A Fork is not safe for concurrent use; [Fork.Snapshot] hands out an
 // immutable view that is.
 type Fork struct {
 	cur   state
 	stack []state
+	rec   recycler
 }
 
 // Depth is the number of open layers above the base (0 after
@@ -34,17 +43,23 @@ func (f *Fork) Depth() int { return len(f.stack) }
 func (f *Fork) Fork() {
 	f.stack = append(f.stack, f.cur)
 	f.cur.tok = newToken()
+	f.cur.rec = &f.rec
+	f.rec.open()
 }
 
-// Revert discards every change since the matching [Fork.Fork]; O(1).
-// It returns [ErrNoFork] at depth 0.
+// Revert discards every change since the matching [Fork.Fork], keeping
+// the layer's copies for reuse; O(copies the layer made), no allocation.
+// NodeInfos read in the discarded layer must not be used afterwards. It
+// returns [ErrNoFork] at depth 0.
 func (f *Fork) Revert() error {
 	if len(f.stack) == 0 {
 		return ErrNoFork
 	}
 	f.cur = f.stack[len(f.stack)-1]
+	f.cur.rec = &f.rec
 	f.stack[len(f.stack)-1] = state{}
 	f.stack = f.stack[:len(f.stack)-1]
+	f.rec.revert()
 	return nil
 }
 
@@ -56,6 +71,7 @@ func (f *Fork) Commit() error {
 	}
 	f.stack[len(f.stack)-1] = state{}
 	f.stack = f.stack[:len(f.stack)-1]
+	f.rec.commit()
 	return nil
 }
 
@@ -67,6 +83,7 @@ func (f *Fork) Snapshot() *Snapshot {
 	for i := range f.stack {
 		f.stack[i].tok = newToken()
 	}
+	f.rec.forget() // the snapshot shares the copies made so far
 	return &Snapshot{st: f.cur.freeze()}
 }
 
@@ -125,7 +142,7 @@ func (f *Fork) AddNodeInfo(node *v1.Node, pods ...*PodInfo) error {
 		return fmt.Errorf("node %q: %w", node.Name, ErrNodeExists)
 	}
 	for _, p := range pods {
-		if ni.HasPod(p.key) {
+		if ni.podIndexHash(p.keyHash, p.key) >= 0 {
 			return fmt.Errorf("pod %s on node %s: %w", p.key, node.Name, ErrPodExists)
 		}
 		ni.addPod(p)
@@ -185,7 +202,7 @@ func (f *Fork) AddPodInfo(pi *PodInfo, nodeName string) error {
 	if err != nil {
 		return fmt.Errorf("pod %s: %w", pi.key, err)
 	}
-	if f.cur.node(i).HasPod(pi.key) {
+	if f.cur.node(i).podIndexHash(pi.keyHash, pi.key) >= 0 {
 		return fmt.Errorf("pod %s on node %s: %w", pi.key, nodeName, ErrPodExists)
 	}
 	f.cur.mutable(i).addPod(pi)

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
@@ -87,7 +88,12 @@ func (n *NodeInfo) setNode(node *v1.Node) error {
 		return err
 	}
 	n.node = node
-	n.name = node.Name
+	if n.name == "" {
+		// A private copy: allocated next to the other nodes' names
+		// rather than inside the node object, so name look-ups over many
+		// nodes stay in cache.
+		n.name = strings.Clone(node.Name)
+	}
 	n.taints = node.Spec.Taints
 	n.unschedulable = node.Spec.Unschedulable
 	n.allocatable = alloc
@@ -104,19 +110,40 @@ func (n *NodeInfo) setNode(node *v1.Node) error {
 // clone returns a copy that owner may mutate; pods, ports and vectors are
 // copied, the node object, images map and PodInfos are shared (immutable).
 func (n *NodeInfo) clone(owner uint64) *NodeInfo {
-	c := *n
+	c := &NodeInfo{}
+	n.cloneInto(c, owner)
+	return c
+}
+
+// cloneInto makes c a copy of n that owner may mutate, reusing the memory
+// of c's own slices (c must not be shared: a fresh NodeInfo, or one a
+// reverted Fork layer made). Allocates only where c's slices are too small.
+func (n *NodeInfo) cloneInto(c *NodeInfo, owner uint64) {
+	pods, hashes, ports := c.pods[:0], c.podHashes[:0], c.usedPorts[:0]
+	devs, classes, ext := c.devices[:0], c.classCount[:0], c.requested.ext[:0]
+	clear(pods[:cap(pods)]) // drop references to pods of the old content
+	*c = *n
 	c.owner = owner
-	c.requested = n.requested.Clone()
-	c.pods = append(make([]*PodInfo, 0, len(n.pods)+1), n.pods...)
-	c.podHashes = append(make([]uint64, 0, len(n.pods)+1), n.podHashes...)
+	if len(n.requested.ext) > 0 {
+		c.requested.ext = append(ext, n.requested.ext...)
+	}
+	if min(cap(pods), cap(hashes)) < len(n.pods)+1 {
+		pods = make([]*PodInfo, 0, len(n.pods)+1)
+		hashes = make([]uint64, 0, len(n.pods)+1)
+	}
+	c.pods = append(pods, n.pods...)
+	c.podHashes = append(hashes, n.podHashes...)
+	// Always a private copy (nil when empty): a slice emptied by
+	// removePod keeps its capacity, and two copies appending to a shared
+	// backing array would overwrite each other's ports.
+	c.usedPorts = nil
 	if len(n.usedPorts) > 0 {
-		c.usedPorts = append([]HostPort(nil), n.usedPorts...)
+		c.usedPorts = append(ports, n.usedPorts...)
 	}
 	if len(n.devices) > 0 {
-		c.devices = append([]gpushare.Device(nil), n.devices...)
-		c.classCount = append([]int32(nil), n.classCount...)
+		c.devices = append(devs, n.devices...)
+		c.classCount = append(classes, n.classCount...)
 	}
-	return &c
 }
 
 func (n *NodeInfo) addPod(p *PodInfo) {
@@ -177,8 +204,10 @@ func (n *NodeInfo) removePod(k PodKey) *PodInfo {
 	return p
 }
 
-func (n *NodeInfo) podIndex(k PodKey) int {
-	h := hashKey(k)
+func (n *NodeInfo) podIndex(k PodKey) int { return n.podIndexHash(hashKey(k), k) }
+
+// podIndexHash is podIndex with the key's hash known (PodInfo.keyHash).
+func (n *NodeInfo) podIndexHash(h uint64, k PodKey) int {
 	for i, ph := range n.podHashes {
 		if ph == h && n.pods[i].key == k {
 			return i

@@ -292,7 +292,53 @@ func checkForkInvariants(t *testing.T, seed uint64) {
 
 	f := base.Fork()
 	seq := 0
-	for round := range 6 {
+	type frozen struct {
+		snap *snapshot.Snapshot
+		view map[string]nodeView
+	}
+	var mids []frozen
+	// layer opens a layer, applies random changes with, up to depth 3,
+	// maybe a nested layer among them, maybe takes a snapshot, then
+	// reverts or commits, checking both against the reference; it returns
+	// the changes kept. Reverted layers' copies are reused by later
+	// layers, so every snapshot taken is re-checked at the end.
+	var layer func(round, depth int) []op
+	layer = func(round, depth int) []op {
+		refBefore := ref.clone()
+		forkBefore := viewOf(t, f)
+		f.Fork()
+		require.Equal(t, depth, f.Depth())
+		var ops []op
+		apply := func(k int) {
+			for range k {
+				seq++
+				o := randomOp(rng, ref, seq)
+				ops = append(ops, o)
+				applyFork(t, f, ref, o)
+			}
+		}
+		apply(1 + rng.IntN(30))
+		if depth < 3 && rng.IntN(2) == 0 {
+			ops = append(ops, layer(round, depth+1)...)
+			apply(rng.IntN(10))
+		}
+		if rng.IntN(2) == 0 {
+			mid := f.Snapshot()
+			mids = append(mids, frozen{mid, viewOf(t, mid)})
+		}
+		midView := viewOf(t, f)
+		require.Equal(t, ref.view(), midView, "round %d depth %d: fork disagrees with the reference", round, depth)
+		if rng.IntN(2) == 0 {
+			require.NoError(t, f.Revert())
+			ref = refBefore
+			require.Equal(t, forkBefore, viewOf(t, f), "round %d depth %d: Revert did not restore", round, depth)
+			return nil
+		}
+		require.NoError(t, f.Commit())
+		require.Equal(t, midView, viewOf(t, f), "round %d depth %d: Commit lost changes", round, depth)
+		return ops
+	}
+	for round := range 8 {
 		// Changes at the current layer first, so that it owns objects the
 		// nested layer must not change in place.
 		for range rng.IntN(5) {
@@ -301,39 +347,14 @@ func checkForkInvariants(t *testing.T, seed uint64) {
 			applyFork(t, f, ref, o)
 			applyCache(t, cache, o)
 		}
-		refBefore := ref.clone()
-		forkBefore := viewOf(t, f)
-		f.Fork()
-		var ops []op
-		for range 1 + rng.IntN(30) {
-			seq++
-			o := randomOp(rng, ref, seq)
-			ops = append(ops, o)
-			applyFork(t, f, ref, o)
+		for _, o := range layer(round, 1) {
+			applyCache(t, cache, o)
 		}
-		var mid *snapshot.Snapshot
-		takeMid := rng.IntN(2) == 0
-		if takeMid {
-			mid = f.Snapshot()
-		}
-		midView := viewOf(t, f)
-		require.Equal(t, ref.view(), midView, "round %d: fork disagrees with the reference", round)
-		if rng.IntN(2) == 0 {
-			require.NoError(t, f.Revert())
-			ref = refBefore
-			require.Equal(t, forkBefore, viewOf(t, f), "round %d: Revert did not restore", round)
-		} else {
-			require.NoError(t, f.Commit())
-			require.Equal(t, midView, viewOf(t, f), "round %d: Commit lost changes", round)
-			for _, o := range ops {
-				applyCache(t, cache, o)
-			}
-			require.Equal(t, viewOf(t, f), viewOf(t, cache.Snapshot()), "round %d: Commit != same changes on a cache", round)
-		}
-		// A snapshot taken mid-way never changes afterwards.
-		if takeMid {
-			require.Equal(t, midView, viewOf(t, mid), "round %d: frozen snapshot changed", round)
-		}
+		require.Equal(t, viewOf(t, f), viewOf(t, cache.Snapshot()), "round %d: Commit != same changes on a cache", round)
+	}
+	// A snapshot taken mid-way never changes afterwards.
+	for i, m := range mids {
+		require.Equal(t, m.view, viewOf(t, m.snap), "snapshot %d changed", i)
 	}
 	require.ErrorIs(t, f.Revert(), snapshot.ErrNoFork)
 	// The base snapshot never changed.

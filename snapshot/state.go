@@ -117,6 +117,102 @@ type state struct {
 	n      int
 	names  ovmap[int32]
 	images ovmap[int32] // image name -> number of nodes that have it
+	rec    *recycler    // a Fork's; nil for a Cache or Snapshot
+}
+
+// recycler lets a Fork reuse the copies a reverted layer made. While a
+// layer above the base is open, every tree header, chunk and NodeInfo that
+// copy-on-write makes is logged; Revert hands the top layer's copies to
+// the spare lists (nothing else can reach them: the layer below shares
+// none, and a Snapshot of the fork clears the log, since it shares them
+// all); the next copies are made in spare memory. A Fork+AddPod+Revert
+// cycle then allocates nothing.
+type recycler struct {
+	trees  []*tree
+	chunks []*chunk
+	nodes  []*NodeInfo
+	marks  [][3]int // per open layer: the log lengths when it opened
+
+	spareTrees  []*tree
+	spareChunks []*chunk
+	spareNodes  []*NodeInfo
+}
+
+func (r *recycler) logging() bool { return r != nil && len(r.marks) > 0 }
+
+// open starts a layer's log.
+func (r *recycler) open() {
+	r.marks = append(r.marks, [3]int{len(r.trees), len(r.chunks), len(r.nodes)})
+}
+
+// revert moves the top layer's copies to the spare lists.
+func (r *recycler) revert() {
+	m := r.marks[len(r.marks)-1]
+	r.marks = r.marks[:len(r.marks)-1]
+	r.spareTrees = moveTail(r.spareTrees, &r.trees, m[0])
+	r.spareChunks = moveTail(r.spareChunks, &r.chunks, m[1])
+	r.spareNodes = moveTail(r.spareNodes, &r.nodes, m[2])
+}
+
+// commit folds the top layer's log into the layer below; at the base,
+// which is never reverted, the log is dropped.
+func (r *recycler) commit() {
+	r.marks = r.marks[:len(r.marks)-1]
+	if len(r.marks) == 0 {
+		r.forget()
+	}
+}
+
+// forget drops the log without recycling: the copies are shared now.
+func (r *recycler) forget() {
+	clear(r.trees)
+	clear(r.chunks)
+	clear(r.nodes)
+	r.trees, r.chunks, r.nodes = r.trees[:0], r.chunks[:0], r.nodes[:0]
+	for i := range r.marks {
+		r.marks[i] = [3]int{}
+	}
+}
+
+func moveTail[T any](spare []*T, log *[]*T, from int) []*T {
+	spare = append(spare, (*log)[from:]...)
+	clear((*log)[from:])
+	*log = (*log)[:from]
+	return spare
+}
+
+func (r *recycler) newTree() *tree {
+	if !r.logging() {
+		return &tree{}
+	}
+	return take(&r.spareTrees, &r.trees)
+}
+
+func (r *recycler) newChunk() *chunk {
+	if !r.logging() {
+		return &chunk{}
+	}
+	return take(&r.spareChunks, &r.chunks)
+}
+
+func (r *recycler) newNode() *NodeInfo {
+	if !r.logging() {
+		return &NodeInfo{}
+	}
+	return take(&r.spareNodes, &r.nodes)
+}
+
+// take pops a spare object (or makes one) and logs it.
+func take[T any](spare, log *[]*T) *T {
+	var x *T
+	if k := len(*spare); k > 0 {
+		x, (*spare)[k-1] = (*spare)[k-1], nil
+		*spare = (*spare)[:k-1]
+	} else {
+		x = new(T)
+	}
+	*log = append(*log, x)
+	return x
 }
 
 func (s *state) node(i int) *NodeInfo {
@@ -136,8 +232,15 @@ func (s *state) ownTree() *tree {
 		return t
 	}
 	if t.owner != s.tok {
-		t = &tree{owner: s.tok, chunks: append([]*chunk(nil), t.chunks...)}
-		s.tree = t
+		nt := s.rec.newTree()
+		old := nt.chunks
+		nt.owner = s.tok
+		nt.chunks = append(old[:0], t.chunks...)
+		if len(old) > len(t.chunks) {
+			clear(old[len(t.chunks):])
+		}
+		s.tree = nt
+		t = nt
 	}
 	return t
 }
@@ -146,9 +249,10 @@ func (s *state) ownChunk(ci int) *chunk {
 	t := s.ownTree()
 	c := t.chunks[ci]
 	if c.owner != s.tok {
-		nc := *c
+		nc := s.rec.newChunk()
+		*nc = *c
 		nc.owner = s.tok
-		c = &nc
+		c = nc
 		t.chunks[ci] = c
 	}
 	return c
@@ -159,7 +263,9 @@ func (s *state) mutable(i int) *NodeInfo {
 	c := s.ownChunk(i >> chunkShift)
 	ni := c.nodes[i&chunkMask]
 	if ni.owner != s.tok {
-		ni = ni.clone(s.tok)
+		nn := s.rec.newNode()
+		ni.cloneInto(nn, s.tok)
+		ni = nn
 		c.nodes[i&chunkMask] = ni
 	}
 	return ni
@@ -235,6 +341,7 @@ func (s *state) nodeOrErr(name string) (int, error) {
 // later writes through s copy instead of changing what the copy sees.
 func (s *state) freeze() state {
 	c := *s
+	c.rec = nil
 	s.tok = newToken()
 	return c
 }
