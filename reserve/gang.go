@@ -56,7 +56,7 @@ func (l *Ledger) ReserveGang(members []GangMember, deadline time.Time) (*GangUnf
 		for i := len(applied) - 1; i >= 0; i-- {
 			k := applied[i].pi.Key()
 			l.returnDraw(k)
-			i, _ := l.held.get(hashKey(k), k, l.recs)
+			i, _ := l.held.get(k.Hash(), k, l.recs)
 			l.dropRec(i)
 		}
 		l.ver = ver

@@ -590,7 +590,7 @@ func (l *Ledger) settleReplayed() {
 	}
 	slices.SortFunc(keys, cmpKey)
 	for _, k := range keys {
-		if bi, ok := l.bound.get(hashKey(k), k, l.recs); ok && l.draws[k] != nil {
+		if bi, ok := l.bound.get(k.Hash(), k, l.recs); ok && l.draws[k] != nil {
 			l.settleDraw(k, l.nodes[l.recs[bi].node].name)
 		}
 	}
@@ -604,7 +604,7 @@ func (l *Ledger) applyHoldFact(h *decodedHold) error {
 	if l.draws[k] != nil {
 		return fmt.Errorf("pod %s already draws on a reservation", k)
 	}
-	if i, ok := l.held.get(hashKey(k), k, l.recs); ok {
+	if i, ok := l.held.get(k.Hash(), k, l.recs); ok {
 		return fmt.Errorf("pod %s is already %s", k, l.recs[i].phase)
 	}
 	if h.res != "" {
@@ -613,7 +613,7 @@ func (l *Ledger) applyHoldFact(h *decodedHold) error {
 		}
 	}
 	ni := l.nodeSlot(h.node)
-	idx := l.newRec(podRec{key: k, hash: hashKey(k), pi: h.pi, node: ni, phase: Held, deadline: h.deadline})
+	idx := l.newRec(podRec{key: k, hash: h.pi.KeyHash(), pi: h.pi, node: ni, phase: Held, deadline: h.deadline})
 	l.ver++
 	if h.confirmed {
 		l.confirm(idx)

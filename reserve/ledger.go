@@ -105,7 +105,7 @@ type nodeAgg struct {
 
 type podRec struct {
 	key      snapshot.PodKey
-	hash     uint64 // hashKey(key)
+	hash     uint64 // key.Hash()
 	pi       *snapshot.PodInfo
 	node     int32
 	phase    Phase
@@ -293,7 +293,7 @@ func (l *Ledger) observeBound(pi *snapshot.PodInfo, nodeName string) {
 	}
 	l.settleDraw(k, nodeName)
 	ni := l.nodeSlot(nodeName)
-	l.newRec(podRec{key: k, hash: hashKey(k), pi: pi, node: ni, phase: Bound, deadline: noDeadline})
+	l.newRec(podRec{key: k, hash: pi.KeyHash(), pi: pi, node: ni, phase: Bound, deadline: noDeadline})
 	l.ver++
 }
 
@@ -393,7 +393,7 @@ func (l *Ledger) ReserveUntil(pod *snapshot.PodInfo, nodeName string, deadline t
 func (l *Ledger) Unreserve(k snapshot.PodKey) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	i, ok := l.held.get(hashKey(k), k, l.recs)
+	i, ok := l.held.get(k.Hash(), k, l.recs)
 	if !ok {
 		return false
 	}
@@ -463,7 +463,7 @@ func (l *Ledger) Expire(now time.Time) []snapshot.PodKey {
 	l.logUnreserve(out)
 	for _, k := range out {
 		l.returnDraw(k)
-		i, _ := l.held.get(hashKey(k), k, l.recs)
+		i, _ := l.held.get(k.Hash(), k, l.recs)
 		l.dropRec(i)
 	}
 	return out
@@ -484,8 +484,8 @@ func (l *Ledger) Reconcile(exists func(snapshot.PodKey) bool) []snapshot.PodKey 
 		cand = append(cand, l.recs[i].key)
 	}
 	for k := range l.draws {
-		if _, ok := l.held.get(hashKey(k), k, l.recs); !ok {
-			if _, bound := l.bound.get(hashKey(k), k, l.recs); !bound {
+		if _, ok := l.held.get(k.Hash(), k, l.recs); !ok {
+			if _, bound := l.bound.get(k.Hash(), k, l.recs); !bound {
 				cand = append(cand, k)
 			}
 		}
@@ -502,8 +502,8 @@ func (l *Ledger) Reconcile(exists func(snapshot.PodKey) bool) []snapshot.PodKey 
 	defer l.mu.Unlock()
 	var out []snapshot.PodKey
 	for _, k := range gone {
-		_, held := l.held.get(hashKey(k), k, l.recs)
-		_, bound := l.bound.get(hashKey(k), k, l.recs)
+		_, held := l.held.get(k.Hash(), k, l.recs)
+		_, bound := l.bound.get(k.Hash(), k, l.recs)
 		if bound || (!held && l.draws[k] == nil) {
 			continue // reported or released meanwhile
 		}
@@ -515,7 +515,7 @@ func (l *Ledger) Reconcile(exists func(snapshot.PodKey) bool) []snapshot.PodKey 
 	l.logUnreserve(out)
 	for _, k := range out {
 		l.returnDraw(k)
-		if i, ok := l.held.get(hashKey(k), k, l.recs); ok {
+		if i, ok := l.held.get(k.Hash(), k, l.recs); ok {
 			l.dropRec(i)
 		}
 	}
@@ -683,7 +683,7 @@ func (l *Ledger) PodPhase(k snapshot.PodKey) (Phase, string, bool) {
 
 // plan is a checked, not yet applied, Reserve.
 type plan struct {
-	hash  uint64 // hashKey of the pod
+	hash  uint64 // the pod's KeyHash
 	node  int32
 	res   *reservation
 	drawn snapshot.Vector
@@ -692,7 +692,7 @@ type plan struct {
 
 func (l *Ledger) plan(pod *snapshot.PodInfo, nodeName string) (plan, []Insufficient, error) {
 	k := pod.Key()
-	h := hashKey(k)
+	h := pod.KeyHash()
 	i, ok := l.held.get(h, k, l.recs)
 	if !ok {
 		i, ok = l.bound.get(h, k, l.recs)
@@ -837,7 +837,7 @@ func (l *Ledger) dropRec(i int32) {
 
 // rec returns the record of pod k, in whichever phase.
 func (l *Ledger) rec(k snapshot.PodKey) (int32, bool) {
-	h := hashKey(k)
+	h := k.Hash()
 	if i, ok := l.held.get(h, k, l.recs); ok {
 		return i, true
 	}

@@ -1,73 +1,58 @@
 package reserve
 
-import (
-	"hash/maphash"
+import "github.com/schedkit/schedkit/snapshot"
 
-	"github.com/schedkit/schedkit/snapshot"
-)
-
-// podTable maps pod keys to record indexes: open addressing with linear
-// probing and backward-shift deletion (no tombstones, so a steady stream of
-// inserts and deletes never rehashes or allocates). Each slot keeps the
-// key's 64-bit hash, so a probe compares strings only on a full-hash match,
-// and one hash computed per ledger call serves every table it touches
-// (a Reserve hashes the pod key once instead of three times).
+// indexTable maps 64-bit hashes to int32 indexes (of ledger records or
+// nodes): open addressing with linear probing and backward-shift deletion
+// (no tombstones, so a steady stream of inserts and deletes never rehashes
+// or allocates). It stores no keys: each slot keeps the key's full hash,
+// and the typed tables built on it ([podTable]) compare the
+// key held at the index only on a full-hash match, so one hash computed
+// per ledger call serves every table it touches.
 //
 // Load factor at most 1/2; growing doubles the slots (amortised O(1)).
 // Not safe for concurrent use (the ledger's mutex guards it).
-type podTable struct {
-	tags  []uint8   // per slot: 0 empty, else tagOf(hash); 64 slots per cache line
-	slots []podSlot // len(slots) == len(tags), 0 or a power of two
+type indexTable struct {
+	tags  []uint8     // per slot: 0 empty, else tagOf(hash); 64 slots per cache line
+	slots []indexSlot // len(slots) == len(tags), 0 or a power of two
 	n     int
 }
 
 // tagOf is a slot's one-byte summary (top 7 bits of the hash, high bit
 // set): a probe scans the dense tag array and reads a 16-byte slot only on
-// a tag match, so a miss in a table of millions of pods costs one cache
+// a tag match, so a miss in a table of millions of keys costs one cache
 // line instead of several.
 func tagOf(h uint64) uint8 { return uint8(h>>57) | 0x80 }
 
-type podSlot struct {
+type indexSlot struct {
 	hash uint64
-	idx  int32 // record index + 1; 0 marks an empty slot
+	idx  int32 // stored index + 1; 0 marks an empty slot
 }
 
-var keySeed = maphash.MakeSeed()
-
-// hashKey hashes a pod key; O(len(namespace) + len(name)), allocates
-// nothing.
-func hashKey(k snapshot.PodKey) uint64 {
-	return maphash.String(keySeed, k.Namespace)*0x9E3779B97F4A7C15 ^ maphash.String(keySeed, k.Name)
-}
-
-// find returns the record index stored for key k with hash h, and the slot
-// where it is (or where it would be inserted).
-func (t *podTable) find(h uint64, k snapshot.PodKey, recs []podRec) (idx int32, pos int, ok bool) {
+// match returns the index stored in the first slot at or after probe
+// position p whose full hash is h, and the position to resume from if the
+// caller's key comparison fails; -1 when the probe run ends. Start with
+// p = h.
+func (t *indexTable) match(h, p uint64) (idx int32, next uint64) {
 	if len(t.slots) == 0 {
-		return -1, -1, false
+		return -1, 0
 	}
 	mask := uint64(len(t.slots) - 1)
 	tag := tagOf(h)
-	for p := h & mask; ; p = (p + 1) & mask {
+	for p &= mask; ; p = (p + 1) & mask {
 		switch t.tags[p] {
 		case 0:
-			return -1, int(p), false
+			return -1, 0
 		case tag:
-			if s := &t.slots[p]; s.hash == h && recs[s.idx-1].key == k {
-				return s.idx - 1, int(p), true
+			if s := &t.slots[p]; s.hash == h {
+				return s.idx - 1, p + 1
 			}
 		}
 	}
 }
 
-// get returns the record index of key k with hash h.
-func (t *podTable) get(h uint64, k snapshot.PodKey, recs []podRec) (int32, bool) {
-	idx, _, ok := t.find(h, k, recs)
-	return idx, ok
-}
-
 // insert stores idx for a key with hash h that is not in the table.
-func (t *podTable) insert(h uint64, idx int32) {
+func (t *indexTable) insert(h uint64, idx int32) {
 	if 2*(t.n+1) > len(t.slots) {
 		t.grow()
 	}
@@ -77,12 +62,12 @@ func (t *podTable) insert(h uint64, idx int32) {
 		p = (p + 1) & mask
 	}
 	t.tags[p] = tagOf(h)
-	t.slots[p] = podSlot{hash: h, idx: idx + 1}
+	t.slots[p] = indexSlot{hash: h, idx: idx + 1}
 	t.n++
 }
 
-// remove deletes the key with hash h and record index idx, if present.
-func (t *podTable) remove(h uint64, idx int32) {
+// remove deletes the entry with hash h and index idx, if present.
+func (t *indexTable) remove(h uint64, idx int32) {
 	if len(t.slots) == 0 {
 		return
 	}
@@ -111,15 +96,15 @@ found:
 			hole = j
 		}
 	}
-	t.tags[hole], t.slots[hole] = 0, podSlot{}
+	t.tags[hole], t.slots[hole] = 0, indexSlot{}
 	t.n--
 }
 
-func (t *podTable) grow() {
+func (t *indexTable) grow() {
 	old := t.slots
 	size := max(16, 2*len(old))
 	t.tags = make([]uint8, size)
-	t.slots = make([]podSlot, size)
+	t.slots = make([]indexSlot, size)
 	mask := uint64(size - 1)
 	for _, s := range old {
 		if s.idx == 0 {
@@ -134,14 +119,29 @@ func (t *podTable) grow() {
 	}
 }
 
-// len is the number of keys stored.
-func (t *podTable) len() int { return t.n }
+// len is the number of entries stored.
+func (t *indexTable) len() int { return t.n }
 
-// each calls f with every stored record index, in table order.
-func (t *podTable) each(f func(idx int32)) {
+// each calls f with every stored index, in table order.
+func (t *indexTable) each(f func(idx int32)) {
 	for _, s := range t.slots {
 		if s.idx != 0 {
 			f(s.idx - 1)
 		}
+	}
+}
+
+// podTable maps pod keys, hashed with [snapshot.PodKey.Hash] (cached as
+// [snapshot.PodInfo.KeyHash]), to indexes into the ledger's records.
+type podTable struct{ indexTable }
+
+// get returns the record index of key k with hash h. O(1) expected.
+func (t *podTable) get(h uint64, k snapshot.PodKey, recs []podRec) (int32, bool) {
+	for p := h; ; {
+		i, next := t.match(h, p)
+		if i < 0 || recs[i].key == k {
+			return i, i >= 0
+		}
+		p = next
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -22,7 +24,7 @@ func TestPodTableMatchesMap(t *testing.T) {
 			var recs []podRec
 			ref := map[snapshot.PodKey]int32{}
 			hashOf := func(k snapshot.PodKey) uint64 {
-				h := hashKey(k)
+				h := k.Hash()
 				if mode == "colliding hashes" {
 					// 4 tags × home slots among the last 8 of any table
 					// up to 2^20 slots: runs wrap around, tags collide,
@@ -64,4 +66,15 @@ func TestPodTableMatchesMap(t *testing.T) {
 			require.Equal(t, len(ref), n)
 		})
 	}
+}
+
+// TestPodInfoKeyHash: the ledger stores PodInfo.KeyHash and looks keys up
+// with PodKey.Hash, so the two must agree.
+func TestPodInfoKeyHash(t *testing.T) {
+	key := func(ns, name string) snapshot.PodKey { return snapshot.PodKey{Namespace: ns, Name: name} }
+	for _, k := range []snapshot.PodKey{key("", "a"), key("ns", "a"), key("a", "ns"), key("ns/a", "b"), key("ns", "a/b"), key("default", "web-0")} {
+		pi := snapshot.MustPodInfo(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}})
+		require.Equal(t, k.Hash(), pi.KeyHash(), "%s", k)
+	}
+	require.NotEqual(t, key("ns", "a").Hash(), key("a", "ns").Hash())
 }
