@@ -81,8 +81,9 @@ func BenchmarkThroughput(b *testing.B) {
 		// run under a minute; pods/s is what is compared.
 		{"pct=100", 100, throughputPods / 5},
 	} {
+		key := fmt.Sprintf("%s/pods=%d", tc.name, tc.pods)
 		b.Run(fmt.Sprintf("impl=upstream/%s/nodes=%d/pods=%d", tc.name, throughputNodes, tc.pods), func(b *testing.B) {
-			runUpstream(b, tc.pods, func() (*config.KubeSchedulerConfiguration, frameworkruntime.Registry) {
+			upstreamPodsPerSec[key] = runUpstream(b, tc.pods, func() (*config.KubeSchedulerConfiguration, frameworkruntime.Registry) {
 				return defaultConfig(b, tc.pct), inprocess.Registry()
 			})
 		})
@@ -117,13 +118,21 @@ func BenchmarkThroughput(b *testing.B) {
 				b.StartTimer()
 			}
 			b.ReportMetric(rate, "pods/s")
+			if up := upstreamPodsPerSec[key]; up > 0 {
+				b.ReportMetric(rate/up, "x-upstream")
+			}
 		})
 	}
 }
 
+// upstreamPodsPerSec holds upstream's pods/s per case from the sub-benchmark
+// that runs just before schedkit's in the same binary.
+var upstreamPodsPerSec = map[string]float64{}
+
 // runUpstream times the real scheduler, configured by setup, from start to
 // the last binding of pods pods on throughputNodes nodes.
-func runUpstream(b *testing.B, pods int, setup func() (*config.KubeSchedulerConfiguration, frameworkruntime.Registry)) {
+// It returns pods/s.
+func runUpstream(b *testing.B, pods int, setup func() (*config.KubeSchedulerConfiguration, frameworkruntime.Registry)) float64 {
 	var rate float64
 	for b.Loop() {
 		b.StopTimer()
@@ -143,4 +152,5 @@ func runUpstream(b *testing.B, pods int, setup func() (*config.KubeSchedulerConf
 		b.StartTimer()
 	}
 	b.ReportMetric(rate, "pods/s")
+	return rate
 }
