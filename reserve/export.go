@@ -32,9 +32,9 @@ type state struct {
 func (l *Ledger) Export(w io.Writer) error {
 	l.mu.Lock()
 	st := state{Version: exportVersion, Nodes: []*v1.Node{}, Pods: []*v1.Pod{}, Reservations: []Reservation{}}
-	for _, name := range sortedKeys(l.nodeIdx) {
-		if n := &l.nodes[l.nodeIdx[name]]; n.present {
-			st.Nodes = append(st.Nodes, n.node)
+	for _, name := range l.nodeIdx.sortedNames(l.nodes) {
+		if i, _ := l.nodeIndex(name); l.nodes[i].present {
+			st.Nodes = append(st.Nodes, l.nodes[i].node)
 		}
 	}
 	var bound []int32

@@ -66,9 +66,9 @@ type Ledger struct {
 	inView map[snapshot.PodKey]viewEntry // ledger-owned pods in the view
 	epoch  uint64
 
-	nodes     []nodeAgg        // dense per-node aggregates
-	nodeIdx   map[string]int32 // node name -> index into nodes
-	freeNodes []int32          // reusable slots of forgotten absent nodes
+	nodes     []nodeAgg // dense per-node aggregates
+	nodeIdx   nameTable // node name -> index into nodes
+	freeNodes []int32   // reusable slots of forgotten absent nodes
 
 	held     podTable // Held or Confirmed pod -> index into recs
 	bound    podTable // Bound pod -> index into recs
@@ -116,11 +116,10 @@ type podRec struct {
 // New returns an empty ledger with no journal. O(1).
 func New() *Ledger {
 	return &Ledger{
-		view:    snapshot.Empty().Fork(),
-		inView:  map[snapshot.PodKey]viewEntry{},
-		nodeIdx: map[string]int32{},
-		res:     map[string]*reservation{},
-		draws:   map[snapshot.PodKey]*draw{},
+		view:   snapshot.Empty().Fork(),
+		inView: map[snapshot.PodKey]viewEntry{},
+		res:    map[string]*reservation{},
+		draws:  map[snapshot.PodKey]*draw{},
 	}
 }
 
@@ -170,7 +169,7 @@ func (l *Ledger) UpdateNode(node *v1.Node) error { return l.AddNode(node) }
 func (l *Ledger) RemoveNode(name string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	i, ok := l.nodeIdx[name]
+	i, ok := l.nodeIndex(name)
 	if !ok || !l.nodes[i].present {
 		return fmt.Errorf("RemoveNode: node %q: %w: %w", name, ErrNodeNotFound, snapshot.ErrNodeNotFound)
 	}
@@ -265,7 +264,7 @@ func (l *Ledger) observeBound(pi *snapshot.PodInfo, nodeName string) {
 	i, ok := l.rec(k)
 	l.viewUnbind(k, i, ok)
 	defer func() {
-		if n := &l.nodes[l.nodeIdx[nodeName]]; n.present {
+		if ni, _ := l.nodeIndex(nodeName); l.nodes[ni].present {
 			mustView(l.view.AddPodInfo(pi, nodeName))
 		}
 	}()
@@ -325,7 +324,7 @@ func (l *Ledger) Fits(pod *snapshot.PodInfo, nodeName string) ([]Insufficient, e
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ni, ok := l.nodeIdx[nodeName]
+	ni, ok := l.nodeIndex(nodeName)
 	if !ok || !l.nodes[ni].present {
 		return nil, fmt.Errorf("pod %s: node %q: %w", pod.Key(), nodeName, ErrNodeNotFound)
 	}
@@ -598,7 +597,7 @@ func (u *NodeUsage) Free(r snapshot.ResourceID) int64 {
 func (l *Ledger) Usage(name string) (NodeUsage, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	i, ok := l.nodeIdx[name]
+	i, ok := l.nodeIndex(name)
 	if !ok {
 		return NodeUsage{}, false
 	}
@@ -611,7 +610,7 @@ func (l *Ledger) Usage(name string) (NodeUsage, bool) {
 func (l *Ledger) Nodes() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return sortedKeys(l.nodeIdx)
+	return l.nodeIdx.sortedNames(l.nodes)
 }
 
 // HoldInfo describes a pod the ledger holds or has confirmed.
@@ -705,7 +704,7 @@ func (l *Ledger) plan(pod *snapshot.PodInfo, nodeName string) (plan, []Insuffici
 		return plan{}, nil, fmt.Errorf("pod %s is %s on node %s, cannot reserve it on node %s: %w",
 			k, rec.phase, l.nodes[rec.node].name, nodeName, ErrConflict)
 	}
-	ni, ok := l.nodeIdx[nodeName]
+	ni, ok := l.nodeIndex(nodeName)
 	if !ok || !l.nodes[ni].present {
 		return plan{}, nil, fmt.Errorf("pod %s: node %q: %w", k, nodeName, ErrNodeNotFound)
 	}
@@ -847,13 +846,20 @@ func (l *Ledger) rec(k snapshot.PodKey) (int32, bool) {
 // nodeSlot returns the index of the node called name, making an absent
 // entry if the ledger does not know it.
 func (l *Ledger) nodeSlot(name string) int32 {
-	if i, ok := l.nodeIdx[name]; ok {
+	h := hashName(name)
+	if i, ok := l.nodeIdx.get(h, name, l.nodes); ok {
 		return i
 	}
 	i := takeSlot(&l.nodes, &l.freeNodes)
 	l.nodes[i] = nodeAgg{name: name}
-	l.nodeIdx[name] = i
+	l.nodeIdx.insert(h, i)
 	return i
+}
+
+// nodeIndex returns the index of the node called name, if the ledger
+// knows it (present or absent). O(len(name)); allocates nothing.
+func (l *Ledger) nodeIndex(name string) (int32, bool) {
+	return l.nodeIdx.get(hashName(name), name, l.nodes)
 }
 
 // takeSlot returns a free index of *s, reusing one from *free or growing
@@ -881,7 +887,7 @@ func (l *Ledger) maybeFreeNode(i int32) {
 	if n.present || n.refs > 0 {
 		return
 	}
-	delete(l.nodeIdx, n.name)
+	l.nodeIdx.remove(hashName(n.name), i)
 	*n = nodeAgg{}
 	l.freeNodes = append(l.freeNodes, i)
 }

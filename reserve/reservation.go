@@ -252,7 +252,7 @@ func (l *Ledger) AddReservation(r Reservation) ([]Insufficient, error) {
 	if _, ok := l.res[r.Name]; ok {
 		return nil, fmt.Errorf("reservation %s: %w", r.Name, ErrReservationExists)
 	}
-	ni, ok := l.nodeIdx[r.Node]
+	ni, ok := l.nodeIndex(r.Node)
 	if !ok || !l.nodes[ni].present {
 		return nil, fmt.Errorf("reservation %s: node %q: %w", r.Name, r.Node, ErrNodeNotFound)
 	}

@@ -1,12 +1,17 @@
 package reserve
 
-import "github.com/schedkit/schedkit/snapshot"
+import (
+	"hash/maphash"
+	"slices"
+
+	"github.com/schedkit/schedkit/snapshot"
+)
 
 // indexTable maps 64-bit hashes to int32 indexes (of ledger records or
 // nodes): open addressing with linear probing and backward-shift deletion
 // (no tombstones, so a steady stream of inserts and deletes never rehashes
 // or allocates). It stores no keys: each slot keeps the key's full hash,
-// and the typed tables built on it ([podTable]) compare the
+// and the typed tables built on it ([podTable], [nameTable]) compare the
 // key held at the index only on a full-hash match, so one hash computed
 // per ledger call serves every table it touches.
 //
@@ -144,4 +149,35 @@ func (t *podTable) get(h uint64, k snapshot.PodKey, recs []podRec) (int32, bool)
 		}
 		p = next
 	}
+}
+
+// nameTable maps node names, hashed with [hashName], to indexes into the
+// ledger's nodes (the name is nodes[i].name).
+type nameTable struct{ indexTable }
+
+var nameSeed = maphash.MakeSeed()
+
+// hashName hashes a node name; process-local, O(len(name)), allocates
+// nothing.
+func hashName(name string) uint64 { return maphash.String(nameSeed, name) }
+
+// get returns the index of the node called name, whose hash is h.
+// O(1) expected.
+func (t *nameTable) get(h uint64, name string, nodes []nodeAgg) (int32, bool) {
+	for p := h; ; {
+		i, next := t.match(h, p)
+		if i < 0 || nodes[i].name == name {
+			return i, i >= 0
+		}
+		p = next
+	}
+}
+
+// sortedNames returns the names of the nodes in t, sorted.
+// O(n log n); allocates the result.
+func (t *nameTable) sortedNames(nodes []nodeAgg) []string {
+	out := make([]string, 0, t.len())
+	t.each(func(idx int32) { out = append(out, nodes[idx].name) })
+	slices.Sort(out)
+	return out
 }

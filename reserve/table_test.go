@@ -12,59 +12,110 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-// TestPodTableMatchesMap drives the open-addressing table and a Go map with
-// the same random inserts and removes — with hashes forced into few home
-// slots and few tags, so probe runs wrap around the table, collide on tags
-// and exercise backward-shift deletion — and compares every look-up.
-func TestPodTableMatchesMap(t *testing.T) {
-	for _, mode := range []string{"real hashes", "colliding hashes"} {
-		t.Run(mode, func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(7, 9))
-			var tab podTable
-			var recs []podRec
-			ref := map[snapshot.PodKey]int32{}
-			hashOf := func(k snapshot.PodKey) uint64 {
-				h := k.Hash()
-				if mode == "colliding hashes" {
-					// 4 tags × home slots among the last 8 of any table
-					// up to 2^20 slots: runs wrap around, tags collide,
-					// and 32 hashes serve 300 keys (equal full hashes).
-					h = uint64(rng.IntN(4))<<57 | uint64(1<<20-8+rng.IntN(8))
+// tableUnderTest is a typed table ([podTable] or [nameTable]) with the
+// records it indexes: keys are numbered 0..299.
+type tableUnderTest struct {
+	tab   *indexTable
+	hash  func(key int) uint64                  // the real hash of key
+	get   func(h uint64, key int) (int32, bool) // the typed look-up
+	add   func(h uint64, key int) (idx int32)   // appends a record
+	keyAt func(idx int32) int                   // the key of a record
+}
+
+func podTableUnderTest() tableUnderTest {
+	var tab podTable
+	var recs []podRec
+	key := func(n int) snapshot.PodKey { return snapshot.PodKey{Namespace: "ns", Name: fmt.Sprint(n)} }
+	return tableUnderTest{
+		tab:  &tab.indexTable,
+		hash: func(n int) uint64 { return key(n).Hash() },
+		get:  func(h uint64, n int) (int32, bool) { return tab.get(h, key(n), recs) },
+		add: func(h uint64, n int) int32 {
+			recs = append(recs, podRec{key: key(n), hash: h})
+			return int32(len(recs) - 1)
+		},
+		keyAt: func(idx int32) int {
+			var n int
+			_, _ = fmt.Sscan(recs[idx].key.Name, &n)
+			return n
+		},
+	}
+}
+
+func nameTableUnderTest() tableUnderTest {
+	var tab nameTable
+	var nodes []nodeAgg
+	name := func(n int) string { return fmt.Sprintf("node-%d", n) }
+	return tableUnderTest{
+		tab:  &tab.indexTable,
+		hash: func(n int) uint64 { return hashName(name(n)) },
+		get:  func(h uint64, n int) (int32, bool) { return tab.get(h, name(n), nodes) },
+		add: func(_ uint64, n int) int32 {
+			nodes = append(nodes, nodeAgg{name: name(n)})
+			return int32(len(nodes) - 1)
+		},
+		keyAt: func(idx int32) int {
+			var n int
+			_, _ = fmt.Sscanf(nodes[idx].name, "node-%d", &n)
+			return n
+		},
+	}
+}
+
+// TestIndexTablesMatchMap drives the open-addressing tables (pod keys and
+// node names) and a Go map with the same random inserts and removes — with
+// hashes forced into few home slots and few tags, so probe runs wrap around
+// the table, collide on tags and full hashes, and exercise backward-shift
+// deletion — and compares every look-up.
+func TestIndexTablesMatchMap(t *testing.T) {
+	for _, kind := range []string{"pods", "names"} {
+		for _, mode := range []string{"real hashes", "colliding hashes"} {
+			t.Run(kind+"/"+mode, func(t *testing.T) {
+				tut := podTableUnderTest()
+				if kind == "names" {
+					tut = nameTableUnderTest()
 				}
-				return h
-			}
-			hashes := map[snapshot.PodKey]uint64{}
-			for step := range 200_000 {
-				k := snapshot.PodKey{Namespace: "ns", Name: fmt.Sprint(rng.IntN(300))}
-				h, ok := hashes[k]
-				if !ok {
-					h = hashOf(k)
-					hashes[k] = h
-				}
-				idx, found := tab.get(h, k, recs)
-				want, inRef := ref[k]
-				require.Equal(t, inRef, found, "step %d: get(%s) found", step, k)
-				if found {
-					require.Equal(t, want, idx, "step %d: get(%s)", step, k)
-					if rng.IntN(2) == 0 {
-						tab.remove(h, idx)
-						delete(ref, k)
+				rng := rand.New(rand.NewPCG(7, 9))
+				ref := map[int]int32{}
+				hashes := map[int]uint64{}
+				for step := range 200_000 {
+					k := rng.IntN(300)
+					h, ok := hashes[k]
+					if !ok {
+						h = tut.hash(k)
+						if mode == "colliding hashes" {
+							// 4 tags × home slots among the last 8 of any
+							// table up to 2^20 slots: runs wrap around, tags
+							// collide, and 32 hashes serve 300 keys (equal
+							// full hashes).
+							h = uint64(rng.IntN(4))<<57 | uint64(1<<20-8+rng.IntN(8))
+						}
+						hashes[k] = h
 					}
-				} else {
-					i := int32(len(recs))
-					recs = append(recs, podRec{key: k, hash: h})
-					tab.insert(h, i)
-					ref[k] = i
+					idx, found := tut.get(h, k)
+					want, inRef := ref[k]
+					require.Equal(t, inRef, found, "step %d: get(%d) found", step, k)
+					if found {
+						require.Equal(t, want, idx, "step %d: get(%d)", step, k)
+						if rng.IntN(2) == 0 {
+							tut.tab.remove(h, idx)
+							delete(ref, k)
+						}
+					} else {
+						i := tut.add(h, k)
+						tut.tab.insert(h, i)
+						ref[k] = i
+					}
+					require.Equal(t, len(ref), tut.tab.len(), "step %d: len", step)
 				}
-				require.Equal(t, len(ref), tab.len(), "step %d: len", step)
-			}
-			n := 0
-			tab.each(func(idx int32) {
-				require.Equal(t, ref[recs[idx].key], idx)
-				n++
+				n := 0
+				tut.tab.each(func(idx int32) {
+					require.Equal(t, ref[tut.keyAt(idx)], idx)
+					n++
+				})
+				require.Equal(t, len(ref), n)
 			})
-			require.Equal(t, len(ref), n)
-		})
+		}
 	}
 }
 
