@@ -62,7 +62,8 @@ func (l *Ledger) ReserveGang(members []GangMember, deadline time.Time) (*GangUnf
 		l.ver = ver
 	}
 	for i, m := range members {
-		p, reasons, err := l.plan(m.Pod, m.Node)
+		var p plan
+		reasons, err := l.plan(m.Pod, m.Node, &p)
 		if err != nil {
 			rollback()
 			return nil, fmt.Errorf("ReserveGang: member %d: %w", i, err)
@@ -74,7 +75,7 @@ func (l *Ledger) ReserveGang(members []GangMember, deadline time.Time) (*GangUnf
 		if p.noop {
 			continue
 		}
-		l.applyHold(m.Pod, p, dl)
+		l.applyHold(m.Pod, &p, dl)
 		applied = append(applied, holdPlan{pi: m.Pod, plan: p, deadline: dl})
 	}
 	if len(applied) > 0 {

@@ -370,7 +370,8 @@ func (l *Ledger) ReserveUntil(pod *snapshot.PodInfo, nodeName string, deadline t
 	dl := deadlineNanos(deadline)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	p, reasons, err := l.plan(pod, nodeName)
+	var p plan
+	reasons, err := l.plan(pod, nodeName, &p)
 	if err != nil || reasons != nil || p.noop {
 		return reasons, err
 	}
@@ -379,7 +380,7 @@ func (l *Ledger) ReserveUntil(pod *snapshot.PodInfo, nodeName string, deadline t
 			return nil, err
 		}
 	}
-	l.applyHold(pod, p, dl)
+	l.applyHold(pod, &p, dl)
 	return nil, nil
 }
 
@@ -689,7 +690,10 @@ type plan struct {
 	noop  bool
 }
 
-func (l *Ledger) plan(pod *snapshot.PodInfo, nodeName string) (plan, []Insufficient, error) {
+// plan checks a Reserve of pod on nodeName and fills *p, which must be
+// the zero plan (filled in place: a plan with its vector is 96 bytes, and
+// returning it by value cost a copy and a clear per Reserve).
+func (l *Ledger) plan(pod *snapshot.PodInfo, nodeName string, p *plan) ([]Insufficient, error) {
 	k := pod.Key()
 	h := pod.KeyHash()
 	i, ok := l.held.get(h, k, l.recs)
@@ -699,33 +703,33 @@ func (l *Ledger) plan(pod *snapshot.PodInfo, nodeName string) (plan, []Insuffici
 	if ok {
 		rec := &l.recs[i]
 		if l.nodes[rec.node].name == nodeName {
-			return plan{noop: true}, nil, nil
+			p.noop = true
+			return nil, nil
 		}
-		return plan{}, nil, fmt.Errorf("pod %s is %s on node %s, cannot reserve it on node %s: %w",
+		return nil, fmt.Errorf("pod %s is %s on node %s, cannot reserve it on node %s: %w",
 			k, rec.phase, l.nodes[rec.node].name, nodeName, ErrConflict)
 	}
 	ni, ok := l.nodeIndex(nodeName)
 	if !ok || !l.nodes[ni].present {
-		return plan{}, nil, fmt.Errorf("pod %s: node %q: %w", k, nodeName, ErrNodeNotFound)
+		return nil, fmt.Errorf("pod %s: node %q: %w", k, nodeName, ErrNodeNotFound)
 	}
 	n := &l.nodes[ni]
-	p := plan{node: ni, hash: h}
-	if len(n.res) > 0 {
-		p.res, p.drawn = l.pickReservation(n, pod)
-	}
 	var drawn *snapshot.Vector
-	if p.res != nil {
-		drawn = &p.drawn
+	if len(n.res) > 0 {
+		if p.res, p.drawn = l.pickReservation(n, pod); p.res != nil {
+			drawn = &p.drawn
+		}
 	}
 	if reasons := n.fit(pod.Requested(), drawn, nil); reasons != nil {
-		return plan{}, reasons, nil
+		return reasons, nil
 	}
 	if pod.GPU().Count > 0 {
 		if r := l.deviceFit(pod, nodeName); r != nil {
-			return plan{}, []Insufficient{*r}, nil
+			return []Insufficient{*r}, nil
 		}
 	}
-	return p, nil, nil
+	p.node, p.hash = ni, h
+	return nil, nil
 }
 
 // deviceFit checks a GPU pod's device demand against the node's devices
@@ -773,7 +777,7 @@ func (l *Ledger) deviceFit(pod *snapshot.PodInfo, nodeName string) *Insufficient
 	return nil
 }
 
-func (l *Ledger) applyHold(pod *snapshot.PodInfo, p plan, deadline int64) {
+func (l *Ledger) applyHold(pod *snapshot.PodInfo, p *plan, deadline int64) {
 	k := pod.Key()
 	if l.draws[k] != nil { // a stale share of a pod not recorded otherwise
 		l.returnDraw(k)
