@@ -28,24 +28,35 @@ type DeviceChooser interface {
 // '23, and the authors' simulator).
 //
 // A node's score depends only on its state and the pod's shape, so scores
-// are memoised per (NodeInfo generation, pod shape): replaying a trace
-// rescoring only the nodes that changed, as the authors' simulator does.
-// The memo costs one map look-up per node on two integers (node
-// generation, interned pod shape) and one mutex per batch — the price of the
-// O(shapes × devices) fragmentation arithmetic it saves; it is cleared when
-// it exceeds 1<<21 entries. Safe for concurrent use (batches scored
-// concurrently take turns on the memo).
+// are memoised per (node, pod shape) and reused while the node's
+// NodeInfo.Generation is unchanged: replaying a trace rescores only the
+// nodes that changed, as the authors' simulator does. The memo is a dense
+// table, one row per interned pod shape and one column per node name
+// (24 bytes a cell); a batch costs one mutex, one map look-up per node on
+// its name and one cell read, so scoring unchanged nodes stays in cache.
+// One generation is kept per cell: alternating between two states of a
+// node (two forks) recomputes. The rows are dropped when they exceed 1<<21
+// cells, the name index when it exceeds 1<<20 names. Safe for concurrent
+// use (batches scored concurrently take turns on the memo).
 func GPUShare(s gpushare.Scorer) *GPUShareScorer {
-	return &GPUShareScorer{s: s, memo: map[gpuMemoKey]gpuMemoVal{}, shapes: map[gpuShape]int32{}}
+	return &GPUShareScorer{s: s, shapes: map[gpuShape]int32{}, slots: map[string]int32{}}
 }
 
 // GPUShareScorer is the [Scorer] returned by [GPUShare].
 type GPUShareScorer struct {
 	s      gpushare.Scorer
 	mu     sync.Mutex
-	memo   map[gpuMemoKey]gpuMemoVal
-	shapes map[gpuShape]int32 // pod shape -> small id, for cheap memo keys
+	shapes map[gpuShape]int32 // pod shape -> row of the memo
+	slots  map[string]int32   // node name -> column of the memo
+	rows   [][]gpuMemoCell    // rows[shape][slot]; nil until the shape is scored
+	cells  int                // sum of cap(rows[i])
 }
+
+// Bounds of the memo (see GPUShare).
+const (
+	gpuMemoMaxCells = 1 << 21
+	gpuMemoMaxNodes = 1 << 20
+)
 
 // gpuShape is what a policy's score depends on besides the node.
 type gpuShape struct {
@@ -55,12 +66,10 @@ type gpuShape struct {
 	modelsKey string
 }
 
-type gpuMemoKey struct {
-	gen   int64 // NodeInfo.Generation: unique per node state
-	shape int32
-}
-
-type gpuMemoVal struct {
+// gpuMemoCell is the policy's result for one node state (gen, a
+// NodeInfo.Generation: unique per node state; 0 means empty) and one shape.
+type gpuMemoCell struct {
+	gen   int64
 	score int64
 	devs  gpushare.DeviceSet
 }
@@ -92,23 +101,57 @@ func (g *GPUShareScorer) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, e
 	return &gpuPodScorer{g: g, t: t, shape: id}, nil
 }
 
-// scoreLocked returns the memoised score of node n for the pod shape, or
-// computes and stores it. g.mu is held.
-func (g *GPUShareScorer) scoreLocked(n *snapshot.NodeInfo, t gpushare.Task, shape int32, buf *[]gpushare.Device) gpuMemoVal {
-	key := gpuMemoKey{gen: n.Generation(), shape: shape}
-	if v, ok := g.memo[key]; ok {
-		return v
+// rowLocked returns the memo row of shape with a cell for every known
+// node, after enforcing the memo's bounds. g.mu is held.
+func (g *GPUShareScorer) rowLocked(shape int32) []gpuMemoCell {
+	if len(g.slots) > gpuMemoMaxNodes {
+		clear(g.slots)
+		g.dropRowsLocked()
 	}
-	st := n.GPUState(*buf)
-	*buf = st.Devices
-	var v gpuMemoVal
-	v.score, v.devs = g.s.Score(&st, t)
-	v.score = min(max(v.score, MinScore), MaxScore)
-	if len(g.memo) >= 1<<21 {
-		clear(g.memo)
+	if g.cells > gpuMemoMaxCells {
+		g.dropRowsLocked()
 	}
-	g.memo[key] = v
-	return v
+	for int(shape) >= len(g.rows) {
+		g.rows = append(g.rows, nil)
+	}
+	return g.growLocked(shape)
+}
+
+// growLocked extends row shape to cover every slot. g.mu is held.
+func (g *GPUShareScorer) growLocked(shape int32) []gpuMemoCell {
+	row := g.rows[shape]
+	if len(row) < len(g.slots) {
+		g.cells -= cap(row)
+		row = append(row, make([]gpuMemoCell, len(g.slots)-len(row))...)
+		g.cells += cap(row)
+		g.rows[shape] = row
+	}
+	return row
+}
+
+func (g *GPUShareScorer) dropRowsLocked() {
+	clear(g.rows)
+	g.cells = 0
+}
+
+// scoreLocked returns the memoised result for node n and the pod shape,
+// computing it when the node changed since. g.mu is held; *row is
+// g.rows[shape] and is re-read when a new node extends it.
+func (g *GPUShareScorer) scoreLocked(n *snapshot.NodeInfo, t gpushare.Task, shape int32, row *[]gpuMemoCell, buf *[]gpushare.Device) gpuMemoCell {
+	slot, ok := g.slots[n.Name()]
+	if !ok {
+		slot = int32(len(g.slots))
+		g.slots[n.Name()] = slot
+		*row = g.growLocked(shape)
+	}
+	c := &(*row)[slot]
+	if gen := n.Generation(); c.gen != gen || gen == 0 {
+		st := n.GPUState(*buf)
+		*buf = st.Devices
+		score, devs := g.s.Score(&st, t)
+		*c = gpuMemoCell{gen: gen, score: min(max(score, MinScore), MaxScore), devs: devs}
+	}
+	return *c
 }
 
 // ChooseDevices returns the devices the policy picks for pod on node.
@@ -133,11 +176,13 @@ type gpuPodScorer struct {
 
 // Score takes the memo's lock once per batch.
 func (p *gpuPodScorer) Score(nodes []*snapshot.NodeInfo, out []int64) {
-	buf := make([]gpushare.Device, 0, 8)
+	var devs [8]gpushare.Device
+	buf := devs[:0]
 	p.g.mu.Lock()
 	defer p.g.mu.Unlock()
+	row := p.g.rowLocked(p.shape)
 	for i, n := range nodes {
-		out[i] = p.g.scoreLocked(n, p.t, p.shape, &buf).score
+		out[i] = p.g.scoreLocked(n, p.t, p.shape, &row, &buf).score
 	}
 }
 

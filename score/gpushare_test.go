@@ -1,6 +1,7 @@
 package score_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -39,23 +40,30 @@ func TestGPUShareMatchesPolicy(t *testing.T) {
 			s := score.GPUShare(pol)
 			for round := range 3 {
 				snap := c.Snapshot()
-				nodes := []*snapshot.NodeInfo{snap.Get("a"), snap.Get("b"), snap.Get("c")}
-				ps, err := s.Prepare(pod, snap)
-				require.NoError(t, err)
-				out := make([]int64, len(nodes))
-				ps.Score(nodes, out)
-				for i, n := range nodes {
-					gs := n.GPUState(nil)
-					want, devs := pol.Score(&gs, pod.Task())
-					assert.Equal(t, want, out[i], "round %d: %s(%s) = %d, want %d", round, pol.Name(), n.Name(), out[i], want)
-					got, ok := s.ChooseDevices(pod, n)
-					assert.True(t, ok)
-					assert.Equal(t, devs, got)
-				}
+				assertGPUShare(t, s, pol, pod, snap, []*snapshot.NodeInfo{snap.Get("a"), snap.Get("b"), snap.Get("c")}, "round %d", round)
 				// Change node a: the next round must see the new state.
 				require.NoError(t, c.AddPod(sharePod("fill"+string(rune('0'+round)), "400").Node("a").Obj()))
 			}
 		})
+	}
+}
+
+// assertGPUShare scores nodes with s and checks every score and device
+// choice against the policy pol on the node's GPUState.
+func assertGPUShare(t *testing.T, s *score.GPUShareScorer, pol gpushare.Scorer, pod *snapshot.PodInfo, cl score.Cluster, nodes []*snapshot.NodeInfo, msg string, args ...any) {
+	t.Helper()
+	ps, err := s.Prepare(pod, cl)
+	require.NoError(t, err)
+	out := make([]int64, len(nodes))
+	ps.Score(nodes, out)
+	for i, n := range nodes {
+		gs := n.GPUState(nil)
+		want, devs := pol.Score(&gs, pod.Task())
+		where := fmt.Sprintf(msg, args...) + fmt.Sprintf(": %s(%s, generation %d)", pol.Name(), n.Name(), n.Generation())
+		assert.Equal(t, want, out[i], where)
+		got, ok := s.ChooseDevices(pod, n)
+		assert.Equal(t, devs.Len() == pod.Task().GPUCount, ok, where)
+		assert.Equal(t, devs, got, where)
 	}
 }
 
@@ -87,4 +95,34 @@ func TestRandomGPU(t *testing.T) {
 	for j := range nodes {
 		assert.Greater(t, winners[j], 50, "node %d wins about a quarter of 400 pods, got %d", j, winners[j])
 	}
+}
+
+// Two states of the same node (a snapshot and a fork of it that placed a
+// pod there) scored alternately, with pod shapes and nodes first seen
+// mid-way: the memo, one generation per node and shape, recomputes and
+// always gives the policy's score and devices for the state it is shown.
+func TestGPUShareMemoAlternatingStates(t *testing.T) {
+	w, err := gpushare.NewWorkload([]gpushare.Task{{MilliCPU: 1000, GPUCount: 1, MilliGPU: 500}, {MilliCPU: 2000, GPUCount: 1, MilliGPU: 1000}}, []float64{1, 1})
+	require.NoError(t, err)
+	c := st.Cache(t, []*v1.Node{gpuNodeObj("a", "4"), gpuNodeObj("b", "2")}, sharePod("x", "300").Node("a").Obj())
+	snap := c.Snapshot()
+	fork := snap.Fork()
+	require.NoError(t, fork.AddPod(sharePod("y", "600").Node("a").Obj(), "a"))
+	require.NoError(t, c.AddNode(gpuNodeObj("late", "8")))
+	late := c.Snapshot().Get("late")
+	fgd := gpushare.NewFGD(w)
+	s := score.GPUShare(fgd)
+	for round := range 4 {
+		for _, milli := range []string{"200", "500", "700", "1000"} {
+			pod := snapshot.MustPodInfo(sharePod("p"+milli, milli).Obj())
+			for _, cl := range []score.Cluster{snap, fork} {
+				nodes := []*snapshot.NodeInfo{cl.Get("a"), cl.Get("b")}
+				if round >= 2 {
+					nodes = append(nodes, late) // a node first seen now
+				}
+				assertGPUShare(t, s, fgd, pod, cl, nodes, "round %d", round)
+			}
+		}
+	}
+	assert.NotEqual(t, snap.Get("a").Generation(), fork.Get("a").Generation(), "the test needs two states of node a")
 }
