@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -30,8 +28,9 @@ import (
 //     alibabacloud.com/gpu-milli = count × milli, so that NodeResourcesFit
 //     checks the node's GPU total and the resource scorers (most, binpack,
 //     drf, tetris, balanced) can weigh GPUs;
-//   - a bind writes the chosen devices into the gpu-index annotation, as
-//     the GPU-sharing scheduler of the trace does;
+//   - a bind reports the pod bound with the devices the cycle chose
+//     (reserve.Ledger.AddPodInfo), as the GPU-sharing scheduler of the trace
+//     does by writing them into the gpu-index annotation;
 //   - an explanation of the GPU policies' scores for -explain, and the
 //     FGD paper's random device choice for the random policy.
 
@@ -55,34 +54,6 @@ func preparePod(pod *v1.Pod, t gpushare.Task) *v1.Pod {
 	req[snapshot.ResourceGPUMilli] = *resource.NewQuantity(t.TotalMilliGPU(), resource.DecimalSI)
 	ctr.Resources.Requests = req
 	return &c
-}
-
-// boundPod returns a shallow copy of pod bound to node, with the devices it
-// was given in the gpu-index annotation (GPU pods only).
-func boundPod(pod *v1.Pod, node string, devs gpushare.DeviceSet) *v1.Pod {
-	c := *pod
-	c.Spec.NodeName = node
-	if devs.Len() > 0 {
-		c.Annotations = make(map[string]string, len(pod.Annotations)+1)
-		for k, v := range pod.Annotations {
-			c.Annotations[k] = v
-		}
-		c.Annotations[snapshot.AnnotationGPUIndex] = formatIndex(devs)
-	}
-	return &c
-}
-
-// formatIndex formats devices as the gpu-index annotation: "0-3".
-func formatIndex(devs gpushare.DeviceSet) string {
-	var buf [gpushare.MaxDevices]int
-	var b strings.Builder
-	for i, k := range devs.AppendIndexes(buf[:0]) {
-		if i > 0 {
-			b.WriteByte('-')
-		}
-		b.WriteString(strconv.Itoa(k))
-	}
-	return b.String()
 }
 
 // explainedGPU is score.GPUShare with an explanation of its raw score:

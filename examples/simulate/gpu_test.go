@@ -12,6 +12,7 @@ import (
 
 	"github.com/schedkit/schedkit/examples/internal/openb"
 	"github.com/schedkit/schedkit/gpushare"
+	"github.com/schedkit/schedkit/reserve"
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
 	"github.com/schedkit/schedkit/snapshot/snapshottest"
@@ -61,6 +62,16 @@ func TestBoundPod(t *testing.T) {
 		free = append(free, d.FreeMilliGPU)
 	}
 	assert.Equal(t, []int64{1000, 0, 1000, 0}, free)
+
+	// The replay's bind reports the parsed pod with the chosen devices to
+	// the ledger instead: the node ends up the same.
+	l := reserve.New()
+	require.NoError(t, l.AddNode(gpuNode("n", 4, "T4")))
+	require.NoError(t, l.AddPodInfo(snapshot.MustPodInfo(p).WithDevices(devs), "n"))
+	want, got := c.Snapshot().Get("n"), l.Snapshot().Get("n")
+	assert.Equal(t, want.Devices(), got.Devices())
+	assert.Equal(t, want.Requested(), got.Requested())
+	assert.Equal(t, want.GPUState(nil), got.GPUState(nil))
 }
 
 // randomCluster builds a cache of n GPU nodes with random shares already

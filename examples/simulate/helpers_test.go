@@ -5,12 +5,16 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/internal/shareddata"
+	"github.com/schedkit/schedkit/snapshot"
 )
 
 // dataDir is shareddata.Dir: ../shared/data/<sub>, or a skip.
@@ -65,4 +69,34 @@ func readPlacements(tb testing.TB, path string) []placementRow {
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// boundPod returns a shallow copy of pod bound to node, with the devices it
+// was given in the gpu-index annotation (GPU pods only): the object an
+// informer reports after the trace's scheduler binds it. The replay
+// reports the parsed pod instead (TestBoundPod: the same state).
+func boundPod(pod *v1.Pod, node string, devs gpushare.DeviceSet) *v1.Pod {
+	c := *pod
+	c.Spec.NodeName = node
+	if devs.Len() > 0 {
+		c.Annotations = make(map[string]string, len(pod.Annotations)+1)
+		for k, v := range pod.Annotations {
+			c.Annotations[k] = v
+		}
+		c.Annotations[snapshot.AnnotationGPUIndex] = formatIndex(devs)
+	}
+	return &c
+}
+
+// formatIndex formats devices as the gpu-index annotation: "0-3".
+func formatIndex(devs gpushare.DeviceSet) string {
+	var buf [gpushare.MaxDevices]int
+	var b strings.Builder
+	for i, k := range devs.AppendIndexes(buf[:0]) {
+		if i > 0 {
+			b.WriteByte('-')
+		}
+		b.WriteString(strconv.Itoa(k))
+	}
+	return b.String()
 }

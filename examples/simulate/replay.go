@@ -231,11 +231,14 @@ func (c *cluster) replay(ctx context.Context, spec *runSpec, prog *progress) (*r
 
 	// Bind: report the pod bound with the devices the cycle chose
 	// (Decision.Pod records them), as the informer would; the ledger turns
-	// the hold into the bound pod.
+	// the hold into the bound pod. The parsed pod is reported as it is
+	// (reserve.Ledger.AddPodInfo): the same bound pod as the object with
+	// spec.nodeName and the gpu-index annotation (boundPod) would give,
+	// without copying and re-parsing it.
 	var lastDevs gpushare.DeviceSet
 	bind := func(_ context.Context, d framework.Decision) error {
 		lastDevs, _ = d.Pod.Devices()
-		return ledger.AddPod(boundPod(d.Pod.Pod(), d.Node, lastDevs))
+		return ledger.AddPodInfo(d.Pod, d.Node)
 	}
 	loop := framework.NewLoop(sched, ledger, bind)
 

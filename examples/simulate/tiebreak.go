@@ -39,9 +39,9 @@ const digitBase = score.MaxScore + 1
 // rankDigit scores a node by one base-101 digit of its preference
 // (n-1-rank: the lowest rank is preferred).
 type rankDigit struct {
-	name string
-	pref map[*v1.Node]int64
-	div  int64
+	name  string
+	pref  map[*v1.Node]int64 // shared by the digits, for Explain
+	digit map[*v1.Node]int64 // pref / div % digitBase, one look-up a node
 }
 
 var _ score.Scorer = (*rankDigit)(nil)
@@ -52,7 +52,7 @@ func (r *rankDigit) Prepare(*snapshot.PodInfo, score.Cluster) (score.PodScorer, 
 
 func (r *rankDigit) Score(nodes []*snapshot.NodeInfo, out []int64) {
 	for i, ni := range nodes {
-		out[i] = r.pref[ni.Node()] / r.div % digitBase
+		out[i] = r.digit[ni.Node()]
 	}
 }
 
@@ -84,7 +84,11 @@ func withRankTieBreak(p *score.Profile, nodes []*v1.Node, seed uint64) (*score.P
 		ws = append(ws, score.Weighted{Scorer: w.Scorer, Weight: w.Weight * scale})
 	}
 	for d, div := 0, scale/digitBase; d < k; d, div = d+1, div/digitBase {
-		ws = append(ws, score.Weighted{Scorer: &rankDigit{name: fmt.Sprintf("TieBreakRank%d", d), pref: pref, div: div}, Weight: div})
+		digit := make(map[*v1.Node]int64, len(pref))
+		for n, p := range pref {
+			digit[n] = p / div % digitBase
+		}
+		ws = append(ws, score.Weighted{Scorer: &rankDigit{name: fmt.Sprintf("TieBreakRank%d", d), pref: pref, digit: digit}, Weight: div})
 	}
 	return score.NewProfile(ws...)
 }
