@@ -352,9 +352,10 @@ func (l *Ledger) Fits(pod *snapshot.PodInfo, nodeName string) ([]Insufficient, e
 //     nodes); the journal failed ([ErrJournal]).
 //
 // A pod matching a named reservation on the node draws on it first
-// ([Ledger.AddReservation]). Cost: one pod-key hash, one node look-up and
-// O(resources of the pod); allocates nothing when the pod fits and the node
-// has no named reservations (with a journal: the record).
+// ([Ledger.AddReservation]). Cost: two pod-key look-ups with the hash the
+// PodInfo caches ([snapshot.PodInfo.KeyHash]), one node-name hash and
+// look-up, and O(resources of the pod); allocates nothing when the pod fits
+// and the node has no named reservations (with a journal: the record).
 func (l *Ledger) Reserve(pod *snapshot.PodInfo, nodeName string) ([]Insufficient, error) {
 	return l.ReserveUntil(pod, nodeName, time.Time{})
 }
