@@ -39,18 +39,20 @@ func (*FGD) Name() string { return "FGD" }
 func (f *FGD) Workload() *Workload { return f.w }
 
 // Score returns the FGD score of t on n in [0, MaxScore] and the chosen
-// devices; (0, 0) if t does not fit n. O(candidate devices × shapes ×
-// devices); allocates nothing.
+// devices; (0, 0) if t does not fit n. O(shapes × devices) to measure the
+// node once, then O(shapes) per candidate device (only the devices taken
+// change; workloads above 128 shapes or amounts near the int64 range
+// measure every candidate from scratch, O(shapes × devices)); allocates
+// nothing.
 func (f *FGD) Score(n *NodeState, t Task) (int64, DeviceSet) {
 	if !Fits(n, t) {
 		return 0, 0
 	}
-	v := newView(n, 0, 0, 0)
-	b := f.w.split(n, &v)
-	before := b.fragment()
+	var nf nodeFits
+	before := f.w.fitsOf(n, &nf)
 	if !t.Shared() {
 		devs, _ := ExclusiveDevices(n, t)
-		return f.scoreAfter(n, before, t.MilliCPU, devs, t.MilliGPU), devs
+		return fgdScore(before - f.w.fragmentAfter(&nf, t.MilliCPU, devs, t.MilliGPU)), devs
 	}
 	devs := n.devices()
 	best, bestScore := -1, int64(0)
@@ -58,7 +60,7 @@ func (f *FGD) Score(n *NodeState, t Task) (int64, DeviceSet) {
 		if !hosts(&devs[i], &t) || sameAsEarlier(devs, i, &t) {
 			continue
 		}
-		s := f.scoreAfter(n, before, t.MilliCPU, DeviceSet(0).With(i), t.MilliGPU)
+		s := fgdScore(before - f.w.fragmentAfter(&nf, t.MilliCPU, DeviceSet(0).With(i), t.MilliGPU))
 		if best < 0 || s > bestScore {
 			best, bestScore = i, s
 		}
@@ -76,12 +78,6 @@ func sameAsEarlier(devs []Device, i int, t *Task) bool {
 		}
 	}
 	return false
-}
-
-func (f *FGD) scoreAfter(n *NodeState, before float64, cpu int64, take DeviceSet, milli int64) int64 {
-	v := newView(n, cpu, take, milli)
-	b := f.w.split(n, &v)
-	return fgdScore(before - b.fragment())
 }
 
 // fgdScore maps a fragmentation decrease in milli-GPU to [0, MaxScore].

@@ -169,6 +169,43 @@ func TestPropertyScoresAndDecisions(t *testing.T) {
 	}
 }
 
+// The incremental fragmentation after a tentative placement (nodeFits,
+// FGD.Score) is bit for bit split on the placed view, for any take and
+// share, including nodes too large for exact adjustment and workloads with
+// more shapes than nodeFits keeps (both recompute).
+func TestPropertyFragmentAfterExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range 3000 {
+		w := randomWorkload(r)
+		if i%100 == 0 {
+			shapes := make([]Task, maxFitShapes+1+r.IntN(3))
+			weights := make([]float64, len(shapes))
+			for k := range shapes {
+				shapes[k], weights[k] = randomTask(r), r.Float64()+0.01
+			}
+			w = mustWorkload(shapes, weights)
+		}
+		n := randomNode(r)
+		if i%10 == 0 && len(n.Devices) > 0 {
+			n.Devices[r.IntN(len(n.Devices))].FreeMilliGPU = []int64{exactBound, exactBound + 1, math.MaxInt64, -exactBound - 1}[r.IntN(4)]
+		}
+		var nf nodeFits
+		before := w.fitsOf(&n, &nf)
+		v := newView(&n, 0, 0, 0)
+		b := w.split(&n, &v)
+		require.Equal(t, math.Float64bits(b.fragment()), math.Float64bits(before), "case %d: before", i)
+		for range 5 {
+			cpu := r.Int64N(50000) - 1000
+			take := DeviceSet(r.Uint64() & (1<<(len(n.Devices)+1) - 1)) // sometimes a device the node lacks
+			milli := []int64{0, 1 + r.Int64N(1000), 1000, exactBound + 1}[r.IntN(4)]
+			v := newView(&n, cpu, take, milli)
+			b := w.split(&n, &v)
+			got := w.fragmentAfter(&nf, cpu, take, milli)
+			require.Equal(t, math.Float64bits(b.fragment()), math.Float64bits(got), "case %d: take %v milli %d cpu %d", i, take.AppendIndexes(nil), milli, cpu)
+		}
+	}
+}
+
 func FuzzScore(f *testing.F) {
 	f.Add(int64(32000), int64(1000), int64(600), int64(1000), int64(1000), int64(4000), int64(500), 1, uint8(0))
 	f.Add(int64(0), int64(0), int64(0), int64(0), int64(0), int64(0), int64(0), 0, uint8(3))

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -227,45 +228,162 @@ func newView(n *NodeState, cpu int64, take DeviceSet, milli int64) view {
 func (w *Workload) split(n *NodeState, v *view) buckets {
 	var b buckets
 	devs := n.devices()
-	total := float64(v.total)
 	for k := range w.shapes {
 		s := &w.shapes[k]
-		p := w.weights[k]
-		cpuFits := v.cpu >= s.task.MilliCPU
-		if !s.gpu {
-			if cpuFits {
-				b[bucketCPUFits] += p * total
-			} else {
-				b[bucketCPULacks] += p * total
-			}
-			continue
+		var f shapeFit
+		if s.gpu {
+			f = s.fit(devs, v)
 		}
-		usable, allowed := 0, false
-		var unusable int64
-		for i := 0; i < v.n; i++ {
-			ok := !s.constrained || s.task.Allows(devs[i].Model)
-			allowed = allowed || ok
-			if ok && v.free[i] >= s.task.MilliGPU {
-				usable++
-			} else {
-				unusable = satAdd(unusable, v.free[i])
-			}
-		}
-		switch {
-		case !allowed:
-			b[bucketNoAccess] += p * total
-		case usable >= s.task.GPUCount && cpuFits:
-			b[bucketLackGPU] += p * float64(unusable)
-			b[bucketSatisfied] += p * float64(v.total-unusable)
-		case usable >= s.task.GPUCount:
-			b[bucketLackCPU] += p * total
-		case cpuFits:
-			b[bucketLackGPU] += p * total
-		default:
-			b[bucketLackBoth] += p * total
-		}
+		b.add(s, w.weights[k], v.cpu, v.total, f)
 	}
 	return b
+}
+
+// shapeFit is how the devices of a node view serve one GPU shape: how many
+// can take one share of it, whether any has an allowed model, and the free
+// milli-GPU of those that cannot take a share.
+type shapeFit struct {
+	usable   int
+	allowed  bool
+	unusable int64
+}
+
+// fit scans the devices of view v for shape s. O(devices).
+func (s *shape) fit(devs []Device, v *view) shapeFit {
+	var f shapeFit
+	for i := 0; i < v.n; i++ {
+		ok := !s.constrained || s.task.Allows(devs[i].Model)
+		f.allowed = f.allowed || ok
+		if ok && v.free[i] >= s.task.MilliGPU {
+			f.usable++
+		} else {
+			f.unusable = satAdd(f.unusable, v.free[i])
+		}
+	}
+	return f
+}
+
+// add puts shape s's share (weight p) of a view's free milli-GPU (total,
+// with cpu milli-CPU free and fit f; f is unused for a CPU-only shape) into
+// its buckets. O(1).
+func (b *buckets) add(s *shape, p float64, cpu, total int64, f shapeFit) {
+	all := float64(total)
+	cpuFits := cpu >= s.task.MilliCPU
+	if !s.gpu {
+		if cpuFits {
+			b[bucketCPUFits] += p * all
+		} else {
+			b[bucketCPULacks] += p * all
+		}
+		return
+	}
+	switch {
+	case !f.allowed:
+		b[bucketNoAccess] += p * all
+	case f.usable >= s.task.GPUCount && cpuFits:
+		b[bucketLackGPU] += p * float64(f.unusable)
+		b[bucketSatisfied] += p * float64(total-f.unusable)
+	case f.usable >= s.task.GPUCount:
+		b[bucketLackCPU] += p * all
+	case cpuFits:
+		b[bucketLackGPU] += p * all
+	default:
+		b[bucketLackBoth] += p * all
+	}
+}
+
+// maxFitShapes is the largest workload whose per-shape fits a nodeFits
+// keeps (on the stack); larger workloads recompute split per placement.
+const maxFitShapes = 128
+
+// exactBound bounds the free milli-GPU of a device and a task's MilliGPU
+// for nodeFits' incremental arithmetic: with |values| <= 2^55 and at most
+// MaxDevices devices no sum saturates, so adjusting a sum gives exactly
+// what split's saturating sum over the devices gives.
+const exactBound = 1 << 55
+
+// nodeFits is a node's free resources and, for every shape of a workload,
+// its shapeFit, so that the fragmentation after a tentative placement is
+// O(shapes × devices taken) instead of O(shapes × devices), with the very
+// same floating-point operations as split.
+type nodeFits struct {
+	n     *NodeState
+	v     view
+	exact bool // fits holds every shape and sums adjust exactly
+	fits  [maxFitShapes]shapeFit
+}
+
+// fitsOf fills nf for node n and returns n's fragmentation
+// (Fragmentation(n)). O(shapes × devices).
+func (w *Workload) fitsOf(n *NodeState, nf *nodeFits) float64 {
+	nf.n, nf.v = n, newView(n, 0, 0, 0)
+	nf.exact = len(w.shapes) <= maxFitShapes
+	for i := 0; i < nf.v.n && nf.exact; i++ {
+		nf.exact = nf.v.free[i] >= -exactBound && nf.v.free[i] <= exactBound
+	}
+	if !nf.exact {
+		b := w.split(n, &nf.v)
+		return b.fragment()
+	}
+	var b buckets
+	devs := n.devices()
+	for k := range w.shapes {
+		s := &w.shapes[k]
+		if s.gpu {
+			nf.fits[k] = s.fit(devs, &nf.v)
+		}
+		b.add(s, w.weights[k], nf.v.cpu, nf.v.total, nf.fits[k])
+	}
+	return b.fragment()
+}
+
+// fragmentAfter returns the fragmentation of nf's node after taking cpu
+// milli-CPU and milli milli-GPU from each device in take (devices the node
+// does not have are ignored): the value split gives on newView(n, cpu,
+// take, milli). O(shapes × len(take)), or O(shapes × devices) when nf is
+// not exact.
+func (w *Workload) fragmentAfter(nf *nodeFits, cpu int64, take DeviceSet, milli int64) float64 {
+	if !nf.exact || milli < -exactBound || milli > exactBound {
+		v := newView(nf.n, cpu, take, milli)
+		b := w.split(nf.n, &v)
+		return b.fragment()
+	}
+	devs := nf.n.devices()
+	vcpu := satSub(nf.n.FreeMilliCPU, cpu)
+	total := nf.v.total
+	for t := uint64(take); t != 0; t &= t - 1 {
+		if i := bits.TrailingZeros64(t); i < nf.v.n {
+			total -= milli
+		}
+	}
+	var b buckets
+	for k := range w.shapes {
+		s := &w.shapes[k]
+		f := nf.fits[k]
+		if s.gpu {
+			for t := uint64(take); t != 0; t &= t - 1 {
+				i := bits.TrailingZeros64(t)
+				if i >= nf.v.n {
+					continue
+				}
+				ok := !s.constrained || s.task.Allows(devs[i].Model)
+				f0 := nf.v.free[i]
+				f1 := f0 - milli
+				if ok && f0 >= s.task.MilliGPU {
+					f.usable--
+				} else {
+					f.unusable -= f0
+				}
+				if ok && f1 >= s.task.MilliGPU {
+					f.usable++
+				} else {
+					f.unusable += f1
+				}
+			}
+		}
+		b.add(s, w.weights[k], vcpu, total, f)
+	}
+	return b.fragment()
 }
 
 // Fragmentation returns the expected free milli-GPU of n that a task drawn
