@@ -33,9 +33,10 @@ type DeviceChooser interface {
 // nodes that changed, as the authors' simulator does. The memo is a dense
 // table, one row per interned pod shape and one column per node name
 // (24 bytes a cell); a batch costs one mutex, one map look-up per node on
-// its name and one cell read, so scoring unchanged nodes stays in cache.
-// One generation is kept per cell: alternating between two states of a
-// node (two forks) recomputes. The rows are dropped when they exceed 1<<21
+// its name and one cell read, so scoring unchanged nodes stays in cache,
+// and allocates nothing once the memo has the nodes and the shape. One
+// generation is kept per cell: alternating between two states of a node
+// (two forks) recomputes. The rows are dropped when they exceed 1<<21
 // cells, the name index when it exceeds 1<<20 names. Safe for concurrent
 // use (batches scored concurrently take turns on the memo).
 func GPUShare(s gpushare.Scorer) *GPUShareScorer {
@@ -50,6 +51,7 @@ type GPUShareScorer struct {
 	slots  map[string]int32   // node name -> column of the memo
 	rows   [][]gpuMemoCell    // rows[shape][slot]; nil until the shape is scored
 	cells  int                // sum of cap(rows[i])
+	st     gpushare.NodeState // scratch: the node being scored (its Devices reused)
 }
 
 // Bounds of the memo (see GPUShare).
@@ -137,7 +139,7 @@ func (g *GPUShareScorer) dropRowsLocked() {
 // scoreLocked returns the memoised result for node n and the pod shape,
 // computing it when the node changed since. g.mu is held; *row is
 // g.rows[shape] and is re-read when a new node extends it.
-func (g *GPUShareScorer) scoreLocked(n *snapshot.NodeInfo, t gpushare.Task, shape int32, row *[]gpuMemoCell, buf *[]gpushare.Device) gpuMemoCell {
+func (g *GPUShareScorer) scoreLocked(n *snapshot.NodeInfo, t gpushare.Task, shape int32, row *[]gpuMemoCell) gpuMemoCell {
 	slot, ok := g.slots[n.Name()]
 	if !ok {
 		slot = int32(len(g.slots))
@@ -146,9 +148,8 @@ func (g *GPUShareScorer) scoreLocked(n *snapshot.NodeInfo, t gpushare.Task, shap
 	}
 	c := &(*row)[slot]
 	if gen := n.Generation(); c.gen != gen || gen == 0 {
-		st := n.GPUState(*buf)
-		*buf = st.Devices
-		score, devs := g.s.Score(&st, t)
+		g.st = n.GPUState(g.st.Devices)
+		score, devs := g.s.Score(&g.st, t)
 		*c = gpuMemoCell{gen: gen, score: min(max(score, MinScore), MaxScore), devs: devs}
 	}
 	return *c
@@ -160,11 +161,13 @@ func (g *GPUShareScorer) ChooseDevices(pod *snapshot.PodInfo, node *snapshot.Nod
 	if !t.UsesGPU() {
 		return 0, true
 	}
-	st := node.GPUState(nil)
-	if !gpushare.Fits(&st, t) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.st = node.GPUState(g.st.Devices)
+	if !gpushare.Fits(&g.st, t) {
 		return 0, false
 	}
-	_, devs := g.s.Score(&st, t)
+	_, devs := g.s.Score(&g.st, t)
 	return devs, devs.Len() == t.GPUCount
 }
 
@@ -176,13 +179,11 @@ type gpuPodScorer struct {
 
 // Score takes the memo's lock once per batch.
 func (p *gpuPodScorer) Score(nodes []*snapshot.NodeInfo, out []int64) {
-	var devs [8]gpushare.Device
-	buf := devs[:0]
 	p.g.mu.Lock()
 	defer p.g.mu.Unlock()
 	row := p.g.rowLocked(p.shape)
 	for i, n := range nodes {
-		out[i] = p.g.scoreLocked(n, p.t, p.shape, &row, &buf).score
+		out[i] = p.g.scoreLocked(n, p.t, p.shape, &row).score
 	}
 }
 

@@ -126,3 +126,31 @@ func TestGPUShareMemoAlternatingStates(t *testing.T) {
 	}
 	assert.NotEqual(t, snap.Get("a").Generation(), fork.Get("a").Generation(), "the test needs two states of node a")
 }
+
+// Scoring a batch allocates nothing once the memo has a column for every
+// node and a row for the shape, also when nodes changed and are rescored.
+func TestGPUShareScoreAllocs(t *testing.T) {
+	w, err := gpushare.NewWorkload([]gpushare.Task{{MilliCPU: 1000, GPUCount: 1, MilliGPU: 500}}, []float64{1})
+	require.NoError(t, err)
+	c := st.Cache(t, []*v1.Node{gpuNodeObj("a", "8"), gpuNodeObj("b", "2")})
+	s := score.GPUShare(gpushare.NewFGD(w))
+	pod := snapshot.MustPodInfo(sharePod("p", "500").Obj())
+	snaps := []*snapshot.Snapshot{c.Snapshot()}
+	require.NoError(t, c.AddPod(sharePod("x", "300").Node("a").Obj()))
+	snaps = append(snaps, c.Snapshot()) // node a in another state
+	out := make([]int64, 2)
+	var pss []score.PodScorer
+	for _, snap := range snaps {
+		ps, err := s.Prepare(pod, snap)
+		require.NoError(t, err)
+		ps.Score([]*snapshot.NodeInfo{snap.Get("a"), snap.Get("b")}, out)
+		pss = append(pss, ps)
+	}
+	nodes := [][]*snapshot.NodeInfo{{snaps[0].Get("a"), snaps[0].Get("b")}, {snaps[1].Get("a"), snaps[1].Get("b")}}
+	i := 0
+	allocs := testing.AllocsPerRun(100, func() {
+		pss[i%2].Score(nodes[i%2], out) // node a alternates: recomputed every time
+		i++
+	})
+	assert.Zero(t, allocs)
+}
