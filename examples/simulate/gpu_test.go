@@ -202,6 +202,31 @@ func TestRankTieBreak(t *testing.T) {
 	require.NoError(t, other.Score(pi, snap, infos, b))
 	assert.Equal(t, ranked, a)
 	assert.NotEqual(t, ranked, b)
+
+	// Each digit is its digit of the preference, whatever the batches (one
+	// slice refilled, as the framework's scratch) and the order in which
+	// the digits score them (the digits share their look-ups).
+	r := rand.New(rand.NewPCG(11, 12))
+	batch := make([]*snapshot.NodeInfo, 128)
+	for round := range 30 {
+		for j := range batch {
+			batch[j] = infos[r.IntN(len(infos))]
+		}
+		digits := p.Scorers()[1:]
+		if round%2 == 1 {
+			digits = []score.Weighted{digits[1], digits[0], digits[1]}
+		}
+		for _, w := range digits {
+			ps, err := w.Scorer.Prepare(pi, snap)
+			require.NoError(t, err)
+			out := make([]int64, len(batch))
+			ps.Score(batch[:len(batch)-round], out)
+			pref := w.Scorer.(*rankDigit).t.pref
+			for j, ni := range batch[:len(batch)-round] {
+				require.Equal(t, pref[ni.Node()]/w.Weight%digitBase, out[j], "round %d, %s, node %s", round, w.Scorer.Name(), ni.Name())
+			}
+		}
+	}
 }
 
 // TestDeparturesFreeDevices: with -departures a pod leaving at its

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -39,9 +40,9 @@ const digitBase = score.MaxScore + 1
 // rankDigit scores a node by one base-101 digit of its preference
 // (n-1-rank: the lowest rank is preferred).
 type rankDigit struct {
-	name  string
-	pref  map[*v1.Node]int64 // shared by the digits, for Explain
-	digit map[*v1.Node]int64 // pref / div % digitBase, one look-up a node
+	name string
+	d    int // 0: the most significant digit
+	t    *rankTable
 }
 
 var _ score.Scorer = (*rankDigit)(nil)
@@ -50,19 +51,64 @@ func (r *rankDigit) Name() string { return r.name }
 
 func (r *rankDigit) Prepare(*snapshot.PodInfo, score.Cluster) (score.PodScorer, error) { return r, nil }
 
-func (r *rankDigit) Score(nodes []*snapshot.NodeInfo, out []int64) {
-	for i, ni := range nodes {
-		out[i] = r.digit[ni.Node()]
-	}
-}
+func (r *rankDigit) Score(nodes []*snapshot.NodeInfo, out []int64) { r.t.digit(nodes, r.d, out) }
 
 // Explain gives the node's rank (0 is preferred among tied nodes).
 func (r *rankDigit) Explain(ni *snapshot.NodeInfo) string {
-	p, ok := r.pref[ni.Node()]
+	p, ok := r.t.pref[ni.Node()]
 	if !ok {
 		return "unranked node"
 	}
-	return fmt.Sprintf("rank %d of %d", int64(len(r.pref))-1-p, len(r.pref))
+	return fmt.Sprintf("rank %d of %d", int64(len(r.t.pref))-1-p, len(r.t.pref))
+}
+
+// rankTable holds the nodes' preferences for the k digit scorers, and the
+// digits of the batch of nodes scored last: the profile scores a batch
+// with every digit in turn, and consecutive pods see mostly the same
+// nodes, so one look-up per node serves all the digits. Safe for
+// concurrent use.
+type rankTable struct {
+	pref map[*v1.Node]int64
+	k    int
+
+	mu     sync.Mutex
+	nodes  []*snapshot.NodeInfo // the last batch
+	gens   []int64              // their generations: a recycled NodeInfo is another node state
+	digits []int64              // digits[j*k+d] is digit d of nodes[j]
+}
+
+// digit writes digit d of every node's preference to out.
+func (t *rankTable) digit(nodes []*snapshot.NodeInfo, d int, out []int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.same(nodes) {
+		t.nodes, t.gens, t.digits = t.nodes[:0], t.gens[:0], t.digits[:0]
+		for _, ni := range nodes {
+			t.nodes, t.gens = append(t.nodes, ni), append(t.gens, ni.Generation())
+			p := t.pref[ni.Node()]
+			t.digits = append(t.digits, make([]int64, t.k)...)
+			for x := len(t.digits) - 1; x >= len(t.digits)-t.k; x-- {
+				t.digits[x] = p % digitBase
+				p /= digitBase
+			}
+		}
+	}
+	for j := range nodes {
+		out[j] = t.digits[j*t.k+d]
+	}
+}
+
+// same reports whether nodes is the last batch, node state for node state.
+func (t *rankTable) same(nodes []*snapshot.NodeInfo) bool {
+	if len(nodes) != len(t.nodes) {
+		return false
+	}
+	for j, ni := range nodes {
+		if ni != t.nodes[j] || ni.Generation() != t.gens[j] {
+			return false
+		}
+	}
+	return true
 }
 
 // withRankTieBreak returns p with ties broken by a seeded random rank of
@@ -83,12 +129,9 @@ func withRankTieBreak(p *score.Profile, nodes []*v1.Node, seed uint64) (*score.P
 	for _, w := range p.Scorers() {
 		ws = append(ws, score.Weighted{Scorer: w.Scorer, Weight: w.Weight * scale})
 	}
+	t := &rankTable{pref: pref, k: k}
 	for d, div := 0, scale/digitBase; d < k; d, div = d+1, div/digitBase {
-		digit := make(map[*v1.Node]int64, len(pref))
-		for n, p := range pref {
-			digit[n] = p / div % digitBase
-		}
-		ws = append(ws, score.Weighted{Scorer: &rankDigit{name: fmt.Sprintf("TieBreakRank%d", d), pref: pref, digit: digit}, Weight: div})
+		ws = append(ws, score.Weighted{Scorer: &rankDigit{name: fmt.Sprintf("TieBreakRank%d", d), d: d, t: t}, Weight: div})
 	}
 	return score.NewProfile(ws...)
 }
