@@ -130,7 +130,9 @@ func (p *PodInfo) HostPorts() []HostPort { return p.hostPorts }
 var keySeed = maphash.MakeSeed()
 
 // Hash returns a 64-bit hash of the key (namespace and name hashed
-// separately and mixed, so ("a", "b/c") and ("a/b", "c") differ).
+// separately and mixed, so ("a", "b/c") and ("a/b", "c") are not
+// systematically equal; like any hash, two keys collide with probability
+// about 2^-64, and callers compare keys on a hash match).
 // Process-local: the seed is random per process, so the value is stable
 // for the process lifetime only and must not be stored or sent. O(len(key)),
 // allocates nothing. Safe for concurrent use.
