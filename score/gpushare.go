@@ -32,9 +32,12 @@ type DeviceChooser interface {
 // NodeInfo.Generation is unchanged: replaying a trace rescores only the
 // nodes that changed, as the authors' simulator does. The memo is a dense
 // table, one row per interned pod shape and one column per node name
-// (24 bytes a cell); a batch costs one mutex, one map look-up per node on
-// its name and one cell read, so scoring unchanged nodes stays in cache,
-// and allocates nothing once the memo has the nodes and the shape. One
+// (24 bytes a cell, columns in the order nodes are first seen); a batch
+// costs one mutex and, per node, finding its column — a name comparison
+// with the columns just after the previous node's, as batches follow the
+// cluster's order, else a map look-up on the name — and one cell read, so
+// scoring unchanged nodes stays in cache. It allocates nothing once the
+// memo has the nodes and the shape. One
 // generation is kept per cell: alternating between two states of a node
 // (two forks) recomputes. The rows are dropped when they exceed 1<<21
 // cells, the name index when it exceeds 1<<20 names. Safe for concurrent
@@ -49,6 +52,7 @@ type GPUShareScorer struct {
 	mu     sync.Mutex
 	shapes map[gpuShape]int32 // pod shape -> row of the memo
 	slots  map[string]int32   // node name -> column of the memo
+	names  []string           // column -> node name
 	rows   [][]gpuMemoCell    // rows[shape][slot]; nil until the shape is scored
 	cells  int                // sum of cap(rows[i])
 	st     gpushare.NodeState // scratch: the node being scored (its Devices reused)
@@ -108,6 +112,8 @@ func (g *GPUShareScorer) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, e
 func (g *GPUShareScorer) rowLocked(shape int32) []gpuMemoCell {
 	if len(g.slots) > gpuMemoMaxNodes {
 		clear(g.slots)
+		clear(g.names)
+		g.names = g.names[:0]
 		g.dropRowsLocked()
 	}
 	if g.cells > gpuMemoMaxCells {
@@ -136,17 +142,35 @@ func (g *GPUShareScorer) dropRowsLocked() {
 	g.cells = 0
 }
 
-// scoreLocked returns the memoised result for node n and the pod shape,
-// computing it when the node changed since. g.mu is held; *row is
-// g.rows[shape] and is re-read when a new node extends it.
-func (g *GPUShareScorer) scoreLocked(n *snapshot.NodeInfo, t gpushare.Task, shape int32, row *[]gpuMemoCell) gpuMemoCell {
-	slot, ok := g.slots[n.Name()]
+// slotLocked returns the column of node n. Batches list nodes in the
+// cluster's order, skipping some, and columns are mostly in that order
+// too, so the columns just after *cursor (the previous node's) are tried
+// by name first and the name index only when they miss. g.mu is held;
+// *row is g.rows[shape] and is re-read when a new node extends it.
+func (g *GPUShareScorer) slotLocked(n *snapshot.NodeInfo, shape int32, row *[]gpuMemoCell, cursor *int32) int32 {
+	name := n.Name()
+	for i := *cursor + 1; i <= *cursor+4 && int(i) < len(g.names); i++ {
+		if g.names[i] == name {
+			*cursor = i
+			return i
+		}
+	}
+	slot, ok := g.slots[name]
 	if !ok {
 		slot = int32(len(g.slots))
-		g.slots[n.Name()] = slot
+		g.slots[name] = slot
+		g.names = append(g.names, name)
 		*row = g.growLocked(shape)
 	}
-	c := &(*row)[slot]
+	*cursor = slot
+	return slot
+}
+
+// scoreLocked returns the memoised result for node n and the pod shape,
+// computing it when the node changed since. g.mu is held; see slotLocked
+// for row and cursor.
+func (g *GPUShareScorer) scoreLocked(n *snapshot.NodeInfo, t gpushare.Task, shape int32, row *[]gpuMemoCell, cursor *int32) gpuMemoCell {
+	c := &(*row)[g.slotLocked(n, shape, row, cursor)]
 	if gen := n.Generation(); c.gen != gen || gen == 0 {
 		g.st = n.GPUState(g.st.Devices)
 		score, devs := g.s.Score(&g.st, t)
@@ -182,8 +206,9 @@ func (p *gpuPodScorer) Score(nodes []*snapshot.NodeInfo, out []int64) {
 	p.g.mu.Lock()
 	defer p.g.mu.Unlock()
 	row := p.g.rowLocked(p.shape)
+	cursor := int32(-1)
 	for i, n := range nodes {
-		out[i] = p.g.scoreLocked(n, p.t, p.shape, &row).score
+		out[i] = p.g.scoreLocked(n, p.t, p.shape, &row, &cursor).score
 	}
 }
 

@@ -2,6 +2,7 @@ package score_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -119,6 +120,9 @@ func TestGPUShareMemoAlternatingStates(t *testing.T) {
 				nodes := []*snapshot.NodeInfo{cl.Get("a"), cl.Get("b")}
 				if round >= 2 {
 					nodes = append(nodes, late) // a node first seen now
+				}
+				if round == 3 {
+					slices.Reverse(nodes) // columns found out of order
 				}
 				assertGPUShare(t, s, fgd, pod, cl, nodes, "round %d", round)
 			}
