@@ -55,21 +55,25 @@ func (r *rankDigit) Score(nodes []*snapshot.NodeInfo, out []int64) { r.t.digit(n
 
 // Explain gives the node's rank (0 is preferred among tied nodes).
 func (r *rankDigit) Explain(ni *snapshot.NodeInfo) string {
-	p, ok := r.t.pref[ni.Node()]
+	i, ok := r.t.pos[ni.Node()]
 	if !ok {
 		return "unranked node"
 	}
-	return fmt.Sprintf("rank %d of %d", int64(len(r.t.pref))-1-p, len(r.t.pref))
+	return fmt.Sprintf("rank %d of %d", int64(len(r.t.pos))-1-r.t.pref[i], len(r.t.pos))
 }
 
 // rankTable holds the nodes' preferences for the k digit scorers, and the
 // digits of the batch of nodes scored last: the profile scores a batch
 // with every digit in turn, and consecutive pods see mostly the same
-// nodes, so one look-up per node serves all the digits. Safe for
+// nodes, so one look-up per node serves all the digits. Batches list the
+// nodes in the cluster's order (the input's), skipping some, so a look-up
+// tries the nodes just after the previous one before the map. Safe for
 // concurrent use.
 type rankTable struct {
-	pref map[*v1.Node]int64
-	k    int
+	order []*v1.Node
+	pref  []int64            // pref[i] is order[i]'s preference
+	pos   map[*v1.Node]int32 // node -> index in order
+	k     int
 
 	mu     sync.Mutex
 	nodes  []*snapshot.NodeInfo // the last batch
@@ -83,9 +87,10 @@ func (t *rankTable) digit(nodes []*snapshot.NodeInfo, d int, out []int64) {
 	defer t.mu.Unlock()
 	if !t.same(nodes) {
 		t.nodes, t.gens, t.digits = t.nodes[:0], t.gens[:0], t.digits[:0]
+		cursor := int32(-1)
 		for _, ni := range nodes {
 			t.nodes, t.gens = append(t.nodes, ni), append(t.gens, ni.Generation())
-			p := t.pref[ni.Node()]
+			p := t.prefOf(ni.Node(), &cursor)
 			t.digits = append(t.digits, make([]int64, t.k)...)
 			for x := len(t.digits) - 1; x >= len(t.digits)-t.k; x-- {
 				t.digits[x] = p % digitBase
@@ -96,6 +101,23 @@ func (t *rankTable) digit(nodes []*snapshot.NodeInfo, d int, out []int64) {
 	for j := range nodes {
 		out[j] = t.digits[j*t.k+d]
 	}
+}
+
+// prefOf returns node's preference (0 for a node not ranked); *cursor is
+// the index of the previous node found.
+func (t *rankTable) prefOf(node *v1.Node, cursor *int32) int64 {
+	for i := *cursor + 1; i <= *cursor+4 && int(i) < len(t.order); i++ {
+		if t.order[i] == node {
+			*cursor = i
+			return t.pref[i]
+		}
+	}
+	i, ok := t.pos[node]
+	if !ok {
+		return 0
+	}
+	*cursor = i
+	return t.pref[i]
 }
 
 // same reports whether nodes is the last batch, node state for node state.
@@ -116,9 +138,10 @@ func (t *rankTable) same(nodes []*snapshot.NodeInfo) bool {
 func withRankTieBreak(p *score.Profile, nodes []*v1.Node, seed uint64) (*score.Profile, error) {
 	r := rand.New(rand.NewPCG(seed, 0x71eb))
 	perm := r.Perm(len(nodes))
-	pref := make(map[*v1.Node]int64, len(nodes))
+	t := &rankTable{order: nodes, pref: make([]int64, len(nodes)), pos: make(map[*v1.Node]int32, len(nodes))}
 	for i, n := range nodes {
-		pref[n] = int64(len(nodes) - 1 - perm[i])
+		t.pref[i] = int64(len(nodes) - 1 - perm[i])
+		t.pos[n] = int32(i)
 	}
 	k, scale := 0, int64(1)
 	for scale < int64(len(nodes)) {
@@ -129,7 +152,7 @@ func withRankTieBreak(p *score.Profile, nodes []*v1.Node, seed uint64) (*score.P
 	for _, w := range p.Scorers() {
 		ws = append(ws, score.Weighted{Scorer: w.Scorer, Weight: w.Weight * scale})
 	}
-	t := &rankTable{pref: pref, k: k}
+	t.k = k
 	for d, div := 0, scale/digitBase; d < k; d, div = d+1, div/digitBase {
 		ws = append(ws, score.Weighted{Scorer: &rankDigit{name: fmt.Sprintf("TieBreakRank%d", d), d: d, t: t}, Weight: div})
 	}
