@@ -33,11 +33,15 @@ type NodeInfo struct {
 	allocatable Vector
 	requested   Vector
 	nonZero     Vector // only CPU and Memory are used
-	pods        []*PodInfo
-	podHashes   []uint64   // podHashes[i] is pods[i].keyHash: a contiguous scan for HasPod
-	usedPorts   []HostPort // multiset: one entry per pod port
-	images      map[string]int64
-	generation  int64
+	// podBloom has two bits set per pod (from its key hash): a key whose
+	// bits are not both set is not on the node, and HasPod returns
+	// without reading podHashes (a cache miss on a cold node).
+	podBloom   [2]uint64
+	pods       []*PodInfo
+	podHashes  []uint64   // podHashes[i] is pods[i].keyHash: a contiguous scan for HasPod
+	usedPorts  []HostPort // multiset: one entry per pod port
+	images     map[string]int64
+	generation int64
 	// reqFrac is float64(requested)/float64(allocatable) for CPU and
 	// Memory, capped at 1 (0 when allocatable <= 0): refreshed on every
 	// change so BalancedAllocation's pod-independent half costs no division.
@@ -47,6 +51,24 @@ type NodeInfo struct {
 	// Copied from the node so filters need not dereference it.
 	taints        []v1.Taint
 	unschedulable bool
+	_             [48]byte // to 512 bytes, a multiple of 64 (TestNodeInfoLayout)
+}
+
+// bloomBits returns the podBloom word and bit mask of a key hash's two
+// bits.
+func bloomBits(h uint64) (w0, b0, w1, b1 uint64) {
+	return (h >> 6) & 1, 1 << (h & 63), (h >> 13) & 1, 1 << ((h >> 7) & 63)
+}
+
+func (n *NodeInfo) bloomAdd(h uint64) {
+	w0, b0, w1, b1 := bloomBits(h)
+	n.podBloom[w0] |= b0
+	n.podBloom[w1] |= b1
+}
+
+func (n *NodeInfo) bloomMayHave(h uint64) bool {
+	w0, b0, w1, b1 := bloomBits(h)
+	return n.podBloom[w0]&b0 != 0 && n.podBloom[w1]&b1 != 0
 }
 
 // newNodeInfo parses node. Errors name the node and field.
@@ -150,6 +172,7 @@ func (n *NodeInfo) addPod(p *PodInfo) {
 	p = n.chargeDevices(p, 1)
 	n.pods = append(n.pods, p)
 	n.podHashes = append(n.podHashes, p.keyHash)
+	n.bloomAdd(p.keyHash)
 	n.requested.Add(&p.req.Requested)
 	n.nonZero.base[CPU] = SatAdd(n.nonZero.base[CPU], p.req.NonZeroMilliCPU)
 	n.nonZero.base[Memory] = SatAdd(n.nonZero.base[Memory], p.req.NonZeroMemory)
@@ -188,6 +211,10 @@ func (n *NodeInfo) removePod(k PodKey) *PodInfo {
 	n.pods = n.pods[:last]
 	n.podHashes[i] = n.podHashes[last]
 	n.podHashes = n.podHashes[:last]
+	n.podBloom = [2]uint64{}
+	for _, h := range n.podHashes {
+		n.bloomAdd(h)
+	}
 	n.chargeDevices(p, -1)
 	n.requested.Sub(&p.req.Requested)
 	n.nonZero.base[CPU] = SatSub(n.nonZero.base[CPU], p.req.NonZeroMilliCPU)
@@ -208,6 +235,9 @@ func (n *NodeInfo) podIndex(k PodKey) int { return n.podIndexHash(hashKey(k), k)
 
 // podIndexHash is podIndex with the key's hash known (PodInfo.keyHash).
 func (n *NodeInfo) podIndexHash(h uint64, k PodKey) int {
+	if !n.bloomMayHave(h) {
+		return -1
+	}
 	for i, ph := range n.podHashes {
 		if ph == h && n.pods[i].key == k {
 			return i
