@@ -101,7 +101,7 @@ func balancedScore(with, without int64) int64 {
 func (p *balancedPod) Score(nodes []*snapshot.NodeInfo, out []int64) {
 	out = out[:len(nodes)]
 	if p.fast {
-		cpuMemKernel(nodes, nil, p, nil, out, 0, 0, nil)
+		cpuMemKernel(nodes, nil, p, nil, out)
 		return
 	}
 	for i, n := range nodes {

@@ -80,7 +80,7 @@ type leastPod struct {
 func (p *leastPod) Score(nodes []*snapshot.NodeInfo, out []int64) {
 	out = out[:len(nodes)]
 	if p.fast {
-		cpuMemKernel(nodes, p, nil, out, nil, 0, 0, nil)
+		cpuMemKernel(nodes, p, nil, out, nil)
 		return
 	}
 	for i, n := range nodes {

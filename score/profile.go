@@ -191,7 +191,7 @@ func (p *Profile) Score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapsho
 		chunk := nodes[start:end]
 		buf := r.buf[:end-start]
 		if fused {
-			cpuMemKernel(chunk, pair.least, pair.balanced, nil, nil, p.entries[pair.la].Weight, p.entries[pair.ba].Weight, tot[start:end])
+			cpuMemTotals(chunk, pair.least, pair.balanced, p.entries[pair.la].Weight, p.entries[pair.ba].Weight, tot[start:end])
 		}
 		for _, i := range r.plain {
 			if fused && (i == pair.la || i == pair.ba) {
