@@ -3,6 +3,7 @@ package snapshot
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
@@ -25,6 +26,8 @@ type NodeInfo struct {
 	// cm comes first so that it fills one cache line (NodeInfo's size is
 	// a multiple of 64 bytes, see TestNodeInfoLayout).
 	cm CPUMemory
+	// fb fills the second cache line: what the built-in filters read.
+	fb FilterBlock
 
 	owner uint64 // copy-on-write token of the layer allowed to mutate it
 
@@ -42,16 +45,11 @@ type NodeInfo struct {
 	usedPorts  []HostPort // multiset: one entry per pod port
 	images     map[string]int64
 	generation int64
-	// reqFrac is float64(requested)/float64(allocatable) for CPU and
-	// Memory, capped at 1 (0 when allocatable <= 0): refreshed on every
-	// change so BalancedAllocation's pod-independent half costs no division.
-	reqFrac    [2]float64
 	devices    []gpushare.Device // GPUs, free milli-GPU per device
 	classCount []int32           // GPU pods per gpushare.Class
 	// Copied from the node so filters need not dereference it.
-	taints        []v1.Taint
-	unschedulable bool
-	_             [48]byte // to 512 bytes, a multiple of 64 (TestNodeInfoLayout)
+	taints []v1.Taint
+	_      [8]byte // to 512 bytes, a multiple of 64 (TestNodeInfoLayout)
 }
 
 // bloomBits returns the podBloom word and bit mask of a key hash's two
@@ -117,7 +115,18 @@ func (n *NodeInfo) setNode(node *v1.Node) error {
 		n.name = strings.Clone(node.Name)
 	}
 	n.taints = node.Spec.Taints
-	n.unschedulable = node.Spec.Unschedulable
+	n.fb.Unschedulable = node.Spec.Unschedulable
+	n.fb.NoScheduleTaints = false
+	for i := range n.taints {
+		if e := n.taints[i].Effect; e == v1.TaintEffectNoSchedule || e == v1.TaintEffectNoExecute {
+			n.fb.NoScheduleTaints = true
+			break
+		}
+	}
+	n.fb.GPUModel = 0
+	if len(devices) > 0 {
+		n.fb.GPUModel = registerGPUModel(devices[0].Model)
+	}
 	n.allocatable = alloc
 	n.images = images
 	n.devices = devices
@@ -180,7 +189,8 @@ func (n *NodeInfo) addPod(p *PodInfo) {
 	n.touch()
 }
 
-// touch records a change: a new generation and a fresh [CPUMemory].
+// touch records a change: a new generation and a fresh [CPUMemory] and
+// [FilterBlock] (whose node-level flags setNode sets).
 func (n *NodeInfo) touch() {
 	n.generation = nextGeneration()
 	for i, r := range [2]ResourceID{CPU, Memory} {
@@ -188,6 +198,25 @@ func (n *NodeInfo) touch() {
 		n.cm.Requested[i] = n.requested.base[r]
 		n.cm.NonZeroRequested[i] = n.nonZero.base[r]
 		n.cm.RequestedFraction[i] = cappedFraction(n.requested.base[r], n.allocatable.base[r])
+	}
+	fb := &n.fb
+	fb.AllowedPods = n.allocatable.base[Pods]
+	fb.NumPods = int32(min(len(n.pods), 1<<31-1))
+	for i := range InlineScalars {
+		r := Pods + 1 + ResourceID(i)
+		fb.ScalarAllocatable[i] = n.allocatable.Get(r)
+		fb.ScalarRequested[i] = n.requested.Get(r)
+	}
+	fb.NumDevices = uint8(len(n.devices))
+	fb.GPUFree = [len(fb.GPUFree)]uint16{}
+	for _, d := range n.devices {
+		// Insert into the descending top list.
+		f := uint16(min(max(d.FreeMilliGPU, 0), 1<<16-1))
+		for j := range fb.GPUFree {
+			if f > fb.GPUFree[j] {
+				f, fb.GPUFree[j] = fb.GPUFree[j], f
+			}
+		}
 	}
 }
 
@@ -288,6 +317,96 @@ type CPUMemory struct {
 // allocation.
 func (n *NodeInfo) CPUMemory() *CPUMemory { return &n.cm }
 
+// InlineScalars is the number of scalar resources whose amounts
+// [FilterBlock] repeats: the ResourceIDs Pods+1 .. Pods+InlineScalars,
+// the first scalar resources the process interned (normally those of the
+// first node parsed, e.g. nvidia.com/gpu or alibabacloud.com/gpu-milli).
+const InlineScalars = 2
+
+// FilterBlock is the per-node figures the built-in filters read, in the
+// 64-byte block right after [CPUMemory] (the node's second cache line),
+// so that filtering a node that passes touches two cache lines: pod
+// counts, the first [InlineScalars] scalar resources, a summary of the
+// GPU devices, and the unschedulable and taint flags. It repeats what the
+// other accessors hold and is refreshed on every change.
+type FilterBlock struct {
+	// AllowedPods is Allocatable().AllowedPodNumber().
+	AllowedPods int64
+	// ScalarAllocatable[i] and ScalarRequested[i] are Allocatable and
+	// Requested of ResourceID Pods+1+i, in the resource's unit.
+	ScalarAllocatable, ScalarRequested [InlineScalars]int64
+	// NumPods is NumPods().
+	NumPods int32
+	// GPUModel identifies the model of the node's devices (all devices of
+	// a node have one model): [GPUModelID] of its name; 0 when the node
+	// has no devices.
+	GPUModel int32
+	// GPUFree holds the free milli-GPU of the node's freest devices (up to
+	// len(GPUFree) of them), in descending order, each clamped to
+	// [0, 65535], zero-filled; with a request m in [1, 65535] milli-GPU,
+	// GPUFree[k-1] >= m says that at least k devices have m free.
+	GPUFree [4]uint16
+	// NumDevices is len(Devices()).
+	NumDevices uint8
+	// Unschedulable is Unschedulable().
+	Unschedulable bool
+	// NoScheduleTaints reports a NoSchedule or NoExecute taint among
+	// Taints() (the only effects filters check).
+	NoScheduleTaints bool
+	_                [5]byte
+}
+
+// FilterBlock returns the node's [FilterBlock]. Read-only; O(1), no
+// allocation.
+func (n *NodeInfo) FilterBlock() *FilterBlock { return &n.fb }
+
+// gpuModels numbers the GPU model names of the nodes parsed so far (from
+// 1; "" is 0), process-wide like the resource names. Readers load the
+// map without locking; a new name copies it.
+var gpuModels struct {
+	mu  sync.Mutex
+	ids atomic.Pointer[map[string]int32]
+}
+
+func registerGPUModel(name string) int32 {
+	if name == "" {
+		return 0
+	}
+	if id, ok := GPUModelID(name); ok {
+		return id
+	}
+	gpuModels.mu.Lock()
+	defer gpuModels.mu.Unlock()
+	var old map[string]int32
+	if p := gpuModels.ids.Load(); p != nil {
+		old = *p
+	}
+	if id, ok := old[name]; ok {
+		return id
+	}
+	m := make(map[string]int32, len(old)+1)
+	for k, v := range old {
+		m[k] = v
+	}
+	id := int32(len(old) + 1)
+	m[strings.Clone(name)] = id
+	gpuModels.ids.Store(&m)
+	return id
+}
+
+// GPUModelID returns the [FilterBlock.GPUModel] of the GPU model name and
+// whether a node with that model has been parsed in this process (no node
+// has a model that was never registered). O(1), no allocation, safe for
+// concurrent use.
+func GPUModelID(name string) (int32, bool) {
+	p := gpuModels.ids.Load()
+	if p == nil || name == "" {
+		return 0, false
+	}
+	id, ok := (*p)[name]
+	return id, ok
+}
+
 // Free returns Allocatable minus Requested for r, never below 0.
 func (n *NodeInfo) Free(r ResourceID) int64 {
 	return max(0, SatSub(n.allocatable.Get(r), n.requested.Get(r)))
@@ -332,7 +451,7 @@ func (n *NodeInfo) NumImages() int { return len(n.images) }
 func (n *NodeInfo) Taints() []v1.Taint { return n.taints }
 
 // Unschedulable returns node.spec.unschedulable.
-func (n *NodeInfo) Unschedulable() bool { return n.unschedulable }
+func (n *NodeInfo) Unschedulable() bool { return n.fb.Unschedulable }
 
 // Generation increases (process-wide) every time the node or its pods
 // change.
