@@ -159,6 +159,7 @@ func BenchmarkCycle(b *testing.B) {
 					s.pfs, s.pfNames = append(s.pfs, res.Filter), append(s.pfNames, f.Name())
 				}
 			}
+			s.fuse() // as SchedulePod does
 			var wk worker
 			b.ReportAllocs()
 			c0 := cpuTime()

@@ -151,7 +151,8 @@ type Scheduler struct {
 
 	// per-cycle scratch
 	pfs      []PodFilter
-	pfNames  []string
+	pfNames  []string // "" for a fusedFilter (see fuse)
+	fused    []fusedFilter
 	cands    []*snapshot.NodeInfo
 	feasible []*snapshot.NodeInfo
 	totals   []int64
@@ -217,7 +218,7 @@ func (s *Scheduler) SchedulePod(cluster score.Cluster, pod *snapshot.PodInfo) (D
 
 	// PreFilter: prepare every filter once, intersect candidate names.
 	s.pfs, s.pfNames = s.pfs[:0], s.pfNames[:0]
-	defer func() { clear(s.pfs) }() // drop per-pod state
+	defer func() { clear(s.pfs); clear(s.fused) }() // drop per-pod state
 	var names map[string]struct{}
 	var narrowing []string
 	for _, f := range s.filters {
@@ -247,6 +248,7 @@ func (s *Scheduler) SchedulePod(cluster score.Cluster, pod *snapshot.PodInfo) (D
 			s.pfNames = append(s.pfNames, f.Name())
 		}
 	}
+	s.fuse()
 
 	// Candidates: every node, or the named ones that exist, in name order.
 	numCand := numAll
@@ -495,9 +497,13 @@ func (s *Scheduler) filterNode(ni *snapshot.NodeInfo, wk *worker) bool {
 	for j, f := range s.pfs {
 		wk.reasons = f.Filter(ni, wk.reasons)
 		if len(wk.reasons) > n0 {
+			_, fused := f.(*fusedFilter) // labels its reasons itself
 			name := s.pfNames[j]
 			for k := n0; k < len(wk.reasons); k++ {
-				wk.reasons[k].Plugin, wk.reasons[k].Node = name, ni.Name()
+				if !fused {
+					wk.reasons[k].Plugin = name
+				}
+				wk.reasons[k].Node = ni.Name()
 			}
 			return false
 		}

@@ -106,17 +106,26 @@ func (f *NodeResourcesFit) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, er
 	return PreFilterResult{Filter: c}, nil
 }
 
-// Filter checks one node; O(requested resources), allocates nothing.
+// Filter checks one node; O(requested resources), allocates nothing. It
+// reads the node's CPUMemory and FilterBlock (two cache lines); only
+// ephemeral storage and scalar resources beyond the FilterBlock's
+// inline ones read the vectors.
 func (c *fitFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
-	alloc, used := ni.Allocatable(), ni.Requested()
-	if pods, allowed := int64(ni.NumPods()), alloc.AllowedPodNumber(); pods+1 > allowed {
+	cm, fb := ni.CPUMemory(), ni.FilterBlock()
+	if pods, allowed := int64(fb.NumPods), fb.AllowedPods; pods+1 > allowed {
 		reasons = append(reasons, Reason{Code: CodeTooManyPods, Resource: snapshot.Pods, Requested: 1, Used: pods, Capacity: allowed})
 	}
-	reasons = checkResource(reasons, snapshot.CPU, c.cpu, alloc.MilliCPU(), used.MilliCPU())
-	reasons = checkResource(reasons, snapshot.Memory, c.memory, alloc.Memory(), used.Memory())
-	reasons = checkResource(reasons, snapshot.EphemeralStorage, c.ephemeral, alloc.EphemeralStorage(), used.EphemeralStorage())
+	reasons = checkResource(reasons, snapshot.CPU, c.cpu, cm.Allocatable[0], cm.Requested[0])
+	reasons = checkResource(reasons, snapshot.Memory, c.memory, cm.Allocatable[1], cm.Requested[1])
+	if c.ephemeral > 0 {
+		reasons = checkResource(reasons, snapshot.EphemeralStorage, c.ephemeral, ni.Allocatable().EphemeralStorage(), ni.Requested().EphemeralStorage())
+	}
 	for _, s := range c.scalars {
-		reasons = checkResource(reasons, s.id, s.amount, alloc.Get(s.id), used.Get(s.id))
+		if i := int(s.id - snapshot.Pods - 1); i < snapshot.InlineScalars {
+			reasons = checkResource(reasons, s.id, s.amount, fb.ScalarAllocatable[i], fb.ScalarRequested[i])
+		} else {
+			reasons = checkResource(reasons, s.id, s.amount, ni.Allocatable().Get(s.id), ni.Requested().Get(s.id))
+		}
 	}
 	return reasons
 }

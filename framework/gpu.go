@@ -2,6 +2,7 @@ package framework
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/score"
@@ -30,26 +31,60 @@ var _ Filter = GPUDevices{}
 // Name returns GPUDevicesName.
 func (GPUDevices) Name() string { return GPUDevicesName }
 
-// PreFilter skips pods that ask for no device.
+// PreFilter skips pods that ask for no device and looks the pod's models
+// up once ([snapshot.GPUModelID]).
 func (GPUDevices) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
 	g := pod.GPU()
 	if g.Count == 0 {
 		return PreFilterResult{}, nil
 	}
-	return PreFilterResult{Filter: &gpuFilter{t: pod.Task()}}, nil
-}
-
-type gpuFilter struct{ t gpushare.Task }
-
-func (f *gpuFilter) Filter(node *snapshot.NodeInfo, reasons []Reason) []Reason {
-	usable, anyModel := 0, false
-	for _, d := range node.Devices() {
-		if !f.t.Allows(d.Model) {
+	f := &gpuFilter{t: pod.Task()}
+	for _, m := range f.t.Models {
+		if m == "" {
 			continue
 		}
+		f.constrained = true
+		// A model no node has matches nothing: leave it out.
+		if id, ok := snapshot.GPUModelID(m); ok {
+			f.models = append(f.models, id)
+		}
+	}
+	return PreFilterResult{Filter: f}, nil
+}
+
+type gpuFilter struct {
+	t gpushare.Task
+	// constrained: the pod names at least one model; models are the ids
+	// of those some node has (gpushare.Task.Allows by id: every device of
+	// a node has the node's one model).
+	constrained bool
+	models      []int32
+}
+
+// Filter checks one node. It reads the node's FilterBlock only, unless
+// the pod needs more devices than the block summarises.
+func (f *gpuFilter) Filter(node *snapshot.NodeInfo, reasons []Reason) []Reason {
+	fb := node.FilterBlock()
+	numDevs := int(fb.NumDevices)
+	usable, anyModel := 0, false
+	if numDevs > 0 && (!f.constrained || slices.Contains(f.models, fb.GPUModel)) {
 		anyModel = true
-		if d.FreeMilliGPU >= f.t.MilliGPU {
-			usable++
+		if k := f.t.GPUCount; k <= len(fb.GPUFree) && f.t.MilliGPU <= 1<<16-1 {
+			if int64(fb.GPUFree[k-1]) >= f.t.MilliGPU {
+				return reasons
+			}
+			// Fewer than k usable devices, all among the freest.
+			for _, free := range fb.GPUFree[:k-1] {
+				if int64(free) >= f.t.MilliGPU {
+					usable++
+				}
+			}
+		} else {
+			for _, d := range node.Devices() {
+				if d.FreeMilliGPU >= f.t.MilliGPU {
+					usable++
+				}
+			}
 		}
 	}
 	if usable >= f.t.GPUCount {
@@ -60,8 +95,8 @@ func (f *gpuFilter) Filter(node *snapshot.NodeInfo, reasons []Reason) []Reason {
 		text = "node(s) had no GPU of an allowed model"
 	}
 	return append(reasons, Reason{Plugin: GPUDevicesName, Node: node.Name(), Code: CodeCustom, Text: text,
-		Requested: int64(f.t.GPUCount), Used: int64(len(node.Devices()) - usable), Capacity: int64(len(node.Devices())),
-		Unresolvable: len(node.Devices()) < f.t.GPUCount})
+		Requested: int64(f.t.GPUCount), Used: int64(numDevs - usable), Capacity: int64(numDevs),
+		Unresolvable: numDevs < f.t.GPUCount})
 }
 
 // chooseDevices picks the devices a GPU pod uses on the chosen node: the

@@ -44,6 +44,9 @@ type taintFilter []v1.Toleration
 
 // Filter checks one node; allocates nothing.
 func (tols taintFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
+	if !ni.FilterBlock().NoScheduleTaints {
+		return reasons // no NoSchedule or NoExecute taint: nothing to check
+	}
 	taints := ni.Taints()
 	for i := range taints {
 		t := &taints[i]
@@ -114,7 +117,7 @@ func (NodeUnschedulable) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, erro
 type unschedulableFilter struct{}
 
 func (unschedulableFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
-	if ni.Unschedulable() {
+	if ni.FilterBlock().Unschedulable {
 		reasons = append(reasons, Reason{Code: CodeNodeUnschedulable, Unresolvable: true})
 	}
 	return reasons
