@@ -10,8 +10,9 @@ import "iter"
 // snapshot's lifetime; a later snapshot keeps it, except that removing a
 // node moves the last node into the removed node's index.
 //
-// Layout: nodes sit in chunks of 64 pointers, so [Snapshot.Node] is two
-// indexed loads and a full scan touches NumNodes()/64 chunk headers. Each
+// Layout: nodes sit in chunks of 64 pointers, 64 chunks to a mid, so
+// [Snapshot.Node] is three indexed loads and a full scan touches
+// NumNodes()/64 chunk headers. Each
 // NodeInfo keeps its cpu, memory, ephemeral-storage and pods amounts inline.
 type Snapshot struct {
 	st state
@@ -52,15 +53,20 @@ func (s *Snapshot) Nodes() iter.Seq2[int, *NodeInfo] {
 			return
 		}
 		i := 0
-		for _, c := range s.st.tree.chunks {
-			for _, ni := range c.nodes {
-				if i == s.st.n {
+		for _, m := range s.st.tree.mids {
+			for _, c := range m.chunks {
+				if c == nil {
 					return
 				}
-				if !yield(i, ni) {
-					return
+				for _, ni := range c.nodes {
+					if i == s.st.n {
+						return
+					}
+					if !yield(i, ni) {
+						return
+					}
+					i++
 				}
-				i++
 			}
 		}
 	}

@@ -7,11 +7,13 @@ import (
 
 // Copy-on-write machinery shared by Snapshot, Fork and Cache.
 //
-// A state is a persistent array of *NodeInfo (a two-level tree of 64-node
-// chunks) plus two overlay maps (node name → index, image name → number of
+// A state is a persistent array of *NodeInfo (a three-level tree: a root
+// slice of mids, each of 64 chunks, each of 64 nodes) plus two overlay maps (node name → index, image name → number of
 // nodes holding it). Every mutable object carries the token of the writer
 // allowed to change it in place; a writer with another token copies the
-// object first (path copying: tree header, one chunk, one NodeInfo). Taking
+// object first (path copying: root, one mid, one chunk, one NodeInfo — at
+// most NumNodes()/4096 + 128 pointers and one NodeInfo, so a change costs
+// the same at 1,000 and at 100,000 nodes). Taking
 // a Snapshot or opening a Fork hands out a fresh token, which freezes every
 // object reachable so far in O(1).
 
@@ -23,6 +25,7 @@ const (
 	chunkShift = 6
 	chunkSize  = 1 << chunkShift
 	chunkMask  = chunkSize - 1
+	midShift   = 2 * chunkShift // nodes per mid: 64 chunks of 64
 )
 
 type chunk struct {
@@ -30,9 +33,16 @@ type chunk struct {
 	nodes [chunkSize]*NodeInfo
 }
 
-type tree struct {
+// mid is the middle level: 64 chunks (4096 nodes); chunks past the last
+// node are nil.
+type mid struct {
 	owner  uint64
-	chunks []*chunk
+	chunks [chunkSize]*chunk
+}
+
+type tree struct {
+	owner uint64
+	mids  []*mid
 }
 
 // ovmap is a map made of an immutable base and a small delta owned by one
@@ -129,11 +139,13 @@ type state struct {
 // cycle then allocates nothing.
 type recycler struct {
 	trees  []*tree
+	mids   []*mid
 	chunks []*chunk
 	nodes  []*NodeInfo
-	marks  [][3]int // per open layer: the log lengths when it opened
+	marks  [][4]int // per open layer: the log lengths when it opened
 
 	spareTrees  []*tree
+	spareMids   []*mid
 	spareChunks []*chunk
 	spareNodes  []*NodeInfo
 }
@@ -142,7 +154,7 @@ func (r *recycler) logging() bool { return r != nil && len(r.marks) > 0 }
 
 // open starts a layer's log.
 func (r *recycler) open() {
-	r.marks = append(r.marks, [3]int{len(r.trees), len(r.chunks), len(r.nodes)})
+	r.marks = append(r.marks, [4]int{len(r.trees), len(r.mids), len(r.chunks), len(r.nodes)})
 }
 
 // revert moves the top layer's copies to the spare lists.
@@ -150,8 +162,9 @@ func (r *recycler) revert() {
 	m := r.marks[len(r.marks)-1]
 	r.marks = r.marks[:len(r.marks)-1]
 	r.spareTrees = moveTail(r.spareTrees, &r.trees, m[0])
-	r.spareChunks = moveTail(r.spareChunks, &r.chunks, m[1])
-	r.spareNodes = moveTail(r.spareNodes, &r.nodes, m[2])
+	r.spareMids = moveTail(r.spareMids, &r.mids, m[1])
+	r.spareChunks = moveTail(r.spareChunks, &r.chunks, m[2])
+	r.spareNodes = moveTail(r.spareNodes, &r.nodes, m[3])
 }
 
 // commit folds the top layer's log into the layer below; at the base,
@@ -166,11 +179,12 @@ func (r *recycler) commit() {
 // forget drops the log without recycling: the copies are shared now.
 func (r *recycler) forget() {
 	clear(r.trees)
+	clear(r.mids)
 	clear(r.chunks)
 	clear(r.nodes)
-	r.trees, r.chunks, r.nodes = r.trees[:0], r.chunks[:0], r.nodes[:0]
+	r.trees, r.mids, r.chunks, r.nodes = r.trees[:0], r.mids[:0], r.chunks[:0], r.nodes[:0]
 	for i := range r.marks {
-		r.marks[i] = [3]int{}
+		r.marks[i] = [4]int{}
 	}
 }
 
@@ -186,6 +200,13 @@ func (r *recycler) newTree() *tree {
 		return &tree{}
 	}
 	return take(&r.spareTrees, &r.trees)
+}
+
+func (r *recycler) newMid() *mid {
+	if !r.logging() {
+		return &mid{}
+	}
+	return take(&r.spareMids, &r.mids)
 }
 
 func (r *recycler) newChunk() *chunk {
@@ -216,7 +237,7 @@ func take[T any](spare, log *[]*T) *T {
 }
 
 func (s *state) node(i int) *NodeInfo {
-	return s.tree.chunks[i>>chunkShift].nodes[i&chunkMask]
+	return s.tree.mids[i>>midShift].chunks[(i>>chunkShift)&chunkMask].nodes[i&chunkMask]
 }
 
 func (s *state) index(name string) (int, bool) {
@@ -233,11 +254,11 @@ func (s *state) ownTree() *tree {
 	}
 	if t.owner != s.tok {
 		nt := s.rec.newTree()
-		old := nt.chunks
+		old := nt.mids
 		nt.owner = s.tok
-		nt.chunks = append(old[:0], t.chunks...)
-		if len(old) > len(t.chunks) {
-			clear(old[len(t.chunks):])
+		nt.mids = append(old[:0], t.mids...)
+		if len(old) > len(t.mids) {
+			clear(old[len(t.mids):])
 		}
 		s.tree = nt
 		t = nt
@@ -245,15 +266,28 @@ func (s *state) ownTree() *tree {
 	return t
 }
 
-func (s *state) ownChunk(ci int) *chunk {
+func (s *state) ownMid(mi int) *mid {
 	t := s.ownTree()
-	c := t.chunks[ci]
+	m := t.mids[mi]
+	if m.owner != s.tok {
+		nm := s.rec.newMid()
+		*nm = *m
+		nm.owner = s.tok
+		m = nm
+		t.mids[mi] = m
+	}
+	return m
+}
+
+func (s *state) ownChunk(ci int) *chunk {
+	m := s.ownMid(ci >> chunkShift)
+	c := m.chunks[ci&chunkMask]
 	if c.owner != s.tok {
 		nc := s.rec.newChunk()
 		*nc = *c
 		nc.owner = s.tok
 		c = nc
-		t.chunks[ci] = c
+		m.chunks[ci&chunkMask] = c
 	}
 	return c
 }
@@ -278,11 +312,14 @@ func (s *state) set(i int, ni *NodeInfo) {
 
 func (s *state) appendNode(ni *NodeInfo) {
 	ni.owner = s.tok
-	t := s.ownTree()
-	if s.n>>chunkShift == len(t.chunks) {
-		t.chunks = append(t.chunks, &chunk{owner: s.tok})
-	}
 	i := s.n
+	t := s.ownTree()
+	if i>>midShift == len(t.mids) {
+		t.mids = append(t.mids, &mid{owner: s.tok})
+	}
+	if m := s.ownMid(i >> midShift); m.chunks[(i>>chunkShift)&chunkMask] == nil {
+		m.chunks[(i>>chunkShift)&chunkMask] = &chunk{owner: s.tok}
+	}
 	s.n++
 	s.set(i, ni)
 	s.names.set(s.tok, ni.name, int32(i))
@@ -300,9 +337,12 @@ func (s *state) removeAt(i int) *NodeInfo {
 	}
 	s.set(last, nil)
 	s.n--
-	if s.n&chunkMask == 0 {
-		t := s.ownTree()
-		t.chunks = t.chunks[:s.n>>chunkShift]
+	if s.n&chunkMask == 0 { // the last chunk is empty: drop it
+		s.ownMid(s.n >> midShift).chunks[(s.n>>chunkShift)&chunkMask] = nil
+		if s.n&(1<<midShift-1) == 0 { // and the last mid too
+			t := s.ownTree()
+			t.mids = t.mids[:s.n>>midShift]
+		}
 	}
 	s.names.del(s.tok, ni.name)
 	s.addImages(ni, -1)
