@@ -23,8 +23,9 @@ import (
 // Every method validates its input first and changes nothing on error.
 // Safe for concurrent use (one mutex). Events cost O(pods on the affected
 // node); [Cache.Snapshot] is O(1) — the copy-on-write work is paid by the
-// first event that touches a node after a snapshot (one NodeInfo, one chunk
-// header, and once per snapshot the chunk index of NumNodes()/64 pointers).
+// first event that touches a node after a snapshot (one NodeInfo, its
+// 64-node chunk and 64-chunk mid, and once per snapshot the root of
+// NumNodes()/4096 pointers).
 type Cache struct {
 	mu     sync.Mutex
 	st     state

@@ -55,9 +55,9 @@
 //
 // Cache.Snapshot, Snapshot.Fork, Fork.Fork, Fork.Revert and Fork.Commit
 // are O(1). The first change to a node after a snapshot or in a fork layer
-// copies that node's NodeInfo (its pod list) and its 64-node chunk, plus
-// once per snapshot or layer the chunk index (NumNodes()/64 pointers); the
-// cost of an update is thus proportional to the nodes changed, not to the
-// cluster. Node look-up by index or name is O(1); iteration allocates
+// copies that node's NodeInfo (its pod list), its 64-node chunk and the
+// chunk's 64-chunk mid, plus once per snapshot or layer the root
+// (NumNodes()/4096 pointers); the cost of an update is thus proportional to
+// the nodes changed, not to the cluster. Node look-up by index or name is O(1); iteration allocates
 // nothing.
 package snapshot

@@ -15,8 +15,8 @@ import (
 // Cost: Fork O(1); Revert O(copies the layer made); Commit O(1) (both
 // cheaper than the O(nodes changed) the cluster-autoscaler contract
 // allows); the first change to a node in a layer copies that node's
-// NodeInfo, its 64-node chunk header and, once per layer, the chunk index
-// (NumNodes()/64 pointers); later changes to the same node in the same
+// NodeInfo, its 64-node chunk, the chunk's 64-chunk mid and, once per
+// layer, the root (NumNodes()/4096 pointers); later changes to the same node in the same
 // layer change it in place. Revert keeps the discarded layer's copies and
 // the next layers copy into them, so a steady Fork → change → Revert loop
 // allocates nothing. Reads have the cost of the same reads on a Snapshot.
