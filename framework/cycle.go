@@ -359,6 +359,11 @@ type worker struct {
 	reasons  []Reason
 	feasible []*snapshot.NodeInfo
 	pos      []int32
+	// scratch takes the reasons of nodes rejected once this worker has
+	// found a feasible node: the cycle then has a feasible node and
+	// never reads reasons, so they are dropped (room for 16, as
+	// PodFilter's contract promises).
+	scratch []Reason
 }
 
 // chunkResult locates one chunk's output in its worker's buffers.
@@ -433,6 +438,7 @@ func (s *Scheduler) filterNodes(cluster score.Cluster, numCand, numToFind int) i
 	defer func() {
 		for i := range s.ws {
 			clear(s.ws[i].feasible)
+			clear(s.ws[i].scratch[:cap(s.ws[i].scratch)])
 		}
 	}()
 	claimed := min(int(s.run.nextChunk.Load()), numChunks)
@@ -491,8 +497,26 @@ func (s *Scheduler) filterChunks(w int, sequential bool) {
 }
 
 // filterNode runs the prepared filters on ni; on the first failure it
-// labels the reasons the filter appended to wk.reasons and reports false.
+// labels the reasons the filter appended to wk.reasons and reports false
+// (once the worker has found a feasible node, it keeps no reasons).
 func (s *Scheduler) filterNode(ni *snapshot.NodeInfo, wk *worker) bool {
+	if len(wk.feasible) > 0 {
+		// The reasons will not be read: no labels (no read of the
+		// node's name), no growth of wk.reasons.
+		if wk.scratch == nil {
+			wk.scratch = make([]Reason, 0, 16)
+		}
+		for _, f := range s.pfs {
+			if ff, ok := f.(*fusedFilter); ok {
+				if !ff.fits(ni) {
+					return false
+				}
+			} else if wk.scratch = f.Filter(ni, wk.scratch[:0]); len(wk.scratch) > 0 {
+				return false
+			}
+		}
+		return true
+	}
 	n0 := len(wk.reasons)
 	for j, f := range s.pfs {
 		wk.reasons = f.Filter(ni, wk.reasons)

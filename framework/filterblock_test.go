@@ -212,6 +212,10 @@ func TestFusedFiltersAgree(t *testing.T) {
 				ok1, ok2 := plain.filterNode(ni, &w1), s.filterNode(ni, &w2)
 				require.Equal(t, ok1, ok2, "seed %d pod %d node %s", seed, i, ni.Name())
 				require.Equal(t, w1.reasons, w2.reasons, "seed %d pod %d node %s", seed, i, ni.Name())
+				// A worker that has found a feasible node drops reasons.
+				w3 := worker{feasible: []*snapshot.NodeInfo{ni}}
+				require.Equal(t, ok1, s.filterNode(ni, &w3), "seed %d pod %d node %s", seed, i, ni.Name())
+				require.Empty(t, w3.reasons)
 			}
 		}
 	}

@@ -130,6 +130,38 @@ func (c *fitFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
 	return reasons
 }
 
+// fitsBlock reports whether the node passes the checks that read only
+// its FilterBlock: the pod count and the inline scalar resources.
+func (c *fitFilter) fitsBlock(fb *snapshot.FilterBlock) bool {
+	if int64(fb.NumPods)+1 > fb.AllowedPods {
+		return false
+	}
+	for _, s := range c.scalars {
+		if i := int(s.id - snapshot.Pods - 1); i < snapshot.InlineScalars && s.amount > snapshot.SatSub(fb.ScalarAllocatable[i], fb.ScalarRequested[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// fitsRest reports whether the node passes the other checks: cpu and
+// memory (CPUMemory), ephemeral storage and scalars past the inline
+// ones (the vectors). fitsBlock && fitsRest is Filter appending nothing.
+func (c *fitFilter) fitsRest(ni *snapshot.NodeInfo) bool {
+	cm := ni.CPUMemory()
+	if (c.cpu > 0 && c.cpu > snapshot.SatSub(cm.Allocatable[0], cm.Requested[0])) ||
+		(c.memory > 0 && c.memory > snapshot.SatSub(cm.Allocatable[1], cm.Requested[1])) ||
+		(c.ephemeral > 0 && c.ephemeral > ni.Free(snapshot.EphemeralStorage)) {
+		return false
+	}
+	for _, s := range c.scalars {
+		if int(s.id-snapshot.Pods-1) >= snapshot.InlineScalars && s.amount > snapshot.SatSub(ni.Allocatable().Get(s.id), ni.Requested().Get(s.id)) {
+			return false
+		}
+	}
+	return true
+}
+
 // isExtendedResourceName is upstream's v1helper.IsExtendedResourceName:
 // a domain-qualified name outside *kubernetes.io/ that stays a qualified
 // name under the "requests." quota prefix. Only extended resources can be

@@ -61,39 +61,60 @@ type gpuFilter struct {
 	models      []int32
 }
 
-// Filter checks one node. It reads the node's FilterBlock only, unless
-// the pod needs more devices than the block summarises.
-func (f *gpuFilter) Filter(node *snapshot.NodeInfo, reasons []Reason) []Reason {
+// allowed reports whether the node's devices are of a model the pod
+// allows (false for a node without devices).
+func (f *gpuFilter) allowed(fb *snapshot.FilterBlock) bool {
+	return fb.NumDevices > 0 && (!f.constrained || slices.Contains(f.models, fb.GPUModel))
+}
+
+// fits reports whether the node has GPUCount devices of an allowed model
+// with MilliGPU free each: from the FilterBlock when the pod needs at most
+// len(GPUFree) devices, else by walking the devices.
+func (f *gpuFilter) fits(node *snapshot.NodeInfo) bool {
 	fb := node.FilterBlock()
-	numDevs := int(fb.NumDevices)
-	usable, anyModel := 0, false
-	if numDevs > 0 && (!f.constrained || slices.Contains(f.models, fb.GPUModel)) {
-		anyModel = true
+	if !f.allowed(fb) {
+		return false
+	}
+	if k := f.t.GPUCount; k <= len(fb.GPUFree) && f.t.MilliGPU <= 1<<16-1 {
+		return int64(fb.GPUFree[k-1]) >= f.t.MilliGPU
+	}
+	return f.usable(node) >= f.t.GPUCount
+}
+
+// usable counts the node's devices with MilliGPU free (all of a model
+// the pod allows, or none).
+func (f *gpuFilter) usable(node *snapshot.NodeInfo) int {
+	n := 0
+	for _, d := range node.Devices() {
+		if d.FreeMilliGPU >= f.t.MilliGPU {
+			n++
+		}
+	}
+	return n
+}
+
+// Filter checks one node. It reads the node's FilterBlock only, unless
+// the pod needs more devices than the block summarises or the node fails.
+func (f *gpuFilter) Filter(node *snapshot.NodeInfo, reasons []Reason) []Reason {
+	if f.fits(node) {
+		return reasons
+	}
+	fb := node.FilterBlock()
+	usable, text := 0, "node(s) had no GPU of an allowed model"
+	if f.allowed(fb) {
+		text = "Insufficient GPU devices"
 		if k := f.t.GPUCount; k <= len(fb.GPUFree) && f.t.MilliGPU <= 1<<16-1 {
-			if int64(fb.GPUFree[k-1]) >= f.t.MilliGPU {
-				return reasons
-			}
-			// Fewer than k usable devices, all among the freest.
+			// Fewer than k devices are usable: all among the freest k-1.
 			for _, free := range fb.GPUFree[:k-1] {
 				if int64(free) >= f.t.MilliGPU {
 					usable++
 				}
 			}
 		} else {
-			for _, d := range node.Devices() {
-				if d.FreeMilliGPU >= f.t.MilliGPU {
-					usable++
-				}
-			}
+			usable = f.usable(node)
 		}
 	}
-	if usable >= f.t.GPUCount {
-		return reasons
-	}
-	text := "Insufficient GPU devices"
-	if !anyModel {
-		text = "node(s) had no GPU of an allowed model"
-	}
+	numDevs := int(fb.NumDevices)
 	return append(reasons, Reason{Plugin: GPUDevicesName, Node: node.Name(), Code: CodeCustom, Text: text,
 		Requested: int64(f.t.GPUCount), Used: int64(numDevs - usable), Capacity: int64(numDevs),
 		Unresolvable: numDevs < f.t.GPUCount})

@@ -44,8 +44,17 @@ type taintFilter []v1.Toleration
 
 // Filter checks one node; allocates nothing.
 func (tols taintFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
+	if t := tols.untolerated(ni); t != nil {
+		return append(reasons, Reason{Code: CodeUntoleratedTaint, Taint: t, Unresolvable: true})
+	}
+	return reasons
+}
+
+// untolerated returns the node's first NoSchedule or NoExecute taint the
+// pod does not tolerate, or nil.
+func (tols taintFilter) untolerated(ni *snapshot.NodeInfo) *v1.Taint {
 	if !ni.FilterBlock().NoScheduleTaints {
-		return reasons // no NoSchedule or NoExecute taint: nothing to check
+		return nil // no NoSchedule or NoExecute taint: nothing to check
 	}
 	taints := ni.Taints()
 	for i := range taints {
@@ -54,10 +63,10 @@ func (tols taintFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason
 			continue
 		}
 		if !tolerates(tols, t) {
-			return append(reasons, Reason{Code: CodeUntoleratedTaint, Taint: t, Unresolvable: true})
+			return t
 		}
 	}
-	return reasons
+	return nil
 }
 
 // toleratesAll reports whether one toleration matches every taint.
