@@ -220,3 +220,43 @@ func TestFusedFiltersAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeSelectorAgainstLabelMap checks spec.nodeSelector by label
+// handles against a plain look-up in the node's label map, on random
+// labels and selectors (missing keys, other values, empty values).
+func TestNodeSelectorAgainstLabelMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	vals := []string{"", "a", "b"}
+	keys := []string{"zone", "rack", "example.com/pool", "kubernetes.io/hostname"}
+	var nodes []*v1.Node
+	for i := range 40 {
+		n := snapshottest.MakeNode(fmt.Sprintf("n%d", i)).Obj()
+		for _, k := range keys[:rng.IntN(len(keys)+1)] {
+			n.Labels[k] = vals[rng.IntN(len(vals))]
+		}
+		nodes = append(nodes, n)
+	}
+	snap := snapshottest.Snapshot(t, nodes)
+	for i := range 200 {
+		sel := map[string]string{}
+		for range 1 + rng.IntN(3) {
+			sel[keys[rng.IntN(len(keys))]] = vals[rng.IntN(len(vals))]
+		}
+		if i%7 == 0 {
+			sel["kubernetes.io/hostname"] = fmt.Sprintf("n%d", rng.IntN(40))
+		}
+		pod := snapshottest.MakePod(fmt.Sprintf("p%d", i)).Obj()
+		pod.Spec.NodeSelector = sel
+		res, err := (&NodeAffinity{}).PreFilter(snapshot.MustPodInfo(pod))
+		require.NoError(t, err)
+		for _, ni := range snap.Nodes() {
+			match := true
+			for k, v := range sel {
+				if got, ok := ni.Node().Labels[k]; !ok || got != v {
+					match = false
+				}
+			}
+			require.Equal(t, match, len(res.Filter.Filter(ni, nil)) == 0, "selector %v node %v", sel, ni.Node().Labels)
+		}
+	}
+}

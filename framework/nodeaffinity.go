@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unique"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -76,18 +77,10 @@ func (f *NodeAffinity) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error)
 		return PreFilterResult{}, nil
 	}
 	c := &affinityFilter{added: f.added}
+	// Any order: a node fails on the first missing label, with one reason.
 	for k, v := range spec.NodeSelector {
-		c.selector = append(c.selector, [2]string{k, v})
+		c.labels = append(c.labels, snapshot.Label{Key: unique.Make(k), Value: unique.Make(v)})
 	}
-	slices.SortFunc(c.selector, func(a, b [2]string) int {
-		if a[0] < b[0] {
-			return -1
-		}
-		if a[0] > b[0] {
-			return 1
-		}
-		return 0
-	})
 	if required != nil {
 		sel, _ := compileNodeSelector(required) // invalid terms match nothing, as upstream's lazy selector
 		c.required = &sel
@@ -148,25 +141,44 @@ func affinityNodeNames(terms []v1.NodeSelectorTerm) (names []string, narrowed bo
 // affinityFilter is NodeAffinity prepared for one pod.
 type affinityFilter struct {
 	added    *nodeSelector
-	selector [][2]string   // spec.nodeSelector, sorted by key
-	required *nodeSelector // nil: no required node affinity
+	selector [][2]string      // spec.nodeSelector, sorted by key
+	labels   []snapshot.Label // selector as handles
+	required *nodeSelector    // nil: no required node affinity
 }
 
-// Filter checks one node; allocates nothing.
+// Filter checks one node; allocates nothing. spec.nodeSelector compares
+// label handles (NodeInfo.Labels) instead of looking the node's label
+// map up.
 func (c *affinityFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
-	node := ni.Node()
-	if c.added != nil && !c.added.matches(node) {
+	if c.added != nil && !c.added.matches(ni.Node()) {
 		return append(reasons, Reason{Code: CodeEnforcedNodeAffinity, Unresolvable: true})
 	}
-	for _, kv := range c.selector {
-		if v, ok := node.Labels[kv[0]]; !ok || v != kv[1] {
-			return append(reasons, Reason{Code: CodeNodeAffinity, Unresolvable: true})
-		}
+	if len(c.labels) > 0 && !hasLabels(ni.Labels(), c.labels) {
+		return append(reasons, Reason{Code: CodeNodeAffinity, Unresolvable: true})
 	}
-	if c.required != nil && !c.required.matches(node) {
+	if c.required != nil && !c.required.matches(ni.Node()) {
 		return append(reasons, Reason{Code: CodeNodeAffinity, Unresolvable: true})
 	}
 	return reasons
+}
+
+// hasLabels reports whether every label of want is among have (a node's
+// labels: one value per key); O(len(want) × len(have)) pointer
+// comparisons.
+func hasLabels(have, want []snapshot.Label) bool {
+	for _, w := range want {
+		found := false
+		for _, h := range have {
+			if h.Key == w.Key {
+				found = h.Value == w.Value
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 // nodeSelector is a compiled v1.NodeSelector: terms are ORed; no terms

@@ -42,6 +42,7 @@ func wantFilterBlock(t *testing.T, ni *snapshot.NodeInfo) snapshot.FilterBlock {
 		fb.GPUFree[i] = uint16(free[i])
 	}
 	fb.NumDevices = uint8(len(ni.Devices()))
+	fb.NumLabels = uint32(len(ni.Node().Labels))
 	fb.Unschedulable = ni.Unschedulable()
 	for _, tn := range ni.Taints() {
 		if tn.Effect == v1.TaintEffectNoSchedule || tn.Effect == v1.TaintEffectNoExecute {
@@ -56,6 +57,20 @@ func checkFilterBlocks(t *testing.T, f *snapshot.Fork, step int) {
 	for i := range f.NumNodes() {
 		ni := f.Node(i)
 		require.Equal(t, wantFilterBlock(t, ni), *ni.FilterBlock(), "step %d node %s", step, ni.Name())
+		// Labels are the node's, as handles, sorted by key.
+		var keys []string
+		for k := range ni.Node().Labels {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		var want, got [][2]string
+		for _, k := range keys {
+			want = append(want, [2]string{k, ni.Node().Labels[k]})
+		}
+		for _, l := range ni.Labels() {
+			got = append(got, [2]string{l.Key.Value(), l.Value.Value()})
+		}
+		require.Equal(t, want, got, "step %d node %s", step, ni.Name())
 	}
 }
 
@@ -69,8 +84,18 @@ func filterBlockNode(rng *rand.Rand, name string) *v1.Node {
 		res = append(res, "alibabacloud.com/gpu-count", fmt.Sprint(gpus), "alibabacloud.com/gpu-milli", fmt.Sprint(gpus*(500+rng.IntN(2)*500)))
 	}
 	n := st.MakeNode(name).Capacity(res...).Obj()
+	n.Labels = nil
+	for _, k := range []string{"zone", "rack", "kubernetes.io/hostname"}[:rng.IntN(4)] {
+		if n.Labels == nil {
+			n.Labels = map[string]string{}
+		}
+		n.Labels[k] = fmt.Sprint(k, rng.IntN(3))
+	}
 	if model := []string{"", "A10", "V100M16", "T4"}[rng.IntN(4)]; gpus > 0 && model != "" {
-		n.Labels = map[string]string{snapshot.LabelGPUModel: model}
+		if n.Labels == nil {
+			n.Labels = map[string]string{}
+		}
+		n.Labels[snapshot.LabelGPUModel] = model
 	}
 	effects := []v1.TaintEffect{"", v1.TaintEffectPreferNoSchedule, v1.TaintEffectNoSchedule, v1.TaintEffectNoExecute}
 	if e := effects[rng.IntN(len(effects))]; e != "" {

@@ -2,9 +2,12 @@ package snapshot
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unique"
+	"unsafe"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -49,7 +52,9 @@ type NodeInfo struct {
 	classCount []int32           // GPU pods per gpushare.Class
 	// Copied from the node so filters need not dereference it.
 	taints []v1.Taint
-	_      [8]byte // to 512 bytes, a multiple of 64 (TestNodeInfoLayout)
+	// labels points to the first of fb.NumLabels labels (see Labels): a
+	// slice header would not fit in 512 bytes.
+	labels *Label
 }
 
 // bloomBits returns the podBloom word and bit mask of a key hash's two
@@ -122,6 +127,15 @@ func (n *NodeInfo) setNode(node *v1.Node) error {
 			n.fb.NoScheduleTaints = true
 			break
 		}
+	}
+	n.labels, n.fb.NumLabels = nil, 0
+	if len(node.Labels) > 0 {
+		labels := make([]Label, 0, len(node.Labels))
+		for k, v := range node.Labels {
+			labels = append(labels, Label{unique.Make(k), unique.Make(v)})
+		}
+		slices.SortFunc(labels, func(a, b Label) int { return strings.Compare(a.Key.Value(), b.Key.Value()) })
+		n.labels, n.fb.NumLabels = &labels[0], uint32(len(labels))
 	}
 	n.fb.GPUModel = 0
 	if len(devices) > 0 {
@@ -353,7 +367,9 @@ type FilterBlock struct {
 	// NoScheduleTaints reports a NoSchedule or NoExecute taint among
 	// Taints() (the only effects filters check).
 	NoScheduleTaints bool
-	_                [5]byte
+	_                byte
+	// NumLabels is len(Labels()).
+	NumLabels uint32
 }
 
 // FilterBlock returns the node's [FilterBlock]. Read-only; O(1), no
@@ -446,6 +462,22 @@ func (n *NodeInfo) ImageSize(name string) (int64, bool) {
 
 // NumImages is the number of distinct image names on the node.
 func (n *NodeInfo) NumImages() int { return len(n.images) }
+
+// Label is one node label as canonical handles (package unique): two
+// labels, keys or values are equal exactly when their handles are, which
+// compares pointers without reading the strings.
+type Label struct{ Key, Value unique.Handle[string] }
+
+// Labels returns node.metadata.labels as handles, sorted by key: a
+// contiguous array to scan instead of the label map (whose look-up reads
+// the map's groups and the strings, several cache misses on a cold node).
+// Read-only; O(1), no allocation.
+func (n *NodeInfo) Labels() []Label {
+	if n.labels == nil {
+		return nil
+	}
+	return unsafe.Slice(n.labels, n.fb.NumLabels)
+}
 
 // Taints returns node.spec.taints. Read-only.
 func (n *NodeInfo) Taints() []v1.Taint { return n.taints }
