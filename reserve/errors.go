@@ -9,8 +9,9 @@ var (
 	// ErrInvalid: bad input — a nil pod or node, an empty name, a negative
 	// quantity, a malformed selector, a pod listed twice in a gang.
 	ErrInvalid = errors.New("reserve: invalid argument")
-	// ErrNodeNotFound: Reserve or AddReservation names a node the informer
-	// has not reported (or has removed).
+	// ErrNodeNotFound: Reserve, AddReservation or RemoveNode names a node
+	// the informer has not reported (or has removed). Such errors also wrap
+	// snapshot.ErrNodeNotFound, so one check serves a Cache and a Ledger.
 	ErrNodeNotFound = errors.New("reserve: node not found")
 	// ErrConflict: the pod is already held or bound on another node.
 	ErrConflict = errors.New("reserve: pod held or bound on another node")

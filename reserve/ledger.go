@@ -205,7 +205,7 @@ func (l *Ledger) AddPod(pod *v1.Pod) error {
 	}
 	pi, err := snapshot.NewPodInfo(pod)
 	if err != nil {
-		return err
+		return fmt.Errorf("AddPod: %w: %w", ErrInvalid, err)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -326,7 +326,7 @@ func (l *Ledger) Fits(pod *snapshot.PodInfo, nodeName string) ([]Insufficient, e
 	defer l.mu.Unlock()
 	ni, ok := l.nodeIndex(nodeName)
 	if !ok || !l.nodes[ni].present {
-		return nil, fmt.Errorf("pod %s: node %q: %w", pod.Key(), nodeName, ErrNodeNotFound)
+		return nil, fmt.Errorf("pod %s: node %q: %w: %w", pod.Key(), nodeName, ErrNodeNotFound, snapshot.ErrNodeNotFound)
 	}
 	n := &l.nodes[ni]
 	if len(n.res) > 0 {
@@ -712,7 +712,7 @@ func (l *Ledger) plan(pod *snapshot.PodInfo, nodeName string, p *plan) ([]Insuff
 	}
 	ni, ok := l.nodeIndex(nodeName)
 	if !ok || !l.nodes[ni].present {
-		return nil, fmt.Errorf("pod %s: node %q: %w", k, nodeName, ErrNodeNotFound)
+		return nil, fmt.Errorf("pod %s: node %q: %w: %w", k, nodeName, ErrNodeNotFound, snapshot.ErrNodeNotFound)
 	}
 	n := &l.nodes[ni]
 	var drawn *snapshot.Vector

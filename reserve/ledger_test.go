@@ -479,3 +479,23 @@ func TestReserveUnreserveAllocs(t *testing.T) {
 	})
 	assert.Zero(t, allocs, "Reserve+Confirm+Unreserve allocations")
 }
+
+// Every ledger error wraps a reserve sentinel: a pod whose requests do not
+// parse is ErrInvalid (and still names the field), and an unknown node is
+// ErrNodeNotFound and snapshot.ErrNodeNotFound alike, as in RemoveNode.
+func TestErrorSentinels(t *testing.T) {
+	l := reserve.New()
+	require.NoError(t, l.AddNode(st.MakeNode("a").Capacity("cpu", "4", "memory", "8Gi", "pods", "10").Obj()))
+	err := l.AddPod(st.MakePod("neg").Req("cpu", "-1").Node("a").Obj())
+	require.ErrorIs(t, err, reserve.ErrInvalid)
+	require.ErrorIs(t, err, snapshot.ErrNegativeQuantity)
+	require.ErrorContains(t, err, "requests[cpu]")
+	require.ErrorIs(t, l.UpdatePod(st.MakePod("").Node("a").Obj()), reserve.ErrInvalid)
+
+	pi := snapshot.MustPodInfo(st.MakePod("p").Req("cpu", "1").Obj())
+	_, err = l.Reserve(pi, "nosuch")
+	require.ErrorIs(t, err, reserve.ErrNodeNotFound)
+	require.ErrorIs(t, err, snapshot.ErrNodeNotFound)
+	require.ErrorIs(t, l.RemoveNode("nosuch"), snapshot.ErrNodeNotFound)
+	require.Empty(t, l.Nodes()[1:], "nothing added")
+}

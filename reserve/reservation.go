@@ -254,7 +254,7 @@ func (l *Ledger) AddReservation(r Reservation) ([]Insufficient, error) {
 	}
 	ni, ok := l.nodeIndex(r.Node)
 	if !ok || !l.nodes[ni].present {
-		return nil, fmt.Errorf("reservation %s: node %q: %w", r.Name, r.Node, ErrNodeNotFound)
+		return nil, fmt.Errorf("reservation %s: node %q: %w: %w", r.Name, r.Node, ErrNodeNotFound, snapshot.ErrNodeNotFound)
 	}
 	if reasons := l.nodes[ni].fit(&res.cap, nil, nil); reasons != nil {
 		return reasons, nil

@@ -125,7 +125,9 @@ func (p *Profile) prepare(pod *snapshot.PodInfo, cluster Cluster, ps []PodScorer
 // totals[i] is the total of nodes[i]; totals[:len(nodes)] is overwritten,
 // and len(totals) must be at least len(nodes) (Score panics otherwise, like
 // an index out of range). nodes are the candidates (upstream: the nodes
-// that passed filtering); cluster is the whole cluster (see [Cluster]).
+// that passed filtering); cluster is the whole cluster (see [Cluster]); it
+// may be nil, and scorers that consult it (ImageLocality's image spread)
+// then see a cluster with no images.
 //
 // It fails, leaving totals unspecified, if a scorer's Prepare or Normalize
 // fails, or a final score is outside [MinScore, MaxScore] (an error
@@ -282,8 +284,16 @@ type Explanation struct {
 // go there?", not for the hot path: O(scorers × len(nodes)) and it
 // allocates.
 func (p *Profile) Explain(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapshot.NodeInfo, node int) (*Explanation, error) {
+	if pod == nil {
+		return nil, fmt.Errorf("score: Profile.Explain: pod is nil: %w", ErrInvalidPod)
+	}
 	if node < 0 || node >= len(nodes) {
 		return nil, fmt.Errorf("score: Explain: node index %d out of range [0, %d)", node, len(nodes))
+	}
+	for i, ni := range nodes {
+		if ni == nil {
+			return nil, fmt.Errorf("score: Profile.Explain: pod %s: nodes[%d] is nil: %w", pod.Key(), i, ErrInvalidConfig)
+		}
 	}
 	ps := make([]PodScorer, len(p.entries))
 	if err := p.prepare(pod, cluster, ps); err != nil {

@@ -222,3 +222,13 @@ func TestProfileConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// Explain with a nil pod or a nil candidate is an error, as Score's.
+func TestExplainNilArguments(t *testing.T) {
+	snap, nodes := cluster(t, []*v1.Node{imageNode("n", image{400 * mb, []string{"a:latest"}})})
+	_, err := score.DefaultProfile().Explain(nil, snap, nodes, 0)
+	require.ErrorIs(t, err, score.ErrInvalidPod)
+	pod := podInfo(t, imagePod([]string{"a"}, nil))
+	_, err = score.DefaultProfile().Explain(pod, snap, []*snapshot.NodeInfo{nodes[0], nil}, 0)
+	require.ErrorIs(t, err, score.ErrInvalidConfig)
+}

@@ -130,6 +130,9 @@ func (c *Cache) UpdatePod(pod *v1.Pod) error { return c.AddPod(pod) }
 
 // AddPodInfo is AddPod with a pre-parsed pod.
 func (c *Cache) AddPodInfo(pi *PodInfo) error {
+	if pi == nil {
+		return fmt.Errorf("pod is nil: %w", ErrInvalidObject)
+	}
 	nodeName := pi.pod.Spec.NodeName
 	if nodeName == "" {
 		return fmt.Errorf("pod %s: spec.nodeName is empty (the cache holds bound pods only): %w", pi.key, ErrInvalidObject)

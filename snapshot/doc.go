@@ -14,7 +14,7 @@
 //	_ = c.AddNode(node)          // errors name the object and field
 //	_ = c.AddPod(boundPod)       // spec.nodeName set
 //	snap := c.Snapshot()         // O(1), immutable
-//	for i, ni := range snap.Nodes() {
+//	for _, ni := range snap.Nodes() {
 //		_ = ni.Free(snapshot.CPU) // milli-CPU, never negative
 //	}
 //

@@ -141,7 +141,10 @@ func (f *Fork) AddNodeInfo(node *v1.Node, pods ...*PodInfo) error {
 	if _, ok := f.cur.index(node.Name); ok {
 		return fmt.Errorf("node %q: %w", node.Name, ErrNodeExists)
 	}
-	for _, p := range pods {
+	for i, p := range pods {
+		if p == nil {
+			return fmt.Errorf("node %s: pods[%d] is nil: %w", node.Name, i, ErrInvalidObject)
+		}
 		if ni.podIndexHash(p.keyHash, p.key) >= 0 {
 			return fmt.Errorf("pod %s on node %s: %w", p.key, node.Name, ErrPodExists)
 		}
@@ -198,6 +201,9 @@ func (f *Fork) AddPod(pod *v1.Pod, nodeName string) error {
 // AddPodInfo is AddPod with a pre-parsed pod; it allocates only when the
 // node is first changed in this layer.
 func (f *Fork) AddPodInfo(pi *PodInfo, nodeName string) error {
+	if pi == nil {
+		return fmt.Errorf("pod is nil: %w", ErrInvalidObject)
+	}
 	i, err := f.cur.nodeOrErr(nodeName)
 	if err != nil {
 		return fmt.Errorf("pod %s: %w", pi.key, err)

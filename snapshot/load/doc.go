@@ -11,7 +11,8 @@
 // converts YAML to JSON, and a runtime.Scheme with k8s.io/api/core/v1
 // registered decodes them through its codec factory's
 // UniversalDeserializer, so objects come out exactly as the API types define
-// them, with no defaulting. Objects of other kinds (Services, Deployments,
+// them, with no API defaulting (the one exception: a pod without a
+// namespace is put in "default", as the API server would; see [Read]). Objects of other kinds (Services, Deployments,
 // ...) are skipped and counted in [Objects.Skipped], or rejected with
 // [Options.RejectOtherKinds].
 //
