@@ -101,7 +101,9 @@ func balancedScore(with, without int64) int64 {
 func (p *balancedPod) Score(nodes []*snapshot.NodeInfo, out []int64) {
 	out = out[:len(nodes)]
 	if p.fast {
-		cpuMemKernel(nodes, nil, p, nil, out)
+		for i, n := range nodes {
+			out[i] = p.node(n.CPUMemory())
+		}
 		return
 	}
 	for i, n := range nodes {
@@ -110,7 +112,7 @@ func (p *balancedPod) Score(nodes []*snapshot.NodeInfo, out []int64) {
 }
 
 // score2 is the cpu+memory score with both allocatable > 0 and the node's
-// requests uc, um, as cpuMemKernel computes it (for tests).
+// requests uc, um, as balancedPod.node computes it (for tests).
 func (p *balancedPod) score2(uc, um, c, m int64) int64 {
 	with := balance2(fraction(addSat(uc, p.cpu), c), fraction(addSat(um, p.mem), m))
 	without := balance2(fraction(uc, c), fraction(um, m))

@@ -2,25 +2,6 @@ package score
 
 import "github.com/schedkit/schedkit/snapshot"
 
-// cpuMemKernel scores nodes with LeastAllocated (la, into outLA) or
-// BalancedAllocation (ba, into outBA) on its cpu+memory path; the other is
-// nil. Each scorer's Score calls it; Profile.Score uses [cpuMemTotals] for
-// the pair.
-func cpuMemKernel(nodes []*snapshot.NodeInfo, la *leastPod, ba *balancedPod, outLA, outBA []int64) {
-	if la != nil {
-		outLA = outLA[:len(nodes)]
-		for i, n := range nodes {
-			outLA[i] = la.node(n.CPUMemory())
-		}
-	}
-	if ba != nil {
-		outBA = outBA[:len(nodes)]
-		for i, n := range nodes {
-			outBA[i] = ba.node(n.CPUMemory())
-		}
-	}
-}
-
 // cpuMemTotals adds wLA × LeastAllocated + wBA × BalancedAllocation of
 // each node to tot[i]: one pass that reads each node's CPUMemory cache
 // line once, with the pod's figures in registers, and lets

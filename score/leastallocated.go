@@ -80,7 +80,9 @@ type leastPod struct {
 func (p *leastPod) Score(nodes []*snapshot.NodeInfo, out []int64) {
 	out = out[:len(nodes)]
 	if p.fast {
-		cpuMemKernel(nodes, p, nil, out, nil)
+		for i, n := range nodes {
+			out[i] = p.node(n.CPUMemory())
+		}
 		return
 	}
 	for i, n := range nodes {

@@ -221,9 +221,10 @@ func (f *Fork) RemovePod(k PodKey, nodeName string) error {
 	if err != nil {
 		return fmt.Errorf("pod %s: %w", k, err)
 	}
-	if !f.cur.node(i).HasPod(k) {
+	h := hashKey(k) // once, for the check and the removal
+	if f.cur.node(i).podIndexHash(h, k) < 0 {
 		return fmt.Errorf("pod %s on node %s: %w", k, nodeName, ErrPodNotFound)
 	}
-	f.cur.mutable(i).removePod(k)
+	f.cur.mutable(i).removePodHash(h, k)
 	return nil
 }

@@ -242,8 +242,11 @@ func cappedFraction(requested, allocatable int64) float64 {
 }
 
 // removePod removes the pod with key k and returns it, or nil.
-func (n *NodeInfo) removePod(k PodKey) *PodInfo {
-	i := n.podIndex(k)
+func (n *NodeInfo) removePod(k PodKey) *PodInfo { return n.removePodHash(hashKey(k), k) }
+
+// removePodHash is removePod with the key's hash known.
+func (n *NodeInfo) removePodHash(h uint64, k PodKey) *PodInfo {
+	i := n.podIndexHash(h, k)
 	if i < 0 {
 		return nil
 	}
