@@ -291,6 +291,8 @@ func checkForkInvariants(t *testing.T, seed uint64) {
 	require.Equal(t, ref.view(), before)
 
 	f := base.Fork()
+	vl := newVersionLog()
+	vl.check(t, base, "base")
 	seq := 0
 	type frozen struct {
 		snap *snapshot.Snapshot
@@ -315,6 +317,7 @@ func checkForkInvariants(t *testing.T, seed uint64) {
 				o := randomOp(rng, ref, seq)
 				ops = append(ops, o)
 				applyFork(t, f, ref, o)
+				vl.check(t, f, fmt.Sprintf("round %d depth %d op %+v", round, depth, o))
 			}
 		}
 		apply(1 + rng.IntN(30))
@@ -332,6 +335,7 @@ func checkForkInvariants(t *testing.T, seed uint64) {
 			require.NoError(t, f.Revert())
 			ref = refBefore
 			require.Equal(t, forkBefore, viewOf(t, f), "round %d depth %d: Revert did not restore", round, depth)
+			vl.check(t, f, fmt.Sprintf("round %d depth %d after Revert", round, depth))
 			return nil
 		}
 		require.NoError(t, f.Commit())
@@ -351,10 +355,13 @@ func checkForkInvariants(t *testing.T, seed uint64) {
 			applyCache(t, cache, o)
 		}
 		require.Equal(t, viewOf(t, f), viewOf(t, cache.Snapshot()), "round %d: Commit != same changes on a cache", round)
+		vl.check(t, f, fmt.Sprintf("round %d after Commit", round))
+		vl.check(t, cache.Snapshot(), fmt.Sprintf("round %d cache", round))
 	}
 	// A snapshot taken mid-way never changes afterwards.
 	for i, m := range mids {
 		require.Equal(t, m.view, viewOf(t, m.snap), "snapshot %d changed", i)
+		vl.check(t, m.snap, fmt.Sprintf("snapshot %d at the end", i))
 	}
 	require.ErrorIs(t, f.Revert(), snapshot.ErrNoFork)
 	// The base snapshot never changed.

@@ -30,7 +30,11 @@ const (
 
 type chunk struct {
 	owner uint64
-	nodes [chunkSize]*NodeInfo
+	// version changes (to a fresh process-wide generation) every time
+	// the chunk or one of its nodes is about to change: see
+	// Snapshot.BlockVersion.
+	version int64
+	nodes   [chunkSize]*NodeInfo
 }
 
 // mid is the middle level: 64 chunks (4096 nodes); chunks past the last
@@ -127,6 +131,9 @@ type state struct {
 	n      int
 	names  ovmap[int32]
 	images ovmap[int32] // image name -> number of nodes that have it
+	// nodeSet changes (to a fresh generation) whenever a node is added,
+	// removed or replaced: see Snapshot.NodeSetVersion.
+	nodeSet int64
 	rec    *recycler    // a Fork's; nil for a Cache or Snapshot
 }
 
@@ -240,6 +247,11 @@ func (s *state) node(i int) *NodeInfo {
 	return s.tree.mids[i>>midShift].chunks[(i>>chunkShift)&chunkMask].nodes[i&chunkMask]
 }
 
+// blockVersion returns the version of chunk b (nodes b*64 ..).
+func (s *state) blockVersion(b int) int64 {
+	return s.tree.mids[b>>chunkShift].chunks[b&chunkMask].version
+}
+
 func (s *state) index(name string) (int, bool) {
 	i, ok := s.names.get(name)
 	return int(i), ok
@@ -289,6 +301,8 @@ func (s *state) ownChunk(ci int) *chunk {
 		c = nc
 		m.chunks[ci&chunkMask] = c
 	}
+	// Every caller is about to change the chunk or one of its nodes.
+	c.version = nextGeneration()
 	return c
 }
 
@@ -324,6 +338,7 @@ func (s *state) appendNode(ni *NodeInfo) {
 	s.set(i, ni)
 	s.names.set(s.tok, ni.name, int32(i))
 	s.addImages(ni, 1)
+	s.nodeSet = nextGeneration()
 }
 
 // removeAt removes node i by moving the last node into its slot; O(1).
@@ -346,6 +361,7 @@ func (s *state) removeAt(i int) *NodeInfo {
 	}
 	s.names.del(s.tok, ni.name)
 	s.addImages(ni, -1)
+	s.nodeSet = nextGeneration()
 	return ni
 }
 
@@ -367,6 +383,7 @@ func (s *state) replaceNode(i int, fresh *NodeInfo) {
 	s.addImages(old, -1)
 	s.set(i, fresh)
 	s.addImages(fresh, 1)
+	s.nodeSet = nextGeneration()
 }
 
 func (s *state) nodeOrErr(name string) (int, error) {
