@@ -134,7 +134,7 @@ type state struct {
 	// nodeSet changes (to a fresh generation) whenever a node is added,
 	// removed or replaced: see Snapshot.NodeSetVersion.
 	nodeSet int64
-	rec    *recycler    // a Fork's; nil for a Cache or Snapshot
+	rec     *recycler // a Fork's; nil for a Cache or Snapshot
 }
 
 // recycler lets a Fork reuse the copies a reverted layer made. While a
