@@ -3,10 +3,13 @@ package framework
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"syscall"
 	"testing"
 	"time"
+
+	v1 "k8s.io/api/core/v1"
 
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
@@ -58,9 +61,9 @@ func mallocs() uint64 {
 // added to a Fork of the snapshot before the next pod (what a simulator
 // does). Run with -cpu 1 for the one-core figure.
 func BenchmarkSchedule(b *testing.B) {
-	sweep(b, func(b *testing.B, pct int32, n int) {
+	sweep(b, func(b *testing.B, pct int32, n int, mix []*v1.Pod) {
 		base := snapshottest.Snapshot(b, genCluster(1, n))
-		pods := podInfos(genPods(2, benchPods))
+		pods := podInfos(mix)
 		s := mustNew(b, Config{PercentageOfNodesToScore: pct, Seed: 1})
 		b.ReportAllocs()
 		var m meter
@@ -88,27 +91,55 @@ func BenchmarkSchedule(b *testing.B) {
 	})
 }
 
-// sweep runs f as sub-benchmarks score=all (percentage 100) and
-// score=adaptive (percentage 0) × nodes=1000/5000/15000.
-func sweep(b *testing.B, f func(b *testing.B, pct int32, nodes int)) {
-	for _, pct := range []int32{100, 0} {
-		name := "score=all"
-		if pct == 0 {
-			name = "score=adaptive"
-		}
-		for _, n := range []int{1000, 5000, 15000} {
-			b.Run(fmt.Sprintf("%s/nodes=%d", name, n), func(b *testing.B) { f(b, pct, n) })
+// sweep runs f as sub-benchmarks pods=replicas/mixed × score=all
+// (percentage 100) and score=adaptive (percentage 0) ×
+// nodes=1000/5000/15000. The two pod mixes, 10,000 pods each:
+//
+//   - replicas: copies of 20 pod specs (genPods), like the pods of 20
+//     Deployments or Jobs; upstream's scheduler_perf schedules copies of
+//     one spec;
+//   - mixed: genPods' 10,000 random pods, 550 distinct specs, the most
+//     common 16 covering 31 % of the pods — a worst case for the
+//     equivalence cache, which then mostly misses.
+func sweep(b *testing.B, f func(b *testing.B, pct int32, nodes int, pods []*v1.Pod)) {
+	mixes := []struct {
+		name string
+		pods []*v1.Pod
+	}{{"replicas", replicaPods(3, 20, benchPods)}, {"mixed", genPods(2, benchPods)}}
+	for _, mix := range mixes {
+		for _, pct := range []int32{100, 0} {
+			name := "score=all"
+			if pct == 0 {
+				name = "score=adaptive"
+			}
+			for _, n := range []int{1000, 5000, 15000} {
+				b.Run(fmt.Sprintf("pods=%s/%s/nodes=%d", mix.name, name, n), func(b *testing.B) { f(b, pct, n, mix.pods) })
+			}
 		}
 	}
+}
+
+// replicaPods makes n pods, each a copy (own name) of one of k seeded
+// genPods specs drawn at random.
+func replicaPods(seed uint64, k, n int) []*v1.Pod {
+	specs := genPods(seed, k)
+	r := rand.New(rand.NewPCG(seed, 3))
+	out := make([]*v1.Pod, n)
+	for i := range out {
+		p := specs[r.IntN(k)].DeepCopy()
+		p.Name = fmt.Sprintf("replica-%05d", i)
+		out[i] = p
+	}
+	return out
 }
 
 // BenchmarkLoop runs the same 10,000 pods through a [Loop] over a
 // reserve.Ledger whose bind reports each pod bound back to the ledger, as
 // an informer would: queue, snapshot, cycle, Reserve, bind, Confirm.
 func BenchmarkLoop(b *testing.B) {
-	sweep(b, func(b *testing.B, pct int32, n int) {
+	sweep(b, func(b *testing.B, pct int32, n int, mix []*v1.Pod) {
 		nodes := genCluster(1, n)
-		pods := podInfos(genPods(2, benchPods))
+		pods := podInfos(mix)
 		b.ReportAllocs()
 		var m meter
 		ops := 0

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"fmt"
+	"hash/maphash"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -72,6 +73,18 @@ type Config struct {
 	// per-scorer scores ([score.Profile.Explain]); it costs one more pass
 	// of the normalising scorers per pod.
 	Breakdown bool
+	// EquivalenceClasses is how many pod classes (pods with equal specs)
+	// the equivalence cache keeps per-node filter verdicts and scores for:
+	// 0 means [DefaultEquivalenceClasses], a negative number turns the
+	// cache off. The cache changes no decision; it is used when every node
+	// is a candidate (percentage 100, or a cluster of fewer than
+	// [MinFeasibleNodesToFind] nodes, and no PreFilter narrowing the
+	// candidates), the cluster is a *snapshot.Snapshot or *snapshot.Fork,
+	// and every filter and scorer is node-local ([NodeLocal],
+	// [score.NodeLocal]). Memory: about (33 + 8 × normalising scorers)
+	// bytes per node per class; the cache holds NodeInfo pointers of the
+	// clusters it saw until the class is evicted.
+	EquivalenceClasses int
 }
 
 // Validate reports a percentage outside [0, 100], a negative
@@ -143,6 +156,10 @@ type Scheduler struct {
 	workers    int
 	breakdown  bool
 	rng        *rand.Rand
+	// nodeLocal: every filter and scorer is NodeLocal (and the cache is
+	// on): pod classes may be cached.
+	nodeLocal bool
+	classes   classCache
 
 	next     int                // upstream nextStartNodeIndex
 	narrowed bool               // this cycle's candidates are s.cands
@@ -182,6 +199,22 @@ func New(cfg Config) (*Scheduler, error) {
 	}
 	s.hasScoring = len(s.profile.Scorers()) > 0
 	s.ws = make([]worker, s.workers)
+	s.classes.max = cfg.EquivalenceClasses
+	if s.classes.max == 0 {
+		s.classes.max = DefaultEquivalenceClasses
+	}
+	s.classes.seed = maphash.MakeSeed()
+	s.nodeLocal = s.classes.max > 0 && s.hasScoring
+	for _, f := range s.filters {
+		if nl, ok := f.(NodeLocal); !ok || !nl.NodeLocal() {
+			s.nodeLocal = false
+		}
+	}
+	for _, w := range s.profile.Scorers() {
+		if nl, ok := w.Scorer.(score.NodeLocal); !ok || !nl.NodeLocal() {
+			s.nodeLocal = false
+		}
+	}
 	return s, nil
 }
 
@@ -214,6 +247,26 @@ func (s *Scheduler) SchedulePod(cluster score.Cluster, pod *snapshot.PodInfo) (D
 	if numAll == 0 {
 		d.Diagnosis = &Diagnosis{}
 		return d, nil
+	}
+
+	// The equivalence cache, when every node is a candidate.
+	var class *classEntry
+	vc, isVersioned := cluster.(versioned)
+	if s.nodeLocal && isVersioned && NumFeasibleNodesToFind(s.percentage, numAll) >= numAll {
+		e, err := s.classes.get(pod)
+		if err != nil {
+			return d, err
+		}
+		if e.ready && e.nodeSet == vc.NodeSetVersion() && e.n == numAll {
+			ok, err := s.scheduleClass(e, vc, &d)
+			if err != nil || ok {
+				return s.finish(d, cluster, err)
+			}
+			// No feasible node: the full cycle below gives the diagnosis.
+			d = Decision{Pod: pod}
+		} else {
+			class = e
+		}
 	}
 
 	// PreFilter: prepare every filter once, intersect candidate names.
@@ -269,6 +322,19 @@ func (s *Scheduler) SchedulePod(cluster score.Cluster, pod *snapshot.PodInfo) (D
 		defer clear(s.cands)
 	}
 
+	if class != nil && !s.narrowed {
+		pp, err := s.profile.Prepare(pod, cluster)
+		if err != nil {
+			return d, fmt.Errorf("framework: scoring pod %s: %w", pod.Key(), err)
+		}
+		class.prepare(s, pp, vc.NodeSetVersion(), numAll)
+		ok, err := s.scheduleClass(class, vc, &d)
+		if err != nil || ok {
+			return s.finish(d, cluster, err)
+		}
+		d = Decision{Pod: pod}
+	}
+
 	numToFind := NumFeasibleNodesToFind(s.percentage, numCand)
 	if !s.hasScoring {
 		numToFind = min(numToFind, 1)
@@ -290,6 +356,19 @@ func (s *Scheduler) SchedulePod(cluster score.Cluster, pod *snapshot.PodInfo) (D
 	if err := s.profile.Score(pod, cluster, s.feasible, totals); err != nil {
 		return d, fmt.Errorf("framework: scoring pod %s: %w", pod.Key(), err)
 	}
+	return s.finish(d, cluster, nil)
+}
+
+// finish picks the host among s.feasible by s.totals (the cycle's
+// totals, one per feasible node), chooses GPU devices and explains, unless
+// err (returned with d) is set. It drops the cycle's nodes.
+func (s *Scheduler) finish(d Decision, cluster score.Cluster, err error) (Decision, error) {
+	defer clear(s.feasible)
+	if err != nil {
+		return d, err
+	}
+	pod := d.Pod
+	totals := s.totals[:len(s.feasible)]
 	best := s.selectHost(totals)
 	d.Node, d.Total = s.feasible[best].Name(), totals[best]
 	if pod.GPU().Count > 0 {

@@ -84,12 +84,11 @@ func (p *Profile) Scorers() []Weighted { return append([]Weighted(nil), p.entrie
 // across scorers.
 const chunkSize = 128
 
-// run is the per-call scratch of Profile.Score, pooled.
+// run is the per-call scratch of Profile.Score, pooled: a PodProfile and
+// one int64 per node for the normalising scorers' raw scores.
 type run struct {
-	ps    []PodScorer
-	plain []int   // indexes of prepared scorers without a Normalizer
-	norm  []int64 // raw/normalised scores of one normalising scorer, len n
-	buf   [chunkSize]int64
+	pp   PodProfile
+	norm []int64
 }
 
 func (p *Profile) getRun() *run {
@@ -97,15 +96,11 @@ func (p *Profile) getRun() *run {
 	if r == nil {
 		r = &run{}
 	}
-	if cap(r.ps) < len(p.entries) {
-		r.ps = make([]PodScorer, len(p.entries))
-	}
-	r.ps = r.ps[:len(p.entries)]
 	return r
 }
 
 func (p *Profile) putRun(r *run) {
-	clear(r.ps) // drop per-pod state
+	r.pp.release()
 	p.pool.Put(r)
 }
 
@@ -139,6 +134,8 @@ func (p *Profile) prepare(pod *snapshot.PodInfo, cluster Cluster, ps []PodScorer
 // BalancedAllocation pair (as in [DefaultProfile]) is scored in one pass.
 // Allocates nothing per node; the scratch (one int64 per node for
 // normalising scorers) is pooled and reused. Safe for concurrent use.
+// It is [Profile.Prepare] followed by [PodProfile.AddNormalized] for each
+// normalising scorer and [PodProfile.AddPlain].
 func (p *Profile) Score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapshot.NodeInfo, totals []int64) error {
 	n := len(nodes)
 	if len(totals) < n {
@@ -159,47 +156,154 @@ func (p *Profile) Score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapsho
 	}
 	r := p.getRun()
 	defer p.putRun(r)
-	if err := p.prepare(pod, cluster, r.ps); err != nil {
+	if err := r.pp.init(p, pod, cluster); err != nil {
 		return err
 	}
-	r.plain = r.plain[:0]
-	for i, ps := range r.ps {
-		if ps == nil {
-			continue
-		}
-		nz, ok := ps.(Normalizer)
-		if !ok {
-			r.plain = append(r.plain, i)
-			continue
-		}
+	for k := range r.pp.NumNormalizing() {
 		if cap(r.norm) < n {
 			r.norm = make([]int64, n)
 		}
 		raw := r.norm[:n]
-		ps.Score(nodes, raw)
-		if err := nz.Normalize(nodes, raw); err != nil {
-			return fmt.Errorf("score: scorer %q: normalising for pod %s: %w", p.entries[i].Scorer.Name(), pod.Key(), err)
-		}
-		if err := p.accumulate(i, nodes, 0, raw, tot); err != nil {
+		r.pp.Raw(k, nodes, raw)
+		if err := r.pp.AddNormalized(k, nodes, raw, tot); err != nil {
 			return err
 		}
 	}
-	if len(r.plain) == 0 {
+	return r.pp.AddPlain(nodes, tot)
+}
+
+// PodProfile is a [Profile] prepared for one pod: every scorer's
+// [PodScorer], made once, and the pieces [Profile.Score] is made of, for
+// callers that score the candidates in parts and keep per-node results
+// between pods — framework's equivalence cache. A node's total is
+//
+//	AddPlain's sum (final scores of the non-normalising scorers, weighted)
+//	+ Σ over normalising scorers k of AddNormalized's weighted share,
+//
+// where AddPlain's share of a node depends on that node alone, and each
+// normalising scorer's Raw score of a node on that node alone, but its
+// normalisation on all candidates' raw scores.
+//
+// A PodProfile is not safe for concurrent use, except that Raw and
+// AddPlain may run concurrently on disjoint nodes and totals.
+type PodProfile struct {
+	p    *Profile
+	pod  *snapshot.PodInfo
+	ps   []PodScorer // ps[i] is entry i's, nil if it skipped the pod
+	plain, norm []int // entry indexes of the prepared non-normalising / normalising scorers
+	pair        fusedPair
+	fused       bool
+	nodeLocal   bool
+	buf         [chunkSize]int64
+}
+
+// Prepare prepares every scorer of the profile for pod over cluster
+// (cluster may be nil, as for [Profile.Score]). Errors are a scorer's
+// Prepare error, naming the scorer and pod, or a nil pod. O(scorers);
+// allocates the PodProfile and what the scorers' Prepare allocate.
+func (p *Profile) Prepare(pod *snapshot.PodInfo, cluster Cluster) (*PodProfile, error) {
+	if pod == nil {
+		return nil, fmt.Errorf("score: Profile.Prepare: pod is nil: %w", ErrInvalidPod)
+	}
+	pp := &PodProfile{}
+	if err := pp.init(p, pod, cluster); err != nil {
+		return nil, err
+	}
+	return pp, nil
+}
+
+func (pp *PodProfile) init(p *Profile, pod *snapshot.PodInfo, cluster Cluster) error {
+	pp.p, pp.pod = p, pod
+	if cap(pp.ps) < len(p.entries) {
+		pp.ps = make([]PodScorer, len(p.entries))
+	}
+	pp.ps = pp.ps[:len(p.entries)]
+	if err := p.prepare(pod, cluster, pp.ps); err != nil {
+		return err
+	}
+	pp.plain, pp.norm = pp.plain[:0], pp.norm[:0]
+	pp.nodeLocal = true
+	for i, ps := range pp.ps {
+		if !isNodeLocal(p.entries[i].Scorer) {
+			pp.nodeLocal = false
+		}
+		if ps == nil {
+			continue
+		}
+		if _, ok := ps.(Normalizer); ok {
+			pp.norm = append(pp.norm, i)
+		} else {
+			pp.plain = append(pp.plain, i)
+		}
+	}
+	pp.pair, pp.fused = findFusedPair(pp.ps, pp.plain)
+	return nil
+}
+
+// release drops the per-pod state (a pooled run keeps its slices).
+func (pp *PodProfile) release() {
+	clear(pp.ps)
+	pp.pod, pp.pair = nil, fusedPair{}
+}
+
+// Pod returns the pod the profile was prepared for.
+func (pp *PodProfile) Pod() *snapshot.PodInfo { return pp.pod }
+
+// NodeLocal reports whether every scorer of the profile is [NodeLocal]:
+// its scores may then be kept per node and reused for other pods with the
+// same spec while the node and the cluster's node set are unchanged.
+func (pp *PodProfile) NodeLocal() bool { return pp.nodeLocal }
+
+// NumNormalizing is the number of prepared scorers that normalise (not
+// counting those that skipped the pod); they are numbered 0.. in profile
+// order for Raw and AddNormalized.
+func (pp *PodProfile) NumNormalizing() int { return len(pp.norm) }
+
+// Raw writes normalising scorer k's raw score of nodes[i] to raw[i];
+// len(raw) >= len(nodes). O(len(nodes)) with the scorer's per-node cost.
+func (pp *PodProfile) Raw(k int, nodes []*snapshot.NodeInfo, raw []int64) {
+	pp.ps[pp.norm[k]].Score(nodes, raw)
+}
+
+// AddNormalized normalises scorer k's raw scores of all candidates
+// (raw[i] of nodes[i]; rewritten in place), checks they are in [MinScore,
+// MaxScore] and adds weight × score to totals[i]. Errors: the scorer's
+// Normalize error, or [ErrScoreOutOfRange] naming scorer, node and score.
+// O(len(nodes)).
+func (pp *PodProfile) AddNormalized(k int, nodes []*snapshot.NodeInfo, raw, totals []int64) error {
+	i := pp.norm[k]
+	raw = raw[:len(nodes)]
+	if err := pp.ps[i].(Normalizer).Normalize(nodes, raw); err != nil {
+		return fmt.Errorf("score: scorer %q: normalising for pod %s: %w", pp.p.entries[i].Scorer.Name(), pp.pod.Key(), err)
+	}
+	return pp.p.accumulate(i, nodes, 0, raw, totals)
+}
+
+// AddPlain adds to totals[i] the weighted final scores of nodes[i] from
+// every non-normalising scorer, checking each is in [MinScore, MaxScore]
+// (else an error wrapping [ErrScoreOutOfRange] naming scorer, node and
+// score). The nodes are scored in chunks of 128, every scorer in turn, so
+// a chunk stays in cache; a LeastAllocated and BalancedAllocation pair is
+// scored in one pass. Allocates nothing.
+func (pp *PodProfile) AddPlain(nodes []*snapshot.NodeInfo, totals []int64) error {
+	if len(pp.plain) == 0 {
 		return nil
 	}
-	pair, fused := findFusedPair(r.ps, r.plain)
+	n := len(nodes)
+	tot := totals[:n]
+	p, pair, fused := pp.p, pp.pair, pp.fused
 	for start := 0; start < n; start += chunkSize {
 		end := min(start+chunkSize, n)
 		chunk := nodes[start:end]
-		buf := r.buf[:end-start]
+		buf := pp.buf[:end-start]
 		if fused {
 			cpuMemTotals(chunk, pair.least, pair.balanced, p.entries[pair.la].Weight, p.entries[pair.ba].Weight, tot[start:end])
 		}
-		for _, i := range r.plain {
+		for _, i := range pp.plain {
 			if fused && (i == pair.la || i == pair.ba) {
 				continue
 			}
-			r.ps[i].Score(chunk, buf)
+			pp.ps[i].Score(chunk, buf)
 			if err := p.accumulate(i, nodes, start, buf, tot); err != nil {
 				return err
 			}

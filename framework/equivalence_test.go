@@ -1,0 +1,183 @@
+package framework
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/schedkit/schedkit/score"
+	"github.com/schedkit/schedkit/snapshot"
+)
+
+// outcome is what must not depend on the equivalence cache.
+type outcome struct {
+	Node                string
+	Total               int64
+	Feasible, Evaluated int
+	Diagnosis           string
+	Breakdown           string
+	Devices             uint64
+}
+
+func outcomeOf(d Decision) outcome {
+	o := outcome{Node: d.Node, Total: d.Total, Feasible: d.Feasible, Evaluated: d.Evaluated}
+	if d.Diagnosis != nil {
+		o.Diagnosis = d.Diagnosis.Message()
+	}
+	if d.Breakdown != nil {
+		o.Breakdown = d.Breakdown.String()
+	}
+	devs, _ := d.Pod.Devices()
+	o.Devices = uint64(devs)
+	return o
+}
+
+// eqTemplates are the pod specs the equivalence test draws copies of:
+// seeded random pods plus pods that take the other paths (preferred
+// affinity so a normaliser matters, a PreFilter narrowing to one node, a
+// pod that fits nowhere, a GPU pod on a cluster without GPUs).
+func eqTemplates(seed uint64) []*v1.Pod {
+	ts := genPods(seed, 10)
+	ts = append(ts,
+		mkPod("pref").Req("cpu", "250m", "memory", "256Mi").
+			PreferredNodeAffinity(5, "topology.kubernetes.io/zone", v1.NodeSelectorOpIn, "b").Obj(),
+		mkPod("named").Req("cpu", "100m").RequiredNodeName("node-00003", "node-00007").Obj(),
+		mkPod("huge").Req("cpu", "500", "memory", "1Ti").Obj(),
+		mkPod("nozone").Req("cpu", "100m").NodeSelector("topology.kubernetes.io/zone", "nowhere").Obj(),
+		mkPod("gpu").Req("cpu", "100m").Annotation(snapshot.AnnotationGPUCount, "1").Obj(),
+	)
+	return ts
+}
+
+// checkEquivalence schedules a stream of copies of a few pod specs with
+// and without the equivalence cache (a small one, so classes are evicted)
+// on the same changing cluster — pods added and removed, nested forks
+// reverted, nodes added, updated and removed, snapshots taken — and
+// requires every decision to be identical.
+func checkEquivalence(t *testing.T, seed uint64, pct int32, breakdown bool) {
+	r := rand.New(rand.NewPCG(seed, 99))
+	numNodes := 1 + r.IntN(300)
+	nodes := genCluster(seed, numNodes)
+	for i, n := range nodes {
+		if i%7 == 3 {
+			n.Spec.Taints = append(n.Spec.Taints, v1.Taint{Key: "spot", Value: "true", Effect: v1.TaintEffectPreferNoSchedule})
+		}
+	}
+	cache := snapshot.NewCache()
+	for _, n := range nodes {
+		require.NoError(t, cache.AddNode(n))
+	}
+	templates := eqTemplates(seed)
+	cfg := Config{PercentageOfNodesToScore: pct, Seed: seed, Breakdown: breakdown, EquivalenceClasses: 4}
+	cached := mustNew(t, cfg)
+	cfg.EquivalenceClasses = -1
+	plain := mustNew(t, cfg)
+	require.True(t, cached.nodeLocal)
+	require.False(t, plain.nodeLocal)
+
+	f := cache.Snapshot().Fork()
+	var cluster score.Cluster = f
+	type placed struct {
+		key  snapshot.PodKey
+		node string
+	}
+	var bound []placed
+	extra := 0
+	for step := range 400 {
+		switch k := r.IntN(40); {
+		case k == 0 && f.Depth() < 3:
+			f.Fork()
+		case k == 1 && f.Depth() > 0:
+			require.NoError(t, f.Revert())
+			bound = bound[:0] // may name reverted pods; only used for removals
+		case k == 2:
+			extra++
+			n := mkNode(fmt.Sprintf("extra-%d", extra)).Capacity("cpu", "8", "memory", "32Gi", "pods", "110").
+				Label("topology.kubernetes.io/zone", "b").Obj()
+			require.NoError(t, f.AddNode(n))
+		case k == 3 && f.NumNodes() > 1:
+			ni := f.Node(r.IntN(f.NumNodes()))
+			n := ni.Node().DeepCopy()
+			n.Spec.Unschedulable = !n.Spec.Unschedulable
+			require.NoError(t, f.UpdateNode(n))
+		case k == 4 && f.NumNodes() > 1:
+			require.NoError(t, f.RemoveNode(f.Node(r.IntN(f.NumNodes())).Name()))
+		case k == 5 && len(bound) > 0:
+			j := r.IntN(len(bound))
+			if err := f.RemovePod(bound[j].key, bound[j].node); err != nil {
+				require.ErrorIs(t, err, snapshot.ErrNodeNotFound)
+			}
+			bound = append(bound[:j], bound[j+1:]...)
+		case k == 6:
+			cluster = f.Snapshot()
+		case k == 7:
+			cluster = f
+		}
+		tpl := templates[r.IntN(len(templates))]
+		p := tpl.DeepCopy()
+		p.Name = fmt.Sprintf("%s-%d", tpl.Name, step)
+		pi := snapshot.MustPodInfo(p)
+		dc, errC := cached.SchedulePod(cluster, pi)
+		dp, errP := plain.SchedulePod(cluster, pi)
+		require.Equal(t, errP, errC)
+		require.Equal(t, outcomeOf(dp), outcomeOf(dc), "seed %d step %d pod %s", seed, step, p.Name)
+		if dc.Scheduled() && cluster == score.Cluster(f) {
+			require.NoError(t, f.AddPodInfo(dc.Pod, dc.Node))
+			bound = append(bound, placed{pi.Key(), dc.Node})
+		}
+	}
+}
+
+// TestEquivalenceCacheDecisions: the cache changes no decision, at
+// percentage 100 and adaptive (below 100 nodes every node is scored, so
+// the cache is used there too), with and without breakdowns.
+func TestEquivalenceCacheDecisions(t *testing.T) {
+	n := uint64(40)
+	if testing.Short() {
+		n = 8
+	}
+	for seed := range n {
+		for _, pct := range []int32{100, 0} {
+			t.Run(fmt.Sprintf("seed=%d/pct=%d", seed, pct), func(t *testing.T) {
+				checkEquivalence(t, seed, pct, seed%4 == 0)
+			})
+		}
+	}
+}
+
+func FuzzEquivalenceCache(f *testing.F) {
+	for _, s := range []uint64{0, 1, 7, 1 << 33} {
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, all bool) {
+		pct := int32(0)
+		if all {
+			pct = 100
+		}
+		checkEquivalence(t, seed, pct, false)
+	})
+}
+
+// TestEquivalenceCacheOnlyForNodeLocal: a filter or scorer that does not
+// promise node-locality turns the cache off.
+func TestEquivalenceCacheOnlyForNodeLocal(t *testing.T) {
+	s := mustNew(t, Config{})
+	require.True(t, s.nodeLocal)
+	s = mustNew(t, Config{Filters: append(DefaultFilters(), customFilter{})})
+	require.False(t, s.nodeLocal)
+	s = mustNew(t, Config{Profile: score.MustProfile(score.Weighted{Scorer: score.RandomGPU{Seed: 1}})})
+	require.False(t, s.nodeLocal)
+	s = mustNew(t, Config{EquivalenceClasses: -1})
+	require.False(t, s.nodeLocal)
+}
+
+// customFilter is a filter that does not say it is node-local.
+type customFilter struct{}
+
+func (customFilter) Name() string { return "Custom" }
+func (customFilter) PreFilter(*snapshot.PodInfo) (PreFilterResult, error) {
+	return PreFilterResult{}, nil
+}

@@ -1,0 +1,64 @@
+package score
+
+// NodeLocal is implemented by a [Scorer] whose results may be cached per
+// node and shared between pods with the same spec — what framework's
+// equivalence cache needs (the idea of Borg's equivalence classes and
+// score caching: Verma et al., "Large-scale cluster management at Google
+// with Borg", EuroSys 2015, §3.4). NodeLocal() returns true to promise:
+//
+//   - for two pods with equal specs (the v1.PodSpec, and the GPU request
+//     snapshot parses from annotations), Prepare returns scorers that give
+//     every node the same raw scores;
+//   - a node's raw score depends only on the pod's spec, that node's
+//     NodeInfo, and cluster-wide data that changes only with the node set
+//     (snapshot's NodeSetVersion: NumNodes, ImageNumNodes) — not on other
+//     nodes' pods, the pod's name, namespace, labels or other annotations,
+//     a clock or a random source;
+//   - Normalize depends only on the nodes and raw scores it is given.
+//
+// A wrapper can forward its inner scorer's answer. All built-in scorers
+// are NodeLocal except [RandomGPU] (it hashes the pod's name) and
+// [PerNode] (an arbitrary function).
+type NodeLocal interface {
+	NodeLocal() bool
+}
+
+func isNodeLocal(s Scorer) bool {
+	nl, ok := s.(NodeLocal)
+	return ok && nl.NodeLocal()
+}
+
+// NodeLocal reports true: see [NodeLocal].
+func (*LeastAllocated) NodeLocal() bool { return true }
+
+// NodeLocal reports true: see [NodeLocal].
+func (*MostAllocated) NodeLocal() bool { return true }
+
+// NodeLocal reports true: see [NodeLocal].
+func (*RequestedToCapacityRatio) NodeLocal() bool { return true }
+
+// NodeLocal reports true: see [NodeLocal].
+func (*BalancedAllocation) NodeLocal() bool { return true }
+
+// NodeLocal reports true: see [NodeLocal]. The image spread it reads
+// changes only with the node set.
+func (*ImageLocality) NodeLocal() bool { return true }
+
+// NodeLocal reports true: see [NodeLocal].
+func (*TaintToleration) NodeLocal() bool { return true }
+
+// NodeLocal reports true: see [NodeLocal].
+func (*NodeAffinity) NodeLocal() bool { return true }
+
+// NodeLocal reports true: see [NodeLocal].
+func (*BinPack) NodeLocal() bool { return true }
+
+// NodeLocal reports true: see [NodeLocal].
+func (*DominantResource) NodeLocal() bool { return true }
+
+// NodeLocal reports true: see [NodeLocal].
+func (*DotProduct) NodeLocal() bool { return true }
+
+// NodeLocal reports true: see [NodeLocal]. The policy scores a node from
+// the pod's task (its requests and GPU request) and the node's state.
+func (*GPUShareScorer) NodeLocal() bool { return true }
