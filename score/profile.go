@@ -187,10 +187,10 @@ func (p *Profile) Score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapsho
 // A PodProfile is not safe for concurrent use, except that Raw and
 // AddPlain may run concurrently on disjoint nodes and totals.
 type PodProfile struct {
-	p    *Profile
-	pod  *snapshot.PodInfo
-	ps   []PodScorer // ps[i] is entry i's, nil if it skipped the pod
-	plain, norm []int // entry indexes of the prepared non-normalising / normalising scorers
+	p           *Profile
+	pod         *snapshot.PodInfo
+	ps          []PodScorer // ps[i] is entry i's, nil if it skipped the pod
+	plain, norm []int       // entry indexes of the prepared non-normalising / normalising scorers
 	pair        fusedPair
 	fused       bool
 	nodeLocal   bool
