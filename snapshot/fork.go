@@ -124,6 +124,11 @@ func (f *Fork) BlockVersion(b int) int64 {
 	return f.cur.blockVersion(b)
 }
 
+// BlockChanges: see [Snapshot.BlockChanges].
+func (f *Fork) BlockChanges(b int, since int64, dst []uint8) ([]uint8, bool) {
+	return f.cur.blockChanges(b, since, dst)
+}
+
 // NodeSetVersion: see [Snapshot.NodeSetVersion].
 func (f *Fork) NodeSetVersion() int64 { return f.cur.nodeSet }
 

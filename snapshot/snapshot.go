@@ -95,6 +95,18 @@ func (s *Snapshot) BlockVersion(b int) int64 {
 	return s.st.blockVersion(b)
 }
 
+// BlockChanges appends to dst the offsets within block b (0 to
+// BlockSize−1; node b×BlockSize+offset) of the nodes that changed between
+// the block's version since and its current version, newest first (an
+// offset may repeat), and reports whether it could tell: the block
+// remembers its last 4 changes, so for an older or unrelated since it
+// returns false and the caller must look at every node of the block
+// (NodeInfo.Generation). With since equal to the current version it
+// returns dst, true. O(1), allocates only to grow dst.
+func (s *Snapshot) BlockChanges(b int, since int64, dst []uint8) ([]uint8, bool) {
+	return s.st.blockChanges(b, since, dst)
+}
+
 // NodeSetVersion returns a process-wide unique number that changes
 // whenever a node is added, removed or updated (node object replaced), but
 // not when pods are added or removed: while it is unchanged, NumNodes(),

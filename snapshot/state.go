@@ -31,10 +31,44 @@ const (
 type chunk struct {
 	owner uint64
 	// version changes (to a fresh process-wide generation) every time
-	// the chunk or one of its nodes is about to change: see
+	// one of the chunk's slots or nodes is about to change: see
 	// Snapshot.BlockVersion.
 	version int64
+	// The last logN (<= chunkLog) changes, the newest just before
+	// logHead (mod chunkLog): change j took the chunk from version
+	// logPrev[j] to the next by changing slot logSlot[j]
+	// (Snapshot.BlockChanges).
+	logPrev [chunkLog]int64
+	logSlot [chunkLog]uint8
+	logHead uint8
+	logN    uint8
 	nodes   [chunkSize]*NodeInfo
+}
+
+// chunkLog is how many changes a chunk remembers.
+const chunkLog = 4
+
+// bump records that slot is about to change: a fresh version, logged.
+func (c *chunk) bump(slot int) {
+	j := c.logHead
+	c.logPrev[j], c.logSlot[j] = c.version, uint8(slot)
+	c.logHead = (j + 1) % chunkLog
+	c.logN = min(c.logN+1, chunkLog)
+	c.version = nextGeneration()
+}
+
+// changes appends the slots changed since version since, newest first
+// (a slot may repeat), and reports whether the log reaches back to since.
+func (c *chunk) changes(since int64, dst []uint8) ([]uint8, bool) {
+	k := int(c.logHead)
+	for range c.logN {
+		k = (k + chunkLog - 1) % chunkLog
+		dst = append(dst, c.logSlot[k])
+		if c.logPrev[k] == since {
+			return dst, true
+		}
+	}
+	return dst, false
 }
 
 // mid is the middle level: 64 chunks (4096 nodes); chunks past the last
@@ -249,7 +283,22 @@ func (s *state) node(i int) *NodeInfo {
 
 // blockVersion returns the version of chunk b (nodes b*64 ..).
 func (s *state) blockVersion(b int) int64 {
-	return s.tree.mids[b>>chunkShift].chunks[b&chunkMask].version
+	return s.chunkAt(b).version
+}
+
+func (s *state) blockChanges(b int, since int64, dst []uint8) ([]uint8, bool) {
+	if uint(b) >= uint((s.n+chunkSize-1)/chunkSize) {
+		panic("snapshot: block index out of range")
+	}
+	c := s.chunkAt(b)
+	if c.version == since {
+		return dst, true
+	}
+	return c.changes(since, dst)
+}
+
+func (s *state) chunkAt(b int) *chunk {
+	return s.tree.mids[b>>chunkShift].chunks[b&chunkMask]
 }
 
 func (s *state) index(name string) (int, bool) {
@@ -301,14 +350,13 @@ func (s *state) ownChunk(ci int) *chunk {
 		c = nc
 		m.chunks[ci&chunkMask] = c
 	}
-	// Every caller is about to change the chunk or one of its nodes.
-	c.version = nextGeneration()
 	return c
 }
 
 // mutable returns node i, copied if this writer does not own it.
 func (s *state) mutable(i int) *NodeInfo {
 	c := s.ownChunk(i >> chunkShift)
+	c.bump(i & chunkMask)
 	ni := c.nodes[i&chunkMask]
 	if ni.owner != s.tok {
 		nn := s.rec.newNode()
@@ -321,6 +369,7 @@ func (s *state) mutable(i int) *NodeInfo {
 
 func (s *state) set(i int, ni *NodeInfo) {
 	c := s.ownChunk(i >> chunkShift)
+	c.bump(i & chunkMask)
 	c.nodes[i&chunkMask] = ni
 }
 

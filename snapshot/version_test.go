@@ -16,6 +16,7 @@ type versioned interface {
 	Node(i int) *snapshot.NodeInfo
 	NumBlocks() int
 	BlockVersion(b int) int64
+	BlockChanges(b int, since int64, dst []uint8) ([]uint8, bool)
 	NodeSetVersion() int64
 }
 
@@ -24,12 +25,50 @@ type versioned interface {
 // the same generations and content, and a node-set version seen twice for
 // the same node names in the same order.
 type versionLog struct {
-	blocks  map[int64]string
 	nodeSet map[int64]string
+	// slots[v] is each slot's fingerprint at block version v; recent[b]
+	// the last versions seen of block b, for BlockChanges.
+	slots  map[int64][snapshot.BlockSize]slotFP
+	recent map[int][]int64
 }
 
 func newVersionLog() *versionLog {
-	return &versionLog{blocks: map[int64]string{}, nodeSet: map[int64]string{}}
+	return &versionLog{nodeSet: map[int64]string{},
+		slots: map[int64][snapshot.BlockSize]slotFP{}, recent: map[int][]int64{}}
+}
+
+// slotFP is what identifies a node's state in a block slot.
+type slotFP struct {
+	ni   *snapshot.NodeInfo
+	gen  int64
+	name string
+	pods int
+	cpu  int64
+}
+
+// checkChanges: for the last versions seen of block b, BlockChanges
+// either says it cannot tell or lists every slot whose node differs.
+func (l *versionLog) checkChanges(t *testing.T, s versioned, b int, now [snapshot.BlockSize]slotFP, where string) {
+	t.Helper()
+	for _, u := range l.recent[b] {
+		changed, ok := s.BlockChanges(b, u, nil)
+		if !ok {
+			continue
+		}
+		var listed [256]bool
+		for _, c := range changed {
+			if int(c) >= snapshot.BlockSize {
+				t.Fatalf("%s: block %d: offset %d out of range", where, b, c)
+			}
+			listed[c] = true
+		}
+		then := l.slots[u]
+		for k := range snapshot.BlockSize {
+			if !listed[uint8(k)] && then[k] != now[k] {
+				t.Fatalf("%s: block %d slot %d changed since version %d but BlockChanges listed only %v", where, b, k, u, changed)
+			}
+		}
+	}
 }
 
 func (l *versionLog) check(t *testing.T, s versioned, where string) {
@@ -38,17 +77,24 @@ func (l *versionLog) check(t *testing.T, s versioned, where string) {
 	require.Equal(t, (n+snapshot.BlockSize-1)/snapshot.BlockSize, s.NumBlocks(), where)
 	names := ""
 	for b := range s.NumBlocks() {
-		fp := ""
+		var slots [snapshot.BlockSize]slotFP
 		for i := b * snapshot.BlockSize; i < min(n, (b+1)*snapshot.BlockSize); i++ {
 			ni := s.Node(i)
-			fp += fmt.Sprintf("%p/%d/%s/%d/%d;", ni, ni.Generation(), ni.Name(), len(ni.Pods()), ni.Requested().Get(snapshot.CPU))
+			slots[i-b*snapshot.BlockSize] = slotFP{ni, ni.Generation(), ni.Name(), len(ni.Pods()), ni.Requested().Get(snapshot.CPU)}
 			names += ni.Name() + ","
 		}
 		v := s.BlockVersion(b)
-		if old, ok := l.blocks[v]; ok {
-			require.Equal(t, old, fp, "%s: block %d version %d seen before with other nodes", where, b, v)
+		if old, ok := l.slots[v]; ok && old != slots {
+			t.Fatalf("%s: block %d version %d seen before with other nodes", where, b, v)
 		}
-		l.blocks[v] = fp
+		l.checkChanges(t, s, b, slots, where)
+		if same, ok := s.BlockChanges(b, v, nil); !ok || len(same) > 0 {
+			t.Fatalf("%s: block %d: BlockChanges since the current version = %v, %v", where, b, same, ok)
+		}
+		l.slots[v] = slots
+		if r := l.recent[b]; len(r) == 0 || r[len(r)-1] != v {
+			l.recent[b] = append(r[max(0, len(r)-7):], v)
+		}
 	}
 	v := s.NodeSetVersion()
 	if old, ok := l.nodeSet[v]; ok {
