@@ -143,10 +143,11 @@ func (d *Decision) Scheduled() bool { return d.Diagnosis == nil && d.Node != "" 
 // and picks the highest total, breaking ties uniformly at random from the
 // seeded source.
 //
-// A Scheduler keeps that start index, the random source and scratch
-// buffers between cycles, so decisions depend on the sequence of pods it
-// has scheduled; it is not safe for concurrent use (use one per
-// goroutine). With Parallelism > 1 a cycle filters on that many goroutines,
+// A Scheduler keeps that start index, the random source, scratch
+// buffers and its equivalence cache between cycles, so decisions depend
+// on the sequence of pods it has scheduled (never on the cache); it is not
+// safe for concurrent use (use one per goroutine). The cache refers to the
+// NodeInfos of the clusters it scored until their class is evicted. With Parallelism > 1 a cycle filters on that many goroutines,
 // all joined before it returns; decisions are the same as sequential.
 type Scheduler struct {
 	filters    []Filter
@@ -227,7 +228,12 @@ func New(cfg Config) (*Scheduler, error) {
 //
 // Cost: O(filters + scorers) per-pod preparation, then O(filtered nodes ×
 // per-node filter cost) and O(feasible nodes × per-node score cost); the
-// per-node work allocates nothing; scratch is reused between calls.
+// per-node work allocates nothing; scratch is reused between calls. When
+// the equivalence cache applies (see Config.EquivalenceClasses) and the
+// pod's class is cached: O(spec size) to encode the pod's spec, filter and
+// score work only for the nodes that changed since the class last saw
+// them, and O(nodes) passes over cached int64s; the first pod of a class
+// costs a full cycle.
 //
 // Differences from upstream, none of which changes which nodes are
 // feasible: the nominated node (preemption) is not tried first; candidates

@@ -22,6 +22,15 @@
 //     adaptive, fixed or 100), score with a score.Profile, pick the best
 //     total with seeded tie-breaking, and with [Scheduler.Schedule] hold
 //     the node in a reserve.Ledger. The result is a [Decision].
+//   - The equivalence cache: pods with equal specs (a Deployment's
+//     replicas) get the same verdicts and raw scores on a node in a given
+//     state, so a Scheduler keeps them per pod class and per node and, for
+//     the next pod of the class, filters and scores again only the nodes
+//     that changed (snapshot block versions say which), as Borg does with
+//     equivalence classes and score caching. It changes no decision, and
+//     is used when every node is a candidate and every filter and scorer
+//     is node-local ([NodeLocal], score.NodeLocal; all built-ins are).
+//     Config.EquivalenceClasses sizes or disables it.
 //   - [Loop] adds a priority queue (upstream's PrioritySort), the caller's
 //     bind, ledger.Confirm on success and Unreserve plus requeue on
 //     failure.
@@ -58,5 +67,9 @@
 // allocation-free per node; scratch is reused between cycles. An
 // unschedulable pod additionally allocates its Diagnosis (one Reason per
 // filtered node). The cost per node is that of reading the node's
-// NodeInfo: see BenchmarkSchedule for figures.
+// NodeInfo. With the equivalence cache, a pod whose class is cached costs
+// O(changed nodes) filter and score work plus O(nodes) cheap passes
+// (gather the cached results, normalise, select): about 35 µs at 5,000
+// nodes, 8 bytes of cache per node and class per int64 kept. See
+// BenchmarkSchedule for figures.
 package framework
