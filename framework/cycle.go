@@ -76,12 +76,10 @@ type Config struct {
 	// EquivalenceClasses is how many pod classes (pods with equal specs)
 	// the equivalence cache keeps per-node filter verdicts and scores for:
 	// 0 means [DefaultEquivalenceClasses], a negative number turns the
-	// cache off. The cache changes no decision; it is used when every node
-	// is a candidate (percentage 100, or a cluster of fewer than
-	// [MinFeasibleNodesToFind] nodes, and no PreFilter narrowing the
-	// candidates), the cluster is a *snapshot.Snapshot or *snapshot.Fork,
-	// and every filter and scorer is node-local ([NodeLocal],
-	// [score.NodeLocal]). Memory: about (33 + 8 × normalising scorers)
+	// cache off. The cache changes no decision; it is used when no
+	// PreFilter narrows the candidates to named nodes, the cluster is a
+	// *snapshot.Snapshot or *snapshot.Fork, and every filter and scorer is
+	// node-local ([NodeLocal], [score.NodeLocal]). Memory: about (33 + 8 × normalising scorers)
 	// bytes per node per class; the cache holds NodeInfo pointers of the
 	// clusters it saw until the class is evicted.
 	EquivalenceClasses int
@@ -255,10 +253,11 @@ func (s *Scheduler) SchedulePod(cluster score.Cluster, pod *snapshot.PodInfo) (D
 		return d, nil
 	}
 
-	// The equivalence cache, when every node is a candidate.
+	// The equivalence cache (candidates not narrowed by a PreFilter: a
+	// class is prepared only then).
 	var class *classEntry
 	vc, isVersioned := cluster.(versioned)
-	if s.nodeLocal && isVersioned && NumFeasibleNodesToFind(s.percentage, numAll) >= numAll {
+	if s.nodeLocal && isVersioned {
 		e, err := s.classes.get(pod)
 		if err != nil {
 			return d, err

@@ -26,8 +26,11 @@ import (
 //
 // Decisions are exactly those of the uncached cycle: the same filters and
 // scorers run on the same nodes, only fewer times; the cached path is
-// taken only when every node is a candidate and every filter and scorer
-// promises to be node-local ([NodeLocal], [score.NodeLocal]).
+// taken when no PreFilter narrows the candidates to named nodes and every
+// filter and scorer promises to be node-local ([NodeLocal],
+// [score.NodeLocal]). With percentageOfNodesToScore below 100 the cycle
+// visits the same nodes in the same order as the uncached one, refreshing
+// only the blocks it reaches.
 
 // NodeLocal is implemented by a [Filter] whose answers may be cached per
 // node and shared between pods with the same spec; NodeLocal() returns
@@ -211,57 +214,57 @@ type versioned interface {
 	NodeSetVersion() int64
 }
 
-// refresh recomputes the nodes of e that changed since it last saw them:
-// for each block whose version moved, the nodes whose NodeInfo or
-// generation moved are filtered and, if feasible, scored. On an error
-// (a scorer out of range) the entry is dropped.
-func (c *classCache) refresh(e *classEntry, vc versioned) error {
-	for b := range vc.NumBlocks() {
-		v := vc.BlockVersion(b)
-		seen := e.blocks[b]
-		if v == seen {
-			continue
-		}
-		lo, hi := b*snapshot.BlockSize, min(e.n, (b+1)*snapshot.BlockSize)
-		c.batch, c.batchIdx = c.batch[:0], c.batchIdx[:0]
-		known := false
-		if seen != 0 {
-			c.offsets, known = vc.BlockChanges(b, seen, c.offsets[:0])
-		}
-		if known {
-			var done uint64
-			for _, off := range c.offsets {
-				if i := lo + int(off); i < hi && done&(1<<off) == 0 {
-					done |= 1 << off
-					c.check(e, vc, i)
-				}
-			}
-		} else {
-			for i := lo; i < hi; i++ {
+// refreshBlock recomputes the nodes of block b that changed since e last
+// saw it: the block says which (its last 4 changes), or else every node
+// whose NodeInfo or generation moved is looked at; those that pass the
+// filters are scored. On an error (a scorer out of range) the entry is
+// dropped.
+func (c *classCache) refreshBlock(e *classEntry, vc versioned, b int) error {
+	v := vc.BlockVersion(b)
+	seen := e.blocks[b]
+	if v == seen {
+		return nil
+	}
+	lo, hi := b*snapshot.BlockSize, min(e.n, (b+1)*snapshot.BlockSize)
+	c.batch, c.batchIdx = c.batch[:0], c.batchIdx[:0]
+	known := false
+	if seen != 0 {
+		c.offsets, known = vc.BlockChanges(b, seen, c.offsets[:0])
+	}
+	if known {
+		var done uint64
+		for _, off := range c.offsets {
+			if i := lo + int(off); i < hi && done&(1<<off) == 0 {
+				done |= 1 << off
 				c.check(e, vc, i)
 			}
 		}
-		if len(c.batch) > 0 {
-			tmp := resize(c.tmp, len(c.batch))
-			c.tmp = tmp
-			clear(tmp)
-			if err := e.pp.AddPlain(c.batch, tmp); err != nil {
-				e.drop()
-				return err
-			}
-			for j, i := range c.batchIdx {
-				e.plain[i] = tmp[j]
-			}
-			for k := range e.raw {
-				e.pp.Raw(k, c.batch, tmp)
-				for j, i := range c.batchIdx {
-					e.raw[k][i] = tmp[j]
-				}
-			}
-			clear(c.batch)
+	} else {
+		for i := lo; i < hi; i++ {
+			c.check(e, vc, i)
 		}
-		e.blocks[b] = v
 	}
+	if len(c.batch) > 0 {
+		tmp := resize(c.tmp, len(c.batch))
+		c.tmp = tmp
+		clear(tmp)
+		if err := e.pp.AddPlain(c.batch, tmp); err != nil {
+			clear(c.batch)
+			e.drop()
+			return err
+		}
+		for j, i := range c.batchIdx {
+			e.plain[i] = tmp[j]
+		}
+		for k := range e.raw {
+			e.pp.Raw(k, c.batch, tmp)
+			for j, i := range c.batchIdx {
+				e.raw[k][i] = tmp[j]
+			}
+		}
+		clear(c.batch)
+	}
+	e.blocks[b] = v
 	return nil
 }
 
@@ -303,51 +306,58 @@ func fitsAll(pfs []PodFilter, ni *snapshot.NodeInfo, scratch []Reason) ([]Reason
 	return scratch, true
 }
 
-// gather fills s.feasible and totals (plain sums) with e's feasible
-// nodes in visiting order (from s.next, wrapping), and c.feasIdx with
-// their indexes; it returns the totals slice. Branch-free: every node is
-// written at the next free position, which advances only if it is
-// feasible.
-func (s *Scheduler) gather(e *classEntry) []int64 {
+// scheduleClass is the cycle for a pod of class e over vc, every node a
+// candidate, from the cache: it visits the nodes from s.next (wrapping)
+// as the uncached cycle does, refreshing each block on first touch, takes
+// the feasible ones until numToFind, then normalises and leaves the
+// totals in s.totals and the nodes in s.feasible for finish. ok is false
+// when no node is feasible (the caller then runs the full cycle for its
+// diagnosis; s.next is not moved).
+func (s *Scheduler) scheduleClass(e *classEntry, vc versioned, d *Decision) (ok bool, err error) {
 	c := &s.classes
 	n := e.n
+	numToFind := NumFeasibleNodesToFind(s.percentage, n)
 	idx := resize(c.feasIdx, n)
 	fe := resize(s.feasible, n)
 	s.totals = resize(s.totals, max(n, cap(s.totals)))
 	tot := s.totals[:n]
-	m := 0
+	m, processed := 0, n
 	start := s.next % n
+scan:
 	for _, r := range [2][2]int{{start, n}, {0, start}} {
-		ok, nodes, plain := e.ok[r[0]:r[1]], e.nodes[r[0]:r[1]], e.plain[r[0]:r[1]]
-		for j := range ok {
-			idx[m], fe[m], tot[m] = int32(r[0]+j), nodes[j], plain[j]
-			if ok[j] {
-				m++
+		for lo := r[0]; lo < r[1]; {
+			b := lo / snapshot.BlockSize
+			hi := min(r[1], (b+1)*snapshot.BlockSize)
+			if err := c.refreshBlock(e, vc, b); err != nil {
+				clear(fe[:m])
+				return false, fmt.Errorf("framework: scoring pod %s: %w", d.Pod.Key(), err)
 			}
+			// Branch-free: every node is written at the next free
+			// position, which advances only past a feasible one.
+			ok, nodes, plain := e.ok[lo:hi], e.nodes[lo:hi], e.plain[lo:hi]
+			for j := range ok {
+				idx[m], fe[m], tot[m] = int32(lo+j), nodes[j], plain[j]
+				if ok[j] {
+					if m++; m == numToFind {
+						processed = (lo+j-start+n)%n + 1
+						break scan
+					}
+				}
+			}
+			lo = hi
 		}
 	}
 	if m < n {
 		fe[m] = nil // the last infeasible node written
 	}
 	c.feasIdx, s.feasible = idx[:m], fe[:m]
-	return tot[:m]
-}
-
-// scheduleClass is the cached cycle for a pod of class e over vc (every
-// node a candidate). ok is false when no node is feasible: the caller then
-// runs the full cycle for its diagnosis.
-func (s *Scheduler) scheduleClass(e *classEntry, vc versioned, d *Decision) (ok bool, err error) {
-	c := &s.classes
-	if err := c.refresh(e, vc); err != nil {
-		return false, fmt.Errorf("framework: scoring pod %s: %w", d.Pod.Key(), err)
-	}
-	totals := s.gather(e)
-	d.Feasible, d.Evaluated = len(totals), e.n
-	if len(totals) == 0 {
+	d.Feasible, d.Evaluated = m, processed
+	if m == 0 {
 		return false, nil
 	}
+	totals := tot[:m]
 	for k := range e.raw {
-		raw := resize(c.rawBuf, len(totals))
+		raw := resize(c.rawBuf, m)
 		c.rawBuf = raw
 		for j, i := range c.feasIdx {
 			raw[j] = e.raw[k][i]
@@ -356,6 +366,7 @@ func (s *Scheduler) scheduleClass(e *classEntry, vc versioned, d *Decision) (ok 
 			return false, fmt.Errorf("framework: scoring pod %s: %w", d.Pod.Key(), err)
 		}
 	}
+	s.next = (s.next + processed) % n
 	return true, nil
 }
 
