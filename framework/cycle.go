@@ -79,9 +79,9 @@ type Config struct {
 	// cache off. The cache changes no decision; it is used when no
 	// PreFilter narrows the candidates to named nodes, the cluster is a
 	// *snapshot.Snapshot or *snapshot.Fork, and every filter and scorer is
-	// node-local ([NodeLocal], [score.NodeLocal]). Memory: about (33 + 8 × normalising scorers)
-	// bytes per node per class; the cache holds NodeInfo pointers of the
-	// clusters it saw until the class is evicted.
+	// node-local ([NodeLocal], [score.NodeLocal]). Memory: 17 + 8 ×
+	// (normalising scorers) bytes per node and class, no pointers (the
+	// cache keeps no NodeInfo alive).
 	EquivalenceClasses int
 }
 
@@ -144,9 +144,9 @@ func (d *Decision) Scheduled() bool { return d.Diagnosis == nil && d.Node != "" 
 // A Scheduler keeps that start index, the random source, scratch
 // buffers and its equivalence cache between cycles, so decisions depend
 // on the sequence of pods it has scheduled (never on the cache); it is not
-// safe for concurrent use (use one per goroutine). The cache refers to the
-// NodeInfos of the clusters it scored until their class is evicted. With Parallelism > 1 a cycle filters on that many goroutines,
-// all joined before it returns; decisions are the same as sequential.
+// safe for concurrent use (use one per goroutine). With Parallelism > 1 a
+// cycle filters on that many goroutines, all joined before it returns;
+// decisions are the same as sequential.
 type Scheduler struct {
 	filters    []Filter
 	profile    *score.Profile
@@ -262,14 +262,16 @@ func (s *Scheduler) SchedulePod(cluster score.Cluster, pod *snapshot.PodInfo) (D
 		if err != nil {
 			return d, err
 		}
-		if e.ready && e.nodeSet == vc.NodeSetVersion() && e.n == numAll {
+		switch {
+		case e == nil: // not admitted: the uncached cycle
+		case e.ready && e.nodeSet == vc.NodeSetVersion() && e.n == numAll:
 			ok, err := s.scheduleClass(e, vc, &d)
 			if err != nil || ok {
 				return s.finish(d, cluster, err)
 			}
 			// No feasible node: the full cycle below gives the diagnosis.
 			d = Decision{Pod: pod}
-		} else {
+		default:
 			class = e
 		}
 	}

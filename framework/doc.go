@@ -70,6 +70,6 @@
 // NodeInfo. With the equivalence cache, a pod whose class is cached costs
 // O(changed nodes) filter and score work plus O(nodes) cheap passes
 // (gather the cached results, normalise, select): about 35 µs at 5,000
-// nodes, 8 bytes of cache per node and class per int64 kept. See
+// nodes, and 17 + 8 × (normalising scorers) bytes per node and class. See
 // BenchmarkSchedule for figures.
 package framework

@@ -15,9 +15,8 @@ import (
 // filter verdict and the same raw scores on a node in a given state, so a
 // Scheduler remembers them per class and per node and, for the next pod
 // of the class, recomputes only the nodes that changed since — found by
-// comparing snapshot block versions (one per 64 nodes), then asking the
-// block which nodes changed (it remembers its last 4 changes) or, failing
-// that, comparing its nodes' generations. What stays O(nodes) per pod is a gather of the cached
+// comparing snapshot block versions (one per 64 nodes), then the changed
+// blocks' node versions (64 contiguous int64s, not 64 NodeInfos). What stays O(nodes) per pod is a gather of the cached
 // results in visiting order, the normalising scorers' Normalize and the
 // choice of the highest total. The idea is Borg's (Verma et al.,
 // "Large-scale cluster management at Google with Borg", EuroSys 2015,
@@ -72,8 +71,7 @@ type classEntry struct {
 
 	n      int
 	blocks []int64
-	nodes  []*snapshot.NodeInfo
-	gens   []int64
+	vers   []int64 // node versions (snapshot Block) the results are for
 	ok     []bool
 	plain  []int64   // weighted sum of non-normalising scores, if ok
 	raw    [][]int64 // raw[k][i]: normalising scorer k's raw score, if ok
@@ -86,13 +84,13 @@ type classCache struct {
 	tick    uint64
 	key     []byte
 	seed    maphash.Seed
+	door    [1024]uint64 // hashes of classes seen once (direct-mapped)
 
 	// scratch for refreshing a block
 	batch    []*snapshot.NodeInfo
 	batchIdx []int32
 	tmp      []int64
 	scratch  []Reason
-	offsets  []uint8
 	feasIdx  []int32
 	rawBuf   []int64
 }
@@ -122,9 +120,9 @@ func classKey(buf []byte, pod *snapshot.PodInfo) ([]byte, error) {
 	return buf, nil
 }
 
-// get returns the entry of pod's class, a fresh (not ready) one on a miss
-// (evicting the least recently used when full). The error is the spec's
-// encoding failing.
+// get returns the entry of pod's class; on a miss a fresh (not ready)
+// one, evicting the least recently used when full, if the class was seen
+// recently, else nil. The error is the spec's encoding failing.
 func (c *classCache) get(pod *snapshot.PodInfo) (*classEntry, error) {
 	var err error
 	if c.key, err = classKey(c.key[:0], pod); err != nil {
@@ -137,6 +135,14 @@ func (c *classCache) get(pod *snapshot.PodInfo) (*classEntry, error) {
 			e.used = c.tick
 			return e, nil
 		}
+	}
+	// Admission: a class gets an entry (evicting another) only the
+	// second time it is seen recently — a one-off spec runs the uncached
+	// cycle and evicts nothing (TinyLFU's doorkeeper: Einziger et al.,
+	// "TinyLFU: A Highly Efficient Cache Admission Policy", 2017).
+	if slot := &c.door[h%uint64(len(c.door))]; *slot != h {
+		*slot = h
+		return nil, nil
 	}
 	var e *classEntry
 	if len(c.entries) < c.max {
@@ -161,7 +167,6 @@ func (e *classEntry) drop() {
 	clear(e.pfs)
 	clear(e.fused)
 	e.pfs, e.fused, e.pp = e.pfs[:0], e.fused[:0], nil
-	clear(e.nodes)
 	clear(e.blocks)
 	e.n = 0
 }
@@ -182,9 +187,8 @@ func (e *classEntry) prepare(s *Scheduler, pp *score.PodProfile, nodeSet int64, 
 	e.pp, e.nodeSet, e.n, e.ready = pp, nodeSet, n, true
 	nb := (n + snapshot.BlockSize - 1) / snapshot.BlockSize
 	e.blocks = resize(e.blocks, nb)
-	clear(e.blocks) // versions are never 0 for a block with nodes
-	e.nodes = resize(e.nodes, n)
-	e.gens = resize(e.gens, n)
+	clear(e.blocks)            // versions are never 0 for a block with nodes
+	e.vers = resize(e.vers, n) // read only in blocks seen (blocks[b] != 0)
 	e.ok = resize(e.ok, n)
 	e.plain = resize(e.plain, n)
 	k := pp.NumNormalizing()
@@ -210,38 +214,36 @@ type versioned interface {
 	score.Cluster
 	NumBlocks() int
 	BlockVersion(b int) int64
-	BlockChanges(b int, since int64, dst []uint8) ([]uint8, bool)
+	Block(b int) ([]*snapshot.NodeInfo, []int64)
 	NodeSetVersion() int64
 }
 
 // refreshBlock recomputes the nodes of block b that changed since e last
-// saw it: the block says which (its last 4 changes), or else every node
-// whose NodeInfo or generation moved is looked at; those that pass the
-// filters are scored. On an error (a scorer out of range) the entry is
-// dropped.
+// saw it: those whose node version (snapshot Block) moved are filtered
+// again and, if they pass, scored. On an error (a scorer out of range)
+// the entry is dropped.
 func (c *classCache) refreshBlock(e *classEntry, vc versioned, b int) error {
 	v := vc.BlockVersion(b)
-	seen := e.blocks[b]
-	if v == seen {
+	if v == e.blocks[b] {
 		return nil
 	}
-	lo, hi := b*snapshot.BlockSize, min(e.n, (b+1)*snapshot.BlockSize)
+	nodes, vers := vc.Block(b)
+	lo := b * snapshot.BlockSize
+	seen := e.vers[lo : lo+len(vers)]
+	all := e.blocks[b] == 0 // never seen: seen holds another class's versions
 	c.batch, c.batchIdx = c.batch[:0], c.batchIdx[:0]
-	known := false
-	if seen != 0 {
-		c.offsets, known = vc.BlockChanges(b, seen, c.offsets[:0])
-	}
-	if known {
-		var done uint64
-		for _, off := range c.offsets {
-			if i := lo + int(off); i < hi && done&(1<<off) == 0 {
-				done |= 1 << off
-				c.check(e, vc, i)
-			}
+	for j, nv := range vers {
+		if seen[j] == nv && !all {
+			continue
 		}
-	} else {
-		for i := lo; i < hi; i++ {
-			c.check(e, vc, i)
+		i, ni := lo+j, nodes[j]
+		seen[j] = nv
+		var fits bool
+		c.scratch, fits = fitsAll(e.pfs, ni, c.scratch)
+		e.ok[i] = fits
+		if fits {
+			c.batch = append(c.batch, ni)
+			c.batchIdx = append(c.batchIdx, int32(i))
 		}
 	}
 	if len(c.batch) > 0 {
@@ -266,25 +268,6 @@ func (c *classCache) refreshBlock(e *classEntry, vc versioned, b int) error {
 	}
 	e.blocks[b] = v
 	return nil
-}
-
-// check looks at node i: if its NodeInfo or generation moved since e saw
-// it, it is filtered again and, if feasible, queued in c.batch for
-// scoring.
-func (c *classCache) check(e *classEntry, vc versioned, i int) {
-	ni := vc.Node(i)
-	g := ni.Generation()
-	if e.nodes[i] == ni && e.gens[i] == g {
-		return
-	}
-	e.nodes[i], e.gens[i] = ni, g
-	var fits bool
-	c.scratch, fits = fitsAll(e.pfs, ni, c.scratch)
-	e.ok[i] = fits
-	if fits {
-		c.batch = append(c.batch, ni)
-		c.batchIdx = append(c.batchIdx, int32(i))
-	}
 }
 
 // fitsAll reports whether ni passes every prepared filter, keeping no
@@ -333,8 +316,11 @@ scan:
 				return false, fmt.Errorf("framework: scoring pod %s: %w", d.Pod.Key(), err)
 			}
 			// Branch-free: every node is written at the next free
-			// position, which advances only past a feasible one.
-			ok, nodes, plain := e.ok[lo:hi], e.nodes[lo:hi], e.plain[lo:hi]
+			// position, which advances only past a feasible one. The
+			// block's nodes are those e's results are for.
+			bn, _ := vc.Block(b)
+			nodes := bn[lo-b*snapshot.BlockSize : hi-b*snapshot.BlockSize]
+			ok, plain := e.ok[lo:hi], e.plain[lo:hi]
 			for j := range ok {
 				idx[m], fe[m], tot[m] = int32(lo+j), nodes[j], plain[j]
 				if ok[j] {

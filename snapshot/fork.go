@@ -124,10 +124,9 @@ func (f *Fork) BlockVersion(b int) int64 {
 	return f.cur.blockVersion(b)
 }
 
-// BlockChanges: see [Snapshot.BlockChanges].
-func (f *Fork) BlockChanges(b int, since int64, dst []uint8) ([]uint8, bool) {
-	return f.cur.blockChanges(b, since, dst)
-}
+// Block returns views of block b of the current content; see
+// [Snapshot.Block]. They are valid until the fork's next change.
+func (f *Fork) Block(b int) (nodes []*NodeInfo, versions []int64) { return f.cur.block(b) }
 
 // NodeSetVersion: see [Snapshot.NodeSetVersion].
 func (f *Fork) NodeSetVersion() int64 { return f.cur.nodeSet }

@@ -95,17 +95,19 @@ func (s *Snapshot) BlockVersion(b int) int64 {
 	return s.st.blockVersion(b)
 }
 
-// BlockChanges appends to dst the offsets within block b (0 to
-// BlockSize−1; node b×BlockSize+offset) of the nodes that changed between
-// the block's version since and its current version, newest first (an
-// offset may repeat), and reports whether it could tell: the block
-// remembers its last 4 changes, so for an older or unrelated since it
-// returns false and the caller must look at every node of the block
-// (NodeInfo.Generation). With since equal to the current version it
-// returns dst, true. O(1), allocates only to grow dst.
-func (s *Snapshot) BlockChanges(b int, since int64, dst []uint8) ([]uint8, bool) {
-	return s.st.blockChanges(b, since, dst)
-}
+// Block returns views of block b: its nodes (node b×BlockSize+j is
+// nodes[j]) and their versions — versions[j] is a process-wide unique
+// number that changes whenever node j of the block changes (a pod added
+// or removed, the node updated, another node moved into its index by
+// RemoveNode), in any Cache, Fork or ledger; two equal versions, read
+// from any snapshots or forks, mean the same NodeInfo with the same
+// content. Both slices have the block's length (BlockSize, fewer in the
+// last block), must not be modified, and are valid for as long as the
+// snapshot. For caches of per-node results: a changed
+// [Snapshot.BlockVersion] leads to 64 contiguous versions rather than 64
+// NodeInfos. 0 <= b < NumBlocks(), else it panics. O(1), allocates
+// nothing.
+func (s *Snapshot) Block(b int) (nodes []*NodeInfo, versions []int64) { return s.st.block(b) }
 
 // NodeSetVersion returns a process-wide unique number that changes
 // whenever a node is added, removed or updated (node object replaced), but

@@ -34,41 +34,17 @@ type chunk struct {
 	// one of the chunk's slots or nodes is about to change: see
 	// Snapshot.BlockVersion.
 	version int64
-	// The last logN (<= chunkLog) changes, the newest just before
-	// logHead (mod chunkLog): change j took the chunk from version
-	// logPrev[j] to the next by changing slot logSlot[j]
-	// (Snapshot.BlockChanges).
-	logPrev [chunkLog]int64
-	logSlot [chunkLog]uint8
-	logHead uint8
-	logN    uint8
+	// slotVer[j] is the version slot j last changed at (node j of the
+	// block set, replaced or about to be mutated): Snapshot.Block.
+	slotVer [chunkSize]int64
 	nodes   [chunkSize]*NodeInfo
 }
 
-// chunkLog is how many changes a chunk remembers.
-const chunkLog = 4
-
-// bump records that slot is about to change: a fresh version, logged.
+// bump records that slot is about to change: a fresh version for the
+// chunk and the slot.
 func (c *chunk) bump(slot int) {
-	j := c.logHead
-	c.logPrev[j], c.logSlot[j] = c.version, uint8(slot)
-	c.logHead = (j + 1) % chunkLog
-	c.logN = min(c.logN+1, chunkLog)
-	c.version = nextGeneration()
-}
-
-// changes appends the slots changed since version since, newest first
-// (a slot may repeat), and reports whether the log reaches back to since.
-func (c *chunk) changes(since int64, dst []uint8) ([]uint8, bool) {
-	k := int(c.logHead)
-	for range c.logN {
-		k = (k + chunkLog - 1) % chunkLog
-		dst = append(dst, c.logSlot[k])
-		if c.logPrev[k] == since {
-			return dst, true
-		}
-	}
-	return dst, false
+	v := nextGeneration()
+	c.version, c.slotVer[slot] = v, v
 }
 
 // mid is the middle level: 64 chunks (4096 nodes); chunks past the last
@@ -286,15 +262,18 @@ func (s *state) blockVersion(b int) int64 {
 	return s.chunkAt(b).version
 }
 
-func (s *state) blockChanges(b int, since int64, dst []uint8) ([]uint8, bool) {
-	if uint(b) >= uint((s.n+chunkSize-1)/chunkSize) {
+// block returns block b's nodes and slot versions (views of its chunk).
+func (s *state) block(b int) ([]*NodeInfo, []int64) {
+	nb := (s.n + chunkSize - 1) / chunkSize
+	if uint(b) >= uint(nb) {
 		panic("snapshot: block index out of range")
 	}
 	c := s.chunkAt(b)
-	if c.version == since {
-		return dst, true
+	k := chunkSize
+	if b == nb-1 {
+		k = s.n - b*chunkSize
 	}
-	return c.changes(since, dst)
+	return c.nodes[:k:k], c.slotVer[:k:k]
 }
 
 func (s *state) chunkAt(b int) *chunk {

@@ -2,6 +2,7 @@ package snapshot_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -16,25 +17,23 @@ type versioned interface {
 	Node(i int) *snapshot.NodeInfo
 	NumBlocks() int
 	BlockVersion(b int) int64
-	BlockChanges(b int, since int64, dst []uint8) ([]uint8, bool)
+	Block(b int) ([]*snapshot.NodeInfo, []int64)
 	NodeSetVersion() int64
 }
 
 // versionLog checks the version contract across every state it is shown:
 // a block version seen twice stands for the same NodeInfo pointers with
-// the same generations and content, and a node-set version seen twice for
-// the same node names in the same order.
+// the same generations and content, a node version (Block) seen twice for
+// the same node, and a node-set version seen twice for the same node names
+// in the same order.
 type versionLog struct {
 	nodeSet map[int64]string
-	// slots[v] is each slot's fingerprint at block version v; recent[b]
-	// the last versions seen of block b, for BlockChanges.
-	slots  map[int64][snapshot.BlockSize]slotFP
-	recent map[int][]int64
+	blocks  map[int64][snapshot.BlockSize]slotFP
+	nodes   map[int64]slotFP
 }
 
 func newVersionLog() *versionLog {
-	return &versionLog{nodeSet: map[int64]string{},
-		slots: map[int64][snapshot.BlockSize]slotFP{}, recent: map[int][]int64{}}
+	return &versionLog{nodeSet: map[int64]string{}, blocks: map[int64][snapshot.BlockSize]slotFP{}, nodes: map[int64]slotFP{}}
 }
 
 // slotFP is what identifies a node's state in a block slot.
@@ -46,31 +45,6 @@ type slotFP struct {
 	cpu  int64
 }
 
-// checkChanges: for the last versions seen of block b, BlockChanges
-// either says it cannot tell or lists every slot whose node differs.
-func (l *versionLog) checkChanges(t *testing.T, s versioned, b int, now [snapshot.BlockSize]slotFP, where string) {
-	t.Helper()
-	for _, u := range l.recent[b] {
-		changed, ok := s.BlockChanges(b, u, nil)
-		if !ok {
-			continue
-		}
-		var listed [256]bool
-		for _, c := range changed {
-			if int(c) >= snapshot.BlockSize {
-				t.Fatalf("%s: block %d: offset %d out of range", where, b, c)
-			}
-			listed[c] = true
-		}
-		then := l.slots[u]
-		for k := range snapshot.BlockSize {
-			if !listed[uint8(k)] && then[k] != now[k] {
-				t.Fatalf("%s: block %d slot %d changed since version %d but BlockChanges listed only %v", where, b, k, u, changed)
-			}
-		}
-	}
-}
-
 func (l *versionLog) check(t *testing.T, s versioned, where string) {
 	t.Helper()
 	n := s.NumNodes()
@@ -78,23 +52,29 @@ func (l *versionLog) check(t *testing.T, s versioned, where string) {
 	names := ""
 	for b := range s.NumBlocks() {
 		var slots [snapshot.BlockSize]slotFP
-		for i := b * snapshot.BlockSize; i < min(n, (b+1)*snapshot.BlockSize); i++ {
-			ni := s.Node(i)
-			slots[i-b*snapshot.BlockSize] = slotFP{ni, ni.Generation(), ni.Name(), len(ni.Pods()), ni.Requested().Get(snapshot.CPU)}
+		nodes, vers := s.Block(b)
+		require.Len(t, nodes, min(snapshot.BlockSize, n-b*snapshot.BlockSize), where)
+		require.Len(t, vers, len(nodes), where)
+		for j, ni := range nodes {
+			if ni != s.Node(b*snapshot.BlockSize+j) {
+				t.Fatalf("%s: Block(%d) node %d is not Node(%d)", where, b, j, b*snapshot.BlockSize+j)
+			}
+			fp := slotFP{ni, ni.Generation(), ni.Name(), len(ni.Pods()), ni.Requested().Get(snapshot.CPU)}
+			slots[j] = fp
 			names += ni.Name() + ","
+			if vers[j] == 0 {
+				t.Fatalf("%s: block %d node %d has version 0", where, b, j)
+			}
+			if old, ok := l.nodes[vers[j]]; ok && old != fp {
+				t.Fatalf("%s: block %d node %d: version %d seen before with another node state", where, b, j, vers[j])
+			}
+			l.nodes[vers[j]] = fp
 		}
 		v := s.BlockVersion(b)
-		if old, ok := l.slots[v]; ok && old != slots {
+		if old, ok := l.blocks[v]; ok && old != slots {
 			t.Fatalf("%s: block %d version %d seen before with other nodes", where, b, v)
 		}
-		l.checkChanges(t, s, b, slots, where)
-		if same, ok := s.BlockChanges(b, v, nil); !ok || len(same) > 0 {
-			t.Fatalf("%s: block %d: BlockChanges since the current version = %v, %v", where, b, same, ok)
-		}
-		l.slots[v] = slots
-		if r := l.recent[b]; len(r) == 0 || r[len(r)-1] != v {
-			l.recent[b] = append(r[max(0, len(r)-7):], v)
-		}
+		l.blocks[v] = slots
 	}
 	v := s.NodeSetVersion()
 	if old, ok := l.nodeSet[v]; ok {
@@ -112,6 +92,8 @@ func TestBlockVersionPanicsOutOfRange(t *testing.T) {
 	require.Panics(t, func() { s.BlockVersion(-1) })
 	f := s.Fork()
 	require.Panics(t, func() { f.BlockVersion(1) })
+	require.Panics(t, func() { s.Block(1) })
+	require.Panics(t, func() { f.Block(-1) })
 }
 
 // TestBlockVersionChanges: a pod added to a node changes its block's
@@ -134,7 +116,17 @@ func TestBlockVersionChanges(t *testing.T) {
 	before := vers(s)
 	f := s.Fork()
 	require.Equal(t, before, vers(f))
+	_, nv := s.Block(1)
+	nodeVers := slices.Clone(nv)
 	require.NoError(t, f.AddPod(st.MakePod("p").Req("cpu", "100m").Obj(), "n070")) // block 1
+	_, nv = f.Block(1)
+	for j := range nv {
+		if j == 70-64 {
+			require.NotEqual(t, nodeVers[j], nv[j], "the changed node's version")
+		} else {
+			require.Equal(t, nodeVers[j], nv[j], "node %d's version", 64+j)
+		}
+	}
 	after := vers(f)
 	require.Equal(t, before[0], after[0], "node set unchanged")
 	require.Equal(t, before[1], after[1])
