@@ -409,30 +409,41 @@ func intersect(set map[string]struct{}, list []string) map[string]struct{} {
 
 // selectHost returns the index of a highest total, chosen uniformly among
 // ties with one draw from the seeded source (the distribution of
-// upstream's former reservoir sampling, selectHost before v1.33). O(n).
+// upstream's former reservoir sampling, selectHost before v1.33): the
+// k-th tie in order for k drawn from [0, ties), no draw for a single
+// best. O(n) in three short passes with few unpredictable branches (max,
+// count, locate).
 func (s *Scheduler) selectHost(totals []int64) int {
-	best, ties := 0, 1
-	for i := 1; i < len(totals); i++ {
-		switch t := totals[i]; {
-		case t > totals[best]:
-			best, ties = i, 1
-		case t == totals[best]:
+	// Four running maxima: one would make a chain of dependent compares.
+	m := [4]int64{totals[0], totals[0], totals[0], totals[0]}
+	i := 0
+	for ; i+4 <= len(totals); i += 4 {
+		q := totals[i : i+4 : i+4]
+		m[0], m[1], m[2], m[3] = max(m[0], q[0]), max(m[1], q[1]), max(m[2], q[2]), max(m[3], q[3])
+	}
+	top := max(m[0], m[1], m[2], m[3])
+	for _, t := range totals[i:] {
+		top = max(top, t)
+	}
+	ties := 0
+	for _, t := range totals {
+		if t == top {
 			ties++
 		}
 	}
-	if ties == 1 {
-		return best
+	k := 0
+	if ties > 1 {
+		k = s.rng.IntN(ties)
 	}
-	k := s.rng.IntN(ties)
-	top := totals[best]
-	for i := best; ; i++ {
-		if totals[i] == top {
+	for i, t := range totals {
+		if t == top {
 			if k == 0 {
 				return i
 			}
 			k--
 		}
 	}
+	panic("unreachable")
 }
 
 // chunk is how many consecutive candidates one worker filters at a time.

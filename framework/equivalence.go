@@ -91,7 +91,7 @@ type classCache struct {
 	batchIdx []int32
 	tmp      []int64
 	scratch  []Reason
-	feasIdx  []int32
+	segs     [][2]int32 // node ranges a cached cycle visited, in order
 	rawBuf   []int64
 }
 
@@ -300,12 +300,12 @@ func (s *Scheduler) scheduleClass(e *classEntry, vc versioned, d *Decision) (ok 
 	c := &s.classes
 	n := e.n
 	numToFind := NumFeasibleNodesToFind(s.percentage, n)
-	idx := resize(c.feasIdx, n)
 	fe := resize(s.feasible, n)
 	s.totals = resize(s.totals, max(n, cap(s.totals)))
 	tot := s.totals[:n]
 	m, processed := 0, n
 	start := s.next % n
+	c.segs = c.segs[:0]
 scan:
 	for _, r := range [2][2]int{{start, n}, {0, start}} {
 		for lo := r[0]; lo < r[1]; {
@@ -322,33 +322,45 @@ scan:
 			nodes := bn[lo-b*snapshot.BlockSize : hi-b*snapshot.BlockSize]
 			ok, plain := e.ok[lo:hi], e.plain[lo:hi]
 			for j := range ok {
-				idx[m], fe[m], tot[m] = int32(lo+j), nodes[j], plain[j]
+				fe[m], tot[m] = nodes[j], plain[j]
 				if ok[j] {
 					if m++; m == numToFind {
 						processed = (lo+j-start+n)%n + 1
+						c.segs = append(c.segs, [2]int32{int32(lo), int32(lo + j + 1)})
 						break scan
 					}
 				}
 			}
+			c.segs = append(c.segs, [2]int32{int32(lo), int32(hi)})
 			lo = hi
 		}
 	}
 	if m < n {
 		fe[m] = nil // the last infeasible node written
 	}
-	c.feasIdx, s.feasible = idx[:m], fe[:m]
+	s.feasible = fe[:m]
 	d.Feasible, d.Evaluated = m, processed
 	if m == 0 {
 		return false, nil
 	}
 	totals := tot[:m]
 	for k := range e.raw {
-		raw := resize(c.rawBuf, m)
+		// The normaliser's raw scores of the same nodes, gathered the
+		// same branch-free way over the visited segments.
+		raw := resize(c.rawBuf, n)
 		c.rawBuf = raw
-		for j, i := range c.feasIdx {
-			raw[j] = e.raw[k][i]
+		src, mk := e.raw[k], 0
+		for _, sg := range c.segs {
+			ok, r := e.ok[sg[0]:sg[1]], src[sg[0]:sg[1]]
+			r = r[:len(ok)]
+			for j := range ok {
+				raw[mk] = r[j]
+				if ok[j] {
+					mk++
+				}
+			}
 		}
-		if err := e.pp.AddNormalized(k, s.feasible, raw, totals); err != nil {
+		if err := e.pp.AddNormalized(k, s.feasible, raw[:m], totals); err != nil {
 			return false, fmt.Errorf("framework: scoring pod %s: %w", d.Pod.Key(), err)
 		}
 	}
