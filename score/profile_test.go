@@ -3,6 +3,7 @@ package score_test
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sync"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/snapshottest"
 )
 
 // Upstream's published vectors: kube-scheduler v1.37.2
@@ -231,4 +233,96 @@ func TestExplainNilArguments(t *testing.T) {
 	pod := podInfo(t, imagePod([]string{"a"}, nil))
 	_, err = score.DefaultProfile().Explain(pod, snap, []*snapshot.NodeInfo{nodes[0], nil}, 0)
 	require.ErrorIs(t, err, score.ErrInvalidConfig)
+}
+
+// The profile's fused LeastAllocated+BalancedAllocation pass equals the two
+// scorers run on their own, weighted and summed, on clusters of up to 300
+// nodes (several blocks and chunks) that mix realistic nodes with edge
+// cases (no, zero, 1 or near-MaxInt64 allocatable; pods without requests,
+// so NonZeroRequested differs from Requested; over-committed nodes), for
+// unit and other weights, with another scorer in between.
+func TestProfileFusedPairMatchesScorers(t *testing.T) {
+	la := func(rs ...score.ResourceSpec) score.Scorer { return mustScorer(score.NewLeastAllocated(rs...)) }
+	ba := mustScorer(score.NewBalancedAllocation())
+	profiles := []struct {
+		name    string
+		entries []score.Weighted
+	}{
+		{"unit", []score.Weighted{{Scorer: la()}, {Scorer: ba}}},
+		{"profile weights", []score.Weighted{{Scorer: ba, Weight: 5}, {Scorer: score.NewTaintToleration()}, {Scorer: la(), Weight: 2}}},
+		{"resource weights", []score.Weighted{{Scorer: la(score.ResourceSpec{Name: "memory", Weight: 7}, score.ResourceSpec{Name: "cpu", Weight: 3})}, {Scorer: ba}}},
+		{"largest weights", []score.Weighted{{Scorer: la(score.ResourceSpec{Name: "cpu", Weight: 100}, score.ResourceSpec{Name: "memory", Weight: 100})}, {Scorer: ba, Weight: 100}}},
+	}
+	for seed := range uint64(40) {
+		r := rand.New(rand.NewPCG(seed, 0xf05e))
+		snap, nodes, pod := mixedCluster(t, r, 1+r.IntN(300))
+		for _, pr := range profiles {
+			prof := score.MustProfile(pr.entries...)
+			got := make([]int64, len(nodes))
+			require.NoError(t, prof.Score(pod, snap, nodes, got))
+			want := make([]int64, len(nodes))
+			for _, w := range prof.Scorers() {
+				ps, err := w.Scorer.Prepare(pod, snap)
+				require.NoError(t, err)
+				if ps == nil {
+					continue
+				}
+				out := make([]int64, len(nodes))
+				ps.Score(nodes, out)
+				if nz, ok := ps.(score.Normalizer); ok {
+					require.NoError(t, nz.Normalize(nodes, out))
+				}
+				for i := range want {
+					want[i] += w.Weight * out[i]
+				}
+			}
+			for i := range want {
+				require.Equalf(t, want[i], got[i], "seed %d, %s: total(%s) = %d, want %d", seed, pr.name, nodes[i].Name(), got[i], want[i])
+			}
+		}
+	}
+}
+
+// mixedCluster is n nodes, most with realistic cpu and memory and 0–4
+// bound pods (some containers without requests, some over-committing the
+// node), about one in 40 with an edge-case allocatable; and an incoming
+// pod with cpu and memory requests (either possibly absent).
+func mixedCluster(t *testing.T, r *rand.Rand, n int) (*snapshot.Snapshot, []*snapshot.NodeInfo, *snapshot.PodInfo) {
+	c := snapshot.NewCache()
+	requests := func(cpu, mem int64) v1.ResourceList {
+		rl := v1.ResourceList{}
+		if r.IntN(6) > 0 {
+			rl[v1.ResourceCPU] = qty(snapshot.CPU, r.Int64N(cpu))
+		}
+		if r.IntN(6) > 0 {
+			rl[v1.ResourceMemory] = qty(snapshot.Memory, r.Int64N(mem))
+		}
+		return rl
+	}
+	for i := range n {
+		cpu, mem := 1000+r.Int64N(128000), int64(1<<30)+r.Int64N(1<<40)
+		alloc := v1.ResourceList{v1.ResourceCPU: qty(snapshot.CPU, cpu), v1.ResourceMemory: qty(snapshot.Memory, mem)}
+		if r.IntN(40) == 0 {
+			alloc = randomList(r)
+		}
+		node := snapshottest.MakeNode(fmt.Sprintf("n%03d", i)).Taint("t", "1", v1.TaintEffectPreferNoSchedule).Obj()
+		node.Status.Allocatable = alloc
+		require.NoError(t, c.AddNode(node))
+		for j := range r.IntN(5) {
+			p := snapshottest.MakePod(fmt.Sprintf("p%d-%d", i, j)).Node(node.Name).Obj()
+			p.Spec.Containers = []v1.Container{{Name: "a", Resources: v1.ResourceRequirements{Requests: requests(cpu/2, mem/2)}}}
+			if r.IntN(3) == 0 {
+				p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: "b"})
+			}
+			require.NoError(t, c.AddPod(p))
+		}
+	}
+	snap := c.Snapshot()
+	nodes := make([]*snapshot.NodeInfo, 0, n)
+	for _, ni := range snap.Nodes() {
+		nodes = append(nodes, ni)
+	}
+	in := snapshottest.MakePod("incoming").Obj()
+	in.Spec.Containers = []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: requests(16000, 64<<30)}}}
+	return snap, nodes, snapshot.MustPodInfo(in)
 }
