@@ -8,8 +8,9 @@ import (
 // Copy-on-write machinery shared by Snapshot, Fork and Cache.
 //
 // A state is a persistent array of *NodeInfo (a three-level tree: a root
-// slice of mids, each of 64 chunks, each of 64 nodes) plus two overlay maps (node name → index, image name → number of
-// nodes holding it). Every mutable object carries the token of the writer
+// slice of mids, each of 64 chunks, each of 64 nodes) plus a name index
+// (node name → index, nameindex.go) and an overlay map (image name →
+// number of nodes holding it). Every mutable object carries the token of the writer
 // allowed to change it in place; a writer with another token copies the
 // object first (path copying: root, one mid, one chunk, one NodeInfo — at
 // most NumNodes()/4096 + 128 pointers and one NodeInfo, so a change costs
@@ -139,7 +140,7 @@ type state struct {
 	tok    uint64
 	tree   *tree
 	n      int
-	names  ovmap[int32]
+	names  nameIndex
 	images ovmap[int32] // image name -> number of nodes that have it
 	// nodeSet changes (to a fresh generation) whenever a node is added,
 	// removed or replaced: see Snapshot.NodeSetVersion.
@@ -281,8 +282,7 @@ func (s *state) chunkAt(b int) *chunk {
 }
 
 func (s *state) index(name string) (int, bool) {
-	i, ok := s.names.get(name)
-	return int(i), ok
+	return s.names.index(s, name)
 }
 
 func (s *state) ownTree() *tree {
@@ -364,7 +364,8 @@ func (s *state) appendNode(ni *NodeInfo) {
 	}
 	s.n++
 	s.set(i, ni)
-	s.names.set(s.tok, ni.name, int32(i))
+	s.names.set(s, ni.name, i)
+	s.names.maybeFold(s)
 	s.addImages(ni, 1)
 	s.nodeSet = nextGeneration()
 }
@@ -376,7 +377,7 @@ func (s *state) removeAt(i int) *NodeInfo {
 	if i != last {
 		moved := s.node(last)
 		s.set(i, moved)
-		s.names.set(s.tok, moved.name, int32(i))
+		s.names.set(s, moved.name, i)
 	}
 	s.set(last, nil)
 	s.n--
@@ -387,7 +388,8 @@ func (s *state) removeAt(i int) *NodeInfo {
 			t.mids = t.mids[:s.n>>midShift]
 		}
 	}
-	s.names.del(s.tok, ni.name)
+	s.names.del(s, ni.name)
+	s.names.maybeFold(s)
 	s.addImages(ni, -1)
 	s.nodeSet = nextGeneration()
 	return ni
