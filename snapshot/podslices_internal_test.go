@@ -1,0 +1,36 @@
+package snapshot
+
+import (
+	"fmt"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// A node's pod pointers and key hashes lie in one allocation, the hashes
+// right after the pointers (up to 256 pods), in nodes grown by addPod and
+// in copies made by cloneInto; contents stay in step.
+func TestPodSlicesShareAllocation(t *testing.T) {
+	ni := &NodeInfo{name: "n"}
+	for k := range 300 {
+		pi, err := NewPodInfo(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("p%d", k)}})
+		require.NoError(t, err)
+		ni.addPod(pi)
+		c := ni.clone(1)
+		for _, x := range []*NodeInfo{ni, c} {
+			require.Len(t, x.pods, k+1)
+			require.Len(t, x.podHashes, k+1)
+			for i, p := range x.pods {
+				require.Equal(t, p.keyHash, x.podHashes[i])
+			}
+			if cap(x.pods) <= 256 {
+				end := unsafe.Add(unsafe.Pointer(unsafe.SliceData(x.pods)), cap(x.pods)*8)
+				require.Equal(t, end, unsafe.Pointer(unsafe.SliceData(x.podHashes)), "%d pods: hashes do not follow the pod pointers", k+1)
+				require.Equal(t, cap(x.pods), cap(x.podHashes))
+			}
+		}
+	}
+}
