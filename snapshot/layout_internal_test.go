@@ -21,4 +21,10 @@ func TestNodeInfoLayout(t *testing.T) {
 	// 512 bytes (a size class): at 576 the 15,000-node scoring benchmark
 	// ran ~1.5x slower (more pages per node scan).
 	require.Equal(t, uintptr(512), unsafe.Sizeof(n))
+	// A look-up by name reads name; the pod filter AddPod and HasPod
+	// check next is on the same line.
+	line := unsafe.Offsetof(n.name) / 64
+	require.Equal(t, line, (unsafe.Offsetof(n.name)+unsafe.Sizeof(n.name)-1)/64)
+	require.Equal(t, line, unsafe.Offsetof(n.podBloom)/64)
+	require.Equal(t, line, (unsafe.Offsetof(n.podBloom)+unsafe.Sizeof(n.podBloom)-1)/64)
 }

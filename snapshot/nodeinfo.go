@@ -34,22 +34,23 @@ type NodeInfo struct {
 
 	owner uint64 // copy-on-write token of the layer allowed to mutate it
 
+	name string
+	// podBloom has two bits set per pod (from its key hash): a key whose
+	// bits are not both set is not on the node, and HasPod returns
+	// without reading podHashes. It shares a cache line with name, which
+	// a look-up by name has just read.
+	podBloom    [2]uint64
 	node        *v1.Node
-	name        string
 	allocatable Vector
 	requested   Vector
 	nonZero     Vector // only CPU and Memory are used
-	// podBloom has two bits set per pod (from its key hash): a key whose
-	// bits are not both set is not on the node, and HasPod returns
-	// without reading podHashes (a cache miss on a cold node).
-	podBloom   [2]uint64
-	pods       []*PodInfo
-	podHashes  []uint64   // podHashes[i] is pods[i].keyHash: a contiguous scan for HasPod
-	usedPorts  []HostPort // multiset: one entry per pod port
-	images     map[string]int64
-	generation int64
-	devices    []gpushare.Device // GPUs, free milli-GPU per device
-	classCount []int32           // GPU pods per gpushare.Class
+	pods        []*PodInfo
+	podHashes   []uint64   // podHashes[i] is pods[i].keyHash: a contiguous scan for HasPod
+	usedPorts   []HostPort // multiset: one entry per pod port
+	images      map[string]int64
+	generation  int64
+	devices     []gpushare.Device // GPUs, free milli-GPU per device
+	classCount  []int32           // GPU pods per gpushare.Class
 	// Copied from the node so filters need not dereference it.
 	taints []v1.Taint
 	// labels points to the first of fb.NumLabels labels (see Labels): a

@@ -334,15 +334,18 @@ func (s *state) ownChunk(ci int) *chunk {
 
 // mutable returns node i, copied if this writer does not own it.
 func (s *state) mutable(i int) *NodeInfo {
-	c := s.ownChunk(i >> chunkShift)
-	c.bump(i & chunkMask)
-	ni := c.nodes[i&chunkMask]
+	// The node is copied before the path to it, so that on a cold node
+	// the copy's loads overlap with those of the mid and chunk copies
+	// rather than wait behind the atomic increment in bump.
+	ni := s.node(i)
 	if ni.owner != s.tok {
 		nn := s.rec.newNode()
 		ni.cloneInto(nn, s.tok)
 		ni = nn
-		c.nodes[i&chunkMask] = ni
 	}
+	c := s.ownChunk(i >> chunkShift)
+	c.bump(i & chunkMask)
+	c.nodes[i&chunkMask] = ni
 	return ni
 }
 
