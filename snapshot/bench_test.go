@@ -72,6 +72,31 @@ func BenchmarkForkAddPodRevert(b *testing.B) {
 	}
 }
 
+// BenchmarkForkAddNodeRevert is a what-if node addition: the first name
+// written in a layer copies the name index's delta (up to 32 + n/8
+// entries).
+func BenchmarkForkAddNodeRevert(b *testing.B) {
+	for _, n := range benchSizes {
+		c, _ := benchCache(b, n)
+		snap := c.Snapshot()
+		node := st.MakeNode("extra-node").Capacity("cpu", "64", "memory", "256Gi", "pods", "110").Obj()
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			f := snap.Fork()
+			runtime.GC()
+			b.ReportAllocs()
+			for b.Loop() {
+				f.Fork()
+				if err := f.AddNode(node); err != nil {
+					b.Fatal(err)
+				}
+				if err := f.Revert(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 func BenchmarkCacheSnapshot(b *testing.B) {
 	for _, changes := range []int{1, 100} {
 		for _, n := range benchSizes {

@@ -104,3 +104,36 @@ func checkNames(t *testing.T, s interface {
 		}
 	}
 }
+
+// Every node is found by its own name string and by a copy after each
+// addition to a cache (snapshotted after each, so each addition copies the
+// delta) and to a fork (which owns its delta): the index's delta grows, is
+// copied, and is folded into new tables along the way.
+func TestNameIndexGrowth(t *testing.T) {
+	type reader interface {
+		Node(int) *snapshot.NodeInfo
+		Index(string) (int, bool)
+	}
+	var names []string
+	check := func(s reader) {
+		t.Helper()
+		for i, name := range names {
+			for _, key := range []string{s.Node(i).Name(), name} {
+				j, ok := s.Index(key)
+				require.True(t, ok && i == j, "%d nodes: Index(%s) = %d, %v; want %d", len(names), key, j, ok, i)
+			}
+		}
+	}
+	c := snapshot.NewCache()
+	for i := range 700 {
+		names = append(names, fmt.Sprintf("node-%d", i))
+		require.NoError(t, c.AddNode(st.MakeNode(names[i]).Obj()))
+		check(c.Snapshot())
+	}
+	f := c.Snapshot().Fork()
+	for i := 700; i < 1000; i++ {
+		names = append(names, fmt.Sprintf("node-%d", i))
+		require.NoError(t, f.AddNode(st.MakeNode(names[i]).Obj()))
+		check(f)
+	}
+}

@@ -368,7 +368,6 @@ func (s *state) appendNode(ni *NodeInfo) {
 	s.n++
 	s.set(i, ni)
 	s.names.set(s, ni.name, i)
-	s.names.maybeFold(s)
 	s.addImages(ni, 1)
 	s.nodeSet = nextGeneration()
 }
@@ -391,8 +390,6 @@ func (s *state) removeAt(i int) *NodeInfo {
 			t.mids = t.mids[:s.n>>midShift]
 		}
 	}
-	s.names.del(s, ni.name)
-	s.names.maybeFold(s)
 	s.addImages(ni, -1)
 	s.nodeSet = nextGeneration()
 	return ni
