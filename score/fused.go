@@ -83,7 +83,7 @@ func (k *cpuMemPod) weighted(nodes []*snapshot.NodeInfo, tot []int64) {
 		s := leastFast(cm.NonZeroRequested[0], k.lc, c)*k.wc + leastFast(cm.NonZeroRequested[1], k.lm, m)*k.wm
 		sLA := int64(uint64(s) * k.wsInv >> 32)
 		with := balance2(fraction(addSat(cm.Requested[0], k.bc), c), fraction(addSat(cm.Requested[1], k.bm), m))
-		without := balance2(cm.RequestedFraction[0], cm.RequestedFraction[1])
+		without := cm.Balance
 		tot[i] += k.wLA*sLA + k.wBA*balancedHalf(with, without)
 	}
 }
@@ -97,7 +97,7 @@ func (k *cpuMemPod) unitWeights(nodes []*snapshot.NodeInfo, tot []int64) {
 		c, m := cm.Allocatable[0], cm.Allocatable[1]
 		sLA := (leastFast(cm.NonZeroRequested[0], k.lc, c) + leastFast(cm.NonZeroRequested[1], k.lm, m)) >> 1
 		with := balance2(fraction(addSat(cm.Requested[0], k.bc), c), fraction(addSat(cm.Requested[1], k.bm), m))
-		without := balance2(cm.RequestedFraction[0], cm.RequestedFraction[1])
+		without := cm.Balance
 		tot[i] += sLA + balancedHalf(with, without)
 	}
 }
@@ -130,8 +130,9 @@ func (la *leastPod) node(cm *snapshot.CPUMemory) int64 {
 }
 
 // node is BalancedAllocation's cpu+memory path for one node: two float64
-// divisions with the pod, as upstream; the node's own fractions were
-// computed (the same divisions) when the node last changed.
+// divisions with the pod, as upstream; the node's own balance
+// (CPUMemory.Balance) was computed, the same way, when the node last
+// changed.
 func (ba *balancedPod) node(cm *snapshot.CPUMemory) int64 {
 	c, m := cm.Allocatable[0], cm.Allocatable[1]
 	if c <= 0 || m <= 0 {
@@ -140,7 +141,7 @@ func (ba *balancedPod) node(cm *snapshot.CPUMemory) int64 {
 		return balancedScore(MaxScore, MaxScore)
 	}
 	with := balance2(fraction(addSat(cm.Requested[0], ba.cpu), c), fraction(addSat(cm.Requested[1], ba.mem), m))
-	without := balance2(cm.RequestedFraction[0], cm.RequestedFraction[1])
+	without := cm.Balance
 	return balancedScore(with, without)
 }
 

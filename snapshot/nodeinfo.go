@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -264,12 +265,14 @@ func (n *NodeInfo) addPod(p *PodInfo) {
 // [FilterBlock] (whose node-level flags setNode sets).
 func (n *NodeInfo) touch() {
 	n.generation = nextGeneration()
+	var f [2]float64
 	for i, r := range [2]ResourceID{CPU, Memory} {
 		n.cm.Allocatable[i] = n.allocatable.base[r]
 		n.cm.Requested[i] = n.requested.base[r]
 		n.cm.NonZeroRequested[i] = n.nonZero.base[r]
-		n.cm.RequestedFraction[i] = cappedFraction(n.requested.base[r], n.allocatable.base[r])
+		f[i] = cappedFraction(n.requested.base[r], n.allocatable.base[r])
 	}
+	n.cm.Balance = int64((1 - math.Abs((f[0]-f[1])/2)) * 100)
 	fb := &n.fb
 	fb.AllowedPods = n.allocatable.base[Pods]
 	fb.NumPods = int32(min(len(n.pods), 1<<31-1))
@@ -379,12 +382,15 @@ type CPUMemory struct {
 	Allocatable      [2]int64
 	Requested        [2]int64
 	NonZeroRequested [2]int64
-	// RequestedFraction is min(1, float64(Requested)/float64(Allocatable)),
-	// or 0 where Allocatable <= 0: upstream BalancedAllocation's
-	// per-resource fraction (noderesources/balanced_allocation.go
-	// balancedResourceScorer) bit for bit, computed once per change so
-	// that the node's half of the score costs no division.
-	RequestedFraction [2]float64
+	// Balance is upstream BalancedAllocation's balancedResourceScore of
+	// the node alone for cpu and memory (kube-scheduler v1.37
+	// noderesources/balanced_allocation.go): with f = min(1,
+	// float64(Requested)/float64(Allocatable)) per resource (0 where
+	// Allocatable <= 0), int64((1 − |(f_cpu − f_mem)/2|) × 100), bit for
+	// bit; in [50, 100]. It is computed once per change, so that the
+	// node's half of BalancedAllocation costs a pod nothing.
+	Balance int64
+	_       int64 // the block is one 64-byte cache line
 }
 
 // CPUMemory returns the node's [CPUMemory] block. Read-only; O(1), no

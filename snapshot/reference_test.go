@@ -2,6 +2,7 @@ package snapshot_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"testing"
@@ -116,11 +117,12 @@ func viewOf(t *testing.T, s reader) map[string]nodeView {
 			}
 			return min(1, float64(req)/float64(alloc))
 		}
+		std := math.Abs((frac(v.ReqCPU, v.AllocCPU) - frac(v.ReqMem, v.AllocMem)) / 2)
 		require.Equal(t, snapshot.CPUMemory{
-			Allocatable:       [2]int64{v.AllocCPU, v.AllocMem},
-			Requested:         [2]int64{v.ReqCPU, v.ReqMem},
-			NonZeroRequested:  [2]int64{v.NZCPU, v.NZMem},
-			RequestedFraction: [2]float64{frac(v.ReqCPU, v.AllocCPU), frac(v.ReqMem, v.AllocMem)},
+			Allocatable:      [2]int64{v.AllocCPU, v.AllocMem},
+			Requested:        [2]int64{v.ReqCPU, v.ReqMem},
+			NonZeroRequested: [2]int64{v.NZCPU, v.NZMem},
+			Balance:          int64((1 - std) * 100),
 		}, *ni.CPUMemory(), "node %s", v.Name)
 		for _, d := range ni.Devices() {
 			v.GPUFree += d.FreeMilliGPU
