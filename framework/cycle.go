@@ -73,21 +73,28 @@ type Config struct {
 	// per-scorer scores ([score.Profile.Explain]); it costs one more pass
 	// of the normalising scorers per pod.
 	Breakdown bool
-	// EquivalenceClasses is how many pod classes (pods with equal specs)
+	// EquivalenceClasses is how many pod classes (pods with equal specs,
+	// derived requests and GPU requests: see [NodeLocal])
 	// the equivalence cache keeps per-node filter verdicts and scores for:
 	// 0 means [DefaultEquivalenceClasses], a negative number turns the
 	// cache off. The cache changes no decision; it is used when no
 	// PreFilter narrows the candidates to named nodes, the cluster is a
 	// *snapshot.Snapshot or *snapshot.Fork, and every filter and scorer is
 	// node-local ([NodeLocal], [score.NodeLocal]). A class gets an entry
-	// the second time it is seen recently. Memory: 17 + 8 × (normalising
-	// scorers) bytes per node and class, no pointers (the cache keeps no
-	// NodeInfo alive). Speed (BenchmarkSchedule, one core, 5,000 nodes):
-	// copies of 20 specs, every node scored, about 7× the uncached rate;
-	// 550 distinct specs in 10,000 pods with the adaptive percentage, the
-	// same rate at 5,000 nodes but about a third slower at 15,000 (the
-	// classes' arrays crowd the nodes out of the CPU cache) — turn the
-	// cache off for such workloads.
+	// (evicting the least recently used) the second time it is seen,
+	// unless a class seen in between took its slot in a 1,024-slot table
+	// of classes seen once. Memory: 17 + 8 × (normalising scorers that do
+	// not skip the pod) bytes per node and class, no pointers (the cache
+	// keeps no NodeInfo alive); with the default profile (TaintToleration
+	// normalises, NodeAffinity too for pods with preferred terms) 25–33
+	// bytes, so 64 classes at 15,000 nodes take 24–32 MB. Speed
+	// (BenchmarkSchedule, one core): copies of 20 specs, every node
+	// scored, 3–12× the uncached rate at 1,000–15,000 nodes; 550 distinct
+	// specs in 10,000 pods with the adaptive percentage, the same rate at
+	// 5,000 nodes but about a fifth slower at 15,000 (the classes' arrays
+	// crowd the nodes out of the CPU cache) — turn the cache off for such
+	// workloads. [Scheduler.EquivalenceStats] counts how cycles were
+	// served.
 	EquivalenceClasses int
 }
 
@@ -262,6 +269,8 @@ func (s *Scheduler) SchedulePod(cluster score.Cluster, pod *snapshot.PodInfo) (D
 	// The equivalence cache (candidates not narrowed by a PreFilter: a
 	// class is prepared only then).
 	var class *classEntry
+	kind := &s.classes.stats.Uncached // how the cache served this cycle
+	defer func() { *kind++ }()
 	vc, isVersioned := cluster.(versioned)
 	if s.nodeLocal && isVersioned {
 		e, err := s.classes.get(pod)
@@ -273,9 +282,11 @@ func (s *Scheduler) SchedulePod(cluster score.Cluster, pod *snapshot.PodInfo) (D
 		case e.ready && e.nodeSet == vc.NodeSetVersion() && e.n == numAll:
 			ok, err := s.scheduleClass(e, vc, &d)
 			if err != nil || ok {
+				kind = &s.classes.stats.Cached
 				return s.finish(d, cluster, err)
 			}
 			// No feasible node: the full cycle below gives the diagnosis.
+			kind = &s.classes.stats.Diagnosed
 			d = Decision{Pod: pod}
 		default:
 			class = e
@@ -343,8 +354,10 @@ func (s *Scheduler) SchedulePod(cluster score.Cluster, pod *snapshot.PodInfo) (D
 		class.prepare(s, pp, vc.NodeSetVersion(), numAll)
 		ok, err := s.scheduleClass(class, vc, &d)
 		if err != nil || ok {
+			kind = &s.classes.stats.Filled
 			return s.finish(d, cluster, err)
 		}
+		kind = &s.classes.stats.Diagnosed
 		d = Decision{Pod: pod}
 	}
 

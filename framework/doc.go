@@ -22,15 +22,16 @@
 //     adaptive, fixed or 100), score with a score.Profile, pick the best
 //     total with seeded tie-breaking, and with [Scheduler.Schedule] hold
 //     the node in a reserve.Ledger. The result is a [Decision].
-//   - The equivalence cache: pods with equal specs (a Deployment's
-//     replicas) get the same verdicts and raw scores on a node in a given
-//     state, so a Scheduler keeps them per pod class and per node and, for
-//     the next pod of the class, filters and scores again only the nodes
-//     that changed (snapshot block versions say which), as Borg does with
-//     equivalence classes and score caching. It changes no decision, and
-//     is used when every node is a candidate and every filter and scorer
-//     is node-local ([NodeLocal], score.NodeLocal; all built-ins are).
-//     Config.EquivalenceClasses sizes or disables it.
+//   - The equivalence cache: pods with equal specs and requests (a
+//     Deployment's replicas) get the same verdicts and raw scores on a
+//     node in a given state, so a Scheduler keeps them per pod class and
+//     per node and, for the next pod of the class, filters and scores
+//     again only the nodes that changed (snapshot block versions say
+//     which), as Borg does with equivalence classes and score caching. It
+//     changes no decision, and is used when no PreFilter narrows the
+//     candidates and every filter and scorer is node-local ([NodeLocal],
+//     score.NodeLocal; all built-ins are). Config.EquivalenceClasses sizes
+//     or disables it; [Scheduler.EquivalenceStats] says how it is used.
 //   - [Loop] adds a priority queue (upstream's PrioritySort), the caller's
 //     bind, ledger.Confirm on success and Unreserve plus requeue on
 //     failure.

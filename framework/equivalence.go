@@ -10,9 +10,10 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-// The equivalence cache. Pods with equal specs (an equivalence class: a
-// Deployment's replicas, a simulator's copies of one job) get the same
-// filter verdict and the same raw scores on a node in a given state, so a
+// The equivalence cache. Pods with equal specs and requests (an
+// equivalence class: a Deployment's replicas, a simulator's copies of one
+// job) get the same filter verdict and the same raw scores on a node in a
+// given state, so a
 // Scheduler remembers them per class and per node and, for the next pod
 // of the class, recomputes only the nodes that changed since — found by
 // comparing snapshot block versions (one per 64 nodes), then the changed
@@ -35,20 +36,29 @@ import (
 // node and shared between pods with the same spec; NodeLocal() returns
 // true to promise that:
 //
-//   - for two pods with equal specs (the v1.PodSpec, and the GPU request
-//     snapshot parses from annotations), PreFilter gives the same result,
-//     and the prepared filters give every node the same verdict;
-//   - a node's verdict depends only on the pod's spec and that node's
-//     NodeInfo — not on other nodes, the pod's name, namespace, labels or
-//     other annotations, a clock or a random source — and PreFilter only
-//     on the pod's spec and data that changes with the node set
+//   - for two pods with equal specs — the v1.PodSpec, the requests
+//     snapshot.PodInfo derives (which for a pod resized in place also
+//     depend on its status) and the GPU request it parses from
+//     annotations — PreFilter gives the same result, and the prepared
+//     filters give every node the same verdict;
+//   - a node's verdict depends only on those and that node's NodeInfo —
+//     not on other nodes, the pod's name, namespace, labels, other
+//     annotations or other status fields, a clock or a random source —
+//     and PreFilter only on those and data that changes with the node set
 //     (snapshot's NodeSetVersion).
 //
 // All built-in filters are NodeLocal. A Scheduler uses its equivalence
-// cache only if all its filters and scorers are.
+// cache only if all its filters and scorers are. Beware of embedding: a
+// type that embeds a built-in filter inherits its NodeLocal method, and
+// with it the promise; override it (return false) if the type reads
+// anything else.
 type NodeLocal interface {
 	NodeLocal() bool
 }
+
+// doorSlots is the size of the admission table: a class is admitted if
+// it was seen before and no class seen since hashed to its slot.
+const doorSlots = 1024
 
 // DefaultEquivalenceClasses is the number of pod classes a Scheduler's
 // equivalence cache keeps when Config.EquivalenceClasses is 0.
@@ -77,14 +87,46 @@ type classEntry struct {
 	raw    [][]int64 // raw[k][i]: normalising scorer k's raw score, if ok
 }
 
+// EquivalenceStats counts a Scheduler's cycles by how the equivalence
+// cache served them; see [Scheduler.EquivalenceStats].
+type EquivalenceStats struct {
+	// Cached cycles were served from a class's entry, filtering and
+	// scoring only the nodes that changed since the class last saw them
+	// (on blocks it had not seen: all of their nodes).
+	Cached uint64
+	// Filled cycles ran for a class just given an entry, filtering and
+	// scoring the nodes they visited into it.
+	Filled uint64
+	// Uncached cycles ran without the cache: it is off, a filter or scorer
+	// is not NodeLocal, the cluster is neither a Snapshot nor a Fork, a
+	// PreFilter narrowed the candidates or rejected the pod, or the class
+	// was seen for the first time recently (not admitted).
+	Uncached uint64
+	// Diagnosed cycles found no feasible node in the cache and ran the
+	// full cycle for the diagnosis (counted here, not in Cached or
+	// Filled).
+	Diagnosed uint64
+	// Classes is the number of classes with an entry now.
+	Classes int
+}
+
+// EquivalenceStats returns how the equivalence cache served the cycles
+// so far (those over a non-empty cluster). O(1).
+func (s *Scheduler) EquivalenceStats() EquivalenceStats {
+	st := s.classes.stats
+	st.Classes = len(s.classes.entries)
+	return st
+}
+
 // classCache is a small LRU set of classes.
 type classCache struct {
+	stats   EquivalenceStats
 	max     int
 	entries []*classEntry
 	tick    uint64
 	key     []byte
 	seed    maphash.Seed
-	door    [1024]uint64 // hashes of classes seen once (direct-mapped)
+	door    [doorSlots]uint64 // hashes of classes seen once (direct-mapped)
 
 	// scratch for refreshing a block
 	batch    []*snapshot.NodeInfo
@@ -96,7 +138,9 @@ type classCache struct {
 }
 
 // classKey appends pod's equivalence key to buf: the protobuf encoding of
-// its spec, then its GPU request (from annotations).
+// its spec, then its requests as snapshot derives them (they also depend
+// on the status of a pod resized in place), then its GPU request (from
+// annotations).
 func classKey(buf []byte, pod *snapshot.PodInfo) ([]byte, error) {
 	spec := &pod.Pod().Spec
 	n := spec.Size()
@@ -105,6 +149,11 @@ func classKey(buf []byte, pod *snapshot.PodInfo) ([]byte, error) {
 	if _, err := spec.MarshalToSizedBuffer(buf[start:]); err != nil {
 		return buf, fmt.Errorf("framework: pod %s: encoding spec: %w", pod.Key(), err)
 	}
+	req := pod.Requests()
+	buf = appendVector(buf, &req.Requested)
+	buf = appendVector(buf, &req.Scoring)
+	buf = binary.AppendVarint(buf, req.NonZeroMilliCPU)
+	buf = binary.AppendVarint(buf, req.NonZeroMemory)
 	g := pod.GPU()
 	buf = binary.AppendVarint(buf, int64(g.Count))
 	buf = binary.AppendVarint(buf, g.MilliGPU)
@@ -118,6 +167,20 @@ func classKey(buf []byte, pod *snapshot.PodInfo) ([]byte, error) {
 		buf = append(buf, 1)
 	}
 	return buf, nil
+}
+
+// appendVector appends v's amounts up to its last non-zero one, after
+// their count (so equal vectors of different lengths encode alike).
+func appendVector(buf []byte, v *snapshot.Vector) []byte {
+	n := v.Len()
+	for n > 0 && v.Get(snapshot.ResourceID(n-1)) == 0 {
+		n--
+	}
+	buf = binary.AppendUvarint(buf, uint64(n))
+	for r := range n {
+		buf = binary.AppendVarint(buf, v.Get(snapshot.ResourceID(r)))
+	}
+	return buf
 }
 
 // get returns the entry of pod's class; on a miss a fresh (not ready)

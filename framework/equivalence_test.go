@@ -7,9 +7,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/snapshottest"
 )
 
 // outcome is what must not depend on the equivalence cache.
@@ -41,6 +43,15 @@ func outcomeOf(d Decision) outcome {
 // pod that fits nowhere, a GPU pod on a cluster without GPUs).
 func eqTemplates(seed uint64) []*v1.Pod {
 	ts := genPods(seed, 10)
+	// The same spec as ts[0], resized in place: the status changes its
+	// requests (upstream's UseStatusResources), so it is another class.
+	for i, cpu := range []string{"100", "10m"} {
+		p := ts[0].DeepCopy()
+		p.Name = fmt.Sprintf("resized%d", i)
+		p.Status.ContainerStatuses = []v1.ContainerStatus{{Name: p.Spec.Containers[0].Name,
+			AllocatedResources: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)}}}
+		ts = append(ts, p)
+	}
 	ts = append(ts,
 		mkPod("pref").Req("cpu", "250m", "memory", "256Mi").
 			PreferredNodeAffinity(5, "topology.kubernetes.io/zone", v1.NodeSelectorOpIn, "b").Obj(),
@@ -180,4 +191,54 @@ type customFilter struct{}
 func (customFilter) Name() string { return "Custom" }
 func (customFilter) PreFilter(*snapshot.PodInfo) (PreFilterResult, error) {
 	return PreFilterResult{}, nil
+}
+
+// TestEquivalenceResizedPod: a pod whose status (in-place resize) raises
+// its requests is not served the verdicts of a pod with the same spec —
+// a new user's report: with the key on the spec alone it was placed on a
+// node without room.
+func TestEquivalenceResizedPod(t *testing.T) {
+	snap := snapshottest.Snapshot(t, []*v1.Node{mkNode("n").Capacity("cpu", "4", "memory", "8Gi", "pods", "10").Obj()})
+	s := mustNew(t, Config{})
+	for _, name := range []string{"a", "b"} { // the class is admitted and filled
+		d, err := s.SchedulePod(snap, snapshot.MustPodInfo(mkPod(name).Req("cpu", "1").Obj()))
+		require.NoError(t, err)
+		require.Equal(t, "n", d.Node)
+	}
+	p := mkPod("resized").Req("cpu", "1").Obj()
+	p.Status.ContainerStatuses = []v1.ContainerStatus{{Name: p.Spec.Containers[0].Name,
+		AllocatedResources: v1.ResourceList{v1.ResourceCPU: resource.MustParse("100")}}}
+	d, err := s.SchedulePod(snap, snapshot.MustPodInfo(p))
+	require.NoError(t, err)
+	require.False(t, d.Scheduled())
+	require.Equal(t, "0/1 nodes are available: 1 Insufficient cpu.", d.Diagnosis.Message())
+}
+
+// TestEquivalenceStats: the first pod of a class runs uncached (not yet
+// admitted), the second fills an entry, the rest are cached; a pod of a
+// cached class that fits nowhere is diagnosed by the full cycle; a filter
+// that is not NodeLocal turns every cycle uncached.
+func TestEquivalenceStats(t *testing.T) {
+	snap := snapshottest.Snapshot(t, genCluster(1, 200))
+	s := mustNew(t, Config{PercentageOfNodesToScore: 100})
+	for i := range 5 {
+		_, err := s.SchedulePod(snap, snapshot.MustPodInfo(mkPod(fmt.Sprint("p", i)).Req("cpu", "1").Obj()))
+		require.NoError(t, err)
+	}
+	require.Equal(t, EquivalenceStats{Uncached: 1, Filled: 1, Cached: 3, Classes: 1}, s.EquivalenceStats())
+	// A class whose pods fit nowhere: admitted, then every cycle finds no
+	// feasible node in the cache and runs the full cycle.
+	for i := range 3 {
+		d, err := s.SchedulePod(snap, snapshot.MustPodInfo(mkPod(fmt.Sprint("big", i)).Req("cpu", "999").Obj()))
+		require.NoError(t, err)
+		require.NotNil(t, d.Diagnosis)
+	}
+	require.Equal(t, EquivalenceStats{Uncached: 2, Filled: 1, Cached: 3, Diagnosed: 2, Classes: 2}, s.EquivalenceStats())
+
+	off := mustNew(t, Config{Filters: append(DefaultFilters(), customFilter{})})
+	for i := range 3 {
+		_, err := off.SchedulePod(snap, snapshot.MustPodInfo(mkPod(fmt.Sprint("p", i)).Req("cpu", "1").Obj()))
+		require.NoError(t, err)
+	}
+	require.Equal(t, EquivalenceStats{Uncached: 3}, off.EquivalenceStats())
 }

@@ -6,19 +6,23 @@ package score
 // score caching: Verma et al., "Large-scale cluster management at Google
 // with Borg", EuroSys 2015, §3.4). NodeLocal() returns true to promise:
 //
-//   - for two pods with equal specs (the v1.PodSpec, and the GPU request
-//     snapshot parses from annotations), Prepare returns scorers that give
-//     every node the same raw scores;
-//   - a node's raw score depends only on the pod's spec, that node's
-//     NodeInfo, and cluster-wide data that changes only with the node set
-//     (snapshot's NodeSetVersion: NumNodes, ImageNumNodes) — not on other
-//     nodes' pods, the pod's name, namespace, labels or other annotations,
-//     a clock or a random source;
+//   - for two pods with equal specs — the v1.PodSpec, the requests
+//     snapshot.PodInfo derives (which for a pod resized in place also
+//     depend on its status) and the GPU request it parses from
+//     annotations — Prepare returns scorers that give every node the same
+//     raw scores;
+//   - a node's raw score depends only on those, that node's NodeInfo, and
+//     cluster-wide data that changes only with the node set (snapshot's
+//     NodeSetVersion: NumNodes, ImageNumNodes) — not on other nodes' pods,
+//     the pod's name, namespace, labels, other annotations or other status
+//     fields, a clock or a random source;
 //   - Normalize depends only on the nodes and raw scores it is given.
 //
 // A wrapper can forward its inner scorer's answer. All built-in scorers
 // are NodeLocal except [RandomGPU] (it hashes the pod's name) and
-// [PerNode] (an arbitrary function).
+// [PerNode] (an arbitrary function). Beware of embedding: a type that
+// embeds a built-in scorer inherits its NodeLocal method, and with it the
+// promise; override it (return false) if the type reads anything else.
 type NodeLocal interface {
 	NodeLocal() bool
 }

@@ -86,8 +86,9 @@ func (s *Snapshot) NumBlocks() int { return (s.st.n + BlockSize - 1) / BlockSize
 // forks, mean the block holds the same NodeInfo pointers with the same
 // content — so a cache of per-node results (framework's equivalence
 // cache) revalidates NumNodes()/64 numbers instead of every node. Within
-// a changed block, [NodeInfo.Generation] tells which nodes changed.
-// 0 <= b < NumBlocks(); it panics otherwise. O(1), allocates nothing.
+// a changed block, the per-node versions of [Snapshot.Block] tell which
+// nodes changed. 0 <= b < NumBlocks(); it panics otherwise. O(1),
+// allocates nothing.
 func (s *Snapshot) BlockVersion(b int) int64 {
 	if uint(b) >= uint(s.NumBlocks()) {
 		panic("snapshot: block index out of range")
