@@ -77,10 +77,12 @@ type Config struct {
 	// derived requests and GPU requests: see [NodeLocal])
 	// the equivalence cache keeps per-node filter verdicts and scores for:
 	// 0 means [DefaultEquivalenceClasses], a negative number turns the
-	// cache off. The cache changes no decision; it is used when no
+	// cache off. The cache changes no decision, nor any error (a cached
+	// cycle that fails gives way to the full cycle); it is used when no
 	// PreFilter narrows the candidates to named nodes, the cluster is a
-	// *snapshot.Snapshot or *snapshot.Fork, and every filter and scorer is
-	// node-local ([NodeLocal], [score.NodeLocal]). A class gets an entry
+	// *snapshot.Snapshot or *snapshot.Fork (not a type embedding one), the
+	// profile has scorers, and every filter and scorer is node-local
+	// ([NodeLocal], [score.NodeLocal]). A class gets an entry
 	// (evicting the least recently used) the second time it is seen,
 	// unless a class seen in between took its slot in a 1,024-slot table
 	// of classes seen once. Memory: 17 + 8 × (normalising scorers that do
@@ -267,26 +269,35 @@ func (s *Scheduler) SchedulePod(cluster score.Cluster, pod *snapshot.PodInfo) (D
 	}
 
 	// The equivalence cache (candidates not narrowed by a PreFilter: a
-	// class is prepared only then).
+	// class is prepared only then). Any error on the cached path makes
+	// the full cycle below run instead, so errors are the uncached ones.
 	var class *classEntry
+	admit := false
 	kind := &s.classes.stats.Uncached // how the cache served this cycle
 	defer func() { *kind++ }()
-	vc, isVersioned := cluster.(versioned)
-	if s.nodeLocal && isVersioned {
-		e, err := s.classes.get(pod)
-		if err != nil {
-			return d, err
-		}
+	var vc versioned
+	switch c := cluster.(type) { // exactly these: a wrapper type may change what nodes it shows
+	case *snapshot.Snapshot:
+		vc = c
+	case *snapshot.Fork:
+		vc = c
+	}
+	if s.nodeLocal && vc != nil {
+		e, adm, ok := s.classes.get(pod)
 		switch {
-		case e == nil: // not admitted: the uncached cycle
+		case !ok, e == nil:
+			admit = adm
 		case e.ready && e.nodeSet == vc.NodeSetVersion() && e.n == numAll:
 			ok, err := s.scheduleClass(e, vc, &d)
-			if err != nil || ok {
+			switch {
+			case err != nil:
+				e.drop()
+			case ok:
 				kind = &s.classes.stats.Cached
-				return s.finish(d, cluster, err)
+				return s.finish(d, cluster, nil)
+			default: // no feasible node: the full cycle gives the diagnosis
+				kind = &s.classes.stats.Diagnosed
 			}
-			// No feasible node: the full cycle below gives the diagnosis.
-			kind = &s.classes.stats.Diagnosed
 			d = Decision{Pod: pod}
 		default:
 			class = e
@@ -346,19 +357,26 @@ func (s *Scheduler) SchedulePod(cluster score.Cluster, pod *snapshot.PodInfo) (D
 		defer clear(s.cands)
 	}
 
-	if class != nil && !s.narrowed {
-		pp, err := s.profile.Prepare(pod, cluster)
-		if err != nil {
-			return d, fmt.Errorf("framework: scoring pod %s: %w", pod.Key(), err)
+	if (class != nil || admit) && !s.narrowed {
+		if class == nil {
+			class = s.classes.insert()
 		}
-		class.prepare(s, pp, vc.NodeSetVersion(), numAll)
-		ok, err := s.scheduleClass(class, vc, &d)
-		if err != nil || ok {
-			kind = &s.classes.stats.Filled
-			return s.finish(d, cluster, err)
+		if pp, err := s.profile.Prepare(pod, cluster); err != nil {
+			class.drop()
+		} else {
+			class.prepare(s, pp, vc.NodeSetVersion(), numAll)
+			ok, err := s.scheduleClass(class, vc, &d)
+			switch {
+			case err != nil:
+				class.drop()
+			case ok:
+				kind = &s.classes.stats.Filled
+				return s.finish(d, cluster, nil)
+			default:
+				kind = &s.classes.stats.Diagnosed
+			}
+			d = Decision{Pod: pod}
 		}
-		kind = &s.classes.stats.Diagnosed
-		d = Decision{Pod: pod}
 	}
 
 	numToFind := NumFeasibleNodesToFind(s.percentage, numCand)

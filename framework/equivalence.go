@@ -97,10 +97,14 @@ type EquivalenceStats struct {
 	// Filled cycles ran for a class just given an entry, filtering and
 	// scoring the nodes they visited into it.
 	Filled uint64
-	// Uncached cycles ran without the cache: it is off, a filter or scorer
-	// is not NodeLocal, the cluster is neither a Snapshot nor a Fork, a
-	// PreFilter narrowed the candidates or rejected the pod, or the class
-	// was seen for the first time recently (not admitted).
+	// Uncached cycles ran without the cache: it is off, the profile has
+	// no scorers, a filter or scorer is not NodeLocal, the cluster is not
+	// a *snapshot.Snapshot or *snapshot.Fork (a type embedding one does
+	// not count), a PreFilter narrowed the candidates or rejected the pod,
+	// the class was seen for the first time recently (not admitted), or
+	// the cached cycle failed (a scorer's score out of range, perhaps on a
+	// node the uncached cycle would not have scored) and the full cycle
+	// decided instead.
 	Uncached uint64
 	// Diagnosed cycles found no feasible node in the cache and ran the
 	// full cycle for the diagnosis (counted here, not in Cached or
@@ -124,7 +128,8 @@ type classCache struct {
 	max     int
 	entries []*classEntry
 	tick    uint64
-	key     []byte
+	key     []byte // the key get made last
+	hash    uint64 // its hash
 	seed    maphash.Seed
 	door    [doorSlots]uint64 // hashes of classes seen once (direct-mapped)
 
@@ -183,20 +188,21 @@ func appendVector(buf []byte, v *snapshot.Vector) []byte {
 	return buf
 }
 
-// get returns the entry of pod's class; on a miss a fresh (not ready)
-// one, evicting the least recently used when full, if the class was seen
-// recently, else nil. The error is the spec's encoding failing.
-func (c *classCache) get(pod *snapshot.PodInfo) (*classEntry, error) {
+// get returns the entry of pod's class, or nil and whether the class may
+// get one (admit: seen recently). ok is false when the pod's key cannot
+// be made (its spec does not encode): the cycle then runs uncached.
+func (c *classCache) get(pod *snapshot.PodInfo) (e *classEntry, admit, ok bool) {
 	var err error
 	if c.key, err = classKey(c.key[:0], pod); err != nil {
-		return nil, err
+		return nil, false, false
 	}
 	h := maphash.Bytes(c.seed, c.key)
+	c.hash = h
 	c.tick++
 	for _, e := range c.entries {
 		if e.hash == h && bytes.Equal(e.key, c.key) {
 			e.used = c.tick
-			return e, nil
+			return e, false, true
 		}
 	}
 	// Admission: a class gets an entry (evicting another) only the
@@ -205,8 +211,14 @@ func (c *classCache) get(pod *snapshot.PodInfo) (*classEntry, error) {
 	// "TinyLFU: A Highly Efficient Cache Admission Policy", 2017).
 	if slot := &c.door[h%uint64(len(c.door))]; *slot != h {
 		*slot = h
-		return nil, nil
+		return nil, false, true
 	}
+	return nil, true, true
+}
+
+// insert gives the class get last looked up an entry, evicting the least
+// recently used one when the cache is full.
+func (c *classCache) insert() *classEntry {
 	var e *classEntry
 	if len(c.entries) < c.max {
 		e = &classEntry{}
@@ -220,13 +232,14 @@ func (c *classCache) get(pod *snapshot.PodInfo) (*classEntry, error) {
 		}
 		e.drop()
 	}
-	e.key, e.hash, e.used = append(e.key[:0], c.key...), h, c.tick
-	return e, nil
+	e.key, e.hash, e.used = append(e.key[:0], c.key...), c.hash, c.tick
+	return e
 }
 
 // drop forgets the entry's results and per-pod state, keeping its memory.
 func (e *classEntry) drop() {
 	e.ready = false
+	e.nodeSet = 0
 	clear(e.pfs)
 	clear(e.fused)
 	e.pfs, e.fused, e.pp = e.pfs[:0], e.fused[:0], nil

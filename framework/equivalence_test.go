@@ -242,3 +242,107 @@ func TestEquivalenceStats(t *testing.T) {
 	}
 	require.Equal(t, EquivalenceStats{Uncached: 3}, off.EquivalenceStats())
 }
+
+// overlay embeds a Fork and shows one node differently: the cache must
+// not read the Fork behind its back (a new user's report: it placed pods
+// on the node the overlay shows full).
+type overlay struct {
+	*snapshot.Fork
+	repl map[string]*snapshot.NodeInfo
+}
+
+func (o overlay) Node(i int) *snapshot.NodeInfo {
+	ni := o.Fork.Node(i)
+	if r, ok := o.repl[ni.Name()]; ok {
+		return r
+	}
+	return ni
+}
+
+func (o overlay) Get(name string) *snapshot.NodeInfo {
+	if r, ok := o.repl[name]; ok {
+		return r
+	}
+	return o.Fork.Get(name)
+}
+
+func TestEquivalenceCacheWrappedFork(t *testing.T) {
+	nodes := []*v1.Node{mkNode("n0").Capacity("cpu", "8", "pods", "10").Obj(), mkNode("n1").Capacity("cpu", "8", "pods", "10").Obj()}
+	full := snapshottest.Snapshot(t, nodes, mkPod("hog").Req("cpu", "8").Node("n0").Obj())
+	o := overlay{Fork: snapshottest.Snapshot(t, nodes).Fork(), repl: map[string]*snapshot.NodeInfo{"n0": full.Get("n0")}}
+	s := mustNew(t, Config{})
+	for i := range 3 {
+		d, err := s.SchedulePod(o, snapshot.MustPodInfo(mkPod(fmt.Sprint("p", i)).Req("cpu", "2").Obj()))
+		require.NoError(t, err)
+		require.Equal(t, "n1", d.Node, "pod %d", i)
+		require.Equal(t, 1, d.Feasible)
+	}
+	require.Equal(t, EquivalenceStats{Uncached: 3}, s.EquivalenceStats())
+}
+
+// outOfRange is a node-local scorer that breaks its contract on one node.
+type outOfRange struct{ node string }
+
+func (outOfRange) Name() string    { return "OutOfRange" }
+func (outOfRange) NodeLocal() bool { return true }
+func (o outOfRange) Prepare(*snapshot.PodInfo, score.Cluster) (score.PodScorer, error) {
+	return score.PodScorerFunc(func(nodes []*snapshot.NodeInfo, out []int64) {
+		for i, n := range nodes {
+			out[i] = 50
+			if n.Name() == o.node {
+				out[i] = 1000
+			}
+		}
+	}), nil
+}
+
+// TestEquivalenceCacheScorerError: a scorer out of range on one node
+// fails exactly the cycles the uncached scheduler fails — with a
+// percentage below 100 the cache scores whole blocks, nodes the uncached
+// cycle may not reach (a new user's report: the cached cycle failed
+// where the uncached one did not, and kept failing).
+func TestEquivalenceCacheScorerError(t *testing.T) {
+	snap := snapshottest.Snapshot(t, genCluster(3, 300))
+	// The first cycle at 30 % visits about the first 112 nodes: block 1
+	// (nodes 64-127) is where it stops.
+	for _, bad := range []string{"node-00120", "node-00127", "node-00250"} {
+		checkScorerError(t, snap, bad)
+	}
+}
+
+func checkScorerError(t *testing.T, snap *snapshot.Snapshot, bad string) {
+	prof := score.MustProfile(score.Weighted{Scorer: outOfRange{node: bad}})
+	for _, pct := range []int32{30, 0, 100} {
+		cached := mustNew(t, Config{Profile: prof, PercentageOfNodesToScore: pct})
+		plain := mustNew(t, Config{Profile: prof, PercentageOfNodesToScore: pct, EquivalenceClasses: -1})
+		f := snap.Fork()
+		for i := range 12 {
+			pi := snapshot.MustPodInfo(mkPod(fmt.Sprint("p", i)).Req("cpu", "100m").Obj())
+			dc, errC := cached.SchedulePod(f, pi)
+			dp, errP := plain.SchedulePod(f, pi)
+			require.Equal(t, errP, errC, "bad %s pct %d pod %d", bad, pct, i)
+			require.Equal(t, outcomeOf(dp), outcomeOf(dc), "bad %s pct %d pod %d", bad, pct, i)
+			if dc.Scheduled() {
+				require.NoError(t, f.AddPodInfo(pi, dc.Node))
+			}
+		}
+	}
+}
+
+// TestEquivalenceNarrowedPodsTakeNoEntry: pods whose candidates a
+// PreFilter narrows never use the cache, so they do not take entries.
+func TestEquivalenceNarrowedPodsTakeNoEntry(t *testing.T) {
+	snap := snapshottest.Snapshot(t, genCluster(1, 50))
+	s := mustNew(t, Config{EquivalenceClasses: 1})
+	for i := range 3 {
+		_, err := s.SchedulePod(snap, snapshot.MustPodInfo(mkPod(fmt.Sprint("a", i)).Req("cpu", "1").Obj()))
+		require.NoError(t, err)
+	}
+	for i := range 3 {
+		_, err := s.SchedulePod(snap, snapshot.MustPodInfo(mkPod(fmt.Sprint("named", i)).Req("cpu", "1").RequiredNodeName("node-00003").Obj()))
+		require.NoError(t, err)
+	}
+	_, err := s.SchedulePod(snap, snapshot.MustPodInfo(mkPod("a3").Req("cpu", "1").Obj()))
+	require.NoError(t, err)
+	require.Equal(t, EquivalenceStats{Uncached: 4, Filled: 1, Cached: 2, Classes: 1}, s.EquivalenceStats())
+}
