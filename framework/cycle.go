@@ -288,17 +288,9 @@ func (s *Scheduler) SchedulePod(cluster score.Cluster, pod *snapshot.PodInfo) (D
 		case !ok, e == nil:
 			admit = adm
 		case e.ready && e.nodeSet == vc.NodeSetVersion() && e.n == numAll:
-			ok, err := s.scheduleClass(e, vc, &d)
-			switch {
-			case err != nil:
-				e.drop()
-			case ok:
-				kind = &s.classes.stats.Cached
+			if s.runClass(e, vc, &d, &s.classes.stats.Cached, &kind) {
 				return s.finish(d, cluster, nil)
-			default: // no feasible node: the full cycle gives the diagnosis
-				kind = &s.classes.stats.Diagnosed
 			}
-			d = Decision{Pod: pod}
 		default:
 			class = e
 		}
@@ -365,17 +357,9 @@ func (s *Scheduler) SchedulePod(cluster score.Cluster, pod *snapshot.PodInfo) (D
 			class.drop()
 		} else {
 			class.prepare(s, pp, vc.NodeSetVersion(), numAll)
-			ok, err := s.scheduleClass(class, vc, &d)
-			switch {
-			case err != nil:
-				class.drop()
-			case ok:
-				kind = &s.classes.stats.Filled
+			if s.runClass(class, vc, &d, &s.classes.stats.Filled, &kind) {
 				return s.finish(d, cluster, nil)
-			default:
-				kind = &s.classes.stats.Diagnosed
 			}
-			d = Decision{Pod: pod}
 		}
 	}
 
@@ -637,19 +621,9 @@ func (s *Scheduler) filterNode(ni *snapshot.NodeInfo, wk *worker) bool {
 	if len(wk.feasible) > 0 {
 		// The reasons will not be read: no labels (no read of the
 		// node's name), no growth of wk.reasons.
-		if wk.scratch == nil {
-			wk.scratch = make([]Reason, 0, 16)
-		}
-		for _, f := range s.pfs {
-			if ff, ok := f.(*fusedFilter); ok {
-				if !ff.fits(ni) {
-					return false
-				}
-			} else if wk.scratch = f.Filter(ni, wk.scratch[:0]); len(wk.scratch) > 0 {
-				return false
-			}
-		}
-		return true
+		var fits bool
+		wk.scratch, fits = fitsAll(s.pfs, ni, wk.scratch)
+		return fits
 	}
 	n0 := len(wk.reasons)
 	for j, f := range s.pfs {

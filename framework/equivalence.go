@@ -365,6 +365,25 @@ func fitsAll(pfs []PodFilter, ni *snapshot.NodeInfo, scratch []Reason) ([]Reason
 	return scratch, true
 }
 
+// runClass runs the cached cycle for class e and reports whether it
+// decided d; kind is then set to served. Otherwise d is reset for the
+// full cycle, which runs instead: after an error (the class is dropped,
+// and kind stays) or when no node is feasible (kind is set to Diagnosed).
+func (s *Scheduler) runClass(e *classEntry, vc versioned, d *Decision, served *uint64, kind **uint64) bool {
+	ok, err := s.scheduleClass(e, vc, d)
+	switch {
+	case err != nil:
+		e.drop()
+	case ok:
+		*kind = served
+		return true
+	default:
+		*kind = &s.classes.stats.Diagnosed
+	}
+	*d = Decision{Pod: d.Pod}
+	return false
+}
+
 // scheduleClass is the cycle for a pod of class e over vc, every node a
 // candidate, from the cache: it visits the nodes from s.next (wrapping)
 // as the uncached cycle does, refreshing each block on first touch, takes
