@@ -173,3 +173,31 @@ func TestLateBindAcrossRestart(t *testing.T) {
 		assert.Equal(t, export(t, l), export(t, imp))
 	}
 }
+
+// A pod that owns no reservation gets the shared snapshot from SnapshotFor
+// without allocating, reservations or not; an owner gets its own view.
+func TestSnapshotForNonOwnerAllocatesNothing(t *testing.T) {
+	l := newLedger(t, node("n", "4"), node("m", "4"))
+	other := pod("o", "1")
+	snap, reserved := l.SnapshotFor(other)
+	require.Nil(t, reserved)
+	require.Same(t, l.Snapshot(), snap)
+	assert.Zero(t, testing.AllocsPerRun(100, func() { l.SnapshotFor(other) }), "no reservations")
+
+	_, err := l.AddReservation(webReservation("r", "n", "4", false))
+	require.NoError(t, err)
+	_, err = l.AddReservation(reserve.Reservation{Name: "c", Node: "m", Capacity: st.List("cpu", "1"), Owner: reserve.Owner{Controller: "uid-1"}})
+	require.NoError(t, err)
+	snap, reserved = l.SnapshotFor(other)
+	require.Nil(t, reserved)
+	require.Same(t, l.Snapshot(), snap)
+	assert.Zero(t, testing.AllocsPerRun(100, func() { l.SnapshotFor(other) }), "reservations the pod does not own")
+
+	owner := ownerPod("p", "1")
+	view, reserved := l.SnapshotFor(owner)
+	assert.Equal(t, []string{"n"}, reserved)
+	assert.NotSame(t, l.Snapshot(), view)
+	// n: the placeholder requests 4000 - 1000 (p's share) in p's view
+	assert.Equal(t, int64(3000), view.Get("n").Requested().MilliCPU())
+	assert.Equal(t, int64(4000), l.Snapshot().Get("n").Requested().MilliCPU(), "the shared snapshot is unchanged")
+}

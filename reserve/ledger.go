@@ -599,7 +599,8 @@ func (l *Ledger) Reconcile(exists func(snapshot.PodKey) bool) []snapshot.PodKey 
 // one placeholder pod per named reservation (namespace
 // [ReservationNamespace], requesting the reservation's unallocated
 // capacity) — so filters and scorers count held capacity as requested.
-// Holds on removed nodes are not shown.
+// Holds on removed nodes are not shown. A reservation's own owners need
+// [Ledger.SnapshotFor], which shows them the room it holds for them.
 //
 // Cost: O(1) when nothing changed since the last call (the same snapshot is
 // returned). Otherwise the ledger's snapshot is brought up to date, not
@@ -621,6 +622,63 @@ func (l *Ledger) snapshotLocked() *snapshot.Snapshot {
 	l.syncView()
 	l.snap, l.snapVer = l.view.Snapshot(), l.ver
 	return l.snap
+}
+
+// SnapshotFor returns the snapshot a scheduling cycle for pod should
+// filter and score: [Ledger.Snapshot], except that on each node where pod
+// would draw on a named reservation ([Ledger.Fits]' choice: the first
+// matching one by name with something left), that reservation's
+// placeholder requests what would be left after pod's share. The room the
+// reservation holds for pod is free in pod's view, and the rest stays
+// held, so a fit filter reading the result (request against allocatable −
+// requested) gives, node by node, the verdict [Ledger.Fits] gives, and
+// scorers see each node as it would be with pod placed there. reserved
+// lists those nodes, sorted by name; it is nil when pod may draw on no
+// reservation, and then snap is the shared [Ledger.Snapshot] itself.
+//
+// Any filter of the ledger's view for a pod that may own reservations
+// must read this snapshot: on [Ledger.Snapshot] a reservation covering a
+// node leaves no room for its own owner.
+//
+// Cost: that of [Ledger.Snapshot], plus O(reservations) owner matches
+// (label selector or controller reference), allocation-free, when pod
+// matches none (a ledger with no reservations skips even that); for an
+// owner, an O(1) fork and, per reserved node, one placeholder and a
+// copy of the node's NodeInfo (copy-on-write). Safe for concurrent use;
+// the result is immutable and shared. A nil pod gets [Ledger.Snapshot].
+func (l *Ledger) SnapshotFor(pod *snapshot.PodInfo) (snap *snapshot.Snapshot, reserved []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.snapshotLocked()
+	if pod == nil || len(l.res) == 0 {
+		return s, nil
+	}
+	var f *snapshot.Fork
+	for _, r := range l.res {
+		n := &l.nodes[r.node]
+		if !n.present || !r.matches(pod.Pod()) {
+			continue
+		}
+		pr, d := l.pickReservation(n, pod)
+		if pr != r {
+			continue // another reservation on the node serves pod, or none has room
+		}
+		if f == nil {
+			f = s.Fork()
+		}
+		left := r.cap.Clone()
+		left.Sub(&r.alloc)
+		left.Sub(&d)
+		ph := r.placeholderOf(&left)
+		mustView(f.RemovePod(ph.Key(), n.name))
+		mustView(f.AddPodInfo(ph, n.name))
+		reserved = append(reserved, n.name)
+	}
+	if f == nil {
+		return s, nil
+	}
+	slices.Sort(reserved)
+	return f.Snapshot(), reserved
 }
 
 // BoundSnapshot returns the informer's view alone — nodes and the pods it

@@ -210,8 +210,8 @@ func (r *refLedger) alloc(name string) rvec {
 }
 
 // fit is upstream's fitsRequest, spelled out: one more pod under the pod
-// limit; every resource the pod needs (request minus share) at most
-// allocatable minus bound minus held.
+// limit; for every resource the pod requests, what it needs (request minus
+// share) at most allocatable minus bound minus held.
 func (r *refLedger) fit(name string, req rvec, drawn rvec) []reserve.Insufficient {
 	bound, held := r.usage(name)
 	alloc := r.alloc(name)
@@ -232,8 +232,8 @@ func (r *refLedger) fit(name string, req rvec, drawn rvec) []reserve.Insufficien
 		if id == snapshot.Pods {
 			continue
 		}
-		if need := req[id] - drawn[id]; need > 0 {
-			check(id, need)
+		if req[id] > 0 {
+			check(id, req[id]-drawn[id])
 		}
 	}
 	return out

@@ -354,6 +354,12 @@ func (r *reservation) placeholder() *snapshot.PodInfo {
 	}
 	left := r.cap.Clone()
 	left.Sub(&r.alloc)
+	r.ph = r.placeholderOf(&left)
+	return r.ph
+}
+
+// placeholderOf returns a placeholder for r requesting left.
+func (r *reservation) placeholderOf(left *snapshot.Vector) *snapshot.PodInfo {
 	rl := v1.ResourceList{}
 	for i := range left.Len() {
 		id := snapshot.ResourceID(i)
@@ -372,6 +378,5 @@ func (r *reservation) placeholder() *snapshot.PodInfo {
 			Containers: []v1.Container{{Name: "reservation", Resources: v1.ResourceRequirements{Requests: rl}}},
 		},
 	}
-	r.ph = snapshot.MustPodInfo(pod) // quantities are non-negative by construction
-	return r.ph
+	return snapshot.MustPodInfo(pod) // quantities are non-negative by construction
 }
