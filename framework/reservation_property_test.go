@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -43,31 +44,21 @@ type resWorld struct {
 	late   int // late binds that drew
 }
 
+// newPod makes a pending pod of a random size that owns, at random, the
+// app=a or the app=b reservations, those of controller ctrl-1, or none.
 func (w *resWorld) newPod(name string) *v1.Pod {
-	b := mkPod(name).Req("cpu", []string{"100m", "500m", "1", "1500m", "2", "3"}[w.rng.IntN(6)],
-		"memory", []string{"0", "256Mi", "1Gi", "3Gi"}[w.rng.IntN(4)])
-	switch w.rng.IntN(3) {
-	case 0:
-		b.Label("app", "a")
-	case 1:
-		b.Label("app", "b")
+	p := mkPod(name).Req("cpu", []string{"100m", "500m", "1", "1500m", "2", "3"}[w.rng.IntN(6)],
+		"memory", []string{"0", "256Mi", "1Gi", "3Gi"}[w.rng.IntN(4)]).Obj()
+	yes := true
+	owners := []metav1.ObjectMeta{
+		{Labels: map[string]string{"app": "a"}},
+		{Labels: map[string]string{"app": "b"}},
+		{OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs", UID: "ctrl-1", Controller: &yes}}},
+		{},
 	}
-	p := b.Obj()
-	if w.rng.IntN(4) == 0 {
-		yes := true
-		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs", UID: "ctrl-1", Controller: &yes}}
-	}
+	o := owners[w.rng.IntN(len(owners))]
+	p.Labels, p.OwnerReferences = o.Labels, o.OwnerReferences
 	return p
-}
-
-func cmpStr(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func (w *resWorld) nodeObj(name string) *v1.Node {
@@ -149,7 +140,7 @@ func (w *resWorld) op() string {
 			for k := range w.lapsed {
 				ks = append(ks, k)
 			}
-			slices.SortFunc(ks, func(a, b snapshot.PodKey) int { return cmpStr(a.Name, b.Name) })
+			slices.SortFunc(ks, func(a, b snapshot.PodKey) int { return strings.Compare(a.Name, b.Name) })
 			k = ks[w.rng.IntN(len(ks))]
 		}
 		node := w.randNode()
