@@ -234,7 +234,9 @@ func New(cfg Config) (*Scheduler, error) {
 
 // SchedulePod runs one scheduling cycle for pod against cluster (a
 // [snapshot.Snapshot], a [snapshot.Fork], or a ledger's snapshot with its
-// holds) and returns the decision. It reserves nothing; see
+// holds: for a pod that may own named reservations, the one
+// reserve.Ledger.SnapshotFor returns, or the reservations leave it no
+// room) and returns the decision. It reserves nothing; see
 // [Scheduler.Schedule]. A pod that fits no node is a Decision with a
 // Diagnosis, not an error; errors are a filter's PreFilter or the
 // profile failing (wrapped, naming the plugin and pod).
@@ -255,6 +257,14 @@ func New(cfg Config) (*Scheduler, error) {
 // broken uniformly from the seeded source (upstream v1.37 takes the top
 // of a heap, which without extenders favours no node in particular).
 func (s *Scheduler) SchedulePod(cluster score.Cluster, pod *snapshot.PodInfo) (Decision, error) {
+	return s.schedulePod(cluster, pod, nil)
+}
+
+// schedulePod is SchedulePod with the candidates limited to the nodes
+// named in only, if only is non-nil (as a PreFilter's NodeNames limit
+// them: the equivalence cache is not used); such a cycle leaves the
+// rotating start index as it was.
+func (s *Scheduler) schedulePod(cluster score.Cluster, pod *snapshot.PodInfo, only []string) (Decision, error) {
 	if pod == nil {
 		return Decision{}, fmt.Errorf("framework: SchedulePod: pod is nil: %w", ErrInvalidPod)
 	}
@@ -282,7 +292,10 @@ func (s *Scheduler) SchedulePod(cluster score.Cluster, pod *snapshot.PodInfo) (D
 	case *snapshot.Fork:
 		vc = c
 	}
-	if s.nodeLocal && vc != nil {
+	if only != nil {
+		defer func(next int) { s.next = next }(s.next)
+	}
+	if s.nodeLocal && vc != nil && only == nil {
 		e, adm, ok := s.classes.get(pod)
 		switch {
 		case !ok, e == nil:
@@ -301,6 +314,9 @@ func (s *Scheduler) SchedulePod(cluster score.Cluster, pod *snapshot.PodInfo) (D
 	defer func() { clear(s.pfs); clear(s.fused) }() // drop per-pod state
 	var names map[string]struct{}
 	var narrowing []string
+	if only != nil {
+		names = intersect(nil, only)
+	}
 	for _, f := range s.filters {
 		res, err := f.PreFilter(pod)
 		if err != nil {
@@ -333,7 +349,7 @@ func (s *Scheduler) SchedulePod(cluster score.Cluster, pod *snapshot.PodInfo) (D
 	// Candidates: every node, or the named ones that exist, in name order.
 	numCand := numAll
 	s.cands = s.cands[:0]
-	s.narrowed = narrowing != nil
+	s.narrowed = narrowing != nil || only != nil
 	if s.narrowed {
 		sorted := make([]string, 0, len(names))
 		for n := range names {
@@ -679,11 +695,25 @@ func (s *Scheduler) diagnose(numAll, numCand int, narrowing []string) *Diagnosis
 	return d
 }
 
-// Schedule runs one cycle for pod against ledger.Snapshot() (bound pods
-// plus the ledger's holds) and, if a node is chosen, holds the pod there
-// with ledger.Reserve — upstream's scheduling cycle up to Reserve. The
-// caller then binds and calls ledger.Confirm, or ledger.Unreserve if the
-// bind fails (see [Loop]).
+// Schedule runs one cycle for pod against the ledger's view for it,
+// ledger.SnapshotFor(pod) (bound pods plus the ledger's holds and named
+// reservations, with the room pod's own reservations hold for it free),
+// and, if a node is chosen, holds the pod there with ledger.Reserve —
+// upstream's scheduling cycle up to Reserve. The caller then binds and
+// calls ledger.Confirm, or ledger.Unreserve if the bind fails (see
+// [Loop]).
+//
+// Reservation owners: a pod that may draw on named reservations (see
+// reserve.Reservation) is first scheduled among the nodes where it would
+// draw on one (the reserved nodes SnapshotFor lists); only if none of them
+// passes the filters does the ordinary cycle over every node run. Among
+// reserved nodes the profile's scores decide. The reservation holds its
+// room for its owners whether they use it or not, so an owner placed
+// elsewhere takes free capacity while the reserved room stays idle — the
+// cluster pays twice — and the owner reserved the node to land there.
+// The Decision's Evaluated and Feasible
+// then count the reserved nodes. A pod that owns no reservation takes
+// exactly the ordinary path: one cycle on the shared ledger.Snapshot().
 //
 // If the ledger refuses the hold because another reserver took the
 // capacity since the snapshot, the Decision carries a Diagnosis with the
@@ -697,8 +727,15 @@ func (s *Scheduler) Schedule(ledger *reserve.Ledger, pod *snapshot.PodInfo) (Dec
 	if pod == nil {
 		return Decision{}, fmt.Errorf("framework: Schedule: pod is nil: %w", ErrInvalidPod)
 	}
-	snap := ledger.Snapshot()
-	d, err := s.SchedulePod(snap, pod)
+	snap, reserved := ledger.SnapshotFor(pod)
+	var d Decision
+	var err error
+	if reserved != nil {
+		d, err = s.schedulePod(snap, pod, reserved)
+	}
+	if reserved == nil || (err == nil && !d.Scheduled()) {
+		d, err = s.SchedulePod(snap, pod)
+	}
 	if err != nil || !d.Scheduled() {
 		return d, err
 	}

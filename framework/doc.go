@@ -21,7 +21,9 @@
 //     until [NumFeasibleNodesToFind] nodes fit (percentageOfNodesToScore:
 //     adaptive, fixed or 100), score with a score.Profile, pick the best
 //     total with seeded tie-breaking, and with [Scheduler.Schedule] hold
-//     the node in a reserve.Ledger. The result is a [Decision].
+//     the node in a reserve.Ledger (filtering the ledger's view for the
+//     pod, reserve.Ledger.SnapshotFor, and trying the nodes of a
+//     reservation owner's reservations first). The result is a [Decision].
 //   - The equivalence cache: pods with equal specs and requests (a
 //     Deployment's replicas) get the same verdicts and raw scores on a
 //     node in a given state, so a Scheduler keeps them per pod class and

@@ -29,7 +29,11 @@
 //
 // Named reservations ([Reservation]) hold capacity on a node for future
 // pods of an owner (label selector or controller reference); matching pods
-// draw on them first.
+// draw on them first. A scheduling cycle for such a pod reads
+// [Ledger.SnapshotFor], where the room its reservations hold for it is
+// free, so filters and [Ledger.Fits] agree. A pod whose hold (and share)
+// was released and that is then reported bound on the reservation's node
+// after all — a late bind — draws on the reservation again.
 //
 // # Usage
 //
@@ -37,7 +41,7 @@
 //	// informer handlers (pending and terminal pods may be passed too):
 //	l.AddNode(node); l.AddPod(pod); l.RemovePod(snapshot.KeyOf(pod)) ...
 //	// each scheduling cycle:
-//	snap := l.Snapshot() // holds count as requested
+//	snap, _ := l.SnapshotFor(podInfo) // holds count as requested
 //	// ... filter and score on snap, pick node ...
 //	reasons, err := l.Reserve(podInfo, node)
 //	// bind asynchronously; then

@@ -20,12 +20,13 @@ type state struct {
 	Reservations []Reservation `json:"reservations"`
 	Holds        []holdJSON    `json:"holds"`
 	Draws        []*drawJSON   `json:"draws"`
+	Lapsed       []lapseJSON   `json:"lapsed,omitempty"`
 }
 
 // Export writes the whole state of the ledger as one JSON object: the nodes
 // and bound pods the informer reported, named reservations, holds and
-// confirmations (with their pods, deadlines and shares) and the shares of
-// bound pods. Everything is sorted (nodes and reservations by name, pods by
+// confirmations (with their pods, deadlines and shares), the shares of
+// bound pods and lapsed shares (see [Ledger.AddPod]). Everything is sorted (nodes and reservations by name, pods by
 // namespace and name), so two ledgers in the same state export the same
 // bytes. The journal is not part of the state. O(nodes + pods); allocates
 // the encoding. Errors come from w.
@@ -55,6 +56,7 @@ func (l *Ledger) Export(w io.Writer) error {
 	if st.Draws == nil {
 		st.Draws = []*drawJSON{}
 	}
+	st.Lapsed = l.lapsedJSON()
 	l.mu.Unlock()
 	enc := json.NewEncoder(w)
 	return enc.Encode(&st)
@@ -118,6 +120,12 @@ func Import(r io.Reader) (*Ledger, error) {
 			return nil, fmt.Errorf("Import: draws[%d]: %w: %w", i, ErrInvalid, err)
 		}
 		recs = append(recs, decoded{record: record{Op: opDraw, Draw: dj}, drawn: v})
+	}
+	for i, lj := range st.Lapsed {
+		if lj.Pod.Name == "" || lj.Reservation == "" {
+			return nil, fmt.Errorf("Import: lapsed[%d]: pod or reservation missing: %w", i, ErrInvalid)
+		}
+		recs = append(recs, decoded{record: record{Op: opLapse, Pods: []keyJSON{lj.Pod}, Name: lj.Reservation}})
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -41,8 +41,13 @@ func (in Insufficient) String() string {
 //
 // Semantics are upstream's fitsRequest: the pod count is always checked
 // (one more pod must fit under allocatable pods); every other resource is
-// checked only where the pod needs more than 0. drawn, if non-nil, is the
-// part of the request a named reservation supplies. The order of reasons
+// checked only where the pod requests more than 0. drawn, if non-nil, is
+// the part of the request a named reservation supplies: the pod needs
+// request − drawn of the free capacity. A resource the reservation covers
+// whole (need 0) still fails on a node already over-committed on it — a
+// reservation cannot hand out what the node does not have — which is
+// also the verdict of a fit filter on [Ledger.SnapshotFor] (request
+// against allocatable − (requested − drawn)). The order of reasons
 // is upstream's: pods, cpu, memory, ephemeral-storage, then scalar resources
 // by ResourceID. O(resources of the pod); allocates only when it appends.
 func (n *nodeAgg) fit(req, drawn *snapshot.Vector, out []Insufficient) []Insufficient {
@@ -53,12 +58,13 @@ func (n *nodeAgg) fit(req, drawn *snapshot.Vector, out []Insufficient) []Insuffi
 			continue
 		}
 		need := req.Get(id)
+		if need <= 0 {
+			continue
+		}
 		if drawn != nil {
 			need = snapshot.SatSub(need, drawn.Get(id))
 		}
-		if need > 0 {
-			out = n.check(id, need, out)
-		}
+		out = n.check(id, need, out)
 	}
 	return out
 }

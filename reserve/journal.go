@@ -54,6 +54,15 @@ const (
 	opDraw              = "draw" // a bound pod's share of a reservation
 )
 
+// Late binds (see Ledger.lapsed): opUnreserve releases holds and lets
+// their shares lapse; opRemove releases what deleted pods held or drew
+// and forgets their lapsed shares; opLapse records pods[0]'s lapsed share
+// of reservation name (in an image).
+const (
+	opRemove = "remove"
+	opLapse  = "lapse"
+)
+
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 type keyJSON struct {
@@ -202,7 +211,26 @@ func (l *Ledger) image() []*record {
 	for _, d := range l.boundDrawsJSON() {
 		recs = append(recs, &record{Op: opDraw, Draw: d})
 	}
+	for _, lj := range l.lapsedJSON() {
+		recs = append(recs, &record{Op: opLapse, Pods: []keyJSON{lj.Pod}, Name: lj.Reservation})
+	}
 	return recs
+}
+
+// lapseJSON is a lapsed share: the pod and the reservation it came from.
+type lapseJSON struct {
+	Pod         keyJSON `json:"pod"`
+	Reservation string  `json:"reservation"`
+}
+
+// lapsedJSON lists the lapsed shares, sorted by key; nil for none.
+func (l *Ledger) lapsedJSON() []lapseJSON {
+	var out []lapseJSON
+	for k, r := range l.lapsed {
+		out = append(out, lapseJSON{Pod: toKeyJSON(k), Reservation: r.spec.Name})
+	}
+	slices.SortFunc(out, func(a, b lapseJSON) int { return cmpKey(a.Pod.key(), b.Pod.key()) })
+	return out
 }
 
 // holdsJSON lists the holds and confirmations, sorted by key.
@@ -282,15 +310,24 @@ func (l *Ledger) logSettle(k snapshot.PodKey, node string) {
 	}
 }
 
-func (l *Ledger) logUnreserve(keys []snapshot.PodKey) {
+// logUnreserve journals keys released by op (opUnreserve or opRemove).
+func (l *Ledger) logUnreserve(op string, keys []snapshot.PodKey) {
 	if l.j == nil {
 		return
 	}
-	rec := &record{Op: opUnreserve, Pods: make([]keyJSON, len(keys))}
+	rec := &record{Op: op, Pods: make([]keyJSON, len(keys))}
 	for i, k := range keys {
 		rec.Pods[i] = toKeyJSON(k)
 	}
 	_ = l.j.write(rec)
+}
+
+// logDraw journals a late bind's share (see Ledger.lateDraw); like a
+// settle, it gives capacity back rather than taking it.
+func (l *Ledger) logDraw(k snapshot.PodKey, r *reservation, amount *snapshot.Vector) {
+	if l.j != nil {
+		_ = l.j.write(&record{Op: opDraw, Draw: &drawJSON{Pod: toKeyJSON(k), Reservation: r.spec.Name, Drawn: vectorJSON(amount)}})
+	}
 }
 
 func (l *Ledger) logReservation(spec *Reservation) error {
@@ -461,9 +498,13 @@ func decodeRecord(payload []byte, first bool) (decoded, error) {
 		if d.Op == opSettle && d.Node == "" {
 			return d, errors.New("settle record without node")
 		}
-	case opUnreserve:
+	case opUnreserve, opRemove:
 		if len(d.Pods) == 0 {
-			return d, errors.New("unreserve record without pods")
+			return d, fmt.Errorf("%s record without pods", d.Op)
+		}
+	case opLapse:
+		if len(d.Pods) != 1 || d.Name == "" {
+			return d, errors.New("lapse record without one pod and a reservation")
 		}
 	case opReservation:
 		if d.Reservation == nil {
@@ -542,15 +583,28 @@ func (l *Ledger) applyRecord(d *decoded) error {
 		if i, ok := l.rec(k); ok && l.recs[i].phase != Bound {
 			l.dropRec(i)
 		}
+		delete(l.lapsed, k)
 		l.settleDraw(k, d.Node)
-	case opUnreserve:
+	case opUnreserve, opRemove:
 		for _, kj := range d.Pods {
 			k := kj.key()
+			i, ok := l.held.get(k.Hash(), k, l.recs)
+			if d.Op == opRemove {
+				delete(l.lapsed, k)
+			} else if ok {
+				l.lapse(k) // as Unreserve and Expire do
+			}
 			l.returnDraw(k)
-			if i, ok := l.rec(k); ok && l.recs[i].phase != Bound {
+			if ok {
 				l.dropRec(i)
 			}
 		}
+	case opLapse:
+		r, ok := l.res[d.Name]
+		if !ok {
+			return fmt.Errorf("pod %s lapsed from reservation %s: %w", d.Pods[0].key(), d.Name, ErrReservationNotFound)
+		}
+		l.lapsed[d.Pods[0].key()] = r
 	case opReservation:
 		if _, ok := l.res[d.res.spec.Name]; ok {
 			return fmt.Errorf("reservation %s: %w", d.res.spec.Name, ErrReservationExists)
@@ -592,6 +646,28 @@ func (l *Ledger) settleReplayed() {
 	for _, k := range keys {
 		if bi, ok := l.bound.get(k.Hash(), k, l.recs); ok && l.draws[k] != nil {
 			l.settleDraw(k, l.nodes[l.recs[bi].node].name)
+		}
+	}
+	// A lapsed share of a pod the informer reported bound while the
+	// journal was not looking: the late bind, as observeBound does it
+	// (not journaled here: the image written after a replay has it).
+	j := l.j
+	l.j = nil
+	defer func() { l.j = j }()
+	keys = keys[:0]
+	for k := range l.lapsed {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, cmpKey)
+	for _, k := range keys {
+		bi, ok := l.bound.get(k.Hash(), k, l.recs)
+		if !ok {
+			continue
+		}
+		r := l.lapsed[k]
+		delete(l.lapsed, k)
+		if rec := &l.recs[bi]; l.draws[k] == nil && r.spec.Node == l.nodes[rec.node].name {
+			l.lateDraw(k, r, rec.pi)
 		}
 	}
 }
@@ -655,6 +731,7 @@ func (l *Ledger) resetOwned() {
 	for k := range l.draws {
 		l.returnDraw(k)
 	}
+	clear(l.lapsed)
 	for _, name := range sortedKeys(l.res) {
 		l.dropReservation(l.res[name])
 	}

@@ -78,6 +78,11 @@ type Ledger struct {
 
 	res   map[string]*reservation
 	draws map[snapshot.PodKey]*draw
+	// lapsed: pods whose share of a reservation was returned when their
+	// hold was released (Unreserve, Expire) before the informer reported
+	// them; a late report on the reservation's node draws again. See
+	// observeBound.
+	lapsed map[snapshot.PodKey]*reservation
 
 	j *journal
 
@@ -120,6 +125,7 @@ func New() *Ledger {
 		inView: map[snapshot.PodKey]viewEntry{},
 		res:    map[string]*reservation{},
 		draws:  map[snapshot.PodKey]*draw{},
+		lapsed: map[snapshot.PodKey]*reservation{},
 	}
 }
 
@@ -189,7 +195,12 @@ func (l *Ledger) RemoveNode(name string) error {
 // joins its node; if the ledger held or confirmed it, that record becomes
 // the bound pod exactly once — on whichever node the informer names —
 // and a share drawn from a named reservation stays drawn (or, for an
-// allocate-once reservation, consumes it). Errors (invalid pod, negative
+// allocate-once reservation, consumes it). A late bind — a pod whose hold
+// and share were released by [Ledger.Unreserve] or [Ledger.Expire] (the
+// bind was reported failed, or timed out) and that the informer then
+// reports bound on that reservation's node after all — draws on the
+// reservation again, up to what is left, so the capacity is not given out
+// twice (see [Reservation]). Errors (invalid pod, negative
 // quantity) name the pod and field and change nothing.
 // O(containers + pods on the node).
 func (l *Ledger) AddPod(pod *v1.Pod) error {
@@ -237,20 +248,27 @@ func (l *Ledger) AddPodInfo(pi *snapshot.PodInfo, nodeName string) error {
 
 // RemovePod reports that the pod with key k was deleted: whatever it held
 // or used — a hold, a confirmation, a bound pod, a share of a named
-// reservation — is freed at once. An unknown pod is a no-op. It reports
-// whether anything was there.
+// reservation (also one a late bind drew) — is freed at once, the share
+// returning to its reservation. An unknown pod is a no-op. It reports
+// whether anything was there (a lapsed share, see [Ledger.AddPod], is
+// forgotten but not counted: it held nothing).
 func (l *Ledger) RemovePod(k snapshot.PodKey) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	i, ok := l.rec(k)
 	_, drew := l.draws[k]
 	if !ok && !drew {
+		if l.lapsed[k] != nil {
+			l.logRelease(opRemove, k)
+			delete(l.lapsed, k)
+		}
 		return false
 	}
 	l.viewUnbind(k, i, ok)
-	if drew || l.recs[i].phase != Bound {
-		l.logRelease(opUnreserve, k)
+	if drew || l.recs[i].phase != Bound || l.lapsed[k] != nil {
+		l.logRelease(opRemove, k)
 	}
+	delete(l.lapsed, k)
 	l.returnDraw(k)
 	if ok {
 		l.dropRec(i)
@@ -284,16 +302,55 @@ func (l *Ledger) observeBound(pi *snapshot.PodInfo, nodeName string) {
 		l.ver++
 		return
 	}
-	if ok || l.draws[k] != nil {
+	// A late bind draws again on the reservation whose share lapsed, if
+	// the ledger did not count the pod on this node already (a hold here
+	// was checked next to the reservation; a share here is settled).
+	lapsed := l.lapsed[k]
+	d := l.draws[k]
+	countedHere := (ok && l.nodes[l.recs[i].node].name == nodeName) || (d != nil && d.res.spec.Node == nodeName)
+	if ok || d != nil || lapsed != nil {
 		l.logSettle(k, nodeName)
 	}
+	delete(l.lapsed, k)
 	if ok {
 		l.dropRec(i) // may forget an absent node: look the node up after
 	}
 	l.settleDraw(k, nodeName)
 	ni := l.nodeSlot(nodeName)
 	l.newRec(podRec{key: k, hash: pi.KeyHash(), pi: pi, node: ni, phase: Bound, deadline: noDeadline})
+	if lapsed != nil && !countedHere && lapsed.spec.Node == nodeName {
+		l.lateDraw(k, lapsed, pi)
+	}
 	l.ver++
+}
+
+// lateDraw makes bound pod k (request pi) draw on r, the reservation its
+// released share came from, up to what r has left; an allocate-once
+// reservation another pod draws on gives nothing, and one k draws on is
+// consumed, as at a bind. Journaled as a draw (and a settle that consumes).
+func (l *Ledger) lateDraw(k snapshot.PodKey, r *reservation, pi *snapshot.PodInfo) {
+	if r.spec.AllocateOnce && len(r.pods) > 0 {
+		return
+	}
+	share := r.shareFor(pi.Requested())
+	if share.IsZero() {
+		return
+	}
+	l.logDraw(k, r, &share)
+	l.attachDraw(k, r, share)
+	if r.spec.AllocateOnce {
+		l.logSettle(k, r.spec.Node)
+		l.consumeOnce(k)
+	}
+}
+
+// lapse remembers the reservation pod k draws on, if any, before its hold
+// is released by Unreserve or Expire (not by a delete: a deleted pod is
+// never reported bound).
+func (l *Ledger) lapse(k snapshot.PodKey) {
+	if d := l.draws[k]; d != nil {
+		l.lapsed[k] = d.res
+	}
 }
 
 // settleDraw applies "pod k is bound on node nodeName" to its reservation
@@ -390,7 +447,10 @@ func (l *Ledger) ReserveUntil(pod *snapshot.PodInfo, nodeName string, deadline t
 // any share drawn from a named reservation. Pods the informer reports bound
 // are untouched (only [Ledger.RemovePod] removes them). Idempotent and valid
 // for a pod never reserved (upstream's Unreserve contract); it reports
-// whether anything was released. O(1); allocates nothing without a journal.
+// whether anything was released. The ledger remembers a returned share
+// until the pod is reported bound or deleted, in case the bind succeeded
+// after all (see [Ledger.AddPod]). O(1); allocates nothing without a
+// journal and without a share.
 func (l *Ledger) Unreserve(k snapshot.PodKey) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -399,6 +459,7 @@ func (l *Ledger) Unreserve(k snapshot.PodKey) bool {
 		return false
 	}
 	l.logRelease(opUnreserve, k)
+	l.lapse(k)
 	l.returnDraw(k)
 	l.dropRec(i)
 	return true
@@ -461,8 +522,9 @@ func (l *Ledger) Expire(now time.Time) []snapshot.PodKey {
 		return nil
 	}
 	slices.SortFunc(out, cmpKey)
-	l.logUnreserve(out)
+	l.logUnreserve(opUnreserve, out)
 	for _, k := range out {
+		l.lapse(k)
 		l.returnDraw(k)
 		i, _ := l.held.get(k.Hash(), k, l.recs)
 		l.dropRec(i)
@@ -475,14 +537,20 @@ func (l *Ledger) Expire(now time.Time) []snapshot.PodKey {
 // sync, for pods deleted while the scheduler was down. exists reports
 // whether the cluster still has a pod (a pod lister look-up); it is called
 // without the ledger's lock held, once per held or confirmed pod and per
-// pod drawing on a reservation that the informer has not reported bound.
-// For each pod it denies, holds and confirmations are dropped and shares
-// returned. It returns those pods, sorted.
+// pod drawing on a reservation (or with a lapsed share, see
+// [Ledger.AddPod]) that the informer has not reported bound. For each pod
+// it denies, holds and confirmations are dropped, shares returned and
+// lapsed shares forgotten. It returns those pods, sorted.
 func (l *Ledger) Reconcile(exists func(snapshot.PodKey) bool) []snapshot.PodKey {
 	l.mu.Lock()
 	var cand []snapshot.PodKey
 	for _, i := range l.owned {
 		cand = append(cand, l.recs[i].key)
+	}
+	for k := range l.lapsed {
+		if _, held := l.held.get(k.Hash(), k, l.recs); !held && l.draws[k] == nil {
+			cand = append(cand, k)
+		}
 	}
 	for k := range l.draws {
 		if _, ok := l.held.get(k.Hash(), k, l.recs); !ok {
@@ -505,7 +573,7 @@ func (l *Ledger) Reconcile(exists func(snapshot.PodKey) bool) []snapshot.PodKey 
 	for _, k := range gone {
 		_, held := l.held.get(k.Hash(), k, l.recs)
 		_, bound := l.bound.get(k.Hash(), k, l.recs)
-		if bound || (!held && l.draws[k] == nil) {
+		if bound || (!held && l.draws[k] == nil && l.lapsed[k] == nil) {
 			continue // reported or released meanwhile
 		}
 		out = append(out, k)
@@ -513,8 +581,9 @@ func (l *Ledger) Reconcile(exists func(snapshot.PodKey) bool) []snapshot.PodKey 
 	if len(out) == 0 {
 		return nil
 	}
-	l.logUnreserve(out)
+	l.logUnreserve(opRemove, out)
 	for _, k := range out {
+		delete(l.lapsed, k)
 		l.returnDraw(k)
 		if i, ok := l.held.get(k.Hash(), k, l.recs); ok {
 			l.dropRec(i)
@@ -530,7 +599,8 @@ func (l *Ledger) Reconcile(exists func(snapshot.PodKey) bool) []snapshot.PodKey 
 // one placeholder pod per named reservation (namespace
 // [ReservationNamespace], requesting the reservation's unallocated
 // capacity) — so filters and scorers count held capacity as requested.
-// Holds on removed nodes are not shown.
+// Holds on removed nodes are not shown. A reservation's own owners need
+// [Ledger.SnapshotFor], which shows them the room it holds for them.
 //
 // Cost: O(1) when nothing changed since the last call (the same snapshot is
 // returned). Otherwise the ledger's snapshot is brought up to date, not
@@ -552,6 +622,63 @@ func (l *Ledger) snapshotLocked() *snapshot.Snapshot {
 	l.syncView()
 	l.snap, l.snapVer = l.view.Snapshot(), l.ver
 	return l.snap
+}
+
+// SnapshotFor returns the snapshot a scheduling cycle for pod should
+// filter and score: [Ledger.Snapshot], except that on each node where pod
+// would draw on a named reservation ([Ledger.Fits]' choice: the first
+// matching one by name with something left), that reservation's
+// placeholder requests what would be left after pod's share. The room the
+// reservation holds for pod is free in pod's view, and the rest stays
+// held, so a fit filter reading the result (request against allocatable −
+// requested) gives, node by node, the verdict [Ledger.Fits] gives, and
+// scorers see each node as it would be with pod placed there. reserved
+// lists those nodes, sorted by name; it is nil when pod may draw on no
+// reservation, and then snap is the shared [Ledger.Snapshot] itself.
+//
+// Any filter of the ledger's view for a pod that may own reservations
+// must read this snapshot: on [Ledger.Snapshot] a reservation covering a
+// node leaves no room for its own owner.
+//
+// Cost: that of [Ledger.Snapshot], plus O(reservations) owner matches
+// (label selector or controller reference), allocation-free, when pod
+// matches none (a ledger with no reservations skips even that); for an
+// owner, an O(1) fork and, per reserved node, one placeholder and a
+// copy of the node's NodeInfo (copy-on-write). Safe for concurrent use;
+// the result is immutable and shared. A nil pod gets [Ledger.Snapshot].
+func (l *Ledger) SnapshotFor(pod *snapshot.PodInfo) (snap *snapshot.Snapshot, reserved []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.snapshotLocked()
+	if pod == nil || len(l.res) == 0 {
+		return s, nil
+	}
+	var f *snapshot.Fork
+	for _, r := range l.res {
+		n := &l.nodes[r.node]
+		if !n.present || !r.matches(pod.Pod()) {
+			continue
+		}
+		pr, d := l.pickReservation(n, pod)
+		if pr != r {
+			continue // another reservation on the node serves pod, or none has room
+		}
+		if f == nil {
+			f = s.Fork()
+		}
+		left := r.cap.Clone()
+		left.Sub(&r.alloc)
+		left.Sub(&d)
+		ph := r.placeholderOf(&left)
+		mustView(f.RemovePod(ph.Key(), n.name))
+		mustView(f.AddPodInfo(ph, n.name))
+		reserved = append(reserved, n.name)
+	}
+	if f == nil {
+		return s, nil
+	}
+	slices.Sort(reserved)
+	return f.Snapshot(), reserved
 }
 
 // BoundSnapshot returns the informer's view alone — nodes and the pods it

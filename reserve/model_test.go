@@ -83,10 +83,14 @@ type refLedger struct {
 	res   map[string]*refRes
 	// over[node][r]: the informer left r over-committed on node.
 	over map[string]map[snapshot.ResourceID]bool
+	// lapsed[pod]: the reservation whose share the pod had when its hold
+	// was unreserved or expired; a later bind report there draws again.
+	lapsed map[snapshot.PodKey]string
 }
 
 func newRef() *refLedger {
-	return &refLedger{nodes: map[string]*refNode{}, pods: map[snapshot.PodKey]*refPod{}, res: map[string]*refRes{}, over: map[string]map[snapshot.ResourceID]bool{}}
+	return &refLedger{nodes: map[string]*refNode{}, pods: map[snapshot.PodKey]*refPod{}, res: map[string]*refRes{},
+		over: map[string]map[snapshot.ResourceID]bool{}, lapsed: map[snapshot.PodKey]string{}}
 }
 
 func (r *refLedger) clone() *refLedger {
@@ -108,6 +112,9 @@ func (r *refLedger) clone() *refLedger {
 		for id, b := range m {
 			c.over[k][id] = b
 		}
+	}
+	for k, x := range r.lapsed {
+		c.lapsed[k] = x
 	}
 	return c
 }
@@ -203,8 +210,8 @@ func (r *refLedger) alloc(name string) rvec {
 }
 
 // fit is upstream's fitsRequest, spelled out: one more pod under the pod
-// limit; every resource the pod needs (request minus share) at most
-// allocatable minus bound minus held.
+// limit; for every resource the pod requests, what it needs (request minus
+// share) at most allocatable minus bound minus held.
 func (r *refLedger) fit(name string, req rvec, drawn rvec) []reserve.Insufficient {
 	bound, held := r.usage(name)
 	alloc := r.alloc(name)
@@ -225,8 +232,8 @@ func (r *refLedger) fit(name string, req rvec, drawn rvec) []reserve.Insufficien
 		if id == snapshot.Pods {
 			continue
 		}
-		if need := req[id] - drawn[id]; need > 0 {
-			check(id, need)
+		if req[id] > 0 {
+			check(id, req[id]-drawn[id])
 		}
 	}
 	return out
@@ -323,6 +330,9 @@ func (r *refLedger) unreserve(k snapshot.PodKey) bool {
 	if p == nil || p.phase == reserve.Bound {
 		return false
 	}
+	if p.res != "" {
+		r.lapsed[k] = p.res
+	}
 	delete(r.pods, k)
 	return true
 }
@@ -337,6 +347,11 @@ func (r *refLedger) dropRes(name string) {
 	for _, q := range r.pods {
 		if q.res == name {
 			q.res, q.drawn = "", nil
+		}
+	}
+	for k, x := range r.lapsed {
+		if x == name {
+			delete(r.lapsed, k)
 		}
 	}
 	delete(r.res, name)
@@ -360,13 +375,18 @@ func (r *refLedger) observe(pi *snapshot.PodInfo, name string) {
 		r.nodes[name] = &refNode{alloc: rvec{}}
 	}
 	p := r.pods[k]
+	lapsed := r.lapsed[k]
+	delete(r.lapsed, k)
 	if p == nil {
-		r.pods[k] = &refPod{pi: pi, node: name, phase: reserve.Bound}
+		p = &refPod{pi: pi, node: name, phase: reserve.Bound}
+		r.pods[k] = p
+		r.lateDraw(p, lapsed)
 		r.informed(name)
 		return
 	}
 	old := p.node
 	wasBound := p.phase == reserve.Bound
+	counted := p.node == name || (p.res != "" && r.res[p.res].spec.Node == name)
 	p.pi, p.node, p.phase, p.deadline = pi, name, reserve.Bound, 0
 	if p.res != "" {
 		if r.res[p.res].spec.Node != name {
@@ -375,11 +395,41 @@ func (r *refLedger) observe(pi *snapshot.PodInfo, name string) {
 			r.consumeOnce(p)
 		}
 	}
+	if !counted {
+		r.lateDraw(p, lapsed)
+	}
 	r.informed(name)
 	r.informed(old)
 }
 
+// lateDraw: bound pod p, whose share of reservation name lapsed, draws on
+// it again if it is bound on its node: per resource the smaller of its
+// request and what is left; nothing from an allocate-once reservation
+// another pod draws on; an allocate-once one it draws on is consumed.
+func (r *refLedger) lateDraw(p *refPod, name string) {
+	x := r.res[name]
+	if x == nil || x.spec.Node != p.node || (x.spec.AllocateOnce && len(r.drawers(name)) > 0) {
+		return
+	}
+	alloc := r.allocated(name)
+	share := rvec{}
+	for id, want := range toRvec(p.pi.Requested()) {
+		if id == snapshot.Pods || want <= 0 {
+			continue
+		}
+		if left := x.cap[id] - alloc[id]; left > 0 {
+			share[id] = min(want, left)
+		}
+	}
+	if len(share) == 0 {
+		return
+	}
+	p.res, p.drawn = name, share
+	r.consumeOnce(p)
+}
+
 func (r *refLedger) remove(k snapshot.PodKey) bool {
+	delete(r.lapsed, k)
 	if r.pods[k] == nil {
 		return false
 	}
@@ -395,6 +445,9 @@ func (r *refLedger) expire(now int64) []snapshot.PodKey {
 		}
 	}
 	for _, k := range out {
+		if p := r.pods[k]; p.res != "" {
+			r.lapsed[k] = p.res
+		}
 		delete(r.pods, k)
 	}
 	sortKeys(out)

@@ -35,8 +35,24 @@ const ReservationNamespace = "reserve.schedkit.io"
 // reusable reservation serves any number of pods until removed; bound pods
 // keep their shares until they are deleted.
 //
-// Pods bound by someone else (never reserved through the ledger) do not
-// draw on reservations.
+// Late binds: a pod whose share returned because its hold was unreserved
+// or expired, but whose bind had in fact succeeded, is reported bound by
+// the informer later. If it is reported on the reservation's node and the
+// ledger does not count it there already, it draws on that reservation
+// again — per resource, up to what is left (another pod may have taken the
+// rest meanwhile; an allocate-once reservation taken by another pod gives
+// nothing) — and consumes an allocate-once one, exactly as if the bind had
+// been reported in time; so the room is never counted both as the
+// reservation's and as the pod's. Deleting the pod returns that share like
+// any other. The ledger remembers such a lapsed share (and journals and
+// exports it) until the pod is reported bound, deleted, or the reservation
+// goes.
+//
+// Pods bound by someone else (never reserved on the reservation through
+// the ledger) do not draw on reservations: nothing the ledger gave out is
+// counted twice, and the informer may over-commit a node as it may
+// anywhere. (Drawing for them would make the ledger's state depend on the
+// order in which a restarted ledger hears of pods and reservations.)
 type Reservation struct {
 	// Name identifies the reservation; unique in the ledger.
 	Name string `json:"name"`
@@ -216,10 +232,15 @@ func (l *Ledger) consumeOnce(k snapshot.PodKey) {
 
 // dropReservation removes r: its unallocated capacity and pod slot are
 // released; pods drawing on it keep their whole requests and lose the
-// link.
+// link; lapsed shares of it are forgotten. O(pods on r + lapsed shares).
 func (l *Ledger) dropReservation(r *reservation) {
 	for _, k := range slices.Clone(r.pods) {
 		l.detach(k, l.draws[k])
+	}
+	for k, x := range l.lapsed {
+		if x == r {
+			delete(l.lapsed, k)
+		}
 	}
 	n := &l.nodes[r.node]
 	left := r.cap.Clone()
@@ -333,6 +354,12 @@ func (r *reservation) placeholder() *snapshot.PodInfo {
 	}
 	left := r.cap.Clone()
 	left.Sub(&r.alloc)
+	r.ph = r.placeholderOf(&left)
+	return r.ph
+}
+
+// placeholderOf returns a placeholder for r requesting left.
+func (r *reservation) placeholderOf(left *snapshot.Vector) *snapshot.PodInfo {
 	rl := v1.ResourceList{}
 	for i := range left.Len() {
 		id := snapshot.ResourceID(i)
@@ -351,6 +378,5 @@ func (r *reservation) placeholder() *snapshot.PodInfo {
 			Containers: []v1.Container{{Name: "reservation", Resources: v1.ResourceRequirements{Requests: rl}}},
 		},
 	}
-	r.ph = snapshot.MustPodInfo(pod) // quantities are non-negative by construction
-	return r.ph
+	return snapshot.MustPodInfo(pod) // quantities are non-negative by construction
 }
