@@ -39,7 +39,9 @@ func infeasible(p *v1.Pod) *v1.Pod {
 // alone, issue 17 item 6).
 func TestOverheadCountedOnce(t *testing.T) {
 	const mi = 1024 * 1024
-	base := func() *st.PodWrapper { return st.MakePod("p").Req("cpu", "1", "memory", "1Gi").Overhead("cpu", "250m", "memory", "100Mi") }
+	base := func() *st.PodWrapper {
+		return st.MakePod("p").Req("cpu", "1", "memory", "1Gi").Overhead("cpu", "250m", "memory", "100Mi")
+	}
 	total := st.List("cpu", "1250m", "memory", "1124Mi")
 	for _, tc := range []struct {
 		name                  string
