@@ -47,7 +47,10 @@ func (GPUDevices) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
 	if g.Count == 0 {
 		return PreFilterResult{}, nil
 	}
-	f := &gpuFilter{t: pod.Task(), g: g}
+	f := &gpuFilter{t: pod.Task(), g: g, nvidia: snapshot.NoResource}
+	if g.Whole {
+		f.nvidia, _ = snapshot.LookupResource(snapshot.ResourceNvidiaGPU)
+	}
 	for _, m := range f.t.Models {
 		if m == "" {
 			continue
@@ -69,6 +72,10 @@ type gpuFilter struct {
 	constrained bool
 	models      []int32
 	g           *snapshot.GPURequest // the pod's, read-only
+	// nvidia is nvidia.com/gpu's ID for a whole-GPU nvidia.com/gpu
+	// demand, else NoResource: a node without devices is looked at
+	// further only when it has more of it than devices can model.
+	nvidia snapshot.ResourceID
 }
 
 // allowed reports whether the node's devices are of a model the pod
@@ -83,7 +90,8 @@ func (f *gpuFilter) allowed(fb *snapshot.FilterBlock) bool {
 func (f *gpuFilter) fits(node *snapshot.NodeInfo) bool {
 	fb := node.FilterBlock()
 	if !f.allowed(fb) {
-		return fb.NumDevices == 0 && f.g.Whole && node.ScalarGPUDemand(f.g)
+		return fb.NumDevices == 0 && f.nvidia != snapshot.NoResource &&
+			node.Allocatable().Get(f.nvidia) > gpushare.MaxDevices && node.ScalarGPUDemand(f.g)
 	}
 	if k := f.t.GPUCount; k <= len(fb.GPUFree) && f.t.MilliGPU <= 1<<16-1 {
 		return int64(fb.GPUFree[k-1]) >= f.t.MilliGPU
