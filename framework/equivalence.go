@@ -144,8 +144,8 @@ type classCache struct {
 
 // classKey appends pod's equivalence key to buf: the protobuf encoding of
 // its spec, then its requests as snapshot derives them (they also depend
-// on the status of a pod resized in place), then its GPU request (from
-// annotations).
+// on the status of a pod resized in place; Pending depends on the spec
+// alone), then its GPU request (from annotations).
 func classKey(buf []byte, pod *snapshot.PodInfo) ([]byte, error) {
 	spec := &pod.Pod().Spec
 	n := spec.Size()

@@ -196,22 +196,30 @@ func (customFilter) PreFilter(*snapshot.PodInfo) (PreFilterResult, error) {
 // TestEquivalenceResizedPod: a pod whose status (in-place resize) raises
 // its requests is not served the verdicts of a pod with the same spec —
 // a new user's report: with the key on the spec alone it was placed on a
-// node without room.
+// node without room. Since the fit filter judges a pod not yet bound on
+// its spec (upstream's PreFilter, issue 17 item 6), the status shows in
+// the scores (BalancedAllocation reads the status-aware request): the
+// resized pod gets the scores of an uncached cycle, not the class's.
 func TestEquivalenceResizedPod(t *testing.T) {
 	snap := snapshottest.Snapshot(t, []*v1.Node{mkNode("n").Capacity("cpu", "4", "memory", "8Gi", "pods", "10").Obj()})
 	s := mustNew(t, Config{})
+	var plain Decision
 	for _, name := range []string{"a", "b"} { // the class is admitted and filled
 		d, err := s.SchedulePod(snap, snapshot.MustPodInfo(mkPod(name).Req("cpu", "1").Obj()))
 		require.NoError(t, err)
 		require.Equal(t, "n", d.Node)
+		plain = d
 	}
 	p := mkPod("resized").Req("cpu", "1").Obj()
 	p.Status.ContainerStatuses = []v1.ContainerStatus{{Name: p.Spec.Containers[0].Name,
 		AllocatedResources: v1.ResourceList{v1.ResourceCPU: resource.MustParse("100")}}}
 	d, err := s.SchedulePod(snap, snapshot.MustPodInfo(p))
 	require.NoError(t, err)
-	require.False(t, d.Scheduled())
-	require.Equal(t, "0/1 nodes are available: 1 Insufficient cpu.", d.Diagnosis.Message())
+	require.Equal(t, "n", d.Node, "judged on its spec, as upstream's NodeResourcesFit PreFilter")
+	uncached, err := mustNew(t, Config{EquivalenceClasses: -1}).SchedulePod(snap, snapshot.MustPodInfo(p))
+	require.NoError(t, err)
+	require.Equal(t, uncached.Total, d.Total, "the uncached cycle's score")
+	require.NotEqual(t, plain.Total, d.Total, "not the class's score")
 }
 
 // TestEquivalenceStats: the first pod of a class runs uncached (not yet

@@ -21,8 +21,13 @@ var _ Filter = (*NodeResourcesFit)(nil)
 //     (hugepages-*, extended resources, ...) the pod requests (request > 0):
 //     request <= allocatable − requested ("Insufficient <name>").
 //
-// The pod's request is its effective request ([snapshot.PodRequests]:
-// init containers, sidecars, overhead, pod-level resources). A failed
+// The pod's request is the request of a pod not yet bound
+// ([snapshot.PodRequests].Pending: init containers, sidecars, overhead,
+// pod-level resources, from the spec alone), as upstream's PreFilter
+// computes it: a pending pod's status.resources or resize condition does
+// not change it. The nodes' Requested count their pods with the
+// status-aware request ([snapshot.PodRequests].Requested), as upstream's
+// NodeInfo does. A failed
 // resource is Unresolvable when the request exceeds the node's whole
 // allocatable (no preemption can help). Every failed resource is reported,
 // in the order pods, cpu, memory, ephemeral-storage, then scalar resources
@@ -94,9 +99,9 @@ type fitFilter struct {
 	scalars                []scalarRequest
 }
 
-// PreFilter reads the pod's effective request once; O(resources).
+// PreFilter reads the pod's pending request once; O(resources).
 func (f *NodeResourcesFit) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
-	req := pod.Requested()
+	req := &pod.Requests().Pending
 	c := &fitFilter{cpu: req.MilliCPU(), memory: req.Memory(), ephemeral: req.EphemeralStorage()}
 	for r := snapshot.Pods + 1; int(r) < req.Len(); r++ {
 		if x := req.Get(r); x > 0 && !f.ignored(r) {

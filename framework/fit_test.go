@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // The node of upstream's fit_test (makeResources(10, 20, 32, 5, 20, 5)):
@@ -249,6 +250,49 @@ func TestNodeResourcesFitValidate(t *testing.T) {
 			}
 			require.ErrorIs(t, err, ErrInvalidConfig)
 			assert.Contains(t, err.Error(), "NodeResourcesFit: ignoredResource")
+		})
+	}
+}
+
+// TestNodeResourcesFitPendingPodStatus: the pod being scheduled is judged
+// on its spec, as upstream v1.37.2's PreFilter computes it
+// (computePodResourceRequest: "pod hasn't scheduled yet", no status
+// resources), while the node's bound pods count with their status-aware
+// request (issue 17, item 6).
+func TestNodeResourcesFitPendingPodStatus(t *testing.T) {
+	resized := func(spec, status string, cond bool) *v1.Pod {
+		p := mkPod("p").Req("cpu", spec).Obj()
+		p.Status.ContainerStatuses = []v1.ContainerStatus{{Name: p.Spec.Containers[0].Name,
+			AllocatedResources: v1.ResourceList{v1.ResourceCPU: resource.MustParse(status)},
+			Resources:          &v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse(status)}}}}
+		if cond {
+			p.Status.Conditions = []v1.PodCondition{{Type: v1.PodResizePending, Status: v1.ConditionTrue, Reason: v1.PodReasonInfeasible}}
+		}
+		return p
+	}
+	node := func() *v1.Node { return mkNode("n1").Capacity("cpu", "4", "memory", "8Gi", "pods", "10").Obj() }
+	cpu := func(req, usedAmt int64) []got {
+		return []got{{Code: CodeInsufficientResource, Resource: v1.ResourceCPU, Requested: req, Used: usedAmt, Capacity: 4000, Unresolvable: req > 4000}}
+	}
+	for _, tc := range []struct {
+		name  string
+		pod   *v1.Pod
+		bound []*v1.Pod
+		want  []got
+	}{
+		// spec 1 cpu; the status says 100: 1000 <= 4000 fits.
+		{"status above spec", resized("1", "100", false), nil, []got{}},
+		// spec 8 cpu, resize infeasible, status 1: the spec, 8000 > 4000.
+		{"infeasible resize", resized("8", "1", true), nil, cpu(8000, 0)},
+		// a bound pod resized to 3 cpu (status) counts 3000: 2000 > 1000.
+		{"bound pod status counts", mkPod("p").Req("cpu", "2").Obj(), []*v1.Pod{func() *v1.Pod {
+			b := resized("1", "3", false)
+			b.Name, b.Spec.NodeName = "bound", "n1"
+			return b
+		}()}, cpu(2000, 3000)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, filterOne(t, &NodeResourcesFit{}, tc.pod, node(), tc.bound...))
 		})
 	}
 }

@@ -21,6 +21,14 @@ const GPUDevicesName = "GPUDevices"
 // memory). Pods without a device demand skip it. Append it to
 // [DefaultFilters] for GPU-sharing clusters.
 //
+// A node with more nvidia.com/gpu than the device model holds (more than
+// gpushare.MaxDevices, e.g. a GPU time-slicing node) has no devices: its
+// GPUs are scalar-accounted (see [snapshot.ResourceNvidiaGPU]). A pod whose
+// demand is a whole-GPU nvidia.com/gpu request ([snapshot.GPURequest].Whole)
+// passes this filter there when the node's nvidia.com/gpu.product label is
+// an allowed model (or the pod names none); NodeResourcesFit checks the
+// count.
+//
 // Reasons: CodeCustom with Text "Insufficient GPU devices" (not enough free
 // devices of an allowed model) or "node(s) had no GPU of an allowed model".
 // Per node: O(1) from the node's FilterBlock for pods needing at most 4
@@ -39,7 +47,10 @@ func (GPUDevices) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
 	if g.Count == 0 {
 		return PreFilterResult{}, nil
 	}
-	f := &gpuFilter{t: pod.Task()}
+	f := &gpuFilter{t: pod.Task(), g: g, nvidia: snapshot.NoResource}
+	if g.Whole {
+		f.nvidia, _ = snapshot.LookupResource(snapshot.ResourceNvidiaGPU)
+	}
 	for _, m := range f.t.Models {
 		if m == "" {
 			continue
@@ -60,6 +71,11 @@ type gpuFilter struct {
 	// a node has the node's one model).
 	constrained bool
 	models      []int32
+	g           *snapshot.GPURequest // the pod's, read-only
+	// nvidia is nvidia.com/gpu's ID for a whole-GPU nvidia.com/gpu
+	// demand, else NoResource: a node without devices is looked at
+	// further only when it has more of it than devices can model.
+	nvidia snapshot.ResourceID
 }
 
 // allowed reports whether the node's devices are of a model the pod
@@ -74,7 +90,8 @@ func (f *gpuFilter) allowed(fb *snapshot.FilterBlock) bool {
 func (f *gpuFilter) fits(node *snapshot.NodeInfo) bool {
 	fb := node.FilterBlock()
 	if !f.allowed(fb) {
-		return false
+		return fb.NumDevices == 0 && f.nvidia != snapshot.NoResource &&
+			node.Allocatable().Get(f.nvidia) > gpushare.MaxDevices && node.ScalarGPUDemand(f.g)
 	}
 	if k := f.t.GPUCount; k <= len(fb.GPUFree) && f.t.MilliGPU <= 1<<16-1 {
 		return int64(fb.GPUFree[k-1]) >= f.t.MilliGPU

@@ -135,3 +135,83 @@ func TestDeviceChooserDecides(t *testing.T) {
 		})
 	}
 }
+
+// TestZeroGPUMilliNode: a node reporting gpu-count 2 and gpu-milli 0 has no
+// usable share; a 500m share pod is not placed there (issue 17, item 4).
+func TestZeroGPUMilliNode(t *testing.T) {
+	zero := st.MakeNode("zero").Capacity("cpu", "64", "memory", "256Gi", "pods", "110",
+		"alibabacloud.com/gpu-count", "2", "alibabacloud.com/gpu-milli", "0").Label(snapshot.LabelGPUModel, "T4").Obj()
+	c := st.Cache(t, []*v1.Node{zero})
+	s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.GPUDevices{}), Seed: 1})
+	require.NoError(t, err)
+	d, err := s.SchedulePod(c.Snapshot(), snapshot.MustPodInfo(gpuPod("share", "1", "500").Obj()))
+	require.NoError(t, err)
+	require.False(t, d.Scheduled(), "placed on %s", d.Node)
+	assert.Equal(t, "0/1 nodes are available: 1 Insufficient GPU devices.", d.Diagnosis.Message())
+}
+
+// TestManyNvidiaGPUsSchedule: a GPU time-slicing node advertising 128
+// nvidia.com/gpu (beyond the 64 devices the model holds) is counted as the
+// extended resource, as upstream counts it: a 65-GPU pod and a 4-GPU pod
+// are placed there with the GPUDevices filter on, a pod asking for more
+// than is left is not, and a model the node's label does not name is
+// refused (issue 17, item 5).
+func TestManyNvidiaGPUsSchedule(t *testing.T) {
+	node := st.MakeNode("ts").Capacity("cpu", "64", "memory", "256Gi", "pods", "110", "nvidia.com/gpu", "128").
+		Label(snapshot.LabelNvidiaGPUModel, "A100").Obj()
+	c := st.Cache(t, []*v1.Node{node}, st.MakePod("used").Req("cpu", "1", "nvidia.com/gpu", "65").Node("ts").Obj())
+	snap := c.Snapshot()
+	fgd, err := gpushare.NewWorkload([]gpushare.Task{{MilliCPU: 1000, GPUCount: 1, MilliGPU: 1000}}, []float64{1})
+	require.NoError(t, err)
+	for _, prof := range []struct {
+		name    string
+		profile *score.Profile
+	}{{"default profile", nil}, {"FGD", must(score.NewProfile(score.Weighted{Scorer: score.GPUShare(gpushare.NewFGD(fgd)), Weight: 1}))}} {
+		t.Run(prof.name, func(t *testing.T) {
+			s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.GPUDevices{}), Profile: prof.profile, Seed: 1})
+			require.NoError(t, err)
+			for _, tc := range []struct {
+				name string
+				pod  *v1.Pod
+				msg  string // "" for placed on ts
+			}{
+				{"four", st.MakePod("four").Req("cpu", "1", "nvidia.com/gpu", "4").Obj(), ""},
+				// 128 - 65 = 63 left.
+				{"sixty-three", st.MakePod("63").Req("cpu", "1", "nvidia.com/gpu", "63").Obj(), ""},
+				{"sixty-four", st.MakePod("64").Req("cpu", "1", "nvidia.com/gpu", "64").Obj(), "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."},
+				{"allowed model", st.MakePod("a").Req("cpu", "1", "nvidia.com/gpu", "2").Annotation(snapshot.AnnotationGPUModel, "A100").Obj(), ""},
+				{"other model", st.MakePod("h").Req("cpu", "1", "nvidia.com/gpu", "2").Annotation(snapshot.AnnotationGPUModel, "H100").Obj(),
+					"0/1 nodes are available: 1 node(s) had no GPU of an allowed model."},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					pi, err := snapshot.NewPodInfo(tc.pod)
+					require.NoError(t, err)
+					d, err := s.SchedulePod(snap, pi)
+					require.NoError(t, err)
+					if tc.msg == "" {
+						require.True(t, d.Scheduled(), "%v", d.Diagnosis)
+						assert.Equal(t, "ts", d.Node)
+						return
+					}
+					require.False(t, d.Scheduled())
+					assert.Equal(t, tc.msg, d.Diagnosis.Message())
+				})
+			}
+		})
+	}
+	big, err := snapshot.NewPodInfo(st.MakePod("big").Req("cpu", "1", "nvidia.com/gpu", "65").Obj())
+	require.NoError(t, err)
+	s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.GPUDevices{}), Seed: 1})
+	require.NoError(t, err)
+	fresh := st.Cache(t, []*v1.Node{node}).Snapshot()
+	d, err := s.SchedulePod(fresh, big)
+	require.NoError(t, err)
+	assert.Equal(t, "ts", d.Node, "a 65-GPU pod on an empty 128-GPU node")
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

@@ -867,7 +867,9 @@ func (l *Ledger) plan(pod *snapshot.PodInfo, nodeName string, p *plan) ([]Insuff
 // must find enough. It brings the view up to date first, so a GPU
 // reservation costs O(holds) map look-ups more than a plain one. The
 // reason names snapshot.ResourceGPUMilli: requested = share × devices,
-// used and capacity summed over the node's devices.
+// used and capacity summed over the node's devices. A whole-GPU
+// nvidia.com/gpu demand on a node counting its GPUs as a scalar
+// (snapshot.NodeInfo.ScalarGPUDemand) has no device check.
 func (l *Ledger) deviceFit(pod *snapshot.PodInfo, nodeName string) *Insufficient {
 	l.syncView()
 	g := pod.GPU()
@@ -876,6 +878,9 @@ func (l *Ledger) deviceFit(pod *snapshot.PodInfo, nodeName string) *Insufficient
 	ni := l.view.Get(nodeName)
 	if ni == nil {
 		return in
+	}
+	if ni.ScalarGPUDemand(g) {
+		return nil // counted as nvidia.com/gpu by the fit check
 	}
 	st := ni.GPUState(nil)
 	for _, d := range st.Devices {

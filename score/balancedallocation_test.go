@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot/snapshottest"
@@ -189,4 +190,28 @@ func TestBalancedAllocationValidation(t *testing.T) {
 	_, err := score.NewBalancedAllocation("cpu", "cpu")
 	require.ErrorIs(t, err, score.ErrInvalidConfig)
 	require.ErrorContains(t, err, "resources[1].name: cpu appears twice")
+}
+
+// TestBalancedAllocationOverheadOnce: BalancedAllocation reads the
+// status-aware request; a pod whose status maps already hold its overhead
+// (1000m + 250m reported as 1250m) scores as a 1250m pod, not as the
+// 1500m upstream counts (issue 17, item 3).
+func TestBalancedAllocationOverheadOnce(t *testing.T) {
+	nodes := []*v1.Node{milliNode("n1", 4000, 10000), milliNode("n2", 3000, 20000)}
+	snap, ns := cluster(t, nodes)
+	ba := mustBalanced(t)
+	scores := func(p *v1.Pod) []int64 {
+		got, skipped := final(t, ba, p, snap, ns)
+		require.False(t, skipped)
+		return got
+	}
+	withStatus := pod("", req("cpu", "1000m", "memory", "5000"))
+	withStatus.Spec.Overhead = v1.ResourceList{v1.ResourceCPU: resource.MustParse("250m")}
+	total := v1.ResourceList{v1.ResourceCPU: resource.MustParse("1250m"), v1.ResourceMemory: resource.MustParse("5000")}
+	withStatus.Status.AllocatedResources = total
+	withStatus.Status.Resources = &v1.ResourceRequirements{Requests: total}
+	once := scores(pod("", req("cpu", "1250m", "memory", "5000")))
+	twice := scores(pod("", req("cpu", "1500m", "memory", "5000")))
+	require.NotEqual(t, once, twice, "the case tells the two apart")
+	require.Equal(t, once, scores(withStatus))
 }

@@ -16,7 +16,8 @@ import (
 )
 
 // gpuName is an extended resource that may take any amount (the snapshot
-// caps nvidia.com/gpu at 64 devices per node, so extremes use this one).
+// models at most 64 nvidia.com/gpu devices per node, so extremes use this
+// one).
 const gpuName = v1.ResourceName("vendor.example/accelerator")
 
 // allScorers returns one of every built-in scorer, each configured over cpu,

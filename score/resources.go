@@ -155,7 +155,7 @@ func prepareResources(rs []resource, pod *snapshot.PodInfo, scoring bool) (out [
 // itself and nothing is recomputed. Allocates only in the rare case.
 func fitScoringRequests(pod *snapshot.PodInfo) *snapshot.Vector {
 	p := pod.Pod()
-	if !snapshot.IsPodLevelRequestsSet(p) && !hasResizeStatus(&p.Status) {
+	if !snapshot.IsPodLevelRequestsSet(p) && !snapshot.HasResizeStatus(p) {
 		return &pod.Requests().Scoring
 	}
 	cp := *p
@@ -166,28 +166,6 @@ func fitScoringRequests(pod *snapshot.PodInfo) *snapshot.Vector {
 		return &pod.Requests().Scoring
 	}
 	return &r.Scoring
-}
-
-// hasResizeStatus reports whether the pod's status could change its
-// requests under UseStatusResources (container or pod allocated/actuated
-// resources, or a PodResizePending condition).
-func hasResizeStatus(st *v1.PodStatus) bool {
-	if st.Resources != nil || st.AllocatedResources != nil {
-		return true
-	}
-	for _, ss := range [][]v1.ContainerStatus{st.ContainerStatuses, st.InitContainerStatuses} {
-		for i := range ss {
-			if ss[i].AllocatedResources != nil || ss[i].Resources != nil {
-				return true
-			}
-		}
-	}
-	for _, c := range st.Conditions {
-		if c.Type == v1.PodResizePending {
-			return true
-		}
-	}
-	return false
 }
 
 // unknownRequest is whether the pod's containers name the resource at all

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,13 +24,25 @@ const (
 	// ResourceGPUCount (node allocatable) is the number of GPUs.
 	ResourceGPUCount v1.ResourceName = "alibabacloud.com/gpu-count"
 	// ResourceGPUMilli (node allocatable) is the node's total milli-GPU;
-	// each device gets ResourceGPUMilli / ResourceGPUCount (1000 when
-	// absent).
+	// each device gets ResourceGPUMilli / ResourceGPUCount (1000 when the
+	// key is absent; an explicit 0, or less than one milli-GPU per device,
+	// gives devices of capacity 0, on which no GPU pod fits).
 	ResourceGPUMilli v1.ResourceName = "alibabacloud.com/gpu-milli"
 	// LabelGPUModel (node label) is the model of the node's GPUs.
 	LabelGPUModel = "alibabacloud.com/gpu-card-model"
 	// ResourceNvidiaGPU (node allocatable, pod request) counts whole GPUs
 	// when the node has no ResourceGPUCount.
+	//
+	// The device model holds at most gpushare.MaxDevices (64) devices per
+	// node and per pod. Beyond that, GPUs are counted as the ordinary
+	// extended resource upstream counts them as ("scalar accounting"): a
+	// node with more than 64 GPUs (ResourceGPUCount or ResourceNvidiaGPU,
+	// as GPU time-slicing advertises, e.g. 8 GPUs x 16 replicas = 128) has
+	// no devices, and a pod requesting more than 64 nvidia.com/gpu has no
+	// device demand; NodeResourcesFit checks the count against the node's
+	// allocatable, and the GPUDevices filter lets whole-GPU nvidia.com/gpu
+	// demands through to such a node. The pod annotations stay limited to
+	// 64 devices (an error above).
 	ResourceNvidiaGPU v1.ResourceName = "nvidia.com/gpu"
 	// LabelNvidiaGPUModel is the model label GPU feature discovery sets.
 	LabelNvidiaGPUModel = "nvidia.com/gpu.product"
@@ -55,6 +68,10 @@ type GPURequest struct {
 	MilliGPU int64
 	// Models are the allowed device models; empty means any.
 	Models []string
+	// Whole reports a demand read from an nvidia.com/gpu request (whole
+	// devices, also counted as that extended resource) rather than from
+	// the annotations.
+	Whole bool
 }
 
 // parseGPURequest reads the pod's device demand from the annotations, or
@@ -85,12 +102,10 @@ func parseGPURequest(pod *v1.Pod, req *Vector) (GPURequest, gpushare.DeviceSet, 
 		if g.Count == 0 || g.MilliGPU == 0 {
 			g = GPURequest{}
 		}
-	} else if id, ok := LookupResource(ResourceNvidiaGPU); ok && req.Get(id) > 0 {
-		n := req.Get(id)
-		if n > gpushare.MaxDevices {
-			return g, 0, false, fmt.Errorf("pod %s/%s: requests %d %s, more than %d devices: %w", pod.Namespace, pod.Name, n, ResourceNvidiaGPU, gpushare.MaxDevices, ErrInvalidObject)
-		}
-		g.Count, g.MilliGPU = int(n), gpushare.MilliPerDevice
+	} else if id, ok := LookupResource(ResourceNvidiaGPU); ok && req.Get(id) > 0 && req.Get(id) <= gpushare.MaxDevices {
+		// Above MaxDevices: no device demand, scalar accounting only.
+		g.Count, g.MilliGPU = int(req.Get(id)), gpushare.MilliPerDevice
+		g.Whole = true
 	}
 	if g.Count > 0 {
 		for _, m := range strings.Split(a[AnnotationGPUModel], "|") {
@@ -145,30 +160,49 @@ func (p *PodInfo) Task() gpushare.Task {
 	}
 }
 
-// parseDevices builds a node's devices from its allocatable and labels.
-func parseDevices(node *v1.Node, alloc *Vector) ([]gpushare.Device, error) {
+// parseDevices builds a node's devices from its allocatable and labels:
+// nil for none, and for more than gpushare.MaxDevices GPUs (scalar
+// accounting, see ResourceNvidiaGPU). An explicit gpu-milli of 0 is zero
+// capacity, not an absent value.
+func parseDevices(node *v1.Node, alloc *Vector) []gpushare.Device {
 	count, perDevice, model := int64(0), gpushare.MilliPerDevice, ""
 	if id, ok := LookupResource(ResourceGPUCount); ok && alloc.Get(id) > 0 {
 		count = alloc.Get(id)
-		if mid, ok := LookupResource(ResourceGPUMilli); ok && alloc.Get(mid) > 0 {
-			perDevice = alloc.Get(mid) / count
+		if _, set := node.Status.Allocatable[ResourceGPUMilli]; set {
+			mid, _ := LookupResource(ResourceGPUMilli)
+			perDevice = max(0, alloc.Get(mid)) / count
 		}
 		model = node.Labels[LabelGPUModel]
 	} else if id, ok := LookupResource(ResourceNvidiaGPU); ok && alloc.Get(id) > 0 {
 		count = alloc.Get(id)
 		model = node.Labels[LabelNvidiaGPUModel]
 	}
-	if count == 0 {
-		return nil, nil
-	}
-	if count > gpushare.MaxDevices {
-		return nil, fmt.Errorf("node %s: status.allocatable: %d GPUs, more than the %d devices a node may have: %w", node.Name, count, gpushare.MaxDevices, ErrInvalidObject)
+	if count == 0 || count > gpushare.MaxDevices {
+		return nil
 	}
 	devs := make([]gpushare.Device, count)
 	for i := range devs {
 		devs[i] = gpushare.Device{Model: model, CapacityMilliGPU: perDevice, FreeMilliGPU: perDevice}
 	}
-	return devs, nil
+	return devs
+}
+
+// ScalarGPUDemand reports whether g is a demand the node serves by scalar
+// accounting alone: g is a whole-GPU nvidia.com/gpu request
+// ([GPURequest].Whole), the node has more nvidia.com/gpu than the device
+// model holds (so no devices, see [ResourceNvidiaGPU]), and its
+// nvidia.com/gpu.product label is one of g.Models (or g names none).
+// Whether the count fits is NodeResourcesFit's question (the extended
+// resource). O(models), allocates nothing.
+func (n *NodeInfo) ScalarGPUDemand(g *GPURequest) bool {
+	if !g.Whole || len(n.devices) > 0 {
+		return false
+	}
+	id, _ := LookupResource(ResourceNvidiaGPU)
+	if n.allocatable.Get(id) <= gpushare.MaxDevices {
+		return false
+	}
+	return len(g.Models) == 0 || slices.Contains(g.Models, n.node.Labels[LabelNvidiaGPUModel])
 }
 
 // Devices returns the node's GPUs with their free milli-GPU, in device

@@ -105,3 +105,80 @@ func TestNvidiaWholeGPUs(t *testing.T) {
 	task := ni.Pods()[0].Task()
 	assert.Equal(t, 3, task.GPUCount)
 }
+
+// TestZeroGPUMilli: a node reporting gpu-milli: 0 has devices of zero
+// capacity (an explicit 0 is not an absent value, which would mean 1000
+// per device); a share pod bound there charges nothing usable (issue 17,
+// item 4).
+func TestZeroGPUMilli(t *testing.T) {
+	zero := st.MakeNode("z").Capacity("cpu", "32", "memory", "64Gi", "pods", "110",
+		"alibabacloud.com/gpu-count", "2", "alibabacloud.com/gpu-milli", "0").Obj()
+	absent := st.MakeNode("a").Capacity("cpu", "32", "memory", "64Gi", "pods", "110",
+		"alibabacloud.com/gpu-count", "2").Obj()
+	// 1 milli-GPU over 2 devices rounds down to 0 per device.
+	tiny := st.MakeNode("t").Capacity("cpu", "32", "memory", "64Gi", "pods", "110",
+		"alibabacloud.com/gpu-count", "2", "alibabacloud.com/gpu-milli", "1").Obj()
+	c := st.Cache(t, []*v1.Node{zero, absent, tiny})
+	snap := c.Snapshot()
+	for _, tc := range []struct {
+		node string
+		want []int64
+	}{{"z", []int64{0, 0}}, {"a", []int64{1000, 1000}}, {"t", []int64{0, 0}}} {
+		ni := snap.Get(tc.node)
+		assert.Equal(t, tc.want, free(ni), "free milli-GPU of %s", tc.node)
+		var caps []int64
+		for _, d := range ni.Devices() {
+			caps = append(caps, d.CapacityMilliGPU)
+		}
+		assert.Equal(t, tc.want, caps, "capacity of %s", tc.node)
+	}
+	gs := snap.Get("z").GPUState(nil)
+	_, ok := gpushare.BestFitDevices(&gs, snapshot.MustPodInfo(gpuPod("share", "1", "500").Obj()).Task())
+	assert.False(t, ok, "a 500m share fits no device of z")
+}
+
+// TestManyNvidiaGPUs: more nvidia.com/gpu than the device model holds (64)
+// is API-valid and falls back to scalar accounting: a 128-GPU node loads
+// without devices, a 65-GPU pod loads without device demand and is
+// counted as the extended resource (issue 17, item 5).
+func TestManyNvidiaGPUs(t *testing.T) {
+	n := st.MakeNode("ts").Capacity("cpu", "64", "memory", "256Gi", "pods", "110", "nvidia.com/gpu", "128").
+		Label(snapshot.LabelNvidiaGPUModel, "A100").Obj()
+	big := st.MakePod("big").Req("cpu", "1", "nvidia.com/gpu", "65").Obj()
+	pi, err := snapshot.NewPodInfo(big)
+	require.NoError(t, err)
+	assert.Zero(t, pi.GPU().Count, "no device demand beyond 64")
+	gpu, ok := snapshot.LookupResource(snapshot.ResourceNvidiaGPU)
+	require.True(t, ok)
+	assert.Equal(t, int64(65), pi.Requested().Get(gpu))
+
+	c := snapshot.NewCache()
+	require.NoError(t, c.AddNode(n))
+	bound := big.DeepCopy()
+	bound.Spec.NodeName = "ts"
+	require.NoError(t, c.AddPod(bound))
+	small := st.MakePod("small").Req("cpu", "1", "nvidia.com/gpu", "4").Node("ts").Obj()
+	require.NoError(t, c.AddPod(small))
+	ni := c.Snapshot().Get("ts")
+	assert.Empty(t, ni.Devices(), "128 GPUs: scalar accounting, no devices")
+	assert.Equal(t, int64(128), ni.Allocatable().Get(gpu))
+	assert.Equal(t, int64(69), ni.Requested().Get(gpu))
+	assert.Equal(t, int64(59), ni.Free(gpu))
+
+	// A whole-GPU demand may go there by scalar accounting, of an allowed
+	// model or with none named; an annotated demand may not.
+	sp := snapshot.MustPodInfo(st.MakePod("s").Req("nvidia.com/gpu", "4").Obj())
+	assert.True(t, ni.ScalarGPUDemand(sp.GPU()))
+	a100 := snapshot.MustPodInfo(st.MakePod("s").Req("nvidia.com/gpu", "4").Annotation(snapshot.AnnotationGPUModel, "H100|A100").Obj())
+	assert.True(t, ni.ScalarGPUDemand(a100.GPU()))
+	h100 := snapshot.MustPodInfo(st.MakePod("s").Req("nvidia.com/gpu", "4").Annotation(snapshot.AnnotationGPUModel, "H100").Obj())
+	assert.False(t, ni.ScalarGPUDemand(h100.GPU()))
+	assert.False(t, ni.ScalarGPUDemand(snapshot.MustPodInfo(gpuPod("share", "1", "500").Obj()).GPU()))
+	// A node the device model holds is not scalar-accounted.
+	small4 := st.Cache(t, []*v1.Node{st.MakeNode("n4").Capacity("cpu", "8", "nvidia.com/gpu", "4").Obj()}).Snapshot().Get("n4")
+	assert.False(t, small4.ScalarGPUDemand(sp.GPU()))
+
+	// Alibaba gpu-count beyond 64: no devices either.
+	ali := st.Cache(t, []*v1.Node{gpuNode("ali", "100")}).Snapshot().Get("ali")
+	assert.Empty(t, ali.Devices())
+}

@@ -35,12 +35,15 @@
 // default: containers summed, restartable (sidecar) init containers added
 // to the sum, each plain init container's peak counted with the sidecars
 // started before it, pod = max(sum, peaks), pod-level requests override,
-// overhead added once, in-place-resize status honoured. The scoring
-// variants with non-zero defaults (100m CPU, 200 MiB memory per container
-// without a request) are computed alongside.
+// overhead added, in-place-resize status honoured. The scoring variants
+// with non-zero defaults (100m CPU, 200 MiB memory per container without a
+// request) and the request of a pod not yet bound (the spec alone, what
+// the fit filter checks, [PodRequests].Pending) are computed alongside.
 //
 // Deliberate differences from upstream: quantities beyond int64 saturate
-// to math.MaxInt64 and totals saturate instead of wrapping; host ports are
+// to math.MaxInt64 and totals saturate instead of wrapping; spec.overhead
+// is counted once where the kubelet's pod-level status maps already hold
+// it (the rule is on [PodRequests].Requested); host ports are
 // counted as a multiset, so removing one of two pods that declare the same
 // port keeps the port in use; an image's size is the size the node itself
 // reports (upstream takes the first node's).

@@ -110,10 +110,7 @@ func (n *NodeInfo) setNode(node *v1.Node) error {
 			}
 		}
 	}
-	devices, err := parseDevices(node, &alloc)
-	if err != nil {
-		return err
-	}
+	devices := parseDevices(node, &alloc)
 	n.node = node
 	if n.name == "" {
 		// A private copy: allocated next to the other nodes' names

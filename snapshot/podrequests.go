@@ -255,71 +255,92 @@ func IsPodLevelRequestsSet(pod *v1.Pod) bool {
 // kube-scheduler v1.37 passes by default: status resources on
 // (InPlacePodVerticalScaling, GA), pod-level resources on (PodLevelResources,
 // beta, on), pod-level in-place resize on (beta, on), overhead included,
-// DRA node-allocatable claims off (alpha).
-func (u *unitConv) podRequests(pod *v1.Pod, nonMissing *amounts) amounts {
-	infeasible := isResizeInfeasible(pod)
-	spec := u.aggregate(pod, fromSpec, true, infeasible, nonMissing)
-	var allocated, actuated amounts
-	if pod.Status.AllocatedResources != nil && pod.Status.Resources != nil && pod.Status.Resources.Requests != nil {
-		allocated = u.list(pod.Status.AllocatedResources, nil)
-		actuated = u.list(pod.Status.Resources.Requests, nil)
-	} else {
-		allocated = u.aggregate(pod, fromAllocated, true, infeasible, nonMissing)
-		actuated = u.aggregate(pod, fromActuated, true, infeasible, nonMissing)
-	}
-	var reqs amounts
+// DRA node-allocatable claims off (alpha) — except that spec.overhead is
+// counted once (see [PodRequests]): the pod-level status maps already hold
+// it, so it is added to the spec and container-status terms only and the
+// result is, per resource, max(those + overhead, pod-level status).
+// Upstream adds it to the maximum as well, counting it twice
+// (kubernetes/kubernetes#139627).
+//
+// With useStatus false it is the request of a pod not yet bound, as
+// NodeResourcesFit's PreFilter computes it: the spec alone (no container
+// or pod status, no resize condition), pod-level requests and overhead.
+func (u *unitConv) podRequests(pod *v1.Pod, useStatus bool, nonMissing *amounts) amounts {
+	infeasible := useStatus && isResizeInfeasible(pod)
+	// own holds the terms without the overhead (spec, container
+	// statuses), totals the pod-level status maps, which include it.
+	var own, totals amounts
 	if !infeasible {
-		reqs = spec
+		own = u.aggregate(pod, fromSpec, useStatus, false, nonMissing)
 	}
-	reqs.setMax(&actuated)
-	reqs.setMax(&allocated)
+	podStatus := useStatus && pod.Status.AllocatedResources != nil && pod.Status.Resources != nil && pod.Status.Resources.Requests != nil
+	if podStatus {
+		totals = u.list(pod.Status.AllocatedResources, nil)
+		actuated := u.list(pod.Status.Resources.Requests, nil)
+		totals.setMax(&actuated)
+	} else if useStatus {
+		allocated := u.aggregate(pod, fromAllocated, true, infeasible, nonMissing)
+		actuated := u.aggregate(pod, fromActuated, true, infeasible, nonMissing)
+		own.setMax(&actuated)
+		own.setMax(&allocated)
+	}
 
 	if IsPodLevelRequestsSet(pod) {
-		effective := pod.Spec.Resources.Requests
-		if pod.Status.Resources != nil {
-			var specList v1.ResourceList
-			if !infeasible {
-				specList = effective
+		// Each pod-level resource named by the effective pod-level
+		// requests replaces the container sums: the spec (dropped when a
+		// resize is infeasible) and, once the kubelet reports them, the
+		// pod-level status maps.
+		specList := pod.Spec.Resources.Requests
+		var statusLists []v1.ResourceList
+		if useStatus && pod.Status.Resources != nil {
+			statusLists = []v1.ResourceList{pod.Status.Resources.Requests, pod.Status.AllocatedResources}
+			if infeasible {
+				specList = nil
 			}
-			m := maxLists(specList, pod.Status.Resources.Requests, pod.Status.AllocatedResources)
-			effective = m
 		}
-		for name, q := range effective {
+		apply := func(name v1.ResourceName) {
 			if !isPodLevelResource(name) {
-				continue
+				return
 			}
 			id, ok := Intern(name)
 			if !ok {
-				continue
+				return
 			}
 			conv := u.other
 			switch id {
 			case CPU:
 				conv = u.cpu
-				reqs.has |= hasCPU
+				own.has |= hasCPU
 			case Memory:
-				reqs.has |= hasMem
+				own.has |= hasMem
 			}
-			reqs.v.Set(id, conv(q))
+			var o, t int64
+			if q, ok := specList[name]; ok {
+				o = conv(q)
+			}
+			for _, rl := range statusLists {
+				if q, ok := rl[name]; ok {
+					t = max(t, conv(q))
+				}
+			}
+			own.v.Set(id, o)
+			totals.v.Set(id, t)
+		}
+		for name := range specList {
+			apply(name)
+		}
+		for _, rl := range statusLists {
+			for name := range rl {
+				apply(name)
+			}
 		}
 	}
 	if pod.Spec.Overhead != nil {
 		o := u.list(pod.Spec.Overhead, nil)
-		reqs.add(&o)
+		own.add(&o)
 	}
-	return reqs
-}
-
-func maxLists(lists ...v1.ResourceList) v1.ResourceList {
-	out := v1.ResourceList{}
-	for _, l := range lists {
-		for name, q := range l {
-			if cur, ok := out[name]; !ok || q.Cmp(cur) > 0 {
-				out[name] = q.DeepCopy()
-			}
-		}
-	}
-	return out
+	own.setMax(&totals)
+	return own
 }
 
 // podQuantitiesExact reports whether every quantity the request math reads
@@ -411,10 +432,39 @@ func checkPodQuantities(pod *v1.Pod) error {
 // PodRequests holds the three request vectors the scheduler derives from a
 // pod. Compute it with [ComputePodRequests].
 type PodRequests struct {
-	// Requested is the pod's effective request, exactly upstream's
-	// resourcehelper.PodRequests as the scheduler calls it (sidecars, init
-	// peaks, pod-level resources, overhead, in-place resize status).
+	// Requested is the pod's effective request, upstream's
+	// resourcehelper.PodRequests as the scheduler calls it for the pods
+	// of a node (sidecars, init peaks, pod-level resources, overhead,
+	// in-place resize status), with one deliberate difference: the
+	// overhead is counted once.
+	//
+	// The overhead rule. The kubelet writes the pod-level status maps
+	// (InPlacePodLevelResourcesVerticalScaling, beta and on since v1.36)
+	// as totals that include spec.overhead: status.allocatedResources is
+	// resourcehelper.PodRequests of the admitted pod with the overhead
+	// added, and status.resources.requests is read back from the pod
+	// cgroup, which holds the overhead (or, before the pod runs, the same
+	// PodRequests) — kubernetes v1.37.2 pkg/kubelet/kubelet_pods.go
+	// generateAPIPodStatus and convertToAPIPodLevelResourcesStatus. The
+	// container statuses (allocatedResources, resources) never include it.
+	// So, per resource: request = max(spec + overhead, container statuses
+	// + overhead, status.allocatedResources, status.resources.requests),
+	// the pod-level maps being read when upstream reads them (both maps
+	// set for the container sums; status.resources set for pod-level
+	// requests). A pod without those maps, or without overhead, gets
+	// exactly upstream's value. Upstream adds the overhead to the whole
+	// maximum and so counts it twice once the kubelet has reported
+	// (container 1000m, overhead 250m, status maps 1250m: upstream 1500m,
+	// here 1250m; kubernetes/kubernetes#139627).
 	Requested Vector
+	// Pending is the request of the pod as a pod not yet bound, what the
+	// fit filter checks: upstream's NodeResourcesFit PreFilter
+	// (kube-scheduler v1.37.2 noderesources/fit.go
+	// computePodResourceRequest) reads the spec alone — no container or
+	// pod status, no resize condition, "pod hasn't scheduled yet" — with
+	// pod-level requests and overhead. Equal to Requested for a pod
+	// without status resources or resize condition.
+	Pending Vector
 	// NonZeroMilliCPU and NonZeroMemory are what the pod adds to
 	// NodeInfo.NonZeroRequested: the request with a missing container cpu
 	// (memory) request counted as 100m (200 MiB), only where neither the
@@ -435,6 +485,30 @@ type PodRequests struct {
 	Scoring Vector
 }
 
+// HasResizeStatus reports whether the pod's status can change its
+// requests: container or pod-level allocated or actuated resources, or a
+// PodResizePending condition. O(containers + conditions), allocates
+// nothing.
+func HasResizeStatus(pod *v1.Pod) bool {
+	st := &pod.Status
+	if st.Resources != nil || st.AllocatedResources != nil {
+		return true
+	}
+	for _, ss := range [][]v1.ContainerStatus{st.ContainerStatuses, st.InitContainerStatuses} {
+		for i := range ss {
+			if ss[i].AllocatedResources != nil || ss[i].Resources != nil {
+				return true
+			}
+		}
+	}
+	for _, c := range st.Conditions {
+		if c.Type == v1.PodResizePending {
+			return true
+		}
+	}
+	return false
+}
+
 // ComputePodRequests derives a pod's requests. Quantities beyond int64
 // saturate; a negative quantity is an error naming the pod and field
 // (wrapping [ErrNegativeQuantity]). O(containers × resources); allocates a
@@ -451,7 +525,7 @@ func ComputePodRequests(pod *v1.Pod) (PodRequests, error) {
 	defaults.v.Set(CPU, u.cpu(*resource.NewMilliQuantity(DefaultMilliCPURequest, resource.DecimalSI)))
 	defaults.v.Set(Memory, u.other(*resource.NewQuantity(DefaultMemoryRequest, resource.BinarySI)))
 
-	plain := u.podRequests(pod, nil)
+	plain := u.podRequests(pod, true, nil)
 	nonZero := amounts{v: plain.v.Clone(), has: plain.has}
 	if IsPodLevelRequestsSet(pod) {
 		nm := amounts{}
@@ -464,12 +538,17 @@ func ComputePodRequests(pod *v1.Pod) (PodRequests, error) {
 			nm.v.Set(Memory, defaults.v.Get(Memory))
 		}
 		if nm.has != 0 {
-			nonZero = u.podRequests(pod, &nm)
+			nonZero = u.podRequests(pod, true, &nm)
 		}
 	} else {
-		nonZero = u.podRequests(pod, &defaults)
+		nonZero = u.podRequests(pod, true, &defaults)
 	}
-	scoring := u.podRequests(pod, &defaults)
+	scoring := u.podRequests(pod, true, &defaults)
+	var pending amounts
+	if HasResizeStatus(pod) {
+		pending = u.podRequests(pod, false, nil)
+		u.finish(&pending)
+	}
 
 	u.finish(&plain)
 	u.finish(&nonZero)
@@ -477,8 +556,12 @@ func ComputePodRequests(pod *v1.Pod) (PodRequests, error) {
 	sv := plain.v.Clone()
 	sv.Set(CPU, scoring.v.Get(CPU))
 	sv.Set(Memory, scoring.v.Get(Memory))
+	if !HasResizeStatus(pod) {
+		pending.v = plain.v.Clone()
+	}
 	return PodRequests{
 		Requested:       plain.v,
+		Pending:         pending.v,
 		NonZeroMilliCPU: nonZero.v.Get(CPU),
 		NonZeroMemory:   nonZero.v.Get(Memory),
 		Scoring:         sv,

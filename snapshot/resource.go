@@ -17,8 +17,16 @@ import (
 // [Pods]); every other resource the scheduler counts (hugepages-*, extended
 // resources such as nvidia.com/gpu, attachable-volumes-*, prefixed native
 // resources) gets the next free ID the first time [Intern] sees it. IDs are
-// process-wide, never reused and never change.
+// process-wide, never reused and never change. Valid IDs are in
+// [0, [NumResources]()); [NoResource] (-1) is what a failed [Intern] or
+// [LookupResource] returns, so an ID taken without checking the boolean
+// never names CPU (ID 0) by accident.
 type ResourceID int32
+
+// NoResource is the ID of no resource: returned with false by [Intern] and
+// [LookupResource]. [Vector.Get] reads 0 for it, [Vector.Set] ignores it
+// and its [ResourceID.Name] is "".
+const NoResource ResourceID = -1
 
 // The built-in resources and their units.
 const (
@@ -60,14 +68,14 @@ func init() {
 // Intern returns the ID of name, assigning a new one if needed. It reports
 // false for names the scheduler does not count (upstream's
 // schedutil.IsScalarResourceName plus the four built-ins); such names are
-// ignored in requests and allocatable, as upstream ignores them.
-// Safe for concurrent use; O(1) for a known name.
+// ignored in requests and allocatable, as upstream ignores them, and their
+// ID is [NoResource]. Safe for concurrent use; O(1) for a known name.
 func Intern(name v1.ResourceName) (ResourceID, bool) {
 	if id, ok := interner.table.Load().byName[name]; ok {
 		return id, true
 	}
 	if !IsScalarResourceName(name) {
-		return 0, false
+		return NoResource, false
 	}
 	interner.mu.Lock()
 	defer interner.mu.Unlock()
@@ -85,18 +93,22 @@ func Intern(name v1.ResourceName) (ResourceID, bool) {
 	return id, true
 }
 
-// LookupResource returns the ID of name if it has been interned. It never
-// assigns an ID. Safe for concurrent use; O(1), allocates nothing.
+// LookupResource returns the ID of name if it has been interned, else
+// ([NoResource], false). It never assigns an ID. Safe for concurrent use;
+// O(1), allocates nothing.
 func LookupResource(name v1.ResourceName) (ResourceID, bool) {
-	id, ok := interner.table.Load().byName[name]
-	return id, ok
+	if id, ok := interner.table.Load().byName[name]; ok {
+		return id, true
+	}
+	return NoResource, false
 }
 
 // NumResources is the number of resource IDs assigned so far; every ID is in
 // [0, NumResources()).
 func NumResources() int { return len(interner.table.Load().names) }
 
-// Name returns the resource name of r, or "" for an ID never assigned.
+// Name returns the resource name of r, or "" for [NoResource] and any ID
+// never assigned.
 func (r ResourceID) Name() v1.ResourceName {
 	names := interner.table.Load().names
 	if r < 0 || int(r) >= len(names) {
@@ -144,7 +156,8 @@ type Vector struct {
 	ext  []int64 // ext[i] is ResourceID(numBase+i)
 }
 
-// Get returns the amount of r; O(1), allocates nothing.
+// Get returns the amount of r (0 for [NoResource] or an ID beyond v); O(1),
+// allocates nothing.
 func (v *Vector) Get(r ResourceID) int64 {
 	if r < numBase {
 		if r < 0 {
@@ -174,8 +187,8 @@ func (v *Vector) AllowedPodNumber() int64 { return v.base[Pods] }
 // Len is one past the highest ResourceID v may hold a non-zero amount for.
 func (v *Vector) Len() int { return numBase + len(v.ext) }
 
-// Set sets the amount of r. It allocates only when r is an extended resource
-// beyond the vector's current length.
+// Set sets the amount of r ([NoResource] is ignored). It allocates only
+// when r is an extended resource beyond the vector's current length.
 func (v *Vector) Set(r ResourceID, x int64) {
 	if r < numBase {
 		if r >= 0 {

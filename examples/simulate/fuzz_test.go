@@ -31,8 +31,14 @@ func FuzzPreparePod(f *testing.F) {
 		prepared, err := snapshot.NewPodInfo(preparePod(pod, task))
 		require.NoError(t, err)
 		assert.Equal(t, task, prepared.Task())
-		id, _ := snapshot.LookupResource(snapshot.ResourceGPUMilli)
-		assert.Equal(t, task.TotalMilliGPU(), prepared.Requested().Get(id))
+		// gpu-milli is interned only once some pod requested it: in a fresh
+		// process a pod without GPU demand leaves it unknown, and then it
+		// requests none.
+		if id, ok := snapshot.LookupResource(snapshot.ResourceGPUMilli); ok {
+			assert.Equal(t, task.TotalMilliGPU(), prepared.Requested().Get(id))
+		} else {
+			assert.Zero(t, task.TotalMilliGPU(), "a pod with GPU demand requests gpu-milli, so it is interned")
+		}
 		set := gpushare.DeviceSet(devs)
 		if !task.UsesGPU() || set.Len() != task.GPUCount {
 			return

@@ -120,3 +120,64 @@ func TestDifferenceScoreAllocatableAboveMaxInt64Over100(t *testing.T) {
 	// memory: (2^60 - 2^30)*100/2^60 = 99 (exact, truncated); (75 + 99)/2 = 87
 	assert.Equal(t, []int64{87}, ours.Raw, "ours")
 }
+
+// Difference 4: pod overhead counted twice once the kubelet has reported
+// the pod-level status maps (kubernetes/kubernetes#139627, open,
+// triage/accepted). The kubelet writes status.allocatedResources as
+// resourcehelper.PodRequests of the admitted pod, overhead included, and
+// status.resources.requests from the pod cgroup, which holds the
+// overhead (kubernetes v1.37.2 pkg/kubelet/kubelet_pods.go). Upstream's
+// PodRequests takes max(spec, those maps) and then adds the overhead
+// again: container 1000m + overhead 250m, maps at 1250m, charged 1500m.
+// schedkit adds the overhead to the spec and container-status terms only:
+// max(spec + overhead, maps) = 1250m (snapshot.PodRequests.Requested
+// documents the rule). The parity suites give upstream
+// CountedOnceForUpstream(pod), on which upstream's own code computes the
+// once-counted value; this test shows upstream's value on the pod itself.
+func TestDifferenceOverheadCountedOnce(t *testing.T) {
+	p := pod("p", "n", "1", "1Gi")
+	p.Spec.Overhead = v1.ResourceList{v1.ResourceCPU: resource.MustParse("250m")}
+	total := v1.ResourceList{v1.ResourceCPU: resource.MustParse("1250m"), v1.ResourceMemory: resource.MustParse("1Gi")}
+	p.Status.AllocatedResources = total
+	p.Status.Resources = &v1.ResourceRequirements{Requests: total}
+
+	up, err := PodResource(p)
+	require.NoError(t, err)
+	ours, err := snapshot.ComputePodRequests(p)
+	require.NoError(t, err)
+	// upstream: max(1000, 1250, 1250) + 250 = 1500; ours: max(1000 + 250, 1250, 1250) = 1250.
+	assert.Equal(t, int64(1500), up.Resource.GetMilliCPU(), "upstream counts the overhead twice")
+	assert.Equal(t, int64(1500), up.Non0CPU, "upstream, non-zero")
+	assert.Equal(t, int64(1250), ours.Requested.MilliCPU(), "ours counts it once")
+	assert.Equal(t, int64(1250), ours.NonZeroMilliCPU, "ours, non-zero")
+	// Memory has no overhead here: the same on both sides.
+	assert.Equal(t, up.Resource.GetMemory(), ours.Requested.Memory())
+	// Upstream's own code on the pod the parity suites give it.
+	once, err := PodResource(CountedOnceForUpstream(p))
+	require.NoError(t, err)
+	assert.Equal(t, int64(1250), once.Resource.GetMilliCPU(), "upstream on CountedOnceForUpstream(p)")
+
+	// Node accounting, and so the fit filter: upstream leaves 2500m of
+	// 4000m and rejects a 2750m pod; schedkit leaves 2750m and admits it.
+	ctx := context.Background()
+	u, err := NewUpstream(ctx)
+	require.NoError(t, err)
+	n := node("n", "4", "8Gi")
+	u.Load([]*v1.Node{n}, []*v1.Pod{p})
+	upNI, err := u.NodeInfo("n")
+	require.NoError(t, err)
+	assert.Equal(t, int64(1500), upNI.GetRequested().GetMilliCPU(), "upstream node requested")
+	cache := snapshot.NewCache()
+	require.NoError(t, cache.AddNode(n))
+	require.NoError(t, cache.AddPod(p))
+	snap := cache.Snapshot()
+	assert.Equal(t, int64(1250), snap.Get("n").Requested().MilliCPU(), "our node requested")
+
+	incoming := pod("next", "", "2750m", "1Gi")
+	upRes, err := u.Filter(ctx, u.MustPlugin(ctx, "NodeResourcesFit", nil), incoming)
+	require.NoError(t, err)
+	assert.Equal(t, Verdict{Code: fwk.Unschedulable, Reasons: []string{"Insufficient cpu"}}, upRes.Verdicts[0], "upstream")
+	oursRes, err := ourFilter(&framework.NodeResourcesFit{}, snapshot.MustPodInfo(incoming), []*snapshot.NodeInfo{snap.Get("n")})
+	require.NoError(t, err)
+	assert.Equal(t, Verdict{Code: fwk.Success}, oursRes.Verdicts[0], "ours")
+}

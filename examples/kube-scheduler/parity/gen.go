@@ -38,13 +38,17 @@ type Config struct {
 	// PNodeName is the probability that a pending pod names a node in
 	// spec.nodeName.
 	PNodeName float64
+	// PStatus is the probability that a pod (bound or pending) carries
+	// in-place-resize status: container allocated/actuated resources,
+	// the kubelet's pod-level maps, a PodResizePending condition.
+	PStatus float64
 }
 
 // DefaultConfig is the configuration of the parity suites: small clusters
 // (so that 10,000 cases run in seconds) with everything realistic enabled and
 // no extreme quantities.
 func DefaultConfig() Config {
-	return Config{Nodes: 6, MaxBoundPerNode: 6, PNodeName: 0.05}
+	return Config{Nodes: 6, MaxBoundPerNode: 6, PNodeName: 0.05, PStatus: 0.2}
 }
 
 // Gen generates realistic random v1.Node and v1.Pod objects from a seed. The
@@ -355,7 +359,131 @@ func (g *Gen) Pod(name string, nodes []*v1.Node) *v1.Pod {
 	}
 	g.tolerations(p)
 	g.affinity(p, nodes)
+	if g.cfg.PStatus > 0 && g.chance(g.cfg.PStatus) { // no draw at 0: streams as before
+		g.resizeStatus(p)
+	}
 	return p
+}
+
+// resizeStatus gives p the status an in-place resize leaves (kubernetes
+// v1.37.2 pkg/kubelet/kubelet_pods.go): the pod was admitted with other
+// container requests (often), the kubelet reports per container what it
+// allocated and what is actuated, and the pod-level maps — both
+// resourcehelper.PodRequests of the admitted pod, overhead included, the
+// actuated cpu sometimes read back from the cgroup as another value — and
+// maybe a PodResizePending (infeasible or deferred) or PodResizeInProgress
+// condition. Some pods get only part of it (one pod-level map, container
+// statuses only), as older kubelets or a resize in flight leave them.
+func (g *Gen) resizeStatus(p *v1.Pod) {
+	admitted := p.DeepCopy()
+	if g.chance(0.6) {
+		for i := range admitted.Spec.Containers {
+			if g.chance(0.7) {
+				admitted.Spec.Containers[i].Resources.Requests = g.requests()
+			}
+		}
+	}
+	statuses := func(cs []v1.Container) []v1.ContainerStatus {
+		var out []v1.ContainerStatus
+		for i := range cs {
+			st := v1.ContainerStatus{Name: cs[i].Name}
+			old := cs[i].Resources.Requests
+			switch g.r.IntN(5) {
+			case 0: // no status for this container
+				continue
+			case 1:
+				st.AllocatedResources = old
+			case 2:
+				st.AllocatedResources = old
+				st.Resources = &v1.ResourceRequirements{Requests: old}
+			case 3:
+				st.AllocatedResources = old
+				st.Resources = &v1.ResourceRequirements{Requests: g.requests()}
+			case 4:
+				st.Resources = &v1.ResourceRequirements{Requests: old}
+			}
+			out = append(out, st)
+		}
+		return out
+	}
+	p.Status.ContainerStatuses = statuses(admitted.Spec.Containers)
+	p.Status.InitContainerStatuses = statuses(admitted.Spec.InitContainers)
+	switch g.r.IntN(4) {
+	case 0, 1: // the kubelet's pod-level maps (InPlacePodLevelResourcesVerticalScaling)
+		total := resourcehelper.PodRequests(admitted, resourcehelper.PodResourcesOptions{})
+		p.Status.AllocatedResources = total
+		actuated := total.DeepCopy()
+		if g.chance(0.3) {
+			actuated[v1.ResourceCPU] = g.qty("100m", "1", "2500m", "4")
+		}
+		p.Status.Resources = &v1.ResourceRequirements{Requests: actuated}
+	case 2: // one map only
+		total := resourcehelper.PodRequests(admitted, resourcehelper.PodResourcesOptions{})
+		if g.chance(0.5) {
+			p.Status.AllocatedResources = total
+		} else {
+			p.Status.Resources = &v1.ResourceRequirements{Requests: total}
+		}
+	}
+	switch g.r.IntN(6) {
+	case 0:
+		p.Status.Conditions = append(p.Status.Conditions, v1.PodCondition{Type: v1.PodResizePending, Status: v1.ConditionTrue, Reason: v1.PodReasonInfeasible})
+	case 1:
+		p.Status.Conditions = append(p.Status.Conditions, v1.PodCondition{Type: v1.PodResizePending, Status: v1.ConditionTrue, Reason: v1.PodReasonDeferred})
+	case 2:
+		p.Status.Conditions = append(p.Status.Conditions, v1.PodCondition{Type: v1.PodResizeInProgress, Status: v1.ConditionTrue})
+	}
+}
+
+// CountedOnceForUpstream returns the pod that upstream v1.37.2 must be
+// given to compute what schedkit computes for p (deliberate difference:
+// spec.overhead counted once, see snapshot.PodRequests): the overhead
+// subtracted, floored at 0, from the pod-level status maps, which the
+// kubelet writes with the overhead in them. Upstream then computes
+// max(spec, maps − overhead) + overhead = max(spec + overhead, maps), the
+// once-counted value, exactly (max(m − o, 0) + o = max(m, o), and
+// spec + o ≥ o); maps upstream does not read change nothing. p itself
+// (not a copy) when no pod-level map names a resource of the overhead.
+func CountedOnceForUpstream(p *v1.Pod) *v1.Pod {
+	overlap := false
+	for name := range p.Spec.Overhead {
+		_, a := p.Status.AllocatedResources[name]
+		r := false
+		if p.Status.Resources != nil {
+			_, r = p.Status.Resources.Requests[name]
+		}
+		overlap = overlap || a || r
+	}
+	if !overlap {
+		return p
+	}
+	c := p.DeepCopy()
+	sub := func(rl v1.ResourceList) {
+		for name, o := range c.Spec.Overhead {
+			if q, ok := rl[name]; ok {
+				q.Sub(o)
+				if q.Sign() < 0 {
+					q = resource.Quantity{Format: q.Format}
+				}
+				rl[name] = q
+			}
+		}
+	}
+	sub(c.Status.AllocatedResources)
+	if c.Status.Resources != nil {
+		sub(c.Status.Resources.Requests)
+	}
+	return c
+}
+
+// CountedOnceCaseForUpstream applies [CountedOnceForUpstream] to every pod
+// of cs.
+func CountedOnceCaseForUpstream(cs Case) Case {
+	out := Case{Nodes: cs.Nodes, Pod: CountedOnceForUpstream(cs.Pod)}
+	for _, p := range cs.Bound {
+		out.Bound = append(out.Bound, CountedOnceForUpstream(p))
+	}
+	return out
 }
 
 func (g *Gen) tolerations(p *v1.Pod) {

@@ -169,7 +169,8 @@ func newScoreParity(t testing.TB) *scoreParity {
 // (keyed by pair name).
 func (sp *scoreParity) check(cs Case) (map[string]string, error) {
 	ctx := context.Background()
-	sp.u.Load(cs.Nodes, cs.Bound)
+	upCase := CountedOnceCaseForUpstream(cs) // deliberate difference: overhead counted once
+	sp.u.Load(upCase.Nodes, upCase.Bound)
 	snap, err := ourSnapshot(cs)
 	if err != nil {
 		return nil, err
@@ -185,7 +186,7 @@ func (sp *scoreParity) check(cs Case) (map[string]string, error) {
 	diffs := map[string]string{}
 	wantTotals := make([]int64, len(nodes))
 	for i, p := range sp.pairs {
-		up, err := sp.u.Score(ctx, sp.plugins[i], cs.Pod)
+		up, err := sp.u.Score(ctx, sp.plugins[i], upCase.Pod)
 		if err != nil {
 			return nil, fmt.Errorf("%s upstream: %w", p.name, err)
 		}

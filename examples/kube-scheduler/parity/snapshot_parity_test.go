@@ -82,7 +82,8 @@ func checkPodRequests(u *Upstream, pod *v1.Pod) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	up, err := PodResource(pod)
+	upPod := CountedOnceForUpstream(pod) // deliberate difference: overhead counted once
+	up, err := PodResource(upPod)
 	if err != nil {
 		return "", err
 	}
@@ -93,7 +94,7 @@ func checkPodRequests(u *Upstream, pod *v1.Pod) (string, error) {
 		return fmt.Sprintf("NonZero(%s) = (%d, %d), upstream (%d, %d)", pod.Name,
 			ours.NonZeroMilliCPU, ours.NonZeroMemory, up.Non0CPU, up.Non0Mem), nil
 	}
-	sr := upstreamScoringRequest(pod, *u)
+	sr := upstreamScoringRequest(upPod, *u)
 	for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage, ResourceGPU, ResourceHugePages, ResourceFoo} {
 		q := sr[name]
 		want := q.Value()
@@ -198,17 +199,25 @@ func TestParityPodRequests(t *testing.T) {
 	u, err := NewUpstream(context.Background())
 	require.NoError(t, err)
 	g := NewGen(paritySeed, DefaultConfig())
-	pods := 0
+	pods, resized, overhead := 0, 0, 0
 	for pods < parityCases {
 		cs := g.Case()
 		for _, pod := range append(cs.Bound, cs.Pod) {
 			pods++
+			if snapshot.HasResizeStatus(pod) {
+				resized++
+			}
+			if CountedOnceForUpstream(pod) != pod {
+				overhead++
+			}
 			d, err := checkPodRequests(u, pod)
 			require.NoError(t, err, "pod %s", pod.Name)
 			require.Empty(t, d, "pod: %s", dump(pod))
 		}
 	}
-	t.Logf("%d pods: Requested, NonZero and Scoring requests identical to upstream", pods)
+	require.Greater(t, resized, pods/10, "the generator must give pods resize status")
+	require.Greater(t, overhead, 50, "the generator must give pods overhead and pod-level status maps")
+	t.Logf("%d pods (%d with resize status, %d with overhead in their status maps: overhead counted once): Requested, NonZero and Scoring requests identical to upstream", pods, resized, overhead)
 }
 
 // TestParityNodeInfo: 10,000 clusters, our snapshot's NodeInfo identical to
@@ -220,7 +229,7 @@ func TestParityNodeInfo(t *testing.T) {
 	nodes, overcommitted := 0, 0
 	for c := 0; c < parityCases; c++ {
 		cs := g.Case()
-		u.Load(cs.Nodes, cs.Bound)
+		u.Load(cs.Nodes, CountedOnceCaseForUpstream(cs).Bound)
 		snap, err := ourSnapshot(cs)
 		require.NoError(t, err)
 		d, oc, err := checkNodeInfos(u, cs, snap)
@@ -250,7 +259,7 @@ func FuzzParitySnapshot(f *testing.F) {
 			require.NoError(t, err)
 			require.Empty(t, d, "pod: %s", dump(pod))
 		}
-		u.Load(cs.Nodes, cs.Bound)
+		u.Load(cs.Nodes, CountedOnceCaseForUpstream(cs).Bound)
 		snap, err := ourSnapshot(cs)
 		require.NoError(t, err)
 		d, _, err := checkNodeInfos(u, cs, snap)

@@ -15,7 +15,9 @@ import (
 // resources, taints, images, some over-committed) with about 4 bound pods
 // each, and one pending pod requesting cpu and memory.
 func scoreInputs(n int) (nodes []*v1.Node, bound []*v1.Pod, pending *v1.Pod) {
-	g := parity.NewGen(42, parity.DefaultConfig())
+	cfg := parity.DefaultConfig()
+	cfg.PStatus = 0 // the inputs as before resize status joined the generator
+	g := parity.NewGen(42, cfg)
 	for i := 0; i < n; i++ {
 		nodes = append(nodes, g.Node(fmt.Sprintf("node-%05d", i)))
 	}
