@@ -372,7 +372,12 @@ func (l *Ledger) settleDraw(k snapshot.PodKey, nodeName string) {
 
 // Fits reports what pod lacks on the node called nodeName, counting bound
 // and confirmed pods, holds and named reservations (a matching pod draws on
-// its reservation first): nil if it fits. It reserves nothing. Errors:
+// its reservation first): nil if it fits. The pod is judged on the request
+// of a pod not yet bound ([snapshot.PodRequests].Pending: its spec, as
+// upstream's NodeResourcesFit PreFilter computes it), the same request the
+// framework's fit filter reads, so the two never disagree; what a hold
+// charges is the effective request, as upstream's assume does (see
+// [Ledger.Reserve]). It reserves nothing. Errors:
 // nil pod ([ErrInvalid]), unknown node ([ErrNodeNotFound]). O(resources of
 // the pod + reservations on the node); allocates only the reasons.
 func (l *Ledger) Fits(pod *snapshot.PodInfo, nodeName string) ([]Insufficient, error) {
@@ -388,16 +393,19 @@ func (l *Ledger) Fits(pod *snapshot.PodInfo, nodeName string) ([]Insufficient, e
 	n := &l.nodes[ni]
 	if len(n.res) > 0 {
 		if r, d := l.pickReservation(n, pod); r != nil {
-			return n.fit(pod.Requested(), &d, nil), nil
+			return n.fit(&pod.Requests().Pending, &d, nil), nil
 		}
 	}
-	return n.fit(pod.Requested(), nil, nil), nil
+	return n.fit(&pod.Requests().Pending, nil, nil), nil
 }
 
 // Reserve holds pod's effective request ([snapshot.PodInfo.Requested]) on
 // the node called nodeName, if it fits next to the node's bound and
 // confirmed pods, holds and reservations (upstream NodeResourcesFit
-// semantics; see [Insufficient]). The hold never expires; see
+// semantics, judged on the spec-only request as [Ledger.Fits] says; see
+// [Insufficient]). A pending pod whose status carries resources above its
+// spec is admitted on its spec and charged its status-aware request, as
+// upstream's filter and assume do. The hold never expires; see
 // [Ledger.ReserveUntil].
 //
 // Results:
@@ -848,7 +856,7 @@ func (l *Ledger) plan(pod *snapshot.PodInfo, nodeName string, p *plan) ([]Insuff
 			drawn = &p.drawn
 		}
 	}
-	if reasons := n.fit(pod.Requested(), drawn, nil); reasons != nil {
+	if reasons := n.fit(&pod.Requests().Pending, drawn, nil); reasons != nil {
 		return reasons, nil
 	}
 	if pod.GPU().Count > 0 {
