@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,8 @@ func TestBadFlags(t *testing.T) {
 	nodes := writeFile(t, tmp, "nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nn1,8000,16384,2,T4\n")
 	badPods := writeFile(t, tmp, "pods.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,1000,lots,1,500\n")
 	pods := writeFile(t, tmp, "good.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,1000,0,1,500\n")
+	allBad := writeFile(t, tmp, "allbad.csv", "sn,cpu_milli,memory_mib,gpu,model\nn1,x,16384,2,T4\nn2,8000,16384,-1,T4\n")
+	appsNode := writeFile(t, tmp, "node.yaml", "apiVersion: apps/v1\nkind: Node\nmetadata: {name: n1}\n")
 	tests := []struct {
 		name string
 		args []string
@@ -43,6 +46,13 @@ func TestBadFlags(t *testing.T) {
 		{"missing objects", []string{"-objects", filepath.Join(tmp, "nope.yaml")}, "nope.yaml"},
 		{"strict rejects a bad row", []string{"-nodes", nodes, "-pods", badPods, "-strict"}, `pods.csv:2: column memory_mib: openb: bad value: "lots" is not an integer`},
 		{"explain unknown pod", []string{"-nodes", nodes, "-pods", pods, "-explain", "ghost"}, "-explain ghost: no such pod"},
+		// issue 17 item 11: the reasons are shown when every row is bad
+		{"all node rows bad", []string{"-nodes", allBad, "-pods", pods}, `allbad.csv: no nodes: all 2 rows malformed (` + allBad + `:2: column cpu_milli: openb: bad value: "x" is not an integer; ` + allBad + `:3: column gpu`},
+		{"only a skipped object", []string{"-objects", appsNode}, `no Node objects (skipped 1 apps/v1 Node: only apiVersion v1 Node and Pod objects`},
+		// issue 17 item 12: NaN and infinities pass every range check
+		{"NaN scale", []string{"-scale", "NaN"}, `invalid value "NaN" for flag -scale: "NaN": want a finite number`},
+		{"NaN inflate", []string{"-inflate", "NaN"}, `invalid value "NaN" for flag -inflate`},
+		{"infinite inflate", []string{"-inflate", "+Inf"}, `invalid value "+Inf" for flag -inflate`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,6 +64,27 @@ func TestBadFlags(t *testing.T) {
 			assert.True(t, strings.HasPrefix(r.stderr, "simulate: "), r.stderr)
 		})
 	}
+}
+
+// TestFloatFlagsFinite: every float flag (one that takes 1.5 and refuses
+// a word) refuses NaN and infinities, which no range check catches
+// (issue 17 item 12).
+func TestFloatFlagsFinite(t *testing.T) {
+	var o options
+	fs := newFlagSet(&o)
+	var floats []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Value.Set("1.5") != nil || f.Value.Set("abc") == nil {
+			return
+		}
+		floats = append(floats, f.Name)
+		for _, v := range []string{"NaN", "nan", "+Inf", "-Inf", "inf", "1e400"} {
+			assert.Error(t, f.Value.Set(v), "-%s %s", f.Name, v)
+		}
+		assert.NoError(t, f.Value.Set("2.5"), "-%s 2.5", f.Name)
+		assert.Equal(t, "2.5", f.Value.String())
+	})
+	assert.ElementsMatch(t, []string{"inflate", "scale"}, floats)
 }
 
 func TestHelp(t *testing.T) {
