@@ -12,7 +12,6 @@ import (
 
 	"github.com/schedkit/schedkit/framework"
 	"github.com/schedkit/schedkit/reserve"
-	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -266,8 +265,9 @@ func TestSignPod(t *testing.T) {
 	fc, _ := signPod(c)
 	assert.Equal(t, fa, fb, "same requests, same signature")
 	assert.NotEqual(t, fa, fc)
-	var sp fwk.SignPlugin = NewScorePlugin("S", score.NewImageLocality(), nil)
-	_, st = sp.SignPod(context.Background(), a)
+	sp, err := SchedkitScoreFactory("S")(context.Background(), &ScoreArgs{Scorer: "ImageLocality"}, nil)
+	require.NoError(t, err)
+	_, st = sp.(fwk.SignPlugin).SignPod(context.Background(), a)
 	assert.True(t, st.IsSuccess())
 }
 
