@@ -39,7 +39,8 @@ var (
 // their owners draw) for each node the filter passes, so it never passes a
 // node that Reserve would then refuse: kube-scheduler treats a Reserve
 // failure as a failure on that one node and retries the pod, which often
-// picks the same node again.
+// picks the same node again. A NodeInfo the framework altered for one call
+// (preemption's dry run, nominated pods) is judged on its own pods only.
 //
 // Cost: a node that passes costs a look-up and the filter's own check, and
 // allocates nothing (with a ledger: plus Ledger.Fits, O(resources of the
@@ -164,7 +165,11 @@ func (p *FilterPlugin) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Po
 	}
 	reasons := st.pf.Filter(ours, nil)
 	if len(reasons) == 0 {
-		if st.ledger == nil {
+		if st.ledger == nil || p.mirror.lookup(ni) == nil {
+			// No ledger; or a NodeInfo the framework altered for this call
+			// (preemption's dry run without its victims, nominated pods
+			// added), judged on its own pods: the ledger cannot take the
+			// victims out.
 			return nil
 		}
 		short, err := st.ledger.Fits(st.pod, ours.Name())

@@ -163,6 +163,14 @@ func TestFilterSeesLedger(t *testing.T) {
 	assert.Equal(t, []string{"Insufficient cpu"}, st.Reasons())
 	assert.Equal(t, rp.Reserve(ctx, newCycleState(), other, "n1").Reasons(), st.Reasons(), "the filter's verdict is Reserve's")
 	assert.True(t, filter(other, n2).IsSuccess())
+	// Preemption's dry run hands Filter a copy of the node with victims
+	// removed (a new generation): judged on its own pods, not the ledger's.
+	cs := newCycleState()
+	_, st = fp.PreFilter(ctx, cs, other, infos(h))
+	require.True(t, st.IsSuccess())
+	dry := n1.clone()
+	dry.gen++
+	assert.True(t, fp.Filter(ctx, cs, other, dry).IsSuccess())
 
 	owner := pod("owner", "2", "1Gi")
 	owner.Labels = map[string]string{"app": "owner"}
@@ -178,7 +186,7 @@ func TestFilterSeesLedger(t *testing.T) {
 
 	// A user's filter is not changed: it reads the scheduler's nodes.
 	uf := WrapFilter("Mine", &framework.NodeResourcesFit{}, h)
-	cs := newCycleState()
+	cs = newCycleState()
 	_, st = uf.PreFilter(ctx, cs, other, infos(h))
 	require.True(t, st.IsSuccess(), st.AsError())
 	assert.True(t, uf.Filter(ctx, cs, other, n1).IsSuccess())
