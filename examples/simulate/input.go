@@ -232,7 +232,8 @@ func loadTrace(nodesPath, podsPath string, strict bool) (*cluster, error) {
 // loadObjects reads Kubernetes Nodes and Pods (YAML or JSON files or
 // directories). Pods with spec.nodeName are bound before the replay, the
 // others are scheduled (all at once, in queue order); with unbind every pod
-// is scheduled anew.
+// is scheduled anew except static and mirror pods (nodeBound), which the
+// kubelet runs on its own node and no scheduler moves.
 func loadObjects(paths []string, unbind bool) (*cluster, error) {
 	objs, err := load.Files(paths...)
 	if err != nil {
@@ -244,7 +245,7 @@ func loadObjects(paths []string, unbind bool) (*cluster, error) {
 	var bound, pending []*v1.Pod
 	for _, p := range objs.Pods {
 		switch {
-		case unbind && p.Spec.NodeName != "":
+		case unbind && p.Spec.NodeName != "" && !nodeBound(p):
 			c := *p
 			c.Spec.NodeName = ""
 			pending = append(pending, &c)
@@ -288,4 +289,15 @@ func skippedKinds(skipped map[schema.GroupVersionKind]int) string {
 	}
 	slices.Sort(kinds)
 	return fmt.Sprintf(" (skipped %s: only apiVersion v1 Node and Pod objects, and v1 Lists of them, are read)", strings.Join(kinds, ", "))
+}
+
+// nodeBound reports whether p belongs to its node: a mirror pod (the API
+// object of a static pod, annotated kubernetes.io/config.mirror) or a
+// static pod itself (kubernetes.io/config.source other than "api").
+func nodeBound(p *v1.Pod) bool {
+	if _, ok := p.Annotations["kubernetes.io/config.mirror"]; ok {
+		return true
+	}
+	src, ok := p.Annotations["kubernetes.io/config.source"]
+	return ok && src != "api"
 }

@@ -174,6 +174,9 @@ func (r *report) writeTable(w io.Writer) error {
 	fmt.Fprintf(&b, "schedkit simulate: %s\n", r.Input)
 	fmt.Fprintf(&b, "%d nodes, %d pods to schedule (%s), %d bound before; demand axis %s, capacity %s\n",
 		r.Nodes, r.Pods, r.Order, r.Bound, r.Axis, milli(r.Capacity, r.Axis))
+	if r.Pods == 0 && r.Bound > 0 {
+		b.WriteString("nothing to schedule: every pod of the input has spec.nodeName and was bound where it is; -unbind schedules them anew (static and mirror pods stay)\n")
+	}
 	if len(r.Skipped) > 0 {
 		fmt.Fprintf(&b, "%d malformed rows skipped (listed on stderr)\n", len(r.Skipped))
 	}

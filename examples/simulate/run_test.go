@@ -253,3 +253,32 @@ spec:
 	require.Equal(t, 0, code, "stderr: %s", errb.String())
 	assert.Contains(t, out.String(), `"unschedulable": 1`)
 }
+
+// TestNothingToSchedule: objects whose pods are all bound say how to
+// schedule them (issue 19), and -unbind does, except a mirror pod.
+func TestNothingToSchedule(t *testing.T) {
+	tmp := t.TempDir()
+	objs := writeFile(t, tmp, "cluster.yaml", `apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: app, namespace: default}
+spec: {nodeName: n1, containers: [{name: c, image: x, resources: {requests: {cpu: 500m}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: etcd-n1, namespace: kube-system, annotations: {kubernetes.io/config.mirror: abc, kubernetes.io/config.source: file}}
+spec: {nodeName: n1, containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]}
+`)
+	r := runMain(t, "-objects", objs, "-policy", "default", "-timing=false")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "0 pods to schedule")
+	assert.Contains(t, r.stdout, "-unbind schedules them anew")
+
+	rep, _ := jsonReport(t, "-objects", objs, "-unbind", "-policy", "default", "-timing=false")
+	assert.Equal(t, 1, rep.Pods, "the ordinary pod is scheduled anew")
+	assert.Equal(t, 1, rep.Bound, "the mirror pod stays bound")
+}
