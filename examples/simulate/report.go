@@ -242,6 +242,9 @@ func (r *report) writeTable(w io.Writer) error {
 					fmt.Fprintf(&b, ", GPUs %v", e.Devices)
 				}
 				fmt.Fprintf(&b, "; %d feasible of %d nodes filtered\n", e.Feasible, e.Evaluated)
+				if e.Filtered != "" {
+					fmt.Fprintf(&b, "  %s\n", e.Filtered)
+				}
 				for _, l := range strings.Split(strings.TrimRight(e.Breakdown, "\n"), "\n") {
 					fmt.Fprintf(&b, "  %s\n", l)
 				}
