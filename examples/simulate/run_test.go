@@ -282,3 +282,38 @@ spec: {nodeName: n1, containers: [{name: c, image: x, resources: {requests: {cpu
 	assert.Equal(t, 1, rep.Pods, "the ordinary pod is scheduled anew")
 	assert.Equal(t, 1, rep.Bound, "the mirror pod stays bound")
 }
+
+// TestPlotRange: the plot's axes follow the data (issue 19): from where
+// the policies' curves part (less a margin) and over the values there;
+// from 0 when they never part.
+func TestPlotRange(t *testing.T) {
+	curve := func(f func(x int) float64, n int) []*float64 {
+		out := make([]*float64, n+1)
+		for x := range out {
+			v := f(x)
+			out[x] = &v
+		}
+		return out
+	}
+	diag := func(x int) float64 { return float64(x) * 0.97 }
+	parts := func(x int) float64 {
+		if x < 70 {
+			return diag(x)
+		}
+		return diag(x) - float64(x-70)/5
+	}
+	x, y, zoomed := plotRange([]*summary{{Curve: curve(diag, 100)}, {Curve: curve(parts, 100)}})
+	assert.True(t, zoomed)
+	assert.Equal(t, [2]float64{60, 100}, x, "from where they part (x=73), less 10, rounded down")
+	assert.Equal(t, [2]float64{55, 100}, y, "values from x=60 on, rounded out to 5")
+
+	x, y, zoomed = plotRange([]*summary{{Curve: curve(diag, 100)}, {Curve: curve(diag, 100)}})
+	assert.False(t, zoomed)
+	assert.Equal(t, [2]float64{0, 100}, x)
+	assert.Equal(t, [2]float64{0, 100}, y)
+
+	x, y, zoomed = plotRange([]*summary{{Curve: curve(func(x int) float64 { return float64(x) / 2 }, 3)}})
+	assert.False(t, zoomed)
+	assert.Equal(t, [2]float64{0, 3}, x, "a small input: its own range, not 0-100")
+	assert.Equal(t, [2]float64{0, 5}, y)
+}
