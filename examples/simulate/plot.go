@@ -40,7 +40,7 @@ func writePlot(path string, r *report) error {
 		var xys plotter.XYs
 		for x, y := range s.Curve {
 			if y != nil {
-				xys = append(xys, plotter.XY{X: float64(x), Y: *y})
+				xys = append(xys, plotter.XY{X: float64(x), Y: 100 * *y})
 			}
 		}
 		if len(xys) == 0 {
@@ -73,7 +73,7 @@ func writePlot(path string, r *report) error {
 	return nil
 }
 
-// plotRange scales the axes to the data: x from where the policies' curves
+// plotRange scales the axes (percent) to the curves (ratios): x from where the policies' curves
 // first differ by more than half a percentage point (less a margin of a
 // tenth of the range, rounded down to 10 %) to the last arrival, y over
 // the values in that window rounded out to 5 %. Below the point where
@@ -90,7 +90,7 @@ func plotRange(sums []*summary) (x, y [2]float64, zoomed bool) {
 		lo, hi, n := math.Inf(1), math.Inf(-1), 0
 		for _, s := range sums {
 			if i < len(s.Curve) && s.Curve[i] != nil {
-				lo, hi, n = min(lo, *s.Curve[i]), max(hi, *s.Curve[i]), n+1
+				lo, hi, n = min(lo, 100**s.Curve[i]), max(hi, 100**s.Curve[i]), n+1
 			}
 		}
 		if n > 1 && hi-lo > 0.5 {
@@ -106,7 +106,7 @@ func plotRange(sums []*summary) (x, y [2]float64, zoomed bool) {
 	for _, s := range sums {
 		for i, v := range s.Curve {
 			if v != nil && float64(i) >= x[0] {
-				lo, hi = min(lo, *v), max(hi, *v)
+				lo, hi = min(lo, 100**v), max(hi, 100**v)
 			}
 		}
 	}

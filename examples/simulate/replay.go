@@ -49,14 +49,17 @@ type placement struct {
 	Bound   bool   `json:"prebound,omitempty"` // bound in the input, not scheduled
 }
 
-// usage is requested and allocatable amounts summed over all nodes.
+// usage is requested and allocatable amounts summed over all nodes, in
+// Unit (milliCPU, bytes or milliGPU, as capacityMilli is in milli-units),
+// and their ratio (0-1).
 type usage struct {
 	Requested   int64   `json:"requested"`
 	Allocatable int64   `json:"allocatable"`
+	Unit        string  `json:"unit"`
 	Ratio       float64 `json:"ratio"`
 }
 
-func newUsage(req, alloc int64) usage { return usage{req, alloc, ratio(req, alloc)} }
+func newUsage(req, alloc int64, unit string) usage { return usage{req, alloc, unit, ratio(req, alloc)} }
 
 // sample is the state after one arrival: demand arrived and allocated
 // along the demand axis (milli-GPU, or milli-CPU without GPUs).
@@ -354,7 +357,7 @@ func (c *cluster) measure(res *runResult, snap *snapshot.Snapshot) {
 		}
 		states = append(states, ni.GPUState(nil))
 	}
-	res.CPU, res.Memory, res.GPU = newUsage(cpu, cpuA), newUsage(mem, memA), newUsage(gpu, gpuA)
+	res.CPU, res.Memory, res.GPU = newUsage(cpu, cpuA, "milliCPU"), newUsage(mem, memA, "bytes"), newUsage(gpu, gpuA, "milliGPU")
 	if gpuA > 0 {
 		res.GPUFragRatio = c.workload.FragmentationRatio(states)
 	}
@@ -502,7 +505,7 @@ func (tl *timeline) result(res *runResult) {
 	}
 	mean := func(area float64, u usage) usage {
 		req := int64(area / span)
-		return newUsage(req, u.Allocatable)
+		return newUsage(req, u.Allocatable, u.Unit)
 	}
 	res.CPU, res.Memory, res.GPU = mean(tl.areaCPU, res.CPU), mean(tl.areaMem, res.Memory), mean(tl.areaGPU, res.GPU)
 	res.NodesUsed = int(tl.areaNodes/span + 0.5)

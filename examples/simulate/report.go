@@ -29,9 +29,10 @@ type summary struct {
 	// WallSeconds and PodsPerSecond are omitted with -timing=false.
 	WallSeconds   *float64 `json:"wallSeconds,omitempty"`
 	PodsPerSecond *float64 `json:"podsPerSecond,omitempty"`
-	// Curve[x] is the allocation ratio (%) when x % of the capacity has
-	// arrived (mean of the arrivals whose arrived demand rounds to x),
-	// null where no arrival fell; the mean over runs.
+	// Curve[x] is the allocation ratio (0-1, as every ratio of the
+	// report) when x % of the capacity has arrived (mean of the arrivals
+	// whose arrived demand rounds to x), null where no arrival fell; the
+	// mean over runs.
 	Curve   []*float64   `json:"curve"`
 	Reasons []reasonPods `json:"unschedulableReasons,omitempty"`
 	Results []*runResult `json:"runDetails"`
@@ -115,7 +116,7 @@ func summarize(order []*policyDef, results []*runResult, timing bool) []*summary
 const maxCurvePercent = 1000
 
 // curve bins the run's samples by arrived demand in whole percent of the
-// capacity (rounded) and returns each bin's mean allocation in percent,
+// capacity (rounded) and returns each bin's mean allocation ratio (0-1),
 // nil for empty bins.
 func (r *runResult) curve() []*float64 {
 	if r.capacity <= 0 || len(r.samples) == 0 {
@@ -130,7 +131,7 @@ func (r *runResult) curve() []*float64 {
 	cnt := make([]int, maxX+1)
 	for _, s := range r.samples {
 		x := min(int(math.Round(pct(s.arrived))), maxX)
-		sum[x] += pct(s.allocated)
+		sum[x] += float64(s.allocated) / float64(r.capacity)
 		cnt[x]++
 	}
 	out := make([]*float64, maxX+1)

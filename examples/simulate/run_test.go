@@ -295,12 +295,12 @@ func TestPlotRange(t *testing.T) {
 		}
 		return out
 	}
-	diag := func(x int) float64 { return float64(x) * 0.97 }
+	diag := func(x int) float64 { return float64(x) * 0.0097 } // ratios, as the report's curves
 	parts := func(x int) float64 {
 		if x < 70 {
 			return diag(x)
 		}
-		return diag(x) - float64(x-70)/5
+		return diag(x) - float64(x-70)/500
 	}
 	x, y, zoomed := plotRange([]*summary{{Curve: curve(diag, 100)}, {Curve: curve(parts, 100)}})
 	assert.True(t, zoomed)
@@ -312,8 +312,26 @@ func TestPlotRange(t *testing.T) {
 	assert.Equal(t, [2]float64{0, 100}, x)
 	assert.Equal(t, [2]float64{0, 100}, y)
 
-	x, y, zoomed = plotRange([]*summary{{Curve: curve(func(x int) float64 { return float64(x) / 2 }, 3)}})
+	x, y, zoomed = plotRange([]*summary{{Curve: curve(func(x int) float64 { return float64(x) / 200 }, 3)}})
 	assert.False(t, zoomed)
 	assert.Equal(t, [2]float64{0, 3}, x, "a small input: its own range, not 0-100")
 	assert.Equal(t, [2]float64{0, 5}, y)
+}
+
+// TestJSONUnits: every ratio of the JSON report is 0-1, the allocation
+// curve included (it was in percent beside ratios), and the summed
+// amounts say their unit (issue 19).
+func TestJSONUnits(t *testing.T) {
+	rep, _ := jsonReport(t, "-scale", "0.02", "-policy", "fgd", "-timing=false")
+	s := rep.Summaries[0]
+	last := s.Curve[len(s.Curve)-1]
+	require.NotNil(t, last)
+	assert.InDelta(t, s.GPURatio, *last, 0.01, "the curve ends at the final GPU ratio")
+	for x, v := range s.Curve {
+		if v != nil {
+			assert.True(t, *v >= 0 && *v <= 1, "curve[%d] = %g: want a ratio in [0, 1]", x, *v)
+		}
+	}
+	r := s.Results[0]
+	assert.Equal(t, []string{"milliCPU", "bytes", "milliGPU"}, []string{r.CPU.Unit, r.Memory.Unit, r.GPU.Unit})
 }
