@@ -15,9 +15,13 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-// The factories have upstream's PluginFactory signature exactly
+// The factories (and their deprecated names) have upstream's
+// PluginFactory signature exactly
 // (k8s.io/kubernetes/pkg/scheduler/framework/runtime.PluginFactory).
 var (
+	_ func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) = NewSchedkitScore
+	_ func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) = NewSchedkitFit
+	_ func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) = NewSchedkitReserve
 	_ func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) = New
 	_ func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) = NewFit
 	_ func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) = NewReserve

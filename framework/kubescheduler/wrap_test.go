@@ -22,14 +22,6 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-// The factories named for what they build have upstream's PluginFactory
-// signature exactly.
-var (
-	_ func(context.Context, k8sruntime.Object, fwk.Handle) (fwk.Plugin, error) = NewSchedkitScore
-	_ func(context.Context, k8sruntime.Object, fwk.Handle) (fwk.Plugin, error) = NewSchedkitFit
-	_ func(context.Context, k8sruntime.Object, fwk.Handle) (fwk.Plugin, error) = NewSchedkitReserve
-)
-
 // myArgs are a user's own plugin args.
 type myArgs struct {
 	LabelKey string `json:"labelKey"`
