@@ -93,6 +93,7 @@ func TestSimulateOnExportedCluster(t *testing.T) {
 	}
 	require.NotNil(t, last, "the 10th licensed pod is unschedulable")
 	msg := last.Diagnosis.Message()
+	t.Logf("%s: %s", last.Pod.Key(), msg)
 	assert.Contains(t, msg, "3 "+MsgBudget, "the budget's reason on the three workers: %s", msg)
 	for _, a := range unschedulable {
 		if !licensed(a.Pod.Pod()) {
