@@ -2,16 +2,15 @@
 // schedkit's plugins registered: SchedkitScore (a schedkit scorer,
 // configured by pluginConfig), SchedkitNodeResourcesFit (schedkit's fit
 // filter) and SchedkitReserve (the reservation ledger). Every flag of the
-// upstream command works; deploy/scheduler-config.yaml is a configuration
-// that keeps the default profile and adds a second one, schedulerName:
-// schedkit, and deploy/manifests.yaml runs it in a cluster:
+// upstream command works. deploy/scheduler-config.yaml configures one
+// profile, schedulerName: schedkit (pods opt in with spec.schedulerName:
+// schedkit), beside the cluster's own scheduler; deploy/manifests.yaml runs
+// it in a cluster. Outside a cluster, give it a kubeconfig through the
+// file's clientConnection.kubeconfig (with --config, upstream ignores the
+// --kubeconfig flag):
 //
-//	go build -o kube-scheduler . && ./kube-scheduler --config deploy/scheduler-config.yaml
-//
-// (outside a cluster, set clientConnection.kubeconfig in the file: with
-// --config, the --kubeconfig flag is ignored).
-//
-// Pods choose the profile with spec.schedulerName: schedkit.
+//	go build -o kube-scheduler .
+//	sed "s|kubeconfig: \"\"|kubeconfig: $HOME/.kube/config|" deploy/scheduler-config.yaml > /tmp/schedkit.yaml && ./kube-scheduler --config /tmp/schedkit.yaml
 package main
 
 import (
@@ -28,9 +27,9 @@ import (
 
 func main() {
 	cmd := app.NewSchedulerCommand(
-		app.WithPlugin(kubescheduler.ScoreName, kubescheduler.New),
-		app.WithPlugin(kubescheduler.FitName, kubescheduler.NewFit),
-		app.WithPlugin(kubescheduler.ReserveName, kubescheduler.NewReserve),
+		app.WithPlugin(kubescheduler.ScoreName, kubescheduler.NewSchedkitScore),
+		app.WithPlugin(kubescheduler.FitName, kubescheduler.NewSchedkitFit),
+		app.WithPlugin(kubescheduler.ReserveName, kubescheduler.NewSchedkitReserve),
 	)
 	os.Exit(cli.Run(cmd))
 }

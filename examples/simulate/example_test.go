@@ -25,6 +25,7 @@ func Example() {
 	//   0/3 nodes are available: 3 Insufficient alibabacloud.com/gpu-milli.
 	//
 	// explain default/train under fgd (seed 1, arrival 3): node gpu-a, GPUs [0 1]; 1 feasible of 3 nodes filtered
+	//   2 of 3 nodes filtered out: 2 Insufficient alibabacloud.com/gpu-milli
 	//   node gpu-a: total 6262
 	//   SCORER           RAW  NORMALIZED  WEIGHT  CONTRIBUTION  DETAIL
 	//   FGD               62          62     101          6262  devices [0 1], fragmentation 500.0 -> 0.0 milli-GPU

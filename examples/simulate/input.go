@@ -11,6 +11,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/schedkit/schedkit/examples/internal/openb"
 	"github.com/schedkit/schedkit/gpushare"
@@ -196,6 +197,9 @@ func loadTrace(nodesPath, podsPath string, strict bool) (*cluster, error) {
 		return nil, inputErr("%v", err)
 	}
 	if len(nodes) == 0 {
+		if len(badN) > 0 {
+			return nil, inputErr("%s: no nodes: all %d rows malformed (%s)", nodesPath, len(badN), firstErrors(badN, 3))
+		}
 		return nil, inputErr("%s: no nodes", nodesPath)
 	}
 	c := &cluster{source: fmt.Sprintf("openb trace %s + %s", filepath.Base(nodesPath), filepath.Base(podsPath))}
@@ -228,19 +232,20 @@ func loadTrace(nodesPath, podsPath string, strict bool) (*cluster, error) {
 // loadObjects reads Kubernetes Nodes and Pods (YAML or JSON files or
 // directories). Pods with spec.nodeName are bound before the replay, the
 // others are scheduled (all at once, in queue order); with unbind every pod
-// is scheduled anew.
+// is scheduled anew except static and mirror pods (nodeBound), which the
+// kubelet runs on its own node and no scheduler moves.
 func loadObjects(paths []string, unbind bool) (*cluster, error) {
 	objs, err := load.Files(paths...)
 	if err != nil {
 		return nil, inputErr("%v", err)
 	}
 	if len(objs.Nodes) == 0 {
-		return nil, inputErr("%s: no Node objects", strings.Join(paths, ", "))
+		return nil, inputErr("%s: no Node objects%s", strings.Join(paths, ", "), skippedKinds(objs.Skipped))
 	}
 	var bound, pending []*v1.Pod
 	for _, p := range objs.Pods {
 		switch {
-		case unbind && p.Spec.NodeName != "":
+		case unbind && p.Spec.NodeName != "" && !nodeBound(p):
 			c := *p
 			c.Spec.NodeName = ""
 			pending = append(pending, &c)
@@ -255,4 +260,44 @@ func loadObjects(paths []string, unbind bool) (*cluster, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// firstErrors joins the first n of errs with "; " and says how many more
+// there are.
+func firstErrors[E error](errs []E, n int) string {
+	var parts []string
+	for i, e := range errs {
+		if i == n {
+			parts = append(parts, fmt.Sprintf("and %d more", len(errs)-n))
+			break
+		}
+		parts = append(parts, e.Error())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// skippedKinds says which objects load skipped and why ("" if none), for
+// the "no Node objects" error: a Node of another apiVersion is a likely
+// typo.
+func skippedKinds(skipped map[schema.GroupVersionKind]int) string {
+	if len(skipped) == 0 {
+		return ""
+	}
+	kinds := make([]string, 0, len(skipped))
+	for gvk, n := range skipped {
+		kinds = append(kinds, fmt.Sprintf("%d %s %s", n, gvk.GroupVersion(), gvk.Kind))
+	}
+	slices.Sort(kinds)
+	return fmt.Sprintf(" (skipped %s: only apiVersion v1 Node and Pod objects, and v1 Lists of them, are read)", strings.Join(kinds, ", "))
+}
+
+// nodeBound reports whether p belongs to its node: a mirror pod (the API
+// object of a static pod, annotated kubernetes.io/config.mirror) or a
+// static pod itself (kubernetes.io/config.source other than "api").
+func nodeBound(p *v1.Pod) bool {
+	if _, ok := p.Annotations["kubernetes.io/config.mirror"]; ok {
+		return true
+	}
+	src, ok := p.Annotations["kubernetes.io/config.source"]
+	return ok && src != "api"
 }

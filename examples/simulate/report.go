@@ -29,9 +29,10 @@ type summary struct {
 	// WallSeconds and PodsPerSecond are omitted with -timing=false.
 	WallSeconds   *float64 `json:"wallSeconds,omitempty"`
 	PodsPerSecond *float64 `json:"podsPerSecond,omitempty"`
-	// Curve[x] is the allocation ratio (%) when x % of the capacity has
-	// arrived (mean of the arrivals whose arrived demand rounds to x),
-	// null where no arrival fell; the mean over runs.
+	// Curve[x] is the allocation ratio (0-1, as every ratio of the
+	// report) when x % of the capacity has arrived (mean of the arrivals
+	// whose arrived demand rounds to x), null where no arrival fell; the
+	// mean over runs.
 	Curve   []*float64   `json:"curve"`
 	Reasons []reasonPods `json:"unschedulableReasons,omitempty"`
 	Results []*runResult `json:"runDetails"`
@@ -115,7 +116,7 @@ func summarize(order []*policyDef, results []*runResult, timing bool) []*summary
 const maxCurvePercent = 1000
 
 // curve bins the run's samples by arrived demand in whole percent of the
-// capacity (rounded) and returns each bin's mean allocation in percent,
+// capacity (rounded) and returns each bin's mean allocation ratio (0-1),
 // nil for empty bins.
 func (r *runResult) curve() []*float64 {
 	if r.capacity <= 0 || len(r.samples) == 0 {
@@ -130,7 +131,7 @@ func (r *runResult) curve() []*float64 {
 	cnt := make([]int, maxX+1)
 	for _, s := range r.samples {
 		x := min(int(math.Round(pct(s.arrived))), maxX)
-		sum[x] += pct(s.allocated)
+		sum[x] += float64(s.allocated) / float64(r.capacity)
 		cnt[x]++
 	}
 	out := make([]*float64, maxX+1)
@@ -174,6 +175,9 @@ func (r *report) writeTable(w io.Writer) error {
 	fmt.Fprintf(&b, "schedkit simulate: %s\n", r.Input)
 	fmt.Fprintf(&b, "%d nodes, %d pods to schedule (%s), %d bound before; demand axis %s, capacity %s\n",
 		r.Nodes, r.Pods, r.Order, r.Bound, r.Axis, milli(r.Capacity, r.Axis))
+	if r.Pods == 0 && r.Bound > 0 {
+		b.WriteString("nothing to schedule: every pod of the input has spec.nodeName and was bound where it is; -unbind schedules them anew (static and mirror pods stay)\n")
+	}
 	if len(r.Skipped) > 0 {
 		fmt.Fprintf(&b, "%d malformed rows skipped (listed on stderr)\n", len(r.Skipped))
 	}
@@ -239,6 +243,9 @@ func (r *report) writeTable(w io.Writer) error {
 					fmt.Fprintf(&b, ", GPUs %v", e.Devices)
 				}
 				fmt.Fprintf(&b, "; %d feasible of %d nodes filtered\n", e.Feasible, e.Evaluated)
+				if e.Filtered != "" {
+					fmt.Fprintf(&b, "  %s\n", e.Filtered)
+				}
 				for _, l := range strings.Split(strings.TrimRight(e.Breakdown, "\n"), "\n") {
 					fmt.Fprintf(&b, "  %s\n", l)
 				}

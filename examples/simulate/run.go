@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -102,17 +103,40 @@ func (s seedsFlag) Set(v string) error {
 	return nil
 }
 
+// finiteFloat is a float64 flag that rejects NaN and infinities (whose
+// range checks would all be false). Every float flag uses it.
+type finiteFloat struct{ v *float64 }
+
+func (f finiteFloat) String() string {
+	if f.v == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(*f.v, 'g', -1, 64)
+}
+
+func (f finiteFloat) Set(s string) error {
+	x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a number", s)
+	}
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return fmt.Errorf("%q: want a finite number", s)
+	}
+	*f.v = x
+	return nil
+}
+
 func newFlagSet(o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.StringVar(&o.trace, "trace", "", "openb trace `DIR` (cluster-trace-gpu-v2023 or its csv/ folder); default files: openb_node_list_all_node.csv, openb_pod_list_default.csv")
 	fs.StringVar(&o.nodes, "nodes", "", "openb node list CSV `FILE` (a bare name is looked up in -trace DIR)")
 	fs.StringVar(&o.pods, "pods", "", "openb pod list CSV `FILE` (a bare name is looked up in -trace DIR)")
 	fs.Var(listFlag{&o.objects}, "objects", "Kubernetes Node/Pod YAML or JSON `PATH`s (files or directories; repeat, comma-separate, or list after the flags)")
-	fs.BoolVar(&o.unbind, "unbind", false, "with -objects: schedule the pods that have spec.nodeName anew instead of binding them first")
+	fs.BoolVar(&o.unbind, "unbind", false, "with -objects: schedule the pods that have spec.nodeName anew instead of binding them first (static and mirror pods stay on their nodes)")
 	fs.StringVar(&o.policies, "policy", "default,least,most,fgd", "comma-separated `POLICIES` to compare, or all: "+strings.Join(policyNames(), ", "))
 	fs.Uint64Var(&o.seed, "seed", 1, "`SEED` of the synthetic workload, the cycle's tie-break, -inflate draws and the random policy")
 	fs.Var(seedsFlag{&o.shuffle}, "shuffle", "shuffle arrivals with `SEEDS` (N, N,M or N-M: one run per seed, results averaged)")
-	fs.Float64Var(&o.inflate, "inflate", 0, "repeat random arrivals until total demand reaches `RATIO` × capacity (GPU, or CPU without GPUs), e.g. 1.3")
+	fs.Var(finiteFloat{&o.inflate}, "inflate", "repeat random arrivals until total demand reaches `RATIO` × capacity (GPU, or CPU without GPUs), e.g. 1.3")
 	fs.BoolVar(&o.departures, "departures", false, "trace input: pods leave at their deletion_time")
 	fs.BoolVar(&o.strict, "strict", false, "reject a trace with malformed rows instead of skipping them")
 	fs.BoolVar(&o.parallel, "parallel", false, "run the policies (and seeds) in parallel instead of one after another")
@@ -122,7 +146,8 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.output, "o", "table", "output `FORMAT`: table or json")
 	fs.StringVar(&o.plot, "svg", "", "plot allocation vs arrived demand to `FILE` (.svg, .png or .pdf)")
 	fs.StringVar(&o.placements, "placements", "", "write every placement as CSV to `FILE`")
-	fs.Float64Var(&o.scale, "scale", 1, "size `F` of the built-in synthetic workload (1: 1,500 nodes, 8,000 pods)")
+	o.scale = 1
+	fs.Var(finiteFloat{&o.scale}, "scale", "size `F` of the built-in synthetic workload (1: 1,500 nodes, 8,000 pods)")
 	fs.BoolVar(&o.timing, "timing", true, "report wall time and pods/s (false: output depends only on the inputs and seeds)")
 	fs.Usage = func() {
 		out := fs.Output()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,8 @@ func TestBadFlags(t *testing.T) {
 	nodes := writeFile(t, tmp, "nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nn1,8000,16384,2,T4\n")
 	badPods := writeFile(t, tmp, "pods.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,1000,lots,1,500\n")
 	pods := writeFile(t, tmp, "good.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,1000,0,1,500\n")
+	allBad := writeFile(t, tmp, "allbad.csv", "sn,cpu_milli,memory_mib,gpu,model\nn1,x,16384,2,T4\nn2,8000,16384,-1,T4\n")
+	appsNode := writeFile(t, tmp, "node.yaml", "apiVersion: apps/v1\nkind: Node\nmetadata: {name: n1}\n")
 	tests := []struct {
 		name string
 		args []string
@@ -43,6 +46,13 @@ func TestBadFlags(t *testing.T) {
 		{"missing objects", []string{"-objects", filepath.Join(tmp, "nope.yaml")}, "nope.yaml"},
 		{"strict rejects a bad row", []string{"-nodes", nodes, "-pods", badPods, "-strict"}, `pods.csv:2: column memory_mib: openb: bad value: "lots" is not an integer`},
 		{"explain unknown pod", []string{"-nodes", nodes, "-pods", pods, "-explain", "ghost"}, "-explain ghost: no such pod"},
+		// issue 17 item 11: the reasons are shown when every row is bad
+		{"all node rows bad", []string{"-nodes", allBad, "-pods", pods}, `allbad.csv: no nodes: all 2 rows malformed (` + allBad + `:2: column cpu_milli: openb: bad value: "x" is not an integer; ` + allBad + `:3: column gpu`},
+		{"only a skipped object", []string{"-objects", appsNode}, `no Node objects (skipped 1 apps/v1 Node: only apiVersion v1 Node and Pod objects`},
+		// issue 17 item 12: NaN and infinities pass every range check
+		{"NaN scale", []string{"-scale", "NaN"}, `invalid value "NaN" for flag -scale: "NaN": want a finite number`},
+		{"NaN inflate", []string{"-inflate", "NaN"}, `invalid value "NaN" for flag -inflate`},
+		{"infinite inflate", []string{"-inflate", "+Inf"}, `invalid value "+Inf" for flag -inflate`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,6 +64,27 @@ func TestBadFlags(t *testing.T) {
 			assert.True(t, strings.HasPrefix(r.stderr, "simulate: "), r.stderr)
 		})
 	}
+}
+
+// TestFloatFlagsFinite: every float flag (one that takes 1.5 and refuses
+// a word) refuses NaN and infinities, which no range check catches
+// (issue 17 item 12).
+func TestFloatFlagsFinite(t *testing.T) {
+	var o options
+	fs := newFlagSet(&o)
+	var floats []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Value.Set("1.5") != nil || f.Value.Set("abc") == nil {
+			return
+		}
+		floats = append(floats, f.Name)
+		for _, v := range []string{"NaN", "nan", "+Inf", "-Inf", "inf", "1e400"} {
+			assert.Error(t, f.Value.Set(v), "-%s %s", f.Name, v)
+		}
+		assert.NoError(t, f.Value.Set("2.5"), "-%s 2.5", f.Name)
+		assert.Equal(t, "2.5", f.Value.String())
+	})
+	assert.ElementsMatch(t, []string{"inflate", "scale"}, floats)
 }
 
 func TestHelp(t *testing.T) {
@@ -221,4 +252,86 @@ spec:
 	code := run([]string{"-objects", objs, "-policy", "default", "-o", "json"}, &out, &errb)
 	require.Equal(t, 0, code, "stderr: %s", errb.String())
 	assert.Contains(t, out.String(), `"unschedulable": 1`)
+}
+
+// TestNothingToSchedule: objects whose pods are all bound say how to
+// schedule them (issue 19), and -unbind does, except a mirror pod.
+func TestNothingToSchedule(t *testing.T) {
+	tmp := t.TempDir()
+	objs := writeFile(t, tmp, "cluster.yaml", `apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: app, namespace: default}
+spec: {nodeName: n1, containers: [{name: c, image: x, resources: {requests: {cpu: 500m}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: etcd-n1, namespace: kube-system, annotations: {kubernetes.io/config.mirror: abc, kubernetes.io/config.source: file}}
+spec: {nodeName: n1, containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]}
+`)
+	r := runMain(t, "-objects", objs, "-policy", "default", "-timing=false")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "0 pods to schedule")
+	assert.Contains(t, r.stdout, "-unbind schedules them anew")
+
+	rep, _ := jsonReport(t, "-objects", objs, "-unbind", "-policy", "default", "-timing=false")
+	assert.Equal(t, 1, rep.Pods, "the ordinary pod is scheduled anew")
+	assert.Equal(t, 1, rep.Bound, "the mirror pod stays bound")
+}
+
+// TestPlotRange: the plot's axes follow the data (issue 19): from where
+// the policies' curves part (less a margin) and over the values there;
+// from 0 when they never part.
+func TestPlotRange(t *testing.T) {
+	curve := func(f func(x int) float64, n int) []*float64 {
+		out := make([]*float64, n+1)
+		for x := range out {
+			v := f(x)
+			out[x] = &v
+		}
+		return out
+	}
+	diag := func(x int) float64 { return float64(x) * 0.0097 } // ratios, as the report's curves
+	parts := func(x int) float64 {
+		if x < 70 {
+			return diag(x)
+		}
+		return diag(x) - float64(x-70)/500
+	}
+	x, y, zoomed := plotRange([]*summary{{Curve: curve(diag, 100)}, {Curve: curve(parts, 100)}})
+	assert.True(t, zoomed)
+	assert.Equal(t, [2]float64{60, 100}, x, "from where they part (x=73), less 10, rounded down")
+	assert.Equal(t, [2]float64{55, 100}, y, "values from x=60 on, rounded out to 5")
+
+	x, y, zoomed = plotRange([]*summary{{Curve: curve(diag, 100)}, {Curve: curve(diag, 100)}})
+	assert.False(t, zoomed)
+	assert.Equal(t, [2]float64{0, 100}, x)
+	assert.Equal(t, [2]float64{0, 100}, y)
+
+	x, y, zoomed = plotRange([]*summary{{Curve: curve(func(x int) float64 { return float64(x) / 200 }, 3)}})
+	assert.False(t, zoomed)
+	assert.Equal(t, [2]float64{0, 3}, x, "a small input: its own range, not 0-100")
+	assert.Equal(t, [2]float64{0, 5}, y)
+}
+
+// TestJSONUnits: every ratio of the JSON report is 0-1, the allocation
+// curve included (it was in percent beside ratios), and the summed
+// amounts say their unit (issue 19).
+func TestJSONUnits(t *testing.T) {
+	rep, _ := jsonReport(t, "-scale", "0.02", "-policy", "fgd", "-timing=false")
+	s := rep.Summaries[0]
+	last := s.Curve[len(s.Curve)-1]
+	require.NotNil(t, last)
+	assert.InDelta(t, s.GPURatio, *last, 0.01, "the curve ends at the final GPU ratio")
+	for x, v := range s.Curve {
+		if v != nil {
+			assert.True(t, *v >= 0 && *v <= 1, "curve[%d] = %g: want a ratio in [0, 1]", x, *v)
+		}
+	}
+	r := s.Results[0]
+	assert.Equal(t, []string{"milliCPU", "bytes", "milliGPU"}, []string{r.CPU.Unit, r.Memory.Unit, r.GPU.Unit})
 }

@@ -12,13 +12,16 @@ import (
 
 	"github.com/schedkit/schedkit/framework"
 	"github.com/schedkit/schedkit/reserve"
-	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-// The factories have upstream's PluginFactory signature exactly
+// The factories (and their deprecated names) have upstream's
+// PluginFactory signature exactly
 // (k8s.io/kubernetes/pkg/scheduler/framework/runtime.PluginFactory).
 var (
+	_ func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) = NewSchedkitScore
+	_ func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) = NewSchedkitFit
+	_ func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) = NewSchedkitReserve
 	_ func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) = New
 	_ func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) = NewFit
 	_ func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) = NewReserve
@@ -266,8 +269,9 @@ func TestSignPod(t *testing.T) {
 	fc, _ := signPod(c)
 	assert.Equal(t, fa, fb, "same requests, same signature")
 	assert.NotEqual(t, fa, fc)
-	var sp fwk.SignPlugin = NewScorePlugin("S", score.NewImageLocality(), nil)
-	_, st = sp.SignPod(context.Background(), a)
+	sp, err := SchedkitScoreFactory("S")(context.Background(), &ScoreArgs{Scorer: "ImageLocality"}, nil)
+	require.NoError(t, err)
+	_, st = sp.(fwk.SignPlugin).SignPod(context.Background(), a)
 	assert.True(t, st.IsSuccess())
 }
 

@@ -17,12 +17,33 @@ import (
 // `SchedkitScore args: resources[1].weight: 0 is outside [1, 100]`.
 var ErrInvalidArgs = errors.New("kubescheduler: invalid plugin args")
 
-// decodeArgs fills out from a plugin factory's args: nil (defaults), a
+// DecodeArgs fills out from the args a plugin factory receives, strictly:
+// an unknown or misspelled field, a field of the wrong type or malformed
+// JSON/YAML is an error wrapping [ErrInvalidArgs] that names plugin and the
+// field (`MyPlugin args: lablKey: unknown field`), so the scheduler refuses
+// to start instead of silently ignoring a typo. Use it in your own plugin's
+// factory for your own args type:
+//
+//	type MyArgs struct {
+//		LabelKey string `json:"labelKey"`
+//	}
+//
+//	func NewMyPlugin(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+//		args := MyArgs{LabelKey: "example.com/preferred"} // defaults, kept for absent fields
+//		if err := kubescheduler.DecodeArgs("MyPlugin", obj, &args); err != nil {
+//			return nil, err
+//		}
+//		...
+//	}
+//
+// obj may be nil (no pluginConfig entry: out is left as it is), a
 // *runtime.Unknown holding the pluginConfig args as JSON or YAML (what
-// kube-scheduler passes an out-of-tree plugin), or a value of out's own type
-// (a Go caller). Unknown fields are errors, so a misspelling is reported
-// instead of silently ignored.
-func decodeArgs[T any](plugin string, obj runtime.Object, out *T) error {
+// kube-scheduler hands an out-of-tree plugin), or a *T (a Go caller
+// passing typed args, copied into out). Fields present in the args
+// overwrite out's; absent ones keep their value. Validation of values is
+// the caller's. Cost: one JSON decode of the args; called once per plugin
+// and profile at scheduler start.
+func DecodeArgs[T any](plugin string, obj runtime.Object, out *T) error {
 	switch a := obj.(type) {
 	case nil:
 		return nil

@@ -11,10 +11,11 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/schedkit/schedkit/framework"
+	"github.com/schedkit/schedkit/reserve"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-// FitName is the name of the filter plugin NewFit builds: schedkit's
+// FitName is the name of the filter plugin [NewSchedkitFit] builds: schedkit's
 // NodeResourcesFit filter (saturating arithmetic, reasons as values).
 const FitName = "SchedkitNodeResourcesFit"
 
@@ -32,28 +33,57 @@ var (
 // gets to one status: UnschedulableAndUnresolvable if any reason is
 // Unresolvable, else Unschedulable, with upstream's reason strings.
 //
+// The built-in fit filter ([NewSchedkitFit]) in a profile that keeps a
+// reservation ledger ([NewSchedkitReserve], [WrapLedger]) also asks the
+// ledger ([reserve.Ledger.Fits]: holds, and named reservations, on which
+// their owners draw) for each node the filter passes, so it never passes a
+// node that Reserve would then refuse: kube-scheduler treats a Reserve
+// failure as a failure on that one node and retries the pod, which often
+// picks the same node again. A NodeInfo the framework altered for one call
+// (preemption's dry run, nominated pods) is judged on its own pods only.
+//
 // Cost: a node that passes costs a look-up and the filter's own check, and
-// allocates nothing; a failing node allocates its status, as upstream's do.
-// Safe for concurrent Filter calls.
+// allocates nothing (with a ledger: plus Ledger.Fits, O(resources of the
+// pod) under the ledger's mutex); a failing node allocates its status, as
+// upstream's do. Safe for concurrent Filter calls.
 type FilterPlugin struct {
 	name   string
 	key    fwk.StateKey
 	filter framework.Filter
 	handle fwk.Handle
 	mirror *mirror
+	// builtin: schedkit's NodeResourcesFit (NewSchedkitFit); it signs with
+	// signPod and, with a ledger in the profile, asks the ledger too.
+	builtin bool
 }
 
-// NewFilterPlugin returns a filter plugin called name that runs f.
-func NewFilterPlugin(name string, f framework.Filter, h fwk.Handle) *FilterPlugin {
+// WrapFilter makes your own schedkit filter (any [framework.Filter]) an
+// upstream PreFilter + Filter plugin called name, for the scheduler behind
+// h; call it from your plugin's factory, as [WrapScorer]. The filter reads
+// the scheduler's nodes (bound and assumed pods); it does not see a
+// ledger's named reservations unless it consults the ledger itself.
+//
+// The plugin signs a pod for upstream's batching only if f implements
+// [PodSigner]; otherwise batching is off for the profile's pods.
+func WrapFilter(name string, f framework.Filter, h fwk.Handle) *FilterPlugin {
 	return &FilterPlugin{name: name, key: fwk.StateKey("PreFilter" + name), filter: f, handle: h, mirror: mirrorFor(h)}
+}
+
+// NewFilterPlugin is [WrapFilter].
+//
+// Deprecated: use WrapFilter, named for what it does.
+func NewFilterPlugin(name string, f framework.Filter, h fwk.Handle) *FilterPlugin {
+	return WrapFilter(name, f, h)
 }
 
 // Name returns the plugin name.
 func (p *FilterPlugin) Name() string { return p.name }
 
 type filterState struct {
-	snap *snapshot.Snapshot
-	pf   framework.PodFilter
+	snap   *snapshot.Snapshot
+	pf     framework.PodFilter
+	pod    *snapshot.PodInfo
+	ledger *reserve.Ledger // nil: no ledger check
 }
 
 func (s *filterState) Clone() fwk.StateData { return s }
@@ -94,7 +124,11 @@ func (p *FilterPlugin) prepare(cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeI
 	if err != nil {
 		return nil, framework.PreFilterResult{}, err
 	}
-	return &filterState{snap: snap, pf: pre.Filter}, pre, nil
+	st := &filterState{snap: snap, pf: pre.Filter, pod: pi}
+	if p.builtin {
+		st.ledger = p.mirror.ledger.Load()
+	}
+	return st, pre, nil
 }
 
 // PreFilterExtensions returns nil: the filters keep no per-pod state that
@@ -131,7 +165,18 @@ func (p *FilterPlugin) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Po
 	}
 	reasons := st.pf.Filter(ours, nil)
 	if len(reasons) == 0 {
-		return nil
+		if st.ledger == nil || p.mirror.lookup(ni) == nil {
+			// No ledger; or a NodeInfo the framework altered for this call
+			// (preemption's dry run without its victims, nominated pods
+			// added), judged on its own pods: the ledger cannot take the
+			// victims out.
+			return nil
+		}
+		short, err := st.ledger.Fits(st.pod, ours.Name())
+		if err != nil || len(short) == 0 {
+			return nil // a node the ledger has not seen yet: Reserve takes it from the scheduler
+		}
+		return fwk.NewStatus(fwk.Unschedulable, insufficientMessages(short)...)
 	}
 	code := fwk.Unschedulable
 	msgs := make([]string, len(reasons))
@@ -154,9 +199,11 @@ func (p *FilterPlugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWith
 	}, nil
 }
 
-// SignPod signs the pod fields schedkit's filters read.
+// SignPod signs the pod fields schedkit's filters read, plus, for a
+// filter of your own, the fields its [PodSigner] declares; such a filter
+// without a PodSigner refuses to sign (the pod is not batched).
 func (p *FilterPlugin) SignPod(ctx context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
-	return p.mirror.sign(pod)
+	return signAs(p.mirror, p.name, p.builtin, p.filter, pod)
 }
 
 // FitArgs are the pluginConfig args of the FitName plugin (upstream's
@@ -175,16 +222,26 @@ func (a *FitArgs) DeepCopyObject() runtime.Object {
 	return &c
 }
 
-// NewFit builds the FitName plugin from its [FitArgs]; upstream's
-// PluginFactory signature: app.WithPlugin(kubescheduler.FitName, kubescheduler.NewFit).
-func NewFit(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+// NewSchedkitFit is the factory of the [FitName] plugin, schedkit's
+// NodeResourcesFit filter, from its [FitArgs]; upstream's PluginFactory
+// signature: app.WithPlugin(kubescheduler.FitName, kubescheduler.NewSchedkitFit).
+func NewSchedkitFit(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	var args FitArgs
-	if err := decodeArgs(FitName, obj, &args); err != nil {
+	if err := DecodeArgs(FitName, obj, &args); err != nil {
 		return nil, err
 	}
 	f := &framework.NodeResourcesFit{IgnoredResources: args.IgnoredResources, IgnoredResourceGroups: args.IgnoredResourceGroups}
 	if err := f.Validate(); err != nil {
 		return nil, argsError(FitName, err)
 	}
-	return NewFilterPlugin(FitName, f, h), nil
+	p := WrapFilter(FitName, f, h)
+	p.builtin = true
+	return p, nil
+}
+
+// NewFit is [NewSchedkitFit].
+//
+// Deprecated: use NewSchedkitFit, named for what it builds.
+func NewFit(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	return NewSchedkitFit(ctx, obj, h)
 }

@@ -2,12 +2,16 @@ package kubescheduler
 
 import (
 	"fmt"
+	"reflect"
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"weak"
 
 	v1 "k8s.io/api/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 
+	"github.com/schedkit/schedkit/reserve"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -26,7 +30,11 @@ import (
 // allocation.
 type mirror struct {
 	signed atomic.Pointer[signed] // the last pod signed, see sign
-	mu     sync.Mutex             // serialises sync and the slow path; readers use cur
+	// ledger is the reservation ledger of the profile's reserve plugin
+	// (WrapLedger, NewSchedkitReserve), nil without one: the filter and
+	// score adapters of the profile consult it.
+	ledger atomic.Pointer[reserve.Ledger]
+	mu     sync.Mutex // serialises sync and the slow path; readers use cur
 	fork   *snapshot.Fork
 	byName map[string]*entry
 	epoch  uint64
@@ -69,14 +77,27 @@ func newMirror() *mirror {
 
 // mirrors shares one mirror among the plugins of one framework handle
 // (one scheduler profile), so a profile with several schedkit plugins
-// mirrors each node change once.
-var mirrors sync.Map // fwk.Handle → *mirror
+// mirrors each node change once. Keys are weak pointers to the handle's
+// object: the map does not keep a handle alive, and a cleanup attached to
+// the handle removes its entry once the handle is collected (a process
+// that builds and drops frameworks — tests, a simulator — does not
+// accumulate mirrors). The mirror must not reference the handle.
+var mirrors sync.Map // weak.Pointer[byte] → *mirror
 
 func mirrorFor(h fwk.Handle) *mirror {
-	if h == nil {
-		return newMirror()
+	v := reflect.ValueOf(h)
+	if h == nil || v.Kind() != reflect.Pointer || v.IsNil() {
+		return newMirror() // nothing to share it by: one mirror per plugin
 	}
-	m, _ := mirrors.LoadOrStore(h, newMirror())
+	obj := (*byte)(v.UnsafePointer())
+	key := weak.Make(obj)
+	if m, ok := mirrors.Load(key); ok {
+		return m.(*mirror)
+	}
+	m, loaded := mirrors.LoadOrStore(key, newMirror())
+	if !loaded {
+		runtime.AddCleanup(obj, func(k weak.Pointer[byte]) { mirrors.Delete(k) }, key)
+	}
 	return m.(*mirror)
 }
 

@@ -14,7 +14,7 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-// ReserveName is the name of the reserve plugin NewReserve builds.
+// ReserveName is the name of the reserve plugin [NewSchedkitReserve] builds.
 const ReserveName = "SchedkitReserve"
 
 var (
@@ -38,18 +38,31 @@ type ReservePlugin struct {
 	handle fwk.Handle
 }
 
-// NewReservePlugin returns a reserve plugin called name over ledger. If h
-// has a SharedInformerFactory, node and pod event handlers that feed the
-// ledger are registered on it (call before the factory starts, as plugin
-// factories are).
-func NewReservePlugin(name string, ledger *reserve.Ledger, h fwk.Handle) (*ReservePlugin, error) {
+// WrapLedger makes a schedkit [reserve.Ledger] (yours, e.g. with named
+// reservations or a journal) an upstream Reserve + PostBind plugin called
+// name, for the scheduler behind h. If h has a SharedInformerFactory, node
+// and pod event handlers that feed the ledger are registered on it (call
+// it from a plugin factory: before the factory starts). The profile's
+// built-in fit filter and schedkit score plugins then read the ledger too
+// (see [FilterPlugin], [ScorePlugin]); one ledger per profile.
+func WrapLedger(name string, ledger *reserve.Ledger, h fwk.Handle) (*ReservePlugin, error) {
 	p := &ReservePlugin{name: name, ledger: ledger, handle: h}
 	if h != nil && h.SharedInformerFactory() != nil {
 		if err := feedLedger(ledger, h); err != nil {
 			return nil, err
 		}
 	}
+	if h != nil {
+		mirrorFor(h).ledger.Store(ledger)
+	}
 	return p, nil
+}
+
+// NewReservePlugin is [WrapLedger].
+//
+// Deprecated: use WrapLedger, named for what it does.
+func NewReservePlugin(name string, ledger *reserve.Ledger, h fwk.Handle) (*ReservePlugin, error) {
+	return WrapLedger(name, ledger, h)
 }
 
 // Name returns the plugin name.
@@ -79,17 +92,23 @@ func (p *ReservePlugin) Reserve(ctx context.Context, cs fwk.CycleState, pod *v1.
 		return fwk.AsStatus(fmt.Errorf("kubescheduler: %s: %w", p.name, err))
 	}
 	if len(reasons) > 0 {
-		msgs := make([]string, len(reasons))
-		for i, r := range reasons {
-			if r.Resource == snapshot.Pods {
-				msgs[i] = "Too many pods"
-			} else {
-				msgs[i] = "Insufficient " + r.Resource.String()
-			}
-		}
-		return fwk.NewStatus(fwk.Unschedulable, msgs...)
+		return fwk.NewStatus(fwk.Unschedulable, insufficientMessages(reasons)...)
 	}
 	return nil
+}
+
+// insufficientMessages are upstream's reason strings for the ledger's
+// reasons ("Too many pods", "Insufficient cpu", ...).
+func insufficientMessages(reasons []reserve.Insufficient) []string {
+	msgs := make([]string, len(reasons))
+	for i, r := range reasons {
+		if r.Resource == snapshot.Pods {
+			msgs[i] = "Too many pods"
+		} else {
+			msgs[i] = "Insufficient " + r.Resource.String()
+		}
+	}
+	return msgs
 }
 
 // Unreserve drops the pod's hold; a no-op for a pod never reserved.
@@ -103,15 +122,24 @@ func (p *ReservePlugin) PostBind(ctx context.Context, cs fwk.CycleState, pod *v1
 	_ = p.ledger.Confirm(snapshot.KeyOf(pod))
 }
 
-// NewReserve builds the ReserveName plugin with a new ledger; it takes no
-// args. Upstream's PluginFactory signature:
-// app.WithPlugin(kubescheduler.ReserveName, kubescheduler.NewReserve).
-func NewReserve(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+// NewSchedkitReserve is the factory of the [ReserveName] plugin, which
+// keeps a new, empty ledger; it takes no args. Upstream's PluginFactory
+// signature:
+// app.WithPlugin(kubescheduler.ReserveName, kubescheduler.NewSchedkitReserve).
+// For a ledger of your own use [WrapLedger].
+func NewSchedkitReserve(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	var args struct{}
-	if err := decodeArgs(ReserveName, obj, &args); err != nil {
+	if err := DecodeArgs(ReserveName, obj, &args); err != nil {
 		return nil, err
 	}
-	return NewReservePlugin(ReserveName, reserve.New(), h)
+	return WrapLedger(ReserveName, reserve.New(), h)
+}
+
+// NewReserve is [NewSchedkitReserve].
+//
+// Deprecated: use NewSchedkitReserve, named for what it builds.
+func NewReserve(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	return NewSchedkitReserve(ctx, obj, h)
 }
 
 // feedLedger registers informer handlers that report nodes and bound pods

@@ -13,7 +13,7 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-// ScoreName is the name of the score plugin New builds.
+// ScoreName is the name of the score plugin [NewSchedkitScore] builds.
 const ScoreName = "SchedkitScore"
 
 var (
@@ -23,7 +23,9 @@ var (
 	_ fwk.SignPlugin      = (*ScorePlugin)(nil)
 )
 
-// ScorePlugin runs a schedkit [score.Scorer] as an upstream score plugin.
+// ScorePlugin runs a schedkit [score.Scorer] as an upstream score plugin:
+// the built-in ones configured by [ScoreArgs] ([NewSchedkitScore],
+// [SchedkitScoreFactory]) or your own ([WrapScorer]).
 //
 // PreScore mirrors the cycle's nodes (see the package doc), prepares the
 // scorer for the pod once and scores every candidate node in one call of the
@@ -32,24 +34,53 @@ var (
 // return Skip, as upstream's plugins do. If the PodScorer is a
 // [score.Normalizer], NormalizeScore applies it to the list the framework
 // collected. SignPod signs every pod field the built-in scorers read, so
-// upstream's opportunistic batching stays on.
+// upstream's opportunistic batching stays on; for your own scorer see
+// [PodSigner].
+//
+// With a reservation ledger in the profile ([NewSchedkitReserve],
+// [WrapLedger]) nodes are scored as the ledger sees them
+// ([reserve.Ledger.Snapshot]: bound pods, holds, and named reservations
+// as placeholder pods), so capacity set aside through the ledger counts as
+// requested; this costs a node-name look-up per candidate.
 //
 // Cost: Score is a map look-up, an index and no allocation (measured by
 // TestScoreAllocatesNothing); PreScore is O(nodes) look-ups plus the
 // scorer's own O(candidates) pass. Safe for concurrent Score calls, as the
 // framework makes them.
 type ScorePlugin struct {
-	name   string
-	key    fwk.StateKey
-	scorer score.Scorer
-	handle fwk.Handle
-	mirror *mirror
+	name    string
+	key     fwk.StateKey
+	scorer  score.Scorer
+	handle  fwk.Handle
+	mirror  *mirror
+	builtin bool // a schedkit scorer: signPod covers what it reads
 }
 
-// NewScorePlugin returns a score plugin called name that runs scorer in the
-// scheduler behind h. Several plugins on one handle share one mirror.
-func NewScorePlugin(name string, scorer score.Scorer, h fwk.Handle) *ScorePlugin {
+// WrapScorer makes your own schedkit scorer (any [score.Scorer]) an
+// upstream score plugin called name, for the scheduler behind h; call it
+// from your plugin's factory:
+//
+//	app.WithPlugin("PreferLabel", func(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+//		return kubescheduler.WrapScorer("PreferLabel", &PreferLabel{Key: "example.com/fast"}, h), nil
+//	})
+//
+// and enable it in the profile under multiPoint (or both preScore and
+// score: without preScore every Score call prepares the scorer anew).
+// Several schedkit plugins on one handle share one mirror of the nodes.
+//
+// Upstream's opportunistic batching reuses scores for pods with the same
+// signature: the plugin signs a pod only if scorer implements [PodSigner]
+// (declaring the pod fields it reads), and otherwise turns batching off
+// for the profile's pods, which is always correct.
+func WrapScorer(name string, scorer score.Scorer, h fwk.Handle) *ScorePlugin {
 	return &ScorePlugin{name: name, key: fwk.StateKey("PreScore" + name), scorer: scorer, handle: h, mirror: mirrorFor(h)}
+}
+
+// NewScorePlugin is [WrapScorer].
+//
+// Deprecated: use WrapScorer, named for what it does.
+func NewScorePlugin(name string, scorer score.Scorer, h fwk.Handle) *ScorePlugin {
+	return WrapScorer(name, scorer, h)
 }
 
 // Name returns the plugin name.
@@ -59,13 +90,18 @@ func (p *ScorePlugin) Name() string { return p.name }
 func (p *ScorePlugin) Scorer() score.Scorer { return p.scorer }
 
 type scoreState struct {
-	snap *snapshot.Snapshot
+	snap *snapshot.Snapshot // what the scorer reads: the mirror's, or the ledger's
 	ps   score.PodScorer
 	// pos[slot] is the position in raw of the mirrored node with that
 	// slot, or -1.
-	pos   []int32
-	nodes []*snapshot.NodeInfo
-	raw   []int64
+	pos []int32
+	// mirrored[i] is the mirror's node of candidate i, nodes[i] the node
+	// scored (the ledger's, when there is a ledger).
+	mirrored []*snapshot.NodeInfo
+	nodes    []*snapshot.NodeInfo
+	raw      []int64
+	// viaLedger: snap is the ledger's
+	viaLedger bool
 }
 
 func (s *scoreState) Clone() fwk.StateData { return s }
@@ -108,31 +144,48 @@ func (p *ScorePlugin) prepare(cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeIn
 	if err != nil {
 		return nil, err
 	}
+	l := p.mirror.ledger.Load()
+	if l != nil {
+		snap = l.Snapshot()
+	}
 	ps, err := p.scorer.Prepare(pi, snap)
 	if err != nil || ps == nil {
 		return &scoreState{snap: snap}, err
 	}
-	st := &scoreState{snap: snap, ps: ps, pos: make([]int32, p.mirror.slots()),
-		nodes: make([]*snapshot.NodeInfo, len(nodes)), raw: make([]int64, len(nodes))}
+	st := &scoreState{snap: snap, ps: ps, viaLedger: l != nil, pos: make([]int32, p.mirror.slots()),
+		mirrored: make([]*snapshot.NodeInfo, len(nodes)), nodes: make([]*snapshot.NodeInfo, len(nodes)), raw: make([]int64, len(nodes))}
 	for i := range st.pos {
 		st.pos[i] = -1
 	}
 	for i, ni := range nodes {
 		if e := p.mirror.lookup(ni); e != nil {
-			st.nodes[i] = e.ours
+			st.mirrored[i] = e.ours
 			if int(e.slot) < len(st.pos) {
 				st.pos[e.slot] = int32(i)
 			}
-			continue
+		} else {
+			ours, err := p.mirror.nodeFor(ni)
+			if err != nil {
+				return nil, err
+			}
+			st.mirrored[i] = ours
 		}
-		ours, err := p.mirror.nodeFor(ni)
-		if err != nil {
-			return nil, err
-		}
-		st.nodes[i] = ours
+		st.nodes[i] = st.scored(st.mirrored[i])
 	}
 	ps.Score(st.nodes, st.raw)
 	return st, nil
+}
+
+// scored is the node to score for the mirror's node ours: the ledger's
+// node of that name when the state reads the ledger, else ours.
+func (s *scoreState) scored(ours *snapshot.NodeInfo) *snapshot.NodeInfo {
+	if !s.viaLedger {
+		return ours
+	}
+	if n := s.snap.Get(ours.Name()); n != nil {
+		return n
+	}
+	return ours // a node the ledger has not seen yet
 }
 
 func (p *ScorePlugin) state(cs fwk.CycleState) (*scoreState, error) {
@@ -163,7 +216,7 @@ func (p *ScorePlugin) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 		}
 	}
 	if e := p.mirror.lookup(ni); e != nil && int(e.slot) < len(st.pos) {
-		if i := st.pos[e.slot]; i >= 0 && st.nodes[i] == e.ours {
+		if i := st.pos[e.slot]; i >= 0 && st.mirrored[i] == e.ours {
 			return st.raw[i], nil
 		}
 	}
@@ -172,7 +225,7 @@ func (p *ScorePlugin) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 		return 0, fwk.AsStatus(err)
 	}
 	out := []int64{0}
-	st.ps.Score([]*snapshot.NodeInfo{ours}, out)
+	st.ps.Score([]*snapshot.NodeInfo{st.scored(ours)}, out)
 	return out[0], nil
 }
 
@@ -207,12 +260,16 @@ func (p *ScorePlugin) NormalizeScore(ctx context.Context, cs fwk.CycleState, pod
 	return nil
 }
 
-// SignPod signs the pod fields schedkit's built-in scorers and filters read.
+// SignPod signs the pod fields schedkit's built-in scorers and filters
+// read, plus, for a scorer of your own, the fields its [PodSigner]
+// declares; such a scorer without a PodSigner refuses to sign
+// (Unschedulable: the pod is not batched).
 func (p *ScorePlugin) SignPod(ctx context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
-	return p.mirror.sign(pod)
+	return signAs(p.mirror, p.name, p.builtin, p.scorer, pod)
 }
 
-// ScoreArgs are the pluginConfig args of the plugin New builds.
+// ScoreArgs are the pluginConfig args of the plugin [NewSchedkitScore]
+// builds (and of those [SchedkitScoreFactory] builds).
 //
 //	pluginConfig:
 //	- name: SchedkitScore
@@ -315,26 +372,46 @@ func (a *ScoreArgs) ScorerFor(plugin string) (score.Scorer, error) {
 	return s, nil
 }
 
-// ScoreFactory returns a plugin factory, with upstream's PluginFactory
-// signature, for a score plugin called name configured by [ScoreArgs]; use
-// it to register several differently configured schedkit scorers in one
-// scheduler (app.WithPlugin("BinPackGPU", kubescheduler.ScoreFactory("BinPackGPU"))).
-func ScoreFactory(name string) func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
+// SchedkitScoreFactory returns a plugin factory, with upstream's
+// PluginFactory signature, for a score plugin called name that runs a
+// built-in schedkit scorer configured by [ScoreArgs]; use it to register
+// several differently configured schedkit scorers in one scheduler
+// (app.WithPlugin("BinPackGPU", kubescheduler.SchedkitScoreFactory("BinPackGPU"))).
+// For a scorer of your own use [WrapScorer].
+func SchedkitScoreFactory(name string) func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
 	return func(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 		var args ScoreArgs
-		if err := decodeArgs(name, obj, &args); err != nil {
+		if err := DecodeArgs(name, obj, &args); err != nil {
 			return nil, err
 		}
 		s, err := args.ScorerFor(name)
 		if err != nil {
 			return nil, err
 		}
-		return NewScorePlugin(name, s, h), nil
+		p := WrapScorer(name, s, h)
+		p.builtin = true
+		return p, nil
 	}
 }
 
-// New builds the ScoreName plugin from its [ScoreArgs]; it has upstream's
-// PluginFactory signature: app.WithPlugin(kubescheduler.ScoreName, kubescheduler.New).
+// NewSchedkitScore is the factory of the [ScoreName] plugin (a built-in
+// schedkit scorer configured by [ScoreArgs]), with upstream's
+// PluginFactory signature:
+// app.WithPlugin(kubescheduler.ScoreName, kubescheduler.NewSchedkitScore).
+func NewSchedkitScore(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	return SchedkitScoreFactory(ScoreName)(ctx, obj, h)
+}
+
+// ScoreFactory is [SchedkitScoreFactory].
+//
+// Deprecated: use SchedkitScoreFactory, named for what it builds.
+func ScoreFactory(name string) func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
+	return SchedkitScoreFactory(name)
+}
+
+// New is [NewSchedkitScore].
+//
+// Deprecated: use NewSchedkitScore, named for what it builds.
 func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-	return ScoreFactory(ScoreName)(ctx, obj, h)
+	return NewSchedkitScore(ctx, obj, h)
 }

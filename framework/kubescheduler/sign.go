@@ -1,6 +1,7 @@
 package kubescheduler
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,14 +12,53 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
+// PodSigner is implemented by a scorer or filter of your own that declares
+// which pod fields it reads, so that upstream's opportunistic batching may
+// reuse its results for pods that agree on them. SignPod returns one
+// fragment per field (or group of fields) read, with a key unique to what
+// it reads (e.g. "example.com/labels" and the pod's labels): two pods with
+// equal fragments must get the same score or verdict on every node. An
+// error disables batching for that pod.
+//
+// A plugin from [WrapScorer] or [WrapFilter] signs a pod with the fields
+// schedkit's built-in scorers and filters read plus the fragments of its
+// PodSigner. Without a PodSigner it refuses to sign (Unschedulable, which
+// upstream documents as "not eligible for batching"): every pod of the
+// profile is then scored and filtered in full — slower, never wrong.
+type PodSigner interface {
+	SignPod(pod *v1.Pod) ([]fwk.SignFragment, error)
+}
+
+// signAs is the SignPod of a plugin called name running x (a scorer or a
+// filter): the built-in fields when builtin, plus x's own fragments when x
+// is a PodSigner, else a refusal.
+func signAs(m *mirror, name string, builtin bool, x any, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
+	frags, st := m.sign(pod)
+	if builtin || !st.IsSuccess() {
+		return frags, st
+	}
+	ps, ok := x.(PodSigner)
+	if !ok {
+		return nil, fwk.NewStatus(fwk.Unschedulable, name+": "+notSigned)
+	}
+	own, err := ps.SignPod(pod)
+	if err != nil {
+		return nil, fwk.AsStatus(fmt.Errorf("kubescheduler: %s: SignPod: %w", name, err))
+	}
+	return append(slices.Clip(frags), own...), nil
+}
+
+// notSigned is the reason a wrapped scorer or filter without a PodSigner
+// gives for not signing a pod.
+const notSigned = "does not declare the pod fields it reads (kubescheduler.PodSigner): no opportunistic batching"
+
 // signPod signs every pod field schedkit's built-in scorers and filters
 // read: requests (containers, init containers, overhead, pod level), image
 // names, node affinity and selector, tolerations, host ports, spec.nodeName
 // and labels (named reservations select owners by label). Two pods with the
 // same signature get the same scores and verdicts on every node, which is
 // what upstream's opportunistic batching requires of a SignPlugin.
-// A scorer written outside schedkit that reads other pod fields must not be
-// run with this signer; wrap the plugin and override SignPod.
+// A scorer written outside schedkit may read other fields: see signAs.
 func signPod(pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
 	req, err := snapshot.ComputePodRequests(pod)
 	if err != nil {

@@ -79,21 +79,21 @@ func (c countedReserve) Reserve(ctx context.Context, cs fwk.CycleState, pod *v1.
 func (c *calls) plugins() []app.Option {
 	return []app.Option{
 		app.WithPlugin(kubescheduler.FitName, func(ctx context.Context, obj k8sruntime.Object, h fwk.Handle) (fwk.Plugin, error) {
-			p, err := kubescheduler.NewFit(ctx, obj, h)
+			p, err := kubescheduler.NewSchedkitFit(ctx, obj, h)
 			if err != nil {
 				return nil, err
 			}
 			return countedFit{p.(*kubescheduler.FilterPlugin), &c.filter}, nil
 		}),
 		app.WithPlugin(kubescheduler.ScoreName, func(ctx context.Context, obj k8sruntime.Object, h fwk.Handle) (fwk.Plugin, error) {
-			p, err := kubescheduler.New(ctx, obj, h)
+			p, err := kubescheduler.NewSchedkitScore(ctx, obj, h)
 			if err != nil {
 				return nil, err
 			}
 			return countedScore{p.(*kubescheduler.ScorePlugin), &c.score}, nil
 		}),
 		app.WithPlugin(kubescheduler.ReserveName, func(ctx context.Context, obj k8sruntime.Object, h fwk.Handle) (fwk.Plugin, error) {
-			p, err := kubescheduler.NewReserve(ctx, obj, h)
+			p, err := kubescheduler.NewSchedkitReserve(ctx, obj, h)
 			if err != nil {
 				return nil, err
 			}
@@ -121,7 +121,7 @@ func writeKubeconfig(dir string, rc *rest.Config) (string, error) {
 
 // writeSchedulerConfig copies the shipped deploy/scheduler-config.yaml with
 // clientConnection.kubeconfig set (with --config, the binary reads the
-// kubeconfig path from the file only).
+// kubeconfig path from the file only) and leader election off.
 func writeSchedulerConfig(dir, kubeconfig string) (string, error) {
 	raw, err := os.ReadFile("../deploy/scheduler-config.yaml")
 	if err != nil {
@@ -136,6 +136,14 @@ func writeSchedulerConfig(dir, kubeconfig string) (string, error) {
 		return "", fmt.Errorf("deploy/scheduler-config.yaml: no clientConnection")
 	}
 	conn["kubeconfig"] = kubeconfig
+	// app.Run's leader-election path ends the process (os.Exit) when its
+	// context ends; in-process, run without it. TestShippedManifests runs
+	// the binary with leader election on.
+	le, ok := doc["leaderElection"].(map[string]any)
+	if !ok {
+		return "", fmt.Errorf("deploy/scheduler-config.yaml: no leaderElection")
+	}
+	le["leaderElect"] = false
 	out, err := yaml.Marshal(doc)
 	if err != nil {
 		return "", err

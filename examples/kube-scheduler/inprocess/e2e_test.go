@@ -85,12 +85,12 @@ func e2ePod(i int, schedulerName string) *v1.Pod {
 
 // TestInProcessScheduler runs the real kube-scheduler, configured by the
 // shipped deploy/scheduler-config.yaml, on 100 nodes and 1,000 pods of the
-// schedkit profile (plus 20 of the default profile): every pod is bound,
+// schedkit profile (its only profile): every pod is bound,
 // schedkit's score and reserve plugins run, no node is over-committed, and
 // a bind that fails once makes the scheduler call Unreserve, after which the
 // pod is retried and bound.
 func TestInProcessScheduler(t *testing.T) {
-	const nNodes, nPods, nDefault = 100, 1000, 20
+	const nNodes, nPods = 100, 1000
 	var nodes []*v1.Node
 	for i := 0; i < nNodes; i++ {
 		nodes = append(nodes, e2eNode(i))
@@ -98,9 +98,6 @@ func TestInProcessScheduler(t *testing.T) {
 	var pods []*v1.Pod
 	for i := 0; i < nPods; i++ {
 		pods = append(pods, e2ePod(i, "schedkit"))
-	}
-	for i := nPods; i < nPods+nDefault; i++ {
-		pods = append(pods, e2ePod(i, v1.DefaultSchedulerName))
 	}
 	cl, err := NewCluster(nodes, pods)
 	require.NoError(t, err)
@@ -114,13 +111,13 @@ func TestInProcessScheduler(t *testing.T) {
 
 	cfg, err := LoadConfig("../deploy/scheduler-config.yaml")
 	require.NoError(t, err)
-	require.Len(t, cfg.Profiles, 2)
+	require.Len(t, cfg.Profiles, 1)
 
 	var score *countingScore
 	var res *countingReserve
 	registry := Registry()
 	registry[kubescheduler.ScoreName] = func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-		p, err := kubescheduler.New(ctx, obj, h)
+		p, err := kubescheduler.NewSchedkitScore(ctx, obj, h)
 		if err != nil {
 			return nil, err
 		}
@@ -128,7 +125,7 @@ func TestInProcessScheduler(t *testing.T) {
 		return score, nil
 	}
 	registry[kubescheduler.ReserveName] = func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-		p, err := kubescheduler.NewReserve(ctx, obj, h)
+		p, err := kubescheduler.NewSchedkitReserve(ctx, obj, h)
 		if err != nil {
 			return nil, err
 		}
@@ -141,7 +138,7 @@ func TestInProcessScheduler(t *testing.T) {
 	start := time.Now()
 	_, err = cl.Start(ctx, cfg, registry)
 	require.NoError(t, err)
-	got, err := cl.WaitBound(ctx, nPods+nDefault, 2*time.Minute)
+	got, err := cl.WaitBound(ctx, nPods, 2*time.Minute)
 	require.NoError(t, err)
 	t.Logf("%d pods bound on %d nodes in %v", len(got), nNodes, time.Since(start).Round(time.Millisecond))
 

@@ -31,9 +31,9 @@ var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 // app.WithPlugin: schedkit's plugins by name.
 func Registry() frameworkruntime.Registry {
 	return frameworkruntime.Registry{
-		kubescheduler.ScoreName:   kubescheduler.New,
-		kubescheduler.FitName:     kubescheduler.NewFit,
-		kubescheduler.ReserveName: kubescheduler.NewReserve,
+		kubescheduler.ScoreName:   kubescheduler.NewSchedkitScore,
+		kubescheduler.FitName:     kubescheduler.NewSchedkitFit,
+		kubescheduler.ReserveName: kubescheduler.NewSchedkitReserve,
 	}
 }
 

@@ -119,8 +119,8 @@ func BenchmarkScorePerNode(b *testing.B) {
 		b.Run(fmt.Sprintf("impl=adapter/nodes=%d", n), func(b *testing.B) {
 			h := u.Handle()
 			plugins := []*kubescheduler.ScorePlugin{
-				kubescheduler.NewScorePlugin("LA", must(score.NewLeastAllocated()), h),
-				kubescheduler.NewScorePlugin("BA", must(score.NewBalancedAllocation()), h),
+				kubescheduler.WrapScorer("LA", must(score.NewLeastAllocated()), h),
+				kubescheduler.WrapScorer("BA", must(score.NewBalancedAllocation()), h),
 			}
 			// Steady state: the mirror already holds the cluster (a running
 			// scheduler pays the build once, then one node per cycle).

@@ -60,7 +60,7 @@ func withPlugins(b *testing.B, pct int32) (*config.KubeSchedulerConfiguration, f
 	cfg, err := inprocess.LoadConfig(path)
 	require.NoError(b, err)
 	reg := inprocess.Registry()
-	reg["SchedkitBalanced"] = kubescheduler.ScoreFactory("SchedkitBalanced")
+	reg["SchedkitBalanced"] = kubescheduler.SchedkitScoreFactory("SchedkitBalanced")
 	return cfg, reg
 }
 

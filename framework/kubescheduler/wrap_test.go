@@ -1,0 +1,277 @@
+package kubescheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	"github.com/schedkit/schedkit/framework"
+	"github.com/schedkit/schedkit/reserve"
+	"github.com/schedkit/schedkit/score"
+	"github.com/schedkit/schedkit/snapshot"
+)
+
+// myArgs are a user's own plugin args.
+type myArgs struct {
+	LabelKey string `json:"labelKey"`
+	Budget   int64  `json:"budget"`
+}
+
+// TestDecodeArgsForUserArgs: a user's own args decode strictly (a typo is
+// an error naming the plugin and the field), defaults survive absent
+// fields, and typed args from Go are taken as they are.
+func TestDecodeArgsForUserArgs(t *testing.T) {
+	args := myArgs{LabelKey: "example.com/fast", Budget: 4}
+	require.NoError(t, DecodeArgs("MyPlugin", &k8sruntime.Unknown{Raw: []byte(`{"budget": 8}`)}, &args))
+	assert.Equal(t, myArgs{LabelKey: "example.com/fast", Budget: 8}, args)
+
+	err := DecodeArgs("MyPlugin", &k8sruntime.Unknown{Raw: []byte(`{"lablKey": "x"}`)}, &args)
+	require.ErrorIs(t, err, ErrInvalidArgs)
+	assert.Contains(t, err.Error(), "MyPlugin args: lablKey: unknown field")
+
+	err = DecodeArgs("MyPlugin", &k8sruntime.Unknown{Raw: []byte("budget: lots\n")}, &args)
+	require.ErrorIs(t, err, ErrInvalidArgs)
+	assert.Contains(t, err.Error(), "MyPlugin args: budget: cannot use string as int64")
+
+	require.NoError(t, DecodeArgs("MyPlugin", nil, &args))
+	assert.Equal(t, int64(8), args.Budget, "no args: unchanged")
+}
+
+// labelScorer is a user's scorer: it reads a pod label that schedkit's
+// signature does not cover.
+type labelScorer struct{}
+
+func (labelScorer) Name() string { return "LabelScorer" }
+func (labelScorer) Prepare(pod *snapshot.PodInfo, _ score.Cluster) (score.PodScorer, error) {
+	return nil, nil
+}
+
+type signedLabelScorer struct{ labelScorer }
+
+func (signedLabelScorer) SignPod(pod *v1.Pod) ([]fwk.SignFragment, error) {
+	if pod.Annotations["bad"] != "" {
+		return nil, errors.New("cannot sign")
+	}
+	return []fwk.SignFragment{{Key: "example.com/tier", Value: pod.Annotations["tier"]}}, nil
+}
+
+// TestWrappedSignPod: a wrapped scorer or filter is left out of upstream's
+// batching (SignPod refuses: Unschedulable) unless it declares what it
+// reads; built-in plugins sign as before; a declared signature carries the
+// user's fragments after schedkit's.
+func TestWrappedSignPod(t *testing.T) {
+	ctx := context.Background()
+	h := cluster(newNodeInfo(node("n", "4", "8Gi"), 1))
+	p := pod("p", "1", "1Gi")
+	p.Annotations = map[string]string{"tier": "gold"}
+
+	for _, sp := range []fwk.SignPlugin{
+		WrapScorer("Mine", labelScorer{}, h),
+		WrapScorer("MineToo", score.NewImageLocality(), h), // a built-in scorer under a name of the user's: still the user's plugin
+		WrapFilter("MyFilter", budgetFilter{}, h),
+	} {
+		frags, st := sp.SignPod(ctx, p)
+		assert.Equal(t, fwk.Unschedulable, st.Code(), sp.Name())
+		assert.Contains(t, st.Message(), "PodSigner", sp.Name())
+		assert.Nil(t, frags)
+	}
+
+	base, st := signPod(p)
+	require.True(t, st.IsSuccess())
+	frags, st := WrapScorer("Signed", signedLabelScorer{}, h).SignPod(ctx, p)
+	require.True(t, st.IsSuccess(), st.AsError())
+	assert.Equal(t, append(base, fwk.SignFragment{Key: "example.com/tier", Value: "gold"}), frags)
+	p.Annotations["bad"] = "1"
+	_, st = WrapScorer("Signed", signedLabelScorer{}, h).SignPod(ctx, p)
+	assert.Equal(t, fwk.Error, st.Code())
+
+	for _, f := range []func(context.Context, k8sruntime.Object, fwk.Handle) (fwk.Plugin, error){NewSchedkitScore, NewSchedkitFit} {
+		pl, err := f(ctx, nil, h)
+		require.NoError(t, err)
+		frags, st := pl.(fwk.SignPlugin).SignPod(ctx, p)
+		require.True(t, st.IsSuccess(), pl.Name())
+		assert.Equal(t, base, frags, pl.Name())
+	}
+}
+
+// budgetFilter is a user's filter that signs nothing.
+type budgetFilter struct{}
+
+func (budgetFilter) Name() string { return "Budget" }
+func (budgetFilter) PreFilter(*snapshot.PodInfo) (framework.PreFilterResult, error) {
+	return framework.PreFilterResult{}, nil
+}
+
+// reservation holds all of a node's cpu for pods labelled app=owner.
+func reservation(name, nodeName, cpu string) reserve.Reservation {
+	return reserve.Reservation{Name: name, Node: nodeName,
+		Capacity: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)},
+		Owner:    reserve.Owner{Namespace: "default", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "owner"}}}}
+}
+
+// TestFilterSeesLedger: with a ledger in the profile, the fit filter
+// refuses a node whose room a named reservation (or a hold made through
+// the ledger) takes, as Reserve would, and passes it for the
+// reservation's owner; without the ledger check the filter passed the
+// node and Reserve then refused it (issue 19: pods stranded).
+func TestFilterSeesLedger(t *testing.T) {
+	ctx := context.Background()
+	n1 := newNodeInfo(node("n1", "4", "8Gi"), 1)
+	n2 := newNodeInfo(node("n2", "4", "8Gi"), 1)
+	h := cluster(n1, n2)
+	rpl, err := NewSchedkitReserve(ctx, nil, h)
+	require.NoError(t, err)
+	rp := rpl.(*ReservePlugin)
+	l := rp.Ledger()
+	require.NoError(t, l.AddNode(n1.node))
+	require.NoError(t, l.AddNode(n2.node))
+	short, err := l.AddReservation(reservation("r", "n1", "4"))
+	require.NoError(t, err)
+	require.Empty(t, short)
+
+	fpl, err := NewSchedkitFit(ctx, nil, h)
+	require.NoError(t, err)
+	fp := fpl.(*FilterPlugin)
+	filter := func(p *v1.Pod, ni *fakeNodeInfo) *fwk.Status {
+		cs := newCycleState()
+		_, st := fp.PreFilter(ctx, cs, p, infos(h))
+		require.True(t, st.IsSuccess(), st.AsError())
+		return fp.Filter(ctx, cs, p, ni)
+	}
+	other := pod("other", "1", "1Gi")
+	st := filter(other, n1)
+	assert.Equal(t, fwk.Unschedulable, st.Code())
+	assert.Equal(t, []string{"Insufficient cpu"}, st.Reasons())
+	assert.Equal(t, rp.Reserve(ctx, newCycleState(), other, "n1").Reasons(), st.Reasons(), "the filter's verdict is Reserve's")
+	assert.True(t, filter(other, n2).IsSuccess())
+	// Preemption's dry run hands Filter a copy of the node with victims
+	// removed (a new generation): judged on its own pods, not the ledger's.
+	cs := newCycleState()
+	_, st = fp.PreFilter(ctx, cs, other, infos(h))
+	require.True(t, st.IsSuccess())
+	dry := n1.clone()
+	dry.gen++
+	assert.True(t, fp.Filter(ctx, cs, other, dry).IsSuccess())
+
+	owner := pod("owner", "2", "1Gi")
+	owner.Labels = map[string]string{"app": "owner"}
+	assert.True(t, filter(owner, n1).IsSuccess(), "the owner draws on its reservation")
+
+	// A hold made through the ledger, by a pod the scheduler never saw.
+	pi, err := snapshot.NewPodInfo(pod("held", "3500m", "1Gi"))
+	require.NoError(t, err)
+	reasons, err := l.Reserve(pi, "n2")
+	require.NoError(t, err)
+	require.Empty(t, reasons)
+	assert.Equal(t, fwk.Unschedulable, filter(other, n2).Code())
+
+	// A user's filter is not changed: it reads the scheduler's nodes.
+	uf := WrapFilter("Mine", &framework.NodeResourcesFit{}, h)
+	cs = newCycleState()
+	_, st = uf.PreFilter(ctx, cs, other, infos(h))
+	require.True(t, st.IsSuccess(), st.AsError())
+	assert.True(t, uf.Filter(ctx, cs, other, n1).IsSuccess())
+}
+
+// TestScoreSeesLedger: with a ledger in the profile, schedkit scorers
+// score the ledger's view (named reservations as placeholders), so a
+// reservation counts as requested; the scores are those of the scorer run
+// on Ledger.Snapshot directly.
+func TestScoreSeesLedger(t *testing.T) {
+	ctx := context.Background()
+	n1 := newNodeInfo(node("n1", "4", "8Gi"), 1)
+	n2 := newNodeInfo(node("n2", "4", "8Gi"), 1)
+	h := cluster(n1, n2)
+	spl, err := NewSchedkitScore(ctx, nil, h) // LeastAllocated
+	require.NoError(t, err)
+	sp := spl.(*ScorePlugin)
+	p := pod("p", "1", "2Gi")
+	scores := func() (int64, int64) {
+		cs := newCycleState()
+		require.True(t, sp.PreScore(ctx, cs, p, infos(h)).IsSuccess())
+		a, st := sp.Score(ctx, cs, p, n1)
+		require.True(t, st.IsSuccess(), st.AsError())
+		b, st := sp.Score(ctx, cs, p, n2)
+		require.True(t, st.IsSuccess(), st.AsError())
+		return a, b
+	}
+	a, b := scores()
+	assert.Equal(t, a, b, "no ledger: identical nodes score alike")
+
+	rpl, err := NewSchedkitReserve(ctx, nil, h)
+	require.NoError(t, err)
+	l := rpl.(*ReservePlugin).Ledger()
+	require.NoError(t, l.AddNode(n1.node))
+	require.NoError(t, l.AddNode(n2.node))
+	_, err = l.AddReservation(reservation("r", "n1", "2"))
+	require.NoError(t, err)
+	a, b = scores()
+	assert.Less(t, a, b, "n1's reservation counts as requested")
+
+	pi, err := snapshot.NewPodInfo(p)
+	require.NoError(t, err)
+	snap := l.Snapshot()
+	ps, err := sp.Scorer().Prepare(pi, snap)
+	require.NoError(t, err)
+	want := make([]int64, 2)
+	ps.Score([]*snapshot.NodeInfo{snap.Get("n1"), snap.Get("n2")}, want)
+	assert.Equal(t, want, []int64{a, b})
+}
+
+// TestMirrorsReleasedWithHandle: the process-wide mirror of a framework
+// handle goes when the handle does; creating and dropping 1,000 handles
+// (each with a plugin that mirrored 20 nodes) leaves no entry and does not
+// grow the live heap. Before, every handle's mirror stayed for good.
+func TestMirrorsReleasedWithHandle(t *testing.T) {
+	count := func() int {
+		n := 0
+		mirrors.Range(func(_, _ any) bool { n++; return true })
+		return n
+	}
+	settle := func() (int, uint64) {
+		var n int
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			runtime.GC()
+			if n = count(); n == 0 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		runtime.GC() // the mirrors the cleanups unlinked
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return n, ms.HeapAlloc
+	}
+	make1 := func(i int) {
+		var nodes []*fakeNodeInfo
+		for j := range 20 {
+			nodes = append(nodes, newNodeInfo(node(fmt.Sprintf("h%d-n%d", i, j), "4", "8Gi"), 1))
+		}
+		h := cluster(nodes...)
+		sp := WrapScorer("S", score.NewImageLocality(), h)
+		_, err := sp.mirror.sync(infos(h))
+		require.NoError(t, err)
+		require.Same(t, sp.mirror, mirrorFor(h), "plugins of one handle share a mirror")
+	}
+	base, heap0 := settle()
+	for i := range 1000 {
+		make1(i)
+	}
+	assert.GreaterOrEqual(t, count(), 1, "mirrors exist while handles may be alive")
+	left, heap1 := settle()
+	assert.LessOrEqual(t, left, base, "mirrors left after their handles were dropped")
+	t.Logf("live heap %d -> %d bytes after 1,000 handles", heap0, heap1)
+	assert.Less(t, int64(heap1)-int64(heap0), int64(1<<20), "live heap grew by more than 1 MiB")
+}
