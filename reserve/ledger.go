@@ -249,7 +249,7 @@ func (l *Ledger) RemovePod(k snapshot.PodKey) bool {
 	}
 	l.viewUnbind(k, i, ok)
 	if drew || l.recs[i].phase != Bound {
-		l.logRelease(opUnreserve, k)
+		_ = l.logRelease(opUnreserve, k) // a fact: applies even with a broken journal
 	}
 	l.returnDraw(k)
 	if ok {
@@ -390,15 +390,16 @@ func (l *Ledger) ReserveUntil(pod *snapshot.PodInfo, nodeName string, deadline t
 // any share drawn from a named reservation. Pods the informer reports bound
 // are untouched (only [Ledger.RemovePod] removes them). Idempotent and valid
 // for a pod never reserved (upstream's Unreserve contract); it reports
-// whether anything was released. O(1); allocates nothing without a journal.
+// whether anything was released. With a broken journal ([Ledger.JournalErr]
+// non-nil) it releases nothing and returns false (see [Ledger.SetJournal]).
+// O(1); allocates nothing without a journal.
 func (l *Ledger) Unreserve(k snapshot.PodKey) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	i, ok := l.held.get(k.Hash(), k, l.recs)
-	if !ok {
+	if !ok || l.logRelease(opUnreserve, k) != nil {
 		return false
 	}
-	l.logRelease(opUnreserve, k)
 	l.returnDraw(k)
 	l.dropRec(i)
 	return true
@@ -410,7 +411,9 @@ func (l *Ledger) Unreserve(k snapshot.PodKey) bool {
 // informer later reports the pod, nothing is counted twice. Confirm of a
 // pod already confirmed or reported bound is a no-op. Errors:
 // [ErrNotHeld] if the ledger neither holds nor sees the pod bound (also
-// the harmless case of a pod the informer reported and deleted already).
+// the harmless case of a pod the informer reported and deleted already);
+// [ErrJournal] if the journal is or becomes broken (the pod stays held; see
+// [Ledger.SetJournal]).
 func (l *Ledger) Confirm(k snapshot.PodKey) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -421,7 +424,9 @@ func (l *Ledger) Confirm(k snapshot.PodKey) error {
 	if l.recs[i].phase != Held {
 		return nil
 	}
-	l.logRelease(opConfirm, k)
+	if err := l.logRelease(opConfirm, k); err != nil {
+		return fmt.Errorf("Confirm: pod %s: %w", k, err)
+	}
 	l.confirm(i)
 	return nil
 }
@@ -442,7 +447,8 @@ func (l *Ledger) confirm(i int32) {
 // and returns their keys sorted by namespace and name, or nil. Expiry is
 // opt-in: holds made with [Ledger.Reserve] never expire (upstream v1.37
 // removed assumed-pod expiry because it double-booked nodes when a bind was
-// slow). O(holds); allocates the result.
+// slow). With a broken journal it releases nothing and returns nil (see
+// [Ledger.SetJournal]). O(holds); allocates the result.
 func (l *Ledger) Expire(now time.Time) []snapshot.PodKey {
 	t := deadlineNanos(now)
 	if now.IsZero() {
@@ -461,7 +467,9 @@ func (l *Ledger) Expire(now time.Time) []snapshot.PodKey {
 		return nil
 	}
 	slices.SortFunc(out, cmpKey)
-	l.logUnreserve(out)
+	if l.logUnreserve(out) != nil {
+		return nil // a broken journal: see SetJournal
+	}
 	for _, k := range out {
 		l.returnDraw(k)
 		i, _ := l.held.get(k.Hash(), k, l.recs)
@@ -513,7 +521,7 @@ func (l *Ledger) Reconcile(exists func(snapshot.PodKey) bool) []snapshot.PodKey 
 	if len(out) == 0 {
 		return nil
 	}
-	l.logUnreserve(out)
+	_ = l.logUnreserve(out) // a fact: applies even with a broken journal
 	for _, k := range out {
 		l.returnDraw(k)
 		if i, ok := l.held.get(k.Hash(), k, l.recs); ok {
