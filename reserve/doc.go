@@ -59,10 +59,11 @@
 // at attach time, so one record rebuilds it (a later begin record replaces
 // the state). [Ledger.Replay] applies every intact record and tells a torn
 // tail (a crash cut the last record short, perhaps leaving NUL bytes after
-// it: [ReplayResult.Torn], not an error) from corruption (a bad checksum,
-// a length that cannot be, a torn record or garbage with intact records
-// after it: a [*CorruptJournalError] with the record index and byte offset,
-// and the ledger unchanged). It never drops an intact record silently.
+// it: [ReplayResult.Torn], not an error) from corruption (anything else:
+// a bad checksum, a length that cannot be, garbage, a torn record with
+// intact records after it — a [*CorruptJournalError] with the record index
+// and byte offset, and the ledger unchanged). It never drops an intact
+// record silently.
 // Version 1 journals are not read.
 //
 // The rule after a write error: the journal is the truth. A change is
