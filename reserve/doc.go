@@ -52,24 +52,56 @@
 //
 // [Ledger.SetJournal] appends every change of the ledger's own state —
 // holds, confirmations, named reservations and their shares — to a
-// caller's io.Writer (length-prefixed, CRC-32C-checked JSON records, one
-// Write per record; a gang is one record). Nodes and bound pods are not
-// journaled: they are the API server's, and an informer lists them again
-// after a restart. A change that takes capacity is refused if its record
-// cannot be written. [Ledger.Replay] rebuilds the ledger's own state from
-// an io.Reader, replaying every complete record of a journal torn at any
-// byte and reporting the torn tail. Recovery after a crash:
+// caller's io.Writer, one Write per record (a gang is one record). Nodes
+// and bound pods are not journaled: they are the API server's, and an
+// informer lists them again after a restart.
+//
+// Format (version 2): each record is a 12-byte header — payload length
+// (uint32, big-endian, 1 B to 1 GiB), a CRC-32C of the length, a CRC-32C of
+// the first 8 header bytes and the payload — then the payload, one JSON
+// object. The first record is a begin record holding the whole own state
+// at attach time, so one record rebuilds it (a later begin record replaces
+// the state). [Ledger.Replay] applies every intact record and tells a torn
+// tail (a crash cut the last record short, perhaps leaving NUL bytes after
+// it: [ReplayResult.Torn], not an error) from corruption (anything else:
+// a bad checksum, a length that cannot be, garbage, a torn record with
+// intact records after it — a [*CorruptJournalError] with the record index
+// and byte offset, and the ledger unchanged). It never drops an intact
+// record silently.
+// Version 1 journals are not read.
+//
+// The rule after a write error: the journal is the truth. A change is
+// applied if and only if its whole record reached the writer (a record
+// stored whole with an error, as from a failed fsync after the write,
+// counts as written). The first error breaks the journal: the caller's
+// decisions (Reserve, ReserveGang, AddReservation, RemoveReservation,
+// Confirm, Unreserve, Expire) are refused and change nothing until a new
+// writer is attached; the informer's facts (pods bound or deleted, node
+// events) and Reconcile still apply, since a restart derives them again.
+// So the ledger always equals what a restart from the bytes written gives.
+//
+// Recovery after a crash:
 //
 //	l := reserve.New()
 //	res, err := l.Replay(file) // holds in flight when the process died
+//	// err: see CorruptJournalError (keep the file; restore a copy, or
+//	// truncate it to err's Offset, losing the records it counts)
 //	l.SetJournal(newFile)      // a compacted journal (or truncate file to
 //	                           // res.Bytes and keep appending to it)
 //	// start informers: pods reported bound settle their holds
 //	l.Reconcile(podExists)     // after sync: drop holds of deleted pods
 //
+// Recovery from a write error while running ([Ledger.JournalErr] non-nil):
+// attach a new file with SetJournal (its begin record holds the whole
+// state); once it is durable, it replaces the old file. Never append to the
+// failed file without truncating it to the offset the error names.
+//
 // [Ledger.Export] and [Import] save and load the whole state — nodes, bound
-// pods, holds, reservations — as one JSON document (for simulators and
-// checkpoints); two ledgers in the same state export the same bytes.
+// pods, holds, reservations — as one JSON document with a CRC-32C over its
+// state (format version 2; version 1, without a checksum, is not read), for
+// simulators and checkpoints; two ledgers in the same state export the
+// same bytes. Import rejects a truncated or altered document
+// ([ErrCorruptExport]) and an object listed twice ([ErrDuplicate]).
 //
 // # Concurrency
 //

@@ -21,13 +21,22 @@ var (
 	ErrReservationExists = errors.New("reserve: reservation already exists")
 	// ErrReservationNotFound: a reservation name that is not there.
 	ErrReservationNotFound = errors.New("reserve: reservation not found")
-	// ErrJournal: the journal writer failed. The operation that takes
-	// capacity was not applied; see [Ledger.SetJournal].
+	// ErrJournal: the journal's writer failed, now or before: the change
+	// was not applied, and the ledger refuses the caller's changes until a
+	// new writer is attached; see [Ledger.SetJournal].
 	ErrJournal = errors.New("reserve: journal write failed")
-	// ErrCorruptJournal: a journal record is complete but malformed (bad
-	// checksum, bad JSON, impossible transition). A torn tail is not
-	// corruption; see [ReplayResult].
+	// ErrCorruptJournal: a journal is damaged before its end — a checksum
+	// that does not match, a length that cannot be, bytes after the last
+	// intact record that are not a torn write, bad JSON, an impossible
+	// transition. A torn tail is not corruption; see [ReplayResult] and
+	// [CorruptJournalError].
 	ErrCorruptJournal = errors.New("reserve: corrupt journal")
+	// ErrCorruptExport: an [Import] document fails its integrity check
+	// (truncated, altered, or without a checksum).
+	ErrCorruptExport = errors.New("reserve: corrupt export")
+	// ErrDuplicate: an [Import] document lists a node, pod or reservation
+	// twice.
+	ErrDuplicate = errors.New("reserve: duplicate object")
 	// ErrNotEmpty: Replay into a ledger that already holds pods or
 	// reservations.
 	ErrNotEmpty = errors.New("reserve: ledger not empty")

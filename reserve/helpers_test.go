@@ -21,11 +21,13 @@ func export(t testing.TB, l *reserve.Ledger) string {
 // boundPods returns the "pods" of an Export.
 func boundPods(t testing.TB, exported string) []*v1.Pod {
 	t.Helper()
-	var st struct {
-		Pods []*v1.Pod `json:"pods"`
+	var doc struct {
+		State struct {
+			Pods []*v1.Pod `json:"pods"`
+		} `json:"state"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(exported), &st))
-	return st.Pods
+	require.NoError(t, json.Unmarshal([]byte(exported), &doc))
+	return doc.State.Pods
 }
 
 func bytesReader(s string) *bytes.Reader { return bytes.NewReader([]byte(s)) }

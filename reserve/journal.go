@@ -17,30 +17,42 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-// Journal format
+// Journal format, version 2
 //
 // A journal is a sequence of records. Each record is a frame:
 //
-//	length  uint32, big-endian: payload bytes, 1 .. 64 MiB
-//	crc     uint32, big-endian: CRC-32C (Castagnoli) of the payload
-//	payload one JSON object with an "op" field
+//	offset 0   length   uint32, big-endian: payload bytes, 1 .. 1 GiB
+//	offset 4   hcrc     uint32, big-endian: CRC-32C (Castagnoli) of bytes 0..3
+//	offset 8   crc      uint32, big-endian: CRC-32C of bytes 0..7 and the payload
+//	offset 12  payload  one JSON object with an "op" field
 //
-// The first record is {"op":"begin","version":1}, followed by the ledger's
-// state at the time the journal was attached (one record per reservation,
-// hold and share), then one record per change of the ledger's own state.
-// A begin record later in the stream resets that state (a journal may be
-// compacted by attaching a fresh one with [Ledger.SetJournal]).
+// The header checksum lets the reader trust a length before it reads the
+// payload: a damaged length is corruption, never mistaken for a record
+// that runs past the end of the file. The record checksum covers the
+// header and the payload.
+//
+// The first record is a begin record, {"op":"begin","version":2,...},
+// holding the ledger's whole own state when the journal was attached (its
+// reservations, holds with their pods, and the shares of bound pods), so
+// one record — written, and torn, as a unit — rebuilds it. Then comes one
+// record per change of that state (a gang is one record). A begin record
+// later in the stream replaces the state (a compacted image appended to
+// the same stream).
 //
 // Only state that would die with the process is journaled: holds,
 // confirmations, named reservations and their shares, and the moments the
 // informer's reports settled them ("settle") or deletes freed them. Nodes
 // and bound pods are the API server's; after a restart the informer lists
 // them again.
+//
+// Version 1 (an 8-byte header whose checksum covered the payload only, and
+// an image of many records) is not read: a damaged length in it could pass
+// for a torn tail. Replay names it in its error.
 
 const (
-	journalVersion = 1
-	maxRecord      = 64 << 20
-	frameHeader    = 8
+	journalVersion = 2
+	maxRecord      = 1 << 30
+	frameHeader    = 12
 )
 
 const (
@@ -51,16 +63,16 @@ const (
 	opUnreserve         = "unreserve"
 	opReservation       = "reservation"
 	opRemoveReservation = "removeReservation"
-	opDraw              = "draw" // a bound pod's share of a reservation
 )
 
 // Late binds (see Ledger.lapsed): opUnreserve releases holds and lets
 // their shares lapse; opRemove releases what deleted pods held or drew
-// and forgets their lapsed shares; opLapse records pods[0]'s lapsed share
-// of reservation name (in an image).
+// and forgets their lapsed shares; opDraw is a late bind's share of the
+// reservation its share lapsed from (draws[0]). The lapsed shares
+// themselves travel in the begin record's image (lapsed).
 const (
 	opRemove = "remove"
-	opLapse  = "lapse"
+	opDraw   = "draw"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -89,14 +101,17 @@ type drawJSON struct {
 }
 
 type record struct {
-	Op          string       `json:"op"`
-	Version     int          `json:"version,omitempty"`
-	Holds       []holdJSON   `json:"holds,omitempty"`
-	Pods        []keyJSON    `json:"pods,omitempty"`
-	Node        string       `json:"node,omitempty"`
-	Reservation *Reservation `json:"reservation,omitempty"`
-	Name        string       `json:"name,omitempty"`
-	Draw        *drawJSON    `json:"draw,omitempty"`
+	Op      string `json:"op"`
+	Version int    `json:"version,omitempty"`
+	// begin: the image (Holds too); hold: the holds.
+	Reservations []Reservation `json:"reservations,omitempty"`
+	Holds        []holdJSON    `json:"holds,omitempty"`
+	Draws        []*drawJSON   `json:"draws,omitempty"`
+	Lapsed       []lapseJSON   `json:"lapsed,omitempty"`
+	Pods         []keyJSON     `json:"pods,omitempty"`
+	Node         string        `json:"node,omitempty"`
+	Reservation  *Reservation  `json:"reservation,omitempty"`
+	Name         string        `json:"name,omitempty"`
 }
 
 func vectorJSON(v *snapshot.Vector) map[string]int64 {
@@ -132,45 +147,87 @@ func parseVectorJSON(m map[string]int64) (snapshot.Vector, error) {
 type journal struct {
 	w   io.Writer
 	buf []byte
-	err error // sticky
+	off int64 // bytes of whole records written
+	err error // sticky: the first failure
 }
 
-func (j *journal) write(rec *record) error {
+// appendFrame appends payload, framed, to b.
+func appendFrame(b, payload []byte) []byte {
+	start := len(b)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(payload)))
+	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b[start:start+4], castagnoli))
+	crc := crc32.Update(crc32.Checksum(b[start:start+8], castagnoli), castagnoli, payload)
+	b = binary.BigEndian.AppendUint32(b, crc)
+	return append(b, payload...)
+}
+
+// append writes rec as one frame in one Write call. It returns nil when
+// the whole frame reached the writer: the change is in the journal and
+// must be applied — even if Write also returned an error (a write-then-
+// fsync writer whose fsync failed), which is kept and breaks the journal
+// for every later record. Otherwise it returns an error wrapping
+// ErrJournal and the change must not be applied.
+func (j *journal) append(rec *record) error {
 	if j.err != nil {
 		return j.err
 	}
 	payload, err := json.Marshal(rec)
+	if err == nil && len(payload) > maxRecord {
+		err = fmt.Errorf("%d bytes, more than %d", len(payload), maxRecord)
+	}
 	if err != nil {
 		j.err = fmt.Errorf("%w: encode %s record: %w", ErrJournal, rec.Op, err)
 		return j.err
 	}
-	j.buf = binary.BigEndian.AppendUint32(j.buf[:0], uint32(len(payload)))
-	j.buf = binary.BigEndian.AppendUint32(j.buf, crc32.Checksum(payload, castagnoli))
-	j.buf = append(j.buf, payload...)
+	j.buf = appendFrame(j.buf[:0], payload)
 	n, err := j.w.Write(j.buf)
-	if err == nil && n != len(j.buf) {
+	n = min(max(n, 0), len(j.buf))
+	if n == len(j.buf) {
+		j.off += int64(n)
+		if err != nil {
+			j.err = fmt.Errorf("%w: the %s record ending at offset %d was written whole (and applied), then: %w", ErrJournal, rec.Op, j.off, err)
+		}
+		return nil
+	}
+	if err == nil {
 		err = io.ErrShortWrite
 	}
-	if err != nil {
-		j.err = fmt.Errorf("%w: %s record: %w", ErrJournal, rec.Op, err)
-		return j.err
-	}
-	return nil
+	j.err = fmt.Errorf("%w: %s record at offset %d: %d of %d bytes written (truncate to %d bytes before appending to this file again): %w",
+		ErrJournal, rec.Op, j.off, n, len(j.buf), j.off, err)
+	return j.err
 }
 
 // SetJournal attaches w as the ledger's journal, or detaches the journal
-// when w is nil. It first writes a begin record and the ledger's current
-// state (reservations, holds, confirmations, shares), so the new journal
-// alone rebuilds the ledger's own state: attaching a fresh writer compacts.
-// From then on every change is written before it is visible.
+// when w is nil. It first writes a begin record holding the ledger's whole
+// own state (reservations, holds, confirmations, shares), so the new
+// journal alone rebuilds it: attaching a fresh writer compacts. From then
+// on every change is written before it is applied, one Write call per
+// record.
 //
-// Each record is one Write call. When a Write fails the journal breaks:
-// changes that take capacity (Reserve, ReserveGang, AddReservation) fail
-// with [ErrJournal] and change nothing; changes that release or settle
-// capacity still apply (refusing them would hold capacity the cluster has
-// freed) and the error is kept for [Ledger.JournalErr]. Attach a new writer
-// to recover. The ledger never calls Sync or Close: durability of w is the
-// caller's. Errors: [ErrJournal].
+// The rule after a write error: the journal is the truth. A change is
+// applied if and only if its whole record reached the writer (Write
+// returned n == len(p)); a record stored whole with an error (a
+// write-then-fsync writer whose fsync failed) counts as written, and the
+// change is applied and reported done. The first error breaks the
+// journal: from then on the caller's decisions — Reserve, ReserveUntil,
+// ReserveGang, AddReservation, RemoveReservation, Confirm (all fail with
+// [ErrJournal]), Unreserve (returns false), Expire (returns nil) — are
+// refused and change nothing, since the journal could not say so. The
+// informer's facts (AddPod, UpdatePod, AddPodInfo, RemovePod, node events)
+// and [Ledger.Reconcile] still apply: after a restart the informer's list
+// and Reconcile derive them again. So at every moment the ledger equals
+// what a restart from the bytes written gives: informer list, Replay,
+// Reconcile. The broken writer is never written to again; attach a new one
+// (a fresh file: its begin record supersedes the old file) to accept
+// decisions again. To keep appending to the same file, truncate it first to
+// the offset the error names (a partly written record would otherwise sit
+// in the middle of the journal and be reported as corruption).
+//
+// SetJournal changes no state; if the begin record cannot be written
+// whole, it returns the error ([ErrJournal]) and the journal is broken
+// (the writer holds at most a torn record, which Replay ignores). The
+// ledger never calls Sync or Close: durability of w is the caller's.
+// O(state); allocates the encoding.
 func (l *Ledger) SetJournal(w io.Writer) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -180,15 +237,13 @@ func (l *Ledger) SetJournal(w io.Writer) error {
 	}
 	j := &journal{w: w}
 	l.j = j
-	for _, rec := range l.image() {
-		if err := j.write(rec); err != nil {
-			return err
-		}
-	}
-	return nil
+	_ = j.append(l.image())
+	return j.err
 }
 
-// JournalErr returns the error that broke the journal, or nil.
+// JournalErr returns the error that broke the journal, or nil (also when no
+// journal is attached). While it is non-nil the ledger refuses the
+// caller's decisions; see [Ledger.SetJournal].
 func (l *Ledger) JournalErr() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -198,23 +253,16 @@ func (l *Ledger) JournalErr() error {
 	return l.j.err
 }
 
-// image returns the records that rebuild the ledger's own state.
-func (l *Ledger) image() []*record {
-	recs := []*record{{Op: opBegin, Version: journalVersion}}
+// image returns the begin record that rebuilds the ledger's own state.
+func (l *Ledger) image() *record {
+	rec := &record{Op: opBegin, Version: journalVersion}
 	for _, name := range sortedKeys(l.res) {
-		spec := l.res[name].spec
-		recs = append(recs, &record{Op: opReservation, Reservation: &spec})
+		rec.Reservations = append(rec.Reservations, l.res[name].spec)
 	}
-	if holds := l.holdsJSON(); len(holds) > 0 {
-		recs = append(recs, &record{Op: opHold, Holds: holds})
-	}
-	for _, d := range l.boundDrawsJSON() {
-		recs = append(recs, &record{Op: opDraw, Draw: d})
-	}
-	for _, lj := range l.lapsedJSON() {
-		recs = append(recs, &record{Op: opLapse, Pods: []keyJSON{lj.Pod}, Name: lj.Reservation})
-	}
-	return recs
+	rec.Holds = l.holdsJSON()
+	rec.Draws = l.boundDrawsJSON()
+	rec.Lapsed = l.lapsedJSON()
+	return rec
 }
 
 // lapseJSON is a lapsed share: the pod and the reservation it came from.
@@ -293,40 +341,46 @@ func (l *Ledger) logHolds(hs []holdPlan) error {
 		}
 		rec.Holds = append(rec.Holds, l.holdJSON(h.pi, l.nodes[h.plan.node].name, false, h.deadline, d))
 	}
-	return l.j.write(rec)
+	return l.j.append(rec)
 }
 
-// logRelease journals a change that releases or settles capacity; it
-// applies whatever the journal says (see SetJournal).
-func (l *Ledger) logRelease(op string, k snapshot.PodKey) {
-	if l.j != nil {
-		_ = l.j.write(&record{Op: op, Pods: []keyJSON{toKeyJSON(k)}})
+// logRelease journals a release or confirmation of one pod. For the
+// caller's decisions (Unreserve, Confirm) an error means "do not apply";
+// the informer's facts (RemovePod) apply whatever it says (see SetJournal).
+func (l *Ledger) logRelease(op string, k snapshot.PodKey) error {
+	if l.j == nil {
+		return nil
 	}
+	return l.j.append(&record{Op: op, Pods: []keyJSON{toKeyJSON(k)}})
 }
 
+// logSettle journals an informer's fact; it applies whatever the journal
+// says.
 func (l *Ledger) logSettle(k snapshot.PodKey, node string) {
 	if l.j != nil {
-		_ = l.j.write(&record{Op: opSettle, Pods: []keyJSON{toKeyJSON(k)}, Node: node})
+		_ = l.j.append(&record{Op: opSettle, Pods: []keyJSON{toKeyJSON(k)}, Node: node})
 	}
 }
 
-// logUnreserve journals keys released by op (opUnreserve or opRemove).
-func (l *Ledger) logUnreserve(op string, keys []snapshot.PodKey) {
+// logUnreserve journals releases of several pods by op (opUnreserve
+// or opRemove): an error means "do not apply" for Expire, and is ignored
+// by Reconcile (a fact).
+func (l *Ledger) logUnreserve(op string, keys []snapshot.PodKey) error {
 	if l.j == nil {
-		return
+		return nil
 	}
 	rec := &record{Op: op, Pods: make([]keyJSON, len(keys))}
 	for i, k := range keys {
 		rec.Pods[i] = toKeyJSON(k)
 	}
-	_ = l.j.write(rec)
+	return l.j.append(rec)
 }
 
 // logDraw journals a late bind's share (see Ledger.lateDraw); like a
 // settle, it gives capacity back rather than taking it.
 func (l *Ledger) logDraw(k snapshot.PodKey, r *reservation, amount *snapshot.Vector) {
 	if l.j != nil {
-		_ = l.j.write(&record{Op: opDraw, Draw: &drawJSON{Pod: toKeyJSON(k), Reservation: r.spec.Name, Drawn: vectorJSON(amount)}})
+		_ = l.j.append(&record{Op: opDraw, Draws: []*drawJSON{{Pod: toKeyJSON(k), Reservation: r.spec.Name, Drawn: vectorJSON(amount)}}})
 	}
 }
 
@@ -334,52 +388,92 @@ func (l *Ledger) logReservation(spec *Reservation) error {
 	if l.j == nil {
 		return nil
 	}
-	return l.j.write(&record{Op: opReservation, Reservation: spec})
+	return l.j.append(&record{Op: opReservation, Reservation: spec})
 }
 
-func (l *Ledger) logRemoveReservation(name string) {
-	if l.j != nil {
-		_ = l.j.write(&record{Op: opRemoveReservation, Name: name})
+func (l *Ledger) logRemoveReservation(name string) error {
+	if l.j == nil {
+		return nil
 	}
+	return l.j.append(&record{Op: opRemoveReservation, Name: name})
 }
 
 // ReplayResult says how much of a journal [Ledger.Replay] applied.
 type ReplayResult struct {
-	// Records is the number of complete records applied.
+	// Records is the number of records applied.
 	Records int
-	// Bytes is the offset just past the last complete record. Before
+	// Bytes is the offset just past the last record applied. Before
 	// appending to the same file again, truncate it to Bytes.
 	Bytes int64
-	// Torn is the length of an incomplete final record (a write cut short
-	// by a crash), 0 if the journal ends cleanly. It is not an error.
+	// Torn is the number of bytes after Bytes: a record cut short by a
+	// crash, possibly followed (or replaced) by NUL bytes, as a filesystem
+	// may leave after a crash. 0 if the journal ends cleanly. It is not an
+	// error: Replay reports it only when those bytes hold no intact record
+	// at any offset and are a prefix of one record followed by nothing but
+	// NULs.
 	Torn int64
 }
+
+// CorruptJournalError is the error [Ledger.Replay] returns for a damaged
+// journal; errors.Is(err, ErrCorruptJournal) holds for it, and errors.Is
+// and errors.As reach Err.
+type CorruptJournalError struct {
+	// Record is the index of the damaged record (0-based), Offset the byte
+	// where it starts: every record before it is intact.
+	Record int
+	Offset int64
+	// Following is the number of intact records found after the damage,
+	// the first at FollowingAt. Truncating the journal to Offset loses
+	// them.
+	Following   int
+	FollowingAt int64
+	// Err says what is wrong.
+	Err error
+}
+
+func (e *CorruptJournalError) Error() string {
+	s := fmt.Sprintf("Replay: record %d at offset %d: %v: %v", e.Record, e.Offset, ErrCorruptJournal, e.Err)
+	if e.Following > 0 {
+		s += fmt.Sprintf(" (%d intact records follow, the first at offset %d)", e.Following, e.FollowingAt)
+	}
+	return s
+}
+
+// Unwrap returns ErrCorruptJournal and Err.
+func (e *CorruptJournalError) Unwrap() []error { return []error{ErrCorruptJournal, e.Err} }
 
 // Replay reads a journal written through [Ledger.SetJournal] and rebuilds
 // the ledger's own state — holds (with their pods, deadlines and shares),
 // confirmations, named reservations and the shares of bound pods — exactly
-// as it was after the last complete record. Records are facts, not
-// requests: they are applied without fit checks.
+// as it was after the last intact record. Records are facts, not requests:
+// they are applied without fit checks.
 //
 // The ledger must hold no pods of its own and no reservations
 // ([ErrNotEmpty]); it may already have been fed informer events, before or
 // after the replay, in any order: a replayed hold of a pod the informer
 // reports bound settles into that bound pod, as it would have live. An
-// attached journal receives the rebuilt state as a fresh image. Nodes a
-// record names that the informer has not reported are kept as absent until
-// it does. After the informers have synced, [Ledger.Reconcile] drops what
-// the cluster no longer has.
+// attached journal receives the rebuilt state as a fresh begin record.
+// Nodes a record names that the informer has not reported are kept as
+// absent until it does. After the informers have synced,
+// [Ledger.Reconcile] drops what the cluster no longer has.
 //
-// A final record cut short is reported in [ReplayResult.Torn] and ignored;
-// every complete record before it is applied. A complete record that is
-// malformed (checksum, JSON, an impossible transition) fails the whole
-// replay with [ErrCorruptJournal], naming its offset, and leaves the ledger
-// as it was; so does a read error. O(journal size).
+// The end of the journal may be torn: a record cut short, perhaps followed
+// or replaced by NUL bytes, is reported in [ReplayResult.Torn] and
+// ignored. Anything else that is not an intact record — a checksum or a
+// length that does not match, garbage, a torn record with intact records
+// after it, bad JSON, an impossible transition — fails the whole replay
+// with a [*CorruptJournalError] naming the record index and byte offset
+// (and counting the intact records after it), and leaves the ledger as it
+// was; so does a read error. Replay never drops an intact record silently.
+// O(journal size) time and memory.
+//
+// Recovery from corruption is the caller's choice: keep the file for
+// inspection, and either restore a copy, or truncate it to the error's
+// Offset (losing the Following records it counts) and replay again.
 func (l *Ledger) Replay(r io.Reader) (ReplayResult, error) {
-	var res ReplayResult
 	recs, res, err := decodeJournal(r)
 	if err != nil {
-		return res, err
+		return ReplayResult{}, err
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -389,15 +483,14 @@ func (l *Ledger) Replay(r io.Reader) (ReplayResult, error) {
 	for i := range recs {
 		if err := l.applyRecord(&recs[i]); err != nil {
 			l.resetOwned()
-			return ReplayResult{}, fmt.Errorf("Replay: record %d at offset %d (%s): %w: %w", i, recs[i].offset, recs[i].Op, ErrCorruptJournal, err)
+			return ReplayResult{}, &CorruptJournalError{Record: i, Offset: recs[i].offset, Following: len(recs) - i - 1,
+				FollowingAt: recs[i].end, Err: fmt.Errorf("%s: %w", recs[i].Op, err)}
 		}
 	}
 	l.settleReplayed()
 	if l.j != nil { // keep an attached journal complete
-		for _, rec := range l.image() {
-			if err := l.j.write(rec); err != nil {
-				return res, err
-			}
+		if err := l.j.append(l.image()); err != nil {
+			return res, err
 		}
 	}
 	return res, nil
@@ -406,10 +499,11 @@ func (l *Ledger) Replay(r io.Reader) (ReplayResult, error) {
 // decoded is a parsed, validated record.
 type decoded struct {
 	record
-	offset int64
-	holds  []decodedHold
-	res    *reservation
-	drawn  snapshot.Vector
+	offset, end int64
+	holds       []decodedHold
+	res         *reservation   // reservation
+	image       []*reservation // begin
+	draws       []decodedDraw  // begin
 }
 
 type decodedHold struct {
@@ -421,50 +515,162 @@ type decodedHold struct {
 	drawn     snapshot.Vector
 }
 
-// decodeJournal reads and validates every complete record.
+type decodedDraw struct {
+	pod   snapshot.PodKey
+	res   string
+	drawn snapshot.Vector
+}
+
+// headerLength returns the length a frame header gives, and whether the
+// header is intact (its checksum matches and the length is possible).
+func headerLength(h []byte) (int, bool) {
+	size := binary.BigEndian.Uint32(h[:4])
+	if size == 0 || size > maxRecord {
+		return int(size), false
+	}
+	return int(size), crc32.Checksum(h[:4], castagnoli) == binary.BigEndian.Uint32(h[4:8])
+}
+
+// intactFrame reports whether b starts with an intact frame, and its
+// length.
+func intactFrame(b []byte) (int, bool) {
+	if len(b) < frameHeader {
+		return 0, false
+	}
+	size, ok := headerLength(b)
+	if !ok || len(b)-frameHeader < size {
+		return 0, false
+	}
+	end := frameHeader + size
+	crc := crc32.Update(crc32.Checksum(b[:8], castagnoli), castagnoli, b[frameHeader:end])
+	return end, crc == binary.BigEndian.Uint32(b[8:12])
+}
+
+// decodeJournal reads and validates every intact record.
 func decodeJournal(r io.Reader) ([]decoded, ReplayResult, error) {
 	var res ReplayResult
 	var out []decoded
 	br := bufio.NewReader(r)
-	var payload bytes.Buffer
+	var frame bytes.Buffer
+	// rest reads what is left of the journal after the bytes of frame.
+	rest := func() ([]byte, error) {
+		if _, err := io.Copy(&frame, br); err != nil {
+			return nil, fmt.Errorf("Replay: read after offset %d: %w", res.Bytes+int64(frame.Len()), err)
+		}
+		return frame.Bytes(), nil
+	}
 	for {
+		frame.Reset()
 		var hdr [frameHeader]byte
 		n, err := io.ReadFull(br, hdr[:])
-		if err == io.EOF {
+		frame.Write(hdr[:n])
+		switch {
+		case err == io.EOF:
 			return out, res, nil
+		case err == io.ErrUnexpectedEOF:
+			return out, res, endOfJournal(frame.Bytes(), len(out), &res)
+		case err != nil:
+			return nil, res, fmt.Errorf("Replay: read at offset %d: %w", res.Bytes, err)
 		}
-		if err == io.ErrUnexpectedEOF {
-			res.Torn = int64(n)
-			return out, res, nil
+		size, ok := headerLength(hdr[:])
+		if !ok {
+			b, err := rest()
+			if err != nil {
+				return nil, res, err
+			}
+			return out, res, endOfJournal(b, len(out), &res)
 		}
+		if m, err := io.CopyN(&frame, br, int64(size)); err != nil && err != io.EOF {
+			return nil, res, fmt.Errorf("Replay: read at offset %d: %w", res.Bytes+frameHeader+m, err)
+		} else if int(m) < size {
+			return out, res, endOfJournal(frame.Bytes(), len(out), &res)
+		}
+		if _, ok := intactFrame(frame.Bytes()); !ok {
+			b, err := rest()
+			if err != nil {
+				return nil, res, err
+			}
+			return out, res, endOfJournal(b, len(out), &res)
+		}
+		d, err := decodeRecord(frame.Bytes()[frameHeader:], len(out) == 0)
 		if err != nil {
-			return nil, ReplayResult{}, fmt.Errorf("Replay: read at offset %d: %w", res.Bytes, err)
-		}
-		size := binary.BigEndian.Uint32(hdr[:4])
-		if size == 0 || size > maxRecord {
-			return nil, ReplayResult{}, fmt.Errorf("Replay: record %d at offset %d: length %d outside [1, %d]: %w", len(out), res.Bytes, size, maxRecord, ErrCorruptJournal)
-		}
-		payload.Reset()
-		m, err := io.CopyN(&payload, br, int64(size))
-		if err == io.EOF {
-			res.Torn = frameHeader + m
-			return out, res, nil
-		}
-		if err != nil {
-			return nil, ReplayResult{}, fmt.Errorf("Replay: read at offset %d: %w", res.Bytes+frameHeader+m, err)
-		}
-		if crc32.Checksum(payload.Bytes(), castagnoli) != binary.BigEndian.Uint32(hdr[4:]) {
-			return nil, ReplayResult{}, fmt.Errorf("Replay: record %d at offset %d: checksum mismatch: %w", len(out), res.Bytes, ErrCorruptJournal)
-		}
-		d, err := decodeRecord(payload.Bytes(), len(out) == 0)
-		if err != nil {
-			return nil, ReplayResult{}, fmt.Errorf("Replay: record %d at offset %d: %w: %w", len(out), res.Bytes, ErrCorruptJournal, err)
+			cerr := &CorruptJournalError{Record: len(out), Offset: res.Bytes, Err: err}
+			b, rerr := rest()
+			if rerr != nil {
+				return nil, res, rerr
+			}
+			cerr.Following, cerr.FollowingAt = countIntact(b[frameHeader+size:], res.Bytes+int64(frameHeader+size))
+			return nil, res, cerr
 		}
 		d.offset = res.Bytes
-		out = append(out, d)
 		res.Records++
-		res.Bytes += frameHeader + int64(size)
+		res.Bytes += int64(frameHeader + size)
+		d.end = res.Bytes
+		out = append(out, d)
 	}
+}
+
+// countIntact counts the intact frames in b, looking for one at every
+// offset and skipping over each one found; b starts at offset off.
+func countIntact(b []byte, off int64) (n int, first int64) {
+	for p := 0; p+frameHeader < len(b); {
+		if end, ok := intactFrame(b[p:]); ok {
+			if n == 0 {
+				first = off + int64(p)
+			}
+			n++
+			p += end
+			continue
+		}
+		p++
+	}
+	return n, first
+}
+
+// endOfJournal decides what rest — the bytes from res.Bytes to the end,
+// which do not start with an intact record — is: a torn tail (a prefix of
+// one record, perhaps followed by NULs, with no intact record at any
+// offset) sets res.Torn; anything else is corruption at res.Bytes.
+func endOfJournal(rest []byte, index int, res *ReplayResult) error {
+	following, at := countIntact(rest[min(1, len(rest)):], res.Bytes+1)
+	written := len(bytes.TrimRight(rest, "\x00")) // NULs are never written: JSON has none
+	size, headerOK := 0, false
+	if len(rest) >= frameHeader {
+		size, headerOK = headerLength(rest)
+	}
+	if following == 0 && (written < frameHeader || (headerOK && frameHeader+size > written)) {
+		res.Torn = int64(len(rest))
+		return nil
+	}
+	var why error
+	switch {
+	case index == 0 && isVersion1(rest):
+		why = errors.New("journal format version 1, which this version does not read (replay it with the version that wrote it, or start a new journal)")
+	case len(rest) < frameHeader:
+		why = fmt.Errorf("%d bytes, shorter than a record header", len(rest))
+	case !headerOK && size >= 1 && size <= maxRecord:
+		why = errors.New("header checksum mismatch")
+	case !headerOK:
+		why = fmt.Errorf("length %d outside [1, %d]", size, maxRecord)
+	case frameHeader+size > len(rest):
+		why = fmt.Errorf("record of %d bytes runs past the end of the journal", frameHeader+size)
+	default:
+		why = errors.New("checksum mismatch")
+	}
+	return &CorruptJournalError{Record: index, Offset: res.Bytes, Following: following, FollowingAt: at, Err: why}
+}
+
+// isVersion1 reports whether b starts with a journal version 1 frame: an
+// 8-byte header (length, CRC-32C of the payload).
+func isVersion1(b []byte) bool {
+	if len(b) < 8 {
+		return false
+	}
+	size := binary.BigEndian.Uint32(b[:4])
+	if size == 0 || uint64(len(b)-8) < uint64(size) {
+		return false
+	}
+	return crc32.Checksum(b[8:8+size], castagnoli) == binary.BigEndian.Uint32(b[4:8])
 }
 
 func decodeRecord(payload []byte, first bool) (decoded, error) {
@@ -480,16 +686,13 @@ func decodeRecord(payload []byte, first bool) (decoded, error) {
 		if d.Version != journalVersion {
 			return d, fmt.Errorf("journal version %d, want %d", d.Version, journalVersion)
 		}
+		return d, d.decodeImage()
 	case opHold:
 		if len(d.Holds) == 0 {
 			return d, errors.New("hold record without holds")
 		}
-		for i := range d.Holds {
-			h, err := decodeHold(&d.Holds[i])
-			if err != nil {
-				return d, fmt.Errorf("holds[%d]: %w", i, err)
-			}
-			d.holds = append(d.holds, h)
+		if err := d.decodeHolds(); err != nil {
+			return d, err
 		}
 	case opConfirm, opSettle:
 		if len(d.Pods) != 1 {
@@ -502,9 +705,12 @@ func decodeRecord(payload []byte, first bool) (decoded, error) {
 		if len(d.Pods) == 0 {
 			return d, fmt.Errorf("%s record without pods", d.Op)
 		}
-	case opLapse:
-		if len(d.Pods) != 1 || d.Name == "" {
-			return d, errors.New("lapse record without one pod and a reservation")
+	case opDraw:
+		if len(d.Draws) != 1 {
+			return d, fmt.Errorf("draw record with %d draws, want 1", len(d.Draws))
+		}
+		if err := d.decodeDraws(); err != nil {
+			return d, err
 		}
 	case opReservation:
 		if d.Reservation == nil {
@@ -519,19 +725,59 @@ func decodeRecord(payload []byte, first bool) (decoded, error) {
 		if d.Name == "" {
 			return d, errors.New("removeReservation record without name")
 		}
-	case opDraw:
-		if d.Draw == nil || d.Draw.Reservation == "" || d.Draw.Pod.Name == "" {
-			return d, errors.New("draw record without pod or reservation")
-		}
-		v, err := parseVectorJSON(d.Draw.Drawn)
-		if err != nil {
-			return d, fmt.Errorf("draw.drawn: %w", err)
-		}
-		d.drawn = v
 	default:
 		return d, fmt.Errorf("unknown op %q", d.Op)
 	}
 	return d, nil
+}
+
+func (d *decoded) decodeHolds() error {
+	for i := range d.Holds {
+		h, err := decodeHold(&d.Holds[i])
+		if err != nil {
+			return fmt.Errorf("holds[%d]: %w", i, err)
+		}
+		d.holds = append(d.holds, h)
+	}
+	return nil
+}
+
+// decodeImage validates a begin record's image (also an Import's state).
+func (d *decoded) decodeImage() error {
+	for i := range d.Reservations {
+		res, err := parseReservation(d.Reservations[i])
+		if err != nil {
+			return fmt.Errorf("reservations[%d]: %w", i, err)
+		}
+		d.image = append(d.image, res)
+	}
+	if err := d.decodeHolds(); err != nil {
+		return err
+	}
+	if err := d.decodeDraws(); err != nil {
+		return err
+	}
+	for i, lj := range d.Lapsed {
+		if lj.Pod.Name == "" || lj.Reservation == "" {
+			return fmt.Errorf("lapsed[%d]: pod or reservation missing: %w", i, ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// decodeDraws validates the record's shares of bound pods.
+func (d *decoded) decodeDraws() error {
+	for i, dj := range d.Draws {
+		if dj == nil || dj.Pod.Name == "" || dj.Reservation == "" {
+			return fmt.Errorf("draws[%d]: pod or reservation missing: %w", i, ErrInvalid)
+		}
+		v, err := parseVectorJSON(dj.Drawn)
+		if err != nil {
+			return fmt.Errorf("draws[%d]: %w: %w", i, ErrInvalid, err)
+		}
+		d.draws = append(d.draws, decodedDraw{pod: dj.Pod.key(), res: dj.Reservation, drawn: v})
+	}
+	return nil
 }
 
 func decodeHold(h *holdJSON) (decodedHold, error) {
@@ -563,6 +809,7 @@ func (l *Ledger) applyRecord(d *decoded) error {
 	switch d.Op {
 	case opBegin:
 		l.resetOwned()
+		return l.applyImage(d)
 	case opHold:
 		for i := range d.holds {
 			if err := l.applyHoldFact(&d.holds[i]); err != nil {
@@ -599,12 +846,12 @@ func (l *Ledger) applyRecord(d *decoded) error {
 				l.dropRec(i)
 			}
 		}
-	case opLapse:
-		r, ok := l.res[d.Name]
-		if !ok {
-			return fmt.Errorf("pod %s lapsed from reservation %s: %w", d.Pods[0].key(), d.Name, ErrReservationNotFound)
+	case opDraw:
+		dr := &d.draws[0]
+		delete(l.lapsed, dr.pod)
+		if err := l.attachFact(dr.pod, dr.res, dr.drawn); err != nil {
+			return err
 		}
-		l.lapsed[d.Pods[0].key()] = r
 	case opReservation:
 		if _, ok := l.res[d.res.spec.Name]; ok {
 			return fmt.Errorf("reservation %s: %w", d.res.spec.Name, ErrReservationExists)
@@ -617,10 +864,36 @@ func (l *Ledger) applyRecord(d *decoded) error {
 			return fmt.Errorf("reservation %s: %w", d.Name, ErrReservationNotFound)
 		}
 		l.dropReservation(r)
-	case opDraw:
-		if err := l.attachFact(d.Draw.Pod.key(), d.Draw.Reservation, d.drawn); err != nil {
-			return err
+	}
+	return nil
+}
+
+// applyImage applies a begin record's (or an Import's) reservations, holds
+// and shares of bound pods to a ledger without own state.
+func (l *Ledger) applyImage(d *decoded) error {
+	for i, r := range d.image {
+		if _, ok := l.res[r.spec.Name]; ok {
+			return fmt.Errorf("reservations[%d]: reservation %s: %w", i, r.spec.Name, ErrReservationExists)
 		}
+		res := *r // the decoded record stays reusable
+		l.insertReservation(&res, l.nodeSlot(res.spec.Node))
+	}
+	for i := range d.holds {
+		if err := l.applyHoldFact(&d.holds[i]); err != nil {
+			return fmt.Errorf("holds[%d]: %w", i, err)
+		}
+	}
+	for i, dr := range d.draws {
+		if err := l.attachFact(dr.pod, dr.res, dr.drawn); err != nil {
+			return fmt.Errorf("draws[%d]: %w", i, err)
+		}
+	}
+	for i, lj := range d.Lapsed {
+		r, ok := l.res[lj.Reservation]
+		if !ok {
+			return fmt.Errorf("lapsed[%d]: pod %s lapsed from reservation %s: %w", i, lj.Pod.key(), lj.Reservation, ErrReservationNotFound)
+		}
+		l.lapsed[lj.Pod.key()] = r
 	}
 	return nil
 }

@@ -150,7 +150,18 @@ func TestJournalReplayMatchesLive(t *testing.T) {
 	checkRebuild(t, live, both)
 }
 
+// frame encodes one journal record (format version 2), independently of
+// the package's encoder.
 func frame(payload string) []byte {
+	tab := crc32.MakeTable(crc32.Castagnoli)
+	b := binary.BigEndian.AppendUint32(nil, uint32(len(payload)))
+	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, tab))
+	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(append(bytes.Clone(b), payload...), tab))
+	return append(b, payload...)
+}
+
+// frameV1 encodes a record of journal format version 1.
+func frameV1(payload string) []byte {
 	b := binary.BigEndian.AppendUint32(nil, uint32(len(payload)))
 	b = binary.BigEndian.AppendUint32(b, crc32.Checksum([]byte(payload), crc32.MakeTable(crc32.Castagnoli)))
 	return append(b, payload...)
@@ -158,22 +169,31 @@ func frame(payload string) []byte {
 
 func TestJournalCorrupt(t *testing.T) {
 	good, _, _ := journalScenario(t)
-	begin := frame(`{"op":"begin","version":1}`)
+	begin := frame(`{"op":"begin","version":2}`)
 	flip := bytes.Clone(good)
-	flip[len(begin)+20] ^= 0xff
+	flip[len(good)/2] ^= 0xff
+	unreserve := frame(`{"op":"unreserve","pods":[{"namespace":"default","name":"a"}]}`)
+	longer := append(bytes.Clone(begin), unreserve...)
+	longer[len(begin)+1] ^= 0x10 // the length now runs past the end: not a torn tail
+	torn := append(append(bytes.Clone(begin), unreserve[:20]...), unreserve...)
 	for _, tc := range []struct {
 		name string
 		data []byte
 	}{
 		{"checksum", flip},
+		{"length runs past the end", longer},
+		{"torn record before an intact one", torn},
+		{"NULs before an intact record", append(append(bytes.Clone(begin), make([]byte, 30)...), unreserve...)},
+		{"garbage tail", append(bytes.Clone(begin), []byte("this is not a journal record")...)},
+		{"version 1 journal", append(frameV1(`{"op":"begin","version":1}`), frameV1(`{"op":"unreserve","pods":[{"namespace":"default","name":"a"}]}`)...)},
 		{"no begin", frame(`{"op":"unreserve","pods":[{"namespace":"default","name":"a"}]}`)},
 		{"bad version", frame(`{"op":"begin","version":7}`)},
 		{"bad json", append(bytes.Clone(begin), frame(`{"op":`)...)},
 		{"unknown op", append(bytes.Clone(begin), frame(`{"op":"teleport"}`)...)},
-		{"zero length", append(bytes.Clone(begin), make([]byte, 12)...)},
-		{"huge length", append(bytes.Clone(begin), 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0)},
+		{"huge length", append(bytes.Clone(begin), 0xff, 0xff, 0xff, 0xff, 1, 1, 1, 1, 1, 1, 1, 1)},
 		{"confirm of nothing", append(bytes.Clone(begin), frame(`{"op":"confirm","pods":[{"namespace":"default","name":"a"}]}`)...)},
-		{"share of unknown reservation", append(bytes.Clone(begin), frame(`{"op":"draw","draw":{"pod":{"namespace":"default","name":"a"},"reservation":"r","drawn":{"cpu":1}}}`)...)},
+		{"share of unknown reservation", append(bytes.Clone(begin), frame(`{"op":"hold","holds":[{"pod":{"metadata":{"name":"a","namespace":"default"}},"node":"n1","reservation":"r","drawn":{"cpu":1}}]}`)...)},
+		{"share of unknown reservation in the image", frame(`{"op":"begin","version":2,"draws":[{"pod":{"namespace":"default","name":"a"},"reservation":"r","drawn":{"cpu":1}}]}`)},
 		{"negative quantity", append(bytes.Clone(begin), frame(`{"op":"hold","holds":[{"pod":{"metadata":{"name":"a"},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"-1"}}}]}},"node":"n1"}]}`)...)},
 		{"hold twice", append(bytes.Clone(begin), append(
 			frame(`{"op":"hold","holds":[{"pod":{"metadata":{"name":"a","namespace":"default"}},"node":"n1"}]}`),
@@ -185,7 +205,10 @@ func TestJournalCorrupt(t *testing.T) {
 			before := export(t, l)
 			_, err := l.Replay(bytes.NewReader(tc.data))
 			require.ErrorIs(t, err, reserve.ErrCorruptJournal)
-			assert.Contains(t, err.Error(), "offset")
+			var ce *reserve.CorruptJournalError
+			require.ErrorAs(t, err, &ce)
+			assert.Contains(t, err.Error(), fmt.Sprintf("at offset %d", ce.Offset))
+			t.Log(err)
 			assert.Equal(t, before, export(t, l), "a failed replay changed the ledger")
 		})
 	}
@@ -216,8 +239,10 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 	return w.Buffer.Write(p)
 }
 
-// TestJournalWriteFailure: a failed write refuses changes that take
-// capacity (nothing changes), still applies releases, and a new writer
+// TestJournalWriteFailure: a record cut short refuses the change it was
+// for (nothing changes), the broken journal refuses the caller's later
+// decisions too (a release it could not record would come back after a
+// restart), its bytes replay to exactly the ledger, and a new writer
 // recovers with a full image.
 func TestJournalWriteFailure(t *testing.T) {
 	l := newLedger(t, node("n1", "4"))
@@ -232,22 +257,23 @@ func TestJournalWriteFailure(t *testing.T) {
 	require.ErrorIs(t, err, reserve.ErrJournal)
 	require.ErrorIs(t, err, errDisk)
 	assert.Equal(t, before, export(t, l), "a Reserve that could not be journaled changed the ledger")
-	assert.True(t, l.Unreserve(a.Key()), "releases apply with a broken journal")
+	assert.False(t, l.Unreserve(a.Key()), "a release the journal cannot record is refused")
+	assert.Equal(t, before, export(t, l), "a refused Unreserve changed the ledger")
 	require.ErrorIs(t, l.JournalErr(), reserve.ErrJournal)
 	_, err = l.Reserve(b, "n1")
 	require.ErrorIs(t, err, reserve.ErrJournal, "the journal stays broken until replaced")
 
-	// The broken journal replays up to its torn tail: a is still held
-	// there (conservative: never double-books after a crash).
-	r := reserve.New()
+	// The broken journal replays, up to its torn tail, to the ledger.
+	r := newLedger(t, node("n1", "4"))
 	res, err := r.Replay(bytes.NewReader(w.Bytes()))
 	require.NoError(t, err)
 	assert.Equal(t, int64(10), res.Torn)
-	assert.Len(t, r.Holds(), 1)
+	assert.Equal(t, export(t, l), export(t, r))
 
 	var fresh bytes.Buffer
 	require.NoError(t, l.SetJournal(&fresh))
 	require.NoError(t, l.JournalErr())
+	assert.True(t, l.Unreserve(a.Key()))
 	mustReserve(t, l, b.Pod(), "n1", time.Time{})
 	checkRebuild(t, l, fresh.Bytes())
 
@@ -264,9 +290,10 @@ func FuzzReplay(f *testing.F) {
 	f.Add(journal[:len(journal)/2])
 	f.Add(journal[:len(journal)-1])
 	f.Add([]byte{})
-	f.Add(frame(`{"op":"begin","version":1}`))
-	f.Add(append(frame(`{"op":"begin","version":1}`), frame(`{"op":"hold","holds":[{"pod":{"metadata":{"name":"a","namespace":"default"}},"node":"n1","deadline":"2026-01-01T00:00:00Z"}]}`)...))
-	f.Add(append(frame(`{"op":"begin","version":1}`), frame(`{"op":"reservation","reservation":{"name":"r","node":"n1","capacity":{"cpu":"1"},"owner":{"controller":"u"},"allocateOnce":true}}`)...))
+	f.Add(frame(`{"op":"begin","version":2}`))
+	f.Add(append(frame(`{"op":"begin","version":2}`), frame(`{"op":"hold","holds":[{"pod":{"metadata":{"name":"a","namespace":"default"}},"node":"n1","deadline":"2026-01-01T00:00:00Z"}]}`)...))
+	f.Add(append(frame(`{"op":"begin","version":2}`), frame(`{"op":"reservation","reservation":{"name":"r","node":"n1","capacity":{"cpu":"1"},"owner":{"controller":"u"},"allocateOnce":true}}`)...))
+	f.Add(append(bytes.Clone(journal), make([]byte, 16)...))
 	corrupt := bytes.Clone(journal)
 	corrupt[len(corrupt)/3] ^= 0x5a
 	f.Add(corrupt)
@@ -279,8 +306,10 @@ func FuzzReplay(f *testing.F) {
 			require.Equal(t, before, export(t, l), "failed replay changed the ledger")
 			return
 		}
-		require.LessOrEqual(t, res.Bytes+res.Torn, int64(len(data)))
 		require.Equal(t, int64(len(data)), res.Bytes+res.Torn)
+		// Nothing intact was dropped: the torn bytes hold no intact
+		// record at any offset (checked by the test's own decoder).
+		require.Equal(t, -1, firstIntactFrame(data[res.Bytes:], 0), "the torn tail holds an intact record")
 		again := reserve.New()
 		require.NoError(t, again.AddNode(node("n1", "4")))
 		res2, err := again.Replay(bytes.NewReader(data[:res.Bytes]))

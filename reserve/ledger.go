@@ -259,14 +259,14 @@ func (l *Ledger) RemovePod(k snapshot.PodKey) bool {
 	_, drew := l.draws[k]
 	if !ok && !drew {
 		if l.lapsed[k] != nil {
-			l.logRelease(opRemove, k)
+			_ = l.logRelease(opRemove, k) // a fact
 			delete(l.lapsed, k)
 		}
 		return false
 	}
 	l.viewUnbind(k, i, ok)
 	if drew || l.recs[i].phase != Bound || l.lapsed[k] != nil {
-		l.logRelease(opRemove, k)
+		_ = l.logRelease(opRemove, k) // a fact: applies even with a broken journal
 	}
 	delete(l.lapsed, k)
 	l.returnDraw(k)
@@ -457,16 +457,17 @@ func (l *Ledger) ReserveUntil(pod *snapshot.PodInfo, nodeName string, deadline t
 // for a pod never reserved (upstream's Unreserve contract); it reports
 // whether anything was released. The ledger remembers a returned share
 // until the pod is reported bound or deleted, in case the bind succeeded
-// after all (see [Ledger.AddPod]). O(1); allocates nothing without a
-// journal and without a share.
+// after all (see [Ledger.AddPod]). With a broken journal
+// ([Ledger.JournalErr] non-nil) it releases nothing and returns false (see
+// [Ledger.SetJournal]). O(1); allocates nothing without a journal and
+// without a share.
 func (l *Ledger) Unreserve(k snapshot.PodKey) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	i, ok := l.held.get(k.Hash(), k, l.recs)
-	if !ok {
+	if !ok || l.logRelease(opUnreserve, k) != nil {
 		return false
 	}
-	l.logRelease(opUnreserve, k)
 	l.lapse(k)
 	l.returnDraw(k)
 	l.dropRec(i)
@@ -479,7 +480,9 @@ func (l *Ledger) Unreserve(k snapshot.PodKey) bool {
 // informer later reports the pod, nothing is counted twice. Confirm of a
 // pod already confirmed or reported bound is a no-op. Errors:
 // [ErrNotHeld] if the ledger neither holds nor sees the pod bound (also
-// the harmless case of a pod the informer reported and deleted already).
+// the harmless case of a pod the informer reported and deleted already);
+// [ErrJournal] if the journal is or becomes broken (the pod stays held; see
+// [Ledger.SetJournal]).
 func (l *Ledger) Confirm(k snapshot.PodKey) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -490,7 +493,9 @@ func (l *Ledger) Confirm(k snapshot.PodKey) error {
 	if l.recs[i].phase != Held {
 		return nil
 	}
-	l.logRelease(opConfirm, k)
+	if err := l.logRelease(opConfirm, k); err != nil {
+		return fmt.Errorf("Confirm: pod %s: %w", k, err)
+	}
 	l.confirm(i)
 	return nil
 }
@@ -511,7 +516,8 @@ func (l *Ledger) confirm(i int32) {
 // and returns their keys sorted by namespace and name, or nil. Expiry is
 // opt-in: holds made with [Ledger.Reserve] never expire (upstream v1.37
 // removed assumed-pod expiry because it double-booked nodes when a bind was
-// slow). O(holds); allocates the result.
+// slow). With a broken journal it releases nothing and returns nil (see
+// [Ledger.SetJournal]). O(holds); allocates the result.
 func (l *Ledger) Expire(now time.Time) []snapshot.PodKey {
 	t := deadlineNanos(now)
 	if now.IsZero() {
@@ -530,7 +536,9 @@ func (l *Ledger) Expire(now time.Time) []snapshot.PodKey {
 		return nil
 	}
 	slices.SortFunc(out, cmpKey)
-	l.logUnreserve(opUnreserve, out)
+	if l.logUnreserve(opUnreserve, out) != nil {
+		return nil // a broken journal: see SetJournal
+	}
 	for _, k := range out {
 		l.lapse(k)
 		l.returnDraw(k)
@@ -589,7 +597,7 @@ func (l *Ledger) Reconcile(exists func(snapshot.PodKey) bool) []snapshot.PodKey 
 	if len(out) == 0 {
 		return nil
 	}
-	l.logUnreserve(opRemove, out)
+	_ = l.logUnreserve(opRemove, out) // a fact: applies even with a broken journal
 	for _, k := range out {
 		delete(l.lapsed, k)
 		l.returnDraw(k)

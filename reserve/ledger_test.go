@@ -435,14 +435,16 @@ func TestExportImportErrors(t *testing.T) {
 	for _, tc := range []struct{ name, in string }{
 		{"not json", "{"},
 		{"version", `{"version":9}`},
-		{"unbound pod", `{"version":1,"pods":[{"metadata":{"name":"p"}}]}`},
-		{"hold on nothing", `{"version":1,"holds":[{"pod":{"metadata":{"name":"p"}},"node":""}]}`},
-		{"share of unknown reservation", `{"version":1,"draws":[{"pod":{"namespace":"d","name":"p"},"reservation":"r","drawn":{"cpu":1}}]}`},
+		{"version 1", `{"version":1,"nodes":[]}`},
+		{"unbound pod", signedExport(`{"pods":[{"metadata":{"name":"p"}}]}`)},
+		{"hold on nothing", signedExport(`{"holds":[{"pod":{"metadata":{"name":"p"}},"node":""}]}`)},
+		{"share of unknown reservation", signedExport(`{"draws":[{"pod":{"namespace":"d","name":"p"},"reservation":"r","drawn":{"cpu":1}}]}`)},
+		{"unknown field", signedExport(`{"nodes":[],"extra":1}`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := reserve.Import(bytesReader(tc.in))
 			require.Error(t, err)
-			assert.True(t, errors.Is(err, reserve.ErrInvalid) || errors.Is(err, reserve.ErrCorruptJournal), "%v", err)
+			assert.True(t, errors.Is(err, reserve.ErrInvalid) || errors.Is(err, reserve.ErrCorruptExport), "%v", err)
 		})
 	}
 }

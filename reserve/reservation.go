@@ -302,7 +302,8 @@ func (l *Ledger) insertReservation(res *reservation, ni int32) {
 
 // RemoveReservation removes the reservation called name: its unallocated
 // capacity and slot are released at once; pods drawing on it keep their
-// whole requests. Errors: [ErrReservationNotFound].
+// whole requests. Errors: [ErrReservationNotFound]; a broken journal
+// ([ErrJournal], nothing changed; see [Ledger.SetJournal]).
 func (l *Ledger) RemoveReservation(name string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -310,7 +311,9 @@ func (l *Ledger) RemoveReservation(name string) error {
 	if !ok {
 		return fmt.Errorf("reservation %s: %w", name, ErrReservationNotFound)
 	}
-	l.logRemoveReservation(name)
+	if err := l.logRemoveReservation(name); err != nil {
+		return fmt.Errorf("reservation %s: %w", name, err)
+	}
 	l.dropReservation(r)
 	return nil
 }
