@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -46,10 +47,19 @@ func gvrOf(obj runtime.Object) (schema.GroupVersionResource, error) {
 // fake tracker's watchers hold 100 events and panic when full, and the
 // suite creates objects in bulk while the scheduler runs.
 type pumpWatch struct {
-	in   watch.Interface
-	out  chan watch.Event
-	stop chan struct{}
-	once sync.Once
+	in      watch.Interface
+	out     chan watch.Event
+	stop    chan struct{}
+	once    sync.Once
+	stopped atomic.Bool
+}
+
+// backlog is the number of events waiting in the fake watcher's channel.
+func (p *pumpWatch) backlog() int {
+	if p.stopped.Load() {
+		return 0
+	}
+	return len(p.in.ResultChan())
 }
 
 func newPump(in watch.Interface) *pumpWatch {
@@ -89,6 +99,7 @@ func (p *pumpWatch) run() {
 
 func (p *pumpWatch) Stop() {
 	p.once.Do(func() {
+		p.stopped.Store(true)
 		p.in.Stop()
 		close(p.stop)
 	})
@@ -106,6 +117,24 @@ type upstreamRun struct {
 	watching  map[string]bool
 	attempted map[snapshot.PodKey]bool
 	preempted map[snapshot.PodKey]bool // pods the scheduler deleted
+	pumps     []*pumpWatch
+}
+
+// throttle waits while a watcher's channel (100 events) is half full: a
+// busy creator could otherwise fill it before the pump goroutine runs.
+func (u *upstreamRun) throttle() {
+	for {
+		u.mu.Lock()
+		worst := 0
+		for _, p := range u.pumps {
+			worst = max(worst, p.backlog())
+		}
+		u.mu.Unlock()
+		if worst < 50 {
+			return
+		}
+		time.Sleep(20 * time.Microsecond)
+	}
 }
 
 // defaultConfig is scheduler_perf's newDefaultComponentConfig: the v1
@@ -146,9 +175,18 @@ func setFeatureGates(p *plan) (func(), error) {
 	return func() { _ = utilfeature.DefaultMutableFeatureGate.SetFromMap(prev) }, nil
 }
 
+// fakeWatchBuffer is the event buffer of the fake clientset's watchers
+// (apimachinery's watch.DefaultChanSize, 100 by default, which the fake
+// tracker's watchers panic on when full: the scheduler's own bindings can
+// fill it before the pump runs on a busy machine). 2^17 events hold the
+// largest workload this program runs; the channels are allocated per
+// watcher and freed with the run.
+const fakeWatchBuffer = 1 << 17
+
 // runUpstream runs p through kube-scheduler on a fake clientset.
 func runUpstream(ctx context.Context, p *plan, timeout time.Duration, progress func(int)) (res sideResult) {
 	res.Ran = true
+	watch.DefaultChanSize = fakeWatchBuffer
 	restore, err := setFeatureGates(p)
 	if err != nil {
 		res.Err = err.Error()
@@ -181,10 +219,12 @@ func runUpstream(ctx context.Context, p *plan, timeout time.Duration, progress f
 		if err != nil {
 			return true, nil, err
 		}
+		p := newPump(w)
 		u.mu.Lock()
 		u.watching[action.GetResource().Resource] = true
+		u.pumps = append(u.pumps, p)
 		u.mu.Unlock()
-		return true, newPump(w), nil
+		return true, p, nil
 	})
 	// Objects this runner writes go to the tracker directly, so what the
 	// reactors below see is the scheduler's own writes.
@@ -257,6 +297,7 @@ func runUpstream(ctx context.Context, p *plan, timeout time.Duration, progress f
 			return err
 		}
 		m, _ := meta.Accessor(obj)
+		u.throttle()
 		return tracker.Create(gvr, obj.DeepCopyObject(), m.GetNamespace())
 	}
 	remove := func(obj runtime.Object) error {
@@ -265,6 +306,7 @@ func runUpstream(ctx context.Context, p *plan, timeout time.Duration, progress f
 			return err
 		}
 		m, _ := meta.Accessor(obj)
+		u.throttle()
 		return tracker.Delete(gvr, m.GetNamespace(), m.GetName())
 	}
 	expected := map[string]int{} // pods of skipWaitToCompletion ops a barrier waits for
@@ -299,6 +341,7 @@ func runUpstream(ctx context.Context, p *plan, timeout time.Duration, progress f
 			start := time.Now()
 			for _, pod := range s.Pods {
 				u.obs.created(pod)
+				u.throttle()
 				for _, c := range pod.Status.Conditions {
 					if c.Type == v1.PodScheduled { // gated: upstream's isAttempted counts it
 						u.mu.Lock()
@@ -417,6 +460,7 @@ func (u *upstreamRun) deletePods(ctx context.Context, d *deletePodsOp) error {
 				return ctx.Err()
 			}
 		}
+		u.throttle()
 		if err := u.cluster.Client.Tracker().Delete(podsGVR, k.Namespace, k.Name); err != nil {
 			return err
 		}
