@@ -51,6 +51,7 @@ type Cluster struct {
 
 	mu       sync.Mutex
 	failBind func(*v1.Binding) error
+	onBind   func(*v1.Binding)
 	binds    int
 }
 
@@ -82,6 +83,15 @@ func (c *Cluster) FailBind(f func(*v1.Binding) error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.failBind = f
+}
+
+// OnBind makes f observe every successful binding, after the pod was
+// updated and counted (schedperf records bind times with it). f runs in
+// the scheduler's binding goroutine and must not call the clientset.
+func (c *Cluster) OnBind(f func(*v1.Binding)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.onBind = f
 }
 
 // Binds returns the number of successful bindings.
@@ -123,7 +133,11 @@ func (c *Cluster) bind(action k8stesting.Action) (bool, runtime.Object, error) {
 	}
 	c.mu.Lock()
 	c.binds++
+	observe := c.onBind
 	c.mu.Unlock()
+	if observe != nil {
+		observe(b)
+	}
 	return true, b, nil
 }
 
@@ -131,7 +145,11 @@ func (c *Cluster) bind(action k8stesting.Action) (bool, runtime.Object, error) {
 // registry, starts the informers and runs it until ctx is done.
 func (c *Cluster) Start(ctx context.Context, cfg *config.KubeSchedulerConfiguration, registry frameworkruntime.Registry) (*scheduler.Scheduler, error) {
 	informerFactory := scheduler.NewInformerFactory(c.Client, 0, nil)
-	recorder := func(string) events.EventRecorderLogger { return events.NewFakeRecorder(0) }
+	// A FakeRecorder with no channel drops events. NewFakeRecorder(0)
+	// would make an unbuffered channel nobody reads: every Eventf (a
+	// bound pod's Scheduled, a preemption victim's Preempted) would block
+	// its goroutine for ever, and preemption would never finish.
+	recorder := func(string) events.EventRecorderLogger { return &events.FakeRecorder{} }
 	sched, err := scheduler.New(ctx, c.Client, informerFactory, nil, profile.RecorderFactory(recorder),
 		scheduler.WithProfiles(cfg.Profiles...),
 		scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),
