@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	resourcehelper "k8s.io/component-helpers/resource"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
@@ -28,6 +31,9 @@ import (
 func schedkitUnsupported(p *plan) string {
 	if p.TC.SchedulerConfigPath != "" {
 		return fmt.Sprintf("custom scheduler config %s (schedkit runs upstream's default profile)", p.TC.SchedulerConfigPath)
+	}
+	if why := systemDefaultSpreading(p); why != "" {
+		return why
 	}
 	for _, s := range p.Steps {
 		pods := s.Pods
@@ -55,6 +61,62 @@ func schedkitUnsupported(p *plan) string {
 			for _, vol := range pod.Spec.Volumes {
 				if vol.PersistentVolumeClaim != nil || vol.Ephemeral != nil {
 					return "volumes: " + where + " mounts a PersistentVolumeClaim"
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// systemDefaultSpreading says which pod of p upstream's default profile
+// spreads with PodTopologySpread's system default constraints (hostname
+// maxSkew 3, zone maxSkew 5, ScheduleAnyway; PodTopologySpreadArgs
+// defaultingType System): a pod selected by a Service,
+// ReplicationController, ReplicaSet or StatefulSet of its namespace, the
+// objects upstream's DefaultSelector (pkg/scheduler/framework/plugins/helper
+// /spread.go) lists. schedkit has no PodTopologySpread yet, so its scores
+// for such pods differ from upstream's. "" if no pod is selected.
+func systemDefaultSpreading(p *plan) string {
+	type selector struct {
+		ns, what string
+		sel      labels.Selector
+	}
+	var sels []selector
+	for _, s := range p.Steps {
+		for _, o := range s.Objects {
+			var ns, what string
+			var sel labels.Selector
+			switch x := o.(type) {
+			case *v1.Service:
+				if len(x.Spec.Selector) > 0 {
+					ns, what, sel = x.Namespace, "Service "+x.Name, labels.SelectorFromSet(x.Spec.Selector)
+				}
+			case *v1.ReplicationController:
+				if len(x.Spec.Selector) > 0 {
+					ns, what, sel = x.Namespace, "ReplicationController "+x.Name, labels.SelectorFromSet(x.Spec.Selector)
+				}
+			case *appsv1.ReplicaSet:
+				if ls, err := metav1.LabelSelectorAsSelector(x.Spec.Selector); err == nil && x.Spec.Selector != nil {
+					ns, what, sel = x.Namespace, "ReplicaSet "+x.Name, ls
+				}
+			case *appsv1.StatefulSet:
+				if ls, err := metav1.LabelSelectorAsSelector(x.Spec.Selector); err == nil && x.Spec.Selector != nil {
+					ns, what, sel = x.Namespace, "StatefulSet "+x.Name, ls
+				}
+			}
+			if sel != nil {
+				sels = append(sels, selector{ns, what, sel})
+			}
+		}
+	}
+	if len(sels) == 0 {
+		return ""
+	}
+	for _, s := range p.Steps {
+		for _, pod := range s.Pods {
+			for _, x := range sels {
+				if x.ns == pod.Namespace && x.sel.Matches(labels.Set(pod.Labels)) {
+					return fmt.Sprintf("PodTopologySpread (system default constraints): workloadTemplate[%d] pod %s/%s is selected by %s", s.Op.Index, pod.Namespace, pod.Name, x.what)
 				}
 			}
 		}

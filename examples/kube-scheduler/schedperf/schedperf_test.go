@@ -207,3 +207,29 @@ func TestPlacement(t *testing.T) {
 	assert.Equal(t, "2×1 1×1 0×1", pl.shape(3))
 	assert.True(t, strings.HasPrefix(pl.skew(), "zone=3"))
 }
+
+// TestSystemDefaultSpreadingIsUnsupported: DefaultTopologySpreading creates
+// a Service in service-ns whose selector matches the measured pods
+// (pod-with-label.yaml), so upstream's default profile spreads them with
+// the system default constraints, which schedkit does not implement yet:
+// its row must say so. SchedulingBasic has no such object.
+func TestSystemDefaultSpreadingIsUnsupported(t *testing.T) {
+	tcs := suite(t)
+	for name, want := range map[string]string{
+		"DefaultTopologySpreading": "PodTopologySpread (system default constraints)",
+		"SchedulingBasic":          "",
+	} {
+		tc := testCaseNamed(t, tcs, name)
+		w, err := tc.pickWorkload("smallest")
+		require.NoError(t, err)
+		p, err := buildPlan(tc, w)
+		require.NoError(t, err)
+		got := schedkitUnsupported(p)
+		if want == "" {
+			assert.Empty(t, got, name)
+		} else {
+			assert.Contains(t, got, want, name)
+			assert.Contains(t, got, "selected by Service", name)
+		}
+	}
+}
