@@ -12,15 +12,14 @@
 //
 // # Usage
 //
-// Build an [Input] from Nodes and Pods (package snapshot/load reads
-// kubectl output; snapshottest builds them in tests), choose filters and
-// a profile, and call [Run]:
+// Build an [Input] from Nodes and Pods — [NewInput] splits and prepares
+// them as examples/simulate does (package snapshot/load reads kubectl
+// output; snapshottest builds objects in tests), or fill one in, with
+// trace times for departures — choose filters and a profile, and call
+// [Run]:
 //
-//	objs, err := load.Files("cluster.yaml")
-//	// ... pods with spec.nodeName go to Input.Bound; parse the others:
-//	pi, err := snapshot.NewPodInfo(pod)
-//	in := &replay.Input{Nodes: objs.Nodes, Bound: bound, Batch: true,
-//		Arrivals: []replay.Arrival{{Pod: pi}}}
+//	objs, err := load.Files("cluster.yaml") // kubectl get nodes,pods -A -o yaml
+//	in, err := replay.NewInput(objs.Nodes, objs.Pods, false)
 //	profile, err := score.NewProfile(score.Weighted{Scorer: myScorer, Weight: 1})
 //	rep, err := replay.Run(ctx, in, replay.Config{
 //		Filters: append(framework.DefaultFilters(), myFilter),

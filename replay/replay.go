@@ -77,7 +77,9 @@ type Config struct {
 	// cycle's score breakdown, which costs a table per pod.
 	Explain string
 	// Workload is the target workload of the GPU fragmentation measure
-	// (Report.GPUFragmentationRatio); nil leaves it 0.
+	// (Report.GPUFragmentationRatio); nil leaves it 0. examples/simulate
+	// learns it from the arrivals: gpushare.WorkloadFromTasks(their
+	// tasks, 95).
 	Workload *gpushare.Workload
 	// Progress, when set, is called after each event (an arrival
 	// scheduled or a departure) with the events done and the run's
