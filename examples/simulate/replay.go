@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/schedkit/schedkit/framework"
 	"github.com/schedkit/schedkit/replay"
@@ -122,11 +120,8 @@ func (c *cluster) replay(ctx context.Context, spec *runSpec, prog *progress) (*r
 			prog.done.Add(1)
 		},
 	})
-	if errors.Is(err, replay.ErrInput) {
-		return nil, inputErr("%s", strings.TrimPrefix(err.Error(), replay.ErrInput.Error()+": "))
-	}
 	if err != nil {
-		return nil, err
+		return nil, fromReplay(err)
 	}
 	res := &runResult{Policy: spec.policy.name, Seed: spec.seed, Percentage: spec.percentage, Report: *rep}
 	res.Curve = res.curve()
