@@ -5,14 +5,16 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
 
 	"github.com/schedkit/schedkit/gpushare"
+	"github.com/schedkit/schedkit/replay"
 	"github.com/schedkit/schedkit/snapshot"
 	"github.com/schedkit/schedkit/snapshot/snapshottest"
 )
 
 // FuzzPreparePod: for any GPU annotations the snapshot accepts, the pod
-// prepared for scheduling requests exactly its GPU demand as gpu-milli,
+// prepared for scheduling (replay.NewInput) requests exactly its GPU demand as gpu-milli,
 // and the pod a bind makes carries the chosen devices.
 func FuzzPreparePod(f *testing.F) {
 	f.Add("1", "470", "V100M16|V100M32", uint64(1))
@@ -28,8 +30,9 @@ func FuzzPreparePod(f *testing.F) {
 			return
 		}
 		task := pi.Task()
-		prepared, err := snapshot.NewPodInfo(preparePod(pod, task))
+		in, err := replay.NewInput(nil, []*v1.Pod{pod}, false)
 		require.NoError(t, err)
+		prepared := in.Arrivals[0].Pod
 		assert.Equal(t, task, prepared.Task())
 		// gpu-milli is interned only once some pod requested it: in a fresh
 		// process a pod without GPU demand leaves it unknown, and then it

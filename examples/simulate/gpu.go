@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"sync"
 
-	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-
 	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
@@ -22,39 +19,18 @@ import (
 // gpu-card-model) and, once bound, the devices it uses (gpu-index, "0-1");
 // framework.GPUDevices filters, score.GPUShare runs the gpushare policies,
 // and the cycle's Decision carries the devices chosen. What the simulator
-// adds:
+// adds, the first two through package replay:
 //
-//   - every pending pod whose GPU demand is in annotations also requests
-//     alibabacloud.com/gpu-milli = count × milli, so that NodeResourcesFit
-//     checks the node's GPU total and the resource scorers (most, binpack,
-//     drf, tetris, balanced) can weigh GPUs;
+//   - every pod whose GPU demand is in annotations also requests
+//     alibabacloud.com/gpu-milli = count × milli (replay.NewInput), so
+//     that NodeResourcesFit checks the node's GPU total and the resource
+//     scorers (most, binpack, drf, tetris, balanced) can weigh GPUs;
 //   - a bind reports the pod bound with the devices the cycle chose
-//     (reserve.Ledger.AddPodInfo), as the GPU-sharing scheduler of the trace
-//     does by writing them into the gpu-index annotation;
+//     (replay.Run, through reserve.Ledger.AddPodInfo), as the GPU-sharing
+//     scheduler of the trace does by writing them into the gpu-index
+//     annotation;
 //   - an explanation of the GPU policies' scores for -explain, and the
 //     FGD paper's random device choice for the random policy.
-
-// preparePod returns pod with its annotated GPU demand also requested as
-// alibabacloud.com/gpu-milli (on the first container), or pod itself for a
-// pod without the annotation, without GPU demand, or requesting it already.
-func preparePod(pod *v1.Pod, t gpushare.Task) *v1.Pod {
-	if _, ok := pod.Annotations[snapshot.AnnotationGPUCount]; !ok || !t.UsesGPU() || len(pod.Spec.Containers) == 0 {
-		return pod
-	}
-	if _, ok := pod.Spec.Containers[0].Resources.Requests[snapshot.ResourceGPUMilli]; ok {
-		return pod
-	}
-	c := *pod
-	c.Spec.Containers = append([]v1.Container(nil), pod.Spec.Containers...)
-	ctr := &c.Spec.Containers[0]
-	req := make(v1.ResourceList, len(ctr.Resources.Requests)+1)
-	for k, v := range ctr.Resources.Requests {
-		req[k] = v
-	}
-	req[snapshot.ResourceGPUMilli] = *resource.NewQuantity(t.TotalMilliGPU(), resource.DecimalSI)
-	ctr.Resources.Requests = req
-	return &c
-}
 
 // explainedGPU is score.GPUShare with an explanation of its raw score:
 // the devices the policy would use and, for FGD, how the node's

@@ -15,7 +15,6 @@ import (
 	"github.com/schedkit/schedkit/reserve"
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
-	"github.com/schedkit/schedkit/snapshot/snapshottest"
 )
 
 func gpuNode(name string, gpus int, model string) *v1.Node {
@@ -24,26 +23,6 @@ func gpuNode(name string, gpus int, model string) *v1.Node {
 
 func gpuPod(name string, count, milli int64, models ...string) *v1.Pod {
 	return openb.Pod{Name: name, MilliCPU: 1000, MemoryMiB: 1024, NumGPU: count, GPUMilli: milli, GPUSpec: models}.Object()
-}
-
-// TestPreparePod: annotated GPU demand is also requested as gpu-milli;
-// other pods are left alone.
-func TestPreparePod(t *testing.T) {
-	share := gpuPod("share", 1, 470, "T4")
-	pi := snapshot.MustPodInfo(preparePod(share, snapshot.MustPodInfo(share).Task()))
-	id, ok := snapshot.LookupResource(snapshot.ResourceGPUMilli)
-	require.True(t, ok)
-	assert.Equal(t, int64(470), pi.Requested().Get(id))
-	assert.Equal(t, gpushare.Task{MilliCPU: 1000, Memory: 1 << 30, GPUCount: 1, MilliGPU: 470, Models: []string{"T4"}}, pi.Task())
-	assert.NotContains(t, share.Spec.Containers[0].Resources.Requests, snapshot.ResourceGPUMilli, "the input pod is not modified")
-
-	multi := gpuPod("multi", 4, 1000)
-	assert.Equal(t, int64(4000), snapshot.MustPodInfo(preparePod(multi, snapshot.MustPodInfo(multi).Task())).Requested().Get(id))
-
-	cpu := gpuPod("cpu", 0, 0)
-	assert.Same(t, cpu, preparePod(cpu, snapshot.MustPodInfo(cpu).Task()))
-	nvidia := snapshottest.MakePod("nv").Req("cpu", "1", "nvidia.com/gpu", "2").Obj()
-	assert.Same(t, nvidia, preparePod(nvidia, snapshot.MustPodInfo(nvidia).Task()), "nvidia.com/gpu is a request already")
 }
 
 // TestBoundPod: the devices a bind chose are what the snapshot charges.

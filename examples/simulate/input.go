@@ -15,6 +15,7 @@ import (
 
 	"github.com/schedkit/schedkit/examples/internal/openb"
 	"github.com/schedkit/schedkit/gpushare"
+	"github.com/schedkit/schedkit/replay"
 	"github.com/schedkit/schedkit/snapshot"
 	"github.com/schedkit/schedkit/snapshot/load"
 )
@@ -33,7 +34,7 @@ type cluster struct {
 	source string              // what was loaded, for the report header
 	nodes  []*v1.Node          // in input order
 	bound  []*v1.Pod           // pods with spec.nodeName, placed before the replay
-	pods   []*snapshot.PodInfo // pods to schedule, in arrival order (prepared, see preparePod)
+	pods   []*snapshot.PodInfo // pods to schedule, in arrival order (prepared, see replay.NewInput)
 	// batch: every pod arrives at once and the scheduling queue orders
 	// them (priority, then input order), as for a set of objects.
 	batch bool
@@ -71,68 +72,48 @@ func (c *cluster) capacity() int64 {
 	return c.milliCPU
 }
 
-// finish checks nodes and pods with the snapshot model (a Cache validates
-// every object and names it in errors), prepares the pods to schedule,
-// and learns FGD's target workload and the capacities.
-func (c *cluster) finish(nodes []*v1.Node, bound, pending []*v1.Pod) error {
+// finish checks nodes and pods and prepares them as replay.NewInput
+// does (pods with spec.nodeName are bound, with unbind only static and
+// mirror pods; annotated GPU demand is also requested as gpu-milli), and
+// learns FGD's target workload and the capacities.
+func (c *cluster) finish(nodes []*v1.Node, pods []*v1.Pod, unbind bool) error {
+	in, err := replay.NewInput(nodes, pods, unbind)
+	if err != nil {
+		return fromReplay(err)
+	}
+	c.nodes, c.bound = in.Nodes, in.Bound
 	cache := snapshot.NewCache()
-	names := make(map[string]bool, len(nodes))
 	for _, n := range nodes {
-		if names[n.Name] {
-			return inputErr("node %s: listed twice", n.Name)
-		}
-		names[n.Name] = true
 		if err := cache.AddNode(n); err != nil {
 			return inputErr("%v", err)
 		}
 	}
-	c.nodes = nodes
-	snap := cache.Snapshot()
-	for _, ni := range snap.Nodes() {
+	for _, ni := range cache.Snapshot().Nodes() {
 		c.milliCPU += ni.Allocatable().MilliCPU()
 		for _, d := range ni.Devices() {
 			c.gpuMilli += d.CapacityMilliGPU
 		}
 	}
 	var shapes []gpushare.Task
-	for _, p := range bound {
-		if snap.Get(p.Spec.NodeName) == nil {
-			return inputErr("pod %s/%s: spec.nodeName %q: no such node in the input", p.Namespace, p.Name, p.Spec.NodeName)
-		}
+	for _, p := range c.bound {
 		pi, err := snapshot.NewPodInfo(p)
 		if err != nil {
 			return inputErr("%v", err)
 		}
-		c.bound = append(c.bound, preparePod(p, pi.Task()))
 		shapes = append(shapes, pi.Task())
 	}
-	c.index = make(map[*snapshot.PodInfo]int32, len(pending))
-	seen := make(map[snapshot.PodKey]bool, len(pending))
+	c.index = make(map[*snapshot.PodInfo]int32, len(in.Arrivals))
 	var tasks []gpushare.Task
-	for _, p := range pending {
-		pi, err := snapshot.NewPodInfo(p)
-		if err != nil {
-			return inputErr("%v", err)
-		}
-		if seen[pi.Key()] {
-			return inputErr("pod %s: listed twice", pi.Key())
-		}
-		seen[pi.Key()] = true
-		if pp := preparePod(p, pi.Task()); pp != p {
-			if pi, err = snapshot.NewPodInfo(pp); err != nil {
-				return inputErr("%v", err)
-			}
-		}
-		c.index[pi] = int32(len(c.pods))
-		c.pods = append(c.pods, pi)
-		tasks = append(tasks, pi.Task())
+	for _, a := range in.Arrivals {
+		c.index[a.Pod] = int32(len(c.pods))
+		c.pods = append(c.pods, a.Pod)
+		tasks = append(tasks, a.Pod.Task())
 	}
 	// FGD's target workload: the shapes of the pods to schedule (or, with
 	// none, of the bound pods; with no pod at all, one empty shape).
 	if len(tasks) > 0 {
 		shapes = tasks
 	}
-	var err error
 	if len(shapes) > 0 {
 		c.workload, err = gpushare.WorkloadFromTasks(shapes, fgdPopularityPercent)
 	} else {
@@ -142,6 +123,15 @@ func (c *cluster) finish(nodes []*v1.Node, bound, pending []*v1.Pod) error {
 		return fmt.Errorf("learning the target workload: %w", err)
 	}
 	return nil
+}
+
+// fromReplay turns an error of package replay into the simulator's: bad
+// input (exit status 2) when it wraps replay.ErrInput.
+func fromReplay(err error) error {
+	if errors.Is(err, replay.ErrInput) {
+		return inputErr("%s", strings.TrimPrefix(err.Error(), replay.ErrInput.Error()+": "))
+	}
+	return err
 }
 
 // fgdPopularityPercent is the FGD simulator's podPopularityThreshold: the
@@ -223,7 +213,7 @@ func loadTrace(nodesPath, podsPath string, strict bool) (*cluster, error) {
 		c.deletion = append(c.deletion, p.Deletion)
 		c.hasDeletion = append(c.hasDeletion, p.HasDeletion)
 	}
-	if err := c.finish(openb.NodeObjects(nodes), nil, objs); err != nil {
+	if err := c.finish(openb.NodeObjects(nodes), objs, false); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -232,8 +222,8 @@ func loadTrace(nodesPath, podsPath string, strict bool) (*cluster, error) {
 // loadObjects reads Kubernetes Nodes and Pods (YAML or JSON files or
 // directories). Pods with spec.nodeName are bound before the replay, the
 // others are scheduled (all at once, in queue order); with unbind every pod
-// is scheduled anew except static and mirror pods (nodeBound), which the
-// kubelet runs on its own node and no scheduler moves.
+// is scheduled anew except static and mirror pods, which the kubelet runs
+// on its own node and no scheduler moves (replay.NewInput).
 func loadObjects(paths []string, unbind bool) (*cluster, error) {
 	objs, err := load.Files(paths...)
 	if err != nil {
@@ -242,21 +232,8 @@ func loadObjects(paths []string, unbind bool) (*cluster, error) {
 	if len(objs.Nodes) == 0 {
 		return nil, inputErr("%s: no Node objects%s", strings.Join(paths, ", "), skippedKinds(objs.Skipped))
 	}
-	var bound, pending []*v1.Pod
-	for _, p := range objs.Pods {
-		switch {
-		case unbind && p.Spec.NodeName != "" && !nodeBound(p):
-			c := *p
-			c.Spec.NodeName = ""
-			pending = append(pending, &c)
-		case p.Spec.NodeName != "":
-			bound = append(bound, p)
-		default:
-			pending = append(pending, p)
-		}
-	}
 	c := &cluster{source: fmt.Sprintf("objects from %s", strings.Join(paths, ", ")), batch: true}
-	if err := c.finish(objs.Nodes, bound, pending); err != nil {
+	if err := c.finish(objs.Nodes, objs.Pods, unbind); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -289,15 +266,4 @@ func skippedKinds(skipped map[schema.GroupVersionKind]int) string {
 	}
 	slices.Sort(kinds)
 	return fmt.Sprintf(" (skipped %s: only apiVersion v1 Node and Pod objects, and v1 Lists of them, are read)", strings.Join(kinds, ", "))
-}
-
-// nodeBound reports whether p belongs to its node: a mirror pod (the API
-// object of a static pod, annotated kubernetes.io/config.mirror) or a
-// static pod itself (kubernetes.io/config.source other than "api").
-func nodeBound(p *v1.Pod) bool {
-	if _, ok := p.Annotations["kubernetes.io/config.mirror"]; ok {
-		return true
-	}
-	src, ok := p.Annotations["kubernetes.io/config.source"]
-	return ok && src != "api"
 }

@@ -16,9 +16,13 @@
 //     with spec.nodeName are bound first, the others are scheduled.
 //
 // Every policy (-policy) is a score.Profile over the same filters
-// (framework.DefaultFilters plus framework.GPUDevices), run pod by pod
-// through a framework.Loop over a reserve.Ledger; a bind reports the pod
-// bound, with its GPU devices, as an informer would. The GPU policies are
+// (framework.DefaultFilters plus framework.GPUDevices), replayed by
+// package replay (github.com/schedkit/schedkit/replay): pod by pod
+// through a framework.Loop over a reserve.Ledger, a bind reporting the
+// pod bound, with its GPU devices, as an informer would. A program of
+// your own calls replay.Run with its own filters and scorers on the same
+// inputs and gets the same numbers; this command adds the input readers,
+// policies, tie-break rule, averaging over seeds, table, JSON and plots. The GPU policies are
 // the FGD paper's (package gpushare, through score.GPUShare). Run with -h
 // for the flags.
 //

@@ -128,9 +128,9 @@ func TestOpenbDefaultTrace(t *testing.T) {
 					assert.LessOrEqual(t, m, int64(1000), "node %s GPU %d: %d milli-GPU", name, k, m)
 				}
 			}
-			assert.Equal(t, usage{cpu, cpuCap, "milliCPU", ratio(cpu, cpuCap)}, res.CPU)
-			assert.Equal(t, usage{mem, memCap, "bytes", ratio(mem, memCap)}, res.Memory)
-			assert.Equal(t, usage{gpu, gpuCap, "milliGPU", ratio(gpu, gpuCap)}, res.GPU)
+			assert.Equal(t, usage{Requested: cpu, Allocatable: cpuCap, Unit: "milliCPU", Ratio: ratio(cpu, cpuCap)}, res.CPU)
+			assert.Equal(t, usage{Requested: mem, Allocatable: memCap, Unit: "bytes", Ratio: ratio(mem, memCap)}, res.Memory)
+			assert.Equal(t, usage{Requested: gpu, Allocatable: gpuCap, Unit: "milliGPU", Ratio: ratio(gpu, gpuCap)}, res.GPU)
 			assert.Equal(t, len(use), res.NodesUsed)
 			assert.InDelta(t, float64(placed), s.Placed, 0)
 			t.Logf("%s: placed %d, unschedulable %d, GPU %.2f%%", s.Policy, placed, unsched, 100*res.GPU.Ratio)

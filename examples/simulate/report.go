@@ -76,7 +76,7 @@ func summarize(order []*policyDef, results []*runResult, timing bool) []*summary
 			s.CPURatio += r.CPU.Ratio
 			s.MemoryRatio += r.Memory.Ratio
 			s.GPURatio += r.GPU.Ratio
-			s.GPUFragRatio += r.GPUFragRatio
+			s.GPUFragRatio += r.GPUFragmentationRatio
 			s.NodesUsed += float64(r.NodesUsed)
 			wall += r.Wall
 			for k, v := range r.Reasons {
@@ -119,19 +119,19 @@ const maxCurvePercent = 1000
 // capacity (rounded) and returns each bin's mean allocation ratio (0-1),
 // nil for empty bins.
 func (r *runResult) curve() []*float64 {
-	if r.capacity <= 0 || len(r.samples) == 0 {
+	if r.Capacity <= 0 || len(r.Samples) == 0 {
 		return nil
 	}
-	pct := func(v int64) float64 { return float64(v) * 100 / float64(r.capacity) }
+	pct := func(v int64) float64 { return float64(v) * 100 / float64(r.Capacity) }
 	// Arrived demand can exceed the capacity by any factor (a pod asking
 	// for 1e1000 cpu): the curve stops at maxCurvePercent, later samples
 	// fall into its last bin.
-	maxX := int(min(math.Round(pct(r.samples[len(r.samples)-1].arrived)), maxCurvePercent))
+	maxX := int(min(math.Round(pct(r.Samples[len(r.Samples)-1].Arrived)), maxCurvePercent))
 	sum := make([]float64, maxX+1)
 	cnt := make([]int, maxX+1)
-	for _, s := range r.samples {
-		x := min(int(math.Round(pct(s.arrived))), maxX)
-		sum[x] += float64(s.allocated) / float64(r.capacity)
+	for _, s := range r.Samples {
+		x := min(int(math.Round(pct(s.Arrived))), maxX)
+		sum[x] += float64(s.Allocated) / float64(r.Capacity)
 		cnt[x]++
 	}
 	out := make([]*float64, maxX+1)

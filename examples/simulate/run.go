@@ -388,7 +388,7 @@ func arrivalOrder(o *options, c *cluster) string {
 // hasPod reports whether name ("ns/name" or "name") is a pod to schedule.
 func (c *cluster) hasPod(name string) bool {
 	for _, pi := range c.pods {
-		if matches(name, pi) {
+		if k := pi.Key(); name == k.Name || name == k.String() { // as replay.Config.Explain matches
 			return true
 		}
 	}
@@ -409,7 +409,7 @@ func writePlacements(path string, results []*runResult) (err error) {
 	w := csv.NewWriter(f)
 	_ = w.Write([]string{"policy", "seed", "pod", "node", "devices", "prebound"})
 	for _, r := range results {
-		for _, p := range r.placements {
+		for _, p := range r.Placements {
 			devs := make([]string, len(p.Devices))
 			for i, d := range p.Devices {
 				devs[i] = strconv.Itoa(d)

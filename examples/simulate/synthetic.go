@@ -126,7 +126,7 @@ func loadSyntheticSized(seed uint64, nodeScale float64, numPods int) (*cluster, 
 		objs[i] = p.Object()
 	}
 	c := &cluster{source: fmt.Sprintf("synthetic GPU cluster (seed %d, %d nodes, %d pods)", seed, len(nodes), len(pods))}
-	if err := c.finish(openb.NodeObjects(nodes), nil, objs); err != nil {
+	if err := c.finish(openb.NodeObjects(nodes), objs, false); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -1,0 +1,124 @@
+package replay
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/schedkit/schedkit/framework"
+	"github.com/schedkit/schedkit/snapshot"
+)
+
+// mainReason is the reason most nodes gave for rejecting the pod (the
+// PreFilter's message when one rejected it outright). It counts reasons by
+// identity (code, resource, text) in a short list rather than through
+// Diagnosis.Histogram, which formats and hashes every reason: a trace
+// replay diagnoses hundreds of pods, each with a reason per node.
+func mainReason(d *framework.Diagnosis) string {
+	if d == nil {
+		return ""
+	}
+	if d.PreFilterMsg != "" {
+		return d.PreFilterMsg
+	}
+	type count struct {
+		r *framework.Reason
+		n int
+	}
+	var counts []count
+	add := func(r *framework.Reason, n int) {
+		for i := range counts {
+			c := counts[i].r
+			if c.Code == r.Code && c.Resource == r.Resource && c.Text == r.Text {
+				counts[i].n += n
+				return
+			}
+		}
+		counts = append(counts, count{r, n})
+	}
+	for i := range d.Reasons {
+		add(&d.Reasons[i], 1)
+	}
+	if d.NotCandidates > 0 {
+		add(&d.NotCandidate, d.NotCandidates)
+	}
+	best := -1
+	for i, c := range counts {
+		if best < 0 || c.n > counts[best].n || (c.n == counts[best].n && c.r.Message() < counts[best].r.Message()) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return d.Message()
+	}
+	return counts[best].r.Message()
+}
+
+// filteredOut runs filters for pi on every node of snap without the pod
+// (snap holds it on node when it was placed) and counts the reasons of
+// the nodes that fail, each from the first filter it fails as in the
+// cycle, most frequent first: "K of N nodes filtered out: n1 reason1,
+// n2 reason2", or "none of N nodes filtered out".
+func filteredOut(filters []framework.Filter, pi *snapshot.PodInfo, snap *snapshot.Snapshot, node string) (string, error) {
+	if node != "" {
+		f := snap.Fork()
+		if err := f.RemovePod(pi.Key(), node); err != nil {
+			return "", err
+		}
+		snap = f.Snapshot()
+	}
+	total, out := 0, 0
+	counts := map[string]int{}
+	pre := make([]framework.PreFilterResult, len(filters))
+	for i, f := range filters {
+		var err error
+		if pre[i], err = f.PreFilter(pi); err != nil {
+			return "", err
+		}
+	}
+	var reasons []framework.Reason
+	for _, n := range snap.Nodes() {
+		total++
+		for i := range filters {
+			p := pre[i]
+			if p.Reject != "" {
+				counts[p.Reject]++
+				out++
+				break
+			}
+			if p.NodeNames != nil && !slices.Contains(p.NodeNames, n.Name()) {
+				counts["node(s) not among the candidates of "+filters[i].Name()]++
+				out++
+				break
+			}
+			if p.Filter == nil {
+				continue
+			}
+			if reasons = p.Filter.Filter(n, reasons[:0]); len(reasons) > 0 {
+				for j := range reasons {
+					counts[reasons[j].Message()]++
+				}
+				out++
+				break
+			}
+		}
+	}
+	if out == 0 {
+		return fmt.Sprintf("none of %d nodes filtered out", total), nil
+	}
+	msgs := make([]string, 0, len(counts))
+	for m := range counts {
+		msgs = append(msgs, m)
+	}
+	slices.SortFunc(msgs, func(a, b string) int {
+		if c := cmp.Compare(counts[b], counts[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	for i, m := range msgs {
+		msgs[i] = fmt.Sprintf("%d %s", counts[m], m)
+	}
+	return fmt.Sprintf("%d of %d nodes filtered out: %s", out, total, strings.Join(msgs, ", ")), nil
+}
