@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -38,9 +39,14 @@ var ErrInvalidArgs = errors.New("kubescheduler: invalid plugin args")
 //
 // obj may be nil (no pluginConfig entry: out is left as it is), a
 // *runtime.Unknown holding the pluginConfig args as JSON or YAML (what
-// kube-scheduler hands an out-of-tree plugin), or a *T (a Go caller
-// passing typed args, copied into out). Fields present in the args
-// overwrite out's; absent ones keep their value. Validation of values is
+// kube-scheduler hands an out-of-tree plugin), or a *T when T itself
+// implements runtime.Object (a Go caller passing typed args, copied into
+// out). Fields present in the args overwrite out's; absent ones keep their
+// value. Decoding is strict, as upstream's for its own args: an unknown
+// field, a field name in the wrong case (fields match their json tags
+// exactly), a field given twice, a value of the wrong type or anything
+// after the args object is an error wrapping [ErrInvalidArgs] that names
+// the plugin and the field, and out is left as it was. Validation of values is
 // the caller's. Cost: one JSON decode of the args; called once per plugin
 // and profile at scheduler start.
 func DecodeArgs[T any](plugin string, obj runtime.Object, out *T) error {
@@ -48,6 +54,9 @@ func DecodeArgs[T any](plugin string, obj runtime.Object, out *T) error {
 	case nil:
 		return nil
 	case *runtime.Unknown:
+		if a == nil {
+			return nil
+		}
 		raw := bytes.TrimSpace(a.Raw)
 		if len(raw) == 0 || string(raw) == "null" {
 			return nil
@@ -59,14 +68,25 @@ func DecodeArgs[T any](plugin string, obj runtime.Object, out *T) error {
 			}
 			raw = j
 		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(out); err != nil {
+		tmp := *out // out changes only when the whole decode succeeds
+		strict, err := sigsjson.UnmarshalStrict(raw, &tmp)
+		if err != nil {
 			return fmt.Errorf("%w: %s args: %s", ErrInvalidArgs, plugin, jsonErr(err))
 		}
+		if len(strict) > 0 {
+			msgs := make([]string, len(strict))
+			for i, e := range strict {
+				msgs[i] = jsonErr(e)
+			}
+			return fmt.Errorf("%w: %s args: %s", ErrInvalidArgs, plugin, strings.Join(msgs, "; "))
+		}
+		*out = tmp
 		return nil
 	default:
 		if v, ok := any(obj).(*T); ok {
+			if v == nil {
+				return nil
+			}
 			*out = *v
 			return nil
 		}
@@ -74,15 +94,24 @@ func DecodeArgs[T any](plugin string, obj runtime.Object, out *T) error {
 	}
 }
 
-// jsonErr turns encoding/json's messages into field-naming ones.
+// jsonErr turns the decoders' messages into field-naming ones.
 func jsonErr(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		return fmt.Sprintf("%s: cannot use %s as %s", te.Field, te.Value, te.Type)
+		field := te.Field
+		if field == "" {
+			field = "(the args object)"
+		}
+		return fmt.Sprintf("%s: cannot use %s as %s", field, te.Value, te.Type)
 	}
 	msg := err.Error()
-	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		return fmt.Sprintf("%s: unknown field", strings.Trim(f, `"`))
+	for _, prefix := range []string{"json: unknown field ", "unknown field "} {
+		if f, ok := strings.CutPrefix(msg, prefix); ok {
+			return fmt.Sprintf("%s: unknown field (names are case-sensitive)", strings.Trim(f, `"`))
+		}
+	}
+	if f, ok := strings.CutPrefix(msg, "duplicate field "); ok {
+		return fmt.Sprintf("%s: given twice", strings.Trim(f, `"`))
 	}
 	return msg
 }

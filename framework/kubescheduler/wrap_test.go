@@ -46,6 +46,24 @@ func TestDecodeArgsForUserArgs(t *testing.T) {
 
 	require.NoError(t, DecodeArgs("MyPlugin", nil, &args))
 	assert.Equal(t, int64(8), args.Budget, "no args: unchanged")
+	require.NoError(t, DecodeArgs("MyPlugin", (*k8sruntime.Unknown)(nil), &args), "a typed nil is no args")
+
+	// Strict as upstream's own args decoding: each is an error naming the
+	// field, and args is left as it was.
+	for raw, want := range map[string]string{
+		`{"labelkey": "x"}`:                    "labelkey: unknown field",
+		"LABELKEY: x\n":                        "LABELKEY: unknown field",
+		`{"budget": 1, "budget": 2}`:           "budget: given twice",
+		`{"budget": 1} {"budget": 2}`:          "MyPlugin args: ",
+		`[1, 2]`:                               "(the args object): cannot use array",
+		`{"labelKey": "y", "lablKey": "typo"}`: "lablKey: unknown field",
+	} {
+		before := args
+		err := DecodeArgs("MyPlugin", &k8sruntime.Unknown{Raw: []byte(raw)}, &args)
+		require.ErrorIs(t, err, ErrInvalidArgs, raw)
+		assert.Contains(t, err.Error(), want, raw)
+		assert.Equal(t, before, args, "%s: args unchanged after an error", raw)
+	}
 }
 
 // labelScorer is a user's scorer: it reads a pod label that schedkit's
