@@ -3,8 +3,8 @@
 // (a capacity rule, as a Filter), in package plugins — beside schedkit's
 // reservation ledger. See README.md for the walk-through:
 //
-//	go build -o myscheduler .
-//	sed "s|kubeconfig: \"\"|kubeconfig: $HOME/.kube/config|" scheduler-config.yaml > /tmp/myscheduler.yaml && ./myscheduler --config /tmp/myscheduler.yaml
+//	go build -o /tmp/myscheduler .
+//	sed "s|kubeconfig: \"\"|kubeconfig: $HOME/.kube/config|" scheduler-config.yaml > /tmp/myscheduler.yaml && /tmp/myscheduler --config /tmp/myscheduler.yaml --secure-port=0
 //
 // Pods opt in with spec.schedulerName: myscheduler.
 package main
