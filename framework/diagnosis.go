@@ -100,8 +100,11 @@ func (d *Diagnosis) Histogram() []ReasonCount {
 //	0/3 nodes are available: pod affinity terms conflict.
 //
 // For an empty cluster it is upstream's "no nodes available to schedule
-// pods". Allocates.
+// pods". A nil Diagnosis (a bound pod's [Attempt.Diagnosis]) gives "". Allocates.
 func (d *Diagnosis) Message() string {
+	if d == nil { // a bound pod's (Attempt.Diagnosis is nil): no failure
+		return ""
+	}
 	if d.NumAllNodes == 0 {
 		return msgNoNodesAvailable
 	}

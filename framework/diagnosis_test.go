@@ -82,3 +82,10 @@ func TestReasonString(t *testing.T) {
 	assert.Equal(t, "n2: node(s) had untolerated taint(s) (k=v:NoSchedule)", r.String())
 	assert.Equal(t, "GPU too old", Reason{Text: "GPU too old"}.String())
 }
+
+// TestNilDiagnosisMessage: a loop printing every attempt's message reads a
+// bound pod's nil Diagnosis; it is "" (it panicked).
+func TestNilDiagnosisMessage(t *testing.T) {
+	var d *Diagnosis
+	assert.Equal(t, "", d.Message())
+}

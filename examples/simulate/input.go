@@ -223,9 +223,12 @@ func loadTrace(nodesPath, podsPath string, strict bool) (*cluster, error) {
 // directories). Pods with spec.nodeName are bound before the replay, the
 // others are scheduled (all at once, in queue order); with unbind every pod
 // is scheduled anew except static and mirror pods, which the kubelet runs
-// on its own node and no scheduler moves (replay.NewInput).
-func loadObjects(paths []string, unbind bool) (*cluster, error) {
-	objs, err := load.Files(paths...)
+// on its own node and no scheduler moves (replay.NewInput). With strict,
+// fields that k8s.io/api does not know and fields given twice are errors
+// naming the file, document and field (a typo such as "resource:" for
+// "resources:" would otherwise drop the pod's requests silently).
+func loadObjects(paths []string, unbind, strict bool) (*cluster, error) {
+	objs, err := load.Options{Strict: strict}.Files(paths...)
 	if err != nil {
 		return nil, inputErr("%v", err)
 	}

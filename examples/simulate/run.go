@@ -131,14 +131,14 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.trace, "trace", "", "openb trace `DIR` (cluster-trace-gpu-v2023 or its csv/ folder); default files: openb_node_list_all_node.csv, openb_pod_list_default.csv")
 	fs.StringVar(&o.nodes, "nodes", "", "openb node list CSV `FILE` (a bare name is looked up in -trace DIR)")
 	fs.StringVar(&o.pods, "pods", "", "openb pod list CSV `FILE` (a bare name is looked up in -trace DIR)")
-	fs.Var(listFlag{&o.objects}, "objects", "Kubernetes Node/Pod YAML or JSON `PATH`s (files or directories; repeat, comma-separate, or list after the flags)")
+	fs.Var(listFlag{&o.objects}, "objects", "Kubernetes Node/Pod YAML or JSON `PATH`s (files or directories; repeat, comma-separate, or list after the flags); fields k8s.io/api does not know are ignored unless -strict")
 	fs.BoolVar(&o.unbind, "unbind", false, "with -objects: schedule the pods that have spec.nodeName anew instead of binding them first (static and mirror pods stay on their nodes)")
 	fs.StringVar(&o.policies, "policy", "default,least,most,fgd", "comma-separated `POLICIES` to compare, or all: "+strings.Join(policyNames(), ", "))
 	fs.Uint64Var(&o.seed, "seed", 1, "`SEED` of the synthetic workload, the cycle's tie-break, -inflate draws and the random policy")
 	fs.Var(seedsFlag{&o.shuffle}, "shuffle", "shuffle arrivals with `SEEDS` (N, N,M or N-M: one run per seed, results averaged)")
 	fs.Var(finiteFloat{&o.inflate}, "inflate", "repeat random arrivals until total demand reaches `RATIO` × capacity (GPU, or CPU without GPUs), e.g. 1.3")
 	fs.BoolVar(&o.departures, "departures", false, "trace input: pods leave at their deletion_time")
-	fs.BoolVar(&o.strict, "strict", false, "reject a trace with malformed rows instead of skipping them")
+	fs.BoolVar(&o.strict, "strict", false, "reject a trace with malformed rows instead of skipping them, and -objects files with unknown or repeated fields (a typo such as 'resource:' for 'resources:') instead of ignoring those fields")
 	fs.BoolVar(&o.parallel, "parallel", false, "run the policies (and seeds) in parallel instead of one after another")
 	fs.IntVar(&o.percentage, "percentage", -1, "percentageOfNodesToScore `N` (0-100, 0 adaptive) for every policy; -1: adaptive for Kubernetes policies, 100 for the FGD paper's")
 	fs.StringVar(&o.tieBreak, "tiebreak", "", "`RULE` among nodes with the best total: random (uniform, as kube-scheduler) or order (lowest seeded node rank, as the FGD paper's simulator); default: order for the FGD paper's policies, random otherwise")
@@ -199,8 +199,8 @@ func parse(args []string, stdout io.Writer) (*options, []*policyDef, error) {
 		return nil, nil, errors.New("-departures needs a trace (-trace or -nodes/-pods)")
 	case o.departures && (len(o.shuffle) > 0 || o.inflate > 0):
 		return nil, nil, errors.New("-departures replays trace times; it cannot be combined with -shuffle or -inflate")
-	case o.strict && !traceIn:
-		return nil, nil, errors.New("-strict applies to trace input (-trace or -nodes/-pods)")
+	case o.strict && !traceIn && len(o.objects) == 0:
+		return nil, nil, errors.New("-strict applies to trace input (-trace or -nodes/-pods) and -objects")
 	case o.inflate < 0 || o.inflate > 100:
 		return nil, nil, fmt.Errorf("-inflate %g: want a ratio in (0, 100], e.g. 1.3", o.inflate)
 	case o.percentage < -1 || o.percentage > 100:
@@ -253,7 +253,7 @@ func oneLine(err error) string {
 func loadInput(o *options) (*cluster, error) {
 	switch {
 	case len(o.objects) > 0:
-		return loadObjects(o.objects, o.unbind)
+		return loadObjects(o.objects, o.unbind, o.strict)
 	case o.trace != "" || o.nodes != "" || o.pods != "":
 		nodes, pods, err := traceFiles(o.trace, o.nodes, o.pods)
 		if err != nil {

@@ -20,6 +20,7 @@ func TestBadFlags(t *testing.T) {
 	pods := writeFile(t, tmp, "good.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,1000,0,1,500\n")
 	allBad := writeFile(t, tmp, "allbad.csv", "sn,cpu_milli,memory_mib,gpu,model\nn1,x,16384,2,T4\nn2,8000,16384,-1,T4\n")
 	appsNode := writeFile(t, tmp, "node.yaml", "apiVersion: apps/v1\nkind: Node\nmetadata: {name: n1}\n")
+	typo := writeFile(t, tmp, "typo.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '1', memory: 1Gi, pods: '10'}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p1, namespace: default}\nspec:\n  containers:\n  - name: c\n    image: x\n    resource: {requests: {cpu: '64'}}\n")
 	tests := []struct {
 		name string
 		args []string
@@ -44,6 +45,9 @@ func TestBadFlags(t *testing.T) {
 		{"nodes without pods", []string{"-nodes", nodes}, "-nodes and -pods go together"},
 		{"missing trace dir", []string{"-trace", filepath.Join(tmp, "nope")}, "not a directory"},
 		{"missing objects", []string{"-objects", filepath.Join(tmp, "nope.yaml")}, "nope.yaml"},
+		// "resource:" for "resources:": without -strict the pod asks for
+		// nothing and is placed on the 1-cpu node; -strict names the field.
+		{"strict objects typo", []string{"-objects", typo, "-strict"}, `unknown field "spec.containers[0].resource"`},
 		{"strict rejects a bad row", []string{"-nodes", nodes, "-pods", badPods, "-strict"}, `pods.csv:2: column memory_mib: openb: bad value: "lots" is not an integer`},
 		{"explain unknown pod", []string{"-nodes", nodes, "-pods", pods, "-explain", "ghost"}, "-explain ghost: no such pod"},
 		// issue 17 item 11: the reasons are shown when every row is bad
