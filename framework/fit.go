@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/schedkit/schedkit/internal/fit"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -20,6 +21,10 @@ var _ Filter = (*NodeResourcesFit)(nil)
 //   - for cpu, memory, ephemeral-storage and every scalar resource
 //     (hugepages-*, extended resources, ...) the pod requests (request > 0):
 //     request <= allocatable − requested ("Insufficient <name>").
+//
+// The arithmetic is the one fit check the ledger uses too
+// (internal/fit); a failed resource is reported as a
+// [snapshot.Insufficient] inside the [Reason].
 //
 // The pod's request is the request of a pod not yet bound
 // ([snapshot.PodRequests].Pending: init containers, sidecars, overhead,
@@ -117,8 +122,8 @@ func (f *NodeResourcesFit) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, er
 // inline ones read the vectors.
 func (c *fitFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
 	cm, fb := ni.CPUMemory(), ni.FilterBlock()
-	if pods, allowed := int64(fb.NumPods), fb.AllowedPods; pods+1 > allowed {
-		reasons = append(reasons, Reason{Code: CodeTooManyPods, Resource: snapshot.Pods, Requested: 1, Used: pods, Capacity: allowed})
+	if pods, allowed := int64(fb.NumPods), fb.AllowedPods; fit.TooManyPods(pods, allowed) {
+		reasons = append(reasons, insufficientReason(snapshot.Insufficient{Resource: snapshot.Pods, Requested: 1, Used: pods, Capacity: allowed}))
 	}
 	reasons = checkResource(reasons, snapshot.CPU, c.cpu, cm.Allocatable[0], cm.Requested[0])
 	reasons = checkResource(reasons, snapshot.Memory, c.memory, cm.Allocatable[1], cm.Requested[1])
@@ -138,11 +143,11 @@ func (c *fitFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
 // fitsBlock reports whether the node passes the checks that read only
 // its FilterBlock: the pod count and the inline scalar resources.
 func (c *fitFilter) fitsBlock(fb *snapshot.FilterBlock) bool {
-	if int64(fb.NumPods)+1 > fb.AllowedPods {
+	if fit.TooManyPods(int64(fb.NumPods), fb.AllowedPods) {
 		return false
 	}
 	for _, s := range c.scalars {
-		if i := int(s.id - snapshot.Pods - 1); i < snapshot.InlineScalars && s.amount > snapshot.SatSub(fb.ScalarAllocatable[i], fb.ScalarRequested[i]) {
+		if i := int(s.id - snapshot.Pods - 1); i < snapshot.InlineScalars && fit.Short(s.amount, fb.ScalarAllocatable[i], fb.ScalarRequested[i]) {
 			return false
 		}
 	}
@@ -154,13 +159,13 @@ func (c *fitFilter) fitsBlock(fb *snapshot.FilterBlock) bool {
 // ones (the vectors). fitsBlock && fitsRest is Filter appending nothing.
 func (c *fitFilter) fitsRest(ni *snapshot.NodeInfo) bool {
 	cm := ni.CPUMemory()
-	if (c.cpu > 0 && c.cpu > snapshot.SatSub(cm.Allocatable[0], cm.Requested[0])) ||
-		(c.memory > 0 && c.memory > snapshot.SatSub(cm.Allocatable[1], cm.Requested[1])) ||
-		(c.ephemeral > 0 && c.ephemeral > ni.Free(snapshot.EphemeralStorage)) {
+	if fit.Short(c.cpu, cm.Allocatable[0], cm.Requested[0]) ||
+		fit.Short(c.memory, cm.Allocatable[1], cm.Requested[1]) ||
+		(c.ephemeral > 0 && fit.Short(c.ephemeral, ni.Allocatable().EphemeralStorage(), ni.Requested().EphemeralStorage())) {
 		return false
 	}
 	for _, s := range c.scalars {
-		if int(s.id-snapshot.Pods-1) >= snapshot.InlineScalars && s.amount > snapshot.SatSub(ni.Allocatable().Get(s.id), ni.Requested().Get(s.id)) {
+		if int(s.id-snapshot.Pods-1) >= snapshot.InlineScalars && fit.Short(s.amount, ni.Allocatable().Get(s.id), ni.Requested().Get(s.id)) {
 			return false
 		}
 	}
@@ -179,13 +184,11 @@ func isExtendedResourceName(name string) bool {
 	return len(validation.IsQualifiedName(v1.DefaultResourceRequestsPrefix+name)) == 0
 }
 
+// checkResource appends the reason for resource r when the pod's request
+// does not fit ([fit.Short]).
 func checkResource(reasons []Reason, r snapshot.ResourceID, request, capacity, used int64) []Reason {
-	if request > 0 && request > snapshot.SatSub(capacity, used) {
-		reasons = append(reasons, Reason{
-			Code: CodeInsufficientResource, Resource: r,
-			Requested: request, Used: used, Capacity: capacity,
-			Unresolvable: request > capacity,
-		})
+	if fit.Short(request, capacity, used) {
+		reasons = append(reasons, insufficientReason(snapshot.Insufficient{Resource: r, Requested: request, Used: used, Capacity: capacity}))
 	}
 	return reasons
 }
