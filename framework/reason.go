@@ -57,7 +57,6 @@ const (
 // Upstream reason strings (kube-scheduler v1.37 plugins).
 const (
 	msgTooManyPods        = "Too many pods"
-	msgInsufficient       = "Insufficient "
 	msgUntoleratedTaint   = "node(s) had untolerated taint(s)"
 	msgNodeUnschedulable  = "node(s) were unschedulable"
 	msgNodeName           = "node(s) didn't match the requested node name"
@@ -108,7 +107,7 @@ func (r *Reason) Message() string {
 	case CodeTooManyPods:
 		return msgTooManyPods
 	case CodeInsufficientResource:
-		return msgInsufficient + string(r.Resource.Name())
+		return r.Insufficient.Message()
 	case CodeUntoleratedTaint:
 		return msgUntoleratedTaint
 	case CodeNodeUnschedulable:
