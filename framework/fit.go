@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/schedkit/schedkit/internal/fit"
+	"github.com/schedkit/schedkit/internal/layout"
+	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -121,7 +123,7 @@ func (f *NodeResourcesFit) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, er
 // ephemeral storage and scalar resources beyond the FilterBlock's
 // inline ones read the vectors.
 func (c *fitFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
-	cm, fb := ni.CPUMemory(), ni.FilterBlock()
+	cm, fb := nodeview.CPUMemory(ni), nodeview.FilterBlock(ni)
 	if pods, allowed := int64(fb.NumPods), fb.AllowedPods; fit.TooManyPods(pods, allowed) {
 		reasons = append(reasons, insufficientReason(snapshot.Insufficient{Resource: snapshot.Pods, Requested: 1, Used: pods, Capacity: allowed}))
 	}
@@ -131,7 +133,7 @@ func (c *fitFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
 		reasons = checkResource(reasons, snapshot.EphemeralStorage, c.ephemeral, ni.Allocatable().EphemeralStorage(), ni.Requested().EphemeralStorage())
 	}
 	for _, s := range c.scalars {
-		if i := int(s.id - snapshot.Pods - 1); i < snapshot.InlineScalars {
+		if i := int(s.id - snapshot.Pods - 1); i < layout.InlineScalars {
 			reasons = checkResource(reasons, s.id, s.amount, fb.ScalarAllocatable[i], fb.ScalarRequested[i])
 		} else {
 			reasons = checkResource(reasons, s.id, s.amount, ni.Allocatable().Get(s.id), ni.Requested().Get(s.id))
@@ -142,12 +144,12 @@ func (c *fitFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
 
 // fitsBlock reports whether the node passes the checks that read only
 // its FilterBlock: the pod count and the inline scalar resources.
-func (c *fitFilter) fitsBlock(fb *snapshot.FilterBlock) bool {
+func (c *fitFilter) fitsBlock(fb *layout.FilterBlock) bool {
 	if fit.TooManyPods(int64(fb.NumPods), fb.AllowedPods) {
 		return false
 	}
 	for _, s := range c.scalars {
-		if i := int(s.id - snapshot.Pods - 1); i < snapshot.InlineScalars && fit.Short(s.amount, fb.ScalarAllocatable[i], fb.ScalarRequested[i]) {
+		if i := int(s.id - snapshot.Pods - 1); i < layout.InlineScalars && fit.Short(s.amount, fb.ScalarAllocatable[i], fb.ScalarRequested[i]) {
 			return false
 		}
 	}
@@ -158,14 +160,14 @@ func (c *fitFilter) fitsBlock(fb *snapshot.FilterBlock) bool {
 // memory (CPUMemory), ephemeral storage and scalars past the inline
 // ones (the vectors). fitsBlock && fitsRest is Filter appending nothing.
 func (c *fitFilter) fitsRest(ni *snapshot.NodeInfo) bool {
-	cm := ni.CPUMemory()
+	cm := nodeview.CPUMemory(ni)
 	if fit.Short(c.cpu, cm.Allocatable[0], cm.Requested[0]) ||
 		fit.Short(c.memory, cm.Allocatable[1], cm.Requested[1]) ||
 		(c.ephemeral > 0 && fit.Short(c.ephemeral, ni.Allocatable().EphemeralStorage(), ni.Requested().EphemeralStorage())) {
 		return false
 	}
 	for _, s := range c.scalars {
-		if int(s.id-snapshot.Pods-1) >= snapshot.InlineScalars && fit.Short(s.amount, ni.Allocatable().Get(s.id), ni.Requested().Get(s.id)) {
+		if int(s.id-snapshot.Pods-1) >= layout.InlineScalars && fit.Short(s.amount, ni.Allocatable().Get(s.id), ni.Requested().Get(s.id)) {
 			return false
 		}
 	}

@@ -1,6 +1,7 @@
 package reserve
 
 import (
+	"github.com/schedkit/schedkit/internal/arith"
 	"github.com/schedkit/schedkit/internal/fit"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -44,7 +45,7 @@ func (n *nodeAgg) fit(req, drawn *snapshot.Vector, out []Insufficient) []Insuffi
 			continue
 		}
 		if drawn != nil {
-			need = snapshot.SatSub(need, drawn.Get(id))
+			need = arith.Sub(need, drawn.Get(id))
 		}
 		out = n.check(id, need, out)
 	}
@@ -52,7 +53,7 @@ func (n *nodeAgg) fit(req, drawn *snapshot.Vector, out []Insufficient) []Insuffi
 }
 
 func (n *nodeAgg) check(id snapshot.ResourceID, need int64, out []Insufficient) []Insufficient {
-	used := snapshot.SatAdd(n.bound.Get(id), n.held.Get(id))
+	used := arith.Add(n.bound.Get(id), n.held.Get(id))
 	capacity := n.alloc.Get(id)
 	if fit.Exceeds(need, capacity, used) {
 		out = append(out, Insufficient{Resource: id, Requested: need, Used: used, Capacity: capacity})

@@ -23,33 +23,33 @@
 // iteration, because each caller reads its amounts from its own layout
 // (the node's hot blocks, the ledger's aggregates).
 //
-// Layer: internal; imports no schedkit package. Every function is O(1),
+// Layer: internal; imports internal/arith only. Every function is O(1),
 // allocates nothing, and is safe for concurrent use.
 package fit
 
-import "math"
+import "github.com/schedkit/schedkit/internal/arith"
 
 // Exceeds reports whether need does not fit in capacity − used (the
-// difference saturating to [math.MinInt64, math.MaxInt64]). It is
+// difference saturating, [arith.Sub]). It is
 // [Short] without the "requested at all" test, for a need that is already
 // known to count (the ledger's request less what a reservation supplies:
 // a need of 0 still fails on an over-committed node).
 func Exceeds(need, capacity, used int64) bool {
-	return need > satSub(capacity, used)
+	return need > arith.Sub(capacity, used)
 }
 
 // Short reports whether a pod's request of one resource fails on a node:
 // request > 0 and request > capacity − used. Amounts are in the resource's
 // unit (milli-CPU, bytes, counts).
 func Short(request, capacity, used int64) bool {
-	return request > 0 && request > satSub(capacity, used)
+	return request > 0 && request > arith.Sub(capacity, used)
 }
 
 // TooManyPods reports whether one more pod exceeds the node's allowed
 // pods: pods + 1 > allowed ("Too many pods"; the reason has Requested 1,
 // Used pods, Capacity allowed).
 func TooManyPods(pods, allowed int64) bool {
-	return 1 > satSub(allowed, pods)
+	return 1 > arith.Sub(allowed, pods)
 }
 
 // Unresolvable reports whether a failed request exceeds the node's whole
@@ -57,16 +57,4 @@ func TooManyPods(pods, allowed int64) bool {
 // UnschedulableAndUnresolvable for NodeResourcesFit).
 func Unresolvable(request, capacity int64) bool {
 	return request > capacity
-}
-
-// satSub returns a − b clamped to [math.MinInt64, math.MaxInt64].
-func satSub(a, b int64) int64 {
-	s := a - b
-	if (s < a) != (b > 0) {
-		if b > 0 {
-			return math.MinInt64
-		}
-		return math.MaxInt64
-	}
-	return s
 }
