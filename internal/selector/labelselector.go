@@ -80,7 +80,7 @@ func FromSet(set map[string]string) Selector {
 	}
 	s := Selector{reqs: make([]requirement, 0, len(set))}
 	for k, v := range set {
-		s.reqs = append(s.reqs, compileRequirement(k, selection.Equals, []string{v}))
+		s.reqs = append(s.reqs, compileRequirement(k, selection.Equals, nil, v))
 	}
 	slices.SortFunc(s.reqs, func(a, b requirement) int { return strings.Compare(a.key, b.key) })
 	return s

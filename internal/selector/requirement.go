@@ -47,14 +47,17 @@ func (h Handles[E]) Lookup(_ string, kh unique.Handle[string]) (string, unique.H
 }
 
 // requirement is one compiled label requirement. Equals is In with one
-// value.
+// value. A single value is held inline, as a string and a handle (no
+// allocation, compared by pointer against a set of handles); more values
+// are the caller's slice, read-only, compared as strings.
 type requirement struct {
 	key    string
 	kh     unique.Handle[string]
 	op     selection.Operator
-	values []string
-	vhs    []unique.Handle[string]
-	num    int64 // Gt / Lt operand
+	one    string                // the value, when there is exactly one
+	oneH   unique.Handle[string] // unique.Make(one)
+	values []string              // the values, when there are several
+	num    int64                 // Gt / Lt operand
 }
 
 // newRequirement validates (key, op, values) with apimachinery's
@@ -68,25 +71,32 @@ func newRequirement(key string, op selection.Operator, values []string, path *fi
 	if _, err := labels.NewRequirement(key, op, values, opts...); err != nil {
 		return requirement{}, err
 	}
-	return compileRequirement(key, op, values), nil
+	return compileRequirement(key, op, values, ""), nil
 }
 
 // compileRequirement compiles a requirement already known to be valid
-// (or, for SelectorFromSet's Equals, taken unvalidated as upstream does).
-func compileRequirement(key string, op selection.Operator, values []string) requirement {
-	if op == selection.Equals || op == selection.DoubleEquals {
+// (or, for SelectorFromSet's Equals, taken unvalidated as upstream
+// does): values, or with no values the single value one. values is
+// kept, not copied.
+func compileRequirement(key string, op selection.Operator, values []string, one string) requirement {
+	switch op {
+	case selection.Equals, selection.DoubleEquals:
 		op = selection.In
-	}
-	if op == selection.NotEquals {
+	case selection.NotEquals:
 		op = selection.NotIn
 	}
-	r := requirement{key: key, kh: unique.Make(key), op: op, values: slices.Clone(values)}
-	r.vhs = make([]unique.Handle[string], len(values))
-	for i, v := range values {
-		r.vhs[i] = unique.Make(v)
+	r := requirement{key: key, kh: unique.Make(key), op: op}
+	switch {
+	case len(values) == 1:
+		one = values[0]
+		fallthrough
+	case len(values) == 0 && (op == selection.In || op == selection.NotIn):
+		r.one, r.oneH = one, unique.Make(one)
+	default:
+		r.values = values
 	}
-	if (op == selection.GreaterThan || op == selection.LessThan) && len(values) == 1 {
-		r.num, _ = parseInt64(values[0])
+	if op == selection.GreaterThan || op == selection.LessThan {
+		r.num, _ = parseInt64(r.one)
 	}
 	return r
 }
@@ -119,11 +129,14 @@ func matchReq[L Labels](r *requirement, ls L) bool {
 	return false
 }
 
-// has reports whether the requirement lists the value: by handle when
-// the set gave one, else by string.
+// has reports whether the requirement lists the value: a single value by
+// handle when the set gave one, else by string.
 func (r *requirement) has(v string, vh unique.Handle[string]) bool {
-	if vh != (unique.Handle[string]{}) {
-		return slices.Contains(r.vhs, vh)
+	if r.values == nil {
+		if vh != (unique.Handle[string]{}) {
+			return vh == r.oneH
+		}
+		return v == r.one
 	}
 	return slices.Contains(r.values, v)
 }
