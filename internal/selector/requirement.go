@@ -49,14 +49,14 @@ func (h Handles[E]) Lookup(_ string, kh unique.Handle[string]) (string, unique.H
 // requirement is one compiled label requirement. Equals is In with one
 // value. A single value is held inline, as a string and a handle (no
 // allocation, compared by pointer against a set of handles); more values
-// are the caller's slice, read-only, compared as strings.
+// are copied and compared as strings.
 type requirement struct {
 	key    string
 	kh     unique.Handle[string]
 	op     selection.Operator
 	one    string                // the value, when there is exactly one
 	oneH   unique.Handle[string] // unique.Make(one)
-	values []string              // the values, when there are several
+	values []string              // the values, when there are several (a copy)
 	num    int64                 // Gt / Lt operand
 }
 
@@ -76,8 +76,8 @@ func newRequirement(key string, op selection.Operator, values []string, path *fi
 
 // compileRequirement compiles a requirement already known to be valid
 // (or, for SelectorFromSet's Equals, taken unvalidated as upstream
-// does): values, or with no values the single value one. values is
-// kept, not copied.
+// does): values, or with no values the single value one. The compiled
+// requirement shares no memory with values.
 func compileRequirement(key string, op selection.Operator, values []string, one string) requirement {
 	switch op {
 	case selection.Equals, selection.DoubleEquals:
@@ -92,8 +92,8 @@ func compileRequirement(key string, op selection.Operator, values []string, one 
 		fallthrough
 	case len(values) == 0 && (op == selection.In || op == selection.NotIn):
 		r.one, r.oneH = one, unique.Make(one)
-	default:
-		r.values = values
+	case len(values) > 1:
+		r.values = slices.Clone(values)
 	}
 	if op == selection.GreaterThan || op == selection.LessThan {
 		r.num, _ = parseInt64(r.one)
