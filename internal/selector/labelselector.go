@@ -90,10 +90,16 @@ func FromSet(set map[string]string) Selector {
 // Nothing).
 func (s *Selector) Empty() bool { return !s.nothing && len(s.reqs) == 0 }
 
-// Match reports whether ls satisfies s (labels.Selector.Matches).
-// Allocates nothing.
-func Match[L Labels](s *Selector, ls L) bool {
+// Match reports whether a label list (a node's labels as handles)
+// satisfies s (labels.Selector.Matches). Allocates nothing.
+func Match(s *Selector, ls []Label) bool {
 	return !s.nothing && matchAll(s.reqs, ls)
+}
+
+// MatchMap reports whether a label map (a pod's or a namespace's
+// metadata.labels) satisfies s. Allocates nothing.
+func MatchMap(s *Selector, m map[string]string) bool {
+	return !s.nothing && matchAllMap(s.reqs, m)
 }
 
 // Namespaces is a set of namespace names, as inter-pod affinity terms
