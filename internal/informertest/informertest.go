@@ -129,8 +129,8 @@ type Node struct {
 	// NumPods is the store's own count of the pods here (a store keeping
 	// a counter beside the list must agree with the list).
 	NumPods int
-	// Pods are the keys of the pods counted here, "namespace/name",
-	// sorted.
+	// Pods are the keys of the pods counted here, "namespace/name", in
+	// any order.
 	Pods []string
 }
 
@@ -188,15 +188,16 @@ func onNode(p *v1.Pod, node string) *v1.Pod {
 	return c
 }
 
-// counted returns s.Counted() with empty pod lists as nil, so that
-// expectations compare with require.Equal.
+// counted returns s.Counted() with pod lists sorted and empty ones nil,
+// so that expectations compare with require.Equal.
 func counted(s Store) state {
 	got := state(s.Counted())
 	for name, n := range got {
+		n.Pods = slices.Sorted(slices.Values(n.Pods))
 		if len(n.Pods) == 0 {
 			n.Pods = nil
-			got[name] = n
 		}
+		got[name] = n
 	}
 	return got
 }
