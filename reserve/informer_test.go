@@ -1,0 +1,121 @@
+package reserve_test
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/schedkit/schedkit/internal/informertest"
+	"github.com/schedkit/schedkit/reserve"
+	"github.com/schedkit/schedkit/snapshot"
+)
+
+// ledgerStore is the Ledger as the informer suite drives it. Counted reads
+// the ledger's accounting (Usage) for the totals and its BoundSnapshot for
+// the pod lists; ledgerSnapshotStore reads everything from Snapshot, so
+// the suite pins both read paths.
+type ledgerStore struct{ l *reserve.Ledger }
+
+func (s ledgerStore) AddNode(n *v1.Node) error    { return s.l.AddNode(n) }
+func (s ledgerStore) UpdateNode(n *v1.Node) error { return s.l.UpdateNode(n) }
+func (s ledgerStore) RemoveNode(n *v1.Node) error { return s.l.RemoveNode(n.Name) }
+func (s ledgerStore) AddPod(p *v1.Pod) error      { return s.l.AddPod(p) }
+func (s ledgerStore) UpdatePod(p *v1.Pod) error   { return s.l.UpdatePod(p) }
+func (s ledgerStore) RemovePod(p *v1.Pod) bool    { return s.l.RemovePod(snapshot.KeyOf(p)) }
+
+func (s ledgerStore) Counted() map[string]informertest.Node {
+	out := map[string]informertest.Node{}
+	snap := s.l.BoundSnapshot()
+	for _, name := range s.l.Nodes() {
+		u, _ := s.l.Usage(name)
+		if !u.Present {
+			continue
+		}
+		n := informertest.Node{
+			Allocatable: informertest.Amounts{MilliCPU: u.Allocatable.MilliCPU(), Memory: u.Allocatable.Memory()},
+			Requested:   informertest.Amounts{MilliCPU: u.Bound.MilliCPU(), Memory: u.Bound.Memory()},
+			NumPods:     int(u.Bound.Get(snapshot.Pods)),
+		}
+		if ni := snap.Get(name); ni != nil {
+			for _, p := range ni.Pods() {
+				n.Pods = append(n.Pods, p.Key().String())
+			}
+		}
+		out[name] = n
+	}
+	return out
+}
+
+type ledgerSnapshotStore struct{ ledgerStore }
+
+func (s ledgerSnapshotStore) Counted() map[string]informertest.Node {
+	return snapshotCounted(s.l.Snapshot())
+}
+
+func snapshotCounted(snap *snapshot.Snapshot) map[string]informertest.Node {
+	out := map[string]informertest.Node{}
+	for _, ni := range snap.Nodes() {
+		n := informertest.Node{
+			Allocatable: informertest.Amounts{MilliCPU: ni.Allocatable().MilliCPU(), Memory: ni.Allocatable().Memory()},
+			Requested:   informertest.Amounts{MilliCPU: ni.Requested().MilliCPU(), Memory: ni.Requested().Memory()},
+			NumPods:     ni.NumPods(),
+		}
+		for _, p := range ni.Pods() {
+			n.Pods = append(n.Pods, p.Key().String())
+		}
+		out[ni.Name()] = n
+	}
+	return out
+}
+
+// cacheStore is snapshot.Cache, for the side-by-side random test.
+type cacheStore struct{ c *snapshot.Cache }
+
+func (s cacheStore) AddNode(n *v1.Node) error              { return s.c.AddNode(n) }
+func (s cacheStore) UpdateNode(n *v1.Node) error           { return s.c.UpdateNode(n) }
+func (s cacheStore) RemoveNode(n *v1.Node) error           { return s.c.RemoveNode(n.Name) }
+func (s cacheStore) AddPod(p *v1.Pod) error                { return s.c.AddPod(p) }
+func (s cacheStore) UpdatePod(p *v1.Pod) error             { return s.c.UpdatePod(p) }
+func (s cacheStore) RemovePod(p *v1.Pod) bool              { return s.c.RemovePod(snapshot.KeyOf(p)) }
+func (s cacheStore) Counted() map[string]informertest.Node { return snapshotCounted(s.c.Snapshot()) }
+
+// TestInformerContract runs the informer contract's conformance suite
+// (internal/informertest) over the Ledger, reading it back both ways.
+func TestInformerContract(t *testing.T) {
+	t.Run("usage", func(t *testing.T) {
+		informertest.Run(t, func() informertest.Store { return ledgerStore{reserve.New()} })
+	})
+	t.Run("snapshot", func(t *testing.T) {
+		informertest.Run(t, func() informertest.Store { return ledgerSnapshotStore{ledgerStore{reserve.New()}} })
+	})
+}
+
+// TestInformerCacheAndLedgerAgree applies the same random informer events
+// to a Cache, a Ledger and the suite's reference model, and checks after
+// every event that all three count the same pods and totals on every node.
+func TestInformerCacheAndLedgerAgree(t *testing.T) {
+	for seed := range uint64(100) {
+		informertest.Random(t, seed, 400, map[string]informertest.Store{
+			"cache":           cacheStore{snapshot.NewCache()},
+			"ledger":          ledgerStore{reserve.New()},
+			"ledger snapshot": ledgerSnapshotStore{ledgerStore{reserve.New()}},
+		})
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+// FuzzInformerEvents runs the random informer-event comparison (Cache,
+// Ledger, reference model) from a fuzzed seed and length.
+func FuzzInformerEvents(f *testing.F) {
+	f.Add(uint64(0), uint16(50))
+	f.Add(uint64(7), uint16(400))
+	f.Add(uint64(1<<40+3), uint16(1000))
+	f.Fuzz(func(t *testing.T, seed uint64, steps uint16) {
+		informertest.Random(t, seed, int(steps%2000), map[string]informertest.Store{
+			"cache":  cacheStore{snapshot.NewCache()},
+			"ledger": ledgerStore{reserve.New()},
+		})
+	})
+}
