@@ -11,83 +11,56 @@ import (
 	st "github.com/schedkit/schedkit/snapshot/snapshottest"
 )
 
-// ledgerStore is the Ledger as the informer suite drives it. Counted reads
-// the ledger's accounting (Usage) for the totals and its BoundSnapshot for
-// the pod lists; ledgerSnapshotStore reads everything from Snapshot, so
-// the suite pins both read paths.
-type ledgerStore struct{ l *reserve.Ledger }
-
-func (s ledgerStore) AddNode(n *v1.Node) error    { return s.l.AddNode(n) }
-func (s ledgerStore) UpdateNode(n *v1.Node) error { return s.l.UpdateNode(n) }
-func (s ledgerStore) RemoveNode(n *v1.Node) error { return s.l.RemoveNode(n.Name) }
-func (s ledgerStore) AddPod(p *v1.Pod) error      { return s.l.AddPod(p) }
-func (s ledgerStore) UpdatePod(p *v1.Pod) error   { return s.l.UpdatePod(p) }
-func (s ledgerStore) RemovePod(p *v1.Pod) bool    { return s.l.RemovePod(snapshot.KeyOf(p)) }
-
-func (s ledgerStore) Counted() map[string]informertest.Node {
-	out := map[string]informertest.Node{}
-	snap := s.l.BoundSnapshot()
-	for _, name := range s.l.Nodes() {
-		u, _ := s.l.Usage(name)
-		if !u.Present {
-			continue
-		}
-		n := informertest.Node{
-			Allocatable: informertest.Amounts{MilliCPU: u.Allocatable.MilliCPU(), Memory: u.Allocatable.Memory()},
-			Requested:   informertest.Amounts{MilliCPU: u.Bound.MilliCPU(), Memory: u.Bound.Memory()},
-			NumPods:     int(u.Bound.Get(snapshot.Pods)),
-		}
-		if ni := snap.Get(name); ni != nil {
-			for _, p := range ni.Pods() {
-				n.Pods = append(n.Pods, p.Key().String())
+// ledgerStore is l as the informer suite drives it. Counted reads the
+// ledger's accounting (Usage) for the totals and its BoundSnapshot for the
+// pod lists; ledgerSnapshotStore reads everything from Snapshot, so the
+// suite pins both read paths.
+func ledgerStore(l *reserve.Ledger) informertest.Store {
+	return informertest.Adapt(l, snapshot.KeyOf, func() map[string]informertest.Node {
+		out := map[string]informertest.Node{}
+		snap := l.BoundSnapshot()
+		for _, name := range l.Nodes() {
+			u, _ := l.Usage(name)
+			if !u.Present {
+				continue
 			}
+			n := informertest.Node{
+				Allocatable: informertest.Amounts{MilliCPU: u.Allocatable.MilliCPU(), Memory: u.Allocatable.Memory()},
+				Requested:   informertest.Amounts{MilliCPU: u.Bound.MilliCPU(), Memory: u.Bound.Memory()},
+				NumPods:     int(u.Bound.Get(snapshot.Pods)),
+			}
+			if ni := snap.Get(name); ni != nil {
+				for _, p := range ni.Pods() {
+					n.Pods = append(n.Pods, p.Key().String())
+				}
+			}
+			out[name] = n
 		}
-		out[name] = n
-	}
-	return out
+		return out
+	})
 }
 
-type ledgerSnapshotStore struct{ ledgerStore }
-
-func (s ledgerSnapshotStore) Counted() map[string]informertest.Node {
-	return snapshotCounted(s.l.Snapshot())
+func ledgerSnapshotStore(l *reserve.Ledger) informertest.Store {
+	return informertest.Adapt(l, snapshot.KeyOf, func() map[string]informertest.Node { return fromSnapshot(l.Snapshot()) })
 }
 
-func snapshotCounted(snap *snapshot.Snapshot) map[string]informertest.Node {
-	out := map[string]informertest.Node{}
-	for _, ni := range snap.Nodes() {
-		n := informertest.Node{
-			Allocatable: informertest.Amounts{MilliCPU: ni.Allocatable().MilliCPU(), Memory: ni.Allocatable().Memory()},
-			Requested:   informertest.Amounts{MilliCPU: ni.Requested().MilliCPU(), Memory: ni.Requested().Memory()},
-			NumPods:     ni.NumPods(),
-		}
-		for _, p := range ni.Pods() {
-			n.Pods = append(n.Pods, p.Key().String())
-		}
-		out[ni.Name()] = n
-	}
-	return out
+// cacheStore is c, for the side-by-side random test.
+func cacheStore(c *snapshot.Cache) informertest.Store {
+	return informertest.Adapt(c, snapshot.KeyOf, func() map[string]informertest.Node { return fromSnapshot(c.Snapshot()) })
 }
 
-// cacheStore is snapshot.Cache, for the side-by-side random test.
-type cacheStore struct{ c *snapshot.Cache }
-
-func (s cacheStore) AddNode(n *v1.Node) error              { return s.c.AddNode(n) }
-func (s cacheStore) UpdateNode(n *v1.Node) error           { return s.c.UpdateNode(n) }
-func (s cacheStore) RemoveNode(n *v1.Node) error           { return s.c.RemoveNode(n.Name) }
-func (s cacheStore) AddPod(p *v1.Pod) error                { return s.c.AddPod(p) }
-func (s cacheStore) UpdatePod(p *v1.Pod) error             { return s.c.UpdatePod(p) }
-func (s cacheStore) RemovePod(p *v1.Pod) bool              { return s.c.RemovePod(snapshot.KeyOf(p)) }
-func (s cacheStore) Counted() map[string]informertest.Node { return snapshotCounted(s.c.Snapshot()) }
+func fromSnapshot(s *snapshot.Snapshot) map[string]informertest.Node {
+	return informertest.FromNodes[*snapshot.Vector, snapshot.PodKey, *snapshot.PodInfo](s.Nodes())
+}
 
 // TestInformerContract runs the informer contract's conformance suite
 // (internal/informertest) over the Ledger, reading it back both ways.
 func TestInformerContract(t *testing.T) {
 	t.Run("usage", func(t *testing.T) {
-		informertest.Run(t, func() informertest.Store { return ledgerStore{reserve.New()} })
+		informertest.Run(t, func() informertest.Store { return ledgerStore(reserve.New()) })
 	})
 	t.Run("snapshot", func(t *testing.T) {
-		informertest.Run(t, func() informertest.Store { return ledgerSnapshotStore{ledgerStore{reserve.New()}} })
+		informertest.Run(t, func() informertest.Store { return ledgerSnapshotStore(reserve.New()) })
 	})
 }
 
@@ -97,9 +70,9 @@ func TestInformerContract(t *testing.T) {
 func TestInformerCacheAndLedgerAgree(t *testing.T) {
 	for seed := range uint64(100) {
 		informertest.Random(t, seed, 400, map[string]informertest.Store{
-			"cache":           cacheStore{snapshot.NewCache()},
-			"ledger":          ledgerStore{reserve.New()},
-			"ledger snapshot": ledgerSnapshotStore{ledgerStore{reserve.New()}},
+			"cache":           cacheStore(snapshot.NewCache()),
+			"ledger":          ledgerStore(reserve.New()),
+			"ledger snapshot": ledgerSnapshotStore(reserve.New()),
 		})
 		if t.Failed() {
 			return
@@ -115,8 +88,8 @@ func FuzzInformerEvents(f *testing.F) {
 	f.Add(uint64(1<<40+3), uint16(1000))
 	f.Fuzz(func(t *testing.T, seed uint64, steps uint16) {
 		informertest.Random(t, seed, int(steps%2000), map[string]informertest.Store{
-			"cache":  cacheStore{snapshot.NewCache()},
-			"ledger": ledgerStore{reserve.New()},
+			"cache":  cacheStore(snapshot.NewCache()),
+			"ledger": ledgerStore(reserve.New()),
 		})
 	})
 }

@@ -9,37 +9,18 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-// cacheStore is snapshot.Cache as the informer suite drives it; Counted
-// reads a fresh snapshot.
-type cacheStore struct{ c *snapshot.Cache }
-
-func (s cacheStore) AddNode(n *v1.Node) error    { return s.c.AddNode(n) }
-func (s cacheStore) UpdateNode(n *v1.Node) error { return s.c.UpdateNode(n) }
-func (s cacheStore) RemoveNode(n *v1.Node) error { return s.c.RemoveNode(n.Name) }
-func (s cacheStore) AddPod(p *v1.Pod) error      { return s.c.AddPod(p) }
-func (s cacheStore) UpdatePod(p *v1.Pod) error   { return s.c.UpdatePod(p) }
-func (s cacheStore) RemovePod(p *v1.Pod) bool    { return s.c.RemovePod(snapshot.KeyOf(p)) }
-
-func (s cacheStore) Counted() map[string]informertest.Node {
-	out := map[string]informertest.Node{}
-	for _, ni := range s.c.Snapshot().Nodes() {
-		n := informertest.Node{
-			Allocatable: informertest.Amounts{MilliCPU: ni.Allocatable().MilliCPU(), Memory: ni.Allocatable().Memory()},
-			Requested:   informertest.Amounts{MilliCPU: ni.Requested().MilliCPU(), Memory: ni.Requested().Memory()},
-			NumPods:     ni.NumPods(),
-		}
-		for _, p := range ni.Pods() {
-			n.Pods = append(n.Pods, p.Key().String())
-		}
-		out[ni.Name()] = n
-	}
-	return out
+// cacheStore is c as the informer suite drives it; Counted reads a fresh
+// snapshot.
+func cacheStore(c *snapshot.Cache) informertest.Store {
+	return informertest.Adapt(c, snapshot.KeyOf, func() map[string]informertest.Node {
+		return informertest.FromNodes[*snapshot.Vector, snapshot.PodKey, *snapshot.PodInfo](c.Snapshot().Nodes())
+	})
 }
 
 // TestInformerContract runs the informer contract's conformance suite
 // (internal/informertest) over the Cache.
 func TestInformerContract(t *testing.T) {
-	informertest.Run(t, func() informertest.Store { return cacheStore{snapshot.NewCache()} })
+	informertest.Run(t, func() informertest.Store { return cacheStore(snapshot.NewCache()) })
 }
 
 // informerReports returns three reports of one pod of a 5,000-node
