@@ -28,7 +28,8 @@
 //     the store, outside snapshots, until they are deleted or the node is
 //     added again, when they count there again (upstream's ghost node).
 //     RemoveNode of a node the store does not have (never added, or
-//     removed) is an error naming the node and changes nothing.
+//     removed) is an error naming the node and changes nothing (upstream's
+//     cache returns "node ... is not found", which its handler logs).
 //   - Assigned pods (spec.nodeName set, status.phase neither Succeeded
 //     nor Failed) count on spec.nodeName. A repeated AddPod, or an
 //     UpdatePod, replaces the counted pod (upstream's AddPod of a pod it
@@ -64,6 +65,10 @@
 //     namespace/name) and the field, and the store is exactly as before the
 //     call. A pod's requests are read only when it counts (an unbound or
 //     terminal pod with a bad request is classified, not parsed).
+//   - Feeds. A feed that forwards informer events to a store (the
+//     kube-scheduler adapter's handlers) passes the store's errors on — as
+//     its Store's results in this suite, logged and counted in production —
+//     rather than dropping them.
 //
 // # Usage
 //
@@ -80,7 +85,7 @@
 //
 // # Cost
 //
-// Run takes milliseconds per store: a few dozen events per rule and
+// Run takes well under a second per store: a few dozen events per rule and
 // [Random] over [RandomSeeds] seeds of [RandomSteps] events, reading the
 // store back after each event (O(nodes + pods) per read).
 package informertest
