@@ -242,24 +242,33 @@ func podB(name, node string) *v1.Pod { return MakePod("default", name, node, "15
 func a(name string) podAt            { return podAt{"default/" + name, reqA} }
 func b(name string) podAt            { return podAt{"default/" + name, reqB} }
 
+// feed adds objs (nodes and pods) to s, failing t on an error.
+func feed(t testing.TB, s Store, objs ...any) {
+	t.Helper()
+	for _, o := range objs {
+		switch o := o.(type) {
+		case *v1.Node:
+			require.NoError(t, s.AddNode(o), o.Name)
+		case *v1.Pod:
+			require.NoError(t, s.AddPod(o), o.Name)
+		default:
+			t.Fatalf("informertest: feed: %T", o)
+		}
+	}
+}
+
 // Run checks every rule of the contract (see the package doc) on fresh
 // stores from newStore, then runs [Random] over [RandomSeeds] seeds.
 func Run(t *testing.T, newStore func() Store) {
 	t.Run("assigned pods count on their node", func(t *testing.T) {
 		s := newStore()
-		require.NoError(t, s.AddNode(bigNode("n1")))
-		require.NoError(t, s.AddNode(bigNode("n2")))
-		require.NoError(t, s.AddPod(podA("p1", "n1")))
-		require.NoError(t, s.AddPod(podB("p2", "n1")))
-		require.NoError(t, s.AddPod(podA("p3", "n2")))
+		feed(t, s, bigNode("n1"), bigNode("n2"), podA("p1", "n1"), podB("p2", "n1"), podA("p3", "n2"))
 		require.Equal(t, state{}.node("n1", big, a("p1"), b("p2")).node("n2", big, a("p3")), counted(s))
 	})
 
 	t.Run("repeated adds and updates replace the pod", func(t *testing.T) {
 		s := newStore()
-		require.NoError(t, s.AddNode(bigNode("n1")))
-		require.NoError(t, s.AddPod(podA("p1", "n1")))
-		require.NoError(t, s.AddPod(podA("p1", "n1")))
+		feed(t, s, bigNode("n1"), podA("p1", "n1"), podA("p1", "n1"))
 		require.Equal(t, state{}.node("n1", big, a("p1")), counted(s), "a repeated add counts the pod once")
 		require.NoError(t, s.AddPod(podB("p1", "n1")))
 		require.Equal(t, state{}.node("n1", big, b("p1")), counted(s), "an add of a known pod replaces it")
@@ -276,9 +285,7 @@ func Run(t *testing.T, newStore func() Store) {
 
 	t.Run("repeated node adds update the node and keep its pods", func(t *testing.T) {
 		s := newStore()
-		require.NoError(t, s.AddNode(bigNode("n1")))
-		require.NoError(t, s.AddPod(podA("p1", "n1")))
-		require.NoError(t, s.AddNode(smallNode("n1")))
+		feed(t, s, bigNode("n1"), podA("p1", "n1"), smallNode("n1"))
 		require.Equal(t, state{}.node("n1", small, a("p1")), counted(s))
 		require.NoError(t, s.UpdateNode(bigNode("n1")))
 		require.Equal(t, state{}.node("n1", big, a("p1")), counted(s))
@@ -286,9 +293,7 @@ func Run(t *testing.T, newStore func() Store) {
 
 	t.Run("a pod moved to another node leaves the old one", func(t *testing.T) {
 		s := newStore()
-		require.NoError(t, s.AddNode(bigNode("n1")))
-		require.NoError(t, s.AddNode(bigNode("n2")))
-		require.NoError(t, s.AddPod(podA("p1", "n1")))
+		feed(t, s, bigNode("n1"), bigNode("n2"), podA("p1", "n1"))
 		require.NoError(t, s.UpdatePod(podB("p1", "n2")))
 		require.Equal(t, state{}.node("n1", big).node("n2", big, b("p1")), counted(s))
 		// To a node the store does not have: counted nowhere until it comes.
@@ -300,9 +305,7 @@ func Run(t *testing.T, newStore func() Store) {
 
 	t.Run("deleted pods are gone", func(t *testing.T) {
 		s := newStore()
-		require.NoError(t, s.AddNode(bigNode("n1")))
-		require.NoError(t, s.AddPod(podA("p1", "n1")))
-		require.NoError(t, s.AddPod(podB("p2", "n1")))
+		feed(t, s, bigNode("n1"), podA("p1", "n1"), podB("p2", "n1"))
 		assert.True(t, s.RemovePod(podA("p1", "n1")))
 		require.Equal(t, state{}.node("n1", big, b("p2")), counted(s))
 		assert.False(t, s.RemovePod(podA("p1", "n1")), "a second delete is a no-op")
@@ -313,8 +316,7 @@ func Run(t *testing.T, newStore func() Store) {
 
 	t.Run("deletes of unknown objects", func(t *testing.T) {
 		s := newStore()
-		require.NoError(t, s.AddNode(bigNode("n1")))
-		require.NoError(t, s.AddPod(podA("p1", "n1")))
+		feed(t, s, bigNode("n1"), podA("p1", "n1"))
 		before := counted(s)
 		assert.False(t, s.RemovePod(podA("ghost", "n1")), "unknown pod: no-op")
 		assert.False(t, s.RemovePod(MakePod("other", "p1", "n1", "", "")), "same name, other namespace")
@@ -324,8 +326,7 @@ func Run(t *testing.T, newStore func() Store) {
 
 	t.Run("pods before their node", func(t *testing.T) {
 		s := newStore()
-		require.NoError(t, s.AddPod(podA("early", "n1")))
-		require.NoError(t, s.AddPod(podB("gone", "n1")))
+		feed(t, s, podA("early", "n1"), podB("gone", "n1"))
 		require.Equal(t, state{}, counted(s), "no node, nothing counted")
 		assert.True(t, s.RemovePod(podB("gone", "n1")), "a pod kept for its node can be deleted")
 		require.NoError(t, s.AddNode(bigNode("n1")))
@@ -334,10 +335,7 @@ func Run(t *testing.T, newStore func() Store) {
 
 	t.Run("node removed with pods", func(t *testing.T) {
 		s := newStore()
-		require.NoError(t, s.AddNode(bigNode("n1")))
-		require.NoError(t, s.AddNode(bigNode("n2")))
-		require.NoError(t, s.AddPod(podA("p1", "n1")))
-		require.NoError(t, s.AddPod(podB("p2", "n1")))
+		feed(t, s, bigNode("n1"), bigNode("n2"), podA("p1", "n1"), podB("p2", "n1"))
 		require.NoError(t, s.RemoveNode(bigNode("n1")))
 		require.Equal(t, state{}.node("n2", big), counted(s))
 		unknownNodeDelete(t, s, s.RemoveNode(bigNode("n1")), "n1") // a removed node cannot be removed again
@@ -355,8 +353,7 @@ func Run(t *testing.T, newStore func() Store) {
 
 	t.Run("unbound pods are not counted", func(t *testing.T) {
 		s := newStore()
-		require.NoError(t, s.AddNode(bigNode("n1")))
-		require.NoError(t, s.AddPod(podA("pending", "")))
+		feed(t, s, bigNode("n1"), podA("pending", ""))
 		require.NoError(t, s.UpdatePod(podB("pending", "")))
 		require.Equal(t, state{}.node("n1", big), counted(s))
 		assert.False(t, s.RemovePod(podA("pending", "")), "an unbound pod is not kept")
@@ -370,9 +367,7 @@ func Run(t *testing.T, newStore func() Store) {
 
 	t.Run("an unbound report of an assigned pod is an error", func(t *testing.T) {
 		s := newStore()
-		require.NoError(t, s.AddNode(bigNode("n1")))
-		require.NoError(t, s.AddPod(podA("p1", "n1")))
-		require.NoError(t, s.AddPod(podA("waiting", "n9")))
+		feed(t, s, bigNode("n1"), podA("p1", "n1"), podA("waiting", "n9"))
 		before := counted(s)
 		for _, p := range []*v1.Pod{podA("p1", ""), podA("waiting", "")} {
 			err := s.UpdatePod(p)
@@ -389,10 +384,7 @@ func Run(t *testing.T, newStore func() Store) {
 		for _, phase := range []v1.PodPhase{v1.PodSucceeded, v1.PodFailed} {
 			t.Run(string(phase), func(t *testing.T) {
 				s := newStore()
-				require.NoError(t, s.AddNode(bigNode("n1")))
-				require.NoError(t, s.AddPod(podA("p1", "n1")))
-				require.NoError(t, s.AddPod(podB("p2", "n1")))
-				require.NoError(t, s.AddPod(podA("p3", "n9")))
+				feed(t, s, bigNode("n1"), podA("p1", "n1"), podB("p2", "n1"), podA("p3", "n9"))
 				// Never counted.
 				require.NoError(t, s.AddPod(withPhase(podA("done", "n1"), phase)))
 				require.NoError(t, s.UpdatePod(withPhase(podA("done2", "n1"), phase)))
@@ -416,9 +408,7 @@ func Run(t *testing.T, newStore func() Store) {
 
 	t.Run("bad objects change nothing", func(t *testing.T) {
 		s := newStore()
-		require.NoError(t, s.AddNode(bigNode("n1")))
-		require.NoError(t, s.AddPod(podA("p1", "n1")))
-		require.NoError(t, s.AddPod(podA("w1", "n9")))
+		feed(t, s, bigNode("n1"), podA("p1", "n1"), podA("w1", "n9"))
 		before := counted(s)
 		negNode := MakeNode("n1", "4", "8Gi")
 		negNode.Status.Allocatable[v1.ResourceMemory] = resource.MustParse("-1Gi")
