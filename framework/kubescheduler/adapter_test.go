@@ -125,40 +125,6 @@ func TestScoreAllocatesNothing(t *testing.T) {
 	}
 }
 
-func TestMirrorRebuildsOnlyChangedNodes(t *testing.T) {
-	a := newNodeInfo(node("a", "4", "8Gi"), 10)
-	b := newNodeInfo(node("b", "4", "8Gi"), 20)
-	m := newMirror()
-	s1, err := m.sync([]fwk.NodeInfo{a, b})
-	require.NoError(t, err)
-	require.Equal(t, 2, s1.NumNodes())
-	a1, b1 := s1.Get("a"), s1.Get("b")
-
-	// A pod assumed on b bumps its generation; a is unchanged.
-	b.addPod(pod("assumed", "2", "1Gi"))
-	s2, err := m.sync([]fwk.NodeInfo{a, b})
-	require.NoError(t, err)
-	assert.Same(t, a1, s2.Get("a"), "unchanged node is not rebuilt")
-	assert.NotSame(t, b1, s2.Get("b"))
-	assert.Equal(t, int64(2000), s2.Get("b").Requested().MilliCPU())
-	assert.Equal(t, int64(0), s1.Get("b").Requested().MilliCPU(), "earlier snapshots never change")
-
-	// A node the scheduler no longer lists leaves the mirror.
-	s3, err := m.sync([]fwk.NodeInfo{b})
-	require.NoError(t, err)
-	assert.Nil(t, s3.Get("a"))
-	assert.Equal(t, 1, s3.NumNodes())
-
-	// A NodeInfo the framework changed for one call (a nominated pod
-	// added) is read as it is, without touching the mirror.
-	nominated := b.clone()
-	nominated.addPod(pod("nominated", "1", "1Gi"))
-	got, err := m.nodeFor(nominated)
-	require.NoError(t, err)
-	assert.Equal(t, int64(3000), got.Requested().MilliCPU())
-	assert.Equal(t, int64(2000), s3.Get("b").Requested().MilliCPU())
-}
-
 func TestFilterPlugin(t *testing.T) {
 	small := newNodeInfo(node("small", "500m", "4Gi"), 1)
 	full := newNodeInfo(node("full", "2", "4Gi"), 1)
@@ -294,54 +260,4 @@ func TestWithoutPreScoreAndPreFilter(t *testing.T) {
 	st = fl.(*FilterPlugin).Filter(ctx, newCycleState(), pod("p", "1", "2Gi"), small)
 	assert.Equal(t, fwk.UnschedulableAndUnresolvable, st.Code())
 	assert.True(t, fl.(*FilterPlugin).Filter(ctx, newCycleState(), pod("p", "1", "2Gi"), empty).IsSuccess())
-}
-
-// lookup finds a mirrored node by its node object and generation, after
-// adds, pod changes, node updates and removals.
-func TestMirrorLookup(t *testing.T) {
-	a := newNodeInfo(node("a", "4", "8Gi"), 1)
-	b := newNodeInfo(node("b", "4", "8Gi"), 1)
-	c := newNodeInfo(node("c", "4", "8Gi"), 1)
-	m := newMirror()
-	_, err := m.sync([]fwk.NodeInfo{a, b, c})
-	require.NoError(t, err)
-	for _, ni := range []*fakeNodeInfo{a, b, c} {
-		e := m.lookup(ni)
-		require.NotNil(t, e, ni.node.Name)
-		assert.Equal(t, ni.node.Name, e.ours.Name())
-	}
-	// b's pods change: same node object, new generation.
-	b.addPod(pod("p", "1", "1Gi"))
-	assert.Nil(t, m.lookup(b), "stale until synced")
-	_, err = m.sync([]fwk.NodeInfo{a, b, c})
-	require.NoError(t, err)
-	require.NotNil(t, m.lookup(b))
-	assert.Equal(t, int64(1000), m.lookup(b).ours.Requested().MilliCPU())
-	// b's pod goes (deleted, or a preemption victim) and another comes.
-	b.pods = b.pods[:0]
-	b.addPod(pod("q", "2", "1Gi"))
-	_, err = m.sync([]fwk.NodeInfo{a, b, c})
-	require.NoError(t, err)
-	assert.Equal(t, int64(2000), m.lookup(b).ours.Requested().MilliCPU())
-	assert.Equal(t, 1, m.lookup(b).ours.NumPods())
-	// c's node object is replaced (an update from the informer).
-	c2 := newNodeInfo(node("c", "8", "8Gi"), 2)
-	_, err = m.sync([]fwk.NodeInfo{a, b, c2})
-	require.NoError(t, err)
-	assert.Nil(t, m.lookup(c), "old node object")
-	require.NotNil(t, m.lookup(c2))
-	assert.Equal(t, int64(8000), m.lookup(c2).ours.Allocatable().MilliCPU())
-	// a is removed; the others are still found, with their slots.
-	s, err := m.sync([]fwk.NodeInfo{b, c2})
-	require.NoError(t, err)
-	assert.Nil(t, m.lookup(a))
-	for _, ni := range []*fakeNodeInfo{b, c2} {
-		e := m.lookup(ni)
-		require.NotNil(t, e, ni.node.Name)
-		assert.Same(t, s.Get(ni.node.Name), e.ours)
-	}
-	// Nothing changed: the same snapshot, no work.
-	s2, err := m.sync([]fwk.NodeInfo{b, c2})
-	require.NoError(t, err)
-	assert.Same(t, s, s2)
 }

@@ -33,7 +33,14 @@ type fakeNodeInfo struct {
 func (n *fakeNodeInfo) Node() *v1.Node         { return n.node }
 func (n *fakeNodeInfo) GetPods() []fwk.PodInfo { return n.pods }
 func (n *fakeNodeInfo) GetGeneration() int64   { return n.gen }
-func (n *fakeNodeInfo) addPod(p *v1.Pod)       { n.pods = append(n.pods, fakePodInfo{pod: p}); n.gen++ }
+
+// addPod binds p to the node (spec.nodeName), as upstream's cache does
+// for an assumed pod, and bumps the generation.
+func (n *fakeNodeInfo) addPod(p *v1.Pod) {
+	p.Spec.NodeName = n.node.Name
+	n.pods = append(n.pods, fakePodInfo{pod: p})
+	n.gen++
+}
 func (n *fakeNodeInfo) clone() *fakeNodeInfo {
 	c := *n
 	c.pods = append([]fwk.PodInfo(nil), n.pods...)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/schedkit/schedkit/reserve"
@@ -22,47 +24,45 @@ var (
 	_ fwk.PostBindPlugin = (*ReservePlugin)(nil)
 )
 
-// ReservePlugin keeps a schedkit [reserve.Ledger] in step with the
-// scheduler: Reserve holds the pod's request on the chosen node (and fails
-// the cycle, Unschedulable with upstream's "Insufficient <resource>"
-// reasons, if the ledger — which also counts named reservations — says it
-// does not fit), Unreserve drops the hold (idempotent, valid for a pod never
-// reserved: upstream's contract), PostBind confirms it. The ledger learns
-// nodes and bound pods from the scheduler's informers.
-//
-// Reserve costs O(resources of the pod) plus parsing the pod; Unreserve and
-// PostBind are O(1). Safe for concurrent use (the ledger has one mutex).
+// ReservePlugin keeps a [reserve.Ledger] in step with the scheduler:
+// Reserve holds the pod's request on the chosen node (Unschedulable, with
+// upstream's "Insufficient <resource>" reasons, if the ledger refuses),
+// Unreserve drops the hold (idempotent, valid for a pod never reserved),
+// PostBind confirms it. The ledger learns nodes and pods from the
+// scheduler's informers; an event the ledger rejects is logged and counted
+// ([ReservePlugin.InformerErrors]). Reserve is O(resources of the pod) plus
+// parsing it; Unreserve and PostBind O(1). Safe for concurrent use.
 type ReservePlugin struct {
 	name   string
 	ledger *reserve.Ledger
 	handle fwk.Handle
+	p      *profile
+	log    klog.Logger
+	errs   atomic.Int64
 }
 
-// WrapLedger makes a schedkit [reserve.Ledger] (yours, e.g. with named
-// reservations or a journal) an upstream Reserve + PostBind plugin called
-// name, for the scheduler behind h. If h has a SharedInformerFactory, node
-// and pod event handlers that feed the ledger are registered on it (call
-// it from a plugin factory: before the factory starts). The profile's
-// built-in fit filter and schedkit score plugins then read the ledger too
-// (see [FilterPlugin], [ScorePlugin]); one ledger per profile.
+// WrapLedger makes ledger an upstream Reserve + PostBind plugin called name,
+// for the scheduler behind h, and feeds it node and pod events from h's
+// SharedInformerFactory, if any (call it from a plugin factory, before the
+// factory starts). The profile's built-in fit filter and schedkit scorers
+// then read the ledger too; one ledger per profile.
 func WrapLedger(name string, ledger *reserve.Ledger, h fwk.Handle) (*ReservePlugin, error) {
-	p := &ReservePlugin{name: name, ledger: ledger, handle: h}
+	return wrapLedger(klog.Background(), name, ledger, h)
+}
+
+func wrapLedger(log klog.Logger, name string, ledger *reserve.Ledger, h fwk.Handle) (*ReservePlugin, error) {
+	rp := &ReservePlugin{name: name, ledger: ledger, handle: h, p: profileFor(h), log: log.WithValues("plugin", name)}
 	if h != nil && h.SharedInformerFactory() != nil {
-		if err := feedLedger(ledger, h); err != nil {
+		f := h.SharedInformerFactory().Core().V1()
+		if _, err := f.Nodes().Informer().AddEventHandler(rp.handler(rp.onNode)); err != nil {
+			return nil, err
+		}
+		if _, err := f.Pods().Informer().AddEventHandler(rp.handler(rp.onPod)); err != nil {
 			return nil, err
 		}
 	}
-	if h != nil {
-		mirrorFor(h).ledger.Store(ledger)
-	}
-	return p, nil
-}
-
-// NewReservePlugin is [WrapLedger].
-//
-// Deprecated: use WrapLedger, named for what it does.
-func NewReservePlugin(name string, ledger *reserve.Ledger, h fwk.Handle) (*ReservePlugin, error) {
-	return WrapLedger(name, ledger, h)
+	rp.p.ledger.Store(ledger)
+	return rp, nil
 }
 
 // Name returns the plugin name.
@@ -70,6 +70,10 @@ func (p *ReservePlugin) Name() string { return p.name }
 
 // Ledger returns the ledger the plugin keeps.
 func (p *ReservePlugin) Ledger() *reserve.Ledger { return p.ledger }
+
+// InformerErrors is the number of informer events the ledger rejected (an
+// invalid node or pod: the ledger kept its state), each also logged.
+func (p *ReservePlugin) InformerErrors() int64 { return p.errs.Load() }
 
 // Reserve holds pod on nodeName in the ledger.
 func (p *ReservePlugin) Reserve(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
@@ -79,13 +83,12 @@ func (p *ReservePlugin) Reserve(ctx context.Context, cs fwk.CycleState, pod *v1.
 	}
 	reasons, err := p.ledger.Reserve(pi, nodeName)
 	if errors.Is(err, reserve.ErrNodeNotFound) && p.handle != nil && p.handle.SnapshotSharedLister() != nil {
-		// The scheduler's cache saw the node before the ledger's informer
-		// handler did: take it from the scheduler's snapshot and retry.
+		// The scheduler saw the node before the ledger's informer handler:
+		// take it from the scheduler's snapshot and retry.
 		if ni, gerr := p.handle.SnapshotSharedLister().NodeInfos().Get(nodeName); gerr == nil && ni.Node() != nil {
-			if aerr := p.ledger.AddNode(ni.Node()); aerr != nil {
-				return fwk.AsStatus(aerr)
+			if err = p.ledger.AddNode(ni.Node()); err == nil {
+				reasons, err = p.ledger.Reserve(pi, nodeName)
 			}
-			reasons, err = p.ledger.Reserve(pi, nodeName)
 		}
 	}
 	if err != nil {
@@ -97,15 +100,14 @@ func (p *ReservePlugin) Reserve(ctx context.Context, cs fwk.CycleState, pod *v1.
 	return nil
 }
 
-// insufficientMessages are upstream's reason strings for the ledger's
-// reasons ("Too many pods", "Insufficient cpu", ...).
+// insufficientMessages are upstream's reasons ("Too many pods",
+// "Insufficient cpu", ...) for the ledger's.
 func insufficientMessages(reasons []reserve.Insufficient) []string {
 	msgs := make([]string, len(reasons))
 	for i, r := range reasons {
+		msgs[i] = "Insufficient " + r.Resource.String()
 		if r.Resource == snapshot.Pods {
 			msgs[i] = "Too many pods"
-		} else {
-			msgs[i] = "Insufficient " + r.Resource.String()
 		}
 	}
 	return msgs
@@ -122,76 +124,62 @@ func (p *ReservePlugin) PostBind(ctx context.Context, cs fwk.CycleState, pod *v1
 	_ = p.ledger.Confirm(snapshot.KeyOf(pod))
 }
 
-// NewSchedkitReserve is the factory of the [ReserveName] plugin, which
-// keeps a new, empty ledger; it takes no args. Upstream's PluginFactory
-// signature:
+// NewSchedkitReserve is the factory of the [ReserveName] plugin, keeping a
+// new ledger; it takes no args:
 // app.WithPlugin(kubescheduler.ReserveName, kubescheduler.NewSchedkitReserve).
-// For a ledger of your own use [WrapLedger].
-func NewSchedkitReserve(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+func NewSchedkitReserve(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	var args struct{}
 	if err := DecodeArgs(ReserveName, obj, &args); err != nil {
 		return nil, err
 	}
-	return WrapLedger(ReserveName, reserve.New(), h)
+	return wrapLedger(klog.FromContext(ctx), ReserveName, reserve.New(), h)
 }
 
-// NewReserve is [NewSchedkitReserve].
-//
-// Deprecated: use NewSchedkitReserve, named for what it builds.
-func NewReserve(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-	return NewSchedkitReserve(ctx, obj, h)
+// handler passes an informer's events to on (obj, deleted), unwrapping
+// tombstones.
+func (p *ReservePlugin) handler(on func(obj any, deleted bool) error) cache.ResourceEventHandlerFuncs {
+	report := func(obj any, deleted bool) {
+		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		if err := on(obj, deleted); err != nil {
+			p.errs.Add(1)
+			p.log.Error(err, "ledger rejected an informer event; it keeps its state")
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { report(obj, false) },
+		UpdateFunc: func(_, obj any) { report(obj, false) },
+		DeleteFunc: func(obj any) { report(obj, true) },
+	}
 }
 
-// feedLedger registers informer handlers that report nodes and bound pods
-// to the ledger.
-func feedLedger(l *reserve.Ledger, h fwk.Handle) error {
-	f := h.SharedInformerFactory()
-	_, err := f.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { addNode(l, obj) },
-		UpdateFunc: func(_, obj any) { addNode(l, obj) },
-		DeleteFunc: func(obj any) {
-			if n, ok := tombstone(obj).(*v1.Node); ok {
-				_ = l.RemoveNode(n.Name) // unknown node: nothing to do
-			}
-		},
-	})
-	if err != nil {
+// onNode reports a node event to the ledger; deleting a node it does not
+// know is no error (its add was rejected and counted).
+func (p *ReservePlugin) onNode(obj any, deleted bool) error {
+	n, ok := obj.(*v1.Node)
+	switch {
+	case !ok:
+		return fmt.Errorf("kubescheduler: node informer: unexpected object %T", obj)
+	case !deleted:
+		return p.ledger.AddNode(n)
+	}
+	if err := p.ledger.RemoveNode(n.Name); !errors.Is(err, reserve.ErrNodeNotFound) {
 		return err
 	}
-	_, err = f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { addPod(l, obj) },
-		UpdateFunc: func(_, obj any) { addPod(l, obj) },
-		DeleteFunc: func(obj any) {
-			if p, ok := tombstone(obj).(*v1.Pod); ok {
-				l.RemovePod(snapshot.KeyOf(p))
-			}
-		},
-	})
-	return err
+	return nil
 }
 
-func addNode(l *reserve.Ledger, obj any) {
-	if n, ok := obj.(*v1.Node); ok {
-		_ = l.AddNode(n) // invalid objects are the API server's to reject; the ledger keeps its state
+// onPod reports a pod event to the ledger (which ignores pending pods and
+// frees terminal ones: its informer contract).
+func (p *ReservePlugin) onPod(obj any, deleted bool) error {
+	pod, ok := obj.(*v1.Pod)
+	switch {
+	case !ok:
+		return fmt.Errorf("kubescheduler: pod informer: unexpected object %T", obj)
+	case deleted:
+		p.ledger.RemovePod(snapshot.KeyOf(pod))
+		return nil
 	}
-}
-
-func addPod(l *reserve.Ledger, obj any) {
-	p, ok := obj.(*v1.Pod)
-	if !ok || p.Spec.NodeName == "" {
-		return
-	}
-	if p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
-		l.RemovePod(snapshot.KeyOf(p)) // terminated pods free their node, as in upstream's cache
-		return
-	}
-	_ = l.AddPod(p)
-}
-
-// tombstone unwraps the object of a delete event the informer missed.
-func tombstone(obj any) any {
-	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		return t.Obj
-	}
-	return obj
+	return p.ledger.AddPod(pod)
 }

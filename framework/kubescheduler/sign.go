@@ -29,11 +29,26 @@ type PodSigner interface {
 	SignPod(pod *v1.Pod) ([]fwk.SignFragment, error)
 }
 
+// signed is one signPod result.
+type signed struct {
+	pod    *v1.Pod
+	frags  []fwk.SignFragment
+	status *fwk.Status
+}
+
 // signAs is the SignPod of a plugin called name running x (a scorer or a
 // filter): the built-in fields when builtin, plus x's own fragments when x
-// is a PodSigner, else a refusal.
-func signAs(m *mirror, name string, builtin bool, x any, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
-	frags, st := m.sign(pod)
+// is a PodSigner, else a refusal. The built-in fields are computed once
+// for the profile's plugins, which the framework asks in turn for the same
+// pod object (immutable in the scheduler: an update is a new object).
+func (p *profile) signAs(name string, builtin bool, x any, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
+	s := p.signed.Load()
+	if s == nil || s.pod != pod {
+		s = &signed{pod: pod}
+		s.frags, s.status = signPod(pod)
+		p.signed.Store(s)
+	}
+	frags, st := s.frags, s.status
 	if builtin || !st.IsSuccess() {
 		return frags, st
 	}
