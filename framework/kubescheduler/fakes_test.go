@@ -83,11 +83,12 @@ func (l *fakeLister) Get(name string) (fwk.NodeInfo, error) {
 
 type fakeHandle struct {
 	fwk.Handle
-	lister *fakeLister
+	lister    *fakeLister
+	informers informers.SharedInformerFactory // nil: none
 }
 
 func (h *fakeHandle) SnapshotSharedLister() fwk.SharedLister                 { return h.lister }
-func (h *fakeHandle) SharedInformerFactory() informers.SharedInformerFactory { return nil }
+func (h *fakeHandle) SharedInformerFactory() informers.SharedInformerFactory { return h.informers }
 
 func node(name, cpu, mem string) *v1.Node {
 	rl := v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse(mem), v1.ResourcePods: resource.MustParse("110")}
