@@ -11,7 +11,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/schedkit/schedkit/framework"
-	"github.com/schedkit/schedkit/reserve"
+	"github.com/schedkit/schedkit/mirror"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -57,22 +57,15 @@ func WrapFilter(name string, f framework.Filter, h fwk.Handle) *FilterPlugin {
 // Name returns the plugin name.
 func (p *FilterPlugin) Name() string { return p.name }
 
-type filterState struct {
-	pf     framework.PodFilter
-	pod    *snapshot.PodInfo
-	ledger *reserve.Ledger // nil: no ledger check
-}
+type filterState struct{ *mirror.Filtering[fwk.NodeInfo] }
 
-func (s *filterState) Clone() fwk.StateData { return s }
+func (s filterState) Clone() fwk.StateData { return s }
 
 // PreFilter syncs the nodes and prepares the filter for pod.
 func (p *FilterPlugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	st, pre, err := p.prepare(cs, pod, nodes)
-	if err != nil {
-		return nil, fwk.AsStatus(err)
-	}
-	if s := preStatus(pre); s != nil {
-		return nil, s
+	if err != nil || pre.Reject != "" || pre.Filter == nil {
+		return nil, preStatus(pre, err)
 	}
 	cs.Write(p.key, st)
 	if pre.NodeNames != nil {
@@ -81,74 +74,48 @@ func (p *FilterPlugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1
 	return nil, nil
 }
 
-// preStatus maps a rejecting or skipping PreFilterResult; nil otherwise.
-func preStatus(pre framework.PreFilterResult) *fwk.Status {
+// preStatus maps an error, or a rejecting or skipping PreFilterResult.
+func preStatus(pre framework.PreFilterResult, err error) *fwk.Status {
+	if err != nil {
+		return fwk.AsStatus(err)
+	}
 	if pre.Reject != "" {
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, pre.Reject)
 	}
-	if pre.Filter == nil {
-		return fwk.NewStatus(fwk.Skip)
-	}
-	return nil
+	return fwk.NewStatus(fwk.Skip)
 }
 
-func (p *FilterPlugin) prepare(cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*filterState, framework.PreFilterResult, error) {
-	_, l, err := p.p.nodes(p.handle, cs, nodes)
-	if err != nil {
-		return nil, framework.PreFilterResult{}, err
+func (p *FilterPlugin) prepare(cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (filterState, framework.PreFilterResult, error) {
+	if err := p.p.sync(p.handle, cs, nodes); err != nil {
+		return filterState{}, framework.PreFilterResult{}, err
 	}
 	pi, err := snapshot.NewPodInfo(pod)
 	if err != nil {
-		return nil, framework.PreFilterResult{}, err
+		return filterState{}, framework.PreFilterResult{}, err
 	}
-	pre, err := p.filter.PreFilter(pi)
-	st := &filterState{pf: pre.Filter, pod: pi}
-	if p.builtin {
-		st.ledger = l
-	}
-	return st, pre, err
+	f, pre, err := p.p.m.Filter(p.filter, pi, p.builtin)
+	return filterState{f}, pre, err
 }
 
 // PreFilterExtensions returns nil: altered NodeInfos are converted on the fly.
 func (p *FilterPlugin) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
 
-// Filter checks one node.
+// Filter checks one node: UnschedulableAndUnresolvable if any reason is
+// Unresolvable, else Unschedulable, with upstream's reason strings.
 func (p *FilterPlugin) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) *fwk.Status {
-	var st *filterState
-	if d, err := cs.Read(p.key); err == nil {
-		var ok bool
-		if st, ok = d.(*filterState); !ok {
-			return fwk.AsStatus(fmt.Errorf("kubescheduler: %s: unexpected state %T", p.name, d))
-		}
-	} else { // PreFilter not enabled, or it skipped: prepare here (slow)
+	d, err := cs.Read(p.key)
+	st, ok := d.(filterState)
+	if err != nil { // PreFilter not enabled, or it skipped: prepare here (slow)
 		var pre framework.PreFilterResult
-		if st, pre, err = p.prepare(cs, pod, nil); err != nil {
-			return fwk.AsStatus(err)
+		if st, pre, err = p.prepare(cs, pod, nil); err != nil || pre.Reject != "" {
+			return preStatus(pre, err)
 		}
-		if s := preStatus(pre); s != nil {
-			if s.IsSkip() {
-				return nil
-			}
-			return s
-		}
+	} else if !ok {
+		return fwk.AsStatus(fmt.Errorf("kubescheduler: %s: unexpected state %T", p.name, d))
 	}
-	ours, slot := p.p.mirror.Lookup(ni)
-	if ours == nil {
-		var err error
-		if ours, err = p.p.mirror.Convert(ni); err != nil {
-			return fwk.AsStatus(err)
-		}
-	}
-	reasons := st.pf.Filter(ours, nil)
-	if len(reasons) == 0 {
-		if st.ledger == nil || slot < 0 {
-			return nil // no ledger; or an altered NodeInfo: the ledger cannot take its victims out
-		}
-		short, err := st.ledger.Fits(st.pod, ours.Name())
-		if err != nil || len(short) == 0 {
-			return nil // a node the ledger has not seen yet: Reserve takes it from the scheduler
-		}
-		return fwk.NewStatus(fwk.Unschedulable, insufficientMessages(short)...)
+	reasons, err := st.Check(ni)
+	if err != nil || len(reasons) == 0 {
+		return fwk.AsStatus(err)
 	}
 	code, msgs := fwk.Unschedulable, make([]string, len(reasons))
 	for i := range reasons {

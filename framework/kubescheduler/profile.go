@@ -10,23 +10,20 @@ import (
 	v1 "k8s.io/api/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 
-	"github.com/schedkit/schedkit/internal/nodemirror"
-	"github.com/schedkit/schedkit/reserve"
-	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/mirror"
 )
 
 // profile is what the schedkit plugins built on one framework handle (one
-// scheduler profile) share: one mirror of the scheduler's nodes, the
-// profile's ledger (nil without a reserve plugin) and the last pod signed.
-// The plugins own it — each holds a pointer — and it is collected with them.
+// scheduler profile) share: one mirror of the scheduler's nodes, with the
+// profile's ledger, and the last pod signed. The plugins own it — each
+// holds a pointer — and it is collected with them.
 type profile struct {
-	mirror *nodemirror.Mirror[fwk.NodeInfo]
-	ledger atomic.Pointer[reserve.Ledger]
+	m      *mirror.Mirror[fwk.NodeInfo]
 	signed atomic.Pointer[signed]
 }
 
 // nodeInfos reads upstream's NodeInfo for the mirror.
-var nodeInfos = nodemirror.Source[fwk.NodeInfo]{
+var nodeInfos = mirror.Source[fwk.NodeInfo]{
 	Node:       fwk.NodeInfo.Node,
 	Generation: fwk.NodeInfo.GetGeneration,
 	NumPods:    func(n fwk.NodeInfo) int { return len(n.GetPods()) },
@@ -43,7 +40,7 @@ var profiles sync.Map // weak.Pointer[byte] (the handle) → weak.Pointer[profil
 func profileFor(h fwk.Handle) *profile {
 	v := reflect.ValueOf(h)
 	if h == nil || v.Kind() != reflect.Pointer || v.IsNil() {
-		return &profile{mirror: nodemirror.New(nodeInfos)} // nothing to share it by
+		return &profile{m: mirror.New(nodeInfos)} // nothing to share it by
 	}
 	key := weak.Make((*byte)(v.UnsafePointer()))
 	for {
@@ -54,7 +51,7 @@ func profileFor(h fwk.Handle) *profile {
 			profiles.CompareAndDelete(key, w) // its plugins are gone
 			continue
 		}
-		p := &profile{mirror: nodemirror.New(nodeInfos)}
+		p := &profile{m: mirror.New(nodeInfos)}
 		w := weak.Make(p)
 		if _, loaded := profiles.LoadOrStore(key, w); !loaded {
 			runtime.AddCleanup(p, func(w weak.Pointer[profile]) { profiles.CompareAndDelete(key, w) }, w)
@@ -63,47 +60,43 @@ func profileFor(h fwk.Handle) *profile {
 	}
 }
 
-// cycleKey is where the first schedkit plugin of a scheduling cycle leaves
-// the synced snapshot, so the others (and PreScore after PreFilter) do not
-// check every node again.
+// cycleKey is where the first schedkit plugin of a scheduling cycle marks
+// the sync done, so the others (and PreScore after PreFilter) do not check
+// every node again.
 const cycleKey fwk.StateKey = "schedkit.io/mirror"
 
-type cycleSnapshot struct {
-	p    *profile
-	snap *snapshot.Snapshot
-}
+// cycleDone marks the cycle in which the profile synced.
+type cycleDone profile
 
-func (c *cycleSnapshot) Clone() fwk.StateData { return c }
+func (c *cycleDone) Clone() fwk.StateData { return c }
 
-// nodes syncs the mirror with the scheduler's whole node list (all nodes:
-// ImageLocality counts every node) once per cycle cs, and returns the
-// snapshot and the ledger the plugins read. Without a lister (a plugin used
-// without a handle) it syncs fallback, or returns the last snapshot.
-func (p *profile) nodes(h fwk.Handle, cs fwk.CycleState, fallback []fwk.NodeInfo) (*snapshot.Snapshot, *reserve.Ledger, error) {
-	l := p.ledger.Load()
-	if cs != nil {
-		if d, err := cs.Read(cycleKey); err == nil {
-			if c, ok := d.(*cycleSnapshot); ok && c.p == p {
-				return c.snap, l, nil
-			}
-		}
+// noCycle stands in for a nil CycleState: it remembers nothing.
+type noCycle struct{ fwk.CycleState }
+
+func (noCycle) Write(fwk.StateKey, fwk.StateData) {}
+
+// sync syncs the mirror with the scheduler's whole node list (all nodes:
+// ImageLocality counts every node) once per cycle cs. Without a lister (a
+// plugin used without a handle) it syncs fallback, if any.
+func (p *profile) sync(h fwk.Handle, cs fwk.CycleState, fallback []fwk.NodeInfo) error {
+	if cs == nil {
+		cs = noCycle{}
+	} else if d, err := cs.Read(cycleKey); err == nil && d == (*cycleDone)(p) {
+		return nil
 	}
 	list := fallback
 	if h != nil && h.SnapshotSharedLister() != nil {
 		var err error
 		if list, err = h.SnapshotSharedLister().NodeInfos().List(); err != nil {
-			return nil, nil, err
+			return err
 		}
 	}
 	if list == nil {
-		return p.mirror.Current(), l, nil
+		return nil
 	}
-	snap, err := p.mirror.Sync(list)
-	if err != nil {
-		return nil, nil, err
+	if _, err := p.m.Sync(list); err != nil {
+		return err
 	}
-	if cs != nil {
-		cs.Write(cycleKey, &cycleSnapshot{p: p, snap: snap})
-	}
-	return snap, l, nil
+	cs.Write(cycleKey, (*cycleDone)(p))
+	return nil
 }

@@ -61,7 +61,7 @@ func wrapLedger(log klog.Logger, name string, ledger *reserve.Ledger, h fwk.Hand
 			return nil, err
 		}
 	}
-	rp.p.ledger.Store(ledger)
+	rp.p.m.SetLedger(ledger)
 	return rp, nil
 }
 

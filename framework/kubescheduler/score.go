@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	fwk "k8s.io/kube-scheduler/framework"
 
+	"github.com/schedkit/schedkit/mirror"
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -23,16 +24,13 @@ var (
 	_ fwk.SignPlugin      = (*ScorePlugin)(nil)
 )
 
-// ScorePlugin runs a [score.Scorer] as an upstream score plugin. PreScore
-// prepares the scorer for the pod once and scores every candidate in one
-// PodScorer call; Score returns the node's value (a look-up and an index,
-// no allocation), or scores a node PreScore did not see on its own;
-// without PreScore in the profile every Score prepares anew (slow). A
-// scorer that skips the pod makes PreScore return Skip. NormalizeScore
-// applies the PodScorer's [score.Normalizer], if any. With a ledger in the
-// profile ([NewSchedkitReserve], [WrapLedger]) nodes are scored as
-// [reserve.Ledger.Snapshot] sees them (holds, named reservations). Safe for
-// the framework's concurrent Score calls.
+// ScorePlugin runs a [score.Scorer] as an upstream score plugin, through
+// [mirror.Mirror.Score]: PreScore scores every candidate in one pass (Skip
+// when the scorer skips the pod), Score returns a node's score (a look-up,
+// no allocation), NormalizeScore applies the scorer's [score.Normalizer].
+// Without PreScore in the profile each Score call prepares anew (slow).
+// With a ledger in the profile, nodes are scored as the ledger sees them.
+// Safe for the framework's concurrent Score calls.
 type ScorePlugin struct {
 	name    string
 	key     fwk.StateKey
@@ -56,133 +54,77 @@ func (p *ScorePlugin) Name() string { return p.name }
 // Scorer returns the schedkit scorer the plugin runs.
 func (p *ScorePlugin) Scorer() score.Scorer { return p.scorer }
 
-type scoreState struct {
-	snap   *snapshot.Snapshot // what the scorer reads: the mirror's or the ledger's
-	ledger bool               // snap is the ledger's
-	ps     score.PodScorer
-	at     []*snapshot.NodeInfo // at[slot]: the mirrored node PreScore scored, raw[slot] its score
-	raw    []int64
-}
+type scoreState struct{ *mirror.Scores[fwk.NodeInfo] } // nil: the pod is skipped
 
-func (s *scoreState) Clone() fwk.StateData { return s }
+func (s scoreState) Clone() fwk.StateData { return s }
 
 // PreScore prepares the scorer for pod and scores every candidate.
 func (p *ScorePlugin) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
 	st, err := p.prepare(cs, pod, nodes)
-	if err != nil {
-		return fwk.AsStatus(err)
-	}
-	if st.ps == nil {
-		return fwk.NewStatus(fwk.Skip)
+	if err != nil || st.Scores == nil {
+		return orSkip(err)
 	}
 	cs.Write(p.key, st)
 	return nil
 }
 
-// prepare syncs the mirror, prepares the scorer for pod (st.ps nil: the
-// scorer skips the pod) and scores nodes in one PodScorer call.
-func (p *ScorePlugin) prepare(cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*scoreState, error) {
-	snap, l, err := p.p.nodes(p.handle, cs, nodes)
+// orSkip is err as a status, or Skip without an error.
+func orSkip(err error) *fwk.Status {
 	if err != nil {
-		return nil, err
+		return fwk.AsStatus(err)
+	}
+	return fwk.NewStatus(fwk.Skip)
+}
+
+func (p *ScorePlugin) prepare(cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (scoreState, error) {
+	if err := p.p.sync(p.handle, cs, nodes); err != nil {
+		return scoreState{}, err
 	}
 	pi, err := snapshot.NewPodInfo(pod)
 	if err != nil {
-		return nil, err
+		return scoreState{}, err
 	}
-	if l != nil {
-		snap = l.Snapshot()
-	}
-	ps, err := p.scorer.Prepare(pi, snap)
-	st := &scoreState{snap: snap, ledger: l != nil, ps: ps}
-	if err != nil || ps == nil {
-		return st, err
-	}
-	st.at, st.raw = make([]*snapshot.NodeInfo, p.p.mirror.Slots()), make([]int64, p.p.mirror.Slots())
-	scored, slots, raw := make([]*snapshot.NodeInfo, len(nodes)), make([]int, len(nodes)), make([]int64, len(nodes))
-	for i, ni := range nodes {
-		ours, slot := p.p.mirror.Lookup(ni)
-		if ours == nil {
-			if ours, err = p.p.mirror.Convert(ni); err != nil {
-				return nil, err
-			}
-		} else if slot < len(st.at) {
-			st.at[slot] = ours
-		}
-		scored[i], slots[i] = st.scored(ours), slot
-	}
-	ps.Score(scored, raw)
-	for i, slot := range slots {
-		if slot >= 0 && slot < len(st.raw) {
-			st.raw[slot] = raw[i]
-		}
-	}
-	return st, nil
+	sc, err := p.p.m.Score(p.scorer, pi, nodes)
+	return scoreState{sc}, err
 }
 
-// scored is the node to score for the mirror's node ours: the ledger's
-// node of that name when the state reads a ledger that has it, else ours.
-func (s *scoreState) scored(ours *snapshot.NodeInfo) *snapshot.NodeInfo {
-	if !s.ledger {
-		return ours
-	}
-	if n := s.snap.Get(ours.Name()); n != nil {
-		return n
-	}
-	return ours
-}
-
-// state returns PreScore's state, or prepares it here (PreScore not
-// enabled in the profile: slow).
-func (p *ScorePlugin) state(cs fwk.CycleState, pod *v1.Pod) (*scoreState, error) {
+// state returns PreScore's state, or prepares it (PreScore not enabled).
+func (p *ScorePlugin) state(cs fwk.CycleState, pod *v1.Pod) (scoreState, error) {
 	d, err := cs.Read(p.key)
 	if err != nil {
 		return p.prepare(cs, pod, nil)
 	}
-	if st, ok := d.(*scoreState); ok {
-		return st, nil
+	st, ok := d.(scoreState)
+	if !ok {
+		return st, fmt.Errorf("kubescheduler: %s: unexpected state %T", p.name, d)
 	}
-	return nil, fmt.Errorf("kubescheduler: %s: unexpected state %T", p.name, d)
+	return st, nil
 }
 
-// Score returns the score PreScore computed for the node, or scores a node
-// PreScore did not see on its own.
+// Score returns the node's score; 0 for a skipped pod.
 func (p *ScorePlugin) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) (int64, *fwk.Status) {
 	st, err := p.state(cs, pod)
-	if err != nil || st.ps == nil {
-		return 0, fwk.AsStatus(err) // a skipped pod scores nothing
-	}
-	ours, slot := p.p.mirror.Lookup(ni)
-	if ours != nil && slot < len(st.at) && st.at[slot] == ours {
-		return st.raw[slot], nil
-	}
-	if ours, err = p.p.mirror.Convert(ni); err != nil {
+	if err != nil || st.Scores == nil {
 		return 0, fwk.AsStatus(err)
 	}
-	out := []int64{0}
-	st.ps.Score([]*snapshot.NodeInfo{st.scored(ours)}, out)
-	return out[0], nil
+	v, err := st.Of(ni)
+	return v, fwk.AsStatus(err)
 }
 
 // ScoreExtensions returns the plugin itself (see NormalizeScore).
 func (p *ScorePlugin) ScoreExtensions() fwk.ScoreExtensions { return p }
 
-// NormalizeScore rewrites scores with the PodScorer's [score.Normalizer];
-// a no-op without one.
+// NormalizeScore applies the scorer's [score.Normalizer]; a no-op without.
 func (p *ScorePlugin) NormalizeScore(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
 	st, err := p.state(cs, pod)
-	if err != nil {
+	if err != nil || st.Scores == nil {
 		return fwk.AsStatus(err)
 	}
-	n, ok := st.ps.(score.Normalizer)
-	if !ok {
-		return nil
-	}
-	nodes, vals := make([]*snapshot.NodeInfo, len(scores)), make([]int64, len(scores))
+	names, vals := make([]string, len(scores)), make([]int64, len(scores))
 	for i, s := range scores {
-		nodes[i], vals[i] = st.snap.Get(s.Name), s.Score
+		names[i], vals[i] = s.Name, s.Score
 	}
-	if err := n.Normalize(nodes, vals); err != nil {
+	if err := st.Normalize(names, vals); err != nil {
 		return fwk.AsStatus(err)
 	}
 	for i := range scores {
@@ -199,24 +141,19 @@ func (p *ScorePlugin) SignPod(ctx context.Context, pod *v1.Pod) ([]fwk.SignFragm
 }
 
 // ScoreArgs are the pluginConfig args of [NewSchedkitScore]'s plugin (and
-// of [SchedkitScoreFactory]'s): a built-in scorer by name and its settings,
-// as [score.Config].
+// [SchedkitScoreFactory]'s): a built-in scorer and its settings, as
+// [score.Config] (Scorer is one of [score.ScorerNames], "" LeastAllocated).
 //
 //	args: {scorer: DominantResource, resources: [{name: cpu}, {name: nvidia.com/gpu, weight: 4}]}
 type ScoreArgs struct {
 	metav1.TypeMeta `json:",inline"`
-	// Scorer is one of [score.ScorerNames]; "" is LeastAllocated.
-	Scorer string `json:"scorer,omitempty"`
-	// Resources and weights (empty: cpu and memory, weight 1).
-	Resources []ResourceSpec `json:"resources,omitempty"`
-	// Shape of RequestedToCapacityRatio.
-	Shape []UtilizationShapePoint `json:"shape,omitempty"`
-	// Spread selects DotProduct's spreading direction.
-	Spread bool `json:"spread,omitempty"`
+	Scorer          string                  `json:"scorer,omitempty"`
+	Resources       []ResourceSpec          `json:"resources,omitempty"`
+	Shape           []UtilizationShapePoint `json:"shape,omitempty"`
+	Spread          bool                    `json:"spread,omitempty"`
 }
 
-// DeepCopyObject implements runtime.Object, so Go callers can pass args
-// to the factory directly.
+// DeepCopyObject implements runtime.Object, so Go callers can pass args.
 func (a *ScoreArgs) DeepCopyObject() runtime.Object {
 	c := *a
 	c.Resources = append([]ResourceSpec(nil), a.Resources...)
@@ -253,9 +190,8 @@ func (a *ScoreArgs) ScorerFor(plugin string) (score.Scorer, error) {
 	return s, nil
 }
 
-// SchedkitScoreFactory returns a factory (upstream's PluginFactory
-// signature) of a score plugin called name running the built-in scorer
-// its [ScoreArgs] name, to register several in one scheduler:
+// SchedkitScoreFactory returns the factory of a score plugin called name
+// running the built-in scorer its [ScoreArgs] name, to register several:
 // app.WithPlugin("BinPackGPU", kubescheduler.SchedkitScoreFactory("BinPackGPU")).
 func SchedkitScoreFactory(name string) func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
 	return func(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {

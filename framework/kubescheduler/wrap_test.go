@@ -303,7 +303,7 @@ func TestProfileOwnedByPlugins(t *testing.T) {
 	require.NoError(t, err)
 	require.Same(t, sp.p, fp.p, "plugins of one handle share a profile")
 	require.Same(t, sp.p, rp.p)
-	assert.Same(t, rp.Ledger(), sp.p.ledger.Load())
+	assert.Same(t, rp.Ledger(), sp.p.m.Ledger())
 	assert.NotSame(t, sp.p, WrapScorer("S", score.NewImageLocality(), cluster()).p, "another handle, another profile")
 	runtime.KeepAlive(h)
 

@@ -1,4 +1,4 @@
-package nodemirror
+package mirror
 
 import (
 	"fmt"
@@ -92,7 +92,7 @@ func TestSyncRebuildsOnlyChangedNodes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(3000), got.Requested().MilliCPU())
 	assert.Equal(t, int64(2000), m.Current().Get("b").Requested().MilliCPU())
-	ours, _ := m.Lookup(b)
+	ours, _ := m.lookup(b)
 	assert.Same(t, m.Current().Get("b"), ours)
 }
 
@@ -104,19 +104,19 @@ func TestLookup(t *testing.T) {
 	_, err := m.Sync([]*fakeNode{a, b, c})
 	require.NoError(t, err)
 	for _, n := range []*fakeNode{a, b, c} {
-		ours, slot := m.Lookup(n)
+		ours, slot := m.lookup(n)
 		require.NotNil(t, ours, n.node.Name)
 		assert.Equal(t, n.node.Name, ours.Name())
-		assert.Less(t, slot, m.Slots())
+		assert.Less(t, slot, len(m.cur.Load().slots))
 	}
 	// b's pods change: same node object, new generation.
 	b.addPod(pod("p", "1"))
-	ours, slot := m.Lookup(b)
+	ours, slot := m.lookup(b)
 	assert.Nil(t, ours, "stale until synced")
 	assert.Equal(t, -1, slot)
 	_, err = m.Sync([]*fakeNode{a, b, c})
 	require.NoError(t, err)
-	ours, _ = m.Lookup(b)
+	ours, _ = m.lookup(b)
 	require.NotNil(t, ours)
 	assert.Equal(t, int64(1000), ours.Requested().MilliCPU())
 	// b's pod goes (deleted, or a preemption victim) and another comes.
@@ -124,25 +124,25 @@ func TestLookup(t *testing.T) {
 	b.addPod(pod("q", "2"))
 	_, err = m.Sync([]*fakeNode{a, b, c})
 	require.NoError(t, err)
-	ours, _ = m.Lookup(b)
+	ours, _ = m.lookup(b)
 	assert.Equal(t, int64(2000), ours.Requested().MilliCPU())
 	assert.Equal(t, 1, ours.NumPods())
 	// c's node object is replaced (an update from the informer).
 	c2 := newNode("c", "8", 2)
 	_, err = m.Sync([]*fakeNode{a, b, c2})
 	require.NoError(t, err)
-	ours, _ = m.Lookup(c)
+	ours, _ = m.lookup(c)
 	assert.Nil(t, ours, "old node object")
-	ours, _ = m.Lookup(c2)
+	ours, _ = m.lookup(c2)
 	require.NotNil(t, ours)
 	assert.Equal(t, int64(8000), ours.Allocatable().MilliCPU())
 	// a is removed; the others are still found; a new node reuses a's slot.
 	s, err := m.Sync([]*fakeNode{b, c2})
 	require.NoError(t, err)
-	ours, _ = m.Lookup(a)
+	ours, _ = m.lookup(a)
 	assert.Nil(t, ours)
 	for _, n := range []*fakeNode{b, c2} {
-		ours, _ := m.Lookup(n)
+		ours, _ := m.lookup(n)
 		assert.Same(t, s.Get(n.node.Name), ours, n.node.Name)
 	}
 	// Nothing changed: the same snapshot, no work.
@@ -152,11 +152,11 @@ func TestLookup(t *testing.T) {
 	d := newNode("d", "2", 1)
 	_, err = m.Sync([]*fakeNode{b, c2, d})
 	require.NoError(t, err)
-	_, slot = m.Lookup(d)
-	assert.Equal(t, 3, m.Slots(), "d reuses a's slot")
+	_, slot = m.lookup(d)
+	assert.Equal(t, 3, len(m.cur.Load().slots), "d reuses a's slot")
 	assert.Less(t, slot, 3)
 
-	allocs := testing.AllocsPerRun(100, func() { _, _ = m.Lookup(b) })
+	allocs := testing.AllocsPerRun(100, func() { _, _ = m.lookup(b) })
 	assert.Zero(t, allocs, "Lookup allocates nothing")
 }
 
@@ -178,7 +178,7 @@ func TestSyncErrorsChangeNothingPublished(t *testing.T) {
 	assert.Contains(t, err.Error(), "node b")
 	assert.Contains(t, err.Error(), "default/bad")
 	assert.Same(t, s0, m.Current())
-	ours, _ := m.Lookup(a)
+	ours, _ := m.lookup(a)
 	assert.Nil(t, ours, "a's new generation is not published")
 
 	b.pods = b.pods[:0]
@@ -196,7 +196,7 @@ func TestSyncErrorsChangeNothingPublished(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(1000), s.Get("a").Requested().MilliCPU())
 	assert.Equal(t, 0, s.Get("b").NumPods())
-	ours, _ = m.Lookup(a)
+	ours, _ = m.lookup(a)
 	assert.Same(t, s.Get("a"), ours)
 }
 
@@ -255,7 +255,7 @@ func TestSyncMatchesFromScratch(t *testing.T) {
 			require.Equal(t, w.Requested(), g.Requested(), "step %d: %s", step, n.node.Name)
 			require.Equal(t, w.Allocatable(), g.Allocatable(), "step %d: %s", step, n.node.Name)
 			require.Equal(t, w.NumPods(), g.NumPods(), "step %d: %s", step, n.node.Name)
-			ours, _ := m.Lookup(n)
+			ours, _ := m.lookup(n)
 			require.Same(t, g, ours, "step %d: %s", step, n.node.Name)
 		}
 	}
@@ -276,7 +276,7 @@ func TestLookupConcurrentWithSync(t *testing.T) {
 				case <-stop:
 					return
 				default:
-					_, _ = m.Lookup(a)
+					_, _ = m.lookup(a)
 					_ = m.Current().NumNodes()
 				}
 			}

@@ -1,34 +1,4 @@
-// Package nodemirror keeps a [snapshot.Cache] equal to a node list that
-// someone else maintains — kube-scheduler's cycle snapshot, read through
-// the adapter in framework/kubescheduler — and finds schedkit's NodeInfo
-// for an entry of that list without a lock or an allocation.
-//
-// Layer: internal, above snapshot; imports snapshot only. It is the
-// adapter's feed of the core's own store: all the logic (which nodes
-// changed, which pods came and went, reuse of parsed pods) lives here and
-// is tested here, so the adapter only converts types.
-//
-// # Usage
-//
-// A [Mirror] is generic in the list's entry type N; a [Source] says how to
-// read an entry (its node object, its generation — a counter bumped on
-// every change of the entry — and its pods). Call [Mirror.Sync] with the
-// whole list once per scheduling cycle; [Mirror.Lookup] then finds an
-// entry's NodeInfo, and [Mirror.Convert] converts an entry the list does
-// not hold (a copy altered for one call).
-//
-// # Concurrency
-//
-// Sync calls are serialised by a mutex; Lookup, Current and Slots read the
-// last published view without locking and are safe alongside Sync.
-//
-// # Cost
-//
-// Sync: O(len(list)) pointer and generation comparisons when the list
-// holds the same entries as last time, plus O(pods on the changed nodes)
-// to patch them (only new pods are parsed); O(len(list)) map look-ups when
-// entries were added or removed. Lookup: one map look-up, no allocation.
-package nodemirror
+package mirror
 
 import (
 	"fmt"
@@ -37,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/reserve"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -67,6 +38,7 @@ type Mirror[N comparable] struct {
 	free    []int32 // slots number entries densely, for per-cycle arrays
 	nslots  int32
 	cur     atomic.Pointer[view]
+	ledger  atomic.Pointer[reserve.Ledger]
 }
 
 // view is what a Sync publishes, immutable: the snapshot, the entries by
@@ -96,11 +68,16 @@ func New[N comparable](src Source[N]) *Mirror[N] {
 	return m
 }
 
+// SetLedger makes l (nil: none) the ledger [Mirror.Score] and
+// [Mirror.Filter] consult: the ledger of the scheduler profile the mirror
+// serves. Safe for concurrent use.
+func (m *Mirror[N]) SetLedger(l *reserve.Ledger) { m.ledger.Store(l) }
+
+// Ledger returns the ledger set by [Mirror.SetLedger], or nil.
+func (m *Mirror[N]) Ledger() *reserve.Ledger { return m.ledger.Load() }
+
 // Current returns the snapshot of the last successful Sync (empty before).
 func (m *Mirror[N]) Current() *snapshot.Snapshot { return m.cur.Load().snap }
-
-// Slots is one past the highest slot [Mirror.Lookup] returns.
-func (m *Mirror[N]) Slots() int { return len(m.cur.Load().slots) }
 
 // Sync makes the mirror hold exactly the nodes of list (entries without a
 // node are skipped) with their pods, and returns the new snapshot (the
@@ -234,12 +211,12 @@ func (m *Mirror[N]) rebuild(n N) error {
 	}
 	for pod, pi := range pods {
 		if pod.Spec.NodeName != node.Name {
-			return fmt.Errorf("nodemirror: node %s lists pod %s, which is bound to %q: %w", node.Name, pi.Key(), pod.Spec.NodeName, snapshot.ErrInvalidObject)
+			return fmt.Errorf("mirror: node %s lists pod %s, which is bound to %q: %w", node.Name, pi.Key(), pod.Spec.NodeName, snapshot.ErrInvalidObject)
 		}
 	}
 	if e == nil || e.node != node {
 		if err := m.cache.AddNode(node); err != nil {
-			return fmt.Errorf("nodemirror: %w", err)
+			return fmt.Errorf("mirror: %w", err)
 		}
 	}
 	for pod, pi := range prev {
@@ -252,7 +229,7 @@ func (m *Mirror[N]) rebuild(n N) error {
 	for pod, pi := range pods {
 		if _, had := prev[pod]; !had {
 			if err := m.cache.AddPodInfo(pi); err != nil {
-				return fmt.Errorf("nodemirror: node %s: %w", node.Name, err) // not reached: bound and parsed above
+				return fmt.Errorf("mirror: node %s: %w", node.Name, err) // not reached: bound and parsed above
 			}
 		}
 	}
@@ -287,7 +264,7 @@ func (m *Mirror[N]) podInfos(n N, node *v1.Node, prev map[*v1.Pod]*snapshot.PodI
 		if pi == nil {
 			var err error
 			if pi, err = snapshot.NewPodInfo(pod); err != nil {
-				return nil, fmt.Errorf("nodemirror: node %s: %w", node.Name, err)
+				return nil, fmt.Errorf("mirror: node %s: %w", node.Name, err)
 			}
 		}
 		out[pod] = pi
@@ -295,11 +272,17 @@ func (m *Mirror[N]) podInfos(n N, node *v1.Node, prev map[*v1.Pod]*snapshot.PodI
 	return out, nil
 }
 
-// Lookup returns the mirrored NodeInfo of n and its slot, in [0,
-// [Mirror.Slots]), when n is an entry of the last synced list unchanged
-// since (same node object, same generation); otherwise nil and -1. One
-// map look-up, no lock, no allocation.
-func (m *Mirror[N]) Lookup(n N) (*snapshot.NodeInfo, int) {
+// Lookup returns the mirrored NodeInfo of n when n is an entry of the last
+// synced list unchanged since (same node object, same generation), else
+// nil. One map look-up, no lock, no allocation.
+func (m *Mirror[N]) Lookup(n N) *snapshot.NodeInfo {
+	ours, _ := m.lookup(n)
+	return ours
+}
+
+// lookup is Lookup with the entry's slot (-1 with nil), dense in [0,
+// len(view.slots)).
+func (m *Mirror[N]) lookup(n N) (*snapshot.NodeInfo, int) {
 	node := m.src.Node(n)
 	if node == nil {
 		return nil, -1
@@ -323,12 +306,12 @@ func (m *Mirror[N]) Lookup(n N) (*snapshot.NodeInfo, int) {
 // parsed. It changes nothing in the mirror. Allocates O(pods) off the
 // look-up path; errors name the node and pod.
 func (m *Mirror[N]) Convert(n N) (*snapshot.NodeInfo, error) {
-	if ours, _ := m.Lookup(n); ours != nil {
+	if ours := m.Lookup(n); ours != nil {
 		return ours, nil
 	}
 	node := m.src.Node(n)
 	if node == nil {
-		return nil, fmt.Errorf("nodemirror: %w: entry without a node", snapshot.ErrNodeNotFound)
+		return nil, fmt.Errorf("mirror: %w: entry without a node", snapshot.ErrNodeNotFound)
 	}
 	var prev map[*v1.Pod]*snapshot.PodInfo
 	if e := m.lastPublished(node.Name); e != nil {
@@ -344,7 +327,7 @@ func (m *Mirror[N]) Convert(n N) (*snapshot.NodeInfo, error) {
 	}
 	f := snapshot.Empty().Fork()
 	if err := f.AddNodeInfo(node, pis...); err != nil {
-		return nil, fmt.Errorf("nodemirror: %w", err)
+		return nil, fmt.Errorf("mirror: %w", err)
 	}
 	return f.Get(node.Name), nil
 }
