@@ -59,6 +59,14 @@ func (f *Filtering[N]) Check(n N) ([]framework.Reason, error) {
 	if err != nil {
 		return nil, nil // a node the ledger has not seen yet
 	}
+	return Reasons(short), nil
+}
+
+// Reasons converts the ledger's shortfalls to framework reasons
+// (CodeTooManyPods for pods, else CodeInsufficientResource), whose
+// Message is upstream's ("Too many pods", "Insufficient cpu"); nil for
+// none. O(len(short)).
+func Reasons(short []reserve.Insufficient) []framework.Reason {
 	var reasons []framework.Reason
 	for _, s := range short {
 		r := framework.Reason{Code: framework.CodeInsufficientResource, Resource: s.Resource, Requested: s.Requested, Used: s.Used, Capacity: s.Capacity}
@@ -67,5 +75,5 @@ func (f *Filtering[N]) Check(n N) ([]framework.Reason, error) {
 		}
 		reasons = append(reasons, r)
 	}
-	return reasons, nil
+	return reasons
 }

@@ -9,17 +9,18 @@ import (
 
 // Config names a built-in scorer and gives its settings, as a scheduler
 // configuration does (kube-scheduler's pluginConfig args, the simulator's
-// flags). [Config.Build] builds it.
+// flags; the JSON names are those of a pluginConfig's args). [Config.Build]
+// builds it.
 type Config struct {
 	// Scorer is one of [ScorerNames]; "" means LeastAllocated.
-	Scorer string
+	Scorer string `json:"scorer,omitempty"`
 	// Resources and weights for the resource scorers (empty: cpu and
 	// memory, weight 1). BalancedAllocation takes weight 0 or 1 only.
-	Resources []ResourceSpec
+	Resources []ResourceSpec `json:"resources,omitempty"`
 	// Shape of RequestedToCapacityRatio; an error for any other scorer.
-	Shape []UtilizationShapePoint
+	Shape []UtilizationShapePoint `json:"shape,omitempty"`
 	// Spread selects DotProduct's spreading direction (see [DotProduct]).
-	Spread bool
+	Spread bool `json:"spread,omitempty"`
 }
 
 // builtins maps each name [Config.Build] accepts to its constructor, in

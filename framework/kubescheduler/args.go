@@ -5,36 +5,38 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/schedkit/schedkit/score"
 )
 
-// ErrInvalidArgs: pluginConfig args that cannot be used (malformed, an
-// unknown or misspelled field, a value out of range); the message names the
-// plugin and the field (`SchedkitScore args: resources[1].weight: ...`).
+// ErrInvalidArgs: pluginConfig args that cannot be used; the message names
+// the plugin and the field (`SchedkitScore args: resources[1].weight: ...`).
 var ErrInvalidArgs = errors.New("kubescheduler: invalid plugin args")
 
 // DecodeArgs fills out from the args a plugin factory receives, strictly as
-// upstream decodes its own: an unknown field, a field name in the wrong
-// case, a field given twice, a wrong type or data after the args object is
-// an error wrapping [ErrInvalidArgs] naming plugin and field, and out is
-// left as it was. obj may be nil or a nil *runtime.Unknown (no args: out
-// unchanged), a *runtime.Unknown with JSON or YAML (what kube-scheduler
-// hands an out-of-tree plugin; absent fields keep out's values, so set
-// defaults first), or a *T (typed args from Go, copied). Validating values
-// is the caller's. One JSON decode, at scheduler start.
+// upstream decodes its own: an unknown field, a field in the wrong case or
+// given twice, a wrong type or data after the object is an error wrapping
+// [ErrInvalidArgs] naming plugin and field, and out is left as it was. obj
+// may be nil (out unchanged), a *runtime.Unknown with JSON or YAML (what
+// kube-scheduler hands an out-of-tree plugin; absent fields keep out's
+// values, so set defaults first) or a *T, copied. Validation is the
+// caller's.
 func DecodeArgs[T any](plugin string, obj runtime.Object, out *T) error {
 	switch a := obj.(type) {
 	case nil:
 		return nil
 	case *runtime.Unknown:
-		if a == nil {
-			return nil
+		var raw []byte
+		if a != nil {
+			raw = bytes.TrimSpace(a.Raw)
 		}
-		raw := bytes.TrimSpace(a.Raw)
 		if len(raw) == 0 || string(raw) == "null" {
 			return nil
 		}
@@ -50,11 +52,11 @@ func DecodeArgs[T any](plugin string, obj runtime.Object, out *T) error {
 		if err != nil {
 			strict = []error{err}
 		}
-		if len(strict) > 0 {
-			msgs := make([]string, len(strict))
-			for i, e := range strict {
-				msgs[i] = jsonErr(e)
-			}
+		var msgs []string
+		for _, e := range strict {
+			msgs = append(msgs, jsonErr(e))
+		}
+		if msgs != nil {
 			return fmt.Errorf("%w: %s args: %s", ErrInvalidArgs, plugin, strings.Join(msgs, "; "))
 		}
 		*out = tmp
@@ -93,8 +95,55 @@ func jsonErr(err error) string {
 	return msg
 }
 
-// argsError wraps a validation failure of the core (naming the field) as
-// ErrInvalidArgs for plugin.
+// argsError wraps a core validation error (naming the field) for plugin.
 func argsError(plugin string, err error) error {
 	return fmt.Errorf("%w: %s args: %w", ErrInvalidArgs, plugin, err)
+}
+
+// ScoreArgs are the args of [NewSchedkitScore]'s and
+// [SchedkitScoreFactory]'s plugins: a [score.Config] (Scorer is one of
+// [score.ScorerNames], "" LeastAllocated).
+type ScoreArgs struct {
+	metav1.TypeMeta `json:",inline"`
+	Scorer          string                  `json:"scorer,omitempty"`
+	Resources       []ResourceSpec          `json:"resources,omitempty"`
+	Shape           []UtilizationShapePoint `json:"shape,omitempty"`
+	Spread          bool                    `json:"spread,omitempty"`
+}
+
+// ResourceSpec is a resource name and weight.
+type ResourceSpec = score.ResourceSpec
+
+// UtilizationShapePoint is a point of a RequestedToCapacityRatio shape.
+type UtilizationShapePoint = score.UtilizationShapePoint
+
+// DeepCopyObject implements runtime.Object, so Go callers can pass args.
+func (a *ScoreArgs) DeepCopyObject() runtime.Object {
+	c := *a
+	c.Resources, c.Shape = slices.Clone(a.Resources), slices.Clone(a.Shape)
+	return &c
+}
+
+// ScorerFor builds the scorer args describe; errors wrap [ErrInvalidArgs].
+func (a *ScoreArgs) ScorerFor(plugin string) (score.Scorer, error) {
+	s, err := score.Config{Scorer: a.Scorer, Resources: a.Resources, Shape: a.Shape, Spread: a.Spread}.Build()
+	if err != nil {
+		return nil, argsError(plugin, err)
+	}
+	return s, nil
+}
+
+// FitArgs are the args of the [FitName] plugin (upstream's
+// NodeResourcesFitArgs filter fields).
+type FitArgs struct {
+	metav1.TypeMeta       `json:",inline"`
+	IgnoredResources      []string `json:"ignoredResources,omitempty"`
+	IgnoredResourceGroups []string `json:"ignoredResourceGroups,omitempty"`
+}
+
+// DeepCopyObject implements runtime.Object.
+func (a *FitArgs) DeepCopyObject() runtime.Object {
+	c := *a
+	c.IgnoredResources, c.IgnoredResourceGroups = slices.Clone(a.IgnoredResources), slices.Clone(a.IgnoredResourceGroups)
+	return &c
 }

@@ -105,8 +105,7 @@ func TestWrappedSignPod(t *testing.T) {
 		assert.Nil(t, frags)
 	}
 
-	base, st := signPod(p)
-	require.True(t, st.IsSuccess())
+	base := signPod(p)
 	frags, st := WrapScorer("Signed", signedLabelScorer{}, h).SignPod(ctx, p)
 	require.True(t, st.IsSuccess(), st.AsError())
 	assert.Equal(t, append(base, fwk.SignFragment{Key: "example.com/tier", Value: "gold"}), frags)
@@ -301,15 +300,15 @@ func TestProfileOwnedByPlugins(t *testing.T) {
 	fp := WrapFilter("F", framework.NodeName{}, h)
 	rp, err := WrapLedger("R", reserve.New(), h)
 	require.NoError(t, err)
-	require.Same(t, sp.p, fp.p, "plugins of one handle share a profile")
-	require.Same(t, sp.p, rp.p)
-	assert.Same(t, rp.Ledger(), sp.p.m.Ledger())
-	assert.NotSame(t, sp.p, WrapScorer("S", score.NewImageLocality(), cluster()).p, "another handle, another profile")
+	require.Same(t, sp.m, fp.m, "plugins of one handle share a profile")
+	require.Same(t, sp.m, rp.m)
+	assert.Same(t, rp.Ledger(), sp.m.Ledger())
+	assert.NotSame(t, sp.m, WrapScorer("S", score.NewImageLocality(), cluster()).m, "another handle, another profile")
 	runtime.KeepAlive(h)
 
 	count := func() int {
 		n := 0
-		profiles.Range(func(_, _ any) bool { n++; return true })
+		mirrors.Range(func(_, _ any) bool { n++; return true })
 		return n
 	}
 	churnHandles(t, 100)
