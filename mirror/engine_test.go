@@ -117,9 +117,14 @@ func TestNormalize(t *testing.T) {
 	}
 	// raw: untolerated PreferNoSchedule taints 0 and 2; reversed over max 2.
 	assert.Equal(t, []int64{0, 2}, vals)
-	require.NoError(t, sc.Normalize([]string{"clean", "tainted"}, vals))
+	names := []string{"clean", "tainted"}
+	at := func(i int) (string, *int64) { return names[i], &vals[i] }
+	require.NoError(t, sc.Normalize(2, at))
 	assert.Equal(t, []int64{100, 0}, vals)
-	require.ErrorIs(t, sc.Normalize([]string{"gone"}, []int64{1}), snapshot.ErrNodeNotFound)
+	names[1] = "gone"
+	vals = []int64{0, 2}
+	require.ErrorIs(t, sc.Normalize(2, at), snapshot.ErrNodeNotFound)
+	assert.Equal(t, []int64{0, 2}, vals, "unchanged after an error")
 }
 
 // TestFilterCheck: the filter's reasons; with the ledger, a node whose

@@ -21,6 +21,20 @@ type Source[N comparable] struct {
 	Pod        func(N, int) *v1.Pod
 }
 
+// Methods is the Source of an entry type with upstream's NodeInfo methods
+// (k8s.io/kube-scheduler/framework.NodeInfo and PodInfo: Node,
+// GetGeneration, GetPods, GetPod), so an adapter needs no accessors.
+func Methods[N interface {
+	comparable
+	Node() *v1.Node
+	GetGeneration() int64
+	GetPods() []P
+}, P interface{ GetPod() *v1.Pod }]() Source[N] {
+	return Source[N]{Node: N.Node, Generation: N.GetGeneration,
+		NumPods: func(n N) int { return len(n.GetPods()) },
+		Pod:     func(n N, i int) *v1.Pod { return n.GetPods()[i].GetPod() }}
+}
+
 // Mirror mirrors a list of N into a snapshot.Cache. The zero value is not
 // usable; call [New]. A Mirror references no entry of the list after Sync
 // returns except through node and pod objects and the previous list (for

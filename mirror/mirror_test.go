@@ -291,3 +291,31 @@ func TestLookupConcurrentWithSync(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, 200, m.Current().Get("b").NumPods())
 }
+
+type methodsPod struct{ p *v1.Pod }
+
+func (p methodsPod) GetPod() *v1.Pod { return p.p }
+
+type methodsNode struct{ n *fakeNode }
+
+func (m *methodsNode) Node() *v1.Node       { return m.n.node }
+func (m *methodsNode) GetGeneration() int64 { return m.n.gen }
+func (m *methodsNode) GetPods() []methodsPod {
+	var out []methodsPod
+	for _, p := range m.n.pods {
+		out = append(out, methodsPod{p})
+	}
+	return out
+}
+
+// Methods reads an entry type with upstream's NodeInfo methods.
+func TestMethods(t *testing.T) {
+	n := newNode("a", "4", 3)
+	n.addPod(pod("p", "1"))
+	m := New(Methods[*methodsNode, methodsPod]())
+	e := &methodsNode{n}
+	s, err := m.Sync([]*methodsNode{e})
+	require.NoError(t, err)
+	assert.Equal(t, int64(1000), s.Get("a").Requested().MilliCPU())
+	assert.Same(t, s.Get("a"), m.Lookup(e))
+}

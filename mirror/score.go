@@ -91,19 +91,28 @@ func (s *Scores[N]) Of(n N) (int64, error) {
 	return out[0], nil
 }
 
-// Normalize rewrites scores (scores[i] is the node called names[i]) with
-// the PodScorer's [score.Normalizer]; a no-op without one. Errors: the
-// normaliser's, or a name the scored snapshot does not hold. O(len(names)).
-func (s *Scores[N]) Normalize(names []string, scores []int64) error {
-	n, ok := s.ps.(score.Normalizer)
+// Normalize rewrites the scores of n nodes with the PodScorer's
+// [score.Normalizer]; a no-op without one. at(i) is node i's name and its
+// score, read and then written. Errors: the normaliser's (scores
+// unchanged), or a name the scored snapshot does not hold. O(n).
+func (s *Scores[N]) Normalize(n int, at func(i int) (string, *int64)) error {
+	norm, ok := s.ps.(score.Normalizer)
 	if !ok {
 		return nil
 	}
-	nodes := make([]*snapshot.NodeInfo, len(names))
-	for i, name := range names {
-		if nodes[i] = s.snap.Get(name); nodes[i] == nil {
+	nodes, vals := make([]*snapshot.NodeInfo, n), make([]int64, n)
+	for i := range n {
+		name, v := at(i)
+		if nodes[i], vals[i] = s.snap.Get(name), *v; nodes[i] == nil {
 			return fmt.Errorf("mirror: Normalize: %w: %s", snapshot.ErrNodeNotFound, name)
 		}
 	}
-	return n.Normalize(nodes, scores)
+	if err := norm.Normalize(nodes, vals); err != nil {
+		return err
+	}
+	for i := range n {
+		_, v := at(i)
+		*v = vals[i]
+	}
+	return nil
 }

@@ -20,14 +20,11 @@ import (
 // the plugin and the field (`SchedkitScore args: resources[1].weight: ...`).
 var ErrInvalidArgs = errors.New("kubescheduler: invalid plugin args")
 
-// DecodeArgs fills out from the args a plugin factory receives, strictly as
-// upstream decodes its own: an unknown field, a field in the wrong case or
-// given twice, a wrong type or data after the object is an error wrapping
-// [ErrInvalidArgs] naming plugin and field, and out is left as it was. obj
-// may be nil (out unchanged), a *runtime.Unknown with JSON or YAML (what
-// kube-scheduler hands an out-of-tree plugin; absent fields keep out's
-// values, so set defaults first) or a *T, copied. Validation is the
-// caller's.
+// DecodeArgs fills out from a factory's args, strictly as upstream decodes
+// its own: an unknown field, one in the wrong case or given twice, a wrong
+// type or trailing data is an error wrapping [ErrInvalidArgs] naming plugin
+// and field, and out is unchanged. obj: nil, a *runtime.Unknown with JSON or
+// YAML (absent fields keep out's values: set defaults first), or a *T.
 func DecodeArgs[T any](plugin string, obj runtime.Object, out *T) error {
 	switch a := obj.(type) {
 	case nil:
@@ -63,11 +60,10 @@ func DecodeArgs[T any](plugin string, obj runtime.Object, out *T) error {
 		return nil
 	default:
 		v, ok := any(obj).(*T)
-		if !ok {
-			return fmt.Errorf("%w: %s args: want %T, got %T", ErrInvalidArgs, plugin, out, obj)
-		}
-		if v != nil {
+		if ok && v != nil {
 			*out = *v
+		} else if !ok {
+			return fmt.Errorf("%w: %s args: want %T, got %T", ErrInvalidArgs, plugin, out, obj)
 		}
 		return nil
 	}
@@ -100,9 +96,8 @@ func argsError(plugin string, err error) error {
 	return fmt.Errorf("%w: %s args: %w", ErrInvalidArgs, plugin, err)
 }
 
-// ScoreArgs are the args of [NewSchedkitScore]'s and
-// [SchedkitScoreFactory]'s plugins: a [score.Config] (Scorer is one of
-// [score.ScorerNames], "" LeastAllocated).
+// ScoreArgs are [NewSchedkitScore]'s and [SchedkitScoreFactory]'s args: a
+// [score.Config] (Scorer is one of [score.ScorerNames]).
 type ScoreArgs struct {
 	metav1.TypeMeta `json:",inline"`
 	Scorer          string                  `json:"scorer,omitempty"`
@@ -111,11 +106,11 @@ type ScoreArgs struct {
 	Spread          bool                    `json:"spread,omitempty"`
 }
 
-// ResourceSpec is a resource name and weight.
-type ResourceSpec = score.ResourceSpec
-
-// UtilizationShapePoint is a point of a RequestedToCapacityRatio shape.
-type UtilizationShapePoint = score.UtilizationShapePoint
+// ResourceSpec and UtilizationShapePoint are score's, for [ScoreArgs].
+type (
+	ResourceSpec          = score.ResourceSpec
+	UtilizationShapePoint = score.UtilizationShapePoint
+)
 
 // DeepCopyObject implements runtime.Object, so Go callers can pass args.
 func (a *ScoreArgs) DeepCopyObject() runtime.Object {
@@ -133,8 +128,7 @@ func (a *ScoreArgs) ScorerFor(plugin string) (score.Scorer, error) {
 	return s, nil
 }
 
-// FitArgs are the args of the [FitName] plugin (upstream's
-// NodeResourcesFitArgs filter fields).
+// FitArgs are [NewSchedkitFit]'s args (NodeResourcesFitArgs' filter fields).
 type FitArgs struct {
 	metav1.TypeMeta       `json:",inline"`
 	IgnoredResources      []string `json:"ignoredResources,omitempty"`

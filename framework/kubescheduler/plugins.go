@@ -35,21 +35,18 @@ var (
 	_ fwk.FilterPlugin      = (*FilterPlugin)(nil)
 	_ fwk.EnqueueExtensions = (*FilterPlugin)(nil)
 	_ fwk.SignPlugin        = (*FilterPlugin)(nil)
+	_ fwk.ReservePlugin     = (*ReservePlugin)(nil)
+	_ fwk.PostBindPlugin    = (*ReservePlugin)(nil)
 )
 
 type nodeMirror = mirror.Mirror[fwk.NodeInfo]
 
-// mirrors lets a plugin find the mirror an earlier plugin made on its
-// handle (a framework builds its plugins one after the other). It holds
-// weak pointers only, to the handle and the mirror, keeping neither alive
-// (the plugins own the mirror), and a cleanup removes an entry when its
-// mirror is collected. An entry is reached only through its own handle.
+// mirrors finds the mirror an earlier plugin made on a handle; it holds only weak
+// pointers (the plugins own the mirror), and a cleanup drops a collected one.
 var mirrors sync.Map // weak.Pointer[byte] (the handle) → weak.Pointer[nodeMirror]
 
 func mirrorFor(h fwk.Handle) *nodeMirror {
-	m := mirror.New(mirror.Source[fwk.NodeInfo]{Node: fwk.NodeInfo.Node, Generation: fwk.NodeInfo.GetGeneration,
-		NumPods: func(n fwk.NodeInfo) int { return len(n.GetPods()) },
-		Pod:     func(n fwk.NodeInfo, i int) *v1.Pod { return n.GetPods()[i].GetPod() }})
+	m := mirror.New(mirror.Methods[fwk.NodeInfo, fwk.PodInfo]())
 	if v := reflect.ValueOf(h); h != nil && v.Kind() == reflect.Pointer && !v.IsNil() {
 		key := weak.Make((*byte)(v.UnsafePointer()))
 		if w, ok := mirrors.Load(key); ok {
@@ -83,8 +80,7 @@ type synced nodeMirror
 
 func (s *synced) Clone() fwk.StateData { return s }
 
-// pod syncs the mirror with the scheduler's whole node list (ImageLocality
-// counts every node; without a lister, nodes) once per cycle and parses pod.
+// pod syncs the mirror with all the scheduler's nodes once per cycle, parses pod.
 func (p *plugin) pod(cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*snapshot.PodInfo, error) {
 	if d, err := cs.Read(syncedKey); err != nil || d != (*synced)(p.m) {
 		if h := p.handle; h != nil && h.SnapshotSharedLister() != nil {
@@ -102,13 +98,11 @@ func (p *plugin) pod(cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*sna
 	return snapshot.NewPodInfo(pod)
 }
 
-// ScorePlugin runs a [score.Scorer] as an upstream PreScore + Score plugin
-// ([mirror.Mirror.Score]): PreScore scores every candidate in one pass
-// (Skip when the scorer skips the pod), Score looks the node's score up.
+// ScorePlugin runs a [score.Scorer] as a PreScore + Score plugin: PreScore
+// scores all candidates ([mirror.Mirror.Score]), Score looks a score up.
 type ScorePlugin struct{ plugin }
 
-// WrapScorer makes scorer a score plugin called name for the scheduler
-// behind h; call it from your plugin's factory.
+// WrapScorer makes scorer a plugin called name; call it in your factory.
 func WrapScorer(name string, scorer score.Scorer, h fwk.Handle) *ScorePlugin {
 	return &ScorePlugin{plugin{name: name, key: fwk.StateKey("PreScore" + name), handle: h, m: mirrorFor(h), x: scorer}}
 }
@@ -116,49 +110,57 @@ func WrapScorer(name string, scorer score.Scorer, h fwk.Handle) *ScorePlugin {
 // Scorer returns the schedkit scorer the plugin runs.
 func (p *ScorePlugin) Scorer() score.Scorer { return p.x.(score.Scorer) }
 
-type scores struct{ *mirror.Scores[fwk.NodeInfo] } // nil: pod skipped
+// state is what PreScore or PreFilter leaves in the cycle state.
+type state[T any] struct{ v T }
 
-func (s scores) Clone() fwk.StateData { return s }
+func (s state[T]) Clone() fwk.StateData { return s }
 
-// PreScore prepares the scorer for pod and scores every candidate.
-func (p *ScorePlugin) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
-	st, err := p.prepare(cs, pod, nodes)
-	if err != nil || st.Scores == nil {
-		return orSkip(err)
-	}
-	cs.Write(p.key, st)
-	return nil
-}
-
-func (p *ScorePlugin) prepare(cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (scores, error) {
-	pi, err := p.pod(cs, pod, nodes)
-	if err != nil {
-		return scores{}, err
-	}
-	sc, err := p.m.Score(p.Scorer(), pi, nodes)
-	return scores{sc}, err
-}
-
-// state returns PreScore's state, or prepares it (no PreScore: slow).
-func (p *ScorePlugin) state(cs fwk.CycleState, pod *v1.Pod) (scores, error) {
+// stateOr returns what PreScore/PreFilter left, or prepare's (slow path).
+func stateOr[T any](p *plugin, cs fwk.CycleState, prepare func() (T, error)) (T, error) {
 	d, err := cs.Read(p.key)
 	if err != nil {
-		return p.prepare(cs, pod, nil)
+		return prepare()
 	}
-	st, ok := d.(scores)
+	st, ok := d.(state[T])
 	if !ok {
 		err = fmt.Errorf("kubescheduler: %s: unexpected state %T", p.name, d)
 	}
-	return st, err
+	return st.v, err
+}
+
+// PreScore prepares the scorer for pod and scores every candidate.
+func (p *ScorePlugin) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
+	sc, err := p.prepare(cs, pod, nodes)
+	if err != nil {
+		return fwk.AsStatus(err)
+	}
+	if sc == nil {
+		return fwk.NewStatus(fwk.Skip)
+	}
+	cs.Write(p.key, state[*mirror.Scores[fwk.NodeInfo]]{sc})
+	return nil
+}
+
+// prepare scores nodes for pod; nil when the scorer skips the pod.
+func (p *ScorePlugin) prepare(cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*mirror.Scores[fwk.NodeInfo], error) {
+	pi, err := p.pod(cs, pod, nodes)
+	if err != nil {
+		return nil, err
+	}
+	return p.m.Score(p.Scorer(), pi, nodes)
+}
+
+func (p *ScorePlugin) state(cs fwk.CycleState, pod *v1.Pod) (*mirror.Scores[fwk.NodeInfo], error) {
+	return stateOr(&p.plugin, cs, func() (*mirror.Scores[fwk.NodeInfo], error) { return p.prepare(cs, pod, nil) })
 }
 
 // Score returns the node's score; 0 for a skipped pod.
 func (p *ScorePlugin) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) (int64, *fwk.Status) {
-	st, err := p.state(cs, pod)
-	if err != nil || st.Scores == nil {
+	sc, err := p.state(cs, pod)
+	if err != nil || sc == nil {
 		return 0, fwk.AsStatus(err)
 	}
-	v, err := st.Of(ni)
+	v, err := sc.Of(ni)
 	return v, fwk.AsStatus(err)
 }
 
@@ -167,17 +169,9 @@ func (p *ScorePlugin) ScoreExtensions() fwk.ScoreExtensions { return p }
 
 // NormalizeScore applies the scorer's [score.Normalizer]; a no-op without.
 func (p *ScorePlugin) NormalizeScore(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, list fwk.NodeScoreList) *fwk.Status {
-	st, err := p.state(cs, pod)
-	if err != nil || st.Scores == nil {
-		return fwk.AsStatus(err)
-	}
-	names, vals := make([]string, len(list)), make([]int64, len(list))
-	for i, s := range list {
-		names[i], vals[i] = s.Name, s.Score
-	}
-	err = st.Normalize(names, vals)
-	for i := range list {
-		list[i].Score = vals[i]
+	sc, err := p.state(cs, pod)
+	if err == nil && sc != nil {
+		err = sc.Normalize(len(list), func(i int) (string, *int64) { return list[i].Name, &list[i].Score })
 	}
 	return fwk.AsStatus(err)
 }
@@ -205,48 +199,49 @@ func NewSchedkitScore(ctx context.Context, obj k8sruntime.Object, h fwk.Handle) 
 	return SchedkitScoreFactory(ScoreName)(ctx, obj, h)
 }
 
-// FilterPlugin runs a [framework.Filter] as an upstream PreFilter + Filter
-// plugin ([mirror.Mirror.Filter]). PreFilter maps Reject to
-// UnschedulableAndUnresolvable, no PodFilter to Skip, NodeNames to
-// upstream's; Filter maps a node's reasons to UnschedulableAndUnresolvable
-// if any is Unresolvable, else Unschedulable, with upstream's messages.
+// FilterPlugin runs a [framework.Filter] as a PreFilter + Filter plugin
+// ([mirror.Mirror.Filter]): Reject is UnschedulableAndUnresolvable, no
+// PodFilter Skip; reasons map to statuses with upstream's messages.
 type FilterPlugin struct{ plugin }
 
-// WrapFilter makes f a filter plugin called name for the scheduler behind
-// h, as [WrapScorer]. f reads the scheduler's nodes, not a ledger's.
+// WrapFilter makes f a plugin called name, as [WrapScorer] (no ledger check).
 func WrapFilter(name string, f framework.Filter, h fwk.Handle) *FilterPlugin {
 	return &FilterPlugin{plugin{name: name, key: fwk.StateKey("PreFilter" + name), handle: h, m: mirrorFor(h), x: f}}
 }
 
 type filtering struct {
-	*mirror.Filtering[fwk.NodeInfo]
+	f   *mirror.Filtering[fwk.NodeInfo]
+	pre framework.PreFilterResult
 }
-
-func (s filtering) Clone() fwk.StateData { return s }
 
 // PreFilter prepares the filter for pod.
 func (p *FilterPlugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	st, pre, err := p.prepare(cs, pod, nodes)
-	if err != nil || pre.Reject != "" {
-		return nil, rejected(pre, err)
-	}
-	if pre.Filter == nil {
+	st, err := p.prepare(cs, pod, nodes)
+	if err != nil || st.pre.Reject != "" {
+		return nil, rejected(st.pre, err)
+	} else if st.pre.Filter == nil {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
-	cs.Write(p.key, st)
-	if pre.NodeNames != nil {
-		return &fwk.PreFilterResult{NodeNames: sets.New(pre.NodeNames...)}, nil
+	if cs.Write(p.key, state[filtering]{st}); st.pre.NodeNames == nil {
+		return nil, nil
 	}
-	return nil, nil
+	return &fwk.PreFilterResult{NodeNames: sets.New(st.pre.NodeNames...)}, nil
 }
 
-func (p *FilterPlugin) prepare(cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (filtering, framework.PreFilterResult, error) {
+func (p *FilterPlugin) prepare(cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (filtering, error) {
 	pi, err := p.pod(cs, pod, nodes)
 	if err != nil {
-		return filtering{}, framework.PreFilterResult{}, err
+		return filtering{}, err
 	}
 	f, pre, err := p.m.Filter(p.x.(framework.Filter), pi, p.builtin)
-	return filtering{f}, pre, err
+	return filtering{f, pre}, err
+}
+
+func rejected(pre framework.PreFilterResult, err error) *fwk.Status {
+	if err != nil {
+		return fwk.AsStatus(err)
+	}
+	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, pre.Reject)
 }
 
 // PreFilterExtensions returns nil: altered NodeInfos are converted as they come.
@@ -254,19 +249,21 @@ func (p *FilterPlugin) PreFilterExtensions() fwk.PreFilterExtensions { return ni
 
 // Filter checks one node.
 func (p *FilterPlugin) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) *fwk.Status {
-	d, err := cs.Read(p.key)
-	st, ok := d.(filtering)
-	if err != nil { // no PreFilter, or it skipped: prepare here (slow)
-		var pre framework.PreFilterResult
-		if st, pre, err = p.prepare(cs, pod, nil); err != nil || pre.Reject != "" {
-			return rejected(pre, err)
-		}
-	} else if !ok {
-		return fwk.AsStatus(fmt.Errorf("kubescheduler: %s: unexpected state %T", p.name, d))
+	st, err := stateOr(&p.plugin, cs, func() (filtering, error) { return p.prepare(cs, pod, nil) })
+	if err != nil || st.pre.Reject != "" {
+		return rejected(st.pre, err)
 	}
-	reasons, err := st.Check(ni)
-	if err != nil || len(reasons) == 0 {
+	reasons, err := st.f.Check(ni)
+	if err != nil {
 		return fwk.AsStatus(err)
+	}
+	return status(reasons)
+}
+
+// status: nil, or UnschedulableAndUnresolvable if a reason is, else Unschedulable.
+func status(reasons []framework.Reason) *fwk.Status {
+	if len(reasons) == 0 {
+		return nil
 	}
 	code, msgs := fwk.Unschedulable, make([]string, len(reasons))
 	for i := range reasons {
@@ -278,22 +275,7 @@ func (p *FilterPlugin) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Po
 	return fwk.NewStatus(code, msgs...)
 }
 
-func orSkip(err error) *fwk.Status {
-	if err != nil {
-		return fwk.AsStatus(err)
-	}
-	return fwk.NewStatus(fwk.Skip)
-}
-
-func rejected(pre framework.PreFilterResult, err error) *fwk.Status {
-	if err != nil {
-		return fwk.AsStatus(err)
-	}
-	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, pre.Reject)
-}
-
-// EventsToRegister asks for a retry when a node is added or changes, or an
-// assigned pod is deleted or scaled down (no queueing hints).
+// EventsToRegister: node added or changed, assigned pod deleted or scaled down.
 func (p *FilterPlugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
 	return []fwk.ClusterEventWithHint{
 		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.Update}},
@@ -316,21 +298,19 @@ func NewSchedkitFit(_ context.Context, obj k8sruntime.Object, h fwk.Handle) (fwk
 	return p, nil
 }
 
-// PodSigner is implemented by a scorer or filter of your own that declares
-// the pod fields it reads, so upstream's opportunistic batching may reuse
-// its results for pods that agree on them: one fragment per field, keyed
-// uniquely ("example.com/labels"); pods with equal fragments must get the
-// same score or verdict on every node; an error disables batching for the
-// pod. Without one a wrapped plugin refuses to sign (no batching: slower,
-// never wrong).
+// PodSigner is a scorer or filter of yours that declares the pod fields it
+// reads (one fragment per field, keyed uniquely), so upstream's batching
+// may reuse its results for pods with equal fragments. Without one a
+// wrapped plugin refuses to sign: no batching, slower, never wrong.
 type PodSigner interface {
 	SignPod(pod *v1.Pod) ([]fwk.SignFragment, error)
 }
 
-// SignPod signs the pod fields schedkit's built-ins read plus those the
-// wrapped scorer or filter declares ([PodSigner]), or refuses (Unschedulable).
+// SignPod signs all that schedkit's built-ins may read, the spec and labels
+// (pods of one template share it: what batching is for), plus a wrapped
+// [PodSigner]'s fragments; a wrapped plugin without one refuses.
 func (p *plugin) SignPod(ctx context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
-	frags := signPod(pod)
+	frags := []fwk.SignFragment{{Key: "schedkit.io/PodSpec", Value: &pod.Spec}, {Key: fwk.LabelsSignerName, Value: pod.Labels}}
 	if p.builtin {
 		return frags, nil
 	}
@@ -343,12 +323,4 @@ func (p *plugin) SignPod(ctx context.Context, pod *v1.Pod) ([]fwk.SignFragment, 
 		return nil, fwk.AsStatus(fmt.Errorf("kubescheduler: %s: SignPod: %w", p.name, err))
 	}
 	return append(frags, own...), nil
-}
-
-// signPod signs what schedkit's built-in scorers and filters may read: the
-// whole pod spec (requests, images, affinity, tolerations, ports, node
-// name, ...) and the labels (reservations select owners by label). Pods
-// of one template share it, which is what batching is for.
-func signPod(pod *v1.Pod) []fwk.SignFragment {
-	return []fwk.SignFragment{{Key: "schedkit.io/PodSpec", Value: &pod.Spec}, {Key: fwk.LabelsSignerName, Value: pod.Labels}}
 }

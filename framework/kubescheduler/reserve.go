@@ -17,28 +17,19 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-var (
-	_ fwk.ReservePlugin  = (*ReservePlugin)(nil)
-	_ fwk.PostBindPlugin = (*ReservePlugin)(nil)
-)
-
-// ReservePlugin keeps a [reserve.Ledger] in step with the scheduler:
-// Reserve holds the pod's request on the chosen node (Unschedulable with
-// upstream's reasons if the ledger refuses), Unreserve drops the hold
-// (idempotent), PostBind confirms it. The scheduler's informers feed the
-// ledger ([mirror.Feed]); an event it rejects is logged and counted.
+// ReservePlugin holds pods in a [reserve.Ledger] at Reserve, drops holds at
+// Unreserve, confirms them at PostBind; informers feed it ([mirror.Feed]),
+// and an event it rejects is logged and counted.
 type ReservePlugin struct {
 	name   string
 	ledger *reserve.Ledger
 	handle fwk.Handle
-	m      *nodeMirror
+	m      *nodeMirror // holds the profile's mirror, which reads the ledger, alive
 	errs   atomic.Int64
 }
 
-// WrapLedger makes ledger a Reserve + PostBind plugin called name for the
-// scheduler behind h, fed by h's informers (call it from a plugin
-// factory). The profile's built-in fit filter and schedkit scorers then
-// read the ledger too; one ledger per profile.
+// WrapLedger makes ledger a plugin called name; the profile's built-in fit
+// filter and schedkit scorers then read it too (one ledger per profile).
 func WrapLedger(name string, ledger *reserve.Ledger, h fwk.Handle) (*ReservePlugin, error) {
 	return wrapLedger(klog.Background(), name, ledger, h)
 }
@@ -55,7 +46,8 @@ func wrapLedger(log klog.Logger, name string, ledger *reserve.Ledger, h fwk.Hand
 		}
 	}
 	if h != nil && h.SharedInformerFactory() != nil {
-		for _, inf := range []cache.SharedIndexInformer{h.SharedInformerFactory().Core().V1().Nodes().Informer(), h.SharedInformerFactory().Core().V1().Pods().Informer()} {
+		f := h.SharedInformerFactory().Core().V1()
+		for _, inf := range []cache.SharedIndexInformer{f.Nodes().Informer(), f.Pods().Informer()} {
 			if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 				AddFunc:    func(obj any) { feed(obj, false) },
 				UpdateFunc: func(_, obj any) { feed(obj, false) },
@@ -69,8 +61,7 @@ func wrapLedger(log klog.Logger, name string, ledger *reserve.Ledger, h fwk.Hand
 	return p, nil
 }
 
-// NewSchedkitReserve is the factory of the [ReserveName] plugin, keeping a
-// new ledger; no args.
+// NewSchedkitReserve is the factory of the [ReserveName] plugin (no args).
 func NewSchedkitReserve(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	if err := DecodeArgs(ReserveName, obj, &struct{}{}); err != nil {
 		return nil, err
@@ -87,8 +78,7 @@ func (p *ReservePlugin) Ledger() *reserve.Ledger { return p.ledger }
 // InformerErrors is the number of informer events the ledger rejected.
 func (p *ReservePlugin) InformerErrors() int64 { return p.errs.Load() }
 
-// Reserve holds pod on nodeName in the ledger, taking the node from the
-// scheduler's snapshot if the informer has not delivered it yet.
+// Reserve holds pod on nodeName (taking the node from the scheduler if need be).
 func (p *ReservePlugin) Reserve(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
 	pi, err := snapshot.NewPodInfo(pod)
 	if err != nil {
@@ -105,14 +95,7 @@ func (p *ReservePlugin) Reserve(ctx context.Context, cs fwk.CycleState, pod *v1.
 	if err != nil {
 		return fwk.AsStatus(fmt.Errorf("kubescheduler: %s: %w", p.name, err))
 	}
-	if len(short) == 0 {
-		return nil
-	}
-	msgs := make([]string, len(short))
-	for i, r := range mirror.Reasons(short) {
-		msgs[i] = r.Message()
-	}
-	return fwk.NewStatus(fwk.Unschedulable, msgs...)
+	return status(mirror.Reasons(short))
 }
 
 // Unreserve drops the pod's hold; a no-op for a pod never reserved.

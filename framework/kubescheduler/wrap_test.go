@@ -105,7 +105,10 @@ func TestWrappedSignPod(t *testing.T) {
 		assert.Nil(t, frags)
 	}
 
-	base := signPod(p)
+	builtin, err := NewSchedkitScore(ctx, nil, h)
+	require.NoError(t, err)
+	base, st := builtin.(fwk.SignPlugin).SignPod(ctx, p)
+	require.True(t, st.IsSuccess())
 	frags, st := WrapScorer("Signed", signedLabelScorer{}, h).SignPod(ctx, p)
 	require.True(t, st.IsSuccess(), st.AsError())
 	assert.Equal(t, append(base, fwk.SignFragment{Key: "example.com/tier", Value: "gold"}), frags)
