@@ -15,6 +15,15 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
+// synced is a mirror synced with nodes.
+func synced(t *testing.T, nodes ...*fakeNode) *Mirror[*fakeNode] {
+	t.Helper()
+	m := New(src)
+	_, err := m.Sync(nodes)
+	require.NoError(t, err)
+	return m
+}
+
 func podInfo(t *testing.T, p *v1.Pod) *snapshot.PodInfo {
 	t.Helper()
 	pi, err := snapshot.NewPodInfo(p)
@@ -35,9 +44,7 @@ func reservation(name, node, cpu string) reserve.Reservation {
 func TestScore(t *testing.T) {
 	empty, busy := newNode("empty", "4", 1), newNode("busy", "4", 1)
 	busy.addPod(pod("b1", "3"))
-	m := New(src)
-	_, err := m.Sync([]*fakeNode{empty, busy})
-	require.NoError(t, err)
+	m := synced(t, empty, busy)
 	la, err := score.NewLeastAllocated()
 	require.NoError(t, err)
 	sc, err := m.Score(la, podInfo(t, pod("p", "1")), []*fakeNode{empty, busy})
@@ -73,13 +80,11 @@ func TestScore(t *testing.T) {
 // requested).
 func TestScoreReadsLedger(t *testing.T) {
 	n1, n2 := newNode("n1", "4", 1), newNode("n2", "4", 1)
-	m := New(src)
-	_, err := m.Sync([]*fakeNode{n1, n2})
-	require.NoError(t, err)
+	m := synced(t, n1, n2)
 	l := reserve.New()
 	require.NoError(t, l.AddNode(n1.node))
 	require.NoError(t, l.AddNode(n2.node))
-	_, err = l.AddReservation(reservation("r", "n1", "2"))
+	_, err := l.AddReservation(reservation("r", "n1", "2"))
 	require.NoError(t, err)
 	m.SetLedger(l)
 	la, err := score.NewLeastAllocated()
@@ -105,9 +110,7 @@ func TestScoreReadsLedger(t *testing.T) {
 func TestNormalize(t *testing.T) {
 	clean, tainted := newNode("clean", "4", 1), newNode("tainted", "4", 1)
 	tainted.node.Spec.Taints = []v1.Taint{{Key: "a", Effect: v1.TaintEffectPreferNoSchedule}, {Key: "b", Effect: v1.TaintEffectPreferNoSchedule}}
-	m := New(src)
-	_, err := m.Sync([]*fakeNode{clean, tainted})
-	require.NoError(t, err)
+	m := synced(t, clean, tainted)
 	sc, err := m.Score(score.NewTaintToleration(), podInfo(t, pod("p", "1")), []*fakeNode{clean, tainted})
 	require.NoError(t, err)
 	vals := []int64{0, 0}
@@ -133,14 +136,12 @@ func TestNormalize(t *testing.T) {
 // allocates nothing.
 func TestFilterCheck(t *testing.T) {
 	n1, n2, small := newNode("n1", "4", 1), newNode("n2", "4", 1), newNode("small", "500m", 1)
-	m := New(src)
-	_, err := m.Sync([]*fakeNode{n1, n2, small})
-	require.NoError(t, err)
+	m := synced(t, n1, n2, small)
 	l := reserve.New()
 	for _, n := range []*fakeNode{n1, n2, small} {
 		require.NoError(t, l.AddNode(n.node))
 	}
-	_, err = l.AddReservation(reservation("r", "n1", "4"))
+	_, err := l.AddReservation(reservation("r", "n1", "4"))
 	require.NoError(t, err)
 	m.SetLedger(l)
 	fit := &framework.NodeResourcesFit{}
