@@ -2,9 +2,11 @@ package kubescheduler
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
@@ -12,7 +14,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2"
 
+	"github.com/schedkit/schedkit/reserve"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -71,4 +75,37 @@ func TestFeedCountsRejectedEvents(t *testing.T) {
 func eventually(t *testing.T, cond func() bool, msg string) {
 	t.Helper()
 	require.Eventually(t, cond, 10*time.Second, 5*time.Millisecond, msg)
+}
+
+// failAfter is a journal writer that fails after n writes.
+type failAfter struct{ n int }
+
+func (w *failAfter) Write(p []byte) (int, error) {
+	if w.n == 0 {
+		return 0, errors.New("disk full")
+	}
+	w.n--
+	return len(p), nil
+}
+
+// TestPostBindLogsJournalError: a Confirm the ledger refuses because its
+// journal broke is logged, not dropped; ErrNotHeld (the informer reported
+// the pod first) is not an error. Before, PostBind discarded both.
+func TestPostBindLogsJournalError(t *testing.T) {
+	var logged []string
+	ctx := klog.NewContext(context.Background(), funcr.New(func(prefix, args string) { logged = append(logged, args) }, funcr.Options{}))
+	l := reserve.New()
+	n := node("n", "4", "8Gi")
+	require.NoError(t, l.AddNode(n))
+	require.NoError(t, l.SetJournal(&failAfter{n: 2})) // the begin record and one hold
+	rp, err := WrapLedger("R", l, cluster(newNodeInfo(n, 1)))
+	require.NoError(t, err)
+	p := pod("p", "1", "1Gi")
+	require.True(t, rp.Reserve(ctx, newCycleState(), p, "n").IsSuccess())
+	rp.PostBind(ctx, newCycleState(), pod("never-held", "1", "1Gi"), "n")
+	assert.Empty(t, logged, "ErrNotHeld is not logged")
+	rp.PostBind(ctx, newCycleState(), p, "n")
+	require.Len(t, logged, 1)
+	assert.Contains(t, logged[0], "journal write failed")
+	assert.Contains(t, logged[0], "default/p")
 }

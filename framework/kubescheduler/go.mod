@@ -3,6 +3,7 @@ module github.com/schedkit/schedkit/framework/kubescheduler
 go 1.26.0
 
 require (
+	github.com/go-logr/logr v1.4.3
 	github.com/schedkit/schedkit v0.0.0
 	github.com/stretchr/testify v1.12.1
 	k8s.io/api v0.37.2
@@ -23,7 +24,6 @@ require (
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
 	github.com/emicklei/go-restful/v3 v3.13.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.1 // indirect
-	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-openapi/jsonpointer v1.0.0 // indirect
 	github.com/go-openapi/jsonreference v1.0.0 // indirect
 	github.com/go-openapi/swag v0.27.1 // indirect

@@ -103,7 +103,10 @@ func (p *ReservePlugin) Unreserve(ctx context.Context, cs fwk.CycleState, pod *v
 	p.ledger.Unreserve(snapshot.KeyOf(pod))
 }
 
-// PostBind confirms the hold (ErrNotHeld: the informer was first).
+// PostBind confirms the hold; an error but ErrNotHeld (the informer was
+// first) is logged: ErrJournal, the ledger's journal broke.
 func (p *ReservePlugin) PostBind(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodeName string) {
-	_ = p.ledger.Confirm(snapshot.KeyOf(pod))
+	if err := p.ledger.Confirm(snapshot.KeyOf(pod)); err != nil && !errors.Is(err, reserve.ErrNotHeld) {
+		klog.FromContext(ctx).Error(err, "ledger could not confirm a bound pod", "plugin", p.name, "pod", klog.KObj(pod))
+	}
 }
