@@ -69,7 +69,7 @@ func (f *Filtering[N]) Check(n N) ([]framework.Reason, error) {
 func Reasons(short []reserve.Insufficient) []framework.Reason {
 	var reasons []framework.Reason
 	for _, s := range short {
-		r := framework.Reason{Code: framework.CodeInsufficientResource, Resource: s.Resource, Requested: s.Requested, Used: s.Used, Capacity: s.Capacity}
+		r := framework.Reason{Code: framework.CodeInsufficientResource, Insufficient: s}
 		if s.Resource == snapshot.Pods {
 			r.Code = framework.CodeTooManyPods
 		}
