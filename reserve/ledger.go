@@ -12,6 +12,7 @@ import (
 
 	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/internal/arith"
+	"github.com/schedkit/schedkit/internal/informer"
 	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -56,6 +57,25 @@ const noDeadline = math.MaxInt64
 // Every pod key is in at most one [Phase] on one node; a pod's capacity is
 // counted exactly once, whichever of Confirm and the informer's report comes
 // first. The zero Ledger is not usable; call [New].
+//
+// Informer contract. The informer side (AddNode, UpdateNode, RemoveNode,
+// AddPod, UpdatePod, RemovePod) follows the contract snapshot.Cache also
+// follows, written once in schedkit's internal/informertest (whose
+// conformance suite both pass, and which a random test runs over both side
+// by side) after upstream kube-scheduler v1.37's event handlers and cache:
+// a bound pod (spec.nodeName set) counts on its node; an unbound pod is
+// not counted (holds and confirmations stay; an unbound report of a pod the
+// informer reported bound is an error, spec.nodeName being immutable); a
+// pod in phase Succeeded or Failed is gone, as a delete; a pod may arrive
+// before its node and waits for it; a removed node's pods stay recorded
+// until deleted or until the node returns; an update may move a pod; a
+// repeated add updates and an update of an unknown object adds; removing
+// an unknown pod is a no-op and removing an unknown node an error; a bad
+// object is an error naming the object and field that changes nothing.
+// Which pods count is decided by the same code as in the Cache
+// (internal/informer). The informer's nodes and bound pods are not
+// journaled (the informer lists them again after a restart); what its
+// reports do to holds and reservations is (see [Ledger.SetJournal]).
 //
 // Safe for concurrent use by any number of goroutines: every method takes
 // one mutex, so two reservers racing for the last capacity of a node are
@@ -189,11 +209,14 @@ func (l *Ledger) RemoveNode(name string) error {
 	return nil
 }
 
-// AddPod reports a pod from the informer. A pod without spec.nodeName is
-// pending: the ledger ignores it (a hold it may have is kept). A pod in
-// phase Succeeded or Failed is gone, as [Ledger.RemovePod] (upstream's
-// informer excludes terminal pods with a field selector, so they arrive as
-// deletes; a plain informer delivers them as updates). A bound pod
+// AddPod reports a pod from the informer, under the informer contract
+// (see [Ledger]). A pod without spec.nodeName is pending: the ledger does
+// not count it (a hold it may have is kept); but an unbound report of a
+// pod the informer reported bound is an error (spec.nodeName cannot be
+// cleared). A pod in phase Succeeded or Failed is gone, as
+// [Ledger.RemovePod] (upstream's informer excludes terminal pods with a
+// field selector, so they arrive as deletes; a plain informer delivers
+// them as updates); only its key is read. A bound pod
 // joins its node; if the ledger held or confirmed it, that record becomes
 // the bound pod exactly once — on whichever node the informer names —
 // and a share drawn from a named reservation stays drawn (or, for an
@@ -202,18 +225,26 @@ func (l *Ledger) RemoveNode(name string) error {
 // bind was reported failed, or timed out) and that the informer then
 // reports bound on that reservation's node after all — draws on the
 // reservation again, up to what is left, so the capacity is not given out
-// twice (see [Reservation]). Errors (invalid pod, negative
-// quantity) name the pod and field and change nothing.
-// O(containers + pods on the node).
+// twice (see [Reservation]). Errors (nil pod, empty metadata.name, invalid
+// requests of a bound pod, the unbound report of a bound pod) wrap
+// [ErrInvalid] and [snapshot.ErrInvalidObject], name the pod and field,
+// and change nothing. O(containers + pods on the node).
 func (l *Ledger) AddPod(pod *v1.Pod) error {
-	if pod == nil {
-		return fmt.Errorf("AddPod: pod is nil: %w", ErrInvalid)
+	kind, err := informer.Classify(pod)
+	if err != nil {
+		return fmt.Errorf("AddPod: %w: %w: %w", err, ErrInvalid, snapshot.ErrInvalidObject)
 	}
-	if pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
+	switch kind {
+	case informer.Terminal:
 		l.RemovePod(snapshot.KeyOf(pod))
 		return nil
-	}
-	if pod.Spec.NodeName == "" {
+	case informer.Unbound:
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		k := snapshot.KeyOf(pod)
+		if i, ok := l.bound.get(k.Hash(), k, l.recs); ok {
+			return fmt.Errorf("AddPod: %w: %w: %w", informer.UnbindError(pod, l.nodes[l.recs[i].node].name), ErrInvalid, snapshot.ErrInvalidObject)
+		}
 		return nil
 	}
 	pi, err := snapshot.NewPodInfo(pod)

@@ -12,7 +12,7 @@
 //
 //	c := snapshot.NewCache()
 //	_ = c.AddNode(node)          // errors name the object and field
-//	_ = c.AddPod(boundPod)       // spec.nodeName set
+//	_ = c.AddPod(pod)            // counted if bound; see Cache for unbound and terminal pods
 //	snap := c.Snapshot()         // O(1), immutable
 //	for _, ni := range snap.Nodes() {
 //		_ = ni.Free(snapshot.CPU) // milli-CPU, never negative
