@@ -438,6 +438,18 @@ func (n *NodeInfo) FilterBlock() *FilterBlock { return &n.fb }
 // gpuModels numbers the GPU model names of the nodes parsed so far (from
 // 1; "" is 0), process-wide like the resource names. Readers load the
 // map without locking; a new name copies it.
+//
+// It is a global on purpose and couples nothing: it is an append-only
+// intern table (a name's number never changes once given), and numbers
+// are only compared with each other (FilterBlock.GPUModel against the
+// numbers of a pod's allowed models), never stored outside the process or
+// read as an order, so two caches, ledgers or simulators in one process
+// see consistent numbers and no result depends on which parsed a model
+// first. A per-cache table would need the cache at every look-up (the
+// GPUDevices filter's PreFilter has only the pod) and would make a
+// NodeInfo's block meaningless outside the state that numbered it. Its
+// only cost is memory: one entry per distinct model name ever parsed (a
+// handful in real clusters: node labels from GPU feature discovery).
 var gpuModels struct {
 	mu  sync.Mutex
 	ids atomic.Pointer[map[string]int32]
