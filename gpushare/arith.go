@@ -1,6 +1,6 @@
 package gpushare
 
-// Saturating helpers beyond snapshot.SatAdd and snapshot.SatSub, which
+// Saturating helpers beyond internal/arith.Add and Sub, which
 // the policies use for sums and differences.
 
 import "math"

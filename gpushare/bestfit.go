@@ -1,6 +1,6 @@
 package gpushare
 
-import "github.com/schedkit/schedkit/snapshot"
+import "github.com/schedkit/schedkit/internal/arith"
 
 // Normalisers of BestFit and DotProduct: the largest node of the openb
 // cluster (128 cores, 8 GPUs), the simulator's MaxSpecCpu and MaxSpecGpu
@@ -35,8 +35,8 @@ func (BestFit) Score(n *NodeState, t Task) (int64, DeviceSet) {
 	}
 	devs, _ := BestFitDevices(n, t)
 	var score float64
-	score += float64(snapshot.SatSub(n.FreeMilliCPU, t.MilliCPU)) / maxSpecMilliCPU * 0.5
-	score += float64(snapshot.SatSub(n.FreeMilliGPU(), t.TotalMilliGPU())) / maxSpecMilliGPU * 0.5
+	score += float64(arith.Sub(n.FreeMilliCPU, t.MilliCPU)) / maxSpecMilliCPU * 0.5
+	score += float64(arith.Sub(n.FreeMilliGPU(), t.TotalMilliGPU())) / maxSpecMilliGPU * 0.5
 	return clampScore(int64((1.0 - score) * float64(MaxScore))), devs
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 
+	"github.com/schedkit/schedkit/internal/arith"
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -55,7 +56,7 @@ func (n *NodeState) devices() []Device {
 func (n *NodeState) FreeMilliGPU() int64 {
 	var s int64
 	for _, d := range n.devices() {
-		s = snapshot.SatAdd(s, d.FreeMilliGPU)
+		s = arith.Add(s, d.FreeMilliGPU)
 	}
 	return s
 }

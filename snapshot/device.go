@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/schedkit/schedkit/internal/arith"
 )
 
 // Device-level GPU accounting, as plain counted data. A node carries
@@ -20,8 +22,9 @@ import (
 // framework's cycle asks a [DeviceChooser] (package gpushare implements the
 // FGD paper's policies as choosers), and the reservation ledger takes one
 // as an option. A GPU pod whose devices are unknown is counted in
-// Requested like any pod but charged to no device (see [NodeInfo.Devices]). The Kubernetes mapping is the one of the Alibaba GPU
-// sharing scheduler used by the openb trace (see
+// Requested like any pod but charged to no device (see [NodeInfo.Devices]).
+// The Kubernetes mapping is the one of the Alibaba GPU sharing scheduler
+// used by the openb trace (see
 // ../shared/data/alibaba-clusterdata-gpu-v2023/SOURCE.md), with plain
 // nvidia.com/gpu whole-device requests as a fallback.
 const (
@@ -279,7 +282,7 @@ func (n *NodeInfo) chargeDevices(p *PodInfo, sign int64) {
 	for v := uint64(p.devices); v != 0; v &= v - 1 {
 		i := bits.TrailingZeros64(v)
 		if i < len(n.devices) {
-			n.devices[i].FreeMilliGPU = SatSub(n.devices[i].FreeMilliGPU, sign*p.gpu.MilliGPU)
+			n.devices[i].FreeMilliGPU = arith.Sub(n.devices[i].FreeMilliGPU, sign*p.gpu.MilliGPU)
 		}
 	}
 }
