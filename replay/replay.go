@@ -85,7 +85,10 @@ type Config struct {
 	// bound pods without a gpu-index annotation (the ledger's
 	// reserve.WithDeviceChooser) and placed pods when no scorer of the
 	// profile chooses (framework.Config.DeviceChooser). nil means
-	// gpushare.BestFit{}, the FGD simulator's default device choice.
+	// gpushare.BestFit{}, the FGD simulator's default device choice. A
+	// bound pod it finds no devices for (the input over-commits the node's
+	// devices) is charged to the node's lowest-index devices, as many as
+	// it asks for: the input says it runs there.
 	DeviceChooser snapshot.DeviceChooser
 	// Progress, when set, is called after each event (an arrival
 	// scheduled or a departure) with the events done and the run's
@@ -163,7 +166,7 @@ func Run(ctx context.Context, in *Input, cfg Config) (*Report, error) {
 	if cfg.DeviceChooser == nil {
 		cfg.DeviceChooser = gpushare.BestFit{}
 	}
-	ledger := reserve.New(reserve.WithDeviceChooser(cfg.DeviceChooser))
+	ledger := reserve.New(reserve.WithDeviceChooser(reportedChooser{cfg.DeviceChooser}))
 	names := make(map[string]bool, len(in.Nodes))
 	for _, n := range in.Nodes {
 		if n == nil {
@@ -384,4 +387,22 @@ func explainOf(d framework.Decision, devs gpushare.DeviceSet, arrival int) *Expl
 		e.Diagnosis = d.Diagnosis.Message()
 	}
 	return e
+}
+
+// reportedChooser is the ledger's chooser in a replay: dc, and for a
+// bound pod dc cannot place (the input over-commits the node's devices)
+// the lowest-index devices, GPU().Count of them, so that the input's
+// pods are charged somewhere (the ledger checks the room of holds before
+// asking, so holds never get the fallback).
+type reportedChooser struct{ dc snapshot.DeviceChooser }
+
+func (r reportedChooser) ChooseDevices(pod *snapshot.PodInfo, node *snapshot.NodeInfo) (snapshot.DeviceSet, bool) {
+	if devs, ok := r.dc.ChooseDevices(pod, node); ok {
+		return devs, true
+	}
+	var devs snapshot.DeviceSet
+	for i := 0; i < len(node.Devices()) && devs.Len() < pod.GPU().Count; i++ {
+		devs = devs.With(i)
+	}
+	return devs, true
 }
