@@ -287,18 +287,18 @@ func TestReportJSON(t *testing.T) {
 	assert.NotContains(t, m, "Final")
 }
 
-// lastFree is a device chooser for the test: the highest-index device
-// with the share free.
-type lastFree struct{}
+// worstFit is a device chooser for the test: the device with the most
+// free milli-GPU that has the share (the lowest index on ties).
+type worstFit struct{}
 
-func (lastFree) ChooseDevices(pod *snapshot.PodInfo, node *snapshot.NodeInfo) (snapshot.DeviceSet, bool) {
-	devs := node.Devices()
-	for i := len(devs) - 1; i >= 0; i-- {
-		if devs[i].FreeMilliGPU >= pod.GPU().MilliGPU {
-			return snapshot.DeviceSet(0).With(i), true
+func (worstFit) ChooseDevices(pod *snapshot.PodInfo, node *snapshot.NodeInfo) (snapshot.DeviceSet, bool) {
+	best := -1
+	for i, d := range node.Devices() {
+		if d.FreeMilliGPU >= pod.GPU().MilliGPU && (best < 0 || d.FreeMilliGPU > node.Devices()[best].FreeMilliGPU) {
+			best = i
 		}
 	}
-	return 0, false
+	return snapshot.DeviceSet(0).With(best), best >= 0
 }
 
 // TestRunBoundDevices: bound pods without a gpu-index annotation get
@@ -329,10 +329,10 @@ func TestRunBoundDevices(t *testing.T) {
 		// device 2 (400 free, the least that fits); d 900 on device 1; e
 		// 800 finds no room (500, 100, 100 free): the lowest-index device.
 		{"default best fit", nil, [][]int{{2}, {0}, {2}, {1}, {0}}},
-		// last free: b 500 on device 1, c 300 on device 2 (400 free), d
-		// 900 on device 0; e 800 finds no room (100, 500, 100 free): the
-		// lowest-index device.
-		{"chooser", lastFree{}, [][]int{{2}, {1}, {2}, {0}, {0}}},
+		// worst fit: b 500 on device 0 (1000 free, tied with device 1), c
+		// 300 on device 1 (1000 free); d 900 and e 800 find no room (500,
+		// 700, 400 free): the lowest-index device.
+		{"chooser", worstFit{}, [][]int{{2}, {0}, {1}, {0}, {0}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep, err := replay.Run(context.Background(), in, replay.Config{DeviceChooser: tc.dc})
