@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/schedkit/schedkit/internal/arith"
+	"github.com/schedkit/schedkit/internal/fit"
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -99,10 +100,11 @@ func usableDevices(n *NodeState, t *Task) int {
 	return c
 }
 
-// fitsCPUMemory is upstream's NodeResourcesFit for CPU and memory: a
+// fitsCPUMemory is upstream's NodeResourcesFit for CPU and memory, the
+// library's one fit check (internal/fit) on the node's free amounts: a
 // request of 0 always fits, even on an over-committed node.
 func fitsCPUMemory(n *NodeState, t *Task) bool {
-	return (t.MilliCPU <= 0 || t.MilliCPU <= n.FreeMilliCPU) && (t.Memory <= 0 || t.Memory <= n.FreeMemory)
+	return !fit.Short(t.MilliCPU, n.FreeMilliCPU, 0) && !fit.Short(t.Memory, n.FreeMemory, 0)
 }
 
 // Fits reports whether task t can be placed on node n: enough free CPU and
