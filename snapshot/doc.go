@@ -48,6 +48,16 @@
 // port keeps the port in use; an image's size is the size the node itself
 // reports (upstream takes the first node's).
 //
+// GPU devices are plain counted data: a node's devices with their model,
+// capacity and free milli-GPU ([NodeInfo.Devices]), a pod's demand
+// ([PodInfo.GPU]) and the devices it uses ([PodInfo.Devices], a
+// [DeviceSet]). The snapshot charges a pod's share to the devices it
+// records and never chooses devices: the choice is an input
+// ([PodInfo.WithDevices]) made by a [DeviceChooser] the caller passes to
+// the framework or the reservation ledger (package gpushare holds the
+// policies). A GPU pod reported without devices counts in Requested but
+// on no device.
+//
 // # Concurrency
 //
 // Snapshots and NodeInfos reached through them are immutable and safe for
