@@ -1,6 +1,7 @@
 package score
 
 import (
+	"github.com/schedkit/schedkit/internal/arith"
 	"github.com/schedkit/schedkit/internal/layout"
 	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
@@ -86,7 +87,7 @@ func (k *cpuMemPod) weighted(nodes []*snapshot.NodeInfo, tot []int64) {
 		c, m := cm.Allocatable[0], cm.Allocatable[1]
 		s := leastFast(cm.NonZeroRequested[0], k.lc, c)*k.wc + leastFast(cm.NonZeroRequested[1], k.lm, m)*k.wm
 		sLA := int64(uint64(s) * k.wsInv >> 32)
-		with := balance2(fraction(addSat(cm.Requested[0], k.bc), c), fraction(addSat(cm.Requested[1], k.bm), m))
+		with := arith.Balance2(arith.Fraction(arith.Add(cm.Requested[0], k.bc), c), arith.Fraction(arith.Add(cm.Requested[1], k.bm), m))
 		without := cm.Balance
 		tot[i] += k.wLA*sLA + k.wBA*balancedHalf(with, without)
 	}
@@ -100,7 +101,7 @@ func (k *cpuMemPod) unitWeights(nodes []*snapshot.NodeInfo, tot []int64) {
 		cm := nodeview.CPUMemory(n)
 		c, m := cm.Allocatable[0], cm.Allocatable[1]
 		sLA := (leastFast(cm.NonZeroRequested[0], k.lc, c) + leastFast(cm.NonZeroRequested[1], k.lm, m)) >> 1
-		with := balance2(fraction(addSat(cm.Requested[0], k.bc), c), fraction(addSat(cm.Requested[1], k.bm), m))
+		with := arith.Balance2(arith.Fraction(arith.Add(cm.Requested[0], k.bc), c), arith.Fraction(arith.Add(cm.Requested[1], k.bm), m))
 		without := cm.Balance
 		tot[i] += sLA + balancedHalf(with, without)
 	}
@@ -144,7 +145,7 @@ func (ba *balancedPod) node(cm *layout.CPUMemory) int64 {
 		// 50 + (50+100-100)/2.
 		return balancedScore(MaxScore, MaxScore)
 	}
-	with := balance2(fraction(addSat(cm.Requested[0], ba.cpu), c), fraction(addSat(cm.Requested[1], ba.mem), m))
+	with := arith.Balance2(arith.Fraction(arith.Add(cm.Requested[0], ba.cpu), c), arith.Fraction(arith.Add(cm.Requested[1], ba.mem), m))
 	without := cm.Balance
 	return balancedScore(with, without)
 }

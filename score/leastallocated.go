@@ -3,6 +3,7 @@ package score
 import (
 	"fmt"
 
+	"github.com/schedkit/schedkit/internal/arith"
 	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -118,7 +119,7 @@ func weightedMean(s, ws int64) int64 {
 func (p *leastPod) Explain(n *snapshot.NodeInfo) string {
 	var s, ws int64
 	d := explainResources(p.res, n, func(r *podRes, alloc, used int64) string {
-		req := addSat(used, r.podReq)
+		req := arith.Add(used, r.podReq)
 		v := leastRequestedScore(used, r.podReq, alloc)
 		s += v * r.weight
 		ws += r.weight
