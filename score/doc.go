@@ -29,7 +29,7 @@
 // [TaintToleration], [NodeAffinity]; [DefaultProfile] combines them with
 // upstream's default weights. Beyond upstream, with the same interface:
 // [BinPack] (Volcano's binpack), [DominantResource] (DRF-style share
-// balance) and [DotProduct] (Tetris alignment).
+// balance) and [Tetris] (Tetris alignment).
 //
 // # Concurrency
 //

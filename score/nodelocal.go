@@ -61,7 +61,7 @@ func (*BinPack) NodeLocal() bool { return true }
 func (*DominantResource) NodeLocal() bool { return true }
 
 // NodeLocal reports true: see [NodeLocal].
-func (*DotProduct) NodeLocal() bool { return true }
+func (*Tetris) NodeLocal() bool { return true }
 
 // NodeLocal reports true: see [NodeLocal]. The policy scores a node from
 // the pod's task (its requests and GPU request) and the node's state.

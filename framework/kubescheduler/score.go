@@ -355,8 +355,8 @@ func (a *ScoreArgs) ScorerFor(plugin string) (score.Scorer, error) {
 	case "DominantResource":
 		s, err = score.NewDominantResource(specs...)
 	case "DotProduct":
-		var d *score.DotProduct
-		if d, err = score.NewDotProduct(specs...); err == nil {
+		var d *score.Tetris
+		if d, err = score.NewTetris(specs...); err == nil {
 			d.Spread = a.Spread
 			s = d
 		}
