@@ -55,4 +55,13 @@
 // image instead of dividing by zero. Everything else matches upstream
 // v1.37.2 bit for bit, including its quirks (NodeResourcesFit scoring
 // ignores pod-level requests; see [LeastAllocated]).
+//
+// # Layer
+//
+// Above snapshot: score imports snapshot and internal packages
+// (internal/arith, internal/layout, internal/nodeview, internal/scoring),
+// never reserve, gpushare or framework. framework's equivalence cache
+// reaches a profile prepared for one pod, and the node-local promise,
+// through internal/scoring, not this API. The layers are those of
+// DESIGN.md, checked by the root package's TestLayering.
 package score
