@@ -27,7 +27,6 @@ import (
 func cpuMemTotals(nodes []*snapshot.NodeInfo, la *leastPod, ba *balancedPod, wLA, wBA int64, tot []int64) {
 	tot = tot[:len(nodes)]
 	k := newCPUMemPod(la, ba, wLA, wBA)
-	unit := la.wc == 1 && la.wm == 1 && wLA == 1 && wBA == 1
 	for start := 0; start < len(nodes); start += touchBlock {
 		end := min(start+touchBlock, len(nodes))
 		block, out := nodes[start:end], tot[start:end]
@@ -42,8 +41,6 @@ func cpuMemTotals(nodes []*snapshot.NodeInfo, la *leastPod, ba *balancedPod, wLA
 				cm := nodeview.CPUMemory(n)
 				out[i] += wLA*la.node(cm) + wBA*ba.node(cm)
 			}
-		case unit:
-			k.unitWeights(block, out)
 		default:
 			k.weighted(block, out)
 		}
@@ -79,7 +76,10 @@ func newCPUMemPod(la *leastPod, ba *balancedPod, wLA, wBA int64) *cpuMemPod {
 }
 
 // weighted adds the pair's weighted score of each node to tot; every
-// node's cpu and memory allocatable lie in [1, fastMax].
+// node's cpu and memory allocatable lie in [1, fastMax], so that
+// leastPart's range checks are known to pass and the weighted mean is a
+// multiplication (TestProfileFusedPairMatchesScorers checks it against the plain
+// scorers).
 func (k *cpuMemPod) weighted(nodes []*snapshot.NodeInfo, tot []int64) {
 	tot = tot[:len(nodes)]
 	for i, n := range nodes {
@@ -93,20 +93,6 @@ func (k *cpuMemPod) weighted(nodes []*snapshot.NodeInfo, tot []int64) {
 	}
 }
 
-// unitWeights is weighted for wc = wm = wLA = wBA = 1 (the default
-// configuration), without the multiplications.
-func (k *cpuMemPod) unitWeights(nodes []*snapshot.NodeInfo, tot []int64) {
-	tot = tot[:len(nodes)]
-	for i, n := range nodes {
-		cm := nodeview.CPUMemory(n)
-		c, m := cm.Allocatable[0], cm.Allocatable[1]
-		sLA := (leastFast(cm.NonZeroRequested[0], k.lc, c) + leastFast(cm.NonZeroRequested[1], k.lm, m)) >> 1
-		with := arith.Balance2(arith.Fraction(arith.Add(cm.Requested[0], k.bc), c), arith.Fraction(arith.Add(cm.Requested[1], k.bm), m))
-		without := cm.Balance
-		tot[i] += sLA + balancedHalf(with, without)
-	}
-}
-
 // balancedHalf is balancedScore for with, without in [50, 100] (a
 // standard deviation of fractions in [0, 1] is at most 0.5), where the
 // halving of a non-negative number is a shift.
@@ -114,24 +100,12 @@ func balancedHalf(with, without int64) int64 {
 	return MaxScore/2 + (MaxScore/2+with-without)>>1
 }
 
-// node is LeastAllocated's cpu+memory path for one node: a resource with
-// allocatable <= 0 is left out of the weighted mean, as upstream.
+// node is LeastAllocated's cpu+memory path for one node: the general
+// loop's arithmetic (leastPart) over the node's CPUMemory line.
 func (la *leastPod) node(cm *layout.CPUMemory) int64 {
-	c, m := cm.Allocatable[0], cm.Allocatable[1]
-	var s, ws int64
-	if uint64(c-1) < maxSafe {
-		s, ws = leastFast(cm.NonZeroRequested[0], la.cpu, c)*la.wc, la.wc
-	} else if c > 0 {
-		s, ws = leastSlow(cm.NonZeroRequested[0], la.cpu, c)*la.wc, la.wc
-	}
-	if uint64(m-1) < maxSafe {
-		s += leastFast(cm.NonZeroRequested[1], la.mem, m) * la.wm
-		ws += la.wm
-	} else if m > 0 {
-		s += leastSlow(cm.NonZeroRequested[1], la.mem, m) * la.wm
-		ws += la.wm
-	}
-	return weightedMean(s, ws)
+	sc, wc := leastPart(cm.NonZeroRequested[0], la.cpu, cm.Allocatable[0], la.wc)
+	sm, wm := leastPart(cm.NonZeroRequested[1], la.mem, cm.Allocatable[1], la.wm)
+	return weightedMean(sc+sm, wc+wm)
 }
 
 // node is BalancedAllocation's cpu+memory path for one node: two float64

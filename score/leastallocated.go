@@ -92,14 +92,23 @@ func (p *leastPod) Score(nodes []*snapshot.NodeInfo, out []int64) {
 		for j := range p.res {
 			r := &p.res[j]
 			alloc, used := nodeAmounts(n, r)
-			if alloc <= 0 {
-				continue
-			}
-			s += leastRequestedScore(used, r.podReq, alloc) * r.weight
-			ws += r.weight
+			sr, wr := leastPart(used, r.podReq, alloc, r.weight)
+			s, ws = s+sr, ws+wr
 		}
 		out[i] = weightedMean(s, ws)
 	}
+}
+
+// leastPart is one resource's share of LeastAllocated's weighted mean:
+// weight × leastRequestedScore(used, podReq, alloc) and weight, or (0, 0)
+// for a resource with alloc <= 0, which is left out, as upstream. The one
+// place the per-node loops (Score, node, Explain) do the arithmetic;
+// cpuMemPod.weighted is its range-checked fast path.
+func leastPart(used, podReq, alloc, weight int64) (s, w int64) {
+	if alloc <= 0 {
+		return 0, 0
+	}
+	return leastRequestedScore(used, podReq, alloc) * weight, weight
 }
 
 // weightedMean is s/ws truncated, 0 when ws is 0; s >= 0.
