@@ -3,6 +3,8 @@ package gpushare
 import (
 	"fmt"
 	"math/bits"
+
+	"github.com/schedkit/schedkit/internal/arith"
 )
 
 const (
@@ -63,7 +65,7 @@ func (n *NodeState) devices() []Device {
 func (n *NodeState) FreeMilliGPU() int64 {
 	var s int64
 	for _, d := range n.devices() {
-		s = satAdd(s, d.FreeMilliGPU)
+		s = arith.Add(s, d.FreeMilliGPU)
 	}
 	return s
 }
