@@ -92,6 +92,17 @@ type Config struct {
 	// workloads. [Scheduler.EquivalenceStats] counts how cycles were
 	// served.
 	EquivalenceClasses int
+	// DeviceChooser picks the GPU devices of a pod asking for some, on the
+	// node chosen for it, when no scorer of the profile is a
+	// [snapshot.DeviceChooser] (gpushare's policy scorers are: FGD then
+	// chooses the device that lowers fragmentation most). nil leaves such
+	// pods to the profile; with no chooser there, a whole-GPU
+	// nvidia.com/gpu demand gets no devices (the kubelet's device plugin
+	// picks them; NodeResourcesFit counts the extended resource) and
+	// placing an annotated demand (snapshot.AnnotationGPUCount) on a node
+	// with devices is an error wrapping [ErrInvalidConfig].
+	// gpushare.BestFit{} is the FGD simulator's default choice.
+	DeviceChooser snapshot.DeviceChooser
 }
 
 // Validate reports a percentage outside [0, 100], a negative
@@ -122,8 +133,8 @@ func (c *Config) Validate() error {
 type Decision struct {
 	// Pod is the pod scheduled. For a pod asking for GPU devices that was
 	// placed on a node with devices, it is a copy recording the devices
-	// chosen (PodInfo.Devices): the profile's first score.DeviceChooser
-	// decides, else gpushare.BestFitDevices. Reserve and bind this one.
+	// chosen (PodInfo.Devices): the profile's first snapshot.DeviceChooser
+	// decides, else Config.DeviceChooser. Reserve and bind this one.
 	Pod *snapshot.PodInfo
 	// Node is the chosen node's name; "" when the pod is unschedulable.
 	Node string

@@ -40,6 +40,7 @@ type Scheduler struct {
 	percentage int32
 	workers    int
 	breakdown  bool
+	devices    snapshot.DeviceChooser // see deviceChooser
 	rng        *rand.Rand
 	// nodeLocal: every filter and scorer is NodeLocal (and the cache is
 	// on): pod classes may be cached.
@@ -82,6 +83,7 @@ func New(cfg Config) (*Scheduler, error) {
 		s.profile = score.DefaultProfile()
 	}
 	s.hasScoring = len(s.profile.Scorers()) > 0
+	s.devices = deviceChooser(s.profile, cfg.DeviceChooser)
 	s.ws = make([]worker, s.workers)
 	s.classes.max = cfg.EquivalenceClasses
 	if s.classes.max == 0 {

@@ -20,7 +20,7 @@ func (s *Scheduler) finish(d Decision, cluster score.Cluster) (Decision, error) 
 	best := s.selectHost(totals)
 	d.Node, d.Total = s.feasible[best].Name(), totals[best]
 	if pod.GPU().Count > 0 {
-		withDevs, err := chooseDevices(s.profile, pod, s.feasible[best])
+		withDevs, err := chooseDevices(s.devices, pod, s.feasible[best])
 		if err != nil {
 			return d, err
 		}

@@ -1,7 +1,7 @@
 package gpushare
 
-// Saturating helpers: sums are internal/arith's (Add, Sub), shared with
-// the other packages; satMul is the product of two non-negative amounts.
+// Saturating helpers beyond internal/arith.Add and Sub, which
+// the policies use for sums and differences.
 
 import "math"
 

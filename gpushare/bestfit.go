@@ -1,8 +1,6 @@
 package gpushare
 
-import (
-	"github.com/schedkit/schedkit/internal/arith"
-)
+import "github.com/schedkit/schedkit/internal/arith"
 
 // Normalisers of BestFit and DotProduct: the largest node of the openb
 // cluster (128 cores, 8 GPUs), the simulator's MaxSpecCpu and MaxSpecGpu
@@ -23,7 +21,7 @@ const (
 // clamp). Devices: BestFitDevices. The zero value is ready to use.
 type BestFit struct{}
 
-var _ Scorer = BestFit{}
+var _ NodeScorer = BestFit{}
 var _ Policy = BestFit{}
 
 // Name returns "BestFit".

@@ -9,16 +9,15 @@ import (
 // isNodeLocal reports whether s keeps internal/scoring's NodeLocal promise
 // (its scores may be cached per node and shared between pods with the
 // same spec, by framework's equivalence cache): the built-in scorers do,
-// except RandomGPU (it hashes the pod's name) and PerNode's (an arbitrary
-// function); a custom scorer says so with a method NodeLocal() bool
+// except PerNode's (an arbitrary function); a custom scorer (gpushare's
+// policy scorers among them) says so with a method NodeLocal() bool
 // returning true. Exactly these types: one embedding a built-in scorer
 // may read anything else, and does not inherit the promise.
 func isNodeLocal(s Scorer) bool {
 	switch s.(type) {
 	case *LeastAllocated, *MostAllocated, *RequestedToCapacityRatio, *BalancedAllocation,
 		*ImageLocality, // the image spread it reads changes only with the node set
-		*TaintToleration, *NodeAffinity, *BinPack, *DominantResource, *Tetris,
-		*GPUShareScorer: // the policy scores a node from the pod's task and the node's state
+		*TaintToleration, *NodeAffinity, *BinPack, *DominantResource, *Tetris:
 		return true
 	}
 	return scoring.IsNodeLocal(s)

@@ -5,7 +5,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/internal/hashindex"
 )
 
@@ -50,7 +49,7 @@ type PodInfo struct {
 	req       PodRequests
 	hostPorts []HostPort
 	gpu       GPURequest
-	devices   gpushare.DeviceSet
+	devices   DeviceSet
 	assigned  bool
 }
 
