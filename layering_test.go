@@ -24,7 +24,7 @@ import (
 //	4  score, reserve
 //	5  gpushare: GPU sharing, above snapshot and score
 //	6  framework
-//	7  replay, mirror (the adapters' logic: a host scheduler's nodes
+//	7  replay, internal/mirror (the adapters' logic: a host scheduler's nodes
 //	   mirrored into a Cache, schedkit's plugins run over them)
 //	8  the root package (documentation and examples)
 //
@@ -44,7 +44,7 @@ var layers = map[string]int{
 	"gpushare":              5,
 	"framework":             6,
 	"replay":                7,
-	"mirror":                7,
+	"internal/mirror":       7,
 	"":                      8,
 }
 

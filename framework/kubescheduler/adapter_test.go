@@ -279,3 +279,24 @@ func TestWithoutPreScoreAndPreFilter(t *testing.T) {
 	assert.Equal(t, fwk.UnschedulableAndUnresolvable, st.Code())
 	assert.True(t, fl.(*FilterPlugin).Filter(ctx, newCycleState(), pod("p", "1", "2Gi"), empty).IsSuccess())
 }
+
+// TestReservePluginGPUShare: kube-scheduler records no device choice, so
+// the plugin's ledger chooses (BestFit) for an annotated GPU-share pod
+// instead of refusing it (a ledger without a chooser refuses it).
+func TestReservePluginGPUShare(t *testing.T) {
+	gn := node("g", "8", "16Gi")
+	gn.Status.Allocatable[snapshot.ResourceGPUCount] = resource.MustParse("2")
+	gn.Status.Allocatable[snapshot.ResourceGPUMilli] = resource.MustParse("2000")
+	n := newNodeInfo(gn, 1)
+	ctx := context.Background()
+	pl, err := NewSchedkitReserve(ctx, nil, cluster(n))
+	require.NoError(t, err)
+	rp := pl.(*ReservePlugin)
+	require.NoError(t, rp.Ledger().AddNode(gn))
+	p := pod("share", "1", "1Gi")
+	p.Annotations = map[string]string{snapshot.AnnotationGPUCount: "1", snapshot.AnnotationGPUMilli: "500"}
+	require.True(t, rp.Reserve(ctx, newCycleState(), p, "g").IsSuccess())
+	devs := rp.Ledger().Snapshot().Get("g").Devices()
+	require.Len(t, devs, 2)
+	assert.Equal(t, int64(1500), devs[0].FreeMilliGPU+devs[1].FreeMilliGPU, "one device lends 500 milli-GPU to the hold")
+}

@@ -1,6 +1,6 @@
 // Package kubescheduler plugs schedkit into kube-scheduler v1.37: it
 // converts types and maps outcomes to *fwk.Status codes; the logic is the
-// core's (package mirror) and tested there. It requires
+// core's (internal/mirror) and tested there. It requires
 // k8s.io/kube-scheduler, never k8s.io/kubernetes.
 //
 //	app.WithPlugin(kubescheduler.ScoreName, kubescheduler.NewSchedkitScore)     // ScoreArgs
@@ -12,8 +12,7 @@
 // [WrapScorer], [WrapFilter] or [WrapLedger], decode args with [DecodeArgs],
 // implement [PodSigner] for upstream's batching (see
 // examples/kube-scheduler/myscheduler). Put capacity rules in a Filter: a
-// pod refused at Reserve is retried on the same node. The plugins of one
-// framework handle share one [mirror.Mirror] (with the profile's ledger),
-// synced once per cycle, owned by them; Score and Filter take no lock and
-// allocate nothing on the common path.
+// pod refused at Reserve is retried on the same node. One handle's plugins
+// share one mirror (with the ledger), synced once per cycle, owned by them;
+// Score and Filter take no lock and allocate nothing on the common path.
 package kubescheduler

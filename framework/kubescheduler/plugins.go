@@ -14,7 +14,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/schedkit/schedkit/framework"
-	"github.com/schedkit/schedkit/mirror"
+	"github.com/schedkit/schedkit/internal/mirror"
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
 )

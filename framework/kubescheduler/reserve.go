@@ -12,7 +12,8 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
-	"github.com/schedkit/schedkit/mirror"
+	"github.com/schedkit/schedkit/gpushare"
+	"github.com/schedkit/schedkit/internal/mirror"
 	"github.com/schedkit/schedkit/reserve"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -61,12 +62,12 @@ func wrapLedger(log klog.Logger, name string, ledger *reserve.Ledger, h fwk.Hand
 	return p, nil
 }
 
-// NewSchedkitReserve is the factory of the [ReserveName] plugin (no args).
+// NewSchedkitReserve is the factory of the [ReserveName] plugin (no args); GPU-share pods get BestFit's devices.
 func NewSchedkitReserve(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	if err := DecodeArgs(ReserveName, obj, &struct{}{}); err != nil {
 		return nil, err
 	}
-	return wrapLedger(klog.FromContext(ctx), ReserveName, reserve.New(), h)
+	return wrapLedger(klog.FromContext(ctx), ReserveName, reserve.New(reserve.WithDeviceChooser(gpushare.BestFit{})), h)
 }
 
 // Name returns the plugin name.

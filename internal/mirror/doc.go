@@ -10,7 +10,10 @@
 // and maps outcomes to the host's status codes.
 //
 // Layer: above snapshot, score, framework and reserve (it imports them);
-// only adapters and programs import it.
+// only the adapters import it. It is internal (Go's internal rule is by
+// import path, so the framework/kubescheduler module may import it): its
+// types follow the adapters' needs, and a change to them is never an API
+// change.
 //
 // # Usage
 //

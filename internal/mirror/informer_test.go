@@ -6,7 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/schedkit/schedkit/internal/informertest"
-	"github.com/schedkit/schedkit/mirror"
+	"github.com/schedkit/schedkit/internal/mirror"
 	"github.com/schedkit/schedkit/reserve"
 	"github.com/schedkit/schedkit/snapshot"
 )
