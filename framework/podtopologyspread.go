@@ -27,8 +27,10 @@ type ClusterFilter interface {
 	PreFilterCluster(pod *snapshot.PodInfo, cluster score.Cluster) (PreFilterResult, error)
 }
 
-// preFilter runs f's PreFilterCluster if it has one, else PreFilter.
-func preFilter(f Filter, pod *snapshot.PodInfo, cluster score.Cluster) (PreFilterResult, error) {
+// RunPreFilter prepares f for pod as a [Scheduler] does: f's
+// PreFilterCluster over cluster if f is a [ClusterFilter], else
+// PreFilter. For callers that run filters outside a Scheduler.
+func RunPreFilter(f Filter, pod *snapshot.PodInfo, cluster score.Cluster) (PreFilterResult, error) {
 	if cf, ok := f.(ClusterFilter); ok {
 		return cf.PreFilterCluster(pod, cluster)
 	}

@@ -268,8 +268,8 @@ func TestSpreadSchedulerBypassesCache(t *testing.T) {
 		p.Spec.TopologySpreadConstraints = spreadPod(v1.LabelHostname, 1, nil).Spec.TopologySpreadConstraints
 		return p
 	}
-	run := func(filters []Filter) (map[string]int, EquivalenceStats) {
-		s, err := New(Config{Filters: filters, PercentageOfNodesToScore: 100})
+	run := func(filters []Filter, profile *score.Profile) (map[string]int, EquivalenceStats) {
+		s, err := New(Config{Filters: filters, Profile: profile, PercentageOfNodesToScore: 100})
 		require.NoError(t, err)
 		f := snapshottest.Snapshot(t, nodes).Fork()
 		per := map[string]int{}
@@ -285,12 +285,19 @@ func TestSpreadSchedulerBypassesCache(t *testing.T) {
 		}
 		return per, s.EquivalenceStats()
 	}
-	per, st := run(append(DefaultFilters(), newSpread(t, score.PodTopologySpreadArgs{})))
+	per, st := run(append(DefaultFilters(), newSpread(t, score.PodTopologySpreadArgs{})), nil)
 	assert.Equal(t, map[string]int{"n1": 2, "n2": 2, "n3": 2}, per)
 	assert.Zero(t, st.Cached+st.Filled, "PodTopologySpread is not node-local: no cached cycle")
 	assert.Equal(t, uint64(6), st.Uncached)
-	// The same replicas without it are served by the cache.
-	_, st = run(DefaultFilters())
+	// The scorer alone in the profile bypasses the cache too.
+	scorer, err := score.NewPodTopologySpread(score.PodTopologySpreadArgs{})
+	require.NoError(t, err)
+	prof := score.DefaultProfile().Scorers()
+	prof = append(prof, score.Weighted{Scorer: scorer, Weight: 2})
+	_, st = run(DefaultFilters(), score.MustProfile(prof...))
+	assert.Zero(t, st.Cached+st.Filled)
+	// The same replicas without either are served by the cache.
+	_, st = run(DefaultFilters(), nil)
 	assert.NotZero(t, st.Cached+st.Filled)
 }
 

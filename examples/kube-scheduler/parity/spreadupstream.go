@@ -13,7 +13,6 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
 	schedcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
-	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
@@ -93,7 +92,6 @@ func anys[T any](xs []T) []any {
 // passed filtering: PreScore with them (Skip: no score), Score on each,
 // NormalizeScore over them. Raw and Normalized are per candidate.
 func (u *SpreadUpstream) ScoreOn(ctx context.Context, pl fwk.Plugin, pod *v1.Pod, candidates []int) (Scores, error) {
-	sp := pl.(fwk.ScorePlugin)
 	all, err := u.nodeInfos()
 	if err != nil {
 		return Scores{}, err
@@ -102,30 +100,5 @@ func (u *SpreadUpstream) ScoreOn(ctx context.Context, pl fwk.Plugin, pod *v1.Pod
 	for i, c := range candidates {
 		infos[i] = all[c]
 	}
-	res := Scores{Raw: make([]int64, len(infos)), Normalized: make([]int64, len(infos))}
-	state := framework.NewCycleState()
-	st := pl.(fwk.PreScorePlugin).PreScore(ctx, state, pod, infos)
-	if st.IsSkip() {
-		res.Skipped = true
-		return res, nil
-	}
-	if !st.IsSuccess() {
-		return res, fmt.Errorf("parity: %s PreScore: %w", pl.Name(), st.AsError())
-	}
-	list := make(fwk.NodeScoreList, len(infos))
-	for i, ni := range infos {
-		s, st := sp.Score(ctx, state, pod, ni)
-		if !st.IsSuccess() {
-			return res, fmt.Errorf("parity: %s Score(%s): %w", pl.Name(), ni.Node().Name, st.AsError())
-		}
-		res.Raw[i] = s
-		list[i] = fwk.NodeScore{Name: ni.Node().Name, Score: s}
-	}
-	if st := sp.ScoreExtensions().NormalizeScore(ctx, state, pod, list); !st.IsSuccess() {
-		return res, fmt.Errorf("parity: %s NormalizeScore: %w", pl.Name(), st.AsError())
-	}
-	for i := range list {
-		res.Normalized[i] = list[i].Score
-	}
-	return res, nil
+	return scoreInfos(ctx, pl, pod, infos)
 }
