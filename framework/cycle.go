@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/schedkit/schedkit/internal/layout"
+	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/reserve"
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
@@ -175,10 +177,9 @@ type Scheduler struct {
 	nodeLocal bool
 	classes   classCache
 
-	next     int                // upstream nextStartNodeIndex
-	narrowed bool               // this cycle's candidates are s.cands
-	snap     *snapshot.Snapshot // the cycle's cluster, if it is one
-	fork     *snapshot.Fork     // the cycle's cluster, if it is one
+	next     int           // upstream nextStartNodeIndex
+	narrowed bool          // this cycle's candidates are s.cands
+	view     nodeview.View // the cycle's cluster's, if it is a Snapshot or Fork
 
 	// per-cycle scratch
 	pfs      []PodFilter
@@ -285,13 +286,7 @@ func (s *Scheduler) schedulePod(cluster score.Cluster, pod *snapshot.PodInfo, on
 	admit := false
 	kind := &s.classes.stats.Uncached // how the cache served this cycle
 	defer func() { *kind++ }()
-	var vc versioned
-	switch c := cluster.(type) { // exactly these: a wrapper type may change what nodes it shows
-	case *snapshot.Snapshot:
-		vc = c
-	case *snapshot.Fork:
-		vc = c
-	}
+	vc, _ := nodeview.ViewOf(cluster) // nil unless a Snapshot or Fork
 	if only != nil {
 		defer func(next int) { s.next = next }(s.next)
 	}
@@ -498,6 +493,10 @@ type worker struct {
 	// never reads reasons, so they are dropped (room for 16, as
 	// PodFilter's contract promises).
 	scratch []Reason
+	// block is the snapshot block nodeAt read last: candidates blockLo
+	// up to blockLo+len(block)-1.
+	block   []*snapshot.NodeInfo
+	blockLo int
 }
 
 // chunkResult locates one chunk's output in its worker's buffers.
@@ -508,15 +507,21 @@ type chunkResult struct {
 }
 
 // nodeAt returns candidate i (an index into the candidates, not a
-// visiting position). The snapshot and fork cases avoid an interface call.
-func (s *Scheduler) nodeAt(cluster score.Cluster, i int) *snapshot.NodeInfo {
+// visiting position) for worker wk. A snapshot's or fork's nodes are read
+// from its blocks, one interface call per block: wk keeps the block it
+// read last.
+func (s *Scheduler) nodeAt(wk *worker, cluster score.Cluster, i int) *snapshot.NodeInfo {
 	switch {
 	case s.narrowed:
 		return s.cands[i]
-	case s.snap != nil:
-		return s.snap.Node(i)
-	case s.fork != nil:
-		return s.fork.Node(i)
+	case s.view != nil:
+		if j := i - wk.blockLo; uint(j) < uint(len(wk.block)) {
+			return wk.block[j]
+		}
+		b := i / layout.BlockSize
+		wk.block, _ = s.view.Block(b)
+		wk.blockLo = b * layout.BlockSize
+		return wk.block[i-wk.blockLo]
 	}
 	return cluster.Node(i)
 }
@@ -533,14 +538,8 @@ func (s *Scheduler) filterNodes(cluster score.Cluster, numCand, numToFind int) i
 	if numCand == 0 || numToFind == 0 {
 		return 0
 	}
-	s.snap, s.fork = nil, nil
-	switch c := cluster.(type) {
-	case *snapshot.Snapshot:
-		s.snap = c
-	case *snapshot.Fork:
-		s.fork = c
-	}
-	defer func() { s.snap, s.fork = nil, nil }()
+	s.view, _ = nodeview.ViewOf(cluster)
+	defer func() { s.view = nil }()
 	numChunks := (numCand + chunk - 1) / chunk
 	if cap(s.chunks) < numChunks {
 		s.chunks = make([]chunkResult, numChunks)
@@ -549,6 +548,7 @@ func (s *Scheduler) filterNodes(cluster score.Cluster, numCand, numToFind int) i
 	for i := range s.ws {
 		wk := &s.ws[i]
 		wk.reasons, wk.feasible, wk.pos = wk.reasons[:0], wk.feasible[:0], wk.pos[:0]
+		wk.block, wk.blockLo = nil, 0
 	}
 	s.run = runState{cluster: cluster, numCand: numCand, numToFind: numToFind, numChunks: numChunks}
 	s.run.nextChunk.Store(0)
@@ -573,6 +573,7 @@ func (s *Scheduler) filterNodes(cluster score.Cluster, numCand, numToFind int) i
 		for i := range s.ws {
 			clear(s.ws[i].feasible)
 			clear(s.ws[i].scratch[:cap(s.ws[i].scratch)])
+			s.ws[i].block = nil
 		}
 	}()
 	claimed := min(int(s.run.nextChunk.Load()), numChunks)
@@ -614,7 +615,7 @@ func (s *Scheduler) filterChunks(w int, sequential bool) {
 		idx := (s.next + start) % r.numCand
 		n := 0
 		for pos := start; pos < end && n < limit; pos++ {
-			ni := s.nodeAt(r.cluster, idx)
+			ni := s.nodeAt(wk, r.cluster, idx)
 			if idx++; idx == r.numCand {
 				idx = 0
 			}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"hash/maphash"
 
+	"github.com/schedkit/schedkit/internal/layout"
+	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -45,7 +47,7 @@ import (
 //     not on other nodes, the pod's name, namespace, labels, other
 //     annotations or other status fields, a clock or a random source —
 //     and PreFilter only on those and data that changes with the node set
-//     (snapshot's NodeSetVersion).
+//     (the snapshot's node-set version, layout.View.NodeSetVersion).
 //
 // All built-in filters are NodeLocal. A Scheduler uses its equivalence
 // cache only if all its filters and scorers are. Beware of embedding: a
@@ -261,7 +263,7 @@ func (e *classEntry) prepare(s *Scheduler, pp *score.PodProfile, nodeSet int64, 
 		e.pfs = append(e.pfs, pf)
 	}
 	e.pp, e.nodeSet, e.n, e.ready = pp, nodeSet, n, true
-	nb := (n + snapshot.BlockSize - 1) / snapshot.BlockSize
+	nb := (n + layout.BlockSize - 1) / layout.BlockSize
 	e.blocks = resize(e.blocks, nb)
 	clear(e.blocks)            // versions are never 0 for a block with nodes
 	e.vers = resize(e.vers, n) // read only in blocks seen (blocks[b] != 0)
@@ -284,27 +286,17 @@ func resize[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// versioned is a cluster with block versions: *snapshot.Snapshot and
-// *snapshot.Fork.
-type versioned interface {
-	score.Cluster
-	NumBlocks() int
-	BlockVersion(b int) int64
-	Block(b int) ([]*snapshot.NodeInfo, []int64)
-	NodeSetVersion() int64
-}
-
 // refreshBlock recomputes the nodes of block b that changed since e last
 // saw it: those whose node version (snapshot Block) moved are filtered
 // again and, if they pass, scored. On an error (a scorer out of range)
 // the entry is dropped.
-func (c *classCache) refreshBlock(e *classEntry, vc versioned, b int) error {
+func (c *classCache) refreshBlock(e *classEntry, vc nodeview.View, b int) error {
 	v := vc.BlockVersion(b)
 	if v == e.blocks[b] {
 		return nil
 	}
 	nodes, vers := vc.Block(b)
-	lo := b * snapshot.BlockSize
+	lo := b * layout.BlockSize
 	seen := e.vers[lo : lo+len(vers)]
 	all := e.blocks[b] == 0 // never seen: seen holds another class's versions
 	c.batch, c.batchIdx = c.batch[:0], c.batchIdx[:0]
@@ -369,7 +361,7 @@ func fitsAll(pfs []PodFilter, ni *snapshot.NodeInfo, scratch []Reason) ([]Reason
 // decided d; kind is then set to served. Otherwise d is reset for the
 // full cycle, which runs instead: after an error (the class is dropped,
 // and kind stays) or when no node is feasible (kind is set to Diagnosed).
-func (s *Scheduler) runClass(e *classEntry, vc versioned, d *Decision, served *uint64, kind **uint64) bool {
+func (s *Scheduler) runClass(e *classEntry, vc nodeview.View, d *Decision, served *uint64, kind **uint64) bool {
 	ok, err := s.scheduleClass(e, vc, d)
 	switch {
 	case err != nil:
@@ -391,7 +383,7 @@ func (s *Scheduler) runClass(e *classEntry, vc versioned, d *Decision, served *u
 // totals in s.totals and the nodes in s.feasible for finish. ok is false
 // when no node is feasible (the caller then runs the full cycle for its
 // diagnosis; s.next is not moved).
-func (s *Scheduler) scheduleClass(e *classEntry, vc versioned, d *Decision) (ok bool, err error) {
+func (s *Scheduler) scheduleClass(e *classEntry, vc nodeview.View, d *Decision) (ok bool, err error) {
 	c := &s.classes
 	n := e.n
 	numToFind := NumFeasibleNodesToFind(s.percentage, n)
@@ -404,8 +396,8 @@ func (s *Scheduler) scheduleClass(e *classEntry, vc versioned, d *Decision) (ok 
 scan:
 	for _, r := range [2][2]int{{start, n}, {0, start}} {
 		for lo := r[0]; lo < r[1]; {
-			b := lo / snapshot.BlockSize
-			hi := min(r[1], (b+1)*snapshot.BlockSize)
+			b := lo / layout.BlockSize
+			hi := min(r[1], (b+1)*layout.BlockSize)
 			if err := c.refreshBlock(e, vc, b); err != nil {
 				clear(fe[:m])
 				return false, fmt.Errorf("framework: scoring pod %s: %w", d.Pod.Key(), err)
@@ -414,7 +406,7 @@ scan:
 			// position, which advances only past a feasible one. The
 			// block's nodes are those e's results are for.
 			bn, _ := vc.Block(b)
-			nodes := bn[lo-b*snapshot.BlockSize : hi-b*snapshot.BlockSize]
+			nodes := bn[lo-b*layout.BlockSize : hi-b*layout.BlockSize]
 			ok, plain := e.ok[lo:hi], e.plain[lo:hi]
 			for j := range ok {
 				fe[m], tot[m] = nodes[j], plain[j]

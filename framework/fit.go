@@ -8,6 +8,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/schedkit/schedkit/internal/arith"
+	"github.com/schedkit/schedkit/internal/layout"
+	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -116,7 +119,7 @@ func (f *NodeResourcesFit) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, er
 // ephemeral storage and scalar resources beyond the FilterBlock's
 // inline ones read the vectors.
 func (c *fitFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
-	cm, fb := ni.CPUMemory(), ni.FilterBlock()
+	cm, fb := nodeview.CPUMemory(ni), nodeview.FilterBlock(ni)
 	if pods, allowed := int64(fb.NumPods), fb.AllowedPods; pods+1 > allowed {
 		reasons = append(reasons, Reason{Code: CodeTooManyPods, Resource: snapshot.Pods, Requested: 1, Used: pods, Capacity: allowed})
 	}
@@ -126,7 +129,7 @@ func (c *fitFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
 		reasons = checkResource(reasons, snapshot.EphemeralStorage, c.ephemeral, ni.Allocatable().EphemeralStorage(), ni.Requested().EphemeralStorage())
 	}
 	for _, s := range c.scalars {
-		if i := int(s.id - snapshot.Pods - 1); i < snapshot.InlineScalars {
+		if i := int(s.id - snapshot.Pods - 1); i < layout.InlineScalars {
 			reasons = checkResource(reasons, s.id, s.amount, fb.ScalarAllocatable[i], fb.ScalarRequested[i])
 		} else {
 			reasons = checkResource(reasons, s.id, s.amount, ni.Allocatable().Get(s.id), ni.Requested().Get(s.id))
@@ -137,12 +140,12 @@ func (c *fitFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
 
 // fitsBlock reports whether the node passes the checks that read only
 // its FilterBlock: the pod count and the inline scalar resources.
-func (c *fitFilter) fitsBlock(fb *snapshot.FilterBlock) bool {
+func (c *fitFilter) fitsBlock(fb *layout.FilterBlock) bool {
 	if int64(fb.NumPods)+1 > fb.AllowedPods {
 		return false
 	}
 	for _, s := range c.scalars {
-		if i := int(s.id - snapshot.Pods - 1); i < snapshot.InlineScalars && s.amount > snapshot.SatSub(fb.ScalarAllocatable[i], fb.ScalarRequested[i]) {
+		if i := int(s.id - snapshot.Pods - 1); i < layout.InlineScalars && s.amount > arith.Sub(fb.ScalarAllocatable[i], fb.ScalarRequested[i]) {
 			return false
 		}
 	}
@@ -153,14 +156,14 @@ func (c *fitFilter) fitsBlock(fb *snapshot.FilterBlock) bool {
 // memory (CPUMemory), ephemeral storage and scalars past the inline
 // ones (the vectors). fitsBlock && fitsRest is Filter appending nothing.
 func (c *fitFilter) fitsRest(ni *snapshot.NodeInfo) bool {
-	cm := ni.CPUMemory()
-	if (c.cpu > 0 && c.cpu > snapshot.SatSub(cm.Allocatable[0], cm.Requested[0])) ||
-		(c.memory > 0 && c.memory > snapshot.SatSub(cm.Allocatable[1], cm.Requested[1])) ||
+	cm := nodeview.CPUMemory(ni)
+	if (c.cpu > 0 && c.cpu > arith.Sub(cm.Allocatable[0], cm.Requested[0])) ||
+		(c.memory > 0 && c.memory > arith.Sub(cm.Allocatable[1], cm.Requested[1])) ||
 		(c.ephemeral > 0 && c.ephemeral > ni.Free(snapshot.EphemeralStorage)) {
 		return false
 	}
 	for _, s := range c.scalars {
-		if int(s.id-snapshot.Pods-1) >= snapshot.InlineScalars && s.amount > snapshot.SatSub(ni.Allocatable().Get(s.id), ni.Requested().Get(s.id)) {
+		if int(s.id-snapshot.Pods-1) >= layout.InlineScalars && s.amount > arith.Sub(ni.Allocatable().Get(s.id), ni.Requested().Get(s.id)) {
 			return false
 		}
 	}
@@ -180,7 +183,7 @@ func isExtendedResourceName(name string) bool {
 }
 
 func checkResource(reasons []Reason, r snapshot.ResourceID, request, capacity, used int64) []Reason {
-	if request > 0 && request > snapshot.SatSub(capacity, used) {
+	if request > 0 && request > arith.Sub(capacity, used) {
 		reasons = append(reasons, Reason{
 			Code: CodeInsufficientResource, Resource: r,
 			Requested: request, Used: used, Capacity: capacity,

@@ -1,6 +1,10 @@
 package framework
 
-import "github.com/schedkit/schedkit/snapshot"
+import (
+	"github.com/schedkit/schedkit/snapshot"
+
+	"github.com/schedkit/schedkit/internal/nodeview"
+)
 
 // Filter fusion. After PreFilter, a run of consecutive prepared built-in
 // filters among NodeUnschedulable, TaintToleration, NodeResourcesFit and
@@ -99,7 +103,7 @@ func (s *Scheduler) fuse() {
 // fails; allocates nothing.
 func (f *fusedFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
 	n0 := len(reasons)
-	fb := ni.FilterBlock()
+	fb := nodeview.FilterBlock(ni)
 	if f.unschedulable && fb.Unschedulable {
 		return append(reasons, Reason{Plugin: f.names[fuseUnschedulable], Code: CodeNodeUnschedulable, Unresolvable: true})
 	}
@@ -126,7 +130,7 @@ func (f *fusedFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
 // ones first, then CPUMemory, then the rest), for a cycle that has a
 // feasible node and needs no reasons. Allocates nothing.
 func (f *fusedFilter) fits(ni *snapshot.NodeInfo) bool {
-	fb := ni.FilterBlock()
+	fb := nodeview.FilterBlock(ni)
 	if f.unschedulable && fb.Unschedulable {
 		return false
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/schedkit/schedkit/gpushare"
+	"github.com/schedkit/schedkit/internal/layout"
+	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -80,7 +82,7 @@ type gpuFilter struct {
 
 // allowed reports whether the node's devices are of a model the pod
 // allows (false for a node without devices).
-func (f *gpuFilter) allowed(fb *snapshot.FilterBlock) bool {
+func (f *gpuFilter) allowed(fb *layout.FilterBlock) bool {
 	return fb.NumDevices > 0 && (!f.constrained || slices.Contains(f.models, fb.GPUModel))
 }
 
@@ -88,7 +90,7 @@ func (f *gpuFilter) allowed(fb *snapshot.FilterBlock) bool {
 // with MilliGPU free each: from the FilterBlock when the pod needs at most
 // len(GPUFree) devices, else by walking the devices.
 func (f *gpuFilter) fits(node *snapshot.NodeInfo) bool {
-	fb := node.FilterBlock()
+	fb := nodeview.FilterBlock(node)
 	if !f.allowed(fb) {
 		return fb.NumDevices == 0 && f.nvidia != snapshot.NoResource &&
 			node.Allocatable().Get(f.nvidia) > gpushare.MaxDevices && node.ScalarGPUDemand(f.g)
@@ -117,7 +119,7 @@ func (f *gpuFilter) Filter(node *snapshot.NodeInfo, reasons []Reason) []Reason {
 	if f.fits(node) {
 		return reasons
 	}
-	fb := node.FilterBlock()
+	fb := nodeview.FilterBlock(node)
 	usable, text := 0, "node(s) had no GPU of an allowed model"
 	if f.allowed(fb) {
 		text = "Insufficient GPU devices"

@@ -3,6 +3,7 @@ package framework
 import (
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -53,7 +54,7 @@ func (tols taintFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason
 // untolerated returns the node's first NoSchedule or NoExecute taint the
 // pod does not tolerate, or nil.
 func (tols taintFilter) untolerated(ni *snapshot.NodeInfo) *v1.Taint {
-	if !ni.FilterBlock().NoScheduleTaints {
+	if !nodeview.FilterBlock(ni).NoScheduleTaints {
 		return nil // no NoSchedule or NoExecute taint: nothing to check
 	}
 	taints := ni.Taints()
@@ -126,7 +127,7 @@ func (NodeUnschedulable) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, erro
 type unschedulableFilter struct{}
 
 func (unschedulableFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
-	if ni.FilterBlock().Unschedulable {
+	if nodeview.FilterBlock(ni).Unschedulable {
 		reasons = append(reasons, Reason{Code: CodeNodeUnschedulable, Unresolvable: true})
 	}
 	return reasons

@@ -3,6 +3,7 @@ package reserve
 import (
 	"fmt"
 
+	"github.com/schedkit/schedkit/internal/arith"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -62,7 +63,7 @@ func (n *nodeAgg) fit(req, drawn *snapshot.Vector, out []Insufficient) []Insuffi
 			continue
 		}
 		if drawn != nil {
-			need = snapshot.SatSub(need, drawn.Get(id))
+			need = arith.Sub(need, drawn.Get(id))
 		}
 		out = n.check(id, need, out)
 	}
@@ -70,9 +71,9 @@ func (n *nodeAgg) fit(req, drawn *snapshot.Vector, out []Insufficient) []Insuffi
 }
 
 func (n *nodeAgg) check(id snapshot.ResourceID, need int64, out []Insufficient) []Insufficient {
-	used := snapshot.SatAdd(n.bound.Get(id), n.held.Get(id))
+	used := arith.Add(n.bound.Get(id), n.held.Get(id))
 	capacity := n.alloc.Get(id)
-	if need > snapshot.SatSub(capacity, used) {
+	if need > arith.Sub(capacity, used) {
 		out = append(out, Insufficient{Resource: id, Requested: need, Used: used, Capacity: capacity})
 	}
 	return out

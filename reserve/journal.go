@@ -14,6 +14,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -962,7 +963,7 @@ func (l *Ledger) applyHoldFact(h *decodedHold) error {
 		}
 	}
 	ni := l.nodeSlot(h.node)
-	idx := l.newRec(podRec{key: k, hash: h.pi.KeyHash(), pi: h.pi, node: ni, phase: Held, deadline: h.deadline})
+	idx := l.newRec(podRec{key: k, hash: nodeview.KeyHash(h.pi), pi: h.pi, node: ni, phase: Held, deadline: h.deadline})
 	l.ver++
 	if h.confirmed {
 		l.confirm(idx)

@@ -11,6 +11,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/schedkit/schedkit/gpushare"
+	"github.com/schedkit/schedkit/internal/arith"
+	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -317,7 +319,7 @@ func (l *Ledger) observeBound(pi *snapshot.PodInfo, nodeName string) {
 	}
 	l.settleDraw(k, nodeName)
 	ni := l.nodeSlot(nodeName)
-	l.newRec(podRec{key: k, hash: pi.KeyHash(), pi: pi, node: ni, phase: Bound, deadline: noDeadline})
+	l.newRec(podRec{key: k, hash: nodeview.KeyHash(pi), pi: pi, node: ni, phase: Bound, deadline: noDeadline})
 	if lapsed != nil && !countedHere && lapsed.spec.Node == nodeName {
 		l.lateDraw(k, lapsed, pi)
 	}
@@ -418,7 +420,7 @@ func (l *Ledger) Fits(pod *snapshot.PodInfo, nodeName string) ([]Insufficient, e
 //
 // A pod matching a named reservation on the node draws on it first
 // ([Ledger.AddReservation]). Cost: two pod-key look-ups with the hash the
-// PodInfo caches ([snapshot.PodInfo.KeyHash]), one node-name hash and
+// PodInfo caches (nodeview.KeyHash), one node-name hash and
 // look-up, and O(resources of the pod); allocates nothing when the pod fits
 // and the node has no named reservations (with a journal: the record).
 func (l *Ledger) Reserve(pod *snapshot.PodInfo, nodeName string) ([]Insufficient, error) {
@@ -734,7 +736,7 @@ type NodeUsage struct {
 // Free returns Allocatable − Bound − Held for r (negative when the informer
 // reported more than allocatable).
 func (u *NodeUsage) Free(r snapshot.ResourceID) int64 {
-	return snapshot.SatSub(snapshot.SatSub(u.Allocatable.Get(r), u.Bound.Get(r)), u.Held.Get(r))
+	return arith.Sub(arith.Sub(u.Allocatable.Get(r), u.Bound.Get(r)), u.Held.Get(r))
 }
 
 // Usage returns the accounting of the node called name, and whether the
@@ -839,7 +841,7 @@ type plan struct {
 // returning it by value cost a copy and a clear per Reserve).
 func (l *Ledger) plan(pod *snapshot.PodInfo, nodeName string, p *plan) ([]Insufficient, error) {
 	k := pod.Key()
-	h := pod.KeyHash()
+	h := nodeview.KeyHash(pod)
 	i, ok := l.held.get(h, k, l.recs)
 	if !ok {
 		i, ok = l.bound.get(h, k, l.recs)
@@ -890,7 +892,7 @@ func (l *Ledger) deviceFit(pod *snapshot.PodInfo, nodeName string) *Insufficient
 	l.syncView()
 	g := pod.GPU()
 	id, _ := snapshot.Intern(snapshot.ResourceGPUMilli)
-	in := &Insufficient{Resource: id, Requested: snapshot.SatAdd(0, g.MilliGPU*int64(g.Count))}
+	in := &Insufficient{Resource: id, Requested: arith.Add(0, g.MilliGPU*int64(g.Count))}
 	ni := l.view.Get(nodeName)
 	if ni == nil {
 		return in
@@ -1048,13 +1050,13 @@ func (l *Ledger) maybeFreeNode(i int32) {
 // add counts a pod with request req in v (its Pods entry counts pods).
 func add(v *snapshot.Vector, req *snapshot.Vector) {
 	v.Add(req)
-	v.Set(snapshot.Pods, snapshot.SatAdd(v.Get(snapshot.Pods), 1))
+	v.Set(snapshot.Pods, arith.Add(v.Get(snapshot.Pods), 1))
 }
 
 // sub uncounts a pod with request req from v.
 func sub(v *snapshot.Vector, req *snapshot.Vector) {
 	v.Sub(req)
-	v.Set(snapshot.Pods, snapshot.SatSub(v.Get(snapshot.Pods), 1))
+	v.Set(snapshot.Pods, arith.Sub(v.Get(snapshot.Pods), 1))
 }
 
 var (

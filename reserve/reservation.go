@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/schedkit/schedkit/internal/arith"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -163,7 +164,7 @@ func (r *reservation) shareFor(req *snapshot.Vector) snapshot.Vector {
 			continue
 		}
 		if want := req.Get(id); want > 0 {
-			if left := snapshot.SatSub(r.cap.Get(id), r.alloc.Get(id)); left > 0 {
+			if left := arith.Sub(r.cap.Get(id), r.alloc.Get(id)); left > 0 {
 				d.Set(id, min(want, left))
 			}
 		}

@@ -137,7 +137,7 @@ func (t *indexTable) each(f func(idx int32)) {
 }
 
 // podTable maps pod keys, hashed with [snapshot.PodKey.Hash] (cached as
-// [snapshot.PodInfo.KeyHash]), to indexes into the ledger's records.
+// nodeview.KeyHash), to indexes into the ledger's records.
 type podTable struct{ indexTable }
 
 // get returns the record index of key k with hash h. O(1) expected.

@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -119,13 +120,13 @@ func TestIndexTablesMatchMap(t *testing.T) {
 	}
 }
 
-// TestPodInfoKeyHash: the ledger stores PodInfo.KeyHash and looks keys up
+// TestPodInfoKeyHash: the ledger stores the PodInfo's key hash (nodeview.KeyHash) and looks keys up
 // with PodKey.Hash, so the two must agree.
 func TestPodInfoKeyHash(t *testing.T) {
 	key := func(ns, name string) snapshot.PodKey { return snapshot.PodKey{Namespace: ns, Name: name} }
 	for _, k := range []snapshot.PodKey{key("", "a"), key("ns", "a"), key("a", "ns"), key("ns/a", "b"), key("ns", "a/b"), key("default", "web-0")} {
 		pi := snapshot.MustPodInfo(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}})
-		require.Equal(t, k.Hash(), pi.KeyHash(), "%s", k)
+		require.Equal(t, k.Hash(), nodeview.KeyHash(pi), "%s", k)
 	}
 	require.NotEqual(t, key("ns", "a").Hash(), key("a", "ns").Hash())
 }

@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -102,7 +103,7 @@ func (p *balancedPod) Score(nodes []*snapshot.NodeInfo, out []int64) {
 	out = out[:len(nodes)]
 	if p.fast {
 		for i, n := range nodes {
-			out[i] = p.node(n.CPUMemory())
+			out[i] = p.node(nodeview.CPUMemory(n))
 		}
 		return
 	}

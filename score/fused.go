@@ -1,6 +1,10 @@
 package score
 
-import "github.com/schedkit/schedkit/snapshot"
+import (
+	"github.com/schedkit/schedkit/internal/layout"
+	"github.com/schedkit/schedkit/internal/nodeview"
+	"github.com/schedkit/schedkit/snapshot"
+)
 
 // cpuMemTotals adds wLA × LeastAllocated + wBA × BalancedAllocation of
 // each node to tot[i], reading each node's CPUMemory cache line and
@@ -28,13 +32,13 @@ func cpuMemTotals(nodes []*snapshot.NodeInfo, la *leastPod, ba *balancedPod, wLA
 		block, out := nodes[start:end], tot[start:end]
 		var or uint64
 		for _, n := range block {
-			cm := n.CPUMemory()
+			cm := nodeview.CPUMemory(n)
 			or |= uint64(cm.Allocatable[0]-1) | uint64(cm.Allocatable[1]-1)
 		}
 		switch {
 		case or >= fastMax:
 			for i, n := range block {
-				cm := n.CPUMemory()
+				cm := nodeview.CPUMemory(n)
 				out[i] += wLA*la.node(cm) + wBA*ba.node(cm)
 			}
 		case unit:
@@ -78,7 +82,7 @@ func newCPUMemPod(la *leastPod, ba *balancedPod, wLA, wBA int64) *cpuMemPod {
 func (k *cpuMemPod) weighted(nodes []*snapshot.NodeInfo, tot []int64) {
 	tot = tot[:len(nodes)]
 	for i, n := range nodes {
-		cm := n.CPUMemory()
+		cm := nodeview.CPUMemory(n)
 		c, m := cm.Allocatable[0], cm.Allocatable[1]
 		s := leastFast(cm.NonZeroRequested[0], k.lc, c)*k.wc + leastFast(cm.NonZeroRequested[1], k.lm, m)*k.wm
 		sLA := int64(uint64(s) * k.wsInv >> 32)
@@ -93,7 +97,7 @@ func (k *cpuMemPod) weighted(nodes []*snapshot.NodeInfo, tot []int64) {
 func (k *cpuMemPod) unitWeights(nodes []*snapshot.NodeInfo, tot []int64) {
 	tot = tot[:len(nodes)]
 	for i, n := range nodes {
-		cm := n.CPUMemory()
+		cm := nodeview.CPUMemory(n)
 		c, m := cm.Allocatable[0], cm.Allocatable[1]
 		sLA := (leastFast(cm.NonZeroRequested[0], k.lc, c) + leastFast(cm.NonZeroRequested[1], k.lm, m)) >> 1
 		with := balance2(fraction(addSat(cm.Requested[0], k.bc), c), fraction(addSat(cm.Requested[1], k.bm), m))
@@ -111,7 +115,7 @@ func balancedHalf(with, without int64) int64 {
 
 // node is LeastAllocated's cpu+memory path for one node: a resource with
 // allocatable <= 0 is left out of the weighted mean, as upstream.
-func (la *leastPod) node(cm *snapshot.CPUMemory) int64 {
+func (la *leastPod) node(cm *layout.CPUMemory) int64 {
 	c, m := cm.Allocatable[0], cm.Allocatable[1]
 	var s, ws int64
 	if uint64(c-1) < maxSafe {
@@ -133,7 +137,7 @@ func (la *leastPod) node(cm *snapshot.CPUMemory) int64 {
 // divisions with the pod, as upstream; the node's own balance
 // (CPUMemory.Balance) was computed, the same way, when the node last
 // changed.
-func (ba *balancedPod) node(cm *snapshot.CPUMemory) int64 {
+func (ba *balancedPod) node(cm *layout.CPUMemory) int64 {
 	c, m := cm.Allocatable[0], cm.Allocatable[1]
 	if c <= 0 || m <= 0 {
 		// At most one fraction: std = 0 with and without the pod, so

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/schedkit/schedkit/internal/arith"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -113,7 +114,7 @@ func (p *imagePod) sum(n *snapshot.NodeInfo) int64 {
 	for k := range p.images {
 		im := &p.images[k]
 		if size, ok := n.ImageSize(im.name); ok {
-			sum = snapshot.SatAdd(sum, int64(float64(size)*im.spread))
+			sum = arith.Add(sum, int64(float64(size)*im.spread))
 		}
 	}
 	return sum

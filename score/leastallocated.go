@@ -3,6 +3,7 @@ package score
 import (
 	"fmt"
 
+	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -81,7 +82,7 @@ func (p *leastPod) Score(nodes []*snapshot.NodeInfo, out []int64) {
 	out = out[:len(nodes)]
 	if p.fast {
 		for i, n := range nodes {
-			out[i] = p.node(n.CPUMemory())
+			out[i] = p.node(nodeview.CPUMemory(n))
 		}
 		return
 	}

@@ -3,6 +3,7 @@ package score
 import (
 	"fmt"
 
+	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -58,7 +59,7 @@ func (p *mostPod) Score(nodes []*snapshot.NodeInfo, out []int64) {
 	out = out[:len(nodes)]
 	if p.fast {
 		for i, n := range nodes {
-			cm := n.CPUMemory() // one cache line per node
+			cm := nodeview.CPUMemory(n) // one cache line per node
 			var s, ws int64
 			c, m := cm.Allocatable[0], cm.Allocatable[1]
 			uc, um := cm.NonZeroRequested[0], cm.NonZeroRequested[1]

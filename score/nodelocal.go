@@ -12,8 +12,8 @@ package score
 //     annotations — Prepare returns scorers that give every node the same
 //     raw scores;
 //   - a node's raw score depends only on those, that node's NodeInfo, and
-//     cluster-wide data that changes only with the node set (snapshot's
-//     NodeSetVersion: NumNodes, ImageNumNodes) — not on other nodes' pods,
+//     cluster-wide data that changes only with the node set (the node-set
+//     version, layout.View.NodeSetVersion: NumNodes, ImageNumNodes) — not on other nodes' pods,
 //     the pod's name, namespace, labels, other annotations or other status
 //     fields, a clock or a random source;
 //   - Normalize depends only on the nodes and raw scores it is given.

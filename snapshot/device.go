@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/schedkit/schedkit/gpushare"
+	"github.com/schedkit/schedkit/internal/arith"
 )
 
 // Device-level GPU accounting. A node carries devices (GPUs with a model
@@ -256,7 +257,7 @@ func (n *NodeInfo) chargeDevices(p *PodInfo, sign int64) *PodInfo {
 	for v := uint64(p.devices); v != 0; v &= v - 1 {
 		i := bits.TrailingZeros64(v)
 		if i < len(n.devices) {
-			n.devices[i].FreeMilliGPU = SatSub(n.devices[i].FreeMilliGPU, sign*p.gpu.MilliGPU)
+			n.devices[i].FreeMilliGPU = arith.Sub(n.devices[i].FreeMilliGPU, sign*p.gpu.MilliGPU)
 		}
 	}
 	if c, ok := p.Task().Class(); ok {

@@ -9,18 +9,20 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/internal/layout"
+	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
 	st "github.com/schedkit/schedkit/snapshot/snapshottest"
 )
 
 // wantFilterBlock recomputes a node's FilterBlock the plain way, from the
 // other accessors.
-func wantFilterBlock(t *testing.T, ni *snapshot.NodeInfo) snapshot.FilterBlock {
+func wantFilterBlock(t *testing.T, ni *snapshot.NodeInfo) layout.FilterBlock {
 	t.Helper()
-	var fb snapshot.FilterBlock
+	var fb layout.FilterBlock
 	fb.AllowedPods = ni.Allocatable().AllowedPodNumber()
 	fb.NumPods = int32(ni.NumPods())
-	for i := range snapshot.InlineScalars {
+	for i := range layout.InlineScalars {
 		r := snapshot.Pods + 1 + snapshot.ResourceID(i)
 		fb.ScalarAllocatable[i] = ni.Allocatable().Get(r)
 		fb.ScalarRequested[i] = ni.Requested().Get(r)
@@ -56,7 +58,7 @@ func checkFilterBlocks(t *testing.T, f *snapshot.Fork, step int) {
 	t.Helper()
 	for i := range f.NumNodes() {
 		ni := f.Node(i)
-		require.Equal(t, wantFilterBlock(t, ni), *ni.FilterBlock(), "step %d node %s", step, ni.Name())
+		require.Equal(t, wantFilterBlock(t, ni), *nodeview.FilterBlock(ni), "step %d node %s", step, ni.Name())
 		// Labels are the node's, as handles, sorted by key.
 		var keys []string
 		for k := range ni.Node().Labels {
@@ -166,6 +168,6 @@ func TestGPUModelID(t *testing.T) {
 	id, ok := snapshot.GPUModelID("FB-MODEL-X")
 	require.True(t, ok)
 	require.Positive(t, id)
-	require.Equal(t, id, ni.FilterBlock().GPUModel)
-	require.Equal(t, [4]uint16{1000, 1000, 0, 0}, ni.FilterBlock().GPUFree)
+	require.Equal(t, id, nodeview.FilterBlock(ni).GPUModel)
+	require.Equal(t, [4]uint16{1000, 1000, 0, 0}, nodeview.FilterBlock(ni).GPUFree)
 }

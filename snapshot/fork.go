@@ -111,26 +111,6 @@ func (f *Fork) Get(name string) *NodeInfo {
 	return f.cur.node(i)
 }
 
-// NumBlocks: see [Snapshot.NumBlocks].
-func (f *Fork) NumBlocks() int { return (f.cur.n + BlockSize - 1) / BlockSize }
-
-// BlockVersion returns the current version of block b; see
-// [Snapshot.BlockVersion]. A Revert restores the versions of the layer
-// below.
-func (f *Fork) BlockVersion(b int) int64 {
-	if uint(b) >= uint(f.NumBlocks()) {
-		panic("snapshot: block index out of range")
-	}
-	return f.cur.blockVersion(b)
-}
-
-// Block returns views of block b of the current content; see
-// [Snapshot.Block]. They are valid until the fork's next change.
-func (f *Fork) Block(b int) (nodes []*NodeInfo, versions []int64) { return f.cur.block(b) }
-
-// NodeSetVersion: see [Snapshot.NodeSetVersion].
-func (f *Fork) NodeSetVersion() int64 { return f.cur.nodeSet }
-
 // ImageNumNodes: see [Snapshot.ImageNumNodes].
 func (f *Fork) ImageNumNodes(name string) int {
 	c, _ := f.cur.images.get(name)

@@ -13,10 +13,10 @@ import (
 // one size back to back) each block fills exactly one cache line.
 func TestNodeInfoLayout(t *testing.T) {
 	var n NodeInfo
-	require.Equal(t, uintptr(0), unsafe.Offsetof(n.cm))
-	require.Equal(t, uintptr(64), unsafe.Sizeof(n.cm))
-	require.Equal(t, uintptr(64), unsafe.Offsetof(n.fb))
-	require.Equal(t, uintptr(64), unsafe.Sizeof(n.fb))
+	require.Equal(t, uintptr(0), unsafe.Offsetof(n.head.CPUMemory))
+	require.Equal(t, uintptr(64), unsafe.Sizeof(n.head.CPUMemory))
+	require.Equal(t, uintptr(64), unsafe.Offsetof(n.head.FilterBlock))
+	require.Equal(t, uintptr(64), unsafe.Sizeof(n.head.FilterBlock))
 	require.Zero(t, unsafe.Sizeof(n)%64, "sizeof(NodeInfo) = %d", unsafe.Sizeof(n))
 	// 512 bytes (a size class): at 576 the 15,000-node scoring benchmark
 	// ran ~1.5x slower (more pages per node scan).
@@ -27,4 +27,17 @@ func TestNodeInfoLayout(t *testing.T) {
 	require.Equal(t, line, (unsafe.Offsetof(n.name)+unsafe.Sizeof(n.name)-1)/64)
 	require.Equal(t, line, unsafe.Offsetof(n.podBloom)/64)
 	require.Equal(t, line, (unsafe.Offsetof(n.podBloom)+unsafe.Sizeof(n.podBloom)-1)/64)
+}
+
+// TestNodeviewLayout pins what internal/nodeview's pointer conversions
+// rely on: a NodeInfo starts with its layout.Head (nodeview.Head converts
+// a *NodeInfo to a *layout.Head) and a PodInfo with its key hash
+// (nodeview.KeyHash loads the uint64 at a *PodInfo).
+func TestNodeviewLayout(t *testing.T) {
+	var n NodeInfo
+	require.Equal(t, uintptr(0), unsafe.Offsetof(n.head))
+	require.Equal(t, uintptr(128), unsafe.Sizeof(n.head))
+	var p PodInfo
+	require.Equal(t, uintptr(0), unsafe.Offsetof(p.keyHash))
+	require.Equal(t, uintptr(8), unsafe.Sizeof(p.keyHash))
 }

@@ -13,6 +13,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/schedkit/schedkit/gpushare"
+	"github.com/schedkit/schedkit/internal/arith"
+	"github.com/schedkit/schedkit/internal/layout"
 )
 
 var generation atomic.Int64
@@ -27,11 +29,11 @@ func nextGeneration() int64 { return generation.Add(1) }
 // caller holds the NodeInfo. Safe for concurrent reads. All accessors are
 // O(1) and allocate nothing unless stated.
 type NodeInfo struct {
-	// cm comes first so that it fills one cache line (NodeInfo's size is
-	// a multiple of 64 bytes, see TestNodeInfoLayout).
-	cm CPUMemory
-	// fb fills the second cache line: what the built-in filters read.
-	fb FilterBlock
+	// head comes first: CPUMemory fills the first cache line (NodeInfo's
+	// size is a multiple of 64 bytes, see TestNodeInfoLayout), FilterBlock
+	// (what the built-in filters read) the second. Sibling packages read
+	// it through internal/nodeview, which relies on its offset 0.
+	head layout.Head
 
 	owner uint64 // copy-on-write token of the layer allowed to mutate it
 
@@ -119,26 +121,26 @@ func (n *NodeInfo) setNode(node *v1.Node) error {
 		n.name = strings.Clone(node.Name)
 	}
 	n.taints = node.Spec.Taints
-	n.fb.Unschedulable = node.Spec.Unschedulable
-	n.fb.NoScheduleTaints = false
+	n.head.FilterBlock.Unschedulable = node.Spec.Unschedulable
+	n.head.FilterBlock.NoScheduleTaints = false
 	for i := range n.taints {
 		if e := n.taints[i].Effect; e == v1.TaintEffectNoSchedule || e == v1.TaintEffectNoExecute {
-			n.fb.NoScheduleTaints = true
+			n.head.FilterBlock.NoScheduleTaints = true
 			break
 		}
 	}
-	n.labels, n.fb.NumLabels = nil, 0
+	n.labels, n.head.FilterBlock.NumLabels = nil, 0
 	if len(node.Labels) > 0 {
 		labels := make([]Label, 0, len(node.Labels))
 		for k, v := range node.Labels {
 			labels = append(labels, Label{unique.Make(k), unique.Make(v)})
 		}
 		slices.SortFunc(labels, func(a, b Label) int { return strings.Compare(a.Key.Value(), b.Key.Value()) })
-		n.labels, n.fb.NumLabels = &labels[0], uint32(len(labels))
+		n.labels, n.head.FilterBlock.NumLabels = &labels[0], uint32(len(labels))
 	}
-	n.fb.GPUModel = 0
+	n.head.FilterBlock.GPUModel = 0
 	if len(devices) > 0 {
-		n.fb.GPUModel = registerGPUModel(devices[0].Model)
+		n.head.FilterBlock.GPUModel = registerGPUModel(devices[0].Model)
 	}
 	n.allocatable = alloc
 	n.images = images
@@ -252,28 +254,28 @@ func (n *NodeInfo) addPod(p *PodInfo) {
 	n.podHashes = append(n.podHashes, p.keyHash)
 	n.bloomAdd(p.keyHash)
 	n.requested.Add(&p.req.Requested)
-	n.nonZero.base[CPU] = SatAdd(n.nonZero.base[CPU], p.req.NonZeroMilliCPU)
-	n.nonZero.base[Memory] = SatAdd(n.nonZero.base[Memory], p.req.NonZeroMemory)
+	n.nonZero.base[CPU] = arith.Add(n.nonZero.base[CPU], p.req.NonZeroMilliCPU)
+	n.nonZero.base[Memory] = arith.Add(n.nonZero.base[Memory], p.req.NonZeroMemory)
 	n.usedPorts = append(n.usedPorts, p.hostPorts...)
 	n.touch()
 }
 
-// touch records a change: a new generation and a fresh [CPUMemory] and
-// [FilterBlock] (whose node-level flags setNode sets).
+// touch records a change: a new generation and a fresh head (whose
+// FilterBlock's node-level flags setNode sets).
 func (n *NodeInfo) touch() {
 	n.generation = nextGeneration()
 	var f [2]float64
 	for i, r := range [2]ResourceID{CPU, Memory} {
-		n.cm.Allocatable[i] = n.allocatable.base[r]
-		n.cm.Requested[i] = n.requested.base[r]
-		n.cm.NonZeroRequested[i] = n.nonZero.base[r]
+		n.head.CPUMemory.Allocatable[i] = n.allocatable.base[r]
+		n.head.CPUMemory.Requested[i] = n.requested.base[r]
+		n.head.CPUMemory.NonZeroRequested[i] = n.nonZero.base[r]
 		f[i] = cappedFraction(n.requested.base[r], n.allocatable.base[r])
 	}
-	n.cm.Balance = int64((1 - math.Abs((f[0]-f[1])/2)) * 100)
-	fb := &n.fb
+	n.head.CPUMemory.Balance = int64((1 - math.Abs((f[0]-f[1])/2)) * 100)
+	fb := &n.head.FilterBlock
 	fb.AllowedPods = n.allocatable.base[Pods]
 	fb.NumPods = int32(min(len(n.pods), 1<<31-1))
-	for i := range InlineScalars {
+	for i := range layout.InlineScalars {
 		r := Pods + 1 + ResourceID(i)
 		fb.ScalarAllocatable[i] = n.allocatable.Get(r)
 		fb.ScalarRequested[i] = n.requested.Get(r)
@@ -320,8 +322,8 @@ func (n *NodeInfo) removePodHash(h uint64, k PodKey) *PodInfo {
 	}
 	n.chargeDevices(p, -1)
 	n.requested.Sub(&p.req.Requested)
-	n.nonZero.base[CPU] = SatSub(n.nonZero.base[CPU], p.req.NonZeroMilliCPU)
-	n.nonZero.base[Memory] = SatSub(n.nonZero.base[Memory], p.req.NonZeroMemory)
+	n.nonZero.base[CPU] = arith.Sub(n.nonZero.base[CPU], p.req.NonZeroMilliCPU)
+	n.nonZero.base[Memory] = arith.Sub(n.nonZero.base[Memory], p.req.NonZeroMemory)
 	for _, hp := range p.hostPorts {
 		for j, u := range n.usedPorts {
 			if u == hp {
@@ -370,75 +372,6 @@ func (n *NodeInfo) Requested() *Vector { return &n.requested }
 // set.
 func (n *NodeInfo) NonZeroRequested() *Vector { return &n.nonZero }
 
-// CPUMemory is a node's cpu and memory figures in one 64-byte block:
-// index 0 is CPU (milli-CPU), index 1 is Memory (bytes). It repeats what
-// Allocatable, Requested and NonZeroRequested hold, so that a scan over
-// many nodes that needs only cpu and memory (LeastAllocated,
-// MostAllocated, BalancedAllocation) touches one cache line per node.
-type CPUMemory struct {
-	Allocatable      [2]int64
-	Requested        [2]int64
-	NonZeroRequested [2]int64
-	// Balance is upstream BalancedAllocation's balancedResourceScore of
-	// the node alone for cpu and memory (kube-scheduler v1.37
-	// noderesources/balanced_allocation.go): with f = min(1,
-	// float64(Requested)/float64(Allocatable)) per resource (0 where
-	// Allocatable <= 0), int64((1 − |(f_cpu − f_mem)/2|) × 100), bit for
-	// bit; in [50, 100]. It is computed once per change, so that the
-	// node's half of BalancedAllocation costs a pod nothing.
-	Balance int64
-	_       int64 // the block is one 64-byte cache line
-}
-
-// CPUMemory returns the node's [CPUMemory] block. Read-only; O(1), no
-// allocation.
-func (n *NodeInfo) CPUMemory() *CPUMemory { return &n.cm }
-
-// InlineScalars is the number of scalar resources whose amounts
-// [FilterBlock] repeats: the ResourceIDs Pods+1 .. Pods+InlineScalars,
-// the first scalar resources the process interned (normally those of the
-// first node parsed, e.g. nvidia.com/gpu or alibabacloud.com/gpu-milli).
-const InlineScalars = 2
-
-// FilterBlock is the per-node figures the built-in filters read, in the
-// 64-byte block right after [CPUMemory] (the node's second cache line),
-// so that filtering a node that passes touches two cache lines: pod
-// counts, the first [InlineScalars] scalar resources, a summary of the
-// GPU devices, and the unschedulable and taint flags. It repeats what the
-// other accessors hold and is refreshed on every change.
-type FilterBlock struct {
-	// AllowedPods is Allocatable().AllowedPodNumber().
-	AllowedPods int64
-	// ScalarAllocatable[i] and ScalarRequested[i] are Allocatable and
-	// Requested of ResourceID Pods+1+i, in the resource's unit.
-	ScalarAllocatable, ScalarRequested [InlineScalars]int64
-	// NumPods is NumPods().
-	NumPods int32
-	// GPUModel identifies the model of the node's devices (all devices of
-	// a node have one model): [GPUModelID] of its name; 0 when the node
-	// has no devices.
-	GPUModel int32
-	// GPUFree holds the free milli-GPU of the node's freest devices (up to
-	// len(GPUFree) of them), in descending order, each clamped to
-	// [0, 65535], zero-filled; with a request m in [1, 65535] milli-GPU,
-	// GPUFree[k-1] >= m says that at least k devices have m free.
-	GPUFree [4]uint16
-	// NumDevices is len(Devices()).
-	NumDevices uint8
-	// Unschedulable is Unschedulable().
-	Unschedulable bool
-	// NoScheduleTaints reports a NoSchedule or NoExecute taint among
-	// Taints() (the only effects filters check).
-	NoScheduleTaints bool
-	_                byte
-	// NumLabels is len(Labels()).
-	NumLabels uint32
-}
-
-// FilterBlock returns the node's [FilterBlock]. Read-only; O(1), no
-// allocation.
-func (n *NodeInfo) FilterBlock() *FilterBlock { return &n.fb }
-
 // gpuModels numbers the GPU model names of the nodes parsed so far (from
 // 1; "" is 0), process-wide like the resource names. Readers load the
 // map without locking; a new name copies it.
@@ -473,9 +406,10 @@ func registerGPUModel(name string) int32 {
 	return id
 }
 
-// GPUModelID returns the [FilterBlock.GPUModel] of the GPU model name and
-// whether a node with that model has been parsed in this process (no node
-// has a model that was never registered). O(1), no allocation, safe for
+// GPUModelID returns the number a node's devices of the GPU model name
+// get in its fast-path FilterBlock (package internal/layout) and whether
+// a node with that model has been parsed in this process (no node has a
+// model that was never registered). O(1), no allocation, safe for
 // concurrent use.
 func GPUModelID(name string) (int32, bool) {
 	p := gpuModels.ids.Load()
@@ -488,7 +422,7 @@ func GPUModelID(name string) (int32, bool) {
 
 // Free returns Allocatable minus Requested for r, never below 0.
 func (n *NodeInfo) Free(r ResourceID) int64 {
-	return max(0, SatSub(n.allocatable.Get(r), n.requested.Get(r)))
+	return max(0, arith.Sub(n.allocatable.Get(r), n.requested.Get(r)))
 }
 
 // Pods returns the pods bound to (or held on) the node, in no particular
@@ -539,14 +473,14 @@ func (n *NodeInfo) Labels() []Label {
 	if n.labels == nil {
 		return nil
 	}
-	return unsafe.Slice(n.labels, n.fb.NumLabels)
+	return unsafe.Slice(n.labels, n.head.FilterBlock.NumLabels)
 }
 
 // Taints returns node.spec.taints. Read-only.
 func (n *NodeInfo) Taints() []v1.Taint { return n.taints }
 
 // Unschedulable returns node.spec.unschedulable.
-func (n *NodeInfo) Unschedulable() bool { return n.fb.Unschedulable }
+func (n *NodeInfo) Unschedulable() bool { return n.head.FilterBlock.Unschedulable }
 
 // Generation increases (process-wide) every time the node or its pods
 // change.

@@ -42,9 +42,11 @@ func (p HostPort) Conflicts(o HostPort) bool {
 // [NewPodInfo]; share it freely between goroutines, snapshots and forks. The
 // *v1.Pod it holds must not be modified while the PodInfo is in use.
 type PodInfo struct {
+	// keyHash comes first: internal/nodeview reads it at offset 0
+	// (TestNodeviewLayout).
+	keyHash   uint64
 	pod       *v1.Pod
 	key       PodKey
-	keyHash   uint64
 	req       PodRequests
 	hostPorts []HostPort
 	gpu       GPURequest
@@ -137,10 +139,6 @@ var keySeed = maphash.MakeSeed()
 // for the process lifetime only and must not be stored or sent. O(len(key)),
 // allocates nothing. Safe for concurrent use.
 func (k PodKey) Hash() uint64 { return hashKey(k) }
-
-// KeyHash returns Key().Hash(), computed once by [NewPodInfo]: O(1),
-// allocates nothing. Process-local, as [PodKey.Hash].
-func (p *PodInfo) KeyHash() uint64 { return p.keyHash }
 
 // hashKey hashes a pod key (NodeInfo's pod scan, [PodKey.Hash]).
 func hashKey(k PodKey) uint64 {

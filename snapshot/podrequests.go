@@ -7,6 +7,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/schedkit/schedkit/internal/arith"
 )
 
 // Upstream's non-zero defaults for scoring (kube-scheduler v1.37
@@ -106,12 +108,12 @@ func (u *unitConv) list(rl v1.ResourceList, nonMissing *amounts) amounts {
 		switch id {
 		case CPU:
 			a.has |= hasCPU
-			a.v.Set(id, SatAdd(a.v.Get(id), u.cpu(q)))
+			a.v.Set(id, arith.Add(a.v.Get(id), u.cpu(q)))
 		case Memory:
 			a.has |= hasMem
-			a.v.Set(id, SatAdd(a.v.Get(id), u.other(q)))
+			a.v.Set(id, arith.Add(a.v.Get(id), u.other(q)))
 		default:
-			a.v.Set(id, SatAdd(a.v.Get(id), u.other(q)))
+			a.v.Set(id, arith.Add(a.v.Get(id), u.other(q)))
 		}
 	}
 	if nonMissing != nil {

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/internal/layout"
+	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
 	st "github.com/schedkit/schedkit/snapshot/snapshottest"
 )
@@ -118,12 +120,12 @@ func viewOf(t *testing.T, s reader) map[string]nodeView {
 			return min(1, float64(req)/float64(alloc))
 		}
 		std := math.Abs((frac(v.ReqCPU, v.AllocCPU) - frac(v.ReqMem, v.AllocMem)) / 2)
-		require.Equal(t, snapshot.CPUMemory{
+		require.Equal(t, layout.CPUMemory{
 			Allocatable:      [2]int64{v.AllocCPU, v.AllocMem},
 			Requested:        [2]int64{v.ReqCPU, v.ReqMem},
 			NonZeroRequested: [2]int64{v.NZCPU, v.NZMem},
 			Balance:          int64((1 - std) * 100),
-		}, *ni.CPUMemory(), "node %s", v.Name)
+		}, *nodeview.CPUMemory(ni), "node %s", v.Name)
 		for _, d := range ni.Devices() {
 			v.GPUFree += d.FreeMilliGPU
 		}

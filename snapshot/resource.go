@@ -10,6 +10,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/schedkit/schedkit/internal/arith"
 )
 
 // ResourceID is the small integer a resource name is interned to. The four
@@ -211,22 +213,22 @@ func (v *Vector) Set(r ResourceID, x int64) {
 // Add adds o to v element-wise, saturating. O(len), allocates only to grow.
 func (v *Vector) Add(o *Vector) {
 	for i := range v.base {
-		v.base[i] = SatAdd(v.base[i], o.base[i])
+		v.base[i] = arith.Add(v.base[i], o.base[i])
 	}
 	v.growTo(len(o.ext))
 	for i, x := range o.ext {
-		v.ext[i] = SatAdd(v.ext[i], x)
+		v.ext[i] = arith.Add(v.ext[i], x)
 	}
 }
 
 // Sub subtracts o from v element-wise, saturating.
 func (v *Vector) Sub(o *Vector) {
 	for i := range v.base {
-		v.base[i] = SatSub(v.base[i], o.base[i])
+		v.base[i] = arith.Sub(v.base[i], o.base[i])
 	}
 	v.growTo(len(o.ext))
 	for i, x := range o.ext {
-		v.ext[i] = SatSub(v.ext[i], x)
+		v.ext[i] = arith.Sub(v.ext[i], x)
 	}
 }
 
@@ -357,7 +359,7 @@ func (v *Vector) AddList(rl v1.ResourceList) error {
 		if !ok {
 			continue
 		}
-		v.Set(id, SatAdd(v.Get(id), QuantityValue(id, q)))
+		v.Set(id, arith.Add(v.Get(id), QuantityValue(id, q)))
 	}
 	return nil
 }
@@ -381,28 +383,4 @@ func QuantityValue(r ResourceID, q resource.Quantity) int64 {
 		return math.MaxInt64
 	}
 	return q.Value()
-}
-
-// SatAdd returns a+b clamped to [math.MinInt64, math.MaxInt64].
-func SatAdd(a, b int64) int64 {
-	s := a + b
-	if (s > a) != (b > 0) {
-		if b > 0 {
-			return math.MaxInt64
-		}
-		return math.MinInt64
-	}
-	return s
-}
-
-// SatSub returns a-b clamped to [math.MinInt64, math.MaxInt64].
-func SatSub(a, b int64) int64 {
-	s := a - b
-	if (s < a) != (b > 0) {
-		if b > 0 {
-			return math.MinInt64
-		}
-		return math.MaxInt64
-	}
-	return s
 }

@@ -72,50 +72,6 @@ func (s *Snapshot) Nodes() iter.Seq2[int, *NodeInfo] {
 	}
 }
 
-// BlockSize is the number of consecutive nodes that share one
-// [Snapshot.BlockVersion].
-const BlockSize = chunkSize
-
-// NumBlocks returns the number of node blocks, ⌈NumNodes()/BlockSize⌉.
-func (s *Snapshot) NumBlocks() int { return (s.st.n + BlockSize - 1) / BlockSize }
-
-// BlockVersion returns the version of block b, the nodes b×BlockSize up to
-// (b+1)×BlockSize−1 (fewer in the last block): a process-wide unique number
-// that changes whenever one of those nodes changes or is moved, in any
-// Cache, Fork or ledger. Two equal versions, read from any snapshots or
-// forks, mean the block holds the same NodeInfo pointers with the same
-// content — so a cache of per-node results (framework's equivalence
-// cache) revalidates NumNodes()/64 numbers instead of every node. Within
-// a changed block, the per-node versions of [Snapshot.Block] tell which
-// nodes changed. 0 <= b < NumBlocks(); it panics otherwise. O(1),
-// allocates nothing.
-func (s *Snapshot) BlockVersion(b int) int64 {
-	if uint(b) >= uint(s.NumBlocks()) {
-		panic("snapshot: block index out of range")
-	}
-	return s.st.blockVersion(b)
-}
-
-// Block returns views of block b: its nodes (node b×BlockSize+j is
-// nodes[j]) and their versions — versions[j] is a process-wide unique
-// number that changes whenever node j of the block changes (a pod added
-// or removed, the node updated, another node moved into its index by
-// RemoveNode), in any Cache, Fork or ledger; two equal versions, read
-// from any snapshots or forks, mean the same NodeInfo with the same
-// content. Both slices have the block's length (BlockSize, fewer in the
-// last block), must not be modified, and are valid for as long as the
-// snapshot. For caches of per-node results: a changed
-// [Snapshot.BlockVersion] leads to 64 contiguous versions rather than 64
-// NodeInfos. 0 <= b < NumBlocks(), else it panics. O(1), allocates
-// nothing.
-func (s *Snapshot) Block(b int) (nodes []*NodeInfo, versions []int64) { return s.st.block(b) }
-
-// NodeSetVersion returns a process-wide unique number that changes
-// whenever a node is added, removed or updated (node object replaced), but
-// not when pods are added or removed: while it is unchanged, NumNodes(),
-// every node's index and ImageNumNodes are too. O(1).
-func (s *Snapshot) NodeSetVersion() int64 { return s.st.nodeSet }
-
 // ImageNumNodes returns how many nodes of the snapshot list the image name
 // in node.status.images (upstream ImageStateSummary.NumNodes); O(1).
 func (s *Snapshot) ImageNumNodes(name string) int {

@@ -3,6 +3,8 @@ package snapshot
 import (
 	"fmt"
 	"sync/atomic"
+
+	"github.com/schedkit/schedkit/internal/layout"
 )
 
 // Copy-on-write machinery shared by Snapshot, Fork and Cache.
@@ -33,10 +35,10 @@ type chunk struct {
 	owner uint64
 	// version changes (to a fresh process-wide generation) every time
 	// one of the chunk's slots or nodes is about to change: see
-	// Snapshot.BlockVersion.
+	// layout.View.BlockVersion.
 	version int64
 	// slotVer[j] is the version slot j last changed at (node j of the
-	// block set, replaced or about to be mutated): Snapshot.Block.
+	// block set, replaced or about to be mutated): layout.View.Block.
 	slotVer [chunkSize]int64
 	nodes   [chunkSize]*NodeInfo
 }
@@ -143,7 +145,7 @@ type state struct {
 	names  nameIndex
 	images ovmap[int32] // image name -> number of nodes that have it
 	// nodeSet changes (to a fresh generation) whenever a node is added,
-	// removed or replaced: see Snapshot.NodeSetVersion.
+	// removed or replaced: see layout.View.NodeSetVersion.
 	nodeSet int64
 	rec     *recycler // a Fork's; nil for a Cache or Snapshot
 }
@@ -258,14 +260,54 @@ func (s *state) node(i int) *NodeInfo {
 	return s.tree.mids[i>>midShift].chunks[(i>>chunkShift)&chunkMask].nodes[i&chunkMask]
 }
 
-// blockVersion returns the version of chunk b (nodes b*64 ..).
-func (s *state) blockVersion(b int) int64 {
+// A *state is the layout.View of a Snapshot or Fork (see viewOf): a
+// block is a chunk.
+var _ layout.View[NodeInfo] = (*state)(nil)
+
+// A block is a chunk: a compile-time check that layout.BlockSize is
+// chunkSize (a negative constant does not convert to uint).
+const _ = uint(layout.BlockSize-chunkSize) + uint(chunkSize-layout.BlockSize)
+
+func init() { layout.ViewOf = viewOf }
+
+// viewOf is layout.ViewOf: the state of a non-nil *Snapshot or *Fork.
+// A Fork's cur is reassigned in place by Fork, Revert and Commit, so its
+// address stays the fork's current content.
+func viewOf(c any) any {
+	switch c := c.(type) {
+	case *Snapshot:
+		if c != nil {
+			return &c.st
+		}
+	case *Fork:
+		if c != nil {
+			return &c.cur
+		}
+	}
+	return nil
+}
+
+// NumNodes is layout.View's.
+func (s *state) NumNodes() int { return s.n }
+
+// NumBlocks is layout.View's: ⌈n/chunkSize⌉.
+func (s *state) NumBlocks() int { return (s.n + chunkSize - 1) / chunkSize }
+
+// NodeSetVersion is layout.View's.
+func (s *state) NodeSetVersion() int64 { return s.nodeSet }
+
+// BlockVersion is layout.View's: the version of chunk b (nodes b*64 ..).
+func (s *state) BlockVersion(b int) int64 {
+	if uint(b) >= uint(s.NumBlocks()) {
+		panic("snapshot: block index out of range")
+	}
 	return s.chunkAt(b).version
 }
 
-// block returns block b's nodes and slot versions (views of its chunk).
-func (s *state) block(b int) ([]*NodeInfo, []int64) {
-	nb := (s.n + chunkSize - 1) / chunkSize
+// Block is layout.View's: block b's nodes and slot versions (views of
+// its chunk).
+func (s *state) Block(b int) ([]*NodeInfo, []int64) {
+	nb := s.NumBlocks()
 	if uint(b) >= uint(nb) {
 		panic("snapshot: block index out of range")
 	}

@@ -7,18 +7,25 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/schedkit/schedkit/internal/layout"
+	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
 	st "github.com/schedkit/schedkit/snapshot/snapshottest"
 )
 
-// versioned is what BlockVersion and NodeSetVersion are read from.
-type versioned interface {
+// cluster is a Snapshot or a Fork, whose block versions and node-set
+// version (the internal layout.View, through nodeview.ViewOf) are checked.
+type cluster interface {
 	NumNodes() int
 	Node(i int) *snapshot.NodeInfo
-	NumBlocks() int
-	BlockVersion(b int) int64
-	Block(b int) ([]*snapshot.NodeInfo, []int64)
-	NodeSetVersion() int64
+}
+
+// mustView returns c's block view, failing the test if it has none.
+func mustView(t *testing.T, c cluster) nodeview.View {
+	t.Helper()
+	v, ok := nodeview.ViewOf(c)
+	require.True(t, ok, "%T has no view", c)
+	return v
 }
 
 // versionLog checks the version contract across every state it is shown:
@@ -28,12 +35,12 @@ type versioned interface {
 // in the same order.
 type versionLog struct {
 	nodeSet map[int64]string
-	blocks  map[int64][snapshot.BlockSize]slotFP
+	blocks  map[int64][layout.BlockSize]slotFP
 	nodes   map[int64]slotFP
 }
 
 func newVersionLog() *versionLog {
-	return &versionLog{nodeSet: map[int64]string{}, blocks: map[int64][snapshot.BlockSize]slotFP{}, nodes: map[int64]slotFP{}}
+	return &versionLog{nodeSet: map[int64]string{}, blocks: map[int64][layout.BlockSize]slotFP{}, nodes: map[int64]slotFP{}}
 }
 
 // slotFP is what identifies a node's state in a block slot.
@@ -45,19 +52,20 @@ type slotFP struct {
 	cpu  int64
 }
 
-func (l *versionLog) check(t *testing.T, s versioned, where string) {
+func (l *versionLog) check(t *testing.T, c cluster, where string) {
 	t.Helper()
+	s := mustView(t, c)
 	n := s.NumNodes()
-	require.Equal(t, (n+snapshot.BlockSize-1)/snapshot.BlockSize, s.NumBlocks(), where)
+	require.Equal(t, (n+layout.BlockSize-1)/layout.BlockSize, s.NumBlocks(), where)
 	names := ""
 	for b := range s.NumBlocks() {
-		var slots [snapshot.BlockSize]slotFP
+		var slots [layout.BlockSize]slotFP
 		nodes, vers := s.Block(b)
-		require.Len(t, nodes, min(snapshot.BlockSize, n-b*snapshot.BlockSize), where)
+		require.Len(t, nodes, min(layout.BlockSize, n-b*layout.BlockSize), where)
 		require.Len(t, vers, len(nodes), where)
 		for j, ni := range nodes {
-			if ni != s.Node(b*snapshot.BlockSize+j) {
-				t.Fatalf("%s: Block(%d) node %d is not Node(%d)", where, b, j, b*snapshot.BlockSize+j)
+			if ni != c.Node(b*layout.BlockSize+j) {
+				t.Fatalf("%s: Block(%d) node %d is not Node(%d)", where, b, j, b*layout.BlockSize+j)
 			}
 			fp := slotFP{ni, ni.Generation(), ni.Name(), len(ni.Pods()), ni.Requested().Get(snapshot.CPU)}
 			slots[j] = fp
@@ -86,11 +94,11 @@ func (l *versionLog) check(t *testing.T, s versioned, where string) {
 func TestBlockVersionPanicsOutOfRange(t *testing.T) {
 	c := snapshot.NewCache()
 	require.NoError(t, c.AddNode(node("a", 1000)))
-	s := c.Snapshot()
+	snap := c.Snapshot()
+	s, f := mustView(t, snap), mustView(t, snap.Fork())
 	require.Equal(t, 1, s.NumBlocks())
 	require.Panics(t, func() { s.BlockVersion(1) })
 	require.Panics(t, func() { s.BlockVersion(-1) })
-	f := s.Fork()
 	require.Panics(t, func() { f.BlockVersion(1) })
 	require.Panics(t, func() { s.Block(1) })
 	require.Panics(t, func() { f.Block(-1) })
@@ -104,9 +112,10 @@ func TestBlockVersionChanges(t *testing.T) {
 	for i := range 130 {
 		require.NoError(t, c.AddNode(node(fmt.Sprintf("n%03d", i), 4000)))
 	}
-	s := c.Snapshot()
+	snap := c.Snapshot()
+	s := mustView(t, snap)
 	require.Equal(t, 3, s.NumBlocks())
-	vers := func(v versioned) []int64 {
+	vers := func(v nodeview.View) []int64 {
 		out := []int64{v.NodeSetVersion()}
 		for b := range v.NumBlocks() {
 			out = append(out, v.BlockVersion(b))
@@ -114,11 +123,12 @@ func TestBlockVersionChanges(t *testing.T) {
 		return out
 	}
 	before := vers(s)
-	f := s.Fork()
+	fork := snap.Fork()
+	f := mustView(t, fork)
 	require.Equal(t, before, vers(f))
 	_, nv := s.Block(1)
 	nodeVers := slices.Clone(nv)
-	require.NoError(t, f.AddPod(st.MakePod("p").Req("cpu", "100m").Obj(), "n070")) // block 1
+	require.NoError(t, fork.AddPod(st.MakePod("p").Req("cpu", "100m").Obj(), "n070")) // block 1
 	_, nv = f.Block(1)
 	for j := range nv {
 		if j == 70-64 {
@@ -132,12 +142,12 @@ func TestBlockVersionChanges(t *testing.T) {
 	require.Equal(t, before[1], after[1])
 	require.NotEqual(t, before[2], after[2])
 	require.Equal(t, before[3], after[3])
-	f.Fork()
-	require.NoError(t, f.AddPod(st.MakePod("q").Req("cpu", "100m").Obj(), "n070"))
+	fork.Fork()
+	require.NoError(t, fork.AddPod(st.MakePod("q").Req("cpu", "100m").Obj(), "n070"))
 	require.NotEqual(t, after[2], f.BlockVersion(1))
-	require.NoError(t, f.Revert())
+	require.NoError(t, fork.Revert())
 	require.Equal(t, after, vers(f), "Revert restores the versions")
-	require.NoError(t, f.AddNode(node("extra", 1000)))
+	require.NoError(t, fork.AddNode(node("extra", 1000)))
 	require.NotEqual(t, before[0], f.NodeSetVersion())
 	require.Equal(t, before, vers(s), "the snapshot never changes")
 }

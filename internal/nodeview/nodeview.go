@@ -1,0 +1,52 @@
+// Package nodeview is snapshot's private face: it gives the packages
+// above snapshot (score, framework, reserve, gpushare, the adapters) the
+// fast-path data of package layout that snapshot keeps unexported — a
+// NodeInfo's [layout.Head], a PodInfo's key hash, the block [layout.View]
+// of a Snapshot or Fork — without any exported snapshot method, so that
+// changing that data never changes snapshot's API.
+//
+// Layer: snapshot's. nodeview imports snapshot and internal/layout only;
+// snapshot never imports it.
+//
+// Every function is O(1), allocates nothing, and (but ViewOf) compiles to
+// a pointer conversion or a load: the head is NodeInfo's first field and
+// the key hash PodInfo's, which snapshot's TestNodeviewLayout pins.
+package nodeview
+
+import (
+	"unsafe"
+
+	"github.com/schedkit/schedkit/internal/layout"
+	"github.com/schedkit/schedkit/snapshot"
+)
+
+// Head returns n's [layout.Head], its first 128 bytes. Read-only; valid as
+// long as n.
+func Head(n *snapshot.NodeInfo) *layout.Head { return (*layout.Head)(unsafe.Pointer(n)) }
+
+// CPUMemory returns n's [layout.CPUMemory] block (its first cache line).
+func CPUMemory(n *snapshot.NodeInfo) *layout.CPUMemory {
+	return &(*layout.Head)(unsafe.Pointer(n)).CPUMemory
+}
+
+// FilterBlock returns n's [layout.FilterBlock] (its second cache line).
+func FilterBlock(n *snapshot.NodeInfo) *layout.FilterBlock {
+	return &(*layout.Head)(unsafe.Pointer(n)).FilterBlock
+}
+
+// KeyHash returns p.Key().Hash(), computed once when p was parsed.
+// Process-local, as snapshot.PodKey.Hash.
+func KeyHash(p *snapshot.PodInfo) uint64 { return *(*uint64)(unsafe.Pointer(p)) }
+
+// View is the block view of a Snapshot or Fork.
+type View = layout.View[snapshot.NodeInfo]
+
+// ViewOf returns the block view of c when c is a non-nil
+// *snapshot.Snapshot or *snapshot.Fork — exactly those types, not one
+// embedding them, which may change what nodes it shows — and false
+// otherwise. A Fork's view follows the fork's later changes. O(1),
+// allocates nothing.
+func ViewOf(c any) (View, bool) {
+	v, ok := layout.ViewOf(c).(View)
+	return v, ok
+}
