@@ -302,3 +302,23 @@ func TestSpreadSchedulerBypassesCache(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestSpreadDiagnosis: a pod no node can take under its spread constraint
+// gets upstream's message, counting each reason.
+func TestSpreadDiagnosis(t *testing.T) {
+	nodes := []*v1.Node{
+		mkNode("n1").Label(zoneKey, "a").Allocatable("cpu", "8", "memory", "16Gi", "pods", "110").Obj(),
+		mkNode("n2").Label(zoneKey, "b").Allocatable("cpu", "8", "memory", "16Gi", "pods", "110").Obj(),
+		mkNode("n3").Allocatable("cpu", "8", "memory", "16Gi", "pods", "110").Obj(),
+	}
+	snap := snapshottest.Snapshot(t, nodes, append(webPods("n1", 1), webPods("n2", 1)...)...)
+	s, err := New(Config{Filters: append(DefaultFilters(), newSpread(t, score.PodTopologySpreadArgs{}))})
+	require.NoError(t, err)
+	// minDomains 3 > 2 zones: global min 0; a and b: 1 + 1 − 0 = 2 > 1.
+	pod := spreadPod(zoneKey, 1, func(c *v1.TopologySpreadConstraint) { c.MinDomains = ptrTo(int32(3)) })
+	d, err := s.SchedulePod(snap, snapshot.MustPodInfo(pod))
+	require.NoError(t, err)
+	require.False(t, d.Scheduled())
+	assert.Equal(t, "0/3 nodes are available: 1 node(s) didn't match pod topology spread constraints (missing required label), 2 node(s) didn't match pod topology spread constraints.", d.Diagnosis.Message())
+	assert.Equal(t, []string{PodTopologySpreadName}, d.Diagnosis.UnschedulablePlugins)
+}
