@@ -747,11 +747,8 @@ func (s *Scheduler) Schedule(ledger *reserve.Ledger, pod *snapshot.PodInfo) (Dec
 	if unfit != nil {
 		diag := &Diagnosis{NumAllNodes: snap.NumNodes(), UnschedulablePlugins: []string{NodeResourcesFitName}}
 		for _, in := range unfit {
-			r := Reason{Plugin: NodeResourcesFitName, Node: d.Node, Code: CodeInsufficientResource, Resource: in.Resource,
-				Requested: in.Requested, Used: in.Used, Capacity: in.Capacity, Unresolvable: in.Requested > in.Capacity}
-			if in.Resource == snapshot.Pods {
-				r.Code = CodeTooManyPods
-			}
+			r := insufficientReason(in)
+			r.Plugin, r.Node = NodeResourcesFitName, d.Node
 			diag.Reasons = append(diag.Reasons, r)
 		}
 		d.Node, d.Total, d.Breakdown, d.Diagnosis = "", 0, nil, diag

@@ -218,8 +218,8 @@ func TestSchedulePodDiagnosisDetails(t *testing.T) {
 		byNode[r.Node] = r
 	}
 	// n1: 2000 > 4000-3000, resolvable; n2: 2000 > 1000, unresolvable.
-	assert.Equal(t, Reason{Plugin: "NodeResourcesFit", Node: "n1", Code: CodeInsufficientResource, Resource: snapshot.CPU, Requested: 2000, Used: 3000, Capacity: 4000}, byNode["n1"])
-	assert.Equal(t, Reason{Plugin: "NodeResourcesFit", Node: "n2", Code: CodeInsufficientResource, Resource: snapshot.CPU, Requested: 2000, Used: 0, Capacity: 1000, Unresolvable: true}, byNode["n2"])
+	assert.Equal(t, Reason{Plugin: "NodeResourcesFit", Node: "n1", Code: CodeInsufficientResource, Insufficient: snapshot.Insufficient{Resource: snapshot.CPU, Requested: 2000, Used: 3000, Capacity: 4000}}, byNode["n1"])
+	assert.Equal(t, Reason{Plugin: "NodeResourcesFit", Node: "n2", Code: CodeInsufficientResource, Insufficient: snapshot.Insufficient{Resource: snapshot.CPU, Requested: 2000, Used: 0, Capacity: 1000}, Unresolvable: true}, byNode["n2"])
 }
 
 func TestPercentageOfNodesToScore(t *testing.T) {

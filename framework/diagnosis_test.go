@@ -9,8 +9,8 @@ import (
 )
 
 func TestDiagnosisMessage(t *testing.T) {
-	cpu := Reason{Code: CodeInsufficientResource, Resource: snapshot.CPU}
-	mem := Reason{Code: CodeInsufficientResource, Resource: snapshot.Memory}
+	cpu := Reason{Code: CodeInsufficientResource, Insufficient: snapshot.Insufficient{Resource: snapshot.CPU}}
+	mem := Reason{Code: CodeInsufficientResource, Insufficient: snapshot.Insufficient{Resource: snapshot.Memory}}
 	taint := Reason{Code: CodeUntoleratedTaint}
 	pods := Reason{Code: CodeTooManyPods}
 	rep := func(r Reason, n int) []Reason {
@@ -75,7 +75,7 @@ func TestDiagnosisMessage(t *testing.T) {
 }
 
 func TestReasonString(t *testing.T) {
-	r := Reason{Node: "n1", Code: CodeInsufficientResource, Resource: snapshot.CPU, Requested: 2000, Used: 7000, Capacity: 8000}
+	r := Reason{Node: "n1", Code: CodeInsufficientResource, Insufficient: snapshot.Insufficient{Resource: snapshot.CPU, Requested: 2000, Used: 7000, Capacity: 8000}}
 	assert.Equal(t, "n1: Insufficient cpu (requested 2000, used 7000, capacity 8000)", r.String())
 	taint := mkNode("x").Taint("k", "v", "NoSchedule").Obj().Spec.Taints[0]
 	r = Reason{Node: "n2", Code: CodeUntoleratedTaint, Taint: &taint}

@@ -20,7 +20,7 @@ import (
 func refFit(pod *snapshot.PodInfo, ni *snapshot.NodeInfo, reasons []Reason) []Reason {
 	alloc, used, req := ni.Allocatable(), ni.Requested(), pod.Requested()
 	if pods, allowed := int64(ni.NumPods()), alloc.AllowedPodNumber(); pods+1 > allowed {
-		reasons = append(reasons, Reason{Code: CodeTooManyPods, Resource: snapshot.Pods, Requested: 1, Used: pods, Capacity: allowed})
+		reasons = append(reasons, Reason{Code: CodeTooManyPods, Insufficient: snapshot.Insufficient{Resource: snapshot.Pods, Requested: 1, Used: pods, Capacity: allowed}})
 	}
 	for r := snapshot.CPU; int(r) < req.Len(); r++ {
 		if r != snapshot.Pods {
@@ -69,7 +69,7 @@ func refGPU(pod *snapshot.PodInfo, ni *snapshot.NodeInfo, reasons []Reason) []Re
 	}
 	n := len(ni.Devices())
 	return append(reasons, Reason{Plugin: GPUDevicesName, Node: ni.Name(), Code: CodeCustom, Text: text,
-		Requested: int64(t.GPUCount), Used: int64(n - usable), Capacity: int64(n), Unresolvable: n < t.GPUCount})
+		Insufficient: snapshot.Insufficient{Requested: int64(t.GPUCount), Used: int64(n - usable), Capacity: int64(n)}, Unresolvable: n < t.GPUCount})
 }
 
 func fbNode(rng *rand.Rand, name string) *v1.Node {

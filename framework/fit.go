@@ -8,7 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/schedkit/schedkit/internal/arith"
+	"github.com/schedkit/schedkit/internal/fit"
 	"github.com/schedkit/schedkit/internal/layout"
 	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
@@ -23,6 +23,10 @@ var _ Filter = (*NodeResourcesFit)(nil)
 //   - for cpu, memory, ephemeral-storage and every scalar resource
 //     (hugepages-*, extended resources, ...) the pod requests (request > 0):
 //     request <= allocatable − requested ("Insufficient <name>").
+//
+// The arithmetic is the one fit check the ledger uses too
+// (internal/fit); a failed resource is reported as a
+// [snapshot.Insufficient] inside the [Reason].
 //
 // The pod's request is the request of a pod not yet bound
 // ([snapshot.PodRequests].Pending: init containers, sidecars, overhead,
@@ -120,8 +124,8 @@ func (f *NodeResourcesFit) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, er
 // inline ones read the vectors.
 func (c *fitFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
 	cm, fb := nodeview.CPUMemory(ni), nodeview.FilterBlock(ni)
-	if pods, allowed := int64(fb.NumPods), fb.AllowedPods; pods+1 > allowed {
-		reasons = append(reasons, Reason{Code: CodeTooManyPods, Resource: snapshot.Pods, Requested: 1, Used: pods, Capacity: allowed})
+	if pods, allowed := int64(fb.NumPods), fb.AllowedPods; fit.TooManyPods(pods, allowed) {
+		reasons = append(reasons, insufficientReason(snapshot.Insufficient{Resource: snapshot.Pods, Requested: 1, Used: pods, Capacity: allowed}))
 	}
 	reasons = checkResource(reasons, snapshot.CPU, c.cpu, cm.Allocatable[0], cm.Requested[0])
 	reasons = checkResource(reasons, snapshot.Memory, c.memory, cm.Allocatable[1], cm.Requested[1])
@@ -141,11 +145,11 @@ func (c *fitFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
 // fitsBlock reports whether the node passes the checks that read only
 // its FilterBlock: the pod count and the inline scalar resources.
 func (c *fitFilter) fitsBlock(fb *layout.FilterBlock) bool {
-	if int64(fb.NumPods)+1 > fb.AllowedPods {
+	if fit.TooManyPods(int64(fb.NumPods), fb.AllowedPods) {
 		return false
 	}
 	for _, s := range c.scalars {
-		if i := int(s.id - snapshot.Pods - 1); i < layout.InlineScalars && s.amount > arith.Sub(fb.ScalarAllocatable[i], fb.ScalarRequested[i]) {
+		if i := int(s.id - snapshot.Pods - 1); i < layout.InlineScalars && fit.Short(s.amount, fb.ScalarAllocatable[i], fb.ScalarRequested[i]) {
 			return false
 		}
 	}
@@ -157,13 +161,13 @@ func (c *fitFilter) fitsBlock(fb *layout.FilterBlock) bool {
 // ones (the vectors). fitsBlock && fitsRest is Filter appending nothing.
 func (c *fitFilter) fitsRest(ni *snapshot.NodeInfo) bool {
 	cm := nodeview.CPUMemory(ni)
-	if (c.cpu > 0 && c.cpu > arith.Sub(cm.Allocatable[0], cm.Requested[0])) ||
-		(c.memory > 0 && c.memory > arith.Sub(cm.Allocatable[1], cm.Requested[1])) ||
-		(c.ephemeral > 0 && c.ephemeral > ni.Free(snapshot.EphemeralStorage)) {
+	if fit.Short(c.cpu, cm.Allocatable[0], cm.Requested[0]) ||
+		fit.Short(c.memory, cm.Allocatable[1], cm.Requested[1]) ||
+		(c.ephemeral > 0 && fit.Short(c.ephemeral, ni.Allocatable().EphemeralStorage(), ni.Requested().EphemeralStorage())) {
 		return false
 	}
 	for _, s := range c.scalars {
-		if int(s.id-snapshot.Pods-1) >= layout.InlineScalars && s.amount > arith.Sub(ni.Allocatable().Get(s.id), ni.Requested().Get(s.id)) {
+		if int(s.id-snapshot.Pods-1) >= layout.InlineScalars && fit.Short(s.amount, ni.Allocatable().Get(s.id), ni.Requested().Get(s.id)) {
 			return false
 		}
 	}
@@ -182,13 +186,11 @@ func isExtendedResourceName(name string) bool {
 	return len(validation.IsQualifiedName(v1.DefaultResourceRequestsPrefix+name)) == 0
 }
 
+// checkResource appends the reason for resource r when the pod's request
+// does not fit ([fit.Short]).
 func checkResource(reasons []Reason, r snapshot.ResourceID, request, capacity, used int64) []Reason {
-	if request > 0 && request > arith.Sub(capacity, used) {
-		reasons = append(reasons, Reason{
-			Code: CodeInsufficientResource, Resource: r,
-			Requested: request, Used: used, Capacity: capacity,
-			Unresolvable: request > capacity,
-		})
+	if fit.Short(request, capacity, used) {
+		reasons = append(reasons, insufficientReason(snapshot.Insufficient{Resource: r, Requested: request, Used: used, Capacity: capacity}))
 	}
 	return reasons
 }

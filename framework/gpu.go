@@ -136,7 +136,7 @@ func (f *gpuFilter) Filter(node *snapshot.NodeInfo, reasons []Reason) []Reason {
 	}
 	numDevs := int(fb.NumDevices)
 	return append(reasons, Reason{Plugin: GPUDevicesName, Node: node.Name(), Code: CodeCustom, Text: text,
-		Requested: int64(f.t.GPUCount), Used: int64(numDevs - usable), Capacity: int64(numDevs),
+		Insufficient: snapshot.Insufficient{Requested: int64(f.t.GPUCount), Used: int64(numDevs - usable), Capacity: int64(numDevs)},
 		Unresolvable: numDevs < f.t.GPUCount})
 }
 

@@ -1,7 +1,6 @@
 package framework
 
 import (
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -70,5 +69,3 @@ func lookup(t *testing.T, name v1.ResourceName) (snapshot.ResourceID, bool) {
 	require.True(t, ok, "resource %s not interned", name)
 	return id, ok
 }
-
-func strconvParse(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }

@@ -2,7 +2,6 @@ package framework
 
 import (
 	"fmt"
-	"unique"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -124,29 +123,12 @@ func (f *PodTopologySpread) PreFilterCluster(pod *snapshot.PodInfo, cluster scor
 	return PreFilterResult{Filter: spreadFilter{st}}, nil
 }
 
-// podInclusion is the pod's required node affinity (NodeAffinity's
-// matching without AddedAffinity) and taint toleration (TaintToleration's
-// NoSchedule/NoExecute check), for nodeAffinityPolicy and nodeTaintsPolicy
-// Honor.
+// podInclusion is the pod's required node affinity and taint toleration
+// (TaintToleration's NoSchedule/NoExecute check), for nodeAffinityPolicy
+// and nodeTaintsPolicy Honor.
 func podInclusion(p *v1.Pod) spread.Inclusion[*snapshot.NodeInfo] {
-	in := spread.Inclusion[*snapshot.NodeInfo]{}
-	var labels []snapshot.Label
-	for k, v := range p.Spec.NodeSelector {
-		labels = append(labels, snapshot.Label{Key: unique.Make(k), Value: unique.Make(v)})
-	}
-	var required *nodeSelector
-	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
-		sel, _ := compileNodeSelector(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution) // invalid terms match nothing
-		required = &sel
-	}
-	if len(labels) > 0 || required != nil {
-		in.Affinity = func(ni *snapshot.NodeInfo) bool {
-			return (len(labels) == 0 || hasLabels(ni.Labels(), labels)) && (required == nil || required.matches(ni.Node()))
-		}
-	}
 	tols := taintFilter(p.Spec.Tolerations)
-	in.Tolerated = func(ni *snapshot.NodeInfo) bool { return tols.untolerated(ni) == nil }
-	return in
+	return spread.NewInclusion(p, func(ni *snapshot.NodeInfo) bool { return tols.untolerated(ni) == nil })
 }
 
 type spreadFilter struct{ st *spread.Filter }

@@ -5,6 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/internal/fit"
 	"github.com/schedkit/schedkit/internal/spread"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -66,7 +67,6 @@ const (
 // Upstream reason strings (kube-scheduler v1.37 plugins).
 const (
 	msgTooManyPods        = "Too many pods"
-	msgInsufficient       = "Insufficient "
 	msgUntoleratedTaint   = "node(s) had untolerated taint(s)"
 	msgNodeUnschedulable  = "node(s) were unschedulable"
 	msgNodeName           = "node(s) didn't match the requested node name"
@@ -94,13 +94,14 @@ type Reason struct {
 	// fit (upstream's UnschedulableAndUnresolvable): a taint, a label, a
 	// name, or a request larger than the node's whole allocatable.
 	Unresolvable bool
-	// Resource, Requested, Used and Capacity describe a
-	// CodeInsufficientResource or CodeTooManyPods reason in the resource's
-	// unit (milli-CPU, bytes, counts): the pod's request, the node's
-	// requested amount and its allocatable. For CodeTooManyPods Resource
-	// is snapshot.Pods, Requested 1, Used the pods on the node.
-	Resource                  snapshot.ResourceID
-	Requested, Used, Capacity int64
+	// Insufficient (its fields Resource, Requested, Used and Capacity)
+	// describes a CodeInsufficientResource or CodeTooManyPods reason in
+	// the resource's unit (milli-CPU, bytes, counts): the pod's request,
+	// the node's requested amount and its allocatable. For
+	// CodeTooManyPods Resource is snapshot.Pods, Requested 1, Used the
+	// pods on the node. It is the ledger's reason type too
+	// (reserve.Insufficient is snapshot.Insufficient).
+	snapshot.Insufficient
 	// Taint is the first untolerated taint of a CodeUntoleratedTaint
 	// reason; it points into the node's spec and is read-only.
 	Taint *v1.Taint
@@ -116,7 +117,7 @@ func (r *Reason) Message() string {
 	case CodeTooManyPods:
 		return msgTooManyPods
 	case CodeInsufficientResource:
-		return msgInsufficient + string(r.Resource.Name())
+		return r.Insufficient.Message()
 	case CodeUntoleratedTaint:
 		return msgUntoleratedTaint
 	case CodeNodeUnschedulable:
@@ -153,4 +154,17 @@ func (r Reason) String() string {
 		}
 	}
 	return s
+}
+
+// insufficientReason is the NodeResourcesFit reason for in, as the fit
+// filter reports it: CodeTooManyPods for snapshot.Pods, else
+// CodeInsufficientResource, Unresolvable when the request exceeds the
+// node's whole capacity (never for pods, as upstream's fitsRequest).
+// Plugin and Node are left empty. The filter and Scheduler.Schedule (for
+// the ledger's reasons) both use it. O(1), allocates nothing.
+func insufficientReason(in snapshot.Insufficient) Reason {
+	if in.Resource == snapshot.Pods {
+		return Reason{Code: CodeTooManyPods, Insufficient: in}
+	}
+	return Reason{Code: CodeInsufficientResource, Insufficient: in, Unresolvable: fit.Unresolvable(in.Requested, in.Capacity)}
 }

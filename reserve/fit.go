@@ -1,46 +1,28 @@
 package reserve
 
 import (
-	"fmt"
-
 	"github.com/schedkit/schedkit/internal/arith"
+	"github.com/schedkit/schedkit/internal/fit"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-// Insufficient is one resource a pod lacks on a node — upstream's
-// noderesources.InsufficientResource as a value (kube-scheduler v1.37
-// pkg/scheduler/framework/plugins/noderesources/fit.go fitsRequest).
-//
-// Units are those of [snapshot.Vector]: milli-CPU, bytes, counts. For
-// [snapshot.Pods], Requested is 1 and Used the number of pods counted on the
-// node (bound, confirmed, held, plus one per named reservation).
-type Insufficient struct {
-	// Resource is the resource that does not fit.
-	Resource snapshot.ResourceID
-	// Requested is what the pod needs from the node's free capacity: its
-	// effective request, less what it draws from a named reservation.
-	Requested int64
-	// Used is what the node already has committed: bound and confirmed
-	// pods, holds, and the unallocated part of named reservations.
-	Used int64
-	// Capacity is the node's allocatable amount.
-	Capacity int64
-}
-
-// String formats the reason as upstream's message plus the numbers:
-// "Insufficient cpu (requested 3000, used 3000, capacity 4000)"; for pods
-// "Too many pods (...)".
-func (in Insufficient) String() string {
-	if in.Resource == snapshot.Pods {
-		return fmt.Sprintf("Too many pods (requested %d, used %d, capacity %d)", in.Requested, in.Used, in.Capacity)
-	}
-	return fmt.Sprintf("Insufficient %s (requested %d, used %d, capacity %d)", in.Resource.Name(), in.Requested, in.Used, in.Capacity)
-}
+// Insufficient is one resource a pod lacks on a node: the one "does not
+// fit" reason of schedkit, shared with the fit filter
+// (framework.Reason embeds it) — see [snapshot.Insufficient] for the
+// fields and messages. In the ledger's reasons Requested is what the pod
+// needs from the node's free capacity (its effective request, less what
+// it draws from a named reservation) and Used what the node already has
+// committed (bound and confirmed pods, holds, and the unallocated part of
+// named reservations); for [snapshot.Pods] Used counts one pod per named
+// reservation too. String formats it as upstream's message plus the
+// numbers: "Insufficient cpu (requested 3000, used 3000, capacity 4000)".
+type Insufficient = snapshot.Insufficient
 
 // fit appends to out every resource for which the pod's need exceeds the
 // node's free capacity (allocatable − bound − held) and returns out.
 //
-// Semantics are upstream's fitsRequest: the pod count is always checked
+// Semantics are upstream's fitsRequest, decided by the one fit check
+// (internal/fit, shared with the fit filter): the pod count is always checked
 // (one more pod must fit under allocatable pods); every other resource is
 // checked only where the pod requests more than 0. drawn, if non-nil, is
 // the part of the request a named reservation supplies: the pod needs
@@ -73,7 +55,7 @@ func (n *nodeAgg) fit(req, drawn *snapshot.Vector, out []Insufficient) []Insuffi
 func (n *nodeAgg) check(id snapshot.ResourceID, need int64, out []Insufficient) []Insufficient {
 	used := arith.Add(n.bound.Get(id), n.held.Get(id))
 	capacity := n.alloc.Get(id)
-	if need > arith.Sub(capacity, used) {
+	if fit.Exceeds(need, capacity, used) {
 		out = append(out, Insufficient{Resource: id, Requested: need, Used: used, Capacity: capacity})
 	}
 	return out

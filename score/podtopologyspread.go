@@ -3,7 +3,6 @@ package score
 import (
 	"fmt"
 	"strings"
-	"unique"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -120,51 +119,12 @@ func (s *PodTopologySpread) Prepare(pod *snapshot.PodInfo, cluster Cluster) (Pod
 	return &spreadPod{st: st}, nil
 }
 
-// podInclusion is the pod's required node affinity and taint toleration,
-// for nodeAffinityPolicy and nodeTaintsPolicy Honor.
+// podInclusion is the pod's required node affinity and taint toleration
+// (upstream's ToleratesTaint on the node's NoSchedule and NoExecute
+// taints), for nodeAffinityPolicy and nodeTaintsPolicy Honor.
 func podInclusion(p *v1.Pod) spread.Inclusion[*snapshot.NodeInfo] {
-	in := spread.Inclusion[*snapshot.NodeInfo]{}
-	var sel []snapshot.Label
-	for k, v := range p.Spec.NodeSelector {
-		sel = append(sel, snapshot.Label{Key: unique.Make(k), Value: unique.Make(v)})
-	}
-	var terms []prefTerm
-	var req *v1.NodeSelector
-	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil {
-		req = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
-	}
-	if req != nil {
-		for i := range req.NodeSelectorTerms {
-			t := &req.NodeSelectorTerms[i]
-			if len(t.MatchExpressions) == 0 && len(t.MatchFields) == 0 {
-				continue // an empty term selects nothing
-			}
-			if pt, errs := parseTerm(t, nil); len(errs) == 0 {
-				terms = append(terms, pt) // a term that does not parse matches nothing
-			}
-		}
-	}
-	if len(sel) > 0 || req != nil {
-		in.Affinity = func(n *snapshot.NodeInfo) bool {
-			ls := n.Labels()
-			for _, w := range sel {
-				if !hasLabel(ls, w) {
-					return false
-				}
-			}
-			if req == nil {
-				return true
-			}
-			for i := range terms {
-				if terms[i].matches(n) {
-					return true
-				}
-			}
-			return false
-		}
-	}
 	tols := p.Spec.Tolerations
-	in.Tolerated = func(n *snapshot.NodeInfo) bool {
+	return spread.NewInclusion(p, func(n *snapshot.NodeInfo) bool {
 		taints := n.Taints()
 		for i := range taints {
 			t := &taints[i]
@@ -183,18 +143,7 @@ func podInclusion(p *v1.Pod) spread.Inclusion[*snapshot.NodeInfo] {
 			}
 		}
 		return true
-	}
-	return in
-}
-
-// hasLabel reports whether the node's labels (one value per key) hold w.
-func hasLabel(ls []snapshot.Label, w snapshot.Label) bool {
-	for _, l := range ls {
-		if l.Key == w.Key {
-			return l.Value == w.Value
-		}
-	}
-	return false
+	})
 }
 
 type spreadPod struct {

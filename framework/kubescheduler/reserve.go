@@ -102,11 +102,7 @@ func (p *ReservePlugin) Reserve(ctx context.Context, cs fwk.CycleState, pod *v1.
 func insufficientMessages(reasons []reserve.Insufficient) []string {
 	msgs := make([]string, len(reasons))
 	for i, r := range reasons {
-		if r.Resource == snapshot.Pods {
-			msgs[i] = "Too many pods"
-		} else {
-			msgs[i] = "Insufficient " + r.Resource.String()
-		}
+		msgs[i] = r.Message()
 	}
 	return msgs
 }

@@ -4,13 +4,13 @@
 // the system-default selector), shared by framework's PodTopologySpread
 // filter and score's PodTopologySpread scorer.
 //
-// Layer: internal. It imports k8s.io/api and k8s.io/apimachinery only, and
-// reads nodes and pods through the small generic [NodeInfo] and [PodInfo]
+// Layer: internal. It imports k8s.io/api, k8s.io/apimachinery and
+// internal/selector (the one selector engine: pod label selectors, the
+// pod's required node affinity) only, and reads nodes and pods through the small generic [NodeInfo] and [PodInfo]
 // interfaces (which *snapshot.NodeInfo and *snapshot.PodInfo satisfy), so
-// that it needs no public schedkit package. What it cannot decide itself —
-// whether a node matches the pod's required node affinity, whether the
-// pod tolerates the node's taints — the callers pass as predicates built
-// from their own node-affinity and taint engines.
+// that it needs no public schedkit package. Whether the pod tolerates a
+// node's taints the callers pass as a predicate built from their taint
+// checks.
 //
 // The feature gates are upstream v1.37.2's defaults:
 // NodeInclusionPolicyInPodTopologySpread (GA) and
@@ -21,15 +21,17 @@ package spread
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/schedkit/schedkit/internal/selector"
 )
 
 // Upstream's reason strings (podtopologyspread/plugin.go).
@@ -142,7 +144,7 @@ type Constraint struct {
 	// Selector selects the pods counted; a Selector that is Empty
 	// (labelSelector {}) counts no pod but matches the incoming pod
 	// itself, as upstream's countPodsMatchSelector and Filter do.
-	Selector labels.Selector
+	Selector Selector
 	// MinDomains is the constraint's minDomains, 1 when unset.
 	MinDomains int32
 	// HonorAffinity and HonorTaints are nodeAffinityPolicy Honor (the
@@ -186,19 +188,23 @@ func parse(in []v1.TopologySpreadConstraint, podLabels map[string]string, action
 		if c.WhenUnsatisfiable != action {
 			continue
 		}
-		sel, err := metav1.LabelSelectorAsSelector(c.LabelSelector)
+		one, err := selector.FromLabelSelector(c.LabelSelector)
 		if err != nil {
 			return nil, fmt.Errorf("%s[%d].labelSelector: %w", path, i, err)
 		}
-		if len(c.MatchLabelKeys) > 0 {
-			set := labels.Set{}
+		sel := Selector{one}
+		if len(c.MatchLabelKeys) > 0 && c.LabelSelector != nil {
+			// Upstream's mergeLabelSetWithSelector: the pod's values of
+			// these keys ANDed with the selector; a nil labelSelector
+			// (nothing) stays as it is.
+			set := map[string]string{}
 			for _, k := range c.MatchLabelKeys {
 				if v, ok := podLabels[k]; ok {
 					set[k] = v
 				}
 			}
 			if len(set) > 0 {
-				sel = mergeSetWithSelector(set, sel)
+				sel = Selector{selector.FromSet(set), one}
 			}
 		}
 		pc := Constraint{
@@ -223,19 +229,29 @@ func parse(in []v1.TopologySpreadConstraint, podLabels map[string]string, action
 	return out, nil
 }
 
-// mergeSetWithSelector is upstream's mergeLabelSetWithSelector: the set's
-// equality requirements plus the selector's; a selector without
-// requirements (labels.Nothing, from a nil labelSelector) stays as it is.
-func mergeSetWithSelector(set labels.Set, s labels.Selector) labels.Selector {
-	reqs, ok := s.Requirements()
-	if !ok {
-		return s
+// Selector is a pod label selector: compiled selectors ANDed (upstream's
+// labels.Selector after Add). Read-only; matching allocates nothing.
+type Selector []selector.Selector
+
+// Matches reports whether every part matches the labels.
+func (s Selector) Matches(ls map[string]string) bool {
+	for i := range s {
+		if !selector.Match(&s[i], selector.Map(ls)) {
+			return false
+		}
 	}
-	merged := labels.SelectorFromSet(set)
-	for _, r := range reqs {
-		merged = merged.Add(r)
+	return true
+}
+
+// Empty reports whether s has no requirement (upstream's Selector.Empty:
+// it matches every label set, and counts no pod).
+func (s Selector) Empty() bool {
+	for i := range s {
+		if !s[i].Empty() {
+			return false
+		}
 	}
-	return merged
+	return true
 }
 
 var (
@@ -253,19 +269,19 @@ var (
 // selector adds nothing). The controller is looked up by namespace and
 // name whether or not its selector matches the pod. A nil lister gives an
 // empty selector. O(services × selector size).
-func DefaultSelector(pod *v1.Pod, l Lister) labels.Selector {
-	set := labels.Set{}
+func DefaultSelector(pod *v1.Pod, l Lister) Selector {
+	set := map[string]string{}
 	if l != nil {
 		for _, svc := range l.Services(pod.Namespace) {
 			if svc == nil || svc.Spec.Selector == nil {
 				continue // a nil selector matches nothing
 			}
-			if labels.Set(svc.Spec.Selector).AsSelectorPreValidated().Matches(labels.Set(pod.Labels)) {
-				set = labels.Merge(set, svc.Spec.Selector)
+			if sel := selector.FromSet(svc.Spec.Selector); selector.Match(&sel, selector.Map(pod.Labels)) {
+				maps.Copy(set, svc.Spec.Selector)
 			}
 		}
 	}
-	sel := set.AsSelector()
+	sel := Selector{selector.FromSet(set)}
 	owner := metav1.GetControllerOfNoCopy(pod)
 	if owner == nil || l == nil {
 		return sel
@@ -278,7 +294,8 @@ func DefaultSelector(pod *v1.Pod, l Lister) labels.Selector {
 	switch gv.WithKind(owner.Kind) {
 	case rcKind:
 		if rc := l.ReplicationController(pod.Namespace, owner.Name); rc != nil {
-			return labels.Merge(set, rc.Spec.Selector).AsSelector()
+			maps.Copy(set, rc.Spec.Selector) // labels.Merge: the controller's values win
+			return Selector{selector.FromSet(set)}
 		}
 		return sel
 	case rsKind:
@@ -293,14 +310,11 @@ func DefaultSelector(pod *v1.Pod, l Lister) labels.Selector {
 	if ls == nil {
 		return sel // nil: LabelSelectorAsSelector gives Nothing, which has no requirements to add
 	}
-	other, err := metav1.LabelSelectorAsSelector(ls)
+	other, err := selector.FromLabelSelector(ls)
 	if err != nil {
 		return sel
 	}
-	if reqs, ok := other.Requirements(); ok {
-		sel = sel.Add(reqs...)
-	}
-	return sel
+	return append(sel, other)
 }
 
 // PodInfo is the engine's view of a pod (*snapshot.PodInfo).
@@ -314,22 +328,42 @@ type NodeInfo[P PodInfo] interface {
 
 // Inclusion says whether a node passes the pod's required node affinity
 // and tolerates-taints checks, the inputs of nodeAffinityPolicy and
-// nodeTaintsPolicy Honor. Affinity must be upstream's
-// RequiredNodeAffinity.Match (spec.nodeSelector and the required terms;
-// invalid terms match nothing); Tolerated must report that the pod
-// tolerates every NoSchedule and NoExecute taint of the node. nil means
-// true.
+// nodeTaintsPolicy Honor. Build it with [NewInclusion].
 type Inclusion[N any] struct {
-	Affinity  func(N) bool
-	Tolerated func(N) bool
+	affinity  func(*v1.Node) bool
+	tolerated func(N) bool
+}
+
+// NewInclusion returns the pod's inclusion checks: its required node
+// affinity as upstream's RequiredNodeAffinity.Match (spec.nodeSelector
+// and the required terms, compiled by internal/selector; invalid terms
+// match nothing), and tolerated, which must report that the pod
+// tolerates every NoSchedule and NoExecute taint of the node (nil: every
+// node). O(requirements) to compile.
+func NewInclusion[N any](pod *v1.Pod, tolerated func(N) bool) Inclusion[N] {
+	in := Inclusion[N]{tolerated: tolerated}
+	var required *selector.NodeSelector
+	if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		ns, _ := selector.CompileNodeSelector(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution, nil) // errors: those terms match nothing
+		required = &ns
+	}
+	if len(pod.Spec.NodeSelector) == 0 && required == nil {
+		return in
+	}
+	sel := selector.FromSet(pod.Spec.NodeSelector)
+	in.affinity = func(n *v1.Node) bool {
+		ls := selector.Map(n.Labels)
+		return selector.Match(&sel, ls) && (required == nil || selector.MatchNode(required, n.Name, ls))
+	}
+	return in
 }
 
 // includes is upstream's matchNodeInclusionPolicies.
-func (in *Inclusion[N]) includes(c *Constraint, n N) bool {
-	if c.HonorAffinity && in.Affinity != nil && !in.Affinity(n) {
+func (in *Inclusion[N]) includes(c *Constraint, n N, node *v1.Node) bool {
+	if c.HonorAffinity && in.affinity != nil && !in.affinity(node) {
 		return false
 	}
-	if c.HonorTaints && in.Tolerated != nil && !in.Tolerated(n) {
+	if c.HonorTaints && in.tolerated != nil && !in.tolerated(n) {
 		return false
 	}
 	return true
@@ -338,7 +372,7 @@ func (in *Inclusion[N]) includes(c *Constraint, n N) bool {
 // countMatching is upstream's countPodsMatchSelector: pods in namespace
 // ns, not terminating, whose labels sel matches; 0 for an Empty
 // selector.
-func countMatching[P PodInfo](pods []P, sel labels.Selector, ns string) int {
+func countMatching[P PodInfo](pods []P, sel Selector, ns string) int {
 	if sel.Empty() {
 		return 0
 	}
@@ -348,7 +382,7 @@ func countMatching[P PodInfo](pods []P, sel labels.Selector, ns string) int {
 		if p.DeletionTimestamp != nil || p.Namespace != ns {
 			continue
 		}
-		if sel.Matches(labels.Set(p.Labels)) {
+		if sel.Matches(p.Labels) {
 			n++
 		}
 	}
@@ -405,7 +439,7 @@ func NewFilter[N NodeInfo[P], P PodInfo](cs []Constraint, pod *v1.Pod, n int, no
 	f := &Filter{cs: cs, counts: make([]map[string]int, len(cs)), min: make([]int, len(cs)), self: make([]bool, len(cs))}
 	for i := range cs {
 		f.counts[i] = map[string]int{}
-		f.self[i] = cs[i].Selector.Matches(labels.Set(pod.Labels))
+		f.self[i] = cs[i].Selector.Matches(pod.Labels)
 	}
 	for j := 0; j < n; j++ {
 		ni := node(j)
@@ -415,7 +449,7 @@ func NewFilter[N NodeInfo[P], P PodInfo](cs []Constraint, pod *v1.Pod, n int, no
 		}
 		for i := range cs {
 			c := &cs[i]
-			if !in.includes(c, ni) {
+			if !in.includes(c, ni, nd) {
 				continue
 			}
 			f.counts[i][nd.Labels[c.TopologyKey]] += countMatching(ni.Pods(), c.Selector, pod.Namespace)
@@ -497,7 +531,7 @@ func NewScore[N NodeInfo[P], P PodInfo](cs []Constraint, requireAll bool, pod *v
 		}
 		for i := range cs {
 			c := &cs[i]
-			if c.hostname || !in.includes(c, ni) {
+			if c.hostname || !in.includes(c, ni, nd) {
 				continue
 			}
 			s.counts[i][nd.Labels[c.TopologyKey]] += int64(countMatching(ni.Pods(), c.Selector, pod.Namespace))

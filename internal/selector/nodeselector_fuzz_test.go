@@ -1,4 +1,4 @@
-package framework
+package selector
 
 import (
 	"strings"
@@ -19,7 +19,7 @@ func refTermMatches(t *v1.NodeSelectorTerm, node *v1.Node) bool {
 	if len(t.MatchExpressions) > 0 {
 		sel := labels.NewSelector()
 		for _, r := range t.MatchExpressions {
-			op, ok := selectorOps[r.Operator]
+			op, ok := nodeSelectorOps[r.Operator]
 			if !ok {
 				return false
 			}
@@ -88,8 +88,8 @@ func FuzzNodeSelectorTerm(f *testing.F) {
 		node := &v1.Node{}
 		node.Name = nodeName
 		node.Labels = map[string]string{labelKey: labelValue}
-		sel, _ := compileNodeSelector(&v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{term}})
-		got, want := sel.matches(node), refTermMatches(&term, node)
+		sel, _ := CompileNodeSelector(&v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{term}}, nil)
+		got, want := MatchNode(&sel, node.Name, Map(node.Labels)), refTermMatches(&term, node)
 		if got != want {
 			t.Fatalf("term %+v on node %q labels %v: got %v, apimachinery says %v", term, nodeName, node.Labels, got, want)
 		}
