@@ -16,9 +16,9 @@ const MaxCustomPriorityScore = 10
 // (upstream config.UtilizationShapePoint).
 type UtilizationShapePoint struct {
 	// Utilization in percent, [0, 100].
-	Utilization int32
+	Utilization int32 `json:"utilization"`
 	// Score in [0, MaxCustomPriorityScore].
-	Score int32
+	Score int32 `json:"score"`
 }
 
 // RequestedToCapacityRatioArgs configures [RequestedToCapacityRatio].

@@ -17,9 +17,9 @@ type ResourceSpec struct {
 	// resource (nvidia.com/gpu, hugepages-2Mi, ...). Other names ("pods",
 	// names the scheduler does not count) are accepted and never scored, as
 	// upstream never finds them in a node's allocatable.
-	Name v1.ResourceName
+	Name v1.ResourceName `json:"name"`
 	// Weight in [1, 100]; 0 means 1 (upstream's v1 defaulting).
-	Weight int64
+	Weight int64 `json:"weight,omitempty"`
 }
 
 // DefaultResources is upstream's default resource list for NodeResourcesFit

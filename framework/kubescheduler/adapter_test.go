@@ -2,11 +2,13 @@ package kubescheduler
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -15,16 +17,13 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-// The factories (and their deprecated names) have upstream's
+// The factories have upstream's
 // PluginFactory signature exactly
 // (k8s.io/kubernetes/pkg/scheduler/framework/runtime.PluginFactory).
 var (
 	_ func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) = NewSchedkitScore
 	_ func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) = NewSchedkitFit
 	_ func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) = NewSchedkitReserve
-	_ func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) = New
-	_ func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) = NewFit
-	_ func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) = NewReserve
 )
 
 // cluster builds a handle whose lister holds nodes, as the scheduler's
@@ -44,7 +43,7 @@ func TestScorePluginLeastAllocated(t *testing.T) {
 	busy := newNodeInfo(node("busy", "4", "8Gi"), 1)
 	busy.addPod(pod("b1", "3", "2Gi"))
 	h := cluster(empty, busy)
-	pl, err := New(context.Background(), nil, h)
+	pl, err := NewSchedkitScore(context.Background(), nil, h)
 	require.NoError(t, err)
 	sp := pl.(*ScorePlugin)
 	cs := newCycleState()
@@ -70,7 +69,7 @@ func TestScorePluginLeastAllocated(t *testing.T) {
 
 func TestScorePluginSkipsBestEffortForBalancedAllocation(t *testing.T) {
 	h := cluster(newNodeInfo(node("n", "4", "8Gi"), 1))
-	pl, err := ScoreFactory("Balanced")(context.Background(), &ScoreArgs{Scorer: "BalancedAllocation"}, h)
+	pl, err := SchedkitScoreFactory("Balanced")(context.Background(), &ScoreArgs{Scorer: "BalancedAllocation"}, h)
 	require.NoError(t, err)
 	st := pl.(*ScorePlugin).PreScore(context.Background(), newCycleState(), pod("be", "", ""), infos(h))
 	assert.True(t, st.IsSkip(), "best-effort pod: %v", st)
@@ -81,7 +80,7 @@ func TestScorePluginNormalizes(t *testing.T) {
 	tainted := newNodeInfo(node("tainted", "4", "8Gi"), 1)
 	tainted.node.Spec.Taints = []v1.Taint{{Key: "a", Effect: v1.TaintEffectPreferNoSchedule}, {Key: "b", Effect: v1.TaintEffectPreferNoSchedule}}
 	h := cluster(clean, tainted)
-	pl, err := ScoreFactory("Taints")(context.Background(), &ScoreArgs{Scorer: "TaintToleration"}, h)
+	pl, err := SchedkitScoreFactory("Taints")(context.Background(), &ScoreArgs{Scorer: "TaintToleration"}, h)
 	require.NoError(t, err)
 	sp := pl.(*ScorePlugin)
 	cs := newCycleState()
@@ -112,7 +111,7 @@ func TestScoreAllocatesNothing(t *testing.T) {
 	h := cluster(nodes...)
 	ctx := context.Background()
 	for _, scorer := range []string{"LeastAllocated", "BalancedAllocation", "DominantResource"} {
-		pl, err := ScoreFactory(scorer)(ctx, &ScoreArgs{Scorer: scorer}, h)
+		pl, err := SchedkitScoreFactory(scorer)(ctx, &ScoreArgs{Scorer: scorer}, h)
 		require.NoError(t, err)
 		sp := pl.(*ScorePlugin)
 		cs := newCycleState()
@@ -125,40 +124,6 @@ func TestScoreAllocatesNothing(t *testing.T) {
 	}
 }
 
-func TestMirrorRebuildsOnlyChangedNodes(t *testing.T) {
-	a := newNodeInfo(node("a", "4", "8Gi"), 10)
-	b := newNodeInfo(node("b", "4", "8Gi"), 20)
-	m := newMirror()
-	s1, err := m.sync([]fwk.NodeInfo{a, b})
-	require.NoError(t, err)
-	require.Equal(t, 2, s1.NumNodes())
-	a1, b1 := s1.Get("a"), s1.Get("b")
-
-	// A pod assumed on b bumps its generation; a is unchanged.
-	b.addPod(pod("assumed", "2", "1Gi"))
-	s2, err := m.sync([]fwk.NodeInfo{a, b})
-	require.NoError(t, err)
-	assert.Same(t, a1, s2.Get("a"), "unchanged node is not rebuilt")
-	assert.NotSame(t, b1, s2.Get("b"))
-	assert.Equal(t, int64(2000), s2.Get("b").Requested().MilliCPU())
-	assert.Equal(t, int64(0), s1.Get("b").Requested().MilliCPU(), "earlier snapshots never change")
-
-	// A node the scheduler no longer lists leaves the mirror.
-	s3, err := m.sync([]fwk.NodeInfo{b})
-	require.NoError(t, err)
-	assert.Nil(t, s3.Get("a"))
-	assert.Equal(t, 1, s3.NumNodes())
-
-	// A NodeInfo the framework changed for one call (a nominated pod
-	// added) is read as it is, without touching the mirror.
-	nominated := b.clone()
-	nominated.addPod(pod("nominated", "1", "1Gi"))
-	got, err := m.nodeFor(nominated)
-	require.NoError(t, err)
-	assert.Equal(t, int64(3000), got.Requested().MilliCPU())
-	assert.Equal(t, int64(2000), s3.Get("b").Requested().MilliCPU())
-}
-
 func TestFilterPlugin(t *testing.T) {
 	small := newNodeInfo(node("small", "500m", "4Gi"), 1)
 	full := newNodeInfo(node("full", "2", "4Gi"), 1)
@@ -166,7 +131,7 @@ func TestFilterPlugin(t *testing.T) {
 	roomy := newNodeInfo(node("roomy", "4", "8Gi"), 1)
 	h := cluster(small, full, roomy)
 	ctx := context.Background()
-	pl, err := NewFit(ctx, nil, h)
+	pl, err := NewSchedkitFit(ctx, nil, h)
 	require.NoError(t, err)
 	fp := pl.(*FilterPlugin)
 	cs := newCycleState()
@@ -203,7 +168,7 @@ func TestFilterPluginNodeNameNarrowsAndTaintsReject(t *testing.T) {
 	h := cluster(a, b)
 	ctx := context.Background()
 
-	nn := NewFilterPlugin("NN", framework.NodeName{}, h)
+	nn := WrapFilter("NN", framework.NodeName{}, h)
 	p := pod("p", "", "")
 	p.Spec.NodeName = "a"
 	res, st := nn.PreFilter(ctx, newCycleState(), p, infos(h))
@@ -211,7 +176,7 @@ func TestFilterPluginNodeNameNarrowsAndTaintsReject(t *testing.T) {
 	assert.True(t, res.NodeNames.Has("a"))
 	assert.Equal(t, 1, res.NodeNames.Len())
 
-	tt := NewFilterPlugin("TT", framework.TaintToleration{}, h)
+	tt := WrapFilter("TT", framework.TaintToleration{}, h)
 	cs := newCycleState()
 	_, st = tt.PreFilter(ctx, cs, pod("q", "", ""), infos(h))
 	require.True(t, st.IsSuccess())
@@ -228,7 +193,7 @@ func TestReservePlugin(t *testing.T) {
 	n := newNodeInfo(node("n", "2", "4Gi"), 1)
 	h := cluster(n)
 	ctx := context.Background()
-	pl, err := NewReserve(ctx, nil, h)
+	pl, err := NewSchedkitReserve(ctx, nil, h)
 	require.NoError(t, err)
 	rp := pl.(*ReservePlugin)
 	require.NoError(t, rp.Ledger().AddNode(n.node))
@@ -255,24 +220,43 @@ func TestReservePlugin(t *testing.T) {
 func TestReservePluginLearnsNodeFromScheduler(t *testing.T) {
 	n := newNodeInfo(node("late", "2", "4Gi"), 1)
 	h := cluster(n)
-	pl, err := NewReservePlugin("R", reserve.New(), h)
+	pl, err := WrapLedger("R", reserve.New(), h)
 	require.NoError(t, err)
 	assert.True(t, pl.Reserve(context.Background(), newCycleState(), pod("p", "1", "1Gi"), "late").IsSuccess())
 	assert.Equal(t, fwk.Error, pl.Reserve(context.Background(), newCycleState(), pod("q", "1", "1Gi"), "nowhere").Code())
 }
 
+// TestSignPod: pods of one template (names differ) sign alike, as the
+// framework compares signatures (JSON); a different request, image,
+// toleration or label signs differently.
 func TestSignPod(t *testing.T) {
-	a, b, c := pod("a", "1", "1Gi"), pod("b", "1", "1Gi"), pod("c", "2", "1Gi")
-	fa, st := signPod(a)
-	require.True(t, st.IsSuccess())
-	fb, _ := signPod(b)
-	fc, _ := signPod(c)
-	assert.Equal(t, fa, fb, "same requests, same signature")
-	assert.NotEqual(t, fa, fc)
-	sp, err := SchedkitScoreFactory("S")(context.Background(), &ScoreArgs{Scorer: "ImageLocality"}, nil)
-	require.NoError(t, err)
-	_, st = sp.(fwk.SignPlugin).SignPod(context.Background(), a)
-	assert.True(t, st.IsSuccess())
+	sig := func(p *v1.Pod) string {
+		t.Helper()
+		sp, err := SchedkitScoreFactory("S")(context.Background(), &ScoreArgs{Scorer: "ImageLocality"}, nil)
+		require.NoError(t, err)
+		frags, st := sp.(fwk.SignPlugin).SignPod(context.Background(), p)
+		require.True(t, st.IsSuccess())
+		m := map[string]any{}
+		for _, f := range frags {
+			m[f.Key] = f.Value
+		}
+		b, err := json.Marshal(m)
+		require.NoError(t, err)
+		return string(b)
+	}
+	a := sig(pod("a", "1", "1Gi"))
+	assert.Equal(t, a, sig(pod("b", "1", "1Gi")), "same template, same signature")
+	for name, change := range map[string]func(*v1.Pod){
+		"request":    func(p *v1.Pod) { p.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse("2") },
+		"image":      func(p *v1.Pod) { p.Spec.Containers[0].Image = "nginx" },
+		"toleration": func(p *v1.Pod) { p.Spec.Tolerations = []v1.Toleration{{Key: "k", Operator: v1.TolerationOpExists}} },
+		"label":      func(p *v1.Pod) { p.Labels = map[string]string{"app": "x"} },
+		"node name":  func(p *v1.Pod) { p.Spec.NodeName = "n" },
+	} {
+		p := pod("c", "1", "1Gi")
+		change(p)
+		assert.NotEqual(t, a, sig(p), name)
+	}
 }
 
 // A profile that lists the plugins under score / filter only (not
@@ -283,65 +267,15 @@ func TestWithoutPreScoreAndPreFilter(t *testing.T) {
 	small := newNodeInfo(node("small", "500m", "8Gi"), 1)
 	h := cluster(empty, small)
 	ctx := context.Background()
-	pl, err := New(ctx, nil, h)
+	pl, err := NewSchedkitScore(ctx, nil, h)
 	require.NoError(t, err)
 	got, st := pl.(*ScorePlugin).Score(ctx, newCycleState(), pod("p", "1", "2Gi"), empty)
 	require.True(t, st.IsSuccess(), st.AsError())
 	assert.Equal(t, int64(75), got) // as in TestScorePluginLeastAllocated
 
-	fl, err := NewFit(ctx, nil, h)
+	fl, err := NewSchedkitFit(ctx, nil, h)
 	require.NoError(t, err)
 	st = fl.(*FilterPlugin).Filter(ctx, newCycleState(), pod("p", "1", "2Gi"), small)
 	assert.Equal(t, fwk.UnschedulableAndUnresolvable, st.Code())
 	assert.True(t, fl.(*FilterPlugin).Filter(ctx, newCycleState(), pod("p", "1", "2Gi"), empty).IsSuccess())
-}
-
-// lookup finds a mirrored node by its node object and generation, after
-// adds, pod changes, node updates and removals.
-func TestMirrorLookup(t *testing.T) {
-	a := newNodeInfo(node("a", "4", "8Gi"), 1)
-	b := newNodeInfo(node("b", "4", "8Gi"), 1)
-	c := newNodeInfo(node("c", "4", "8Gi"), 1)
-	m := newMirror()
-	_, err := m.sync([]fwk.NodeInfo{a, b, c})
-	require.NoError(t, err)
-	for _, ni := range []*fakeNodeInfo{a, b, c} {
-		e := m.lookup(ni)
-		require.NotNil(t, e, ni.node.Name)
-		assert.Equal(t, ni.node.Name, e.ours.Name())
-	}
-	// b's pods change: same node object, new generation.
-	b.addPod(pod("p", "1", "1Gi"))
-	assert.Nil(t, m.lookup(b), "stale until synced")
-	_, err = m.sync([]fwk.NodeInfo{a, b, c})
-	require.NoError(t, err)
-	require.NotNil(t, m.lookup(b))
-	assert.Equal(t, int64(1000), m.lookup(b).ours.Requested().MilliCPU())
-	// b's pod goes (deleted, or a preemption victim) and another comes.
-	b.pods = b.pods[:0]
-	b.addPod(pod("q", "2", "1Gi"))
-	_, err = m.sync([]fwk.NodeInfo{a, b, c})
-	require.NoError(t, err)
-	assert.Equal(t, int64(2000), m.lookup(b).ours.Requested().MilliCPU())
-	assert.Equal(t, 1, m.lookup(b).ours.NumPods())
-	// c's node object is replaced (an update from the informer).
-	c2 := newNodeInfo(node("c", "8", "8Gi"), 2)
-	_, err = m.sync([]fwk.NodeInfo{a, b, c2})
-	require.NoError(t, err)
-	assert.Nil(t, m.lookup(c), "old node object")
-	require.NotNil(t, m.lookup(c2))
-	assert.Equal(t, int64(8000), m.lookup(c2).ours.Allocatable().MilliCPU())
-	// a is removed; the others are still found, with their slots.
-	s, err := m.sync([]fwk.NodeInfo{b, c2})
-	require.NoError(t, err)
-	assert.Nil(t, m.lookup(a))
-	for _, ni := range []*fakeNodeInfo{b, c2} {
-		e := m.lookup(ni)
-		require.NotNil(t, e, ni.node.Name)
-		assert.Same(t, s.Get(ni.node.Name), e.ours)
-	}
-	// Nothing changed: the same snapshot, no work.
-	s2, err := m.sync([]fwk.NodeInfo{b, c2})
-	require.NoError(t, err)
-	assert.Same(t, s, s2)
 }

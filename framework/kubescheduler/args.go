@@ -5,59 +5,35 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/schedkit/schedkit/score"
 )
 
-// ErrInvalidArgs: plugin args from a KubeSchedulerConfiguration pluginConfig
-// that cannot be used (malformed JSON/YAML, an unknown or misspelled field, a
-// value out of range). The message names the plugin and the field, e.g.
-// `SchedkitScore args: resources[1].weight: 0 is outside [1, 100]`.
+// ErrInvalidArgs: pluginConfig args that cannot be used; the message names
+// the plugin and the field (`SchedkitScore args: resources[1].weight: ...`).
 var ErrInvalidArgs = errors.New("kubescheduler: invalid plugin args")
 
-// DecodeArgs fills out from the args a plugin factory receives, strictly:
-// an unknown or misspelled field, a field of the wrong type or malformed
-// JSON/YAML is an error wrapping [ErrInvalidArgs] that names plugin and the
-// field (`MyPlugin args: lablKey: unknown field`), so the scheduler refuses
-// to start instead of silently ignoring a typo. Use it in your own plugin's
-// factory for your own args type:
-//
-//	type MyArgs struct {
-//		LabelKey string `json:"labelKey"`
-//	}
-//
-//	func NewMyPlugin(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-//		args := MyArgs{LabelKey: "example.com/preferred"} // defaults, kept for absent fields
-//		if err := kubescheduler.DecodeArgs("MyPlugin", obj, &args); err != nil {
-//			return nil, err
-//		}
-//		...
-//	}
-//
-// obj may be nil (no pluginConfig entry: out is left as it is), a
-// *runtime.Unknown holding the pluginConfig args as JSON or YAML (what
-// kube-scheduler hands an out-of-tree plugin), or a *T when T itself
-// implements runtime.Object (a Go caller passing typed args, copied into
-// out). Fields present in the args overwrite out's; absent ones keep their
-// value. Decoding is strict, as upstream's for its own args: an unknown
-// field, a field name in the wrong case (fields match their json tags
-// exactly), a field given twice, a value of the wrong type or anything
-// after the args object is an error wrapping [ErrInvalidArgs] that names
-// the plugin and the field, and out is left as it was. Validation of values is
-// the caller's. Cost: one JSON decode of the args; called once per plugin
-// and profile at scheduler start.
+// DecodeArgs fills out from a factory's args, strictly as upstream decodes
+// its own: an unknown field, one in the wrong case or given twice, a wrong
+// type or trailing data is an error wrapping [ErrInvalidArgs] naming plugin
+// and field, and out is unchanged. obj: nil, a *runtime.Unknown with JSON or
+// YAML (absent fields keep out's values: set defaults first), or a *T.
 func DecodeArgs[T any](plugin string, obj runtime.Object, out *T) error {
 	switch a := obj.(type) {
 	case nil:
 		return nil
 	case *runtime.Unknown:
-		if a == nil {
-			return nil
+		var raw []byte
+		if a != nil {
+			raw = bytes.TrimSpace(a.Raw)
 		}
-		raw := bytes.TrimSpace(a.Raw)
 		if len(raw) == 0 || string(raw) == "null" {
 			return nil
 		}
@@ -71,26 +47,25 @@ func DecodeArgs[T any](plugin string, obj runtime.Object, out *T) error {
 		tmp := *out // out changes only when the whole decode succeeds
 		strict, err := sigsjson.UnmarshalStrict(raw, &tmp)
 		if err != nil {
-			return fmt.Errorf("%w: %s args: %s", ErrInvalidArgs, plugin, jsonErr(err))
+			strict = []error{err}
 		}
-		if len(strict) > 0 {
-			msgs := make([]string, len(strict))
-			for i, e := range strict {
-				msgs[i] = jsonErr(e)
-			}
+		var msgs []string
+		for _, e := range strict {
+			msgs = append(msgs, jsonErr(e))
+		}
+		if msgs != nil {
 			return fmt.Errorf("%w: %s args: %s", ErrInvalidArgs, plugin, strings.Join(msgs, "; "))
 		}
 		*out = tmp
 		return nil
 	default:
-		if v, ok := any(obj).(*T); ok {
-			if v == nil {
-				return nil
-			}
+		v, ok := any(obj).(*T)
+		if ok && v != nil {
 			*out = *v
-			return nil
+		} else if !ok {
+			return fmt.Errorf("%w: %s args: want %T, got %T", ErrInvalidArgs, plugin, out, obj)
 		}
-		return fmt.Errorf("%w: %s args: want %T, got %T", ErrInvalidArgs, plugin, out, obj)
+		return nil
 	}
 }
 
@@ -107,17 +82,62 @@ func jsonErr(err error) string {
 	msg := err.Error()
 	for _, prefix := range []string{"json: unknown field ", "unknown field "} {
 		if f, ok := strings.CutPrefix(msg, prefix); ok {
-			return fmt.Sprintf("%s: unknown field (names are case-sensitive)", strings.Trim(f, `"`))
+			return strings.Trim(f, `"`) + ": unknown field (names are case-sensitive)"
 		}
 	}
 	if f, ok := strings.CutPrefix(msg, "duplicate field "); ok {
-		return fmt.Sprintf("%s: given twice", strings.Trim(f, `"`))
+		return strings.Trim(f, `"`) + ": given twice"
 	}
 	return msg
 }
 
-// argsError wraps a validation failure of the core (whose message already
-// names the field) as ErrInvalidArgs for plugin.
+// argsError wraps a core validation error (naming the field) for plugin.
 func argsError(plugin string, err error) error {
 	return fmt.Errorf("%w: %s args: %w", ErrInvalidArgs, plugin, err)
+}
+
+// ScoreArgs are [NewSchedkitScore]'s and [SchedkitScoreFactory]'s args: a
+// [score.Config] (Scorer is one of [score.ScorerNames]).
+type ScoreArgs struct {
+	metav1.TypeMeta `json:",inline"`
+	Scorer          string                  `json:"scorer,omitempty"`
+	Resources       []ResourceSpec          `json:"resources,omitempty"`
+	Shape           []UtilizationShapePoint `json:"shape,omitempty"`
+	Spread          bool                    `json:"spread,omitempty"`
+}
+
+// ResourceSpec and UtilizationShapePoint are score's, for [ScoreArgs].
+type (
+	ResourceSpec          = score.ResourceSpec
+	UtilizationShapePoint = score.UtilizationShapePoint
+)
+
+// DeepCopyObject implements runtime.Object, so Go callers can pass args.
+func (a *ScoreArgs) DeepCopyObject() runtime.Object {
+	c := *a
+	c.Resources, c.Shape = slices.Clone(a.Resources), slices.Clone(a.Shape)
+	return &c
+}
+
+// ScorerFor builds the scorer args describe; errors wrap [ErrInvalidArgs].
+func (a *ScoreArgs) ScorerFor(plugin string) (score.Scorer, error) {
+	s, err := score.Config{Scorer: a.Scorer, Resources: a.Resources, Shape: a.Shape, Spread: a.Spread}.Build()
+	if err != nil {
+		return nil, argsError(plugin, err)
+	}
+	return s, nil
+}
+
+// FitArgs are [NewSchedkitFit]'s args (NodeResourcesFitArgs' filter fields).
+type FitArgs struct {
+	metav1.TypeMeta       `json:",inline"`
+	IgnoredResources      []string `json:"ignoredResources,omitempty"`
+	IgnoredResourceGroups []string `json:"ignoredResourceGroups,omitempty"`
+}
+
+// DeepCopyObject implements runtime.Object.
+func (a *FitArgs) DeepCopyObject() runtime.Object {
+	c := *a
+	c.IgnoredResources, c.IgnoredResourceGroups = slices.Clone(a.IgnoredResources), slices.Clone(a.IgnoredResourceGroups)
+	return &c
 }

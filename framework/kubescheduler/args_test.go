@@ -42,7 +42,7 @@ func TestScoreArgs(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			pl, err := New(context.Background(), tc.args, nil)
+			pl, err := NewSchedkitScore(context.Background(), tc.args, nil)
 			if tc.wantErr != "" {
 				require.Error(t, err)
 				assert.True(t, errors.Is(err, ErrInvalidArgs), "%v wraps ErrInvalidArgs", err)
@@ -57,15 +57,15 @@ func TestScoreArgs(t *testing.T) {
 }
 
 func TestFitAndReserveArgs(t *testing.T) {
-	_, err := NewFit(context.Background(), unknown(`{"ignoredResourceGroups":["example.com/x"]}`), nil)
+	_, err := NewSchedkitFit(context.Background(), unknown(`{"ignoredResourceGroups":["example.com/x"]}`), nil)
 	require.ErrorIs(t, err, ErrInvalidArgs)
 	assert.Contains(t, err.Error(), `ignoredResourceGroups[0] "example.com/x"`)
-	_, err = NewFit(context.Background(), unknown(`{"ignoredResource":["a/b"]}`), nil)
+	_, err = NewSchedkitFit(context.Background(), unknown(`{"ignoredResource":["a/b"]}`), nil)
 	assert.ErrorContains(t, err, "ignoredResource: unknown field")
-	pl, err := NewFit(context.Background(), unknown(`{"ignoredResources":["example.com/foo"]}`), nil)
+	pl, err := NewSchedkitFit(context.Background(), unknown(`{"ignoredResources":["example.com/foo"]}`), nil)
 	require.NoError(t, err)
 	assert.Equal(t, FitName, pl.Name())
 
-	_, err = NewReserve(context.Background(), unknown(`{"ttl":"5m"}`), nil)
+	_, err = NewSchedkitReserve(context.Background(), unknown(`{"ttl":"5m"}`), nil)
 	assert.ErrorContains(t, err, "SchedkitReserve args: ttl: unknown field")
 }

@@ -33,7 +33,14 @@ type fakeNodeInfo struct {
 func (n *fakeNodeInfo) Node() *v1.Node         { return n.node }
 func (n *fakeNodeInfo) GetPods() []fwk.PodInfo { return n.pods }
 func (n *fakeNodeInfo) GetGeneration() int64   { return n.gen }
-func (n *fakeNodeInfo) addPod(p *v1.Pod)       { n.pods = append(n.pods, fakePodInfo{pod: p}); n.gen++ }
+
+// addPod binds p to the node (spec.nodeName), as upstream's cache does
+// for an assumed pod, and bumps the generation.
+func (n *fakeNodeInfo) addPod(p *v1.Pod) {
+	p.Spec.NodeName = n.node.Name
+	n.pods = append(n.pods, fakePodInfo{pod: p})
+	n.gen++
+}
 func (n *fakeNodeInfo) clone() *fakeNodeInfo {
 	c := *n
 	c.pods = append([]fwk.PodInfo(nil), n.pods...)
@@ -76,11 +83,12 @@ func (l *fakeLister) Get(name string) (fwk.NodeInfo, error) {
 
 type fakeHandle struct {
 	fwk.Handle
-	lister *fakeLister
+	lister    *fakeLister
+	informers informers.SharedInformerFactory // nil: none
 }
 
 func (h *fakeHandle) SnapshotSharedLister() fwk.SharedLister                 { return h.lister }
-func (h *fakeHandle) SharedInformerFactory() informers.SharedInformerFactory { return nil }
+func (h *fakeHandle) SharedInformerFactory() informers.SharedInformerFactory { return h.informers }
 
 func node(name, cpu, mem string) *v1.Node {
 	rl := v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse(mem), v1.ResourcePods: resource.MustParse("110")}

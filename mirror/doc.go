@@ -1,0 +1,44 @@
+// Package mirror runs schedkit's scorers, filters and ledger inside another
+// scheduler that keeps its own node list — kube-scheduler's cycle
+// snapshot, for the adapter in framework/kubescheduler, or any host whose
+// node entries carry a node object, their pods and a generation bumped on
+// every change. A [Mirror] keeps a [snapshot.Cache] equal to that list and
+// finds schedkit's NodeInfo for one of the host's entries without a lock or
+// an allocation; [Mirror.Score] and [Mirror.Filter] prepare a scorer or a
+// filter for one pod and answer per host entry. All the logic of an
+// adapter lives here and is tested here: the adapter only converts types
+// and maps outcomes to the host's status codes.
+//
+// Layer: above snapshot, score, framework and reserve (it imports them);
+// only adapters and programs import it.
+//
+// # Usage
+//
+// Describe the host's entry type N with a [Source], make one Mirror per
+// scheduler profile with [New], and call [Mirror.Sync] with the host's
+// whole node list once per scheduling cycle. Then, per pod:
+//
+//	scores, err := m.Score(scorer, pod, candidates) // nil when the scorer skips the pod
+//	v, err := scores.Of(entry)                       // per candidate, no allocation
+//
+//	f, pre, err := m.Filter(filter, pod, true)       // true: also ask the profile's ledger
+//	reasons, err := f.Check(entry)                   // nil: the node passes
+//
+// With a ledger set ([Mirror.SetLedger]), scorers read the ledger's view
+// (holds and named reservations count as requested) and a filter prepared
+// with the ledger refuses a node the ledger would refuse at Reserve.
+//
+// # Concurrency
+//
+// Sync calls are serialised by a mutex. Lookup, Convert, Current,
+// [Scores.Of] and [Filtering.Check] are safe for concurrent use, also
+// alongside Sync: they read the last published view without locking.
+//
+// # Cost
+//
+// Sync: O(len(list)) pointer and generation comparisons when the list
+// holds the same entries as last time, plus O(pods on the changed nodes)
+// (only new pods are parsed); O(len(list)) map look-ups when entries were
+// added or removed. Lookup, Scores.Of and a passing Filtering.Check: one
+// map look-up plus the scorer's or filter's own work, no allocation.
+package mirror

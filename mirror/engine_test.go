@@ -1,0 +1,179 @@
+package mirror
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/schedkit/schedkit/framework"
+	"github.com/schedkit/schedkit/reserve"
+	"github.com/schedkit/schedkit/score"
+	"github.com/schedkit/schedkit/snapshot"
+)
+
+// synced is a mirror synced with nodes.
+func synced(t *testing.T, nodes ...*fakeNode) *Mirror[*fakeNode] {
+	t.Helper()
+	m := New(src)
+	_, err := m.Sync(nodes)
+	require.NoError(t, err)
+	return m
+}
+
+func podInfo(t *testing.T, p *v1.Pod) *snapshot.PodInfo {
+	t.Helper()
+	pi, err := snapshot.NewPodInfo(p)
+	require.NoError(t, err)
+	return pi
+}
+
+// reservation holds cpu on a node for pods labelled app=owner.
+func reservation(name, node, cpu string) reserve.Reservation {
+	return reserve.Reservation{Name: name, Node: node,
+		Capacity: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)},
+		Owner:    reserve.Owner{Namespace: "default", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "owner"}}}}
+}
+
+// TestScore: candidates are scored in one pass, Of returns their scores by
+// look-up without allocating, a node that was not a candidate (or was
+// altered) is scored on its own, and a skipped pod gives nil.
+func TestScore(t *testing.T) {
+	empty, busy := newNode("empty", "4", 1), newNode("busy", "4", 1)
+	busy.addPod(pod("b1", "3"))
+	m := synced(t, empty, busy)
+	la, err := score.NewLeastAllocated()
+	require.NoError(t, err)
+	sc, err := m.Score(la, podInfo(t, pod("p", "1")), []*fakeNode{empty, busy})
+	require.NoError(t, err)
+	// empty: cpu (4000-1000)*100/4000 = 75, memory (8Gi-1Gi)*100/8Gi = 87 → 81
+	// busy:  cpu (4000-4000)*100/4000 = 0,  memory (8Gi-2Gi)*100/8Gi = 75 → 37
+	for n, want := range map[*fakeNode]int64{empty: 81, busy: 37} {
+		got, err := sc.Of(n)
+		require.NoError(t, err)
+		assert.Equal(t, want, got, "Of(%s)", n.node.Name)
+	}
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _, _ = sc.Of(busy) }), "Of allocates nothing")
+
+	// busy without its pod (a preemption victim removed, for this call):
+	// scored on its own pods → 81.
+	dry := busy.clone()
+	dry.pods, dry.gen = nil, dry.gen+1
+	got, err := sc.Of(dry)
+	require.NoError(t, err)
+	assert.Equal(t, int64(81), got)
+
+	ba, err := score.NewBalancedAllocation()
+	require.NoError(t, err)
+	be := pod("be", "1")
+	be.Spec.Containers[0].Resources.Requests = nil
+	sc, err = m.Score(ba, podInfo(t, be), []*fakeNode{empty})
+	require.NoError(t, err)
+	assert.Nil(t, sc, "BalancedAllocation skips a best-effort pod")
+}
+
+// TestScoreReadsLedger: with a ledger set, the scores are those of the
+// scorer run on the ledger's snapshot (a named reservation counts as
+// requested).
+func TestScoreReadsLedger(t *testing.T) {
+	n1, n2 := newNode("n1", "4", 1), newNode("n2", "4", 1)
+	m := synced(t, n1, n2)
+	l := reserve.New()
+	require.NoError(t, l.AddNode(n1.node))
+	require.NoError(t, l.AddNode(n2.node))
+	_, err := l.AddReservation(reservation("r", "n1", "2"))
+	require.NoError(t, err)
+	m.SetLedger(l)
+	la, err := score.NewLeastAllocated()
+	require.NoError(t, err)
+	pi := podInfo(t, pod("p", "1"))
+	sc, err := m.Score(la, pi, []*fakeNode{n1, n2})
+	require.NoError(t, err)
+	snap := l.Snapshot()
+	ps, err := la.Prepare(pi, snap)
+	require.NoError(t, err)
+	want := make([]int64, 2)
+	ps.Score([]*snapshot.NodeInfo{snap.Get("n1"), snap.Get("n2")}, want)
+	a, err := sc.Of(n1)
+	require.NoError(t, err)
+	b, err := sc.Of(n2)
+	require.NoError(t, err)
+	assert.Equal(t, want, []int64{a, b})
+	assert.Less(t, a, b, "n1's reservation counts as requested")
+}
+
+// TestNormalize: the PodScorer's Normalizer rewrites the scores; a name
+// not in the snapshot is an error.
+func TestNormalize(t *testing.T) {
+	clean, tainted := newNode("clean", "4", 1), newNode("tainted", "4", 1)
+	tainted.node.Spec.Taints = []v1.Taint{{Key: "a", Effect: v1.TaintEffectPreferNoSchedule}, {Key: "b", Effect: v1.TaintEffectPreferNoSchedule}}
+	m := synced(t, clean, tainted)
+	sc, err := m.Score(score.NewTaintToleration(), podInfo(t, pod("p", "1")), []*fakeNode{clean, tainted})
+	require.NoError(t, err)
+	vals := []int64{0, 0}
+	for i, n := range []*fakeNode{clean, tainted} {
+		vals[i], err = sc.Of(n)
+		require.NoError(t, err)
+	}
+	// raw: untolerated PreferNoSchedule taints 0 and 2; reversed over max 2.
+	assert.Equal(t, []int64{0, 2}, vals)
+	names := []string{"clean", "tainted"}
+	at := func(i int) (string, *int64) { return names[i], &vals[i] }
+	require.NoError(t, sc.Normalize(2, at))
+	assert.Equal(t, []int64{100, 0}, vals)
+	names[1] = "gone"
+	vals = []int64{0, 2}
+	require.ErrorIs(t, sc.Normalize(2, at), snapshot.ErrNodeNotFound)
+	assert.Equal(t, []int64{0, 2}, vals, "unchanged after an error")
+}
+
+// TestFilterCheck: the filter's reasons; with the ledger, a node whose
+// room a reservation takes is refused as Reserve would (but not for the
+// reservation's owner, and not an altered entry); a passing node
+// allocates nothing.
+func TestFilterCheck(t *testing.T) {
+	n1, n2, small := newNode("n1", "4", 1), newNode("n2", "4", 1), newNode("small", "500m", 1)
+	m := synced(t, n1, n2, small)
+	l := reserve.New()
+	for _, n := range []*fakeNode{n1, n2, small} {
+		require.NoError(t, l.AddNode(n.node))
+	}
+	_, err := l.AddReservation(reservation("r", "n1", "4"))
+	require.NoError(t, err)
+	m.SetLedger(l)
+	fit := &framework.NodeResourcesFit{}
+	other := podInfo(t, pod("other", "1"))
+
+	f, pre, err := m.Filter(fit, other, true)
+	require.NoError(t, err)
+	require.NotNil(t, pre.Filter)
+	check := func(n *fakeNode) []string {
+		reasons, err := f.Check(n)
+		require.NoError(t, err)
+		var msgs []string
+		for _, r := range reasons {
+			msgs = append(msgs, r.Message())
+		}
+		return msgs
+	}
+	assert.Equal(t, []string{"Insufficient cpu"}, check(small), "the filter's own reason")
+	assert.Equal(t, []string{"Insufficient cpu"}, check(n1), "the ledger's: the reservation takes n1's cpu")
+	assert.Nil(t, check(n2))
+	dry := n1.clone()
+	dry.gen++
+	assert.Nil(t, check(dry), "an altered entry is judged on its own pods")
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _, _ = f.Check(n2) }), "a passing node allocates nothing")
+
+	owner := pod("owner", "2")
+	owner.Labels = map[string]string{"app": "owner"}
+	f, _, err = m.Filter(fit, podInfo(t, owner), true)
+	require.NoError(t, err)
+	assert.Nil(t, check(n1), "the owner draws on its reservation")
+
+	f, _, err = m.Filter(fit, other, false)
+	require.NoError(t, err)
+	assert.Nil(t, check(n1), "without the ledger: the scheduler's nodes only")
+}
