@@ -17,7 +17,8 @@
 //
 //   - [github.com/schedkit/schedkit/snapshot]: resource vectors,
 //     upstream-exact pod requests, NodeInfo, immutable Snapshots, an
-//     event-fed Cache, copy-on-write Forks, GPU device accounting.
+//     event-fed Cache, copy-on-write Forks, GPU devices as counted data
+//     (the snapshot charges the devices a pod records and chooses none).
 //   - [github.com/schedkit/schedkit/score]: the Scorer interface, weighted
 //     Profiles with Explain, upstream's scorers (LeastAllocated,
 //     MostAllocated, RequestedToCapacityRatio, BalancedAllocation,
@@ -26,8 +27,9 @@
 //     pods, gangs, named reservations, journal).
 //   - [github.com/schedkit/schedkit/framework]: upstream-exact filters, the
 //     scheduling cycle and a loop for custom schedulers and simulators.
-//   - [github.com/schedkit/schedkit/gpushare]: GPU sharing — the FGD
-//     fragmentation measure and its baselines.
+//   - [github.com/schedkit/schedkit/gpushare]: GPU sharing, above snapshot
+//     and score — device arithmetic, the FGD fragmentation measure and its
+//     baselines, as scorers and device choosers.
 //   - module github.com/schedkit/schedkit/framework/kubescheduler: adapters
 //     that plug these into the upstream kube-scheduler framework.
 //

@@ -100,6 +100,17 @@ type Config struct {
 	// workloads. [Scheduler.EquivalenceStats] counts how cycles were
 	// served.
 	EquivalenceClasses int
+	// DeviceChooser picks the GPU devices of a pod asking for some, on the
+	// node chosen for it, when no scorer of the profile is a
+	// [snapshot.DeviceChooser] (gpushare's policy scorers are: FGD then
+	// chooses the device that lowers fragmentation most). nil leaves such
+	// pods to the profile; with no chooser there, a whole-GPU
+	// nvidia.com/gpu demand gets no devices (the kubelet's device plugin
+	// picks them; NodeResourcesFit counts the extended resource) and
+	// placing an annotated demand (snapshot.AnnotationGPUCount) on a node
+	// with devices is an error wrapping [ErrInvalidConfig].
+	// gpushare.BestFit{} is the FGD simulator's default choice.
+	DeviceChooser snapshot.DeviceChooser
 }
 
 // Validate reports a percentage outside [0, 100], a negative
@@ -130,8 +141,8 @@ func (c *Config) Validate() error {
 type Decision struct {
 	// Pod is the pod scheduled. For a pod asking for GPU devices that was
 	// placed on a node with devices, it is a copy recording the devices
-	// chosen (PodInfo.Devices): the profile's first score.DeviceChooser
-	// decides, else gpushare.BestFitDevices. Reserve and bind this one.
+	// chosen (PodInfo.Devices): the profile's first snapshot.DeviceChooser
+	// decides, else Config.DeviceChooser. Reserve and bind this one.
 	Pod *snapshot.PodInfo
 	// Node is the chosen node's name; "" when the pod is unschedulable.
 	Node string
@@ -171,6 +182,7 @@ type Scheduler struct {
 	percentage int32
 	workers    int
 	breakdown  bool
+	devices    snapshot.DeviceChooser // see deviceChooser
 	rng        *rand.Rand
 	// nodeLocal: every filter and scorer is NodeLocal (and the cache is
 	// on): pod classes may be cached.
@@ -213,6 +225,7 @@ func New(cfg Config) (*Scheduler, error) {
 		s.profile = score.DefaultProfile()
 	}
 	s.hasScoring = len(s.profile.Scorers()) > 0
+	s.devices = deviceChooser(s.profile, cfg.DeviceChooser)
 	s.ws = make([]worker, s.workers)
 	s.classes.max = cfg.EquivalenceClasses
 	if s.classes.max == 0 {
@@ -411,7 +424,7 @@ func (s *Scheduler) finish(d Decision, cluster score.Cluster, err error) (Decisi
 	best := s.selectHost(totals)
 	d.Node, d.Total = s.feasible[best].Name(), totals[best]
 	if pod.GPU().Count > 0 {
-		withDevs, err := chooseDevices(s.profile, pod, s.feasible[best])
+		withDevs, err := chooseDevices(s.devices, pod, s.feasible[best])
 		if err != nil {
 			return d, err
 		}

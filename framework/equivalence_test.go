@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
 	"github.com/schedkit/schedkit/snapshot/snapshottest"
@@ -179,7 +180,7 @@ func TestEquivalenceCacheOnlyForNodeLocal(t *testing.T) {
 	require.True(t, s.nodeLocal)
 	s = mustNew(t, Config{Filters: append(DefaultFilters(), customFilter{})})
 	require.False(t, s.nodeLocal)
-	s = mustNew(t, Config{Profile: score.MustProfile(score.Weighted{Scorer: score.RandomGPU{Seed: 1}})})
+	s = mustNew(t, Config{Profile: score.MustProfile(score.Weighted{Scorer: gpushare.RandomScorer{Seed: 1}})})
 	require.False(t, s.nodeLocal)
 	s = mustNew(t, Config{EquivalenceClasses: -1})
 	require.False(t, s.nodeLocal)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/snapshot"
 	"github.com/schedkit/schedkit/snapshot/snapshottest"
 )
@@ -49,7 +50,7 @@ func refUnschedulable(pod *snapshot.PodInfo, ni *snapshot.NodeInfo, reasons []Re
 }
 
 func refGPU(pod *snapshot.PodInfo, ni *snapshot.NodeInfo, reasons []Reason) []Reason {
-	t := pod.Task()
+	t := gpushare.TaskOf(pod)
 	usable, anyModel := 0, false
 	for _, d := range ni.Devices() {
 		if !t.Allows(d.Model) {

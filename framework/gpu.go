@@ -24,7 +24,7 @@ const GPUDevicesName = "GPUDevices"
 // [DefaultFilters] for GPU-sharing clusters.
 //
 // A node with more nvidia.com/gpu than the device model holds (more than
-// gpushare.MaxDevices, e.g. a GPU time-slicing node) has no devices: its
+// snapshot.MaxDevices, e.g. a GPU time-slicing node) has no devices: its
 // GPUs are scalar-accounted (see [snapshot.ResourceNvidiaGPU]). A pod whose
 // demand is a whole-GPU nvidia.com/gpu request ([snapshot.GPURequest].Whole)
 // passes this filter there when the node's nvidia.com/gpu.product label is
@@ -49,7 +49,7 @@ func (GPUDevices) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
 	if g.Count == 0 {
 		return PreFilterResult{}, nil
 	}
-	f := &gpuFilter{t: pod.Task(), g: g, nvidia: snapshot.NoResource}
+	f := &gpuFilter{t: gpushare.TaskOf(pod), g: g, nvidia: snapshot.NoResource}
 	if g.Whole {
 		f.nvidia, _ = snapshot.LookupResource(snapshot.ResourceNvidiaGPU)
 	}
@@ -93,7 +93,7 @@ func (f *gpuFilter) fits(node *snapshot.NodeInfo) bool {
 	fb := nodeview.FilterBlock(node)
 	if !f.allowed(fb) {
 		return fb.NumDevices == 0 && f.nvidia != snapshot.NoResource &&
-			node.Allocatable().Get(f.nvidia) > gpushare.MaxDevices && node.ScalarGPUDemand(f.g)
+			node.Allocatable().Get(f.nvidia) > snapshot.MaxDevices && node.ScalarGPUDemand(f.g)
 	}
 	if k := f.t.GPUCount; k <= len(fb.GPUFree) && f.t.MilliGPU <= 1<<16-1 {
 		return int64(fb.GPUFree[k-1]) >= f.t.MilliGPU
@@ -140,27 +140,41 @@ func (f *gpuFilter) Filter(node *snapshot.NodeInfo, reasons []Reason) []Reason {
 		Unresolvable: numDevs < f.t.GPUCount})
 }
 
-// chooseDevices picks the devices a GPU pod uses on the chosen node: the
-// first scorer of the profile that is a score.DeviceChooser decides, else
-// gpushare.BestFitDevices. It returns the pod unchanged when it asks for no
-// device or the node has none.
-func chooseDevices(p *score.Profile, pod *snapshot.PodInfo, node *snapshot.NodeInfo) (*snapshot.PodInfo, error) {
+// deviceChooser returns the chooser of a Scheduler: the profile's first
+// scorer that is a snapshot.DeviceChooser, else fallback (nil for none).
+func deviceChooser(p *score.Profile, fallback snapshot.DeviceChooser) snapshot.DeviceChooser {
+	for _, w := range p.Scorers() {
+		if dc, ok := w.Scorer.(snapshot.DeviceChooser); ok {
+			return dc
+		}
+	}
+	return fallback
+}
+
+// chooseDevices picks the devices a GPU pod uses on the chosen node with
+// dc (see Config.DeviceChooser). It returns the pod unchanged when it asks
+// for no device, the node has none, or dc is nil and the demand is a
+// whole-GPU nvidia.com/gpu request; with dc nil an annotated demand is an
+// error.
+func chooseDevices(dc snapshot.DeviceChooser, pod *snapshot.PodInfo, node *snapshot.NodeInfo) (*snapshot.PodInfo, error) {
 	if pod.GPU().Count == 0 || len(node.Devices()) == 0 {
 		return pod, nil
 	}
-	for _, w := range p.Scorers() {
-		if dc, ok := w.Scorer.(score.DeviceChooser); ok {
-			devs, ok := dc.ChooseDevices(pod, node)
-			if !ok {
-				return nil, fmt.Errorf("framework: %s chose node %s for pod %s but no devices on it", w.Scorer.Name(), node.Name(), pod.Key())
-			}
-			return pod.WithDevices(devs), nil
-		}
+	if dc == nil && pod.GPU().Whole {
+		// Whole GPUs of an nvidia.com/gpu request: the kubelet's device
+		// plugin picks them; NodeResourcesFit counts them.
+		return pod, nil
 	}
-	st := node.GPUState(nil)
-	devs, ok := gpushare.BestFitDevices(&st, pod.Task())
+	if dc == nil {
+		return nil, fmt.Errorf("framework: pod %s asks for GPU devices on node %s and no device chooser is configured (Config.DeviceChooser, e.g. gpushare.BestFit{}, or a scorer that is a snapshot.DeviceChooser): %w", pod.Key(), node.Name(), ErrInvalidConfig)
+	}
+	devs, ok := dc.ChooseDevices(pod, node)
 	if !ok {
-		return nil, fmt.Errorf("framework: node %s has no devices for pod %s (add the GPUDevices filter)", node.Name(), pod.Key())
+		name := fmt.Sprintf("%T", dc)
+		if n, isNamed := dc.(interface{ Name() string }); isNamed {
+			name = n.Name()
+		}
+		return nil, fmt.Errorf("framework: %s found no devices for pod %s on node %s (add the GPUDevices filter)", name, pod.Key(), node.Name())
 	}
 	return pod.WithDevices(devs), nil
 }

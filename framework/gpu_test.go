@@ -30,7 +30,7 @@ func TestGPUDevicesFilter(t *testing.T) {
 		gpuPod("used", "1", "800").Annotation(snapshot.AnnotationGPUIndex, "0").Node("v100").Obj())
 	snap := c.Snapshot()
 	filters := append(framework.DefaultFilters(), framework.GPUDevices{})
-	s, err := framework.New(framework.Config{Filters: filters, Seed: 1})
+	s, err := framework.New(framework.Config{Filters: filters, Seed: 1, DeviceChooser: gpushare.BestFit{}})
 	require.NoError(t, err)
 
 	for _, tc := range []struct {
@@ -78,7 +78,7 @@ func TestFGDDeviceChoice(t *testing.T) {
 		gpuPod("half", "1", "500").Annotation(snapshot.AnnotationGPUIndex, "0").Node("n").Obj())
 	w, err := gpushare.NewWorkload([]gpushare.Task{{MilliCPU: 2000, GPUCount: 1, MilliGPU: 500}, {MilliCPU: 2000, GPUCount: 1, MilliGPU: 1000}}, []float64{1, 1})
 	require.NoError(t, err)
-	p, err := score.NewProfile(score.Weighted{Scorer: score.GPUShare(gpushare.NewFGD(w)), Weight: 1})
+	p, err := score.NewProfile(score.Weighted{Scorer: gpushare.NewScorer(gpushare.NewFGD(w)), Weight: 1})
 	require.NoError(t, err)
 	s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.GPUDevices{}), Profile: p, Seed: 1})
 	require.NoError(t, err)
@@ -114,18 +114,22 @@ func (lastDevice) ChooseDevices(pod *snapshot.PodInfo, node *snapshot.NodeInfo) 
 
 func TestDeviceChooserDecides(t *testing.T) {
 	c := st.Cache(t, []*v1.Node{gpuNode("n", "T4", "4")})
+	flat := score.PerNode("flat", func(*snapshot.PodInfo, *snapshot.NodeInfo) int64 { return 1 })
 	for _, tc := range []struct {
 		name    string
 		scorer  score.Scorer
+		devices snapshot.DeviceChooser
 		wantDev int
 	}{
-		{"best-fit default", score.PerNode("flat", func(*snapshot.PodInfo, *snapshot.NodeInfo) int64 { return 1 }), 0},
-		{"scorer's choice", lastDevice{}, 3},
+		{"Config.DeviceChooser best fit", flat, gpushare.BestFit{}, 0},
+		{"Config.DeviceChooser last", flat, lastDevice{}, 3},
+		{"scorer's choice", lastDevice{}, nil, 3},
+		{"scorer's choice before Config's", lastDevice{}, gpushare.BestFit{}, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := score.NewProfile(score.Weighted{Scorer: tc.scorer})
 			require.NoError(t, err)
-			s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.GPUDevices{}), Profile: p})
+			s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.GPUDevices{}), Profile: p, DeviceChooser: tc.devices})
 			require.NoError(t, err)
 			d, err := s.SchedulePod(c.Snapshot(), snapshot.MustPodInfo(gpuPod("p", "1", "250").Obj()))
 			require.NoError(t, err)
@@ -134,6 +138,23 @@ func TestDeviceChooserDecides(t *testing.T) {
 			assert.True(t, devs.Has(tc.wantDev), "devices %b, want device %d", devs, tc.wantDev)
 		})
 	}
+}
+
+// TestNoDeviceChooser: the framework makes no device choice of its own: a
+// GPU pod placed on a node with devices, with no chooser in the profile or
+// the Config, is a configuration error naming the pod, the node and the
+// fix; a pod asking for no device, or a node without devices, needs none.
+func TestNoDeviceChooser(t *testing.T) {
+	c := st.Cache(t, []*v1.Node{gpuNode("n", "T4", "4"), st.MakeNode("cpu").Capacity("cpu", "8", "memory", "8Gi", "pods", "10").Obj()})
+	s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.GPUDevices{})})
+	require.NoError(t, err)
+	_, err = s.SchedulePod(c.Snapshot(), snapshot.MustPodInfo(gpuPod("p", "1", "250").Obj()))
+	require.ErrorIs(t, err, framework.ErrInvalidConfig)
+	assert.Contains(t, err.Error(), "pod default/p asks for GPU devices on node n")
+	assert.Contains(t, err.Error(), "Config.DeviceChooser")
+	d, err := s.SchedulePod(c.Snapshot(), snapshot.MustPodInfo(st.MakePod("cpu-only").Req("cpu", "1").Obj()))
+	require.NoError(t, err)
+	assert.True(t, d.Scheduled())
 }
 
 // TestZeroGPUMilliNode: a node reporting gpu-count 2 and gpu-milli 0 has no
@@ -166,7 +187,7 @@ func TestManyNvidiaGPUsSchedule(t *testing.T) {
 	for _, prof := range []struct {
 		name    string
 		profile *score.Profile
-	}{{"default profile", nil}, {"FGD", must(score.NewProfile(score.Weighted{Scorer: score.GPUShare(gpushare.NewFGD(fgd)), Weight: 1}))}} {
+	}{{"default profile", nil}, {"FGD", must(score.NewProfile(score.Weighted{Scorer: gpushare.NewScorer(gpushare.NewFGD(fgd)), Weight: 1}))}} {
 		t.Run(prof.name, func(t *testing.T) {
 			s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.GPUDevices{}), Profile: prof.profile, Seed: 1})
 			require.NoError(t, err)

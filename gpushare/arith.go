@@ -1,33 +1,9 @@
 package gpushare
 
-// Saturating helpers. They mirror snapshot.SatAdd/SatSub on purpose:
-// snapshot will import gpushare for device accounting, so gpushare cannot
-// import snapshot.
+// Saturating helpers beyond internal/arith.Add and Sub, which
+// the policies use for sums and differences.
 
 import "math"
-
-// satAdd returns a+b clamped to [math.MinInt64, math.MaxInt64].
-func satAdd(a, b int64) int64 {
-	s := a + b
-	if (s > a) != (b > 0) {
-		if b > 0 {
-			return math.MaxInt64
-		}
-		return math.MinInt64
-	}
-	return s
-}
-
-// satSub returns a-b clamped to [math.MinInt64, math.MaxInt64].
-func satSub(a, b int64) int64 {
-	if b == math.MinInt64 {
-		if a >= 0 {
-			return math.MaxInt64
-		}
-		return a - b
-	}
-	return satAdd(a, -b)
-}
 
 // satMul returns a*b for a, b >= 0, clamped to math.MaxInt64.
 func satMul(a, b int64) int64 {

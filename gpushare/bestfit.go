@@ -1,5 +1,7 @@
 package gpushare
 
+import "github.com/schedkit/schedkit/internal/arith"
+
 // Normalisers of BestFit and DotProduct: the largest node of the openb
 // cluster (128 cores, 8 GPUs), the simulator's MaxSpecCpu and MaxSpecGpu
 // (pkg/type/open-gpu-share/utils/const.go).
@@ -19,7 +21,7 @@ const (
 // clamp). Devices: BestFitDevices. The zero value is ready to use.
 type BestFit struct{}
 
-var _ Scorer = BestFit{}
+var _ NodeScorer = BestFit{}
 var _ Policy = BestFit{}
 
 // Name returns "BestFit".
@@ -33,8 +35,8 @@ func (BestFit) Score(n *NodeState, t Task) (int64, DeviceSet) {
 	}
 	devs, _ := BestFitDevices(n, t)
 	var score float64
-	score += float64(satSub(n.FreeMilliCPU, t.MilliCPU)) / maxSpecMilliCPU * 0.5
-	score += float64(satSub(n.FreeMilliGPU(), t.TotalMilliGPU())) / maxSpecMilliGPU * 0.5
+	score += float64(arith.Sub(n.FreeMilliCPU, t.MilliCPU)) / maxSpecMilliCPU * 0.5
+	score += float64(arith.Sub(n.FreeMilliGPU(), t.TotalMilliGPU())) / maxSpecMilliGPU * 0.5
 	return clampScore(int64((1.0 - score) * float64(MaxScore))), devs
 }
 

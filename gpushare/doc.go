@@ -1,8 +1,20 @@
-// Package gpushare places GPU-sharing tasks: device-level node state, the
-// fragmentation measure of Weng et al., "Beware of Fragmentation: Scheduling
-// GPU-Sharing Workloads with Fragmentation Gradient Descent" (USENIX ATC
-// '23, §4), the FGD policy and the five baselines of the paper's evaluation, as
-// node-and-device choosers.
+// Package gpushare places GPU-sharing tasks: device arithmetic over
+// device-level node state, the fragmentation measure of Weng et al.,
+// "Beware of Fragmentation: Scheduling GPU-Sharing Workloads with
+// Fragmentation Gradient Descent" (USENIX ATC '23, §4), the FGD policy and
+// the five baselines of the paper's evaluation, as node-and-device
+// choosers, and their use in a scheduler: [NewScorer] makes a policy a
+// score.Scorer and a snapshot.DeviceChooser.
+//
+// # Layer
+//
+// gpushare sits above snapshot and score and imports only them (and the
+// standard library and internal packages): the snapshot keeps devices as
+// counted data (snapshot.Device, snapshot.DeviceSet, the demand
+// snapshot.GPURequest) and makes no device choice; the policies here read
+// it ([NodeStateOf], [TaskOf]) and choose. framework and replay may import
+// gpushare; snapshot, score and reserve never do (the ledger takes a
+// chooser as an option, reserve.WithDeviceChooser).
 //
 // The formulas, device choices and tie rules are those of the authors'
 // simulator (github.com/hkust-adsl/kubernetes-scheduler-simulator); each
@@ -29,9 +41,9 @@
 //
 // # Usage
 //
-// Every policy is a [Policy]; all but [Random] are also a [Scorer] (a per-node
-// score in [0, MaxScore] plus a device choice) that [Choose] turns into a
-// decision:
+// Every policy is a [Policy]; all but [Random] are also a [NodeScorer] (a
+// per-node score in [0, MaxScore] plus a device choice over a [NodeState],
+// the paper's level) that [Choose] turns into a decision:
 //
 //	w, _ := gpushare.WorkloadFromTasks(observed, 95)
 //	d := gpushare.NewFGD(w).Choose(nodes, task)
@@ -41,6 +53,15 @@
 //
 // Ties go to the lowest node index, so the order of the nodes slice is the
 // tie-break rule.
+//
+// In a scheduler, the policy is a scorer of a score.Profile and picks the
+// devices of the pods placed by it; [BestFit] alone is also a
+// snapshot.DeviceChooser, the simulator's default device choice for
+// profiles whose scorers choose none:
+//
+//	p, _ := score.NewProfile(score.Weighted{Scorer: gpushare.NewScorer(gpushare.NewFGD(w)), Weight: 1})
+//	s, _ := framework.New(framework.Config{Profile: p, Filters: append(framework.DefaultFilters(), framework.GPUDevices{})})
+//	ledger := reserve.New(reserve.WithDeviceChooser(gpushare.BestFit{}))
 //
 // # Concurrency
 //

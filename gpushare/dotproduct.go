@@ -16,7 +16,7 @@ package gpushare
 // to use.
 type DotProduct struct{}
 
-var _ Scorer = DotProduct{}
+var _ NodeScorer = DotProduct{}
 var _ Policy = DotProduct{}
 
 // Name returns "DotProduct".

@@ -49,7 +49,7 @@ func ExampleChoose() {
 		{FreeMilliCPU: 16000, FreeMemory: 64 << 30, Devices: gpus(300, 1000)},
 	}
 	task := gpushare.Task{MilliCPU: 4000, GPUCount: 1, MilliGPU: 250}
-	for _, s := range []gpushare.Scorer{gpushare.BestFit{}, gpushare.DotProduct{}, gpushare.GPUPacking{}, gpushare.GPUClustering{}} {
+	for _, s := range []gpushare.NodeScorer{gpushare.BestFit{}, gpushare.DotProduct{}, gpushare.GPUPacking{}, gpushare.GPUClustering{}} {
 		d := gpushare.Choose(s, nodes, task)
 		fmt.Printf("%-13s node %d devices %v score %d\n", s.Name(), d.Node, d.Devices.AppendIndexes(nil), d.Score)
 	}

@@ -20,7 +20,7 @@ type FGD struct {
 	w *Workload
 }
 
-var _ Scorer = (*FGD)(nil)
+var _ NodeScorer = (*FGD)(nil)
 var _ Policy = (*FGD)(nil)
 
 // NewFGD returns the FGD policy for target workload w (see

@@ -15,7 +15,7 @@ package gpushare
 // value is ready to use.
 type GPUClustering struct{}
 
-var _ Scorer = GPUClustering{}
+var _ NodeScorer = GPUClustering{}
 var _ Policy = GPUClustering{}
 
 // Name returns "GpuClustering".

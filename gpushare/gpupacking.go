@@ -14,7 +14,7 @@ package gpushare
 // every node. Devices: BestFitDevices. The zero value is ready to use.
 type GPUPacking struct{}
 
-var _ Scorer = GPUPacking{}
+var _ NodeScorer = GPUPacking{}
 var _ Policy = GPUPacking{}
 
 // Name returns "GpuPacking".

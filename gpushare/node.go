@@ -3,35 +3,29 @@ package gpushare
 import (
 	"fmt"
 	"math/bits"
+
+	"github.com/schedkit/schedkit/internal/arith"
+	"github.com/schedkit/schedkit/internal/fit"
+	"github.com/schedkit/schedkit/score"
+	"github.com/schedkit/schedkit/snapshot"
 )
 
 const (
-	// MaxScore is the highest node score, as upstream's framework.MaxNodeScore.
-	MaxScore int64 = 100
-	// MilliPerDevice is the capacity of one whole GPU in milli-GPU.
-	MilliPerDevice int64 = 1000
+	// MaxScore is the highest node score, score.MaxScore (upstream's
+	// framework.MaxNodeScore).
+	MaxScore = score.MaxScore
+	// MilliPerDevice is the capacity of one whole GPU in milli-GPU
+	// (snapshot.MilliPerDevice).
+	MilliPerDevice = snapshot.MilliPerDevice
 	// MaxDevices is the largest number of devices of one node that the
-	// policies consider; devices at index MaxDevices and above are ignored
-	// (NodeState.Validate rejects such nodes).
-	MaxDevices = 64
+	// policies consider (snapshot.MaxDevices); devices at index MaxDevices
+	// and above are ignored (NodeState.Validate rejects such nodes).
+	MaxDevices = snapshot.MaxDevices
 )
 
-// Device is one GPU of a node.
-type Device struct {
-	// Model is the GPU model, e.g. "V100M16" (the node label
-	// alibabacloud.com/gpu-card-model in the openb node YAML).
-	Model string
-	// CapacityMilliGPU is the device's capacity in milli-GPU, normally
-	// MilliPerDevice. A device of capacity 0 never hosts anything.
-	CapacityMilliGPU int64
-	// FreeMilliGPU is the unallocated part in milli-GPU, in
-	// [0, CapacityMilliGPU].
-	FreeMilliGPU int64
-}
-
-// Idle reports whether nothing is allocated on d and it has capacity: a
-// "fully free" GPU in the simulator's words.
-func (d Device) Idle() bool { return d.CapacityMilliGPU > 0 && d.FreeMilliGPU == d.CapacityMilliGPU }
+// Device is one GPU of a node: the snapshot's counted data
+// (snapshot.Device), which the policies read and NodeState.Place updates.
+type Device = snapshot.Device
 
 // NodeState is one node as the GPU policies see it: free CPU and memory,
 // its devices in device-index order, and the classes of GPU tasks already
@@ -63,7 +57,7 @@ func (n *NodeState) devices() []Device {
 func (n *NodeState) FreeMilliGPU() int64 {
 	var s int64
 	for _, d := range n.devices() {
-		s = satAdd(s, d.FreeMilliGPU)
+		s = arith.Add(s, d.FreeMilliGPU)
 	}
 	return s
 }
@@ -87,32 +81,9 @@ func (n *NodeState) Validate() error {
 	return nil
 }
 
-// DeviceSet is a set of device indexes in [0, MaxDevices), one bit each.
-// The zero DeviceSet is empty.
-type DeviceSet uint64
-
-// Has reports whether device i is in s.
-func (s DeviceSet) Has(i int) bool { return i >= 0 && i < MaxDevices && s&(1<<uint(i)) != 0 }
-
-// With returns s ∪ {i}; i outside [0, MaxDevices) is ignored.
-func (s DeviceSet) With(i int) DeviceSet {
-	if i < 0 || i >= MaxDevices {
-		return s
-	}
-	return s | 1<<uint(i)
-}
-
-// Len returns the number of devices in s.
-func (s DeviceSet) Len() int { return bits.OnesCount64(uint64(s)) }
-
-// AppendIndexes appends the indexes in s, ascending, to dst and returns it.
-// It allocates only if dst lacks capacity.
-func (s DeviceSet) AppendIndexes(dst []int) []int {
-	for v := uint64(s); v != 0; v &= v - 1 {
-		dst = append(dst, bits.TrailingZeros64(v))
-	}
-	return dst
-}
+// DeviceSet is a set of device indexes in [0, MaxDevices), one bit each
+// (snapshot.DeviceSet).
+type DeviceSet = snapshot.DeviceSet
 
 // hosts reports whether device d can take one device's share of task t.
 func hosts(d *Device, t *Task) bool { return d.FreeMilliGPU >= t.MilliGPU && t.Allows(d.Model) }
@@ -129,10 +100,11 @@ func usableDevices(n *NodeState, t *Task) int {
 	return c
 }
 
-// fitsCPUMemory is upstream's NodeResourcesFit for CPU and memory: a
+// fitsCPUMemory is upstream's NodeResourcesFit for CPU and memory, the
+// library's one fit check (internal/fit) on the node's free amounts: a
 // request of 0 always fits, even on an over-committed node.
 func fitsCPUMemory(n *NodeState, t *Task) bool {
-	return (t.MilliCPU <= 0 || t.MilliCPU <= n.FreeMilliCPU) && (t.Memory <= 0 || t.Memory <= n.FreeMemory)
+	return !fit.Short(t.MilliCPU, n.FreeMilliCPU, 0) && !fit.Short(t.Memory, n.FreeMemory, 0)
 }
 
 // Fits reports whether task t can be placed on node n: enough free CPU and

@@ -49,7 +49,7 @@ func TestNoPanicOnDegenerateNodes(t *testing.T) {
 		node(8000, gpus("T4", 1000)),
 	}
 	tasks := []Task{whole(1000, 9), whole(1000, 100), shared(1000, 500), cpuOnly(1000), {}}
-	scorers := []Scorer{NewFGD(w), BestFit{}, DotProduct{}, GPUPacking{}, GPUClustering{}}
+	scorers := []NodeScorer{NewFGD(w), BestFit{}, DotProduct{}, GPUPacking{}, GPUClustering{}}
 	for i := range nodes {
 		f := w.Fragmentation(&nodes[i])
 		assert.False(t, math.IsNaN(f), "node %d", i)

@@ -1,10 +1,15 @@
 package gpushare
 
-// Scorer scores placing a task on one node and names the devices it would
-// use. Score returns a value in [0, MaxScore] (higher is better) and the
-// chosen devices (empty for CPU-only tasks); it returns (0, 0) when t does
-// not fit n (see Fits). Implementations are pure: they read n and t only.
-type Scorer interface {
+// NodeScorer is a policy's device-level formula: it scores placing a task
+// on one NodeState and names the devices it would use. Score returns a
+// value in [0, MaxScore] (higher is better) and the chosen devices (empty
+// for CPU-only tasks); it returns (0, 0) when t does not fit n (see Fits).
+// Implementations are pure: they read n and t only.
+//
+// It is the paper's level, over NodeStates; a scheduler uses a policy
+// through [NewScorer], which makes it a score.Scorer over snapshot nodes
+// (the library's one scorer vocabulary) and a snapshot.DeviceChooser.
+type NodeScorer interface {
 	// Name returns the policy's name as in the paper (e.g. "FGD").
 	Name() string
 	// Score scores t on n and picks its devices.
@@ -35,7 +40,7 @@ type Decision struct {
 // by smallest node name; upstream kube-scheduler picks uniformly among the
 // tied nodes). Decision.Node is -1 when t fits no node.
 // O(nodes × cost of s.Score); allocates nothing itself.
-func Choose(s Scorer, nodes []NodeState, t Task) Decision {
+func Choose(s NodeScorer, nodes []NodeState, t Task) Decision {
 	best := Decision{Node: -1}
 	for i := range nodes {
 		if !Fits(&nodes[i], t) {

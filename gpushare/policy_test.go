@@ -8,12 +8,12 @@ import (
 )
 
 var (
-	_ Scorer = (*FGD)(nil)
-	_ Scorer = BestFit{}
-	_ Scorer = DotProduct{}
-	_ Scorer = GPUPacking{}
-	_ Scorer = GPUClustering{}
-	_ Policy = (*Random)(nil)
+	_ NodeScorer = (*FGD)(nil)
+	_ NodeScorer = BestFit{}
+	_ NodeScorer = DotProduct{}
+	_ NodeScorer = GPUPacking{}
+	_ NodeScorer = GPUClustering{}
+	_ Policy     = (*Random)(nil)
 )
 
 // shareWorkload: A = 0.5 GPU + 1 core (p 0.5), B = 1 GPU + 1 core (p 0.5).
@@ -65,7 +65,7 @@ func TestFGDWholeAndCPUTasks(t *testing.T) {
 func TestBaselineScores(t *testing.T) {
 	tests := []struct {
 		name   string
-		scorer Scorer
+		scorer NodeScorer
 		node   NodeState
 		task   Task
 		score  int64

@@ -109,7 +109,7 @@ func TestPropertyScoresAndDecisions(t *testing.T) {
 	for i := range 400 {
 		w := randomWorkload(r)
 		fgd := NewFGD(w)
-		scorers := []Scorer{fgd, BestFit{}, DotProduct{}, GPUPacking{}, GPUClustering{}}
+		scorers := []NodeScorer{fgd, BestFit{}, DotProduct{}, GPUPacking{}, GPUClustering{}}
 		nodes := make([]NodeState, 1+r.IntN(12))
 		for k := range nodes {
 			nodes[k] = randomNode(r)
@@ -147,7 +147,7 @@ func TestPropertyScoresAndDecisions(t *testing.T) {
 			require.GreaterOrEqual(t, d.Node, 0, "case %d %s", i, p.Name())
 			c := clone(nodes[d.Node])
 			require.NoError(t, c.Place(task, d.Devices), "case %d %s", i, p.Name())
-			if s, ok := p.(Scorer); ok {
+			if s, ok := p.(NodeScorer); ok {
 				for k := range nodes {
 					if Fits(&nodes[k], task) {
 						sk, _ := s.Score(&nodes[k], task)
@@ -226,7 +226,7 @@ func FuzzScore(f *testing.F) {
 		if math.IsNaN(frag) || math.IsInf(frag, 0) {
 			t.Fatalf("Fragmentation = %v", frag)
 		}
-		for _, s := range []Scorer{NewFGD(w), BestFit{}, DotProduct{}, GPUPacking{}, GPUClustering{}} {
+		for _, s := range []NodeScorer{NewFGD(w), BestFit{}, DotProduct{}, GPUPacking{}, GPUClustering{}} {
 			score, _ := s.Score(&n, task)
 			if score < 0 || score > MaxScore {
 				t.Fatalf("%s score %d out of range", s.Name(), score)

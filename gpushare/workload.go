@@ -7,6 +7,8 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+
+	"github.com/schedkit/schedkit/internal/arith"
 )
 
 // Workload is a target workload: task shapes with their popularity
@@ -206,14 +208,14 @@ type view struct {
 // milli-GPU from each device in take.
 func newView(n *NodeState, cpu int64, take DeviceSet, milli int64) view {
 	devs := n.devices()
-	v := view{cpu: satSub(n.FreeMilliCPU, cpu), n: len(devs)}
+	v := view{cpu: arith.Sub(n.FreeMilliCPU, cpu), n: len(devs)}
 	for i := range devs {
 		f := devs[i].FreeMilliGPU
 		if take.Has(i) {
-			f = satSub(f, milli)
+			f = arith.Sub(f, milli)
 		}
 		v.free[i] = f
-		v.total = satAdd(v.total, f)
+		v.total = arith.Add(v.total, f)
 	}
 	return v
 }
@@ -257,7 +259,7 @@ func (s *shape) fit(devs []Device, v *view) shapeFit {
 		if ok && v.free[i] >= s.task.MilliGPU {
 			f.usable++
 		} else {
-			f.unusable = satAdd(f.unusable, v.free[i])
+			f.unusable = arith.Add(f.unusable, v.free[i])
 		}
 	}
 	return f
@@ -349,7 +351,7 @@ func (w *Workload) fragmentAfter(nf *nodeFits, cpu int64, take DeviceSet, milli 
 		return b.fragment()
 	}
 	devs := nf.n.devices()
-	vcpu := satSub(nf.n.FreeMilliCPU, cpu)
+	vcpu := arith.Sub(nf.n.FreeMilliCPU, cpu)
 	total := nf.v.total
 	for t := uint64(take); t != 0; t &= t - 1 {
 		if i := bits.TrailingZeros64(t); i < nf.v.n {

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/replay"
 	"github.com/schedkit/schedkit/snapshot"
 	"github.com/schedkit/schedkit/snapshot/snapshottest"
@@ -37,8 +38,8 @@ func FuzzNewInputGPU(f *testing.F) {
 		require.NoError(t, err)
 		require.Len(t, in.Arrivals, 1)
 		prepared := in.Arrivals[0].Pod
-		task := pi.Task()
-		assert.Equal(t, task, prepared.Task())
+		task := gpushare.TaskOf(pi)
+		assert.Equal(t, task, gpushare.TaskOf(prepared))
 		// gpu-milli is interned only once some pod requested it: in a fresh
 		// process a pod without GPU demand leaves it unknown, and then it
 		// requests none.

@@ -6,6 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -99,7 +100,7 @@ func NewInput(nodes []*v1.Node, pods []*v1.Pod, unbind bool) (*Input, error) {
 // a pod without the annotation, without GPU demand, or requesting it
 // already. pi is pod parsed.
 func withGPURequest(pod *v1.Pod, pi *snapshot.PodInfo) *v1.Pod {
-	t := pi.Task()
+	t := gpushare.TaskOf(pi)
 	if _, ok := pod.Annotations[snapshot.AnnotationGPUCount]; !ok || !t.UsesGPU() || len(pod.Spec.Containers) == 0 {
 		return pod
 	}

@@ -75,7 +75,7 @@ func TestNewInputGPURequest(t *testing.T) {
 	require.True(t, ok)
 	// share: 1 × 470; multi: 4 × 1000.
 	assert.Equal(t, int64(470), in.Arrivals[0].Pod.Requested().Get(id))
-	assert.Equal(t, gpushare.Task{MilliCPU: 1000, Memory: 1 << 30, GPUCount: 1, MilliGPU: 470}, in.Arrivals[0].Pod.Task())
+	assert.Equal(t, gpushare.Task{MilliCPU: 1000, Memory: 1 << 30, GPUCount: 1, MilliGPU: 470}, gpushare.TaskOf(in.Arrivals[0].Pod))
 	assert.Equal(t, int64(4000), in.Arrivals[1].Pod.Requested().Get(id))
 	assert.NotContains(t, share.Spec.Containers[0].Resources.Requests, snapshot.ResourceGPUMilli, "the input pod is not modified")
 	assert.Same(t, cpu, in.Arrivals[2].Pod.Pod())

@@ -81,6 +81,15 @@ type Config struct {
 	// learns it from the arrivals: gpushare.WorkloadFromTasks(their
 	// tasks, 95).
 	Workload *gpushare.Workload
+	// DeviceChooser picks the GPU devices of pods that need a choice:
+	// bound pods without a gpu-index annotation (the ledger's
+	// reserve.WithDeviceChooser) and placed pods when no scorer of the
+	// profile chooses (framework.Config.DeviceChooser). nil means
+	// gpushare.BestFit{}, the FGD simulator's default device choice. A
+	// bound pod it finds no devices for (the input over-commits the node's
+	// devices) is charged to the node's lowest-index devices, as many as
+	// it asks for: the input says it runs there.
+	DeviceChooser snapshot.DeviceChooser
 	// Progress, when set, is called after each event (an arrival
 	// scheduled or a departure) with the events done and the run's
 	// total; it must be cheap and, for concurrent Runs, safe for
@@ -154,7 +163,10 @@ func Run(ctx context.Context, in *Input, cfg Config) (*Report, error) {
 			return nil, fmt.Errorf("%w: Arrivals[%d]: nil Pod", ErrInput, i)
 		}
 	}
-	ledger := reserve.New()
+	if cfg.DeviceChooser == nil {
+		cfg.DeviceChooser = gpushare.BestFit{}
+	}
+	ledger := reserve.New(reserve.WithDeviceChooser(reportedChooser{cfg.DeviceChooser}))
 	names := make(map[string]bool, len(in.Nodes))
 	for _, n := range in.Nodes {
 		if n == nil {
@@ -186,8 +198,8 @@ func Run(ctx context.Context, in *Input, cfg Config) (*Report, error) {
 		rep.DemandAxis, rep.Capacity = "GPU", milliGPU
 	}
 
-	// Bound pods without a gpu-index annotation get the snapshot's
-	// best-fit devices; the placement records what they got.
+	// Bound pods without a gpu-index annotation get cfg.DeviceChooser's
+	// devices (the ledger's chooser); the placement records what they got.
 	for _, p := range in.Bound {
 		if p == nil {
 			return nil, fmt.Errorf("%w: Bound: nil pod", ErrInput)
@@ -220,6 +232,7 @@ func Run(ctx context.Context, in *Input, cfg Config) (*Report, error) {
 		PercentageOfNodesToScore: cfg.PercentageOfNodesToScore,
 		Seed:                     cfg.Seed,
 		Breakdown:                cfg.Explain != "",
+		DeviceChooser:            cfg.DeviceChooser,
 	})
 	if err != nil {
 		return nil, err
@@ -259,7 +272,7 @@ func Run(ctx context.Context, in *Input, cfg Config) (*Report, error) {
 			pi := in.Arrivals[e.pod].Pod
 			if node := placedOn[e.pod]; node != "" && ledger.RemovePod(pi.Key()) {
 				placedOn[e.pod] = ""
-				t := pi.Task()
+				t := gpushare.TaskOf(pi)
 				allocated -= demand(t)
 				tl.remove(t, node)
 				rep.Departed++
@@ -287,7 +300,7 @@ func Run(ctx context.Context, in *Input, cfg Config) (*Report, error) {
 				return nil, a.BindErr
 			}
 			pi := a.Pod
-			t := pi.Task()
+			t := gpushare.TaskOf(pi)
 			arrived += demand(t)
 			rep.Arrived++
 			pl := Placement{Pod: pi.Key().String()}
@@ -339,7 +352,7 @@ func measure(rep *Report, snap *snapshot.Snapshot, w *gpushare.Workload) {
 			rep.NodesUsed++
 		}
 		if w != nil {
-			states = append(states, ni.GPUState(nil))
+			states = append(states, gpushare.NodeStateOf(ni, nil))
 		}
 	}
 	rep.CPU, rep.Memory, rep.GPU = newUsage(cpu, cpuA, "milliCPU"), newUsage(mem, memA, "bytes"), newUsage(gpu, gpuA, "milliGPU")
@@ -374,4 +387,22 @@ func explainOf(d framework.Decision, devs gpushare.DeviceSet, arrival int) *Expl
 		e.Diagnosis = d.Diagnosis.Message()
 	}
 	return e
+}
+
+// reportedChooser is the ledger's chooser in a replay: dc, and for a
+// bound pod dc cannot place (the input over-commits the node's devices)
+// the lowest-index devices, GPU().Count of them, so that the input's
+// pods are charged somewhere (the ledger checks the room of holds before
+// asking, so holds never get the fallback).
+type reportedChooser struct{ dc snapshot.DeviceChooser }
+
+func (r reportedChooser) ChooseDevices(pod *snapshot.PodInfo, node *snapshot.NodeInfo) (snapshot.DeviceSet, bool) {
+	if devs, ok := r.dc.ChooseDevices(pod, node); ok {
+		return devs, true
+	}
+	var devs snapshot.DeviceSet
+	for i := 0; i < len(node.Devices()) && devs.Len() < pod.GPU().Count; i++ {
+		devs = devs.With(i)
+	}
+	return devs, true
 }

@@ -286,3 +286,61 @@ func TestReportJSON(t *testing.T) {
 	assert.NotContains(t, m, "Placements")
 	assert.NotContains(t, m, "Final")
 }
+
+// worstFit is a device chooser for the test: the device with the most
+// free milli-GPU that has the share (the lowest index on ties).
+type worstFit struct{}
+
+func (worstFit) ChooseDevices(pod *snapshot.PodInfo, node *snapshot.NodeInfo) (snapshot.DeviceSet, bool) {
+	best := -1
+	for i, d := range node.Devices() {
+		if d.FreeMilliGPU >= pod.GPU().MilliGPU && (best < 0 || d.FreeMilliGPU > node.Devices()[best].FreeMilliGPU) {
+			best = i
+		}
+	}
+	return snapshot.DeviceSet(0).With(best), best >= 0
+}
+
+// TestRunBoundDevices: bound pods without a gpu-index annotation get
+// Config.DeviceChooser's devices (best fit by default), in input order; a
+// bound pod no device has room for (the input over-commits the node) is
+// charged to the lowest-index devices; a gpu-index annotation is kept.
+func TestRunBoundDevices(t *testing.T) {
+	gpu := snapshottest.MakeNode("g").Capacity("cpu", "32", "memory", "64Gi", "pods", "110",
+		"alibabacloud.com/gpu-count", "3", "alibabacloud.com/gpu-milli", "3000").Obj()
+	share := func(name, milli string) *snapshottest.PodWrapper {
+		return snapshottest.MakePod(name).Req("cpu", "1").Node("g").
+			Annotation(snapshot.AnnotationGPUCount, "1").Annotation(snapshot.AnnotationGPUMilli, milli)
+	}
+	in := &replay.Input{Nodes: []*v1.Node{gpu}, Bound: []*v1.Pod{
+		share("a", "600").Annotation(snapshot.AnnotationGPUIndex, "2").Obj(),
+		share("b", "500").Obj(),
+		share("c", "300").Obj(),
+		share("d", "900").Obj(),
+		share("e", "800").Obj(),
+	}}
+	for _, tc := range []struct {
+		name string
+		dc   snapshot.DeviceChooser
+		want [][]int
+	}{
+		// best fit (a took 600 of device 2): b 500 on device 0 (device 2
+		// has 400; 0 and 1 are idle, the lower index wins); c 300 on
+		// device 2 (400 free, the least that fits); d 900 on device 1; e
+		// 800 finds no room (500, 100, 100 free): the lowest-index device.
+		{"default best fit", nil, [][]int{{2}, {0}, {2}, {1}, {0}}},
+		// worst fit: b 500 on device 0 (1000 free, tied with device 1), c
+		// 300 on device 1 (1000 free); d 900 and e 800 find no room (500,
+		// 700, 400 free): the lowest-index device.
+		{"chooser", worstFit{}, [][]int{{2}, {0}, {1}, {0}, {0}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := replay.Run(context.Background(), in, replay.Config{DeviceChooser: tc.dc})
+			require.NoError(t, err)
+			require.Len(t, rep.Placements, 5)
+			for i, want := range tc.want {
+				assert.Equal(t, want, rep.Placements[i].Devices, "pod %s", rep.Placements[i].Pod)
+			}
+		})
+	}
+}

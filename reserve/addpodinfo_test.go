@@ -46,7 +46,7 @@ func TestAddPodInfo(t *testing.T) {
 // Reserve checks devices: two holds racing for the same GPU share cannot
 // both land, and a recorded device must have room.
 func TestReserveChecksDevices(t *testing.T) {
-	l := reserve.New()
+	l := reserve.New(reserve.WithDeviceChooser(gpushare.BestFit{}))
 	require.NoError(t, l.AddNode(st.MakeNode("g").Capacity("cpu", "32", "memory", "64Gi", "pods", "10",
 		"alibabacloud.com/gpu-count", "2", "alibabacloud.com/gpu-milli", "2000").Label(snapshot.LabelGPUModel, "T4").Obj()))
 	share := func(name, milli string) *st.PodWrapper {
@@ -67,8 +67,9 @@ func TestReserveChecksDevices(t *testing.T) {
 	assert.Equal(t, int64(400), unfit[0].Requested)
 	assert.Equal(t, int64(700), unfit[0].Used)
 	assert.Equal(t, int64(2000), unfit[0].Capacity)
-	// ... but does on device 1, and without a recorded device best fit
-	// finds room; two whole GPUs then do not fit.
+	// ... but does on device 1, and without a recorded device the
+	// ledger's chooser (best fit) finds room; two whole GPUs then do not
+	// fit.
 	unfit, err = l.Reserve(on(snapshot.MustPodInfo(share("b", "400").Obj()), 1), "g")
 	require.NoError(t, err)
 	require.Nil(t, unfit)

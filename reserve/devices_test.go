@@ -1,11 +1,14 @@
 package reserve_test
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/schedkit/schedkit/gpushare"
+	"github.com/schedkit/schedkit/reserve"
 	"github.com/schedkit/schedkit/snapshot"
 	st "github.com/schedkit/schedkit/snapshot/snapshottest"
 )
@@ -45,4 +48,91 @@ func TestReserveManyNvidiaGPUs(t *testing.T) {
 	assert.Equal(t, gpu, reasons[0].Resource)
 	assert.Equal(t, int64(69), reasons[0].Used)
 	assert.Equal(t, int64(128), reasons[0].Capacity)
+}
+
+// TestLedgerMakesNoDeviceChoice: without a chooser the ledger chooses no
+// device. An annotated share without recorded devices cannot be held on
+// a node with devices (an error, nothing held); a whole-GPU nvidia.com/gpu
+// demand is held on no device (the kubelet's device plugin picks; the
+// extended resource is counted); a bound pod reported without devices is
+// charged to none. With WithDeviceChooser the chooser's devices are held
+// and recorded, for holds and for bound pods alike.
+func TestLedgerMakesNoDeviceChoice(t *testing.T) {
+	gpuNode := st.MakeNode("g").Capacity("cpu", "32", "memory", "64Gi", "pods", "10",
+		"alibabacloud.com/gpu-count", "2", "alibabacloud.com/gpu-milli", "2000").Label(snapshot.LabelGPUModel, "T4").Obj()
+	nvidia := st.MakeNode("nv").Capacity("cpu", "32", "memory", "64Gi", "pods", "10", "nvidia.com/gpu", "2").Obj()
+	share := func(name, milli string) *st.PodWrapper {
+		return st.MakePod(name).Req("cpu", "1").Annotation(snapshot.AnnotationGPUCount, "1").Annotation(snapshot.AnnotationGPUMilli, milli)
+	}
+	free := func(l *reserve.Ledger, node string) []int64 {
+		var out []int64
+		for _, d := range l.Snapshot().Get(node).Devices() {
+			out = append(out, d.FreeMilliGPU)
+		}
+		return out
+	}
+
+	l := newLedger(t, gpuNode, nvidia)
+	_, err := l.Reserve(snapshot.MustPodInfo(share("a", "300").Obj()), "g")
+	require.ErrorIs(t, err, reserve.ErrInvalid)
+	assert.Contains(t, err.Error(), "pod default/a asks for GPU devices on node g and records none")
+	assert.Empty(t, l.Holds(), "nothing held")
+	unfit, err := l.Reserve(snapshot.MustPodInfo(st.MakePod("w").Req("cpu", "1", "nvidia.com/gpu", "2").Obj()), "nv")
+	require.NoError(t, err)
+	require.Nil(t, unfit)
+	assert.Equal(t, []int64{1000, 1000}, free(l, "nv"), "whole GPUs: held on no device")
+	unfit, err = l.Reserve(snapshot.MustPodInfo(st.MakePod("w2").Req("cpu", "1", "nvidia.com/gpu", "1").Obj()), "nv")
+	require.NoError(t, err)
+	require.Len(t, unfit, 1, "the extended resource is counted")
+	require.NoError(t, l.AddPod(share("b", "300").Node("g").Obj()))
+	assert.Equal(t, []int64{1000, 1000}, free(l, "g"), "bound without devices: charged to none")
+
+	// With a chooser: best fit, for holds and bound pods.
+	l = reserve.New(reserve.WithDeviceChooser(gpushare.BestFit{}))
+	require.NoError(t, l.AddNode(gpuNode))
+	require.NoError(t, l.AddPod(share("b", "300").Node("g").Obj()))
+	assert.Equal(t, []int64{700, 1000}, free(l, "g"), "bound pod on the chooser's device 0")
+	pi := snapshot.MustPodInfo(share("a", "600").Obj())
+	unfit, err = l.Reserve(pi, "g")
+	require.NoError(t, err)
+	require.Nil(t, unfit)
+	// best fit: device 0 has 700 free (< 1000) and takes 600.
+	assert.Equal(t, []int64{100, 1000}, free(l, "g"))
+	held := l.Holds()
+	require.Len(t, held, 1)
+	devs, ok := held[0].Pod.Devices()
+	require.True(t, ok, "the hold records the chooser's devices")
+	assert.Equal(t, snapshot.DeviceSet(0).With(0), devs)
+	// A bound pod reported before its node is placed when the node comes.
+	l = reserve.New(reserve.WithDeviceChooser(gpushare.BestFit{}))
+	require.NoError(t, l.AddPod(share("early", "400").Node("g").Obj()))
+	require.NoError(t, l.AddNode(gpuNode))
+	assert.Equal(t, []int64{600, 1000}, free(l, "g"))
+}
+
+// TestJournalKeepsDevices: a hold's devices chosen outside the pod object
+// (the framework's or the ledger's choice) survive a journal replay, so a
+// replayed ledger charges the same devices.
+func TestJournalKeepsDevices(t *testing.T) {
+	node := st.MakeNode("g").Capacity("cpu", "32", "memory", "64Gi", "pods", "10",
+		"alibabacloud.com/gpu-count", "4", "alibabacloud.com/gpu-milli", "4000").Obj()
+	l := newLedger(t, node)
+	var buf bytes.Buffer
+	require.NoError(t, l.SetJournal(&buf))
+	pi := snapshot.MustPodInfo(st.MakePod("p").Req("cpu", "1").
+		Annotation(snapshot.AnnotationGPUCount, "2").Annotation(snapshot.AnnotationGPUMilli, "500").Obj()).
+		WithDevices(snapshot.DeviceSet(0).With(1).With(3))
+	unfit, err := l.Reserve(pi, "g")
+	require.NoError(t, err)
+	require.Nil(t, unfit)
+
+	r := newLedger(t, node)
+	_, err = r.Replay(bytes.NewReader(buf.Bytes()))
+	require.NoError(t, err)
+	var free []int64
+	for _, d := range r.Snapshot().Get("g").Devices() {
+		free = append(free, d.FreeMilliGPU)
+	}
+	assert.Equal(t, []int64{1000, 500, 1000, 500}, free)
+	assert.Contains(t, buf.String(), `"devices":[1,3]`)
 }

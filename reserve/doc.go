@@ -5,9 +5,10 @@
 // side — as a library that needs no cluster.
 //
 // A [Ledger] is the one object a scheduler feeds: informer events
-// (AddNode, UpdateNode, RemoveNode, AddPod, UpdatePod, RemovePod, with
-// upstream's scheduler-cache semantics: a pod may arrive before its node, a
-// removed node's pods wait for it) and its own decisions ([Ledger.Reserve],
+// (AddNode, UpdateNode, RemoveNode, AddPod, UpdatePod, RemovePod, under
+// the informer contract snapshot.Cache follows too, see [Ledger]: a pod may
+// arrive before its node, a removed node's pods wait for it, unbound pods
+// are not counted, terminal ones are deleted) and its own decisions ([Ledger.Reserve],
 // [Ledger.Unreserve], [Ledger.Confirm]). It never double-counts and never
 // leaks:
 //

@@ -75,8 +75,12 @@ func (l *Ledger) ReserveGang(members []GangMember, deadline time.Time) (*GangUnf
 		if p.noop {
 			continue
 		}
-		l.applyHold(m.Pod, &p, dl)
-		applied = append(applied, holdPlan{pi: m.Pod, plan: p, deadline: dl})
+		pod := m.Pod
+		if p.pi != nil {
+			pod = p.pi
+		}
+		l.applyHold(pod, &p, dl)
+		applied = append(applied, holdPlan{pi: pod, plan: p, deadline: dl})
 	}
 	if len(applied) > 0 {
 		if err := l.logHolds(applied); err != nil {

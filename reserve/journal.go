@@ -93,6 +93,11 @@ type holdJSON struct {
 	Deadline    *time.Time       `json:"deadline,omitempty"`
 	Reservation string           `json:"reservation,omitempty"`
 	Drawn       map[string]int64 `json:"drawn,omitempty"`
+	// Devices are the GPU devices the hold records (PodInfo.Devices)
+	// when the pod object does not name them (a choice made by the
+	// framework or the ledger's chooser); absent in journals written
+	// before they were kept, whose holds then record no devices.
+	Devices []int `json:"devices,omitempty"`
 }
 
 type drawJSON struct {
@@ -296,6 +301,9 @@ func (l *Ledger) holdsJSON() []holdJSON {
 
 func (l *Ledger) holdJSON(pi *snapshot.PodInfo, node string, confirmed bool, deadline int64, d *draw) holdJSON {
 	h := holdJSON{Pod: pi.Pod(), Node: node, Confirmed: confirmed}
+	if devs, ok := pi.Devices(); ok && pi.GPU().Count > 0 {
+		h.Devices = devs.AppendIndexes(nil)
+	}
 	if deadline != noDeadline {
 		t := time.Unix(0, deadline).UTC()
 		h.Deadline = &t
@@ -788,6 +796,19 @@ func decodeHold(h *holdJSON) (decodedHold, error) {
 	}
 	if h.Node == "" {
 		return decodedHold{}, fmt.Errorf("pod %s: node is empty", pi.Key())
+	}
+	if len(h.Devices) > 0 {
+		var devs snapshot.DeviceSet
+		for _, i := range h.Devices {
+			if i < 0 || i >= snapshot.MaxDevices || devs.Has(i) {
+				return decodedHold{}, fmt.Errorf("pod %s: devices %v: want distinct indexes 0..%d", pi.Key(), h.Devices, snapshot.MaxDevices-1)
+			}
+			devs = devs.With(i)
+		}
+		if devs.Len() != pi.GPU().Count {
+			return decodedHold{}, fmt.Errorf("pod %s: devices %v: the pod asks for %d", pi.Key(), h.Devices, pi.GPU().Count)
+		}
+		pi = pi.WithDevices(devs)
 	}
 	dh := decodedHold{pi: pi, node: h.Node, confirmed: h.Confirmed, deadline: noDeadline, res: h.Reservation}
 	if h.Deadline != nil {

@@ -10,8 +10,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/internal/arith"
+	"github.com/schedkit/schedkit/internal/informer"
 	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -57,6 +57,25 @@ const noDeadline = math.MaxInt64
 // counted exactly once, whichever of Confirm and the informer's report comes
 // first. The zero Ledger is not usable; call [New].
 //
+// Informer contract. The informer side (AddNode, UpdateNode, RemoveNode,
+// AddPod, UpdatePod, RemovePod) follows the contract snapshot.Cache also
+// follows, written once in schedkit's internal/informertest (whose
+// conformance suite both pass, and which a random test runs over both side
+// by side) after upstream kube-scheduler v1.37's event handlers and cache:
+// a bound pod (spec.nodeName set) counts on its node; an unbound pod is
+// not counted (holds and confirmations stay; an unbound report of a pod the
+// informer reported bound is an error, spec.nodeName being immutable); a
+// pod in phase Succeeded or Failed is gone, as a delete; a pod may arrive
+// before its node and waits for it; a removed node's pods stay recorded
+// until deleted or until the node returns; an update may move a pod; a
+// repeated add updates and an update of an unknown object adds; removing
+// an unknown pod is a no-op and removing an unknown node an error; a bad
+// object is an error naming the object and field that changes nothing.
+// Which pods count is decided by the same code as in the Cache
+// (internal/informer). The informer's nodes and bound pods are not
+// journaled (the informer lists them again after a restart); what its
+// reports do to holds and reservations is (see [Ledger.SetJournal]).
+//
 // Safe for concurrent use by any number of goroutines: every method takes
 // one mutex, so two reservers racing for the last capacity of a node are
 // ordered and exactly one wins. The ledger reads no clock, starts no
@@ -87,6 +106,10 @@ type Ledger struct {
 	lapsed map[snapshot.PodKey]*reservation
 
 	j *journal
+
+	// devices chooses the devices of GPU pods that arrive without them
+	// (WithDeviceChooser); nil for none.
+	devices snapshot.DeviceChooser
 
 	ver     uint64 // bumped by every change the overlay snapshot shows
 	snap    *snapshot.Snapshot
@@ -120,15 +143,43 @@ type podRec struct {
 	deadline int64 // UnixNano; noDeadline for none
 }
 
-// New returns an empty ledger with no journal. O(1).
-func New() *Ledger {
-	return &Ledger{
+// New returns an empty ledger with no journal, configured by opts. O(1).
+func New(opts ...Option) *Ledger {
+	l := &Ledger{
 		view:   snapshot.Empty().Fork(),
 		inView: map[snapshot.PodKey]viewEntry{},
 		res:    map[string]*reservation{},
 		draws:  map[snapshot.PodKey]*draw{},
 		lapsed: map[snapshot.PodKey]*reservation{},
 	}
+	for _, o := range opts {
+		o(l)
+	}
+	return l
+}
+
+// Option configures a Ledger (see [New]).
+type Option func(*Ledger)
+
+// WithDeviceChooser gives the ledger the device policy for GPU pods that
+// arrive without recorded devices ([snapshot.PodInfo.Devices]): a pod
+// reserved without them gets dc's choice on the node as the ledger counts
+// it (every bound pod, hold and confirmation), and the hold records it; a
+// pod the informer reports bound without them is charged to dc's choice
+// when it joins the ledger's snapshot (to no device if dc finds none: an
+// informer's report is a fact). Without a chooser (the default) the
+// ledger makes no device choice: reserving a pod whose demand is annotated
+// ([snapshot.AnnotationGPUCount]) without recorded devices on a node with
+// devices is an error ([ErrInvalid]) — choose its devices first
+// ([snapshot.PodInfo.WithDevices]), as the framework's cycle does — while
+// a whole-GPU nvidia.com/gpu demand ([snapshot.GPURequest].Whole, whose
+// devices the kubelet's device plugin picks) is held, after the same
+// room check, on no device: the fit check counts it as the extended
+// resource. A bound pod reported without devices is counted in the node's
+// requests but charged to no device (see [snapshot.NodeInfo.Devices]).
+// gpushare.BestFit{} is the FGD simulator's default choice.
+func WithDeviceChooser(dc snapshot.DeviceChooser) Option {
+	return func(l *Ledger) { l.devices = dc }
 }
 
 // ---- informer side --------------------------------------------------------
@@ -189,11 +240,14 @@ func (l *Ledger) RemoveNode(name string) error {
 	return nil
 }
 
-// AddPod reports a pod from the informer. A pod without spec.nodeName is
-// pending: the ledger ignores it (a hold it may have is kept). A pod in
-// phase Succeeded or Failed is gone, as [Ledger.RemovePod] (upstream's
-// informer excludes terminal pods with a field selector, so they arrive as
-// deletes; a plain informer delivers them as updates). A bound pod
+// AddPod reports a pod from the informer, under the informer contract
+// (see [Ledger]). A pod without spec.nodeName is pending: the ledger does
+// not count it (a hold it may have is kept); but an unbound report of a
+// pod the informer reported bound is an error (spec.nodeName cannot be
+// cleared). A pod in phase Succeeded or Failed is gone, as
+// [Ledger.RemovePod] (upstream's informer excludes terminal pods with a
+// field selector, so they arrive as deletes; a plain informer delivers
+// them as updates); only its key is read. A bound pod
 // joins its node; if the ledger held or confirmed it, that record becomes
 // the bound pod exactly once — on whichever node the informer names —
 // and a share drawn from a named reservation stays drawn (or, for an
@@ -202,18 +256,26 @@ func (l *Ledger) RemoveNode(name string) error {
 // bind was reported failed, or timed out) and that the informer then
 // reports bound on that reservation's node after all — draws on the
 // reservation again, up to what is left, so the capacity is not given out
-// twice (see [Reservation]). Errors (invalid pod, negative
-// quantity) name the pod and field and change nothing.
-// O(containers + pods on the node).
+// twice (see [Reservation]). Errors (nil pod, empty metadata.name, invalid
+// requests of a bound pod, the unbound report of a bound pod) wrap
+// [ErrInvalid] and [snapshot.ErrInvalidObject], name the pod and field,
+// and change nothing. O(containers + pods on the node).
 func (l *Ledger) AddPod(pod *v1.Pod) error {
-	if pod == nil {
-		return fmt.Errorf("AddPod: pod is nil: %w", ErrInvalid)
+	kind, err := informer.Classify(pod)
+	if err != nil {
+		return fmt.Errorf("AddPod: %w: %w: %w", err, ErrInvalid, snapshot.ErrInvalidObject)
 	}
-	if pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
+	switch kind {
+	case informer.Terminal:
 		l.RemovePod(snapshot.KeyOf(pod))
 		return nil
-	}
-	if pod.Spec.NodeName == "" {
+	case informer.Unbound:
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		k := snapshot.KeyOf(pod)
+		if i, ok := l.bound.get(k.Hash(), k, l.recs); ok {
+			return fmt.Errorf("AddPod: %w: %w: %w", informer.UnbindError(pod, l.nodes[l.recs[i].node].name), ErrInvalid, snapshot.ErrInvalidObject)
+		}
 		return nil
 	}
 	pi, err := snapshot.NewPodInfo(pod)
@@ -285,7 +347,7 @@ func (l *Ledger) observeBound(pi *snapshot.PodInfo, nodeName string) {
 	l.viewUnbind(k, i, ok)
 	defer func() {
 		if ni, _ := l.nodeIndex(nodeName); l.nodes[ni].present {
-			mustView(l.view.AddPodInfo(pi, nodeName))
+			mustView(l.view.AddPodInfo(l.placeBound(pi, nodeName), nodeName))
 		}
 	}()
 	if ok && l.recs[i].phase == Bound {
@@ -442,6 +504,9 @@ func (l *Ledger) ReserveUntil(pod *snapshot.PodInfo, nodeName string, deadline t
 	reasons, err := l.plan(pod, nodeName, &p)
 	if err != nil || reasons != nil || p.noop {
 		return reasons, err
+	}
+	if p.pi != nil {
+		pod = p.pi
 	}
 	if l.j != nil {
 		if err := l.logHolds([]holdPlan{{pi: pod, plan: p, deadline: dl}}); err != nil {
@@ -829,7 +894,8 @@ func (l *Ledger) PodPhase(k snapshot.PodKey) (Phase, string, bool) {
 
 // plan is a checked, not yet applied, Reserve.
 type plan struct {
-	hash  uint64 // the pod's KeyHash
+	pi    *snapshot.PodInfo // the pod to hold: with the devices deviceFit chose; nil for the pod given
+	hash  uint64            // the pod's KeyHash
 	node  int32
 	res   *reservation
 	drawn snapshot.Vector
@@ -870,9 +936,14 @@ func (l *Ledger) plan(pod *snapshot.PodInfo, nodeName string, p *plan) ([]Insuff
 		return reasons, nil
 	}
 	if pod.GPU().Count > 0 {
-		if r := l.deviceFit(pod, nodeName); r != nil {
-			return []Insufficient{*r}, nil
+		withDevs, r, err := l.deviceFit(pod, nodeName)
+		if err != nil || r != nil {
+			if r != nil {
+				return []Insufficient{*r}, nil
+			}
+			return nil, err
 		}
+		p.pi = withDevs
 	}
 	p.node, p.hash = ni, h
 	return nil, nil
@@ -881,51 +952,100 @@ func (l *Ledger) plan(pod *snapshot.PodInfo, nodeName string, p *plan) ([]Insuff
 // deviceFit checks a GPU pod's device demand against the node's devices
 // with every bound pod, hold and confirmation counted: the devices the pod
 // records (PodInfo.Devices) must each be of an allowed model with
-// MilliGPU free, or, without a recorded choice, gpushare.BestFitDevices
-// must find enough. It brings the view up to date first, so a GPU
-// reservation costs O(holds) map look-ups more than a plain one. The
-// reason names snapshot.ResourceGPUMilli: requested = share × devices,
-// used and capacity summed over the node's devices. A whole-GPU
-// nvidia.com/gpu demand on a node counting its GPUs as a scalar
+// MilliGPU free; without a recorded choice, there must be room for the
+// demand and the ledger's chooser (WithDeviceChooser) picks the devices on
+// that state, the returned pod recording them (with no chooser, a
+// whole-GPU nvidia.com/gpu demand is held on no device and an annotated
+// demand is an error wrapping ErrInvalid). It
+// brings the view up to date first, so a GPU reservation costs O(holds)
+// map look-ups more than a plain one. The reason names
+// snapshot.ResourceGPUMilli: requested = share × devices, used and
+// capacity summed over the node's devices. A whole-GPU nvidia.com/gpu
+// demand on a node counting its GPUs as a scalar
 // (snapshot.NodeInfo.ScalarGPUDemand) has no device check.
-func (l *Ledger) deviceFit(pod *snapshot.PodInfo, nodeName string) *Insufficient {
+func (l *Ledger) deviceFit(pod *snapshot.PodInfo, nodeName string) (*snapshot.PodInfo, *Insufficient, error) {
 	l.syncView()
 	g := pod.GPU()
 	id, _ := snapshot.Intern(snapshot.ResourceGPUMilli)
 	in := &Insufficient{Resource: id, Requested: arith.Add(0, g.MilliGPU*int64(g.Count))}
 	ni := l.view.Get(nodeName)
 	if ni == nil {
-		return in
+		return nil, in, nil
 	}
 	if ni.ScalarGPUDemand(g) {
-		return nil // counted as nvidia.com/gpu by the fit check
+		return pod, nil, nil // counted as nvidia.com/gpu by the fit check
 	}
-	st := ni.GPUState(nil)
-	for _, d := range st.Devices {
+	devices := ni.Devices()
+	for _, d := range devices {
 		in.Capacity += d.CapacityMilliGPU
-		in.Used += d.CapacityMilliGPU - d.FreeMilliGPU
+		in.Used += d.CapacityMilliGPU - max(0, d.FreeMilliGPU)
 	}
-	t := pod.Task()
-	if devs, assigned := pod.Devices(); assigned {
-		if devs.Len() != g.Count {
-			return in
+	devs, assigned := pod.Devices()
+	if !assigned {
+		if !hasRoom(devices, g) {
+			return nil, in, nil
 		}
-		for i := range st.Devices {
-			if devs.Has(i) && (!t.Allows(st.Devices[i].Model) || st.Devices[i].FreeMilliGPU < g.MilliGPU) {
-				return in
-			}
+		if l.devices == nil && g.Whole {
+			// Whole GPUs of an nvidia.com/gpu request: the kubelet's
+			// device plugin picks them, the fit check counts them.
+			return pod, nil, nil
 		}
-		for _, i := range devs.AppendIndexes(nil) {
-			if i >= len(st.Devices) {
-				return in
-			}
+		if l.devices == nil {
+			return nil, nil, fmt.Errorf("pod %s asks for GPU devices on node %s and records none: choose them (snapshot.PodInfo.WithDevices) or give the ledger a chooser (WithDeviceChooser): %w", pod.Key(), nodeName, ErrInvalid)
 		}
-		return nil
+		var ok bool
+		if devs, ok = l.devices.ChooseDevices(pod, ni); !ok {
+			return nil, in, nil
+		}
+		pod = pod.WithDevices(devs)
 	}
-	if _, ok := gpushare.BestFitDevices(&st, t); !ok {
-		return in
+	if devs.Len() != g.Count {
+		return nil, in, nil
 	}
-	return nil
+	for _, i := range devs.AppendIndexes(nil) {
+		if i >= len(devices) || !allowsModel(g.Models, devices[i].Model) || devices[i].FreeMilliGPU < g.MilliGPU {
+			return nil, in, nil
+		}
+	}
+	return pod, nil, nil
+}
+
+// hasRoom reports whether at least g.Count devices of an allowed model
+// have g.MilliGPU free: whether any device choice can place g.
+func hasRoom(devices []snapshot.Device, g *snapshot.GPURequest) bool {
+	n := 0
+	for _, d := range devices {
+		if d.FreeMilliGPU >= g.MilliGPU && allowsModel(g.Models, d.Model) {
+			n++
+		}
+	}
+	return n >= g.Count
+}
+
+// allowsModel reports whether a device of model may serve a demand
+// naming models (none: any model).
+func allowsModel(models []string, model string) bool {
+	return len(models) == 0 || slices.Contains(models, model)
+}
+
+// placeBound returns pi as it joins the view on nodeName when the
+// informer reports it bound: with the ledger chooser's devices if it is a
+// GPU pod recording none (WithDeviceChooser), else pi itself.
+func (l *Ledger) placeBound(pi *snapshot.PodInfo, nodeName string) *snapshot.PodInfo {
+	if l.devices == nil || pi.GPU().Count == 0 {
+		return pi
+	}
+	if _, assigned := pi.Devices(); assigned {
+		return pi
+	}
+	ni := l.view.Get(nodeName)
+	if ni == nil || len(ni.Devices()) == 0 {
+		return pi
+	}
+	if devs, ok := l.devices.ChooseDevices(pi, ni); ok {
+		return pi.WithDevices(devs)
+	}
+	return pi
 }
 
 func (l *Ledger) applyHold(pod *snapshot.PodInfo, p *plan, deadline int64) {

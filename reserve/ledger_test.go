@@ -368,6 +368,40 @@ func TestInformerEdges(t *testing.T) {
 		_, _, ok := l.PodPhase(snapshot.PodKey{Namespace: "default", Name: "pending"})
 		assert.False(t, ok)
 	})
+	t.Run("an unbound report keeps holds and confirmations, and is an error for a bound pod", func(t *testing.T) {
+		l := newLedger(t, node("n1", "4"))
+		held := st.MakePod("held").Req("cpu", "1").Obj()
+		confirmed := st.MakePod("confirmed").Req("cpu", "1").Obj()
+		mustFit(t, l, snapshot.MustPodInfo(held), "n1")
+		mustFit(t, l, snapshot.MustPodInfo(confirmed), "n1")
+		require.NoError(t, l.Confirm(snapshot.KeyOf(confirmed)))
+		bound := st.MakePod("bound").Req("cpu", "1").Node("n1").Obj()
+		require.NoError(t, l.AddPod(bound))
+		before := export(t, l)
+		// A stale pending report (sent before the bind landed) is ignored.
+		require.NoError(t, l.UpdatePod(held))
+		require.NoError(t, l.UpdatePod(confirmed))
+		// spec.nodeName cannot be cleared: an error, nothing changes.
+		err := l.UpdatePod(st.MakePod("bound").Req("cpu", "1").Obj())
+		require.ErrorIs(t, err, reserve.ErrInvalid)
+		require.ErrorIs(t, err, snapshot.ErrInvalidObject)
+		assert.Contains(t, err.Error(), "pod default/bound: spec.nodeName is empty, but the pod is bound to node n1")
+		assert.Equal(t, before, export(t, l))
+		u, _ := l.Usage("n1")
+		assert.Equal(t, [2]int64{2000, 1000}, [2]int64{u.Bound.MilliCPU(), u.Held.MilliCPU()})
+	})
+	t.Run("a pod report without a key is an error whatever its phase", func(t *testing.T) {
+		l := newLedger(t, node("n1", "4"))
+		for _, phase := range []v1.PodPhase{v1.PodRunning, v1.PodSucceeded, v1.PodFailed} {
+			p := st.MakePod("").Req("cpu", "1").Node("n1").Obj()
+			p.Status.Phase = phase
+			err := l.AddPod(p)
+			require.ErrorIs(t, err, reserve.ErrInvalid, phase)
+			require.ErrorIs(t, err, snapshot.ErrInvalidObject, phase)
+			assert.Contains(t, err.Error(), "metadata.name is empty", phase)
+		}
+		require.ErrorIs(t, l.AddPod(nil), reserve.ErrInvalid)
+	})
 	t.Run("terminal pods free their capacity", func(t *testing.T) {
 		l := newLedger(t, node("n1", "4"))
 		p := st.MakePod("job").Req("cpu", "3").Node("n1").Obj()

@@ -81,7 +81,16 @@ func (l *Ledger) viewAddNode(i int32, node *v1.Node) {
 			}
 		})
 	}
-	mustView(l.view.AddNodeInfo(node, pods...))
+	if l.devices == nil {
+		mustView(l.view.AddNodeInfo(node, pods...))
+		return
+	}
+	// One by one, so that each GPU pod without devices is placed on the
+	// node as the pods before it left it.
+	mustView(l.view.AddNodeInfo(node))
+	for _, pi := range pods {
+		mustView(l.view.AddPodInfo(l.placeBound(pi, node.Name), node.Name))
+	}
 }
 
 // viewRemoveNode drops a node, with everything on it, from the view.

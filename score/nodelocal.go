@@ -19,8 +19,9 @@ package score
 //   - Normalize depends only on the nodes and raw scores it is given.
 //
 // A wrapper can forward its inner scorer's answer. All built-in scorers
-// are NodeLocal except [RandomGPU] (it hashes the pod's name) and
-// [PerNode] (an arbitrary function). Beware of embedding: a type that
+// are NodeLocal except [PerNode] (an arbitrary function); so are the
+// gpushare package's policy scorers, except its RandomScorer (it hashes
+// the pod's name). Beware of embedding: a type that
 // embeds a built-in scorer inherits its NodeLocal method, and with it the
 // promise; override it (return false) if the type reads anything else.
 type NodeLocal interface {
@@ -62,7 +63,3 @@ func (*DominantResource) NodeLocal() bool { return true }
 
 // NodeLocal reports true: see [NodeLocal].
 func (*DotProduct) NodeLocal() bool { return true }
-
-// NodeLocal reports true: see [NodeLocal]. The policy scores a node from
-// the pod's task (its requests and GPU request) and the node's state.
-func (*GPUShareScorer) NodeLocal() bool { return true }

@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/schedkit/schedkit/internal/informer"
 )
 
 // Cache is the event-fed, incrementally maintained cluster state that
@@ -12,15 +14,27 @@ import (
 // pods (see package reserve for those). Feed it informer events; call
 // [Cache.Snapshot] once per scheduling cycle.
 //
-// Semantics follow upstream's cache: a pod may arrive before its node (it
-// is kept aside and joins the node when the node arrives); removing a node
-// that still has pods keeps the pods aside until they are removed or the
-// node comes back; an update may move a pod between nodes; removing an
-// unknown pod is a no-op. AddNode of a known node updates it and UpdateNode
-// of an unknown node adds it, as informers may replay events. Nodes that
-// are not (or no longer) known are not in snapshots.
+// Informer contract. The Cache takes events under the contract that
+// reserve.Ledger also follows, written once in schedkit's
+// internal/informertest (whose conformance suite both pass) after upstream
+// kube-scheduler v1.37's event handlers and cache: a bound pod
+// (spec.nodeName set) counts on its node; an unbound pod is not the
+// cache's (AddPod and UpdatePod ignore it, as upstream's handlers send it
+// to the scheduling queue), except that an unbound report of a pod the
+// cache has bound is an error (spec.nodeName cannot be cleared); a pod in
+// phase Succeeded or Failed is gone (removed as by RemovePod, as
+// upstream's informer filters such pods out and delivers a delete); a pod
+// may arrive before its node (it is kept aside and joins the node when the
+// node arrives); removing a node that still has pods keeps the pods aside
+// until they are removed or the node comes back; an update may move a pod
+// between nodes; removing an unknown pod is a no-op. AddNode of a known
+// node updates it and UpdateNode of an unknown node adds it, as informers
+// may replay events; AddPod of a known pod updates it and UpdatePod of an
+// unknown one adds it. Nodes that are not (or no longer) known are not in
+// snapshots.
 //
-// Every method validates its input first and changes nothing on error.
+// Every method validates its input first and changes nothing on error;
+// errors name the object and the field.
 // Safe for concurrent use (one mutex). Events cost O(pods on the affected
 // node); [Cache.Snapshot] is O(1) — the copy-on-write work is paid by the
 // first event that touches a node after a snapshot (one NodeInfo, its
@@ -114,36 +128,77 @@ func (c *Cache) RemoveNode(name string) error {
 	return nil
 }
 
-// AddPod adds a bound pod (spec.nodeName set). A pod already known is
-// updated (and moved if its node changed). Errors name the pod and field.
+// AddPod reports a pod from the informer, under the informer contract
+// (see [Cache]): a bound pod (spec.nodeName set) is added, or updated and
+// moved if its node changed; an unbound pod changes nothing; a pod in
+// phase Succeeded or Failed is removed. Errors, which change nothing: a
+// nil pod or an empty metadata.name, invalid requests of a bound pod
+// ([NewPodInfo]; [ErrInvalidObject], [ErrNegativeQuantity]), and an
+// unbound report of a pod the cache has bound ([ErrInvalidObject]). Only a
+// bound pod is parsed. O(containers + pods on the node).
 func (c *Cache) AddPod(pod *v1.Pod) error {
+	kind, err := informer.Classify(pod)
+	if err != nil {
+		return fmt.Errorf("%w: %w", err, ErrInvalidObject)
+	}
+	if kind != informer.Assigned {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.notAssignedLocked(pod, kind)
+	}
 	pi, err := NewPodInfo(pod)
 	if err != nil {
 		return err
 	}
-	return c.AddPodInfo(pi)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.addAssignedLocked(pi)
+	return nil
 }
 
-// UpdatePod replaces a pod, moving it if spec.nodeName changed; an
-// unknown pod is added.
+// UpdatePod is [Cache.AddPod]: the informer's update carries the whole new
+// object, so an update of an unknown pod adds it.
 func (c *Cache) UpdatePod(pod *v1.Pod) error { return c.AddPod(pod) }
 
-// AddPodInfo is AddPod with a pre-parsed pod.
+// AddPodInfo is AddPod with a pre-parsed pod (its pod object is
+// classified as AddPod classifies it).
 func (c *Cache) AddPodInfo(pi *PodInfo) error {
 	if pi == nil {
 		return fmt.Errorf("pod is nil: %w", ErrInvalidObject)
 	}
-	nodeName := pi.pod.Spec.NodeName
-	if nodeName == "" {
-		return fmt.Errorf("pod %s: spec.nodeName is empty (the cache holds bound pods only): %w", pi.key, ErrInvalidObject)
+	kind, err := informer.Classify(pi.pod)
+	if err != nil {
+		return fmt.Errorf("%w: %w", err, ErrInvalidObject)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if kind != informer.Assigned {
+		return c.notAssignedLocked(pi.pod, kind)
+	}
+	c.addAssignedLocked(pi)
+	return nil
+}
+
+// notAssignedLocked applies an Unbound or Terminal report of pod.
+func (c *Cache) notAssignedLocked(pod *v1.Pod, kind informer.Kind) error {
+	k := KeyOf(pod)
+	if kind == informer.Terminal {
+		c.removePodLocked(k)
+		return nil
+	}
+	if node, ok := c.pods[k]; ok {
+		return fmt.Errorf("%w: %w", informer.UnbindError(pod, node), ErrInvalidObject)
+	}
+	return nil
+}
+
+func (c *Cache) addAssignedLocked(pi *PodInfo) {
+	nodeName := pi.pod.Spec.NodeName
 	c.removePodLocked(pi.key)
 	c.pods[pi.key] = nodeName
 	if i, ok := c.st.index(nodeName); ok {
 		c.st.mutable(i).addPod(pi)
-		return nil
+		return
 	}
 	g := c.ghosts[nodeName]
 	if g == nil {
@@ -151,7 +206,6 @@ func (c *Cache) AddPodInfo(pi *PodInfo) error {
 		c.ghosts[nodeName] = g
 	}
 	g.addPod(pi)
-	return nil
 }
 
 // RemovePod removes the pod with key k wherever it is; an unknown pod is a

@@ -43,9 +43,20 @@ func TestCacheEvents(t *testing.T) {
 	assert.Equal(t, int64(700), c.Snapshot().Get("n2").Requested().MilliCPU())
 
 	require.ErrorIs(t, c.RemoveNode("nope"), snapshot.ErrNodeNotFound)
-	err := c.AddPod(st.MakePod("unbound").Obj())
+	// An unbound pod is the scheduling queue's, not the cache's: ignored.
+	require.NoError(t, c.AddPod(st.MakePod("unbound").Obj()))
+	assert.Equal(t, 1, c.NumPods())
+	// An unbound report of a bound pod is an error: spec.nodeName cannot
+	// be cleared.
+	err := c.UpdatePod(st.MakePod("early").Req("cpu", "700m").Obj())
 	require.ErrorIs(t, err, snapshot.ErrInvalidObject)
-	assert.Contains(t, err.Error(), "spec.nodeName")
+	assert.Contains(t, err.Error(), "default/early: spec.nodeName is empty, but the pod is bound to node n2")
+	// A pod that terminated is gone.
+	done := st.MakePod("early").Req("cpu", "700m").Node("n2").Obj()
+	done.Status.Phase = v1.PodSucceeded
+	require.NoError(t, c.UpdatePod(done))
+	assert.Equal(t, 0, c.NumPods())
+	assert.Equal(t, int64(0), c.Snapshot().Get("n2").Requested().MilliCPU())
 }
 
 func TestCacheBadInputChangesNothing(t *testing.T) {

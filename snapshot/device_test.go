@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/snapshot"
 	st "github.com/schedkit/schedkit/snapshot/snapshottest"
 )
@@ -38,38 +37,42 @@ func TestDeviceAccounting(t *testing.T) {
 	assert.Equal(t, "V100M16", ni.Devices()[0].Model)
 	assert.Equal(t, []int64{1000, 1000}, free(ni))
 
-	// Without a gpu-index annotation a bound pod gets the best-fit device:
-	// 500 on device 0 (both idle, lowest index); the next 500 goes on the
-	// device with the least free milli-GPU that fits: device 0 again
-	// (500 free < 1000); 600 then only fits device 1.
-	require.NoError(t, c.AddPod(gpuPod("a", "1", "500").Node("g1").Obj()))
-	require.NoError(t, c.AddPod(gpuPod("b", "1", "500").Node("g1").Obj()))
-	require.NoError(t, c.AddPod(gpuPod("c", "1", "600").Node("g1").Obj()))
+	// The snapshot makes no device choice: a bound pod charges the
+	// devices its gpu-index annotation names; without one it is counted
+	// in the node's requests but charged to no device.
+	idx := func(w *st.PodWrapper, i string) *st.PodWrapper { return w.Annotation(snapshot.AnnotationGPUIndex, i) }
+	require.NoError(t, c.AddPod(idx(gpuPod("a", "1", "500"), "0").Node("g1").Obj()))
+	require.NoError(t, c.AddPod(idx(gpuPod("b", "1", "500"), "0").Node("g1").Obj()))
+	require.NoError(t, c.AddPod(idx(gpuPod("c", "1", "600"), "1").Node("g1").Obj()))
 	s1 := c.Snapshot()
 	assert.Equal(t, []int64{0, 400}, free(s1.Get("g1")))
-	gs := s1.Get("g1").GPUState(nil)
-	assert.True(t, gs.ResidentClasses.Has(0), "shared class present")
-	assert.Equal(t, int64(96000-12000), gs.FreeMilliCPU)
+	assert.Equal(t, int64(96000-12000), s1.Get("g1").Free(snapshot.CPU))
+	require.NoError(t, c.AddPod(gpuPod("u", "1", "300").Node("g1").Obj()))
+	u := c.Snapshot().Get("g1")
+	assert.Equal(t, []int64{0, 400}, free(u), "no devices recorded: charged to none")
+	assert.Equal(t, int64(96000-16000), u.Free(snapshot.CPU), "but its requests count")
+	_, known := u.Pods()[len(u.Pods())-1].Devices()
+	assert.False(t, known)
+	c.RemovePod(snapshot.PodKey{Namespace: "default", Name: "u"})
 
 	// Removing b frees its 500 on device 0.
 	c.RemovePod(snapshot.PodKey{Namespace: "default", Name: "b"})
 	assert.Equal(t, []int64{500, 400}, free(c.Snapshot().Get("g1")))
 	assert.Equal(t, []int64{0, 400}, free(s1.Get("g1")), "old snapshot unchanged")
 
-	// An explicit gpu-index is honoured; an update of the node keeps every
-	// charge.
-	require.NoError(t, c.AddPod(gpuPod("d", "1", "300").Annotation(snapshot.AnnotationGPUIndex, "1").Node("g1").Obj()))
+	// An update of the node keeps every charge.
+	require.NoError(t, c.AddPod(idx(gpuPod("d", "1", "300"), "1").Node("g1").Obj()))
 	require.NoError(t, c.UpdateNode(gpuNode("g1", "2")))
 	assert.Equal(t, []int64{500, 100}, free(c.Snapshot().Get("g1")))
 }
 
 func TestDeviceForkRevert(t *testing.T) {
-	c := st.Cache(t, []*v1.Node{gpuNode("g1", "4")}, gpuPod("a", "2", "1000").Node("g1").Obj())
+	c := st.Cache(t, []*v1.Node{gpuNode("g1", "4")}, gpuPod("a", "2", "1000").Annotation(snapshot.AnnotationGPUIndex, "0-1").Node("g1").Obj())
 	snap := c.Snapshot()
 	assert.Equal(t, []int64{0, 0, 1000, 1000}, free(snap.Get("g1")))
 	f := snap.Fork()
 	f.Fork()
-	pi := snapshot.MustPodInfo(gpuPod("b", "1", "250").Obj()).WithDevices(gpushare.DeviceSet(0).With(3))
+	pi := snapshot.MustPodInfo(gpuPod("b", "1", "250").Obj()).WithDevices(snapshot.DeviceSet(0).With(3))
 	require.NoError(t, f.AddPodInfo(pi, "g1"))
 	assert.Equal(t, []int64{0, 0, 1000, 750}, free(f.Get("g1")))
 	require.NoError(t, f.Revert())
@@ -98,12 +101,14 @@ func TestDeviceBadInput(t *testing.T) {
 
 func TestNvidiaWholeGPUs(t *testing.T) {
 	n := st.MakeNode("n").Capacity("cpu", "32", "nvidia.com/gpu", "4").Label(snapshot.LabelNvidiaGPUModel, "A100").Obj()
-	c := st.Cache(t, []*v1.Node{n}, st.MakePod("p").Req("cpu", "1", "nvidia.com/gpu", "3").Node("n").Obj())
-	ni := c.Snapshot().Get("n")
+	c := st.Cache(t, []*v1.Node{n})
+	pi := snapshot.MustPodInfo(st.MakePod("p").Req("cpu", "1", "nvidia.com/gpu", "3").Obj())
+	assert.Equal(t, snapshot.GPURequest{Count: 3, MilliGPU: 1000, Whole: true}, *pi.GPU())
+	f := c.Snapshot().Fork()
+	require.NoError(t, f.AddPodInfo(pi.WithDevices(snapshot.DeviceSet(0).With(0).With(1).With(2)), "n"))
+	ni := f.Get("n")
 	assert.Equal(t, []int64{0, 0, 0, 1000}, free(ni))
 	assert.Equal(t, "A100", ni.Devices()[3].Model)
-	task := ni.Pods()[0].Task()
-	assert.Equal(t, 3, task.GPUCount)
 }
 
 // TestZeroGPUMilli: a node reporting gpu-milli: 0 has devices of zero
@@ -132,9 +137,9 @@ func TestZeroGPUMilli(t *testing.T) {
 		}
 		assert.Equal(t, tc.want, caps, "capacity of %s", tc.node)
 	}
-	gs := snap.Get("z").GPUState(nil)
-	_, ok := gpushare.BestFitDevices(&gs, snapshot.MustPodInfo(gpuPod("share", "1", "500").Obj()).Task())
-	assert.False(t, ok, "a 500m share fits no device of z")
+	for _, d := range snap.Get("z").Devices() {
+		assert.Less(t, d.FreeMilliGPU, int64(500), "a 500m share fits no device of z")
+	}
 }
 
 // TestManyNvidiaGPUs: more nvidia.com/gpu than the device model holds (64)

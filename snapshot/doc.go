@@ -12,7 +12,7 @@
 //
 //	c := snapshot.NewCache()
 //	_ = c.AddNode(node)          // errors name the object and field
-//	_ = c.AddPod(boundPod)       // spec.nodeName set
+//	_ = c.AddPod(pod)            // counted if bound; see Cache for unbound and terminal pods
 //	snap := c.Snapshot()         // O(1), immutable
 //	for _, ni := range snap.Nodes() {
 //		_ = ni.Free(snapshot.CPU) // milli-CPU, never negative
@@ -47,6 +47,16 @@
 // counted as a multiset, so removing one of two pods that declare the same
 // port keeps the port in use; an image's size is the size the node itself
 // reports (upstream takes the first node's).
+//
+// GPU devices are plain counted data: a node's devices with their model,
+// capacity and free milli-GPU ([NodeInfo.Devices]), a pod's demand
+// ([PodInfo.GPU]) and the devices it uses ([PodInfo.Devices], a
+// [DeviceSet]). The snapshot charges a pod's share to the devices it
+// records and never chooses devices: the choice is an input
+// ([PodInfo.WithDevices]) made by a [DeviceChooser] the caller passes to
+// the framework or the reservation ledger (package gpushare holds the
+// policies). A GPU pod reported without devices counts in Requested but
+// on no device.
 //
 // # Concurrency
 //

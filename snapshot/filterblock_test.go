@@ -140,8 +140,15 @@ func TestFilterBlockReference(t *testing.T) {
 					name := fmt.Sprintf("p%d", step)
 					w := st.MakePod(name).Req("cpu", "100m", "example.com/fb", fmt.Sprint(rng.IntN(2)))
 					if rng.IntN(2) == 0 {
-						w = w.Annotation(snapshot.AnnotationGPUCount, fmt.Sprint(1+rng.IntN(2))).
-							Annotation(snapshot.AnnotationGPUMilli, fmt.Sprint(1+rng.IntN(1000)))
+						// Devices are an input: the pod names them.
+						k, first := 1+rng.IntN(2), rng.IntN(8)
+						index := fmt.Sprint(first)
+						if k == 2 {
+							index += fmt.Sprintf("-%d", first+1)
+						}
+						w = w.Annotation(snapshot.AnnotationGPUCount, fmt.Sprint(k)).
+							Annotation(snapshot.AnnotationGPUMilli, fmt.Sprint(1+rng.IntN(1000))).
+							Annotation(snapshot.AnnotationGPUIndex, index)
 					}
 					node := fmt.Sprintf("n%d", rng.IntN(8))
 					pod := w.Obj()

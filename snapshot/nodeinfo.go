@@ -12,7 +12,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/internal/arith"
 	"github.com/schedkit/schedkit/internal/layout"
 )
@@ -52,13 +51,13 @@ type NodeInfo struct {
 	usedPorts   []HostPort // multiset: one entry per pod port
 	images      map[string]int64
 	generation  int64
-	devices     []gpushare.Device // GPUs, free milli-GPU per device
-	classCount  []int32           // GPU pods per gpushare.Class
+	devices     []Device // GPUs, free milli-GPU per device
 	// Copied from the node so filters need not dereference it.
 	taints []v1.Taint
 	// labels points to the first of fb.NumLabels labels (see Labels): a
 	// slice header would not fit in 512 bytes.
 	labels *Label
+	_      [24]byte // size a multiple of 64 bytes (TestNodeInfoLayout)
 }
 
 // bloomBits returns the podBloom word and bit mask of a key hash's two
@@ -145,9 +144,8 @@ func (n *NodeInfo) setNode(node *v1.Node) error {
 	n.allocatable = alloc
 	n.images = images
 	n.devices = devices
-	n.classCount = nil
-	for i, p := range n.pods {
-		n.pods[i] = n.chargeDevices(p, 1)
+	for _, p := range n.pods {
+		n.chargeDevices(p, 1)
 	}
 	n.touch()
 	return nil
@@ -166,7 +164,7 @@ func (n *NodeInfo) clone(owner uint64) *NodeInfo {
 // reverted Fork layer made). Allocates only where c's slices are too small.
 func (n *NodeInfo) cloneInto(c *NodeInfo, owner uint64) {
 	pods, hashes, ports := c.pods[:0], c.podHashes[:0], c.usedPorts[:0]
-	devs, classes, ext := c.devices[:0], c.classCount[:0], c.requested.ext[:0]
+	devs, ext := c.devices[:0], c.requested.ext[:0]
 	clear(pods[:cap(pods)]) // drop references to pods of the old content
 	*c = *n
 	c.owner = owner
@@ -187,7 +185,6 @@ func (n *NodeInfo) cloneInto(c *NodeInfo, owner uint64) {
 	}
 	if len(n.devices) > 0 {
 		c.devices = append(devs, n.devices...)
-		c.classCount = append(classes, n.classCount...)
 	}
 }
 
@@ -244,7 +241,7 @@ func newPodSlices(n int) ([]*PodInfo, []uint64) {
 }
 
 func (n *NodeInfo) addPod(p *PodInfo) {
-	p = n.chargeDevices(p, 1)
+	n.chargeDevices(p, 1)
 	if len(n.pods) == cap(n.pods) || len(n.podHashes) == cap(n.podHashes) {
 		pods, hashes := newPodSlices(2 * len(n.pods))
 		n.pods = append(pods, n.pods...)
@@ -375,6 +372,18 @@ func (n *NodeInfo) NonZeroRequested() *Vector { return &n.nonZero }
 // gpuModels numbers the GPU model names of the nodes parsed so far (from
 // 1; "" is 0), process-wide like the resource names. Readers load the
 // map without locking; a new name copies it.
+//
+// It is a global on purpose and couples nothing: it is an append-only
+// intern table (a name's number never changes once given), and numbers
+// are only compared with each other (FilterBlock.GPUModel against the
+// numbers of a pod's allowed models), never stored outside the process or
+// read as an order, so two caches, ledgers or simulators in one process
+// see consistent numbers and no result depends on which parsed a model
+// first. A per-cache table would need the cache at every look-up (the
+// GPUDevices filter's PreFilter has only the pod) and would make a
+// NodeInfo's block meaningless outside the state that numbered it. Its
+// only cost is memory: one entry per distinct model name ever parsed (a
+// handful in real clusters: node labels from GPU feature discovery).
 var gpuModels struct {
 	mu  sync.Mutex
 	ids atomic.Pointer[map[string]int32]

@@ -5,8 +5,6 @@ import (
 	"hash/maphash"
 
 	v1 "k8s.io/api/core/v1"
-
-	"github.com/schedkit/schedkit/gpushare"
 )
 
 // PodKey identifies a pod by namespace and name.
@@ -50,7 +48,7 @@ type PodInfo struct {
 	req       PodRequests
 	hostPorts []HostPort
 	gpu       GPURequest
-	devices   gpushare.DeviceSet
+	devices   DeviceSet
 	assigned  bool
 }
 

@@ -175,9 +175,9 @@ func randomOp(rng *rand.Rand, ref *refModel, seq int) op {
 		}
 		switch rng.IntN(6) {
 		case 0:
-			w = w.Annotation(snapshot.AnnotationGPUCount, "1").Annotation(snapshot.AnnotationGPUMilli, "300")
+			w = w.Annotation(snapshot.AnnotationGPUCount, "1").Annotation(snapshot.AnnotationGPUMilli, "300").Annotation(snapshot.AnnotationGPUIndex, "0")
 		case 1:
-			w = w.Annotation(snapshot.AnnotationGPUCount, "2").Annotation(snapshot.AnnotationGPUMilli, "1000")
+			w = w.Annotation(snapshot.AnnotationGPUCount, "2").Annotation(snapshot.AnnotationGPUMilli, "1000").Annotation(snapshot.AnnotationGPUIndex, "2-3")
 		}
 		return op{kind: 2, node: names[rng.IntN(len(names))], pod: w.Obj()}
 	default:

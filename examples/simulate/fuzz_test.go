@@ -29,11 +29,11 @@ func FuzzPreparePod(f *testing.F) {
 		if err != nil {
 			return
 		}
-		task := pi.Task()
+		task := gpushare.TaskOf(pi)
 		in, err := replay.NewInput(nil, []*v1.Pod{pod}, false)
 		require.NoError(t, err)
 		prepared := in.Arrivals[0].Pod
-		assert.Equal(t, task, prepared.Task())
+		assert.Equal(t, task, gpushare.TaskOf(prepared))
 		// gpu-milli is interned only once some pod requested it: in a fresh
 		// process a pod without GPU demand leaves it unknown, and then it
 		// requests none.

@@ -50,7 +50,7 @@ func TestBoundPod(t *testing.T) {
 	want, got := c.Snapshot().Get("n"), l.Snapshot().Get("n")
 	assert.Equal(t, want.Devices(), got.Devices())
 	assert.Equal(t, want.Requested(), got.Requested())
-	assert.Equal(t, want.GPUState(nil), got.GPUState(nil))
+	assert.Equal(t, gpushare.NodeStateOf(want, nil), gpushare.NodeStateOf(got, nil))
 }
 
 // randomCluster builds a cache of n GPU nodes with random shares already
@@ -76,7 +76,7 @@ func randomCluster(t testing.TB, r *rand.Rand, n int) *snapshot.Snapshot {
 }
 
 // TestExplainedGPU: the wrapper scores and chooses devices as
-// score.GPUShare does, and explains FGD's choice with the fragmentation
+// gpushare.NewScorer does, and explains FGD's choice with the fragmentation
 // change.
 func TestExplainedGPU(t *testing.T) {
 	snap := randomCluster(t, rand.New(rand.NewPCG(7, 8)), 40)
@@ -87,12 +87,12 @@ func TestExplainedGPU(t *testing.T) {
 	pods := []*snapshot.PodInfo{snapshot.MustPodInfo(gpuPod("share", 1, 500)), snapshot.MustPodInfo(gpuPod("two", 2, 1000)), snapshot.MustPodInfo(gpuPod("cpu", 0, 0))}
 	var tasks []gpushare.Task
 	for _, p := range pods {
-		tasks = append(tasks, p.Task())
+		tasks = append(tasks, gpushare.TaskOf(p))
 	}
 	w, err := gpushare.WorkloadFromTasks(tasks, 95)
 	require.NoError(t, err)
-	for _, policy := range []gpushare.Scorer{gpushare.NewFGD(w), gpushare.BestFit{}, gpushare.GPUClustering{}} {
-		plain, wrapped := score.GPUShare(policy), newExplainedGPU(policy)
+	for _, policy := range []gpushare.NodeScorer{gpushare.NewFGD(w), gpushare.BestFit{}, gpushare.GPUClustering{}} {
+		plain, wrapped := gpushare.NewScorer(policy), newExplainedGPU(policy)
 		assert.Equal(t, plain.Name(), wrapped.Name())
 		for _, pi := range pods {
 			a, b := make([]int64, len(infos)), make([]int64, len(infos))
@@ -111,7 +111,7 @@ func TestExplainedGPU(t *testing.T) {
 			}
 			detail := pb.(score.Explainer).Explain(infos[0])
 			assert.Contains(t, detail, "devices ")
-			if policy.Name() == "FGD" && pi.Task().UsesGPU() {
+			if policy.Name() == "FGD" && gpushare.TaskOf(pi).UsesGPU() {
 				assert.Contains(t, detail, "fragmentation")
 			}
 		}

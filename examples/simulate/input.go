@@ -100,14 +100,14 @@ func (c *cluster) finish(nodes []*v1.Node, pods []*v1.Pod, unbind bool) error {
 		if err != nil {
 			return inputErr("%v", err)
 		}
-		shapes = append(shapes, pi.Task())
+		shapes = append(shapes, gpushare.TaskOf(pi))
 	}
 	c.index = make(map[*snapshot.PodInfo]int32, len(in.Arrivals))
 	var tasks []gpushare.Task
 	for _, a := range in.Arrivals {
 		c.index[a.Pod] = int32(len(c.pods))
 		c.pods = append(c.pods, a.Pod)
-		tasks = append(tasks, a.Pod.Task())
+		tasks = append(tasks, gpushare.TaskOf(a.Pod))
 	}
 	// FGD's target workload: the shapes of the pods to schedule (or, with
 	// none, of the bound pods; with no pod at all, one empty shape).

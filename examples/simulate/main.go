@@ -23,7 +23,7 @@
 // your own calls replay.Run with its own filters and scorers on the same
 // inputs and gets the same numbers; this command adds the input readers,
 // policies, tie-break rule, averaging over seeds, table, JSON and plots. The GPU policies are
-// the FGD paper's (package gpushare, through score.GPUShare). Run with -h
+// the FGD paper's (package gpushare, through gpushare.NewScorer). Run with -h
 // for the flags.
 //
 // Usage:

@@ -25,7 +25,7 @@ type policyDef struct {
 	tie   string
 	fixed bool
 	// profile builds the policy's profile for one run. A GPU policy's
-	// first scorer also chooses the devices (score.DeviceChooser); the
+	// first scorer also chooses the devices (snapshot.DeviceChooser); the
 	// others leave them to the framework's best fit.
 	profile func(env *policyEnv) (*score.Profile, error)
 }
@@ -53,8 +53,8 @@ func one(s score.Scorer, err error) (*score.Profile, error) {
 	return score.NewProfile(score.Weighted{Scorer: s, Weight: 1})
 }
 
-// gpuPolicy builds the profile of a gpushare policy (score.GPUShare).
-func gpuPolicy(mk func(env *policyEnv) gpushare.Scorer) func(env *policyEnv) (*score.Profile, error) {
+// gpuPolicy builds the profile of a gpushare policy (gpushare.NewScorer).
+func gpuPolicy(mk func(env *policyEnv) gpushare.NodeScorer) func(env *policyEnv) (*score.Profile, error) {
 	return func(env *policyEnv) (*score.Profile, error) {
 		return score.NewProfile(score.Weighted{Scorer: newExplainedGPU(mk(env)), Weight: 1})
 	}
@@ -81,15 +81,15 @@ var policies = []policyDef{
 	{name: "tetris", tie: tieRandom, doc: "Tetris dot-product alignment on cpu, memory, GPU (score.DotProduct)",
 		profile: func(*policyEnv) (*score.Profile, error) { return one(score.NewDotProduct(cpuMemGPU()...)) }},
 	{name: "fgd", gpu: true, tie: tieOrder, doc: "Fragmentation Gradient Descent (Weng et al., ATC'23), target workload learned from the pods",
-		profile: gpuPolicy(func(env *policyEnv) gpushare.Scorer { return gpushare.NewFGD(env.c.workload) })},
+		profile: gpuPolicy(func(env *policyEnv) gpushare.NodeScorer { return gpushare.NewFGD(env.c.workload) })},
 	{name: "bestfit", gpu: true, tie: tieOrder, doc: "FGD paper's BestFit baseline (least free CPU and GPU left)",
-		profile: gpuPolicy(func(*policyEnv) gpushare.Scorer { return gpushare.BestFit{} })},
+		profile: gpuPolicy(func(*policyEnv) gpushare.NodeScorer { return gpushare.BestFit{} })},
 	{name: "dotprod", gpu: true, tie: tieOrder, doc: "FGD paper's DotProduct baseline (cpu, GPU)",
-		profile: gpuPolicy(func(*policyEnv) gpushare.Scorer { return gpushare.DotProduct{} })},
+		profile: gpuPolicy(func(*policyEnv) gpushare.NodeScorer { return gpushare.DotProduct{} })},
 	{name: "gpupacking", gpu: true, tie: tieOrder, doc: "FGD paper's GpuPacking baseline (partly used GPUs first)",
-		profile: gpuPolicy(func(*policyEnv) gpushare.Scorer { return gpushare.GPUPacking{} })},
+		profile: gpuPolicy(func(*policyEnv) gpushare.NodeScorer { return gpushare.GPUPacking{} })},
 	{name: "gpuclustering", gpu: true, tie: tieOrder, doc: "FGD paper's GpuClustering baseline (same-class tasks together)",
-		profile: gpuPolicy(func(*policyEnv) gpushare.Scorer { return gpushare.GPUClustering{} })},
+		profile: gpuPolicy(func(*policyEnv) gpushare.NodeScorer { return gpushare.GPUClustering{} })},
 	{name: "random", gpu: true, tie: tieRandom, fixed: true, doc: "FGD paper's Random baseline: uniform among feasible nodes and devices",
 		profile: func(env *policyEnv) (*score.Profile, error) {
 			return score.NewProfile(score.Weighted{Scorer: newRandomGPU(env.seed), Weight: 1})

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/schedkit/schedkit/framework"
+	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/replay"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -57,11 +58,11 @@ func (c *cluster) arrivals(spec *runSpec) ([]*snapshot.PodInfo, error) {
 	target := spec.inflate * float64(c.capacity())
 	var total int64
 	for _, pi := range order {
-		total += c.demand(pi.Task())
+		total += c.demand(gpushare.TaskOf(pi))
 	}
 	for n := 0; float64(total) < target; n++ {
 		src := c.pods[r.IntN(len(c.pods))]
-		d := c.demand(src.Task())
+		d := c.demand(gpushare.TaskOf(src))
 		if float64(total+d) > target {
 			break
 		}
@@ -76,7 +77,7 @@ func (c *cluster) arrivals(spec *runSpec) ([]*snapshot.PodInfo, error) {
 	}
 	for float64(total) > target && len(order) > 0 {
 		i := r.IntN(len(order))
-		total -= c.demand(order[i].Task())
+		total -= c.demand(gpushare.TaskOf(order[i]))
 		order = slices.Delete(order, i, i+1)
 	}
 	return order, nil

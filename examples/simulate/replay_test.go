@@ -32,7 +32,7 @@ func TestOwnMainGetsTheSameReport(t *testing.T) {
 	require.NoError(t, err)
 	var tasks []gpushare.Task
 	for _, a := range in.Arrivals {
-		tasks = append(tasks, a.Pod.Task())
+		tasks = append(tasks, gpushare.TaskOf(a.Pod))
 	}
 	w, err := gpushare.WorkloadFromTasks(tasks, 95)
 	require.NoError(t, err)

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/schedkit/schedkit/gpushare"
 )
 
 // TestBadFlags: bad flags and bad input exit 2 with a one-line reason on
@@ -159,7 +161,7 @@ func TestSyntheticShape(t *testing.T) {
 	kinds := map[string]int{}
 	var demand int64
 	for _, pi := range c.pods {
-		task := pi.Task()
+		task := gpushare.TaskOf(pi)
 		switch {
 		case !task.UsesGPU():
 			kinds["cpu"]++

@@ -286,6 +286,9 @@ func Cache(t TB, nodes []*v1.Node, pods ...*v1.Pod) *snapshot.Cache {
 		}
 	}
 	for _, p := range pods {
+		if p != nil && p.Spec.NodeName == "" {
+			t.Fatalf("snapshottest: pod %s/%s: spec.nodeName is empty (the cache would ignore it)", p.Namespace, p.Name)
+		}
 		if err := c.AddPod(p); err != nil {
 			t.Fatalf("snapshottest: AddPod: %v", err)
 		}

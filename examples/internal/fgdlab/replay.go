@@ -18,7 +18,7 @@ type Run struct {
 }
 
 // scorerOf returns the gpushare scorer for a policy name (nil for Random).
-func (e *Experiment) scorerOf(policy string) (gpushare.Scorer, error) {
+func (e *Experiment) scorerOf(policy string) (gpushare.NodeScorer, error) {
 	switch policy {
 	case "Random":
 		return nil, nil
@@ -99,7 +99,7 @@ func (e *Experiment) Replay(policy string, seed int64) (*Run, error) {
 
 // choose is gpushare.Choose over the cache: cache[i*e.shapes] is node i's
 // entry for the task's shape.
-func (e *Experiment) choose(s gpushare.Scorer, nodes []gpushare.NodeState, t gpushare.Task, cache []cached, version []uint32) gpushare.Decision {
+func (e *Experiment) choose(s gpushare.NodeScorer, nodes []gpushare.NodeState, t gpushare.Task, cache []cached, version []uint32) gpushare.Decision {
 	best := gpushare.Decision{Node: -1}
 	for i := range nodes {
 		c := &cache[i*e.shapes]

@@ -1,4 +1,4 @@
-package score
+package gpushare
 
 import (
 	"fmt"
@@ -6,26 +6,18 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/schedkit/schedkit/gpushare"
+	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-// DeviceChooser is implemented by a [Scorer] that also picks the devices a
-// GPU pod uses on the node chosen for it (FGD chooses the device that
-// lowers fragmentation most). The framework asks the first scorer of a
-// profile that implements it; without one it falls back to
-// gpushare.BestFitDevices. ok is false when the pod does not fit the node's
-// devices.
-type DeviceChooser interface {
-	ChooseDevices(pod *snapshot.PodInfo, node *snapshot.NodeInfo) (devices gpushare.DeviceSet, ok bool)
-}
-
-// GPUShare turns a gpushare policy scorer — gpushare.NewFGD(workload),
-// gpushare.BestFit{}, gpushare.DotProduct{}, gpushare.GPUPacking{},
-// gpushare.GPUClustering{} — into a [Scorer] over snapshot nodes, with its
-// device choice as a [DeviceChooser]. The formulas and their sources are
-// documented on the gpushare types (the FGD paper, Weng et al., USENIX ATC
-// '23, and the authors' simulator).
+// NewScorer turns a policy's device-level formula — [NewFGD](workload),
+// [BestFit]{}, [DotProduct]{}, [GPUPacking]{}, [GPUClustering]{} — into a
+// score.Scorer over snapshot nodes, with its device choice as a
+// snapshot.DeviceChooser (the framework's cycle asks the first scorer of a
+// profile that is one). The formulas and their sources are documented on
+// the policy types (the FGD paper, Weng et al., USENIX ATC '23, and the
+// authors' simulator). Nodes are read with [NodeStateOf] and pods with
+// [TaskOf].
 //
 // A node's score depends only on its state and the pod's shape, so scores
 // are memoised per (node, pod shape) and reused while the node's
@@ -42,23 +34,23 @@ type DeviceChooser interface {
 // (two forks) recomputes. The rows are dropped when they exceed 1<<21
 // cells, the name index when it exceeds 1<<20 names. Safe for concurrent
 // use (batches scored concurrently take turns on the memo).
-func GPUShare(s gpushare.Scorer) *GPUShareScorer {
-	return &GPUShareScorer{s: s, shapes: map[gpuShape]int32{}, slots: map[string]int32{}}
+func NewScorer(s NodeScorer) *Scorer {
+	return &Scorer{s: s, shapes: map[gpuShape]int32{}, slots: map[string]int32{}}
 }
 
-// GPUShareScorer is the [Scorer] returned by [GPUShare].
-type GPUShareScorer struct {
-	s      gpushare.Scorer
+// Scorer is the score.Scorer returned by [NewScorer].
+type Scorer struct {
+	s      NodeScorer
 	mu     sync.Mutex
 	shapes map[gpuShape]int32 // pod shape -> row of the memo
 	slots  map[string]int32   // node name -> column of the memo
 	names  []string           // column -> node name
 	rows   [][]gpuMemoCell    // rows[shape][slot]; nil until the shape is scored
 	cells  int                // sum of cap(rows[i])
-	st     gpushare.NodeState // scratch: the node being scored (its Devices reused)
+	st     NodeState          // scratch: the node being scored (its Devices reused)
 }
 
-// Bounds of the memo (see GPUShare).
+// Bounds of the memo (see NewScorer).
 const (
 	gpuMemoMaxCells = 1 << 21
 	gpuMemoMaxNodes = 1 << 20
@@ -77,24 +69,28 @@ type gpuShape struct {
 type gpuMemoCell struct {
 	gen   int64
 	score int64
-	devs  gpushare.DeviceSet
+	devs  DeviceSet
 }
 
 var (
-	_ Scorer        = (*GPUShareScorer)(nil)
-	_ DeviceChooser = (*GPUShareScorer)(nil)
+	_ score.Scorer           = (*Scorer)(nil)
+	_ snapshot.DeviceChooser = (*Scorer)(nil)
 )
 
-// Name returns the policy's name (e.g. "FGD").
-func (g *GPUShareScorer) Name() string { return g.s.Name() }
+// NodeLocal reports true (see score.NodeLocal): the policy scores a node
+// from the pod's task (its requests and GPU request) and the node's state.
+func (*Scorer) NodeLocal() bool { return true }
 
-// Prepare builds the pod's gpushare.Task once. CPU-only pods are scored
+// Name returns the policy's name (e.g. "FGD").
+func (g *Scorer) Name() string { return g.s.Name() }
+
+// Prepare builds the pod's [Task] once. CPU-only pods are scored
 // too (FGD penalises placing them on GPU nodes whose CPU the target
-// workload needs). Errors wrap [ErrInvalidPod].
-func (g *GPUShareScorer) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
-	t := pod.Task()
+// workload needs). Errors wrap score.ErrInvalidPod.
+func (g *Scorer) Prepare(pod *snapshot.PodInfo, _ score.Cluster) (score.PodScorer, error) {
+	t := TaskOf(pod)
 	if err := t.Validate(); err != nil {
-		return nil, fmt.Errorf("score: %s: pod %s: %w: %w", g.s.Name(), pod.Key(), ErrInvalidPod, err)
+		return nil, fmt.Errorf("score: %s: pod %s: %w: %w", g.s.Name(), pod.Key(), score.ErrInvalidPod, err)
 	}
 	shape := gpuShape{cpu: t.MilliCPU, mem: t.Memory, count: t.GPUCount, milli: t.MilliGPU, modelsKey: strings.Join(t.Models, "|")}
 	g.mu.Lock()
@@ -109,7 +105,7 @@ func (g *GPUShareScorer) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, e
 
 // rowLocked returns the memo row of shape with a cell for every known
 // node, after enforcing the memo's bounds. g.mu is held.
-func (g *GPUShareScorer) rowLocked(shape int32) []gpuMemoCell {
+func (g *Scorer) rowLocked(shape int32) []gpuMemoCell {
 	if len(g.slots) > gpuMemoMaxNodes {
 		clear(g.slots)
 		clear(g.names)
@@ -126,7 +122,7 @@ func (g *GPUShareScorer) rowLocked(shape int32) []gpuMemoCell {
 }
 
 // growLocked extends row shape to cover every slot. g.mu is held.
-func (g *GPUShareScorer) growLocked(shape int32) []gpuMemoCell {
+func (g *Scorer) growLocked(shape int32) []gpuMemoCell {
 	row := g.rows[shape]
 	if len(row) < len(g.slots) {
 		g.cells -= cap(row)
@@ -137,7 +133,7 @@ func (g *GPUShareScorer) growLocked(shape int32) []gpuMemoCell {
 	return row
 }
 
-func (g *GPUShareScorer) dropRowsLocked() {
+func (g *Scorer) dropRowsLocked() {
 	clear(g.rows)
 	g.cells = 0
 }
@@ -147,7 +143,7 @@ func (g *GPUShareScorer) dropRowsLocked() {
 // too, so the columns just after *cursor (the previous node's) are tried
 // by name first and the name index only when they miss. g.mu is held;
 // *row is g.rows[shape] and is re-read when a new node extends it.
-func (g *GPUShareScorer) slotLocked(n *snapshot.NodeInfo, shape int32, row *[]gpuMemoCell, cursor *int32) int32 {
+func (g *Scorer) slotLocked(n *snapshot.NodeInfo, shape int32, row *[]gpuMemoCell, cursor *int32) int32 {
 	name := n.Name()
 	for i := *cursor + 1; i <= *cursor+4 && int(i) < len(g.names); i++ {
 		if g.names[i] == name {
@@ -169,26 +165,27 @@ func (g *GPUShareScorer) slotLocked(n *snapshot.NodeInfo, shape int32, row *[]gp
 // scoreLocked returns the memoised result for node n and the pod shape,
 // computing it when the node changed since. g.mu is held; see slotLocked
 // for row and cursor.
-func (g *GPUShareScorer) scoreLocked(n *snapshot.NodeInfo, t gpushare.Task, shape int32, row *[]gpuMemoCell, cursor *int32) gpuMemoCell {
+func (g *Scorer) scoreLocked(n *snapshot.NodeInfo, t Task, shape int32, row *[]gpuMemoCell, cursor *int32) gpuMemoCell {
 	c := &(*row)[g.slotLocked(n, shape, row, cursor)]
 	if gen := n.Generation(); c.gen != gen || gen == 0 {
-		g.st = n.GPUState(g.st.Devices)
-		score, devs := g.s.Score(&g.st, t)
-		*c = gpuMemoCell{gen: gen, score: min(max(score, MinScore), MaxScore), devs: devs}
+		g.st = NodeStateOf(n, g.st.Devices)
+		s, devs := g.s.Score(&g.st, t)
+		*c = gpuMemoCell{gen: gen, score: min(max(s, score.MinScore), score.MaxScore), devs: devs}
 	}
 	return *c
 }
 
-// ChooseDevices returns the devices the policy picks for pod on node.
-func (g *GPUShareScorer) ChooseDevices(pod *snapshot.PodInfo, node *snapshot.NodeInfo) (gpushare.DeviceSet, bool) {
-	t := pod.Task()
+// ChooseDevices returns the devices the policy picks for pod on node; ok
+// is false when the pod does not fit the node (Fits). O(one Score).
+func (g *Scorer) ChooseDevices(pod *snapshot.PodInfo, node *snapshot.NodeInfo) (DeviceSet, bool) {
+	t := TaskOf(pod)
 	if !t.UsesGPU() {
 		return 0, true
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.st = node.GPUState(g.st.Devices)
-	if !gpushare.Fits(&g.st, t) {
+	g.st = NodeStateOf(node, g.st.Devices)
+	if !Fits(&g.st, t) {
 		return 0, false
 	}
 	_, devs := g.s.Score(&g.st, t)
@@ -196,8 +193,8 @@ func (g *GPUShareScorer) ChooseDevices(pod *snapshot.PodInfo, node *snapshot.Nod
 }
 
 type gpuPodScorer struct {
-	g     *GPUShareScorer
-	t     gpushare.Task
+	g     *Scorer
+	t     Task
 	shape int32
 }
 
@@ -212,21 +209,23 @@ func (p *gpuPodScorer) Score(nodes []*snapshot.NodeInfo, out []int64) {
 	}
 }
 
-// RandomGPU is the paper's Random baseline as a [Scorer]: every node gets
-// a pseudo-random score in [0, MaxScore] derived from the seed, the pod and
-// the node name (FNV-1a), so the highest-scoring feasible node is a
-// uniformly random one, reproducibly for a seed. Devices are left to the
-// framework's default (gpushare.BestFitDevices). Allocates nothing per
-// node; safe for concurrent use.
-type RandomGPU struct{ Seed uint64 }
+// RandomScorer is the paper's Random baseline's node choice as a
+// score.Scorer: every node gets a pseudo-random score in [0, MaxScore]
+// derived from the seed, the pod and the node name (FNV-1a), so the
+// highest-scoring feasible node is a uniformly random one, reproducibly
+// for a seed. It chooses no devices: give the framework a
+// snapshot.DeviceChooser (framework.Config.DeviceChooser, e.g. [BestFit])
+// or combine it with one. Allocates nothing per node; safe for concurrent
+// use.
+type RandomScorer struct{ Seed uint64 }
 
-var _ Scorer = RandomGPU{}
+var _ score.Scorer = RandomScorer{}
 
 // Name returns "Random".
-func (RandomGPU) Name() string { return "Random" }
+func (RandomScorer) Name() string { return "Random" }
 
 // Prepare hashes the seed and the pod key once.
-func (r RandomGPU) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
+func (r RandomScorer) Prepare(pod *snapshot.PodInfo, _ score.Cluster) (score.PodScorer, error) {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%d/%s", r.Seed, pod.Key())
 	return randomPod(h.Sum64()), nil
@@ -245,6 +244,6 @@ func (s randomPod) Score(nodes []*snapshot.NodeInfo, out []int64) {
 		h ^= h >> 33
 		h *= 0xff51afd7ed558ccd
 		h ^= h >> 33
-		out[i] = int64(h % uint64(MaxScore+1))
+		out[i] = int64(h % uint64(score.MaxScore+1))
 	}
 }

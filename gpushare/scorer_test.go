@@ -1,4 +1,4 @@
-package score_test
+package gpushare_test
 
 import (
 	"fmt"
@@ -32,13 +32,13 @@ func sharePod(name, milli string) *st.PodWrapper {
 func TestGPUShareMatchesPolicy(t *testing.T) {
 	w, err := gpushare.NewWorkload([]gpushare.Task{{MilliCPU: 1000, GPUCount: 1, MilliGPU: 500}, {MilliCPU: 4000, GPUCount: 2, MilliGPU: 1000}}, []float64{3, 1})
 	require.NoError(t, err)
-	policies := []gpushare.Scorer{gpushare.NewFGD(w), gpushare.BestFit{}, gpushare.DotProduct{}, gpushare.GPUPacking{}, gpushare.GPUClustering{}}
+	policies := []gpushare.NodeScorer{gpushare.NewFGD(w), gpushare.BestFit{}, gpushare.DotProduct{}, gpushare.GPUPacking{}, gpushare.GPUClustering{}}
 	c := st.Cache(t, []*v1.Node{gpuNodeObj("a", "2"), gpuNodeObj("b", "4"), gpuNodeObj("c", "1")},
 		sharePod("x", "300").Node("b").Obj())
 	pod := snapshot.MustPodInfo(sharePod("new", "500").Obj())
 	for _, pol := range policies {
 		t.Run(pol.Name(), func(t *testing.T) {
-			s := score.GPUShare(pol)
+			s := gpushare.NewScorer(pol)
 			for round := range 3 {
 				snap := c.Snapshot()
 				assertGPUShare(t, s, pol, pod, snap, []*snapshot.NodeInfo{snap.Get("a"), snap.Get("b"), snap.Get("c")}, "round %d", round)
@@ -51,19 +51,19 @@ func TestGPUShareMatchesPolicy(t *testing.T) {
 
 // assertGPUShare scores nodes with s and checks every score and device
 // choice against the policy pol on the node's GPUState.
-func assertGPUShare(t *testing.T, s *score.GPUShareScorer, pol gpushare.Scorer, pod *snapshot.PodInfo, cl score.Cluster, nodes []*snapshot.NodeInfo, msg string, args ...any) {
+func assertGPUShare(t *testing.T, s *gpushare.Scorer, pol gpushare.NodeScorer, pod *snapshot.PodInfo, cl score.Cluster, nodes []*snapshot.NodeInfo, msg string, args ...any) {
 	t.Helper()
 	ps, err := s.Prepare(pod, cl)
 	require.NoError(t, err)
 	out := make([]int64, len(nodes))
 	ps.Score(nodes, out)
 	for i, n := range nodes {
-		gs := n.GPUState(nil)
-		want, devs := pol.Score(&gs, pod.Task())
+		gs := gpushare.NodeStateOf(n, nil)
+		want, devs := pol.Score(&gs, gpushare.TaskOf(pod))
 		where := fmt.Sprintf(msg, args...) + fmt.Sprintf(": %s(%s, generation %d)", pol.Name(), n.Name(), n.Generation())
 		assert.Equal(t, want, out[i], where)
 		got, ok := s.ChooseDevices(pod, n)
-		assert.Equal(t, devs.Len() == pod.Task().GPUCount, ok, where)
+		assert.Equal(t, devs.Len() == gpushare.TaskOf(pod).GPUCount, ok, where)
 		assert.Equal(t, devs, got, where)
 	}
 }
@@ -73,7 +73,7 @@ func TestRandomGPU(t *testing.T) {
 	snap := c.Snapshot()
 	nodes := []*snapshot.NodeInfo{snap.Get("a"), snap.Get("b"), snap.Get("c"), snap.Get("d")}
 	scores := func(seed uint64, pod string) []int64 {
-		ps, err := score.RandomGPU{Seed: seed}.Prepare(snapshot.MustPodInfo(sharePod(pod, "100").Obj()), snap)
+		ps, err := gpushare.RandomScorer{Seed: seed}.Prepare(snapshot.MustPodInfo(sharePod(pod, "100").Obj()), snap)
 		require.NoError(t, err)
 		out := make([]int64, len(nodes))
 		ps.Score(nodes, out)
@@ -112,7 +112,7 @@ func TestGPUShareMemoAlternatingStates(t *testing.T) {
 	require.NoError(t, c.AddNode(gpuNodeObj("late", "8")))
 	late := c.Snapshot().Get("late")
 	fgd := gpushare.NewFGD(w)
-	s := score.GPUShare(fgd)
+	s := gpushare.NewScorer(fgd)
 	for round := range 4 {
 		for _, milli := range []string{"200", "500", "700", "1000"} {
 			pod := snapshot.MustPodInfo(sharePod("p"+milli, milli).Obj())
@@ -137,7 +137,7 @@ func TestGPUShareScoreAllocs(t *testing.T) {
 	w, err := gpushare.NewWorkload([]gpushare.Task{{MilliCPU: 1000, GPUCount: 1, MilliGPU: 500}}, []float64{1})
 	require.NoError(t, err)
 	c := st.Cache(t, []*v1.Node{gpuNodeObj("a", "8"), gpuNodeObj("b", "2")})
-	s := score.GPUShare(gpushare.NewFGD(w))
+	s := gpushare.NewScorer(gpushare.NewFGD(w))
 	pod := snapshot.MustPodInfo(sharePod("p", "500").Obj())
 	snaps := []*snapshot.Snapshot{c.Snapshot()}
 	require.NoError(t, c.AddPod(sharePod("x", "300").Node("a").Obj()))
@@ -157,4 +157,68 @@ func TestGPUShareScoreAllocs(t *testing.T) {
 		i++
 	})
 	assert.Zero(t, allocs)
+}
+
+// NodeStateOf reads a snapshot node as the policies see it: free CPU and
+// memory, devices with their free share (over-commitment clamped to 0,
+// the NodeInfo untouched by Place), and the classes of the GPU pods on it;
+// TaskOf reads a pod's requests and device demand.
+func TestNodeStateOf(t *testing.T) {
+	c := st.Cache(t, []*v1.Node{gpuNodeObj("n", "4")},
+		sharePod("s", "300").Annotation(snapshot.AnnotationGPUIndex, "0").Node("n").Obj(),
+		sharePod("over", "900").Annotation(snapshot.AnnotationGPUIndex, "0").Node("n").Obj(),
+		st.MakePod("w").Req("cpu", "2").Annotation(snapshot.AnnotationGPUCount, "2").Annotation(snapshot.AnnotationGPUIndex, "2-3").Node("n").Obj())
+	ni := c.Snapshot().Get("n")
+	ns := gpushare.NodeStateOf(ni, nil)
+	assert.Equal(t, int64(32000-4000), ns.FreeMilliCPU)
+	assert.Equal(t, int64(128<<30-2<<30), ns.FreeMemory)
+	var free []int64
+	for _, d := range ns.Devices {
+		free = append(free, d.FreeMilliGPU)
+	}
+	// device 0: 1000 - 300 - 900 = -200, clamped; 2 and 3 taken whole.
+	assert.Equal(t, []int64{0, 1000, 0, 0}, free)
+	assert.Equal(t, int64(-200), ni.Devices()[0].FreeMilliGPU, "the NodeInfo keeps the over-commitment")
+	assert.True(t, ns.ResidentClasses.Has(0), "shared class")
+	assert.True(t, ns.ResidentClasses.Has(2), "two-GPU class")
+	assert.Equal(t, 2, ns.ResidentClasses.Len())
+	require.NoError(t, ns.Place(gpushare.Task{GPUCount: 1, MilliGPU: 500}, gpushare.DeviceSet(0).With(1)))
+	assert.Equal(t, int64(1000), ni.Devices()[1].FreeMilliGPU, "Place changes the copy only")
+
+	pi := snapshot.MustPodInfo(sharePod("p", "250").Annotation(snapshot.AnnotationGPUModel, "T4|A100").Obj())
+	assert.Equal(t, gpushare.Task{MilliCPU: 1000, Memory: 1 << 30, GPUCount: 1, MilliGPU: 250, Models: []string{"T4", "A100"}}, gpushare.TaskOf(pi))
+}
+
+// BestFit is a snapshot.DeviceChooser: BestFitDevices on the node's
+// devices, the choice the framework, the ledger and replay get when the
+// caller passes it.
+func TestBestFitChooser(t *testing.T) {
+	c := st.Cache(t, []*v1.Node{gpuNodeObj("n", "3")},
+		sharePod("a", "600").Annotation(snapshot.AnnotationGPUIndex, "1").Node("n").Obj(),
+		sharePod("b", "300").Annotation(snapshot.AnnotationGPUIndex, "2").Node("n").Obj())
+	ni := c.Snapshot().Get("n")
+	var dc snapshot.DeviceChooser = gpushare.BestFit{}
+	for _, tc := range []struct {
+		name  string
+		pod   *v1.Pod
+		want  []int
+		found bool
+	}{
+		// free: 1000, 400, 700. 300 goes where least is left that fits: device 1 (400).
+		{"share", sharePod("p", "300").Obj(), []int{1}, true},
+		// 500: device 2 (700) beats device 0 (1000).
+		{"bigger share", sharePod("p", "500").Obj(), []int{2}, true},
+		// one whole GPU: the lowest-index idle device.
+		{"whole", sharePod("p", "1000").Obj(), []int{0}, true},
+		{"two whole", sharePod("p", "1000").Annotation(snapshot.AnnotationGPUCount, "2").Obj(), nil, false},
+		{"other model", sharePod("p", "100").Annotation(snapshot.AnnotationGPUModel, "A100").Obj(), nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			devs, ok := dc.ChooseDevices(snapshot.MustPodInfo(tc.pod), ni)
+			require.Equal(t, tc.found, ok)
+			if ok {
+				assert.Equal(t, tc.want, devs.AppendIndexes(nil))
+			}
+		})
+	}
 }

@@ -1,0 +1,108 @@
+// Package informer holds the one classification of informer pod events
+// that every informer-fed store of schedkit applies: which pods count on
+// a node, which are not the store's business, and which are gone. The
+// contract itself — what each event does to a store — is written once, in
+// package internal/informertest, whose suite pins it; snapshot.Cache and
+// reserve.Ledger call [Classify] so that the rule "which pods count" has a
+// single implementation.
+//
+// Layer: internal, below snapshot. Imports only k8s.io/api.
+//
+// # Usage
+//
+//	switch k, err := informer.Classify(pod); {
+//	case err != nil: // wrap it with the store's sentinel; change nothing
+//	case k == informer.Terminal: // remove the pod, as a delete
+//	case k == informer.Unbound: // not counted: the scheduling queue's pod
+//	default: // informer.Assigned: parse and count on spec.nodeName
+//	}
+//
+// # Concurrency
+//
+// Classify reads the pod and keeps nothing; safe for concurrent use.
+//
+// # Cost
+//
+// O(1): it reads metadata.name, status.phase and spec.nodeName. It
+// allocates only its error.
+package informer
+
+import (
+	"errors"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// Kind is what an informer's report of a pod means to a store.
+type Kind uint8
+
+const (
+	// Assigned: spec.nodeName is set and the pod is not terminal. It
+	// counts on that node (upstream's assignedPod handlers add it to the
+	// scheduler cache).
+	Assigned Kind = iota + 1
+	// Unbound: spec.nodeName is empty and the pod is not terminal. It is
+	// the scheduling queue's pod, not the cache's: upstream's event
+	// handlers send it to the queue and never to the cache.
+	Unbound
+	// Terminal: status.phase is Succeeded or Failed. The pod is gone:
+	// upstream's pod informer lists and watches with the field selector
+	// status.phase!=Succeeded,status.phase!=Failed (pkg/scheduler/
+	// scheduler.go, newPodInformer), so a pod that terminates reaches the
+	// cache as a delete; an informer without that selector reports it as
+	// an update, which a store treats as the delete.
+	Terminal
+)
+
+// String returns "Assigned", "Unbound" or "Terminal".
+func (k Kind) String() string {
+	switch k {
+	case Assigned:
+		return "Assigned"
+	case Unbound:
+		return "Unbound"
+	case Terminal:
+		return "Terminal"
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// ErrBadPod is wrapped by Classify's errors; stores wrap their own
+// sentinel around it too.
+var ErrBadPod = errors.New("pod cannot be keyed")
+
+// Classify returns what pod means to an informer-fed store: [Assigned],
+// [Unbound] or [Terminal]. It checks only what every kind needs — that the
+// pod can be keyed: a nil pod or an empty metadata.name is an error
+// wrapping [ErrBadPod] that names the field (and the namespace). The rest
+// of an Assigned pod (its requests) is the store's parser's to check; the
+// rest of an Unbound or Terminal pod is never read.
+func Classify(pod *v1.Pod) (Kind, error) {
+	if pod == nil {
+		return 0, fmt.Errorf("pod is nil: %w", ErrBadPod)
+	}
+	if pod.Name == "" {
+		return 0, fmt.Errorf("pod in namespace %q: metadata.name is empty: %w", pod.Namespace, ErrBadPod)
+	}
+	switch {
+	case pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed:
+		return Terminal, nil
+	case pod.Spec.NodeName == "":
+		return Unbound, nil
+	}
+	return Assigned, nil
+}
+
+// ErrUnbind is wrapped by [UnbindError].
+var ErrUnbind = errors.New("spec.nodeName cannot be cleared")
+
+// UnbindError is the error for an Unbound report of a pod the store
+// counts on node (or keeps for it, the node being absent): spec.nodeName
+// cannot be cleared once set (the API server rejects the update), so the
+// report is stale or forged. Upstream's cache takes the same report as
+// corruption and exits (cacheImpl.UpdatePod); a library returns this
+// error and keeps its state. It names the pod as "namespace/name".
+func UnbindError(pod *v1.Pod, node string) error {
+	return fmt.Errorf("pod %s/%s: spec.nodeName is empty, but the pod is bound to node %s: %w", pod.Namespace, pod.Name, node, ErrUnbind)
+}

@@ -1,0 +1,49 @@
+package informer_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/schedkit/schedkit/internal/informer"
+)
+
+func TestClassify(t *testing.T) {
+	pod := func(name, node string, phase v1.PodPhase) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}, Spec: v1.PodSpec{NodeName: node}, Status: v1.PodStatus{Phase: phase}}
+	}
+	cases := []struct {
+		name string
+		pod  *v1.Pod
+		want informer.Kind
+	}{
+		{"running on a node", pod("p", "n1", v1.PodRunning), informer.Assigned},
+		{"pending on a node (bound, not started)", pod("p", "n1", v1.PodPending), informer.Assigned},
+		{"no phase on a node", pod("p", "n1", ""), informer.Assigned},
+		{"unknown phase on a node", pod("p", "n1", v1.PodUnknown), informer.Assigned},
+		{"pending, unbound", pod("p", "", v1.PodPending), informer.Unbound},
+		{"succeeded on a node", pod("p", "n1", v1.PodSucceeded), informer.Terminal},
+		{"failed on a node", pod("p", "n1", v1.PodFailed), informer.Terminal},
+		{"failed, unbound", pod("p", "", v1.PodFailed), informer.Terminal},
+	}
+	for _, c := range cases {
+		got, err := informer.Classify(c.pod)
+		require.NoError(t, err, c.name)
+		assert.Equal(t, c.want, got, "%s: Classify = %v, want %v", c.name, got, c.want)
+	}
+
+	_, err := informer.Classify(nil)
+	require.ErrorIs(t, err, informer.ErrBadPod)
+	_, err = informer.Classify(pod("", "n1", v1.PodSucceeded))
+	require.ErrorIs(t, err, informer.ErrBadPod)
+	assert.Equal(t, `pod in namespace "ns": metadata.name is empty: pod cannot be keyed`, err.Error())
+
+	err = informer.UnbindError(pod("p", "", ""), "n1")
+	require.ErrorIs(t, err, informer.ErrUnbind)
+	assert.Equal(t, "pod ns/p: spec.nodeName is empty, but the pod is bound to node n1: spec.nodeName cannot be cleared", err.Error())
+	assert.Equal(t, "Terminal", informer.Terminal.String())
+	assert.Equal(t, "Kind(9)", informer.Kind(9).String())
+}

@@ -1,0 +1,58 @@
+package snapshot_test
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/schedkit/schedkit/internal/informertest"
+	"github.com/schedkit/schedkit/snapshot"
+)
+
+// cacheStore is c as the informer suite drives it; Counted reads a fresh
+// snapshot.
+func cacheStore(c *snapshot.Cache) informertest.Store {
+	return informertest.Adapt(c, snapshot.KeyOf, func() map[string]informertest.Node {
+		return informertest.FromNodes[*snapshot.Vector, snapshot.PodKey, *snapshot.PodInfo](c.Snapshot().Nodes())
+	})
+}
+
+// TestInformerContract runs the informer contract's conformance suite
+// (internal/informertest) over the Cache.
+func TestInformerContract(t *testing.T) {
+	informertest.Run(t, func() informertest.Store { return cacheStore(snapshot.NewCache()) })
+}
+
+// informerReports returns three reports of one pod of a 5,000-node
+// benchmark cluster: bound to its node, unbound (pending) and Succeeded.
+func informerReports(bound *v1.Pod) []struct {
+	name string
+	pod  *v1.Pod
+} {
+	unbound := bound.DeepCopy()
+	unbound.Name += "-pending"
+	unbound.Spec.NodeName = ""
+	done := bound.DeepCopy()
+	done.Name += "-done"
+	done.Status.Phase = v1.PodSucceeded
+	return []struct {
+		name string
+		pod  *v1.Pod
+	}{{"bound", bound}, {"unbound", unbound}, {"terminal", done}}
+}
+
+// BenchmarkCacheUpdatePod: one informer pod update per iteration on a
+// cache of 5,000 nodes with 30 pods each: a bound pod (parsed, removed and
+// added again on its node), an unbound pod and a terminal one (classified
+// and dropped).
+func BenchmarkCacheUpdatePod(b *testing.B) {
+	c, extra := benchCache(b, 5000)
+	for _, r := range informerReports(extra[0]) {
+		b.Run(r.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = c.UpdatePod(r.pod)
+			}
+		})
+	}
+}
