@@ -147,7 +147,7 @@ type affinityFilter struct {
 // as handles (NodeInfo.Labels), compared by pointer, instead of the
 // label map.
 func (c *affinityFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
-	ls := selector.Handles[snapshot.Label](ni.Labels())
+	ls := ni.Labels()
 	if c.added != nil && !selector.MatchNode(c.added, ni.Name(), ls) {
 		return append(reasons, Reason{Code: CodeEnforcedNodeAffinity, Unresolvable: true})
 	}

@@ -106,7 +106,7 @@ type affinityPod struct {
 func (p *affinityPod) Score(nodes []*snapshot.NodeInfo, out []int64) {
 	out = out[:len(nodes)]
 	for i, n := range nodes {
-		out[i] = selector.Score(p.terms, n.Name(), selector.Handles[snapshot.Label](n.Labels()))
+		out[i] = selector.Score(p.terms, n.Name(), n.Labels())
 	}
 }
 
@@ -120,7 +120,7 @@ func (p *affinityPod) Normalize(_ []*snapshot.NodeInfo, scores []int64) error {
 func (p *affinityPod) Explain(n *snapshot.NodeInfo) string {
 	var b strings.Builder
 	var s int64
-	ls := selector.Handles[snapshot.Label](n.Labels())
+	ls := n.Labels()
 	for j := range p.terms {
 		if selector.MatchTerm(&p.terms[j].Term, n.Name(), ls) {
 			fmt.Fprintf(&b, "term %d (weight %d) matches; ", j, p.terms[j].Weight)

@@ -471,8 +471,9 @@ func (n *NodeInfo) NumImages() int { return len(n.images) }
 
 // Label is one node label as canonical handles (package unique): two
 // labels, keys or values are equal exactly when their handles are, which
-// compares pointers without reading the strings.
-type Label struct{ Key, Value unique.Handle[string] }
+// compares pointers without reading the strings. It is an alias of the
+// unnamed struct so that the selector engine reads Labels() as it is.
+type Label = struct{ Key, Value unique.Handle[string] }
 
 // Labels returns node.metadata.labels as handles, sorted by key: a
 // contiguous array to scan instead of the label map (whose look-up reads

@@ -21,8 +21,8 @@
 //     metadata.name has a value (any other key reads ""), and an object
 //     without a name skips field requirements, as upstream.
 //
-// A label set is anything with a [Labels] Lookup: a map ([Map]) or a
-// node's labels as interned handles ([Handles], compared by pointer).
+// A label set is a node's labels as interned handles ([]Label, compared
+// by pointer) or, for [Selector], a label map ([MatchMap]).
 //
 // Layer: internal; imports no schedkit package (k8s.io/api and
 // k8s.io/apimachinery only). Compiling is O(requirements × values) and

@@ -80,7 +80,7 @@ func FromSet(set map[string]string) Selector {
 	}
 	s := Selector{reqs: make([]requirement, 0, len(set))}
 	for k, v := range set {
-		s.reqs = append(s.reqs, compileRequirement(k, selection.Equals, []string{v}))
+		s.reqs = append(s.reqs, compileRequirement(k, selection.Equals, nil, v))
 	}
 	slices.SortFunc(s.reqs, func(a, b requirement) int { return strings.Compare(a.key, b.key) })
 	return s
@@ -90,10 +90,16 @@ func FromSet(set map[string]string) Selector {
 // Nothing).
 func (s *Selector) Empty() bool { return !s.nothing && len(s.reqs) == 0 }
 
-// Match reports whether ls satisfies s (labels.Selector.Matches).
-// Allocates nothing.
-func Match[L Labels](s *Selector, ls L) bool {
+// Match reports whether a label list (a node's labels as handles)
+// satisfies s (labels.Selector.Matches). Allocates nothing.
+func Match(s *Selector, ls []Label) bool {
 	return !s.nothing && matchAll(s.reqs, ls)
+}
+
+// MatchMap reports whether a label map (a pod's or a namespace's
+// metadata.labels) satisfies s. Allocates nothing.
+func MatchMap(s *Selector, m map[string]string) bool {
+	return !s.nothing && matchAllMap(s.reqs, m)
 }
 
 // Namespaces is a set of namespace names, as inter-pod affinity terms

@@ -14,8 +14,8 @@ import (
 )
 
 // handles returns ls as a sorted Handles list (a node's label shape).
-func handles(ls map[string]string) Handles[Label] {
-	out := make(Handles[Label], 0, len(ls))
+func handles(ls map[string]string) []Label {
+	out := make([]Label, 0, len(ls))
 	for k, v := range ls {
 		out = append(out, Label{Key: unique.Make(k), Value: unique.Make(v)})
 	}
@@ -79,7 +79,7 @@ func TestLabelSelectorAgainstApimachinery(t *testing.T) {
 		for range 4 {
 			ls := randLabels(rng)
 			w := want.Matches(labels.Set(ls))
-			require.Equal(t, w, Match(&got, Map(ls)), "case %d: %+v on %v (map)", i, ps, ls)
+			require.Equal(t, w, MatchMap(&got, ls), "case %d: %+v on %v (map)", i, ps, ls)
 			require.Equal(t, w, Match(&got, handles(ls)), "case %d: %+v on %v (handles)", i, ps, ls)
 			if w {
 				matched++
@@ -113,7 +113,7 @@ func TestFromSetAgainstApimachinery(t *testing.T) {
 				}
 			}
 			w := want.Matches(labels.Set(ls))
-			require.Equal(t, w, Match(&got, Map(ls)), "case %d: %v on %v (map)", i, set, ls)
+			require.Equal(t, w, MatchMap(&got, ls), "case %d: %v on %v (map)", i, set, ls)
 			require.Equal(t, w, Match(&got, handles(ls)), "case %d: %v on %v (handles)", i, set, ls)
 		}
 	}
@@ -122,11 +122,11 @@ func TestFromSetAgainstApimachinery(t *testing.T) {
 func TestLabelSelectorEdges(t *testing.T) {
 	nothing, err := FromLabelSelector(nil)
 	require.NoError(t, err)
-	assert.False(t, Match(&nothing, Map(nil)), "nil selector matches nothing")
+	assert.False(t, MatchMap(&nothing, nil), "nil selector matches nothing")
 	everything, err := FromLabelSelector(&metav1.LabelSelector{})
 	require.NoError(t, err)
 	assert.True(t, everything.Empty())
-	assert.True(t, Match(&everything, Map(nil)), "empty selector matches everything")
+	assert.True(t, MatchMap(&everything, nil), "empty selector matches everything")
 	_, err = FromLabelSelector(&metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "n", Operator: "Gt", Values: []string{"1"}}}})
 	require.EqualError(t, err, `"Gt" is not a valid label selector operator`)
 	_, err = FromLabelSelector(&metav1.LabelSelector{MatchLabels: map[string]string{"bad key!": "v"}})
@@ -145,10 +145,10 @@ func TestMatchAllocatesNothing(t *testing.T) {
 	s, err := FromLabelSelector(&metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"},
 		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"db"}}}})
 	require.NoError(t, err)
-	m := Map{"app": "web", "tier": "fe"}
+	m := map[string]string{"app": "web", "tier": "fe"}
 	h := handles(m)
 	var ok bool
-	allocs := testing.AllocsPerRun(100, func() { ok = Match(&s, m) && Match(&s, h) })
+	allocs := testing.AllocsPerRun(100, func() { ok = MatchMap(&s, m) && Match(&s, h) })
 	assert.True(t, ok)
 	assert.Zero(t, allocs, "allocations per match")
 }
@@ -191,7 +191,7 @@ func FuzzFromLabelSelector(f *testing.F) {
 		}
 		ls := map[string]string{k1: v1, k2: v2}
 		w := want.Matches(labels.Set(ls))
-		if g := Match(&got, Map(ls)); g != w {
+		if g := MatchMap(&got, ls); g != w {
 			t.Fatalf("%+v on %v: map %v, apimachinery %v", ps, ls, g, w)
 		}
 		if g := Match(&got, handles(ls)); g != w {

@@ -148,7 +148,7 @@ func CompilePreferred(terms []v1.PreferredSchedulingTerm, path *field.Path) ([]W
 
 // MatchTerm reports whether a node named name with labels ls satisfies t
 // (upstream's nodeSelectorTerm.match). Allocates nothing.
-func MatchTerm[L Labels](t *Term, name string, ls L) bool {
+func MatchTerm(t *Term, name string, ls []Label) bool {
 	if !matchAll(t.labels, ls) {
 		return false
 	}
@@ -169,7 +169,7 @@ func MatchTerm[L Labels](t *Term, name string, ls L) bool {
 
 // MatchNode reports whether a node named name with labels ls satisfies
 // some term of s. Allocates nothing.
-func MatchNode[L Labels](s *NodeSelector, name string, ls L) bool {
+func MatchNode(s *NodeSelector, name string, ls []Label) bool {
 	for i := range s.terms {
 		if MatchTerm(&s.terms[i], name, ls) {
 			return true
@@ -180,7 +180,7 @@ func MatchNode[L Labels](s *NodeSelector, name string, ls L) bool {
 
 // Score is upstream's PreferredSchedulingTerms.Score: the sum of the
 // weights of the terms the node satisfies. Allocates nothing.
-func Score[L Labels](terms []Weighted, name string, ls L) int64 {
+func Score(terms []Weighted, name string, ls []Label) int64 {
 	var s int64
 	for i := range terms {
 		if MatchTerm(&terms[i].Term, name, ls) {

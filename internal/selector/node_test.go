@@ -75,7 +75,7 @@ func TestNodeSelectorAgainstApimachinery(t *testing.T) {
 					}
 				}
 			}
-			require.Equal(t, want, MatchNode(&sel, node.Name, Map(node.Labels)), "case %d: %+v on %v (map)", i, ns, node.ObjectMeta)
+			require.Equal(t, want, MatchNode(&sel, node.Name, handles(node.Labels)), "case %d: %+v on %v (map)", i, ns, node.ObjectMeta)
 			require.Equal(t, want, MatchNode(&sel, node.Name, handles(node.Labels)), "case %d: %+v on %v (handles)", i, ns, node.ObjectMeta)
 			require.Equal(t, prefInvalid, perr != nil, "case %d: preferred error %v", i, perr)
 			if perr == nil {

@@ -10,51 +10,24 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// Labels is a label set the engine reads. Lookup returns the value of
-// the label key (given as a string and as its handle, so that a set may
-// compare either) and, when the set holds it, the value's handle (the
-// zero handle otherwise).
-type Labels interface {
-	Lookup(key string, kh unique.Handle[string]) (value string, vh unique.Handle[string], ok bool)
-}
-
-// Map is a label map (metadata.labels) as a [Labels]; O(1) look-up.
-type Map map[string]string
-
-// Lookup implements [Labels].
-func (m Map) Lookup(key string, _ unique.Handle[string]) (string, unique.Handle[string], bool) {
-	v, ok := m[key]
-	return v, unique.Handle[string]{}, ok
-}
-
-// Label is one label as interned handles (snapshot.Label's shape).
+// Label is one label as interned handles: snapshot.Label is this type,
+// so a node's labels (snapshot.NodeInfo.Labels, one value per key) are a
+// []Label as they are. Matching a []Label scans it comparing keys and
+// values by pointer: O(labels) per requirement, no map access.
 type Label = struct{ Key, Value unique.Handle[string] }
 
-// Handles is a label list of handles (a node's snapshot.NodeInfo.Labels:
-// one value per key) as a [Labels]; a look-up scans it comparing keys by
-// pointer: O(labels), no map access. Convert with
-// Handles[snapshot.Label](ni.Labels()).
-type Handles[E ~struct{ Key, Value unique.Handle[string] }] []E
-
-// Lookup implements [Labels].
-func (h Handles[E]) Lookup(_ string, kh unique.Handle[string]) (string, unique.Handle[string], bool) {
-	for i := range h {
-		if l := Label(h[i]); l.Key == kh {
-			return l.Value.Value(), l.Value, true
-		}
-	}
-	return "", unique.Handle[string]{}, false
-}
-
 // requirement is one compiled label requirement. Equals is In with one
-// value.
+// value. A single value is held inline, as a string and a handle (no
+// allocation, compared by pointer against a set of handles); more values
+// are copied and compared as strings.
 type requirement struct {
 	key    string
 	kh     unique.Handle[string]
 	op     selection.Operator
-	values []string
-	vhs    []unique.Handle[string]
-	num    int64 // Gt / Lt operand
+	one    string                // the value, when there is exactly one
+	oneH   unique.Handle[string] // unique.Make(one)
+	values []string              // the values, when there are several (a copy)
+	num    int64                 // Gt / Lt operand
 }
 
 // newRequirement validates (key, op, values) with apimachinery's
@@ -68,32 +41,50 @@ func newRequirement(key string, op selection.Operator, values []string, path *fi
 	if _, err := labels.NewRequirement(key, op, values, opts...); err != nil {
 		return requirement{}, err
 	}
-	return compileRequirement(key, op, values), nil
+	return compileRequirement(key, op, values, ""), nil
 }
 
 // compileRequirement compiles a requirement already known to be valid
-// (or, for SelectorFromSet's Equals, taken unvalidated as upstream does).
-func compileRequirement(key string, op selection.Operator, values []string) requirement {
-	if op == selection.Equals || op == selection.DoubleEquals {
+// (or, for SelectorFromSet's Equals, taken unvalidated as upstream
+// does): values, or with no values the single value one. The compiled
+// requirement shares no memory with values.
+func compileRequirement(key string, op selection.Operator, values []string, one string) requirement {
+	switch op {
+	case selection.Equals, selection.DoubleEquals:
 		op = selection.In
-	}
-	if op == selection.NotEquals {
+	case selection.NotEquals:
 		op = selection.NotIn
 	}
-	r := requirement{key: key, kh: unique.Make(key), op: op, values: slices.Clone(values)}
-	r.vhs = make([]unique.Handle[string], len(values))
-	for i, v := range values {
-		r.vhs[i] = unique.Make(v)
+	r := requirement{key: key, kh: unique.Make(key), op: op}
+	switch {
+	case len(values) == 1:
+		one = values[0]
+		fallthrough
+	case len(values) == 0 && (op == selection.In || op == selection.NotIn):
+		r.one, r.oneH = one, unique.Make(one)
+	case len(values) > 1:
+		r.values = slices.Clone(values)
 	}
-	if (op == selection.GreaterThan || op == selection.LessThan) && len(values) == 1 {
-		r.num, _ = parseInt64(values[0])
+	if op == selection.GreaterThan || op == selection.LessThan {
+		r.num, _ = parseInt64(r.one)
 	}
 	return r
 }
 
-// matchReq is labels.Requirement.Matches for one compiled requirement.
-func matchReq[L Labels](r *requirement, ls L) bool {
-	v, vh, ok := ls.Lookup(r.key, r.kh)
+// lookup returns the value handle of key kh in ls.
+func lookup(ls []Label, kh unique.Handle[string]) (unique.Handle[string], bool) {
+	for i := range ls {
+		if ls[i].Key == kh {
+			return ls[i].Value, true
+		}
+	}
+	return unique.Handle[string]{}, false
+}
+
+// matchValue is labels.Requirement.Matches for one compiled requirement
+// given the label's value (ok: the label is there): as text v, or as
+// handle vh when vh is not the zero handle.
+func (r *requirement) matchValue(v string, vh unique.Handle[string], ok bool) bool {
 	switch r.op {
 	case selection.In:
 		return ok && r.has(v, vh)
@@ -107,6 +98,9 @@ func matchReq[L Labels](r *requirement, ls L) bool {
 		if !ok {
 			return false
 		}
+		if vh != (unique.Handle[string]{}) {
+			v = vh.Value()
+		}
 		n, valid := parseInt64(v)
 		if !valid {
 			return false
@@ -119,19 +113,38 @@ func matchReq[L Labels](r *requirement, ls L) bool {
 	return false
 }
 
-// has reports whether the requirement lists the value: by handle when
-// the set gave one, else by string.
+// has reports whether the requirement lists the value: a single value by
+// handle when there is one, else by string.
 func (r *requirement) has(v string, vh unique.Handle[string]) bool {
 	if vh != (unique.Handle[string]{}) {
-		return slices.Contains(r.vhs, vh)
+		if r.values == nil {
+			return vh == r.oneH
+		}
+		v = vh.Value()
+	}
+	if r.values == nil {
+		return v == r.one
 	}
 	return slices.Contains(r.values, v)
 }
 
-// matchAll reports whether every requirement holds (true for none).
-func matchAll[L Labels](reqs []requirement, ls L) bool {
+// matchAll reports whether every requirement holds on a label list
+// (true for none).
+func matchAll(reqs []requirement, ls []Label) bool {
 	for i := range reqs {
-		if !matchReq(&reqs[i], ls) {
+		vh, ok := lookup(ls, reqs[i].kh)
+		if !reqs[i].matchValue("", vh, ok) {
+			return false
+		}
+	}
+	return true
+}
+
+// matchAllMap is matchAll on a label map.
+func matchAllMap(reqs []requirement, m map[string]string) bool {
+	for i := range reqs {
+		v, ok := m[reqs[i].key]
+		if !reqs[i].matchValue(v, unique.Handle[string]{}, ok) {
 			return false
 		}
 	}
