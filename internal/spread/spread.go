@@ -236,7 +236,7 @@ type Selector []selector.Selector
 // Matches reports whether every part matches the labels.
 func (s Selector) Matches(ls map[string]string) bool {
 	for i := range s {
-		if !selector.Match(&s[i], selector.Map(ls)) {
+		if !selector.MatchMap(&s[i], ls) {
 			return false
 		}
 	}
@@ -276,7 +276,7 @@ func DefaultSelector(pod *v1.Pod, l Lister) Selector {
 			if svc == nil || svc.Spec.Selector == nil {
 				continue // a nil selector matches nothing
 			}
-			if sel := selector.FromSet(svc.Spec.Selector); selector.Match(&sel, selector.Map(pod.Labels)) {
+			if sel := selector.FromSet(svc.Spec.Selector); selector.MatchMap(&sel, pod.Labels) {
 				maps.Copy(set, svc.Spec.Selector)
 			}
 		}
@@ -320,9 +320,12 @@ func DefaultSelector(pod *v1.Pod, l Lister) Selector {
 // PodInfo is the engine's view of a pod (*snapshot.PodInfo).
 type PodInfo interface{ Pod() *v1.Pod }
 
-// NodeInfo is the engine's view of a node (*snapshot.NodeInfo).
+// NodeInfo is the engine's view of a node (*snapshot.NodeInfo): its
+// object, its labels as handles (for the node-affinity check) and its
+// pods.
 type NodeInfo[P PodInfo] interface {
 	Node() *v1.Node
+	Labels() []selector.Label
 	Pods() []P
 }
 
@@ -330,7 +333,7 @@ type NodeInfo[P PodInfo] interface {
 // and tolerates-taints checks, the inputs of nodeAffinityPolicy and
 // nodeTaintsPolicy Honor. Build it with [NewInclusion].
 type Inclusion[N any] struct {
-	affinity  func(*v1.Node) bool
+	affinity  func(name string, ls []selector.Label) bool
 	tolerated func(N) bool
 }
 
@@ -351,16 +354,15 @@ func NewInclusion[N any](pod *v1.Pod, tolerated func(N) bool) Inclusion[N] {
 		return in
 	}
 	sel := selector.FromSet(pod.Spec.NodeSelector)
-	in.affinity = func(n *v1.Node) bool {
-		ls := selector.Map(n.Labels)
-		return selector.Match(&sel, ls) && (required == nil || selector.MatchNode(required, n.Name, ls))
+	in.affinity = func(name string, ls []selector.Label) bool {
+		return selector.Match(&sel, ls) && (required == nil || selector.MatchNode(required, name, ls))
 	}
 	return in
 }
 
 // includes is upstream's matchNodeInclusionPolicies.
-func (in *Inclusion[N]) includes(c *Constraint, n N, node *v1.Node) bool {
-	if c.HonorAffinity && in.affinity != nil && !in.affinity(node) {
+func (in *Inclusion[N]) includes(c *Constraint, n N, node *v1.Node, ls []selector.Label) bool {
+	if c.HonorAffinity && in.affinity != nil && !in.affinity(node.Name, ls) {
 		return false
 	}
 	if c.HonorTaints && in.tolerated != nil && !in.tolerated(n) {
@@ -449,7 +451,7 @@ func NewFilter[N NodeInfo[P], P PodInfo](cs []Constraint, pod *v1.Pod, n int, no
 		}
 		for i := range cs {
 			c := &cs[i]
-			if !in.includes(c, ni, nd) {
+			if !in.includes(c, ni, nd, ni.Labels()) {
 				continue
 			}
 			f.counts[i][nd.Labels[c.TopologyKey]] += countMatching(ni.Pods(), c.Selector, pod.Namespace)
@@ -531,7 +533,7 @@ func NewScore[N NodeInfo[P], P PodInfo](cs []Constraint, requireAll bool, pod *v
 		}
 		for i := range cs {
 			c := &cs[i]
-			if c.hostname || !in.includes(c, ni, nd) {
+			if c.hostname || !in.includes(c, ni, nd, ni.Labels()) {
 				continue
 			}
 			s.counts[i][nd.Labels[c.TopologyKey]] += int64(countMatching(ni.Pods(), c.Selector, pod.Namespace))
