@@ -6,161 +6,19 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
-	"strings"
-	"sync"
-	"sync/atomic"
 
-	"github.com/schedkit/schedkit/internal/layout"
 	"github.com/schedkit/schedkit/internal/nodeview"
+	"github.com/schedkit/schedkit/internal/scoring"
 	"github.com/schedkit/schedkit/reserve"
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-// Upstream's bounds on how many feasible nodes a cycle looks for
-// (kube-scheduler v1.37 pkg/scheduler/schedule_one.go).
-const (
-	// MinFeasibleNodesToFind: clusters below this many nodes are always
-	// searched whole, and no search stops before this many feasible nodes.
-	MinFeasibleNodesToFind = 100
-	// MinFeasibleNodesPercentageToFind is the floor of the adaptive
-	// percentage.
-	MinFeasibleNodesPercentageToFind = 5
-)
-
-// NumFeasibleNodesToFind is how many feasible nodes a cycle looks for
-// among numAllNodes candidates before it stops filtering and scores them —
-// upstream's numFeasibleNodesToFind (kube-scheduler v1.37
-// schedule_one.go): all of them below [MinFeasibleNodesToFind]; otherwise
-// numAllNodes × percentage / 100 but at least MinFeasibleNodesToFind, where
-// percentage 0 means adaptive: 50 − numAllNodes/125, floored at
-// [MinFeasibleNodesPercentageToFind] (5000 nodes: 10 %, 15000 nodes: 5 %).
-// O(1).
-func NumFeasibleNodesToFind(percentage int32, numAllNodes int) int {
-	if numAllNodes < MinFeasibleNodesToFind {
-		return numAllNodes
-	}
-	p := int(percentage)
-	if p == 0 {
-		p = max(50-numAllNodes/125, MinFeasibleNodesPercentageToFind)
-	}
-	return max(numAllNodes*p/100, MinFeasibleNodesToFind)
-}
-
-// Config configures a [Scheduler]. The zero Config is upstream's default
-// profile as far as schedkit implements it: [DefaultFilters],
-// [score.DefaultProfile], the adaptive percentage of nodes to score,
-// sequential filtering, seed 0.
-type Config struct {
-	// Filters run in order; a node's reasons come from the first filter it
-	// fails. nil means DefaultFilters(); an empty non-nil slice filters
-	// nothing.
-	Filters []Filter
-	// Profile scores the feasible nodes. nil means score.DefaultProfile();
-	// a profile with no scorers means no scoring (upstream then stops at
-	// the first feasible node).
-	Profile *score.Profile
-	// PercentageOfNodesToScore is upstream's percentageOfNodesToScore in
-	// [0, 100]: 0 is adaptive, 100 filters and scores every node (see
-	// [NumFeasibleNodesToFind]).
-	PercentageOfNodesToScore int32
-	// Parallelism is the number of goroutines that filter nodes; 0 or 1
-	// filters in the calling goroutine. The workers exist only during a
-	// call. Results do not depend on it.
-	Parallelism int
-	// Seed seeds the tie-breaking among nodes with the same highest total.
-	// The same seed, snapshot and pods give the same decisions.
-	Seed uint64
-	// Breakdown fills [Decision.Breakdown] with the chosen node's
-	// per-scorer scores ([score.Profile.Explain]); it costs one more pass
-	// of the normalising scorers per pod.
-	Breakdown bool
-	// EquivalenceClasses is how many pod classes (pods with equal specs,
-	// derived requests and GPU requests: see [NodeLocal])
-	// the equivalence cache keeps per-node filter verdicts and scores for:
-	// 0 means [DefaultEquivalenceClasses], a negative number turns the
-	// cache off. The cache changes no decision, nor any error (a cached
-	// cycle that fails gives way to the full cycle); it is used when no
-	// PreFilter narrows the candidates to named nodes, the cluster is a
-	// *snapshot.Snapshot or *snapshot.Fork (not a type embedding one), the
-	// profile has scorers, and every filter and scorer is node-local
-	// ([NodeLocal], [score.NodeLocal]). A class gets an entry
-	// (evicting the least recently used) the second time it is seen,
-	// unless a class seen in between took its slot in a 1,024-slot table
-	// of classes seen once. Memory: 17 + 8 × (normalising scorers that do
-	// not skip the pod) bytes per node and class, no pointers (the cache
-	// keeps no NodeInfo alive); with the default profile (TaintToleration
-	// normalises, NodeAffinity too for pods with preferred terms) 25–33
-	// bytes, so 64 classes at 15,000 nodes take 24–32 MB. Speed
-	// (BenchmarkSchedule, one core): copies of 20 specs, every node
-	// scored, 3–12× the uncached rate at 1,000–15,000 nodes; 550 distinct
-	// specs in 10,000 pods with the adaptive percentage, the same rate at
-	// 5,000 nodes but about a fifth slower at 15,000 (the classes' arrays
-	// crowd the nodes out of the CPU cache) — turn the cache off for such
-	// workloads. [Scheduler.EquivalenceStats] counts how cycles were
-	// served.
-	EquivalenceClasses int
-	// DeviceChooser picks the GPU devices of a pod asking for some, on the
-	// node chosen for it, when no scorer of the profile is a
-	// [snapshot.DeviceChooser] (gpushare's policy scorers are: FGD then
-	// chooses the device that lowers fragmentation most). nil leaves such
-	// pods to the profile; with no chooser there, a whole-GPU
-	// nvidia.com/gpu demand gets no devices (the kubelet's device plugin
-	// picks them; NodeResourcesFit counts the extended resource) and
-	// placing an annotated demand (snapshot.AnnotationGPUCount) on a node
-	// with devices is an error wrapping [ErrInvalidConfig].
-	// gpushare.BestFit{} is the FGD simulator's default choice.
-	DeviceChooser snapshot.DeviceChooser
-}
-
-// Validate reports a percentage outside [0, 100], a negative
-// parallelism, a nil filter, or invalid filter arguments (filters with a
-// Validate() error method are asked), wrapping [ErrInvalidConfig].
-func (c *Config) Validate() error {
-	if c.PercentageOfNodesToScore < 0 || c.PercentageOfNodesToScore > 100 {
-		return fmt.Errorf("framework: percentageOfNodesToScore %d: want [0, 100]: %w", c.PercentageOfNodesToScore, ErrInvalidConfig)
-	}
-	if c.Parallelism < 0 {
-		return fmt.Errorf("framework: parallelism %d is negative: %w", c.Parallelism, ErrInvalidConfig)
-	}
-	for i, f := range c.Filters {
-		if f == nil {
-			return fmt.Errorf("framework: filters[%d] is nil: %w", i, ErrInvalidConfig)
-		}
-		if v, ok := f.(interface{ Validate() error }); ok {
-			if err := v.Validate(); err != nil {
-				return fmt.Errorf("framework: filters[%d]: %w", i, err)
-			}
-		}
-	}
-	return nil
-}
-
-// Decision is the outcome of one scheduling cycle for one pod: the chosen
-// node, or a [Diagnosis] saying why there is none.
-type Decision struct {
-	// Pod is the pod scheduled. For a pod asking for GPU devices that was
-	// placed on a node with devices, it is a copy recording the devices
-	// chosen (PodInfo.Devices): the profile's first snapshot.DeviceChooser
-	// decides, else Config.DeviceChooser. Reserve and bind this one.
-	Pod *snapshot.PodInfo
-	// Node is the chosen node's name; "" when the pod is unschedulable.
-	Node string
-	// Total is the chosen node's weighted total score.
-	Total int64
-	// Breakdown is the chosen node's per-scorer scores when
-	// Config.Breakdown is set, else nil.
-	Breakdown *score.Explanation
-	// Feasible is the number of nodes that passed the filters and were
-	// scored; Evaluated the number of nodes filtered (upstream's
-	// FeasibleNodes and EvaluatedNodes).
-	Feasible, Evaluated int
-	// Diagnosis is non-nil exactly when the pod fits no node.
-	Diagnosis *Diagnosis
-}
-
-// Scheduled reports whether a node was chosen.
-func (d *Decision) Scheduled() bool { return d.Diagnosis == nil && d.Node != "" }
+// The scheduling cycle. schedulePod runs PreFilter, narrows the
+// candidates, takes the equivalence cache's path when it applies
+// (equivalence.go), filters (filter fusion: fused.go; parallel chunks:
+// chunks.go), scores, and picks the host (host.go). Schedule adds the
+// ledger's view and Reserve.
 
 // Scheduler runs scheduling cycles: for one pod it prepares every filter
 // once, filters nodes (starting where the previous cycle stopped, as
@@ -234,14 +92,12 @@ func New(cfg Config) (*Scheduler, error) {
 	s.classes.seed = maphash.MakeSeed()
 	s.nodeLocal = s.classes.max > 0 && s.hasScoring
 	for _, f := range s.filters {
-		if nl, ok := f.(NodeLocal); !ok || !nl.NodeLocal() {
+		if !isNodeLocal(f) {
 			s.nodeLocal = false
 		}
 	}
-	for _, w := range s.profile.Scorers() {
-		if nl, ok := w.Scorer.(score.NodeLocal); !ok || !nl.NodeLocal() {
-			s.nodeLocal = false
-		}
+	if !scoring.ProfileNodeLocal(s.profile) {
+		s.nodeLocal = false
 	}
 	return s, nil
 }
@@ -310,7 +166,7 @@ func (s *Scheduler) schedulePod(cluster score.Cluster, pod *snapshot.PodInfo, on
 			admit = adm
 		case e.ready && e.nodeSet == vc.NodeSetVersion() && e.n == numAll:
 			if s.runClass(e, vc, &d, &s.classes.stats.Cached, &kind) {
-				return s.finish(d, cluster, nil)
+				return s.finish(d, cluster)
 			}
 		default:
 			class = e
@@ -377,12 +233,12 @@ func (s *Scheduler) schedulePod(cluster score.Cluster, pod *snapshot.PodInfo, on
 		if class == nil {
 			class = s.classes.insert()
 		}
-		if pp, err := s.profile.Prepare(pod, cluster); err != nil {
+		if pp, err := scoring.Prepare(s.profile, pod, cluster); err != nil {
 			class.drop()
 		} else {
 			class.prepare(s, pp, vc.NodeSetVersion(), numAll)
 			if s.runClass(class, vc, &d, &s.classes.stats.Filled, &kind) {
-				return s.finish(d, cluster, nil)
+				return s.finish(d, cluster)
 			}
 		}
 	}
@@ -408,36 +264,7 @@ func (s *Scheduler) schedulePod(cluster score.Cluster, pod *snapshot.PodInfo, on
 	if err := s.profile.Score(pod, cluster, s.feasible, totals); err != nil {
 		return d, fmt.Errorf("framework: scoring pod %s: %w", pod.Key(), err)
 	}
-	return s.finish(d, cluster, nil)
-}
-
-// finish picks the host among s.feasible by s.totals (the cycle's
-// totals, one per feasible node), chooses GPU devices and explains, unless
-// err (returned with d) is set. It drops the cycle's nodes.
-func (s *Scheduler) finish(d Decision, cluster score.Cluster, err error) (Decision, error) {
-	defer clear(s.feasible)
-	if err != nil {
-		return d, err
-	}
-	pod := d.Pod
-	totals := s.totals[:len(s.feasible)]
-	best := s.selectHost(totals)
-	d.Node, d.Total = s.feasible[best].Name(), totals[best]
-	if pod.GPU().Count > 0 {
-		withDevs, err := chooseDevices(s.devices, pod, s.feasible[best])
-		if err != nil {
-			return d, err
-		}
-		d.Pod = withDevs
-	}
-	if s.breakdown {
-		e, err := s.profile.Explain(pod, cluster, s.feasible, best)
-		if err != nil {
-			return d, fmt.Errorf("framework: explaining pod %s: %w", pod.Key(), err)
-		}
-		d.Breakdown = e
-	}
-	return d, nil
+	return s.finish(d, cluster)
 }
 
 // intersect returns the names of list that are in set (all of list if set
@@ -450,263 +277,6 @@ func intersect(set map[string]struct{}, list []string) map[string]struct{} {
 		}
 	}
 	return out
-}
-
-// selectHost returns the index of a highest total, chosen uniformly among
-// ties with one draw from the seeded source (the distribution of
-// upstream's former reservoir sampling, selectHost before v1.33): the
-// k-th tie in order for k drawn from [0, ties), no draw for a single
-// best. O(n) in three short passes with few unpredictable branches (max,
-// count, locate).
-func (s *Scheduler) selectHost(totals []int64) int {
-	// Four running maxima: one would make a chain of dependent compares.
-	m := [4]int64{totals[0], totals[0], totals[0], totals[0]}
-	i := 0
-	for ; i+4 <= len(totals); i += 4 {
-		q := totals[i : i+4 : i+4]
-		m[0], m[1], m[2], m[3] = max(m[0], q[0]), max(m[1], q[1]), max(m[2], q[2]), max(m[3], q[3])
-	}
-	top := max(m[0], m[1], m[2], m[3])
-	for _, t := range totals[i:] {
-		top = max(top, t)
-	}
-	ties := 0
-	for _, t := range totals {
-		if t == top {
-			ties++
-		}
-	}
-	k := 0
-	if ties > 1 {
-		k = s.rng.IntN(ties)
-	}
-	for i, t := range totals {
-		if t == top {
-			if k == 0 {
-				return i
-			}
-			k--
-		}
-	}
-	panic("unreachable")
-}
-
-// chunk is how many consecutive candidates one worker filters at a time.
-const chunk = 128
-
-// worker is one filtering goroutine's scratch: the reasons of the nodes it
-// rejected and the nodes it accepted (with their positions in visiting
-// order), for all the chunks it processed, back to back.
-type worker struct {
-	reasons  []Reason
-	feasible []*snapshot.NodeInfo
-	pos      []int32
-	// scratch takes the reasons of nodes rejected once this worker has
-	// found a feasible node: the cycle then has a feasible node and
-	// never reads reasons, so they are dropped (room for 16, as
-	// PodFilter's contract promises).
-	scratch []Reason
-	// block is the snapshot block nodeAt read last: candidates blockLo
-	// up to blockLo+len(block)-1.
-	block   []*snapshot.NodeInfo
-	blockLo int
-}
-
-// chunkResult locates one chunk's output in its worker's buffers.
-type chunkResult struct {
-	w      int32
-	rs, re int32 // reasons[rs:re]
-	fs, fe int32 // feasible[fs:fe], pos[fs:fe]
-}
-
-// nodeAt returns candidate i (an index into the candidates, not a
-// visiting position) for worker wk. A snapshot's or fork's nodes are read
-// from its blocks, one interface call per block: wk keeps the block it
-// read last.
-func (s *Scheduler) nodeAt(wk *worker, cluster score.Cluster, i int) *snapshot.NodeInfo {
-	switch {
-	case s.narrowed:
-		return s.cands[i]
-	case s.view != nil:
-		if j := i - wk.blockLo; uint(j) < uint(len(wk.block)) {
-			return wk.block[j]
-		}
-		b := i / layout.BlockSize
-		wk.block, _ = s.view.Block(b)
-		wk.blockLo = b * layout.BlockSize
-		return wk.block[i-wk.blockLo]
-	}
-	return cluster.Node(i)
-}
-
-// filterNodes fills s.feasible with the first numToFind feasible
-// candidates in visiting order (candidate (next+pos) mod numCand at
-// position pos) and returns how many candidates were filtered up to and
-// including the last of them (all, if fewer are feasible). Workers filter
-// chunks of positions in order and stop taking new chunks once enough
-// feasible nodes are known, so the result is the sequential one whatever
-// the parallelism.
-func (s *Scheduler) filterNodes(cluster score.Cluster, numCand, numToFind int) int {
-	s.feasible = s.feasible[:0]
-	if numCand == 0 || numToFind == 0 {
-		return 0
-	}
-	s.view, _ = nodeview.ViewOf(cluster)
-	defer func() { s.view = nil }()
-	numChunks := (numCand + chunk - 1) / chunk
-	if cap(s.chunks) < numChunks {
-		s.chunks = make([]chunkResult, numChunks)
-	}
-	s.chunks = s.chunks[:numChunks]
-	for i := range s.ws {
-		wk := &s.ws[i]
-		wk.reasons, wk.feasible, wk.pos = wk.reasons[:0], wk.feasible[:0], wk.pos[:0]
-		wk.block, wk.blockLo = nil, 0
-	}
-	s.run = runState{cluster: cluster, numCand: numCand, numToFind: numToFind, numChunks: numChunks}
-	s.run.nextChunk.Store(0)
-	s.run.found.Store(0)
-	defer func() { s.run.cluster = nil }()
-	workers := min(s.workers, numChunks)
-	if workers <= 1 {
-		s.filterChunks(0, true)
-	} else {
-		var wg sync.WaitGroup
-		for w := 1; w < workers; w++ {
-			wg.Add(1)
-			go func() { defer wg.Done(); s.filterChunks(w, false) }()
-		}
-		s.filterChunks(0, false)
-		wg.Wait()
-	}
-
-	// The workers' buffers hold this cycle's nodes until the next one;
-	// drop them so a finished snapshot can be collected.
-	defer func() {
-		for i := range s.ws {
-			clear(s.ws[i].feasible)
-			clear(s.ws[i].scratch[:cap(s.ws[i].scratch)])
-			s.ws[i].block = nil
-		}
-	}()
-	claimed := min(int(s.run.nextChunk.Load()), numChunks)
-	for c := range claimed {
-		cr := s.chunks[c]
-		wk := &s.ws[cr.w]
-		take := min(int(cr.fe-cr.fs), numToFind-len(s.feasible))
-		s.feasible = append(s.feasible, wk.feasible[cr.fs:int(cr.fs)+take]...)
-		if len(s.feasible) == numToFind {
-			return int(wk.pos[int(cr.fs)+take-1]) + 1
-		}
-	}
-	return numCand
-}
-
-// runState is the shared state of one cycle's filtering workers.
-type runState struct {
-	cluster                       score.Cluster
-	numCand, numToFind, numChunks int
-	nextChunk, found              atomic.Int64
-}
-
-// filterChunks is one filtering worker: it takes chunks in order until
-// enough feasible nodes are known or none is left. The sequential worker
-// also stops inside a chunk once the count is reached.
-func (s *Scheduler) filterChunks(w int, sequential bool) {
-	r, wk := &s.run, &s.ws[w]
-	for r.found.Load() < int64(r.numToFind) {
-		c := int(r.nextChunk.Add(1) - 1)
-		if c >= r.numChunks {
-			return
-		}
-		cr := chunkResult{w: int32(w), rs: int32(len(wk.reasons)), fs: int32(len(wk.feasible))}
-		start, end := c*chunk, min((c+1)*chunk, r.numCand)
-		limit := r.numToFind // a chunk alone never needs more
-		if sequential {
-			limit -= int(r.found.Load())
-		}
-		idx := (s.next + start) % r.numCand
-		n := 0
-		for pos := start; pos < end && n < limit; pos++ {
-			ni := s.nodeAt(wk, r.cluster, idx)
-			if idx++; idx == r.numCand {
-				idx = 0
-			}
-			if s.filterNode(ni, wk) {
-				wk.feasible = append(wk.feasible, ni)
-				wk.pos = append(wk.pos, int32(pos))
-				n++
-			}
-		}
-		cr.re, cr.fe = int32(len(wk.reasons)), int32(len(wk.feasible))
-		s.chunks[c] = cr
-		r.found.Add(int64(n))
-	}
-}
-
-// filterNode runs the prepared filters on ni; on the first failure it
-// labels the reasons the filter appended to wk.reasons and reports false
-// (once the worker has found a feasible node, it keeps no reasons).
-func (s *Scheduler) filterNode(ni *snapshot.NodeInfo, wk *worker) bool {
-	if len(wk.feasible) > 0 {
-		// The reasons will not be read: no labels (no read of the
-		// node's name), no growth of wk.reasons.
-		var fits bool
-		wk.scratch, fits = fitsAll(s.pfs, ni, wk.scratch)
-		return fits
-	}
-	n0 := len(wk.reasons)
-	for j, f := range s.pfs {
-		wk.reasons = f.Filter(ni, wk.reasons)
-		if len(wk.reasons) > n0 {
-			_, fused := f.(*fusedFilter) // labels its reasons itself
-			name := s.pfNames[j]
-			for k := n0; k < len(wk.reasons); k++ {
-				if !fused {
-					wk.reasons[k].Plugin = name
-				}
-				wk.reasons[k].Node = ni.Name()
-			}
-			return false
-		}
-	}
-	return true
-}
-
-// diagnose collects the reasons of a cycle that found no feasible node
-// (every candidate was filtered, so every chunk is complete).
-func (s *Scheduler) diagnose(numAll, numCand int, narrowing []string) *Diagnosis {
-	d := &Diagnosis{NumAllNodes: numAll}
-	n := 0
-	for c := range (numCand + chunk - 1) / chunk {
-		cr := s.chunks[c]
-		n += int(cr.re - cr.rs)
-	}
-	d.Reasons = make([]Reason, 0, n)
-	plugins := map[string]bool{}
-	for c := range (numCand + chunk - 1) / chunk {
-		cr := s.chunks[c]
-		rs := s.ws[cr.w].reasons[cr.rs:cr.re]
-		d.Reasons = append(d.Reasons, rs...)
-		for i := range rs {
-			plugins[rs[i].Plugin] = true
-		}
-	}
-	if narrowing != nil {
-		sorted := slices.Clone(narrowing)
-		sort.Strings(sorted)
-		d.NotCandidates = numAll - numCand
-		d.NotCandidate = Reason{Code: CodeNotCandidate, Unresolvable: true,
-			Text: "node(s) didn't satisfy plugin(s) [" + strings.Join(sorted, " ") + "]"}
-		for _, p := range narrowing {
-			plugins[p] = true
-		}
-	}
-	for p := range plugins {
-		d.UnschedulablePlugins = append(d.UnschedulablePlugins, p)
-	}
-	sort.Strings(d.UnschedulablePlugins)
-	return d
 }
 
 // Schedule runs one cycle for pod against the ledger's view for it,

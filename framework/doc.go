@@ -34,9 +34,20 @@
 //     again only the nodes that changed (snapshot block versions say
 //     which), as Borg does with equivalence classes and score caching. It
 //     changes no decision, and is used when no PreFilter narrows the
-//     candidates and every filter and scorer is node-local ([NodeLocal],
-//     score.NodeLocal; all built-ins are). Config.EquivalenceClasses sizes
-//     or disables it; [Scheduler.EquivalenceStats] says how it is used.
+//     candidates and every filter and scorer is node-local. The built-ins
+//     are (but score.RandomGPU and score.PerNode's scorers); a custom
+//     filter or scorer is when it has a method NodeLocal() bool that
+//     returns true, a promise that for two pods with equal specs (the
+//     v1.PodSpec, the requests snapshot.PodInfo derives, the GPU request
+//     it parses) it gives every node the same verdict or raw score, which
+//     depends only on those, that node's NodeInfo and data that changes
+//     only with the node set (NumNodes, ImageNumNodes) — not on other
+//     nodes, the pod's name, namespace, labels, other annotations, a
+//     clock or a random source — and that a Normalize depends only on the
+//     nodes and raw scores it is given. A type embedding a built-in does
+//     not inherit the promise. Config.EquivalenceClasses sizes or
+//     disables the cache; [Scheduler.EquivalenceStats] says how it is
+//     used.
 //   - [Loop] adds a priority queue (upstream's PrioritySort), the caller's
 //     bind, ledger.Confirm on success and Unreserve plus requeue on
 //     failure.
@@ -78,4 +89,11 @@
 // (gather the cached results, normalise, select): about 35 µs at 5,000
 // nodes, and 17 + 8 × (normalising scorers) bytes per node and class. See
 // BenchmarkSchedule for figures.
+//
+// # Layer
+//
+// framework composes the packages below it: it imports snapshot, score,
+// gpushare, reserve and internal packages; replay and the adapters sit
+// above it. The layers are those of DESIGN.md, checked by the root
+// package's TestLayering.
 package framework

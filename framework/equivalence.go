@@ -8,7 +8,7 @@ import (
 
 	"github.com/schedkit/schedkit/internal/layout"
 	"github.com/schedkit/schedkit/internal/nodeview"
-	"github.com/schedkit/schedkit/score"
+	"github.com/schedkit/schedkit/internal/scoring"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -29,34 +29,10 @@ import (
 // Decisions are exactly those of the uncached cycle: the same filters and
 // scorers run on the same nodes, only fewer times; the cached path is
 // taken when no PreFilter narrows the candidates to named nodes and every
-// filter and scorer promises to be node-local ([NodeLocal],
-// [score.NodeLocal]). With percentageOfNodesToScore below 100 the cycle
+// filter and scorer promises to be node-local (isNodeLocal,
+// internal/scoring's NodeLocal). With percentageOfNodesToScore below 100 the cycle
 // visits the same nodes in the same order as the uncached one, refreshing
 // only the blocks it reaches.
-
-// NodeLocal is implemented by a [Filter] whose answers may be cached per
-// node and shared between pods with the same spec; NodeLocal() returns
-// true to promise that:
-//
-//   - for two pods with equal specs — the v1.PodSpec, the requests
-//     snapshot.PodInfo derives (which for a pod resized in place also
-//     depend on its status) and the GPU request it parses from
-//     annotations — PreFilter gives the same result, and the prepared
-//     filters give every node the same verdict;
-//   - a node's verdict depends only on those and that node's NodeInfo —
-//     not on other nodes, the pod's name, namespace, labels, other
-//     annotations or other status fields, a clock or a random source —
-//     and PreFilter only on those and data that changes with the node set
-//     (the snapshot's node-set version, layout.View.NodeSetVersion).
-//
-// All built-in filters are NodeLocal. A Scheduler uses its equivalence
-// cache only if all its filters and scorers are. Beware of embedding: a
-// type that embeds a built-in filter inherits its NodeLocal method, and
-// with it the promise; override it (return false) if the type reads
-// anything else.
-type NodeLocal interface {
-	NodeLocal() bool
-}
 
 // doorSlots is the size of the admission table: a class is admitted if
 // it was seen before and no class seen since hashed to its slot.
@@ -79,7 +55,7 @@ type classEntry struct {
 	nodeSet int64
 	pfs     []PodFilter   // fused filters point into fused
 	fused   []fusedFilter // cap fixed at preparation
-	pp      *score.PodProfile
+	pp      scoring.PodProfile
 
 	n      int
 	blocks []int64
@@ -252,7 +228,7 @@ func (e *classEntry) drop() {
 // prepare makes e ready for node set nodeSet of n nodes with the cycle's
 // prepared filters (s.pfs after fuse, copied) and profile, and marks every
 // node unknown.
-func (e *classEntry) prepare(s *Scheduler, pp *score.PodProfile, nodeSet int64, n int) {
+func (e *classEntry) prepare(s *Scheduler, pp scoring.PodProfile, nodeSet int64, n int) {
 	e.drop()
 	e.fused = make([]fusedFilter, 0, len(s.pfs))
 	for _, pf := range s.pfs {
@@ -455,24 +431,18 @@ scan:
 	return true, nil
 }
 
-// NodeLocal reports true: see [NodeLocal].
-func (NodeName) NodeLocal() bool { return true }
-
-// NodeLocal reports true: see [NodeLocal].
-func (NodeUnschedulable) NodeLocal() bool { return true }
-
-// NodeLocal reports true: see [NodeLocal].
-func (TaintToleration) NodeLocal() bool { return true }
-
-// NodeLocal reports true: see [NodeLocal].
-func (*NodeAffinity) NodeLocal() bool { return true }
-
-// NodeLocal reports true: see [NodeLocal].
-func (NodePorts) NodeLocal() bool { return true }
-
-// NodeLocal reports true: see [NodeLocal].
-func (*NodeResourcesFit) NodeLocal() bool { return true }
-
-// NodeLocal reports true: see [NodeLocal]. Model names no node has are
-// left out at PreFilter; that set changes only with the node set.
-func (GPUDevices) NodeLocal() bool { return true }
+// isNodeLocal reports whether f keeps internal/scoring's NodeLocal
+// promise (its verdicts may be cached per node and shared between pods
+// with the same spec): every built-in filter does (GPUDevices leaves out,
+// at PreFilter, model names no node has; that set changes only with the
+// node set); a custom filter says so with a method NodeLocal() bool
+// returning true. Exactly these types: one embedding a built-in filter
+// may read anything else, and does not inherit the promise.
+func isNodeLocal(f Filter) bool {
+	switch f.(type) {
+	case NodeName, *NodeName, NodeUnschedulable, *NodeUnschedulable, TaintToleration, *TaintToleration,
+		*NodeAffinity, NodePorts, *NodePorts, *NodeResourcesFit, GPUDevices, *GPUDevices:
+		return true
+	}
+	return scoring.IsNodeLocal(f)
+}

@@ -184,6 +184,41 @@ func TestEquivalenceCacheOnlyForNodeLocal(t *testing.T) {
 	require.False(t, s.nodeLocal)
 	s = mustNew(t, Config{EquivalenceClasses: -1})
 	require.False(t, s.nodeLocal)
+	// A custom filter or scorer opts in with a NodeLocal method.
+	s = mustNew(t, Config{Filters: append(DefaultFilters(), localFilter{}),
+		Profile: score.MustProfile(score.Weighted{Scorer: localScorer{}})})
+	require.True(t, s.nodeLocal)
+	// A type embedding a built-in does not inherit the promise: it may
+	// read anything else.
+	s = mustNew(t, Config{Filters: []Filter{embeddingFilter{}}})
+	require.False(t, s.nodeLocal)
+	s = mustNew(t, Config{Profile: score.MustProfile(score.Weighted{Scorer: embeddingScorer{mustLeastAllocated(t)}})})
+	require.False(t, s.nodeLocal)
+}
+
+// localFilter is a custom filter that promises node-locality.
+type localFilter struct{ customFilter }
+
+func (localFilter) NodeLocal() bool { return true }
+
+// localScorer is a custom scorer that promises node-locality.
+type localScorer struct{}
+
+func (localScorer) Name() string { return "Local" }
+func (localScorer) Prepare(*snapshot.PodInfo, score.Cluster) (score.PodScorer, error) {
+	return score.PodScorerFunc(func(_ []*snapshot.NodeInfo, out []int64) { clear(out) }), nil
+}
+func (localScorer) NodeLocal() bool { return true }
+
+// embeddingFilter and embeddingScorer embed built-ins.
+type embeddingFilter struct{ NodeName }
+
+type embeddingScorer struct{ *score.LeastAllocated }
+
+func mustLeastAllocated(t *testing.T) *score.LeastAllocated {
+	la, err := score.NewLeastAllocated()
+	require.NoError(t, err)
+	return la
 }
 
 // customFilter is a filter that does not say it is node-local.

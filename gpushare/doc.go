@@ -77,4 +77,11 @@
 // count once) and allocates nothing. Choose is O(nodes) scores. Callers
 // replaying long traces cache scores per node and task shape (a node's
 // score changes only when the node does).
+//
+// # Layer
+//
+// GPU sharing sits above snapshot and score: gpushare may import snapshot,
+// score and internal packages, never reserve or framework, and framework
+// and replay build on it. The layers are those of DESIGN.md, checked by
+// the root package's TestLayering.
 package gpushare

@@ -52,4 +52,11 @@
 // and one [Sample] per pod. [Config.Explain] makes every cycle build its
 // score breakdown and adds one O(nodes × filters) pass for the explained
 // pod.
+//
+// # Layer
+//
+// The top of the core module: replay may import every package below it
+// (snapshot, score, gpushare, reserve, framework and internal packages);
+// no core package imports it. The layers are those of DESIGN.md, checked
+// by the root package's TestLayering.
 package replay

@@ -121,4 +121,11 @@
 // [snapshot.Cache] events do. [Ledger.Snapshot] is O(1) when nothing
 // changed, else O(holds + reservations) map look-ups plus a copy of each
 // node changed since the previous snapshot — it does not rebuild.
+//
+// # Layer
+//
+// Above snapshot, beside score: reserve imports snapshot and internal
+// packages only — no scorer, no device policy (gpushare) — and framework
+// and replay build on it. The layers are those of DESIGN.md, checked by
+// the root package's TestLayering.
 package reserve

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -56,7 +57,7 @@ func (l *Ledger) ReserveGang(members []GangMember, deadline time.Time) (*GangUnf
 		for i := len(applied) - 1; i >= 0; i-- {
 			k := applied[i].pi.Key()
 			l.returnDraw(k)
-			i, _ := l.held.get(k.Hash(), k, l.recs)
+			i, _ := l.held.get(nodeview.HashKey(k), k, l.recs)
 			l.dropRec(i)
 		}
 		l.ver = ver

@@ -857,7 +857,7 @@ func (l *Ledger) applyRecord(d *decoded) error {
 	case opUnreserve, opRemove:
 		for _, kj := range d.Pods {
 			k := kj.key()
-			i, ok := l.held.get(k.Hash(), k, l.recs)
+			i, ok := l.held.get(nodeview.HashKey(k), k, l.recs)
 			if d.Op == opRemove {
 				delete(l.lapsed, k)
 			} else if ok {
@@ -939,7 +939,7 @@ func (l *Ledger) settleReplayed() {
 	}
 	slices.SortFunc(keys, cmpKey)
 	for _, k := range keys {
-		if bi, ok := l.bound.get(k.Hash(), k, l.recs); ok && l.draws[k] != nil {
+		if bi, ok := l.bound.get(nodeview.HashKey(k), k, l.recs); ok && l.draws[k] != nil {
 			l.settleDraw(k, l.nodes[l.recs[bi].node].name)
 		}
 	}
@@ -955,7 +955,7 @@ func (l *Ledger) settleReplayed() {
 	}
 	slices.SortFunc(keys, cmpKey)
 	for _, k := range keys {
-		bi, ok := l.bound.get(k.Hash(), k, l.recs)
+		bi, ok := l.bound.get(nodeview.HashKey(k), k, l.recs)
 		if !ok {
 			continue
 		}
@@ -975,7 +975,7 @@ func (l *Ledger) applyHoldFact(h *decodedHold) error {
 	if l.draws[k] != nil {
 		return fmt.Errorf("pod %s already draws on a reservation", k)
 	}
-	if i, ok := l.held.get(k.Hash(), k, l.recs); ok {
+	if i, ok := l.held.get(nodeview.HashKey(k), k, l.recs); ok {
 		return fmt.Errorf("pod %s is already %s", k, l.recs[i].phase)
 	}
 	if h.res != "" {

@@ -135,7 +135,7 @@ type nodeAgg struct {
 
 type podRec struct {
 	key      snapshot.PodKey
-	hash     uint64 // key.Hash()
+	hash     uint64 // nodeview.HashKey(key)
 	pi       *snapshot.PodInfo
 	node     int32
 	phase    Phase
@@ -273,7 +273,7 @@ func (l *Ledger) AddPod(pod *v1.Pod) error {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		k := snapshot.KeyOf(pod)
-		if i, ok := l.bound.get(k.Hash(), k, l.recs); ok {
+		if i, ok := l.bound.get(nodeview.HashKey(k), k, l.recs); ok {
 			return fmt.Errorf("AddPod: %w: %w: %w", informer.UnbindError(pod, l.nodes[l.recs[i].node].name), ErrInvalid, snapshot.ErrInvalidObject)
 		}
 		return nil
@@ -531,7 +531,7 @@ func (l *Ledger) ReserveUntil(pod *snapshot.PodInfo, nodeName string, deadline t
 func (l *Ledger) Unreserve(k snapshot.PodKey) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	i, ok := l.held.get(k.Hash(), k, l.recs)
+	i, ok := l.held.get(nodeview.HashKey(k), k, l.recs)
 	if !ok || l.logRelease(opUnreserve, k) != nil {
 		return false
 	}
@@ -609,7 +609,7 @@ func (l *Ledger) Expire(now time.Time) []snapshot.PodKey {
 	for _, k := range out {
 		l.lapse(k)
 		l.returnDraw(k)
-		i, _ := l.held.get(k.Hash(), k, l.recs)
+		i, _ := l.held.get(nodeview.HashKey(k), k, l.recs)
 		l.dropRec(i)
 	}
 	return out
@@ -631,13 +631,13 @@ func (l *Ledger) Reconcile(exists func(snapshot.PodKey) bool) []snapshot.PodKey 
 		cand = append(cand, l.recs[i].key)
 	}
 	for k := range l.lapsed {
-		if _, held := l.held.get(k.Hash(), k, l.recs); !held && l.draws[k] == nil {
+		if _, held := l.held.get(nodeview.HashKey(k), k, l.recs); !held && l.draws[k] == nil {
 			cand = append(cand, k)
 		}
 	}
 	for k := range l.draws {
-		if _, ok := l.held.get(k.Hash(), k, l.recs); !ok {
-			if _, bound := l.bound.get(k.Hash(), k, l.recs); !bound {
+		if _, ok := l.held.get(nodeview.HashKey(k), k, l.recs); !ok {
+			if _, bound := l.bound.get(nodeview.HashKey(k), k, l.recs); !bound {
 				cand = append(cand, k)
 			}
 		}
@@ -654,8 +654,8 @@ func (l *Ledger) Reconcile(exists func(snapshot.PodKey) bool) []snapshot.PodKey 
 	defer l.mu.Unlock()
 	var out []snapshot.PodKey
 	for _, k := range gone {
-		_, held := l.held.get(k.Hash(), k, l.recs)
-		_, bound := l.bound.get(k.Hash(), k, l.recs)
+		_, held := l.held.get(nodeview.HashKey(k), k, l.recs)
+		_, bound := l.bound.get(nodeview.HashKey(k), k, l.recs)
 		if bound || (!held && l.draws[k] == nil && l.lapsed[k] == nil) {
 			continue // reported or released meanwhile
 		}
@@ -668,7 +668,7 @@ func (l *Ledger) Reconcile(exists func(snapshot.PodKey) bool) []snapshot.PodKey 
 	for _, k := range out {
 		delete(l.lapsed, k)
 		l.returnDraw(k)
-		if i, ok := l.held.get(k.Hash(), k, l.recs); ok {
+		if i, ok := l.held.get(nodeview.HashKey(k), k, l.recs); ok {
 			l.dropRec(i)
 		}
 	}
@@ -1077,9 +1077,9 @@ func (l *Ledger) newRec(rec podRec) int32 {
 	}
 	l.recs[i] = rec
 	if rec.phase == Bound {
-		l.bound.insert(rec.hash, i)
+		l.bound.Insert(rec.hash, i)
 	} else {
-		l.held.insert(rec.hash, i)
+		l.held.Insert(rec.hash, i)
 	}
 	return i
 }
@@ -1098,9 +1098,9 @@ func (l *Ledger) dropRec(i int32) {
 		l.owned[rec.ownedPos] = last
 		l.recs[last].ownedPos = rec.ownedPos
 		l.owned = l.owned[:len(l.owned)-1]
-		l.held.remove(rec.hash, i)
+		l.held.Remove(rec.hash, i)
 	} else {
-		l.bound.remove(rec.hash, i)
+		l.bound.Remove(rec.hash, i)
 	}
 	node := rec.node
 	*rec = podRec{}
@@ -1111,7 +1111,7 @@ func (l *Ledger) dropRec(i int32) {
 
 // rec returns the record of pod k, in whichever phase.
 func (l *Ledger) rec(k snapshot.PodKey) (int32, bool) {
-	h := k.Hash()
+	h := nodeview.HashKey(k)
 	if i, ok := l.held.get(h, k, l.recs); ok {
 		return i, true
 	}
@@ -1127,7 +1127,7 @@ func (l *Ledger) nodeSlot(name string) int32 {
 	}
 	i := takeSlot(&l.nodes, &l.freeNodes)
 	l.nodes[i] = nodeAgg{name: name}
-	l.nodeIdx.insert(h, i)
+	l.nodeIdx.Insert(h, i)
 	return i
 }
 
@@ -1162,7 +1162,7 @@ func (l *Ledger) maybeFreeNode(i int32) {
 	if n.present || n.refs > 0 {
 		return
 	}
-	l.nodeIdx.remove(hashName(n.name), i)
+	l.nodeIdx.Remove(hashName(n.name), i)
 	*n = nodeAgg{}
 	l.freeNodes = append(l.freeNodes, i)
 }

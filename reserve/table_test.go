@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/schedkit/schedkit/internal/hashindex"
 	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -16,7 +17,7 @@ import (
 // tableUnderTest is a typed table ([podTable] or [nameTable]) with the
 // records it indexes: keys are numbered 0..299.
 type tableUnderTest struct {
-	tab   *indexTable
+	tab   *hashindex.Table
 	hash  func(key int) uint64                  // the real hash of key
 	get   func(h uint64, key int) (int32, bool) // the typed look-up
 	add   func(h uint64, key int) (idx int32)   // appends a record
@@ -28,8 +29,8 @@ func podTableUnderTest() tableUnderTest {
 	var recs []podRec
 	key := func(n int) snapshot.PodKey { return snapshot.PodKey{Namespace: "ns", Name: fmt.Sprint(n)} }
 	return tableUnderTest{
-		tab:  &tab.indexTable,
-		hash: func(n int) uint64 { return key(n).Hash() },
+		tab:  &tab.Table,
+		hash: func(n int) uint64 { return nodeview.HashKey(key(n)) },
 		get:  func(h uint64, n int) (int32, bool) { return tab.get(h, key(n), recs) },
 		add: func(h uint64, n int) int32 {
 			recs = append(recs, podRec{key: key(n), hash: h})
@@ -48,7 +49,7 @@ func nameTableUnderTest() tableUnderTest {
 	var nodes []nodeAgg
 	name := func(n int) string { return fmt.Sprintf("node-%d", n) }
 	return tableUnderTest{
-		tab:  &tab.indexTable,
+		tab:  &tab.Table,
 		hash: func(n int) uint64 { return hashName(name(n)) },
 		get:  func(h uint64, n int) (int32, bool) { return tab.get(h, name(n), nodes) },
 		add: func(_ uint64, n int) int32 {
@@ -63,8 +64,8 @@ func nameTableUnderTest() tableUnderTest {
 	}
 }
 
-// TestIndexTablesMatchMap drives the open-addressing tables (pod keys and
-// node names) and a Go map with the same random inserts and removes — with
+// TestIndexTablesMatchMap drives the open-addressing tables
+// (internal/hashindex, as pod-key and node-name tables) and a Go map with the same random inserts and removes — with
 // hashes forced into few home slots and few tags, so probe runs wrap around
 // the table, collide on tags and full hashes, and exercise backward-shift
 // deletion — and compares every look-up.
@@ -85,11 +86,11 @@ func TestIndexTablesMatchMap(t *testing.T) {
 					if !ok {
 						h = tut.hash(k)
 						if mode == "colliding hashes" {
-							// 4 tags × home slots among the last 8 of any
-							// table up to 2^20 slots: runs wrap around, tags
-							// collide, and 32 hashes serve 300 keys (equal
-							// full hashes).
-							h = uint64(rng.IntN(4))<<57 | uint64(1<<20-8+rng.IntN(8))
+							// 4 tags (the top 32 bits), all with the last
+							// slot as home in any table up to 2^30 slots:
+							// runs wrap around, tags collide, and 32 hashes
+							// serve 300 keys (equal full hashes).
+							h = uint64(1<<32-1-rng.IntN(4))<<32 | uint64(rng.IntN(8))
 						}
 						hashes[k] = h
 					}
@@ -99,18 +100,18 @@ func TestIndexTablesMatchMap(t *testing.T) {
 					if found {
 						require.Equal(t, want, idx, "step %d: get(%d)", step, k)
 						if rng.IntN(2) == 0 {
-							tut.tab.remove(h, idx)
+							tut.tab.Remove(h, idx)
 							delete(ref, k)
 						}
 					} else {
 						i := tut.add(h, k)
-						tut.tab.insert(h, i)
+						tut.tab.Insert(h, i)
 						ref[k] = i
 					}
-					require.Equal(t, len(ref), tut.tab.len(), "step %d: len", step)
+					require.Equal(t, len(ref), tut.tab.Len(), "step %d: len", step)
 				}
 				n := 0
-				tut.tab.each(func(idx int32) {
+				tut.tab.Each(func(idx int32) {
 					require.Equal(t, ref[tut.keyAt(idx)], idx)
 					n++
 				})
@@ -120,13 +121,14 @@ func TestIndexTablesMatchMap(t *testing.T) {
 	}
 }
 
-// TestPodInfoKeyHash: the ledger stores the PodInfo's key hash (nodeview.KeyHash) and looks keys up
-// with PodKey.Hash, so the two must agree.
+// TestPodInfoKeyHash: the ledger stores the PodInfo's key hash
+// (nodeview.KeyHash) and looks keys up with nodeview.HashKey, so the two
+// must agree.
 func TestPodInfoKeyHash(t *testing.T) {
 	key := func(ns, name string) snapshot.PodKey { return snapshot.PodKey{Namespace: ns, Name: name} }
 	for _, k := range []snapshot.PodKey{key("", "a"), key("ns", "a"), key("a", "ns"), key("ns/a", "b"), key("ns", "a/b"), key("default", "web-0")} {
 		pi := snapshot.MustPodInfo(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}})
-		require.Equal(t, k.Hash(), nodeview.KeyHash(pi), "%s", k)
+		require.Equal(t, nodeview.HashKey(k), nodeview.KeyHash(pi), "%s", k)
 	}
-	require.NotEqual(t, key("ns", "a").Hash(), key("a", "ns").Hash())
+	require.NotEqual(t, nodeview.HashKey(key("ns", "a")), nodeview.HashKey(key("a", "ns")))
 }

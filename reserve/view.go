@@ -75,7 +75,7 @@ func (l *Ledger) want(k snapshot.PodKey, node string, pi *snapshot.PodInfo) {
 func (l *Ledger) viewAddNode(i int32, node *v1.Node) {
 	var pods []*snapshot.PodInfo
 	if l.nodes[i].refs > 0 {
-		l.bound.each(func(idx int32) {
+		l.bound.Each(func(idx int32) {
 			if l.recs[idx].node == i {
 				pods = append(pods, l.recs[idx].pi)
 			}

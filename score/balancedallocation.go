@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/internal/arith"
 	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -80,21 +81,6 @@ type balancedPod struct {
 	cpu, mem int64
 }
 
-// fraction is upstream's min(1, float64(requested)/float64(allocatable)).
-func fraction(requested, allocatable int64) float64 {
-	f := float64(requested) / float64(allocatable)
-	if f > 1 {
-		f = 1
-	}
-	return f
-}
-
-// balance2 is upstream's balancedResourceScore for two fractions.
-func balance2(f0, f1 float64) int64 {
-	std := math.Abs((f0 - f1) / 2)
-	return int64((1 - std) * float64(MaxScore))
-}
-
 func balancedScore(with, without int64) int64 {
 	return MaxScore/2 + (MaxScore/2+with-without)/2
 }
@@ -115,8 +101,8 @@ func (p *balancedPod) Score(nodes []*snapshot.NodeInfo, out []int64) {
 // score2 is the cpu+memory score with both allocatable > 0 and the node's
 // requests uc, um, as balancedPod.node computes it (for tests).
 func (p *balancedPod) score2(uc, um, c, m int64) int64 {
-	with := balance2(fraction(addSat(uc, p.cpu), c), fraction(addSat(um, p.mem), m))
-	without := balance2(fraction(uc, c), fraction(um, m))
+	with := arith.Balance2(arith.Fraction(arith.Add(uc, p.cpu), c), arith.Fraction(arith.Add(um, p.mem), m))
+	without := arith.Balance2(arith.Fraction(uc, c), arith.Fraction(um, m))
 	return balancedScore(with, without)
 }
 
@@ -131,9 +117,9 @@ func (p *balancedPod) balance(n *snapshot.NodeInfo, withPod bool) int64 {
 			return 0, false
 		}
 		if withPod {
-			used = addSat(used, r.podReq)
+			used = arith.Add(used, r.podReq)
 		}
-		return fraction(used, alloc), true
+		return arith.Fraction(used, alloc), true
 	}
 	var total float64
 	var count int
@@ -184,7 +170,7 @@ func (p *balancedPod) Explain(n *snapshot.NodeInfo) string {
 			fmt.Fprintf(&b, "%s skipped (allocatable 0)", resourceLabel(r.id))
 			continue
 		}
-		fmt.Fprintf(&b, "%s %d→%d/%d", resourceLabel(r.id), used, addSat(used, r.podReq), alloc)
+		fmt.Fprintf(&b, "%s %d→%d/%d", resourceLabel(r.id), used, arith.Add(used, r.podReq), alloc)
 	}
 	with, without := p.balance(n, true), p.balance(n, false)
 	return fmt.Sprintf("%s; balance %d→%d; 50+(50+%d-%d)/2=%d", b.String(), without, with, with, without, balancedScore(with, without))

@@ -99,7 +99,7 @@ func builtins() []score.Scorer {
 		na,
 		mustScorer(score.NewBinPack()),
 		mustScorer(score.NewDominantResource()),
-		mustScorer(score.NewDotProduct()),
+		mustScorer(score.NewTetris()),
 	}
 }
 

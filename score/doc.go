@@ -30,7 +30,7 @@
 // node-local); [DefaultProfile] combines the node-local ones with
 // upstream's default weights. Beyond upstream, with the same interface:
 // [BinPack] (Volcano's binpack), [DominantResource] (DRF-style share
-// balance) and [DotProduct] (Tetris alignment).
+// balance) and [Tetris] (Tetris alignment).
 //
 // # Concurrency
 //
@@ -56,4 +56,13 @@
 // image instead of dividing by zero. Everything else matches upstream
 // v1.37.2 bit for bit, including its quirks (NodeResourcesFit scoring
 // ignores pod-level requests; see [LeastAllocated]).
+//
+// # Layer
+//
+// Above snapshot: score imports snapshot and internal packages
+// (internal/arith, internal/layout, internal/nodeview, internal/scoring),
+// never reserve, gpushare or framework. framework's equivalence cache
+// reaches a profile prepared for one pod, and the node-local promise,
+// through internal/scoring, not this API. The layers are those of
+// DESIGN.md, checked by the root package's TestLayering.
 package score

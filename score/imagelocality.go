@@ -15,12 +15,12 @@ const ImageLocalityName = "ImageLocality"
 // bytes.
 const (
 	mib = 1024 * 1024
-	// ImageMinThreshold is the summed image score below which a node
+	// imageMinThreshold is the summed image score below which a node
 	// scores 0: 23 MiB.
-	ImageMinThreshold int64 = 23 * mib
-	// ImageMaxContainerThreshold is the per-image cap of the summed
+	imageMinThreshold int64 = 23 * mib
+	// imageMaxContainerThreshold is the per-image cap of the summed
 	// score: 1000 MiB × number of images scores 100.
-	ImageMaxContainerThreshold int64 = 1000 * mib
+	imageMaxContainerThreshold int64 = 1000 * mib
 )
 
 // ImageLocality favours nodes that already hold the pod's images: upstream
@@ -98,7 +98,7 @@ func (*ImageLocality) Prepare(pod *snapshot.PodInfo, cluster Cluster) (PodScorer
 			add(img.Reference)
 		}
 	}
-	p.maxThreshold = int64(p.count) * ImageMaxContainerThreshold
+	p.maxThreshold = int64(p.count) * imageMaxContainerThreshold
 	return p, nil
 }
 
@@ -125,12 +125,12 @@ func (p *imagePod) priority(sum int64) int64 {
 	if p.count == 0 {
 		return 0 // upstream: 100*0/(0-23Mi)
 	}
-	if sum < ImageMinThreshold {
-		sum = ImageMinThreshold
+	if sum < imageMinThreshold {
+		sum = imageMinThreshold
 	} else if sum > p.maxThreshold {
 		sum = p.maxThreshold
 	}
-	return mulDiv(MaxScore, sum-ImageMinThreshold, p.maxThreshold-ImageMinThreshold)
+	return mulDiv(MaxScore, sum-imageMinThreshold, p.maxThreshold-imageMinThreshold)
 }
 
 func (p *imagePod) Score(nodes []*snapshot.NodeInfo, out []int64) {

@@ -3,6 +3,7 @@ package score
 import (
 	"fmt"
 
+	"github.com/schedkit/schedkit/internal/arith"
 	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -91,14 +92,23 @@ func (p *leastPod) Score(nodes []*snapshot.NodeInfo, out []int64) {
 		for j := range p.res {
 			r := &p.res[j]
 			alloc, used := nodeAmounts(n, r)
-			if alloc <= 0 {
-				continue
-			}
-			s += leastRequestedScore(used, r.podReq, alloc) * r.weight
-			ws += r.weight
+			sr, wr := leastPart(used, r.podReq, alloc, r.weight)
+			s, ws = s+sr, ws+wr
 		}
 		out[i] = weightedMean(s, ws)
 	}
+}
+
+// leastPart is one resource's share of LeastAllocated's weighted mean:
+// weight × leastRequestedScore(used, podReq, alloc) and weight, or (0, 0)
+// for a resource with alloc <= 0, which is left out, as upstream. The one
+// place the per-node loops (Score, node, Explain) do the arithmetic;
+// cpuMemPod.weighted is its range-checked fast path.
+func leastPart(used, podReq, alloc, weight int64) (s, w int64) {
+	if alloc <= 0 {
+		return 0, 0
+	}
+	return leastRequestedScore(used, podReq, alloc) * weight, weight
 }
 
 // weightedMean is s/ws truncated, 0 when ws is 0; s >= 0.
@@ -118,7 +128,7 @@ func weightedMean(s, ws int64) int64 {
 func (p *leastPod) Explain(n *snapshot.NodeInfo) string {
 	var s, ws int64
 	d := explainResources(p.res, n, func(r *podRes, alloc, used int64) string {
-		req := addSat(used, r.podReq)
+		req := arith.Add(used, r.podReq)
 		v := leastRequestedScore(used, r.podReq, alloc)
 		s += v * r.weight
 		ws += r.weight

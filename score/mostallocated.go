@@ -3,6 +3,7 @@ package score
 import (
 	"fmt"
 
+	"github.com/schedkit/schedkit/internal/arith"
 	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -98,7 +99,7 @@ func (p *mostPod) Score(nodes []*snapshot.NodeInfo, out []int64) {
 func (p *mostPod) Explain(n *snapshot.NodeInfo) string {
 	var s, ws int64
 	d := explainResources(p.res, n, func(r *podRes, alloc, used int64) string {
-		req := addSat(used, r.podReq)
+		req := arith.Add(used, r.podReq)
 		v := mostRequestedScore(used, r.podReq, alloc)
 		s += v * r.weight
 		ws += r.weight

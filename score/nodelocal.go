@@ -1,65 +1,49 @@
 package score
 
-// NodeLocal is implemented by a [Scorer] whose results may be cached per
-// node and shared between pods with the same spec — what framework's
-// equivalence cache needs (the idea of Borg's equivalence classes and
-// score caching: Verma et al., "Large-scale cluster management at Google
-// with Borg", EuroSys 2015, §3.4). NodeLocal() returns true to promise:
-//
-//   - for two pods with equal specs — the v1.PodSpec, the requests
-//     snapshot.PodInfo derives (which for a pod resized in place also
-//     depend on its status) and the GPU request it parses from
-//     annotations — Prepare returns scorers that give every node the same
-//     raw scores;
-//   - a node's raw score depends only on those, that node's NodeInfo, and
-//     cluster-wide data that changes only with the node set (the node-set
-//     version, layout.View.NodeSetVersion: NumNodes, ImageNumNodes) — not on other nodes' pods,
-//     the pod's name, namespace, labels, other annotations or other status
-//     fields, a clock or a random source;
-//   - Normalize depends only on the nodes and raw scores it is given.
-//
-// A wrapper can forward its inner scorer's answer. All built-in scorers
-// are NodeLocal except [PerNode] (an arbitrary function); so are the
-// gpushare package's policy scorers, except its RandomScorer (it hashes
-// the pod's name). Beware of embedding: a type that
-// embeds a built-in scorer inherits its NodeLocal method, and with it the
-// promise; override it (return false) if the type reads anything else.
-type NodeLocal interface {
-	NodeLocal() bool
-}
+import (
+	"github.com/schedkit/schedkit/internal/scoring"
 
+	"github.com/schedkit/schedkit/snapshot"
+)
+
+// isNodeLocal reports whether s keeps internal/scoring's NodeLocal promise
+// (its scores may be cached per node and shared between pods with the
+// same spec, by framework's equivalence cache): the built-in scorers do,
+// except PerNode's (an arbitrary function); a custom scorer (gpushare's
+// policy scorers among them) says so with a method NodeLocal() bool
+// returning true. Exactly these types: one embedding a built-in scorer
+// may read anything else, and does not inherit the promise.
 func isNodeLocal(s Scorer) bool {
-	nl, ok := s.(NodeLocal)
-	return ok && nl.NodeLocal()
+	switch s.(type) {
+	case *LeastAllocated, *MostAllocated, *RequestedToCapacityRatio, *BalancedAllocation,
+		*ImageLocality, // the image spread it reads changes only with the node set
+		*TaintToleration, *NodeAffinity, *BinPack, *DominantResource, *Tetris:
+		return true
+	}
+	return scoring.IsNodeLocal(s)
 }
 
-// NodeLocal reports true: see [NodeLocal].
-func (*LeastAllocated) NodeLocal() bool { return true }
+// profileNodeLocal is scoring.ProfileNodeLocal.
+func profileNodeLocal(p any) bool {
+	for _, e := range p.(*Profile).entries {
+		if !isNodeLocal(e.Scorer) {
+			return false
+		}
+	}
+	return true
+}
 
-// NodeLocal reports true: see [NodeLocal].
-func (*MostAllocated) NodeLocal() bool { return true }
+// prepareProfile is scoring.Prepare.
+func prepareProfile(p any, pod *snapshot.PodInfo, cluster any) (scoring.PodProfile, error) {
+	c, _ := cluster.(Cluster) // nil stays nil
+	pp, err := p.(*Profile).prepareFor(pod, c)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return pp, nil
+}
 
-// NodeLocal reports true: see [NodeLocal].
-func (*RequestedToCapacityRatio) NodeLocal() bool { return true }
-
-// NodeLocal reports true: see [NodeLocal].
-func (*BalancedAllocation) NodeLocal() bool { return true }
-
-// NodeLocal reports true: see [NodeLocal]. The image spread it reads
-// changes only with the node set.
-func (*ImageLocality) NodeLocal() bool { return true }
-
-// NodeLocal reports true: see [NodeLocal].
-func (*TaintToleration) NodeLocal() bool { return true }
-
-// NodeLocal reports true: see [NodeLocal].
-func (*NodeAffinity) NodeLocal() bool { return true }
-
-// NodeLocal reports true: see [NodeLocal].
-func (*BinPack) NodeLocal() bool { return true }
-
-// NodeLocal reports true: see [NodeLocal].
-func (*DominantResource) NodeLocal() bool { return true }
-
-// NodeLocal reports true: see [NodeLocal].
-func (*DotProduct) NodeLocal() bool { return true }
+func init() {
+	scoring.Prepare = prepareProfile
+	scoring.ProfileNodeLocal = profileNodeLocal
+}

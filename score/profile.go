@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/schedkit/schedkit/internal/scoring"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -84,10 +85,10 @@ func (p *Profile) Scorers() []Weighted { return append([]Weighted(nil), p.entrie
 // across scorers.
 const chunkSize = 128
 
-// run is the per-call scratch of Profile.Score, pooled: a PodProfile and
+// run is the per-call scratch of Profile.Score, pooled: a podProfile and
 // one int64 per node for the normalising scorers' raw scores.
 type run struct {
-	pp   PodProfile
+	pp   podProfile
 	norm []int64
 }
 
@@ -134,8 +135,6 @@ func (p *Profile) prepare(pod *snapshot.PodInfo, cluster Cluster, ps []PodScorer
 // BalancedAllocation pair (as in [DefaultProfile]) is scored in one pass.
 // Allocates nothing per node; the scratch (one int64 per node for
 // normalising scorers) is pooled and reused. Safe for concurrent use.
-// It is [Profile.Prepare] followed by [PodProfile.AddNormalized] for each
-// normalising scorer and [PodProfile.AddPlain].
 func (p *Profile) Score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapshot.NodeInfo, totals []int64) error {
 	n := len(nodes)
 	if len(totals) < n {
@@ -172,47 +171,39 @@ func (p *Profile) Score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapsho
 	return r.pp.AddPlain(nodes, tot)
 }
 
-// PodProfile is a [Profile] prepared for one pod: every scorer's
-// [PodScorer], made once, and the pieces [Profile.Score] is made of, for
-// callers that score the candidates in parts and keep per-node results
-// between pods — framework's equivalence cache. A node's total is
-//
-//	AddPlain's sum (final scores of the non-normalising scorers, weighted)
-//	+ Σ over normalising scorers k of AddNormalized's weighted share,
-//
-// where AddPlain's share of a node depends on that node alone, and each
-// normalising scorer's Raw score of a node on that node alone, but its
-// normalisation on all candidates' raw scores.
-//
-// A PodProfile is not safe for concurrent use, except that Raw and
-// AddPlain may run concurrently on disjoint nodes and totals.
-type PodProfile struct {
+// podProfile is a [Profile] prepared for one pod: every scorer's
+// [PodScorer], made once, and the pieces [Profile.Score] is made of. It is
+// internal/scoring's PodProfile (see there), which framework's equivalence
+// cache scores nodes with in parts.
+type podProfile struct {
 	p           *Profile
 	pod         *snapshot.PodInfo
 	ps          []PodScorer // ps[i] is entry i's, nil if it skipped the pod
 	plain, norm []int       // entry indexes of the prepared non-normalising / normalising scorers
 	pair        fusedPair
 	fused       bool
-	nodeLocal   bool
 	buf         [chunkSize]int64
 }
 
-// Prepare prepares every scorer of the profile for pod over cluster
-// (cluster may be nil, as for [Profile.Score]). Errors are a scorer's
-// Prepare error, naming the scorer and pod, or a nil pod. O(scorers);
-// allocates the PodProfile and what the scorers' Prepare allocate.
-func (p *Profile) Prepare(pod *snapshot.PodInfo, cluster Cluster) (*PodProfile, error) {
+var _ scoring.PodProfile = (*podProfile)(nil)
+
+// prepareFor prepares every scorer of the profile for pod over cluster
+// (cluster may be nil, as for [Profile.Score]): scoring.Prepare. Errors
+// are a scorer's Prepare error, naming the scorer and pod, or a nil pod.
+// O(scorers); allocates the podProfile and what the scorers' Prepare
+// allocate.
+func (p *Profile) prepareFor(pod *snapshot.PodInfo, cluster Cluster) (*podProfile, error) {
 	if pod == nil {
-		return nil, fmt.Errorf("score: Profile.Prepare: pod is nil: %w", ErrInvalidPod)
+		return nil, fmt.Errorf("score: preparing a profile: pod is nil: %w", ErrInvalidPod)
 	}
-	pp := &PodProfile{}
+	pp := &podProfile{}
 	if err := pp.init(p, pod, cluster); err != nil {
 		return nil, err
 	}
 	return pp, nil
 }
 
-func (pp *PodProfile) init(p *Profile, pod *snapshot.PodInfo, cluster Cluster) error {
+func (pp *podProfile) init(p *Profile, pod *snapshot.PodInfo, cluster Cluster) error {
 	pp.p, pp.pod = p, pod
 	if cap(pp.ps) < len(p.entries) {
 		pp.ps = make([]PodScorer, len(p.entries))
@@ -222,11 +213,7 @@ func (pp *PodProfile) init(p *Profile, pod *snapshot.PodInfo, cluster Cluster) e
 		return err
 	}
 	pp.plain, pp.norm = pp.plain[:0], pp.norm[:0]
-	pp.nodeLocal = true
 	for i, ps := range pp.ps {
-		if !isNodeLocal(p.entries[i].Scorer) {
-			pp.nodeLocal = false
-		}
 		if ps == nil {
 			continue
 		}
@@ -241,36 +228,21 @@ func (pp *PodProfile) init(p *Profile, pod *snapshot.PodInfo, cluster Cluster) e
 }
 
 // release drops the per-pod state (a pooled run keeps its slices).
-func (pp *PodProfile) release() {
+func (pp *podProfile) release() {
 	clear(pp.ps)
 	pp.pod, pp.pair = nil, fusedPair{}
 }
 
-// Pod returns the pod the profile was prepared for.
-func (pp *PodProfile) Pod() *snapshot.PodInfo { return pp.pod }
+// NumNormalizing is scoring.PodProfile's.
+func (pp *podProfile) NumNormalizing() int { return len(pp.norm) }
 
-// NodeLocal reports whether every scorer of the profile is [NodeLocal]:
-// its scores may then be kept per node and reused for other pods with the
-// same spec while the node and the cluster's node set are unchanged.
-func (pp *PodProfile) NodeLocal() bool { return pp.nodeLocal }
-
-// NumNormalizing is the number of prepared scorers that normalise (not
-// counting those that skipped the pod); they are numbered 0.. in profile
-// order for Raw and AddNormalized.
-func (pp *PodProfile) NumNormalizing() int { return len(pp.norm) }
-
-// Raw writes normalising scorer k's raw score of nodes[i] to raw[i];
-// len(raw) >= len(nodes). O(len(nodes)) with the scorer's per-node cost.
-func (pp *PodProfile) Raw(k int, nodes []*snapshot.NodeInfo, raw []int64) {
+// Raw is scoring.PodProfile's.
+func (pp *podProfile) Raw(k int, nodes []*snapshot.NodeInfo, raw []int64) {
 	pp.ps[pp.norm[k]].Score(nodes, raw)
 }
 
-// AddNormalized normalises scorer k's raw scores of all candidates
-// (raw[i] of nodes[i]; rewritten in place), checks they are in [MinScore,
-// MaxScore] and adds weight × score to totals[i]. Errors: the scorer's
-// Normalize error, or [ErrScoreOutOfRange] naming scorer, node and score.
-// O(len(nodes)).
-func (pp *PodProfile) AddNormalized(k int, nodes []*snapshot.NodeInfo, raw, totals []int64) error {
+// AddNormalized is scoring.PodProfile's.
+func (pp *podProfile) AddNormalized(k int, nodes []*snapshot.NodeInfo, raw, totals []int64) error {
 	i := pp.norm[k]
 	raw = raw[:len(nodes)]
 	if err := pp.ps[i].(Normalizer).Normalize(nodes, raw); err != nil {
@@ -279,13 +251,8 @@ func (pp *PodProfile) AddNormalized(k int, nodes []*snapshot.NodeInfo, raw, tota
 	return pp.p.accumulate(i, nodes, 0, raw, totals)
 }
 
-// AddPlain adds to totals[i] the weighted final scores of nodes[i] from
-// every non-normalising scorer, checking each is in [MinScore, MaxScore]
-// (else an error wrapping [ErrScoreOutOfRange] naming scorer, node and
-// score). The nodes are scored in chunks of 128, every scorer in turn, so
-// a chunk stays in cache; a LeastAllocated and BalancedAllocation pair is
-// scored in one pass. Allocates nothing.
-func (pp *PodProfile) AddPlain(nodes []*snapshot.NodeInfo, totals []int64) error {
+// AddPlain is scoring.PodProfile's.
+func (pp *podProfile) AddPlain(nodes []*snapshot.NodeInfo, totals []int64) error {
 	if len(pp.plain) == 0 {
 		return nil
 	}

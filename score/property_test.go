@@ -32,7 +32,7 @@ func allScorers(t testing.TB) []score.Scorer {
 	}
 	na, err := score.NewNodeAffinity(nil)
 	require.NoError(t, err)
-	dp, err := score.NewDotProduct(rs...)
+	dp, err := score.NewTetris(rs...)
 	require.NoError(t, err)
 	dp.Spread = true
 	out := []score.Scorer{
@@ -47,7 +47,7 @@ func allScorers(t testing.TB) []score.Scorer {
 		na,
 		must(score.NewBinPack(rs...)),
 		must(score.NewDominantResource(rs...)),
-		must(score.NewDotProduct(rs...)),
+		must(score.NewTetris(rs...)),
 		dp,
 	}
 	return out

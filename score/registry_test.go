@@ -32,7 +32,7 @@ func TestConfigBuild(t *testing.T) {
 		{name: "NodeAffinity", cfg: score.Config{Scorer: "NodeAffinity"}, want: score.NodeAffinityName},
 		{name: "BinPack", cfg: score.Config{Scorer: "BinPack", Resources: gpu}, want: score.BinPackName},
 		{name: "DominantResource", cfg: score.Config{Scorer: "DominantResource", Resources: gpu}, want: score.DominantResourceName},
-		{name: "DotProduct", cfg: score.Config{Scorer: "DotProduct", Spread: true}, want: score.DotProductName},
+		{name: "DotProduct", cfg: score.Config{Scorer: "DotProduct", Spread: true}, want: score.TetrisName},
 		{name: "unknown", cfg: score.Config{Scorer: "Tetris"}, wantErr: `scorer: unknown scorer "Tetris" (want LeastAllocated, MostAllocated, RequestedToCapacityRatio, BalancedAllocation, ImageLocality, TaintToleration, NodeAffinity, BinPack, DominantResource or DotProduct)`},
 		{name: "case matters", cfg: score.Config{Scorer: "leastallocated"}, wantErr: `unknown scorer "leastallocated"`},
 		{name: "balanced weight", cfg: score.Config{Scorer: "BalancedAllocation", Resources: []score.ResourceSpec{{Name: v1.ResourceCPU, Weight: 3}}}, wantErr: "resources[0].weight: 3, BalancedAllocation takes weight 1 only"},
@@ -55,7 +55,7 @@ func TestConfigBuild(t *testing.T) {
 	}
 	d, err := score.Config{Scorer: "DotProduct", Spread: true}.Build()
 	require.NoError(t, err)
-	assert.True(t, d.(*score.DotProduct).Spread, "Spread is passed on")
+	assert.True(t, d.(*score.Tetris).Spread, "Spread is passed on")
 	assert.Len(t, score.ScorerNames(), 10)
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/schedkit/schedkit/internal/arith"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -155,7 +156,7 @@ func (p *rtcrPod) Score(nodes []*snapshot.NodeInfo, out []int64) {
 			if alloc <= 0 {
 				continue
 			}
-			if v := p.table[utilization(addSat(used, r.podReq), alloc)]; v > 0 {
+			if v := p.table[utilization(arith.Add(used, r.podReq), alloc)]; v > 0 {
 				s += v * r.weight
 				ws += r.weight
 			}
@@ -177,7 +178,7 @@ func roundedMean(s, ws int64) int64 {
 func (p *rtcrPod) Explain(n *snapshot.NodeInfo) string {
 	var s, ws int64
 	d := explainResources(p.res, n, func(r *podRes, alloc, used int64) string {
-		u := utilization(addSat(used, r.podReq), alloc)
+		u := utilization(arith.Add(used, r.podReq), alloc)
 		v := p.table[u]
 		if v > 0 {
 			s += v * r.weight

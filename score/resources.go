@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/internal/arith"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -213,16 +214,6 @@ func isCPUMem(rs []podRes) (cpu, mem *podRes, ok bool) {
 	return nil, nil, false
 }
 
-// addSat adds two non-negative amounts, saturating at MaxInt64 (upstream
-// would wrap negative).
-func addSat(a, b int64) int64 {
-	s := a + b
-	if s < a {
-		return math.MaxInt64
-	}
-	return s
-}
-
 // maxSafe is the largest amount x with x*MaxScore not overflowing.
 const maxSafe = math.MaxInt64 / 100 // untyped: compares with int64 and uint64
 
@@ -251,7 +242,7 @@ func leastFast(used, podReq, capacity int64) int64 {
 }
 
 func leastSlow(used, podReq, capacity int64) int64 {
-	requested := addSat(used, podReq)
+	requested := arith.Add(used, podReq)
 	if capacity <= 0 || uint64(requested) > uint64(capacity) {
 		return 0
 	}
@@ -275,7 +266,7 @@ func mostFast(used, podReq, capacity int64) int64 {
 }
 
 func mostSlow(used, podReq, capacity int64) int64 {
-	requested := min(addSat(used, podReq), capacity)
+	requested := min(arith.Add(used, podReq), capacity)
 	if capacity <= 0 || requested <= 0 {
 		return 0
 	}

@@ -73,4 +73,14 @@
 // (NumNodes()/4096 pointers); the cost of an update is thus proportional to
 // the nodes changed, not to the cluster. Node look-up by index or name is O(1); iteration allocates
 // nothing.
+//
+// # Layer
+//
+// The bottom of the public packages: cluster state only. snapshot imports
+// no schedkit package but internal ones (internal/layout, internal/arith);
+// score, reserve, gpushare, framework and replay build on it. What those
+// read for speed — a node's head of cpu, memory and filter figures, block
+// versions, a pod's key hash — is unexported here and reached through
+// internal/nodeview, so a layout change is never an API change. The layers
+// are those of DESIGN.md, checked by the root package's TestLayering.
 package snapshot

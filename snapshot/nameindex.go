@@ -1,9 +1,10 @@
 package snapshot
 
 import (
-	"hash/maphash"
 	"math/bits"
 	"unsafe"
+
+	"github.com/schedkit/schedkit/internal/hashindex"
 )
 
 // nameIndex maps node names to node indexes for one state: an immutable
@@ -35,22 +36,13 @@ type nameIndex struct {
 	owner uint64     // token allowed to change delta in place
 }
 
-// nameTable is two open-addressing tables of 2^k slots, linear probing:
-// at most 2^(k-1) entries (load <= 1/2).
+// nameTable is two internal/hashindex tables of 2^k slots each, one
+// keyed by the address of a name's bytes and one by its content hash;
+// sized by the nameIndex so that neither grows by itself.
 type nameTable struct {
-	byAddr    []nameSlot // slot from the name bytes' address
-	byContent []nameSlot // slot from maphash of the name
-	shift     uint8      // 64 - k
-	n         int        // entries inserted
+	byAddr    hashindex.Table // hash: addrHash of the name bytes' address
+	byContent hashindex.Table // hash: maphash of the name
 }
-
-// nameSlot is one table entry: 8 bytes, 8 per cache line.
-type nameSlot struct {
-	tag  uint32 // low 32 bits of the address, or high 32 bits of the content hash
-	idx1 int32  // node index + 1; 0 marks an empty slot
-}
-
-var nameSeed = maphash.MakeSeed()
 
 func addrOf(name string) uintptr { return uintptr(unsafe.Pointer(unsafe.StringData(name))) }
 
@@ -58,57 +50,46 @@ func addrOf(name string) uintptr { return uintptr(unsafe.Pointer(unsafe.StringDa
 func addrHash(a uintptr) uint64 { return uint64(a) * 0x9e3779b97f4a7c15 }
 
 func newNameTable(k int) *nameTable {
-	return &nameTable{byAddr: make([]nameSlot, 1<<k), byContent: make([]nameSlot, 1<<k), shift: uint8(64 - k)}
+	return &nameTable{byAddr: hashindex.New(k), byContent: hashindex.New(k)}
 }
 
 // insert adds an entry for the node at index i whose name is name.
 func (t *nameTable) insert(name string, i int) {
-	mask := uint64(len(t.byAddr) - 1)
-	a := addrOf(name)
-	p := addrHash(a) >> t.shift
-	for t.byAddr[p].idx1 != 0 {
-		p = (p + 1) & mask
-	}
-	t.byAddr[p] = nameSlot{tag: uint32(a), idx1: int32(i + 1)}
-	h := maphash.String(nameSeed, name)
-	p = h & mask
-	for t.byContent[p].idx1 != 0 {
-		p = (p + 1) & mask
-	}
-	t.byContent[p] = nameSlot{tag: uint32(h >> 32), idx1: int32(i + 1)}
-	t.n++
+	t.byAddr.Insert(addrHash(addrOf(name)), int32(i))
+	t.byContent.Insert(hashindex.String(name), int32(i))
 }
 
 // byAddress returns the index of the node of s whose name string has its
 // bytes at a and the length of name (and so is name), if t has an entry
 // for it.
 func (t *nameTable) byAddress(s *state, a uintptr, name string) (int, bool) {
-	mask := uint64(len(t.byAddr) - 1)
-	for p := addrHash(a) >> t.shift; ; p = (p + 1) & mask {
-		e := t.byAddr[p]
-		if e.idx1 == 0 {
+	h := addrHash(a)
+	for p := t.byAddr.Start(h); ; {
+		e, next := t.byAddr.Match(h, p)
+		if e < 0 {
 			return 0, false
 		}
-		if i := int(e.idx1 - 1); e.tag == uint32(a) && i < s.n {
+		if i := int(e); i < s.n {
 			if n := s.node(i).name; addrOf(n) == a && len(n) == len(name) {
 				return i, true
 			}
 		}
+		p = next
 	}
 }
 
 // byHash returns the index of the node of s called name, whose maphash
 // is h, if t has an entry for it.
 func (t *nameTable) byHash(s *state, h uint64, name string) (int, bool) {
-	mask := uint64(len(t.byContent) - 1)
-	for p := h & mask; ; p = (p + 1) & mask {
-		e := t.byContent[p]
-		if e.idx1 == 0 {
+	for p := t.byContent.Start(h); ; {
+		e, next := t.byContent.Match(h, p)
+		if e < 0 {
 			return 0, false
 		}
-		if i := int(e.idx1 - 1); e.tag == uint32(h>>32) && i < s.n && s.node(i).name == name {
+		if i := int(e); i < s.n && s.node(i).name == name {
 			return i, true
 		}
+		p = next
 	}
 }
 
@@ -129,7 +110,7 @@ func (x *nameIndex) index(s *state, name string) (int, bool) {
 			return i, true
 		}
 	}
-	h := maphash.String(nameSeed, name)
+	h := hashindex.String(name)
 	if t != nil {
 		if i, ok := t.byHash(s, h, name); ok {
 			return i, true
@@ -152,14 +133,11 @@ func (x *nameIndex) set(s *state, name string, i int) {
 	case d == nil:
 		d = newNameTable(4)
 	case x.owner != s.tok:
-		c := *d
-		c.byAddr = append([]nameSlot(nil), d.byAddr...)
-		c.byContent = append([]nameSlot(nil), d.byContent...)
-		d = &c
+		d = &nameTable{byAddr: d.byAddr.Clone(), byContent: d.byContent.Clone()}
 	}
 	x.delta, x.owner = d, s.tok
-	if 2*(d.n+1) > len(d.byAddr) {
-		if d.n+1 > 32+s.n/8 {
+	if n := d.byAddr.Len(); 2*(n+1) > d.byAddr.Slots() {
+		if n+1 > 32+s.n/8 {
 			x.table, x.delta = buildNameTable(s), nil
 			return
 		}
@@ -173,12 +151,12 @@ func (x *nameIndex) set(s *state, name string, i int) {
 // of s at each index d has an entry for (a stale entry becomes one for
 // the node now at its index, or goes if there is none).
 func (d *nameTable) grown(s *state) *nameTable {
-	g := newNameTable(64 - int(d.shift) + 1)
-	for _, e := range d.byAddr {
-		if i := int(e.idx1 - 1); e.idx1 != 0 && i < s.n {
+	g := newNameTable(bits.Len(uint(d.byAddr.Slots())))
+	d.byAddr.Each(func(e int32) {
+		if i := int(e); i < s.n {
 			g.insert(s.node(i).name, i)
 		}
-	}
+	})
 	return g
 }
 

@@ -2,7 +2,6 @@ package snapshot
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -261,14 +260,13 @@ func (n *NodeInfo) addPod(p *PodInfo) {
 // FilterBlock's node-level flags setNode sets).
 func (n *NodeInfo) touch() {
 	n.generation = nextGeneration()
-	var f [2]float64
+	cm := &n.head.CPUMemory
 	for i, r := range [2]ResourceID{CPU, Memory} {
-		n.head.CPUMemory.Allocatable[i] = n.allocatable.base[r]
-		n.head.CPUMemory.Requested[i] = n.requested.base[r]
-		n.head.CPUMemory.NonZeroRequested[i] = n.nonZero.base[r]
-		f[i] = cappedFraction(n.requested.base[r], n.allocatable.base[r])
+		cm.Allocatable[i] = n.allocatable.base[r]
+		cm.Requested[i] = n.requested.base[r]
+		cm.NonZeroRequested[i] = n.nonZero.base[r]
 	}
-	n.head.CPUMemory.Balance = int64((1 - math.Abs((f[0]-f[1])/2)) * 100)
+	cm.Balance = arith.NodeBalance(cm.Requested, cm.Allocatable)
 	fb := &n.head.FilterBlock
 	fb.AllowedPods = n.allocatable.base[Pods]
 	fb.NumPods = int32(min(len(n.pods), 1<<31-1))
@@ -288,13 +286,6 @@ func (n *NodeInfo) touch() {
 			}
 		}
 	}
-}
-
-func cappedFraction(requested, allocatable int64) float64 {
-	if allocatable <= 0 {
-		return 0
-	}
-	return min(1, float64(requested)/float64(allocatable))
 }
 
 // removePod removes the pod with key k and returns it, or nil.

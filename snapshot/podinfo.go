@@ -2,9 +2,10 @@ package snapshot
 
 import (
 	"fmt"
-	"hash/maphash"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/schedkit/schedkit/internal/hashindex"
 )
 
 // PodKey identifies a pod by namespace and name.
@@ -127,18 +128,6 @@ func (p *PodInfo) Requested() *Vector { return &p.req.Requested }
 // HostPorts returns the host ports the pod uses. Read-only.
 func (p *PodInfo) HostPorts() []HostPort { return p.hostPorts }
 
-var keySeed = maphash.MakeSeed()
-
-// Hash returns a 64-bit hash of the key (namespace and name hashed
-// separately and mixed, so ("a", "b/c") and ("a/b", "c") are not
-// systematically equal; like any hash, two keys collide with probability
-// about 2^-64, and callers compare keys on a hash match).
-// Process-local: the seed is random per process, so the value is stable
-// for the process lifetime only and must not be stored or sent. O(len(key)),
-// allocates nothing. Safe for concurrent use.
-func (k PodKey) Hash() uint64 { return hashKey(k) }
-
-// hashKey hashes a pod key (NodeInfo's pod scan, [PodKey.Hash]).
-func hashKey(k PodKey) uint64 {
-	return maphash.String(keySeed, k.Namespace)*0x9E3779B97F4A7C15 ^ maphash.String(keySeed, k.Name)
-}
+// hashKey hashes a pod key (PodInfo.keyHash, NodeInfo's pod scan):
+// hashindex.Pair of namespace and name, as internal/nodeview.HashKey.
+func hashKey(k PodKey) uint64 { return hashindex.Pair(k.Namespace, k.Name) }

@@ -36,7 +36,7 @@ const (
 
 func (a *amounts) add(o *amounts) { a.v.Add(&o.v); a.has |= o.has }
 func (a *amounts) setMax(o *amounts) {
-	a.v.SetMax(&o.v)
+	a.v.setMax(&o.v)
 	a.has |= o.has
 }
 
@@ -53,8 +53,8 @@ var (
 	// public unit, which is the case for anything the API server accepts
 	// in practice.
 	exactUnits = unitConv{
-		cpu:         func(q resource.Quantity) int64 { return QuantityValue(CPU, q) },
-		other:       func(q resource.Quantity) int64 { return QuantityValue(Memory, q) },
+		cpu:         func(q resource.Quantity) int64 { return quantityValue(CPU, q) },
+		other:       func(q resource.Quantity) int64 { return quantityValue(Memory, q) },
 		finishCPU:   func(x int64) int64 { return x },
 		finishOther: func(x int64) int64 { return x },
 	}

@@ -19,10 +19,10 @@ import (
 // [Pods]); every other resource the scheduler counts (hugepages-*, extended
 // resources such as nvidia.com/gpu, attachable-volumes-*, prefixed native
 // resources) gets the next free ID the first time [Intern] sees it. IDs are
-// process-wide, never reused and never change. Valid IDs are in
-// [0, [NumResources]()); [NoResource] (-1) is what a failed [Intern] or
-// [LookupResource] returns, so an ID taken without checking the boolean
-// never names CPU (ID 0) by accident.
+// process-wide, never reused and never change. Valid IDs are dense from 0
+// in the order the names were first seen; [NoResource] (-1) is what a
+// failed [Intern] or [LookupResource] returns, so an ID taken without
+// checking the boolean never names CPU (ID 0) by accident.
 type ResourceID int32
 
 // NoResource is the ID of no resource: returned with false by [Intern] and
@@ -105,9 +105,9 @@ func LookupResource(name v1.ResourceName) (ResourceID, bool) {
 	return NoResource, false
 }
 
-// NumResources is the number of resource IDs assigned so far; every ID is in
-// [0, NumResources()).
-func NumResources() int { return len(interner.table.Load().names) }
+// numResources is the number of resource IDs assigned so far; every ID is in
+// [0, numResources()).
+func numResources() int { return len(interner.table.Load().names) }
 
 // Name returns the resource name of r, or "" for [NoResource] and any ID
 // never assigned.
@@ -232,8 +232,8 @@ func (v *Vector) Sub(o *Vector) {
 	}
 }
 
-// SetMax sets every element of v to the larger of v's and o's.
-func (v *Vector) SetMax(o *Vector) {
+// setMax sets every element of v to the larger of v's and o's.
+func (v *Vector) setMax(o *Vector) {
 	for i := range v.base {
 		v.base[i] = max(v.base[i], o.base[i])
 	}
@@ -342,13 +342,13 @@ func (v Vector) String() string {
 // resource; the caller adds the object and field.
 func NewVector(rl v1.ResourceList) (Vector, error) {
 	var v Vector
-	err := v.AddList(rl)
+	err := v.addList(rl)
 	return v, err
 }
 
-// AddList adds a ResourceList to v with the rules of [NewVector]. On error v
+// addList adds a ResourceList to v with the rules of [NewVector]. On error v
 // is unchanged.
-func (v *Vector) AddList(rl v1.ResourceList) error {
+func (v *Vector) addList(rl v1.ResourceList) error {
 	for name, q := range rl {
 		if q.Sign() < 0 {
 			return fmt.Errorf("%s: %s: %w", name, q.String(), ErrNegativeQuantity)
@@ -359,7 +359,7 @@ func (v *Vector) AddList(rl v1.ResourceList) error {
 		if !ok {
 			continue
 		}
-		v.Set(id, arith.Add(v.Get(id), QuantityValue(id, q)))
+		v.Set(id, arith.Add(v.Get(id), quantityValue(id, q)))
 	}
 	return nil
 }
@@ -369,10 +369,10 @@ var (
 	maxQuantity      = resource.NewQuantity(math.MaxInt64, resource.DecimalSI)
 )
 
-// QuantityValue converts q to the unit of r: milli-CPU for [CPU], otherwise
+// quantityValue converts q to the unit of r: milli-CPU for [CPU], otherwise
 // Value() (rounded up, as apimachinery does). It saturates at math.MaxInt64
 // instead of wrapping. Negative quantities convert as apimachinery does.
-func QuantityValue(r ResourceID, q resource.Quantity) int64 {
+func quantityValue(r ResourceID, q resource.Quantity) int64 {
 	if r == CPU {
 		if q.Cmp(*maxMilliQuantity) >= 0 {
 			return math.MaxInt64

@@ -78,8 +78,8 @@ var policies = []policyDef{
 		profile: func(*policyEnv) (*score.Profile, error) {
 			return one(score.NewDominantResource(cpuMemGPU()...))
 		}},
-	{name: "tetris", tie: tieRandom, doc: "Tetris dot-product alignment on cpu, memory, GPU (score.DotProduct)",
-		profile: func(*policyEnv) (*score.Profile, error) { return one(score.NewDotProduct(cpuMemGPU()...)) }},
+	{name: "tetris", tie: tieRandom, doc: "Tetris dot-product alignment on cpu, memory, GPU (score.Tetris)",
+		profile: func(*policyEnv) (*score.Profile, error) { return one(score.NewTetris(cpuMemGPU()...)) }},
 	{name: "fgd", gpu: true, tie: tieOrder, doc: "Fragmentation Gradient Descent (Weng et al., ATC'23), target workload learned from the pods",
 		profile: gpuPolicy(func(env *policyEnv) gpushare.NodeScorer { return gpushare.NewFGD(env.c.workload) })},
 	{name: "bestfit", gpu: true, tie: tieOrder, doc: "FGD paper's BestFit baseline (least free CPU and GPU left)",

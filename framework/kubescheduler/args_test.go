@@ -29,7 +29,7 @@ func TestScoreArgs(t *testing.T) {
 		{name: "with kind and apiVersion", args: unknown(`{"kind":"SchedkitScoreArgs","apiVersion":"v1","scorer":"BinPack","resources":[{"name":"nvidia.com/gpu","weight":4}]}`), want: score.BinPackName},
 		{name: "YAML from a Go caller", args: unknown("scorer: DominantResource\nresources:\n- name: cpu\n- name: memory\n  weight: 2\n"), want: score.DominantResourceName},
 		{name: "RTCR shape", args: unknown(`{"scorer":"RequestedToCapacityRatio","shape":[{"utilization":0,"score":0},{"utilization":100,"score":10}]}`), want: score.NodeResourcesFitName},
-		{name: "typed args", args: &ScoreArgs{Scorer: "DotProduct", Spread: true}, want: score.DotProductName},
+		{name: "typed args", args: &ScoreArgs{Scorer: "DotProduct", Spread: true}, want: score.TetrisName},
 		{name: "misspelled field", args: unknown(`{"scorer":"BinPack","resource":[{"name":"cpu"}]}`), wantErr: `SchedkitScore args: resource: unknown field`},
 		{name: "wrong type", args: unknown(`{"resources":[{"name":"cpu","weight":"heavy"}]}`), wantErr: `resources.weight: cannot use string as int64`},
 		{name: "weight out of range", args: unknown(`{"resources":[{"name":"cpu","weight":101}]}`), wantErr: `resources[0].weight: 101 for cpu not in [1, 100]`},

@@ -16,6 +16,7 @@ package nodeview
 import (
 	"unsafe"
 
+	"github.com/schedkit/schedkit/internal/hashindex"
 	"github.com/schedkit/schedkit/internal/layout"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -34,9 +35,13 @@ func FilterBlock(n *snapshot.NodeInfo) *layout.FilterBlock {
 	return &(*layout.Head)(unsafe.Pointer(n)).FilterBlock
 }
 
-// KeyHash returns p.Key().Hash(), computed once when p was parsed.
-// Process-local, as snapshot.PodKey.Hash.
+// KeyHash returns HashKey(p.Key()), computed once when p was parsed.
 func KeyHash(p *snapshot.PodInfo) uint64 { return *(*uint64)(unsafe.Pointer(p)) }
+
+// HashKey returns the hash snapshot gives pod key k: for a PodInfo p,
+// KeyHash(p) == HashKey(p.Key()). Process-local (internal/hashindex.Pair).
+// O(len(key)), allocates nothing.
+func HashKey(k snapshot.PodKey) uint64 { return hashindex.Pair(k.Namespace, k.Name) }
 
 // View is the block view of a Snapshot or Fork.
 type View = layout.View[snapshot.NodeInfo]

@@ -3,6 +3,9 @@
 // the directory that holds go.work. A test on a clone without that folder
 // is skipped with a message saying what is missing, so `go test` still
 // passes on a fresh machine.
+//
+// Layer: the bottom, and for tests only: shareddata imports no schedkit
+// package, and only _test.go files import it (TestLayering checks this).
 package shareddata
 
 import (

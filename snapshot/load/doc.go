@@ -66,4 +66,11 @@
 // (BenchmarkReadOpenbNodeYAML); JSON input skips the YAML step.
 // Validation is O(resources) per Node and O(containers × resources) per Pod;
 // duplicate detection is one map insert per object.
+//
+// # Layer
+//
+// A loader beside the model: load may import snapshot and internal
+// packages, and reads objects for it; snapshot never imports load. The
+// layers are those of DESIGN.md, checked by the root package's
+// TestLayering.
 package load

@@ -6,6 +6,9 @@
 //	node := snapshottest.MakeNode("n1").Capacity("cpu", "8", "memory", "16Gi", "pods", "110").Obj()
 //	pod := snapshottest.MakePod("p1").Req("cpu", "500m", "memory", "1Gi").Node("n1").Obj()
 //	snap := snapshottest.Snapshot(t, []*v1.Node{node}, pod)
+//
+// Layer: above snapshot and snapshot/load, which it may import (and
+// internal packages); no production package imports it.
 package snapshottest
 
 import (

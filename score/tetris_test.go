@@ -9,7 +9,7 @@ import (
 	"github.com/schedkit/schedkit/score"
 )
 
-func TestDotProduct(t *testing.T) {
+func TestTetris(t *testing.T) {
 	tests := []struct {
 		resourceCase
 		spread bool
@@ -50,7 +50,7 @@ func TestDotProduct(t *testing.T) {
 	}
 	for _, tc := range tests {
 		runResourceCases(t, []resourceCase{tc.resourceCase}, func(t *testing.T, rs []score.ResourceSpec) score.Scorer {
-			s, err := score.NewDotProduct(rs...)
+			s, err := score.NewTetris(rs...)
 			require.NoError(t, err)
 			s.Spread = tc.spread
 			return s

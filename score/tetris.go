@@ -6,10 +6,13 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-// DotProductName is the name of [DotProduct].
-const DotProductName = "DotProduct"
+// TetrisName is the name of [Tetris] in profiles, explanations and
+// configurations: "DotProduct", the FGD simulator's name for the
+// normalised dot product it computes (unchanged since the type was
+// called DotProduct, so that configurations and outputs stay valid).
+const TetrisName = "DotProduct"
 
-// DotProduct is the Tetris alignment score (Grandl et al., "Multi-Resource
+// Tetris is the Tetris alignment score (Grandl et al., "Multi-Resource
 // Packing for Cluster Schedulers", SIGCOMM 2014): the dot product of the
 // pod's request and the node's free capacity, each dimension normalised by
 // the node's allocatable, as in the FGD simulator's DotProduct baseline
@@ -28,31 +31,31 @@ const DotProductName = "DotProduct"
 // a = 0. float64, truncated; deterministic.
 //
 // O(resources) per node, allocates nothing; safe for concurrent use.
-type DotProduct struct {
+type Tetris struct {
 	res []resource
 	// Spread selects the Tetris direction: higher alignment scores higher.
 	Spread bool
 }
 
-var _ Scorer = (*DotProduct)(nil)
+var _ Scorer = (*Tetris)(nil)
 
-// NewDotProduct returns the packing (FGD) variant for resources and their
+// NewTetris returns the packing (FGD) variant for resources and their
 // weights (none: cpu and memory, weight 1); set Spread for the other
 // direction. Errors as [NewBinPack].
-func NewDotProduct(resources ...ResourceSpec) (*DotProduct, error) {
-	rs, err := compileResources(DotProductName, resources, true)
+func NewTetris(resources ...ResourceSpec) (*Tetris, error) {
+	rs, err := compileResources(TetrisName, resources, true)
 	if err != nil {
 		return nil, err
 	}
-	return &DotProduct{res: rs}, nil
+	return &Tetris{res: rs}, nil
 }
 
-// Name returns [DotProductName].
-func (*DotProduct) Name() string { return DotProductName }
+// Name returns [TetrisName].
+func (*Tetris) Name() string { return TetrisName }
 
 // Prepare keeps the configured resources the pod requests; it never skips
 // and never fails.
-func (s *DotProduct) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
+func (s *Tetris) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
 	return &dotPod{res: requestedResources(s.res, pod), spread: s.Spread}, nil
 }
 

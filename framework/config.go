@@ -1,0 +1,155 @@
+package framework
+
+import (
+	"fmt"
+
+	"github.com/schedkit/schedkit/score"
+	"github.com/schedkit/schedkit/snapshot"
+)
+
+// A Scheduler's configuration and a cycle's outcome.
+
+// Upstream's bounds on how many feasible nodes a cycle looks for
+// (kube-scheduler v1.37 pkg/scheduler/schedule_one.go).
+const (
+	// MinFeasibleNodesToFind: clusters below this many nodes are always
+	// searched whole, and no search stops before this many feasible nodes.
+	MinFeasibleNodesToFind = 100
+	// MinFeasibleNodesPercentageToFind is the floor of the adaptive
+	// percentage.
+	MinFeasibleNodesPercentageToFind = 5
+)
+
+// NumFeasibleNodesToFind is how many feasible nodes a cycle looks for
+// among numAllNodes candidates before it stops filtering and scores them —
+// upstream's numFeasibleNodesToFind (kube-scheduler v1.37
+// schedule_one.go): all of them below [MinFeasibleNodesToFind]; otherwise
+// numAllNodes × percentage / 100 but at least MinFeasibleNodesToFind, where
+// percentage 0 means adaptive: 50 − numAllNodes/125, floored at
+// [MinFeasibleNodesPercentageToFind] (5000 nodes: 10 %, 15000 nodes: 5 %).
+// O(1).
+func NumFeasibleNodesToFind(percentage int32, numAllNodes int) int {
+	if numAllNodes < MinFeasibleNodesToFind {
+		return numAllNodes
+	}
+	p := int(percentage)
+	if p == 0 {
+		p = max(50-numAllNodes/125, MinFeasibleNodesPercentageToFind)
+	}
+	return max(numAllNodes*p/100, MinFeasibleNodesToFind)
+}
+
+// Config configures a [Scheduler]. The zero Config is upstream's default
+// profile as far as schedkit implements it: [DefaultFilters],
+// [score.DefaultProfile], the adaptive percentage of nodes to score,
+// sequential filtering, seed 0.
+type Config struct {
+	// Filters run in order; a node's reasons come from the first filter it
+	// fails. nil means DefaultFilters(); an empty non-nil slice filters
+	// nothing.
+	Filters []Filter
+	// Profile scores the feasible nodes. nil means score.DefaultProfile();
+	// a profile with no scorers means no scoring (upstream then stops at
+	// the first feasible node).
+	Profile *score.Profile
+	// PercentageOfNodesToScore is upstream's percentageOfNodesToScore in
+	// [0, 100]: 0 is adaptive, 100 filters and scores every node (see
+	// [NumFeasibleNodesToFind]).
+	PercentageOfNodesToScore int32
+	// Parallelism is the number of goroutines that filter nodes; 0 or 1
+	// filters in the calling goroutine. The workers exist only during a
+	// call. Results do not depend on it.
+	Parallelism int
+	// Seed seeds the tie-breaking among nodes with the same highest total.
+	// The same seed, snapshot and pods give the same decisions.
+	Seed uint64
+	// Breakdown fills [Decision.Breakdown] with the chosen node's
+	// per-scorer scores ([score.Profile.Explain]); it costs one more pass
+	// of the normalising scorers per pod.
+	Breakdown bool
+	// EquivalenceClasses is how many pod classes (pods with equal specs,
+	// derived requests and GPU requests: see the package doc)
+	// the equivalence cache keeps per-node filter verdicts and scores for:
+	// 0 means [DefaultEquivalenceClasses], a negative number turns the
+	// cache off. The cache changes no decision, nor any error (a cached
+	// cycle that fails gives way to the full cycle); it is used when no
+	// PreFilter narrows the candidates to named nodes, the cluster is a
+	// *snapshot.Snapshot or *snapshot.Fork (not a type embedding one), the
+	// profile has scorers, and every filter and scorer is node-local
+	// (see the package doc). A class gets an entry
+	// (evicting the least recently used) the second time it is seen,
+	// unless a class seen in between took its slot in a 1,024-slot table
+	// of classes seen once. Memory: 17 + 8 × (normalising scorers that do
+	// not skip the pod) bytes per node and class, no pointers (the cache
+	// keeps no NodeInfo alive); with the default profile (TaintToleration
+	// normalises, NodeAffinity too for pods with preferred terms) 25–33
+	// bytes, so 64 classes at 15,000 nodes take 24–32 MB. Speed
+	// (BenchmarkSchedule, one core): copies of 20 specs, every node
+	// scored, 3–12× the uncached rate at 1,000–15,000 nodes; 550 distinct
+	// specs in 10,000 pods with the adaptive percentage, the same rate at
+	// 5,000 nodes but about a fifth slower at 15,000 (the classes' arrays
+	// crowd the nodes out of the CPU cache) — turn the cache off for such
+	// workloads. [Scheduler.EquivalenceStats] counts how cycles were
+	// served.
+	EquivalenceClasses int
+	// DeviceChooser picks the GPU devices of a pod asking for some, on the
+	// node chosen for it, when no scorer of the profile is a
+	// [snapshot.DeviceChooser] (gpushare's policy scorers are: FGD then
+	// chooses the device that lowers fragmentation most). nil leaves such
+	// pods to the profile; with no chooser there, a whole-GPU
+	// nvidia.com/gpu demand gets no devices (the kubelet's device plugin
+	// picks them; NodeResourcesFit counts the extended resource) and
+	// placing an annotated demand (snapshot.AnnotationGPUCount) on a node
+	// with devices is an error wrapping [ErrInvalidConfig].
+	// gpushare.BestFit{} is the FGD simulator's default choice.
+	DeviceChooser snapshot.DeviceChooser
+}
+
+// Validate reports a percentage outside [0, 100], a negative
+// parallelism, a nil filter, or invalid filter arguments (filters with a
+// Validate() error method are asked), wrapping [ErrInvalidConfig].
+func (c *Config) Validate() error {
+	if c.PercentageOfNodesToScore < 0 || c.PercentageOfNodesToScore > 100 {
+		return fmt.Errorf("framework: percentageOfNodesToScore %d: want [0, 100]: %w", c.PercentageOfNodesToScore, ErrInvalidConfig)
+	}
+	if c.Parallelism < 0 {
+		return fmt.Errorf("framework: parallelism %d is negative: %w", c.Parallelism, ErrInvalidConfig)
+	}
+	for i, f := range c.Filters {
+		if f == nil {
+			return fmt.Errorf("framework: filters[%d] is nil: %w", i, ErrInvalidConfig)
+		}
+		if v, ok := f.(interface{ Validate() error }); ok {
+			if err := v.Validate(); err != nil {
+				return fmt.Errorf("framework: filters[%d]: %w", i, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Decision is the outcome of one scheduling cycle for one pod: the chosen
+// node, or a [Diagnosis] saying why there is none.
+type Decision struct {
+	// Pod is the pod scheduled. For a pod asking for GPU devices that was
+	// placed on a node with devices, it is a copy recording the devices
+	// chosen (PodInfo.Devices): the profile's first snapshot.DeviceChooser
+	// decides, else Config.DeviceChooser. Reserve and bind this one.
+	Pod *snapshot.PodInfo
+	// Node is the chosen node's name; "" when the pod is unschedulable.
+	Node string
+	// Total is the chosen node's weighted total score.
+	Total int64
+	// Breakdown is the chosen node's per-scorer scores when
+	// Config.Breakdown is set, else nil.
+	Breakdown *score.Explanation
+	// Feasible is the number of nodes that passed the filters and were
+	// scored; Evaluated the number of nodes filtered (upstream's
+	// FeasibleNodes and EvaluatedNodes).
+	Feasible, Evaluated int
+	// Diagnosis is non-nil exactly when the pod fits no node.
+	Diagnosis *Diagnosis
+}
+
+// Scheduled reports whether a node was chosen.
+func (d *Decision) Scheduled() bool { return d.Diagnosis == nil && d.Node != "" }

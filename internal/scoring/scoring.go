@@ -1,0 +1,101 @@
+// Package scoring is score's private face for framework: the per-pod
+// prepared profile the equivalence cache scores nodes with in parts, and
+// the node-local promise filters and scorers make — what framework needs
+// of score beyond its API, kept out of it so that it can change freely.
+//
+// Layer: above snapshot, below score. scoring imports snapshot only;
+// score implements it (and sets [Prepare] in its init), framework uses
+// it.
+package scoring
+
+import "github.com/schedkit/schedkit/snapshot"
+
+// NodeLocal is implemented by a filter or scorer whose results may be
+// cached per node and shared between pods with the same spec — what
+// framework's equivalence cache needs (the idea of Borg's equivalence
+// classes and score caching: Verma et al., "Large-scale cluster
+// management at Google with Borg", EuroSys 2015, §3.4). NodeLocal()
+// returns true to promise:
+//
+//   - for two pods with equal specs — the v1.PodSpec, the requests
+//     snapshot.PodInfo derives (which for a pod resized in place also
+//     depend on its status) and the GPU request it parses from
+//     annotations — a scorer's Prepare returns scorers that give every
+//     node the same raw scores, and a filter's PreFilter gives the same
+//     result and the prepared filters every node the same verdict;
+//   - a node's raw score or verdict depends only on those, that node's
+//     NodeInfo, and cluster-wide data that changes only with the node set
+//     (layout.View.NodeSetVersion: NumNodes, ImageNumNodes) — not on
+//     other nodes' pods, the pod's name, namespace, labels, other
+//     annotations or other status fields, a clock or a random source;
+//   - a scorer's Normalize depends only on the nodes and raw scores it is
+//     given.
+//
+// The built-in filters and scorers are node-local (score and framework
+// know their own types, so they carry no method); a custom one opts in
+// with this method. A type that embeds a built-in does not inherit the
+// promise.
+type NodeLocal interface {
+	NodeLocal() bool
+}
+
+// IsNodeLocal reports whether x implements [NodeLocal] and returns true.
+func IsNodeLocal(x any) bool {
+	nl, ok := x.(NodeLocal)
+	return ok && nl.NodeLocal()
+}
+
+// PodProfile is a score.Profile prepared for one pod: every scorer's
+// PodScorer, made once, and the pieces score.Profile.Score is made of,
+// for callers that score the candidates in parts and keep per-node
+// results between pods — framework's equivalence cache. A node's total is
+//
+//	AddPlain's sum (final scores of the non-normalising scorers, weighted)
+//	+ Σ over normalising scorers k of AddNormalized's weighted share,
+//
+// where AddPlain's share of a node depends on that node alone, and each
+// normalising scorer's Raw score of a node on that node alone, but its
+// normalisation on all candidates' raw scores.
+//
+// A PodProfile is not safe for concurrent use, except that Raw and
+// AddPlain may run concurrently on disjoint nodes and totals.
+type PodProfile interface {
+	// NumNormalizing is the number of prepared scorers that normalise
+	// (not counting those that skipped the pod); they are numbered 0.. in
+	// profile order for Raw and AddNormalized.
+	NumNormalizing() int
+	// Raw writes normalising scorer k's raw score of nodes[i] to raw[i];
+	// len(raw) >= len(nodes). O(len(nodes)) with the scorer's per-node
+	// cost.
+	Raw(k int, nodes []*snapshot.NodeInfo, raw []int64)
+	// AddNormalized normalises scorer k's raw scores of all candidates
+	// (raw[i] of nodes[i]; rewritten in place), checks they are in
+	// [score.MinScore, score.MaxScore] and adds weight × score to
+	// totals[i]. Errors: the scorer's Normalize error, or one wrapping
+	// score.ErrScoreOutOfRange naming scorer, node and score.
+	// O(len(nodes)).
+	AddNormalized(k int, nodes []*snapshot.NodeInfo, raw, totals []int64) error
+	// AddPlain adds to totals[i] the weighted final scores of nodes[i]
+	// from every non-normalising scorer, checking each is in range (else
+	// an error wrapping score.ErrScoreOutOfRange naming scorer, node and
+	// score). The nodes are scored in chunks of 128, every scorer in
+	// turn, so a chunk stays in cache; a LeastAllocated and
+	// BalancedAllocation pair is scored in one pass. Allocates nothing.
+	AddPlain(nodes []*snapshot.NodeInfo, totals []int64) error
+}
+
+// The functions package score sets in its init, which runs before that of
+// any package importing score; nothing changes them afterwards: they hold
+// no state and couple nothing. They take any because scoring sits below
+// score and cannot name its types; a profile of another type panics.
+var (
+	// Prepare prepares profile (a *score.Profile) for pod over cluster
+	// (a score.Cluster, or nil). Errors are a scorer's Prepare error,
+	// naming the scorer and pod. O(scorers); allocates the PodProfile
+	// and what the scorers' Prepare allocate.
+	Prepare func(profile any, pod *snapshot.PodInfo, cluster any) (PodProfile, error)
+	// ProfileNodeLocal reports whether every scorer of profile (a
+	// *score.Profile) is node-local: a built-in, or one implementing
+	// [NodeLocal] and returning true. O(scorers).
+	ProfileNodeLocal func(profile any) bool
+)
