@@ -18,7 +18,7 @@ const PodTopologySpreadName = "PodTopologySpread"
 // [PodTopologySpread] counts pods per topology domain on every node. A
 // [Scheduler] calls PreFilterCluster instead of PreFilter, with the
 // cycle's cluster (a Snapshot, a Fork, or a ledger's view). Such a filter
-// is not [NodeLocal].
+// is not node-local (the equivalence cache cannot serve it).
 type ClusterFilter interface {
 	Filter
 	// PreFilterCluster prepares the filter for pod over cluster; the
@@ -71,7 +71,7 @@ var _ ClusterFilter = (*PodTopologySpread)(nil)
 // Constraints are checked in order and the first failure is the node's
 // reason, as upstream.
 //
-// It is a [ClusterFilter] and not [NodeLocal], so a Scheduler with it
+// It is a [ClusterFilter] and not node-local, so a Scheduler with it
 // does not use its equivalence cache (it is not in [DefaultFilters] until
 // that cache can account for it). Cost: PreFilterCluster O(nodes ×
 // constraints × pods per node × selector size) (no incremental index

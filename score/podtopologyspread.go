@@ -66,7 +66,7 @@ type PodTopologySpreadArgs struct {
 // min − raw) / max over the nodes not ignored (100 each if max is 0),
 // so the least crowded domain gets 100.
 //
-// Not [NodeLocal]: a node's score depends on other nodes' pods, so a
+// Not node-local: a node's score depends on other nodes' pods, so a
 // Scheduler with this scorer does not use its equivalence cache. Cost:
 // Prepare O(nodes × constraints × pods per node × selector size) (every
 // node's pods are read once: no incremental index yet); Score

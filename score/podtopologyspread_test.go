@@ -113,7 +113,7 @@ func TestPodTopologySpreadOwnConstraint(t *testing.T) {
 	totals := make([]int64, 4)
 	require.NoError(t, p.Score(podInfo(t, pod), snap, nodes, totals))
 	assert.Equal(t, []int64{66, 66, 200, 0}, totals)
-	_, nodeLocal := any(s).(score.NodeLocal)
+	_, nodeLocal := any(s).(interface{ NodeLocal() bool })
 	assert.False(t, nodeLocal, "a node's score depends on other nodes' pods")
 }
 
