@@ -50,8 +50,12 @@ func (GPUDevices) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
 		return PreFilterResult{}, nil
 	}
 	f := &gpuFilter{t: gpushare.TaskOf(pod), g: g, nvidia: snapshot.NoResource}
+	// A shortfall counts devices: the reason names the device-count
+	// resource (NoResource when no node declares it).
+	f.devices, _ = snapshot.LookupResource(snapshot.ResourceGPUCount)
 	if g.Whole {
 		f.nvidia, _ = snapshot.LookupResource(snapshot.ResourceNvidiaGPU)
+		f.devices = f.nvidia
 	}
 	for _, m := range f.t.Models {
 		if m == "" {
@@ -67,7 +71,10 @@ func (GPUDevices) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
 }
 
 type gpuFilter struct {
-	t gpushare.Task
+	// devices is the resource a device shortfall names: nvidia.com/gpu
+	// for whole GPUs, alibabacloud.com/gpu-count for shares.
+	devices snapshot.ResourceID
+	t       gpushare.Task
 	// constrained: the pod names at least one model; models are the ids
 	// of those some node has (gpushare.Task.Allows by id: every device of
 	// a node has the node's one model).
@@ -136,7 +143,7 @@ func (f *gpuFilter) Filter(node *snapshot.NodeInfo, reasons []Reason) []Reason {
 	}
 	numDevs := int(fb.NumDevices)
 	return append(reasons, Reason{Plugin: GPUDevicesName, Node: node.Name(), Code: CodeCustom, Text: text,
-		Insufficient: snapshot.Insufficient{Requested: int64(f.t.GPUCount), Used: int64(numDevs - usable), Capacity: int64(numDevs)},
+		Insufficient: snapshot.Insufficient{Resource: f.devices, Requested: int64(f.t.GPUCount), Used: int64(numDevs - usable), Capacity: int64(numDevs)},
 		Unresolvable: numDevs < f.t.GPUCount})
 }
 

@@ -1,6 +1,7 @@
 package framework_test
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -56,6 +57,13 @@ func TestGPUDevicesFilter(t *testing.T) {
 			case "":
 				require.NotNil(t, d.Diagnosis)
 				assert.Equal(t, tc.msg, d.Diagnosis.Message())
+				for _, r := range d.Diagnosis.Reasons {
+					if r.Plugin == framework.GPUDevicesName && r.Text == "Insufficient GPU devices" {
+						// The shortfall counts devices, and names the device-count resource (it named cpu, the zero value).
+						assert.Equal(t, snapshot.ResourceGPUCount, r.Resource.Name(), "%s", r)
+						assert.Equal(t, tc.pod.Annotations[snapshot.AnnotationGPUCount], strconv.FormatInt(r.Requested, 10), "%s", r)
+					}
+				}
 			case "any":
 				assert.True(t, d.Scheduled())
 			default:
