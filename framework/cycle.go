@@ -182,7 +182,7 @@ func (s *Scheduler) schedulePod(cluster score.Cluster, pod *snapshot.PodInfo, on
 		names = intersect(nil, only)
 	}
 	for _, f := range s.filters {
-		res, err := f.PreFilter(pod)
+		res, err := RunPreFilter(f, pod, cluster)
 		if err != nil {
 			return d, fmt.Errorf("framework: filter %s: pod %s: %w", f.Name(), pod.Key(), err)
 		}

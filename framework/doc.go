@@ -8,7 +8,10 @@
 //   - [Filter]s (upstream v1.37 semantics and reason strings):
 //     [NodeName], [NodeUnschedulable], [TaintToleration], [NodeAffinity],
 //     [NodePorts], [NodeResourcesFit]; [DefaultFilters] lists them in
-//     upstream's order. A Filter's PreFilter does the per-pod work once and
+//     upstream's order. [PodTopologySpread] (upstream's, opt-in: not in
+//     DefaultFilters until the equivalence cache can serve it) is a
+//     [ClusterFilter]: its preparation counts pods per topology domain
+//     over the cycle's cluster. A Filter's PreFilter does the per-pod work once and
 //     returns a [PodFilter] that checks one node without allocating, and
 //     may narrow the candidates to named nodes (upstream's
 //     PreFilterResult).

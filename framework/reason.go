@@ -6,6 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/schedkit/schedkit/internal/fit"
+	"github.com/schedkit/schedkit/internal/spread"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -52,6 +53,15 @@ const (
 	// was never filtered. Text is upstream's "node(s) didn't satisfy
 	// plugin(s) [NodeAffinity]". Unresolvable.
 	CodeNotCandidate
+	// CodeTopologySpreadLabel: PodTopologySpread, the node lacks the
+	// topology key of a DoNotSchedule constraint. "node(s) didn't match
+	// pod topology spread constraints (missing required label)".
+	// Unresolvable.
+	CodeTopologySpreadLabel
+	// CodeTopologySpreadSkew: PodTopologySpread, placing the pod on the
+	// node would exceed a DoNotSchedule constraint's maxSkew. "node(s)
+	// didn't match pod topology spread constraints".
+	CodeTopologySpreadSkew
 )
 
 // Upstream reason strings (kube-scheduler v1.37 plugins).
@@ -120,6 +130,10 @@ func (r *Reason) Message() string {
 		return msgNodeAffinity
 	case CodeEnforcedNodeAffinity:
 		return msgEnforcedAffinity
+	case CodeTopologySpreadLabel:
+		return spread.ReasonNodeLabelNotMatch
+	case CodeTopologySpreadSkew:
+		return spread.ReasonConstraintsNotMatch
 	}
 	return r.Text
 }

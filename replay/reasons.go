@@ -73,7 +73,7 @@ func filteredOut(filters []framework.Filter, pi *snapshot.PodInfo, snap *snapsho
 	pre := make([]framework.PreFilterResult, len(filters))
 	for i, f := range filters {
 		var err error
-		if pre[i], err = f.PreFilter(pi); err != nil {
+		if pre[i], err = framework.RunPreFilter(f, pi, snap); err != nil {
 			return "", err
 		}
 	}

@@ -14,7 +14,13 @@ package score
 // InterPodAffinity (weight 2); they are not here, so totals equal
 // upstream's only for pods and clusters where those two give every node
 // the same score (no topology spread constraints, no inter-pod
-// (anti-)affinity). Each call returns a new Profile.
+// (anti-)affinity, no pod selected by a Service or owned by a
+// ReplicationController, ReplicaSet or StatefulSet, which upstream's
+// system default spreading covers). [PodTopologySpread] exists and is
+// opt-in until the scheduler's equivalence cache can serve it: add it
+// with weight 2 (and framework.PodTopologySpread to the filters) for
+// upstream's spreading; a Scheduler with it then runs every cycle
+// uncached. Each call returns a new Profile.
 func DefaultProfile() *Profile {
 	la, err := NewLeastAllocated()
 	if err != nil {

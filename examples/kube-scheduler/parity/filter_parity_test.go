@@ -60,23 +60,28 @@ func must[T any](v T, err error) T {
 // UnschedulableAndUnresolvable), then Filter on every node, narrowing not
 // applied.
 func ourFilter(f framework.Filter, pi *snapshot.PodInfo, nodes []*snapshot.NodeInfo) (FilterResult, error) {
-	res := FilterResult{Verdicts: make([]Verdict, len(nodes))}
 	pre, err := f.PreFilter(pi)
 	if err != nil {
-		return res, err
+		return FilterResult{Verdicts: make([]Verdict, len(nodes))}, err
 	}
+	return ourVerdicts(pre, nodes), nil
+}
+
+// ourVerdicts is the rest of ourFilter, after PreFilter.
+func ourVerdicts(pre framework.PreFilterResult, nodes []*snapshot.NodeInfo) FilterResult {
+	res := FilterResult{Verdicts: make([]Verdict, len(nodes))}
 	if pre.Reject != "" {
 		for i := range res.Verdicts {
 			res.Verdicts[i] = Verdict{Code: fwk.UnschedulableAndUnresolvable, Reasons: []string{pre.Reject}}
 		}
-		return res, nil
+		return res
 	}
 	if pre.NodeNames != nil {
 		res.NodeNames = slices.Sorted(slices.Values(slices.Clone(pre.NodeNames)))
 		res.NodeNames = slices.Compact(res.NodeNames)
 	}
 	if pre.Filter == nil {
-		return res, nil
+		return res
 	}
 	buf := make([]framework.Reason, 0, 16)
 	for i, ni := range nodes {
@@ -93,7 +98,7 @@ func ourFilter(f framework.Filter, pi *snapshot.PodInfo, nodes []*snapshot.NodeI
 		}
 		res.Verdicts[i] = v
 	}
-	return res, nil
+	return res
 }
 
 // sameVerdict compares codes exactly and reasons as multisets: upstream's

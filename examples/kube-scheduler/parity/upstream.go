@@ -174,13 +174,18 @@ func (u *Upstream) nodeInfos() ([]fwk.NodeInfo, error) {
 // for one plugin: PreScore (Skip means no score), Score per node, then
 // NormalizeScore. A non-success status is an error.
 func (u *Upstream) Score(ctx context.Context, pl fwk.Plugin, pod *v1.Pod) (Scores, error) {
-	sp, ok := pl.(fwk.ScorePlugin)
-	if !ok {
-		return Scores{}, fmt.Errorf("parity: %s is not a score plugin", pl.Name())
-	}
 	infos, err := u.nodeInfos()
 	if err != nil {
 		return Scores{}, err
+	}
+	return scoreInfos(ctx, pl, pod, infos)
+}
+
+// scoreInfos is Score with infos as the nodes that passed filtering.
+func scoreInfos(ctx context.Context, pl fwk.Plugin, pod *v1.Pod, infos []fwk.NodeInfo) (Scores, error) {
+	sp, ok := pl.(fwk.ScorePlugin)
+	if !ok {
+		return Scores{}, fmt.Errorf("parity: %s is not a score plugin", pl.Name())
 	}
 	res := Scores{Raw: make([]int64, len(infos)), Normalized: make([]int64, len(infos))}
 	state := framework.NewCycleState()

@@ -1,0 +1,145 @@
+package framework
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/schedkit/schedkit/internal/spread"
+	"github.com/schedkit/schedkit/score"
+	"github.com/schedkit/schedkit/snapshot"
+)
+
+// PodTopologySpreadName is upstream's plugin name.
+const PodTopologySpreadName = "PodTopologySpread"
+
+// ClusterFilter is implemented by a [Filter] whose preparation reads the
+// whole cluster, not the pod alone (upstream PreFilter's node list):
+// [PodTopologySpread] counts pods per topology domain on every node. A
+// [Scheduler] calls PreFilterCluster instead of PreFilter, with the
+// cycle's cluster (a Snapshot, a Fork, or a ledger's view). Such a filter
+// is not node-local (the equivalence cache cannot serve it).
+type ClusterFilter interface {
+	Filter
+	// PreFilterCluster prepares the filter for pod over cluster; the
+	// PodFilter it returns then checks nodes of that cluster.
+	PreFilterCluster(pod *snapshot.PodInfo, cluster score.Cluster) (PreFilterResult, error)
+}
+
+// RunPreFilter prepares f for pod as a [Scheduler] does: f's
+// PreFilterCluster over cluster if f is a [ClusterFilter], else
+// PreFilter. For callers that run filters outside a Scheduler.
+func RunPreFilter(f Filter, pod *snapshot.PodInfo, cluster score.Cluster) (PreFilterResult, error) {
+	if cf, ok := f.(ClusterFilter); ok {
+		return cf.PreFilterCluster(pod, cluster)
+	}
+	return f.PreFilter(pod)
+}
+
+var _ ClusterFilter = (*PodTopologySpread)(nil)
+
+// PodTopologySpread is upstream's PodTopologySpread filter (kube-scheduler
+// v1.37 podtopologyspread/filtering.go and common.go) with upstream's
+// default feature gates (node inclusion policies and matchLabelKeys on).
+//
+// Constraints: the pod's whenUnsatisfiable: DoNotSchedule constraints if
+// it has any topology spread constraint, else the args' DoNotSchedule
+// default constraints (defaultingType List; the system defaults are all
+// ScheduleAnyway) with upstream's default selector (score.PodTopologySpread
+// says how it is found). A pod without any is not checked. matchLabelKeys
+// adds the pod's values of those labels to the selector; a malformed
+// labelSelector fails PreFilterCluster (wrapping [ErrInvalidPod], naming
+// the field).
+//
+// PreFilterCluster counts, once per pod, for each constraint, the pods in
+// the pod's namespace, not terminating, that its selector matches, per
+// value (domain) of its topology key, over the cluster's nodes that have
+// every constraint's key and that the constraint's nodeAffinityPolicy
+// (Honor by default: the pod's nodeSelector and required node affinity)
+// and nodeTaintsPolicy (Ignore by default; Honor: the pod tolerates the
+// node's NoSchedule and NoExecute taints) include. A node then fails:
+//
+//   - [CodeTopologySpreadLabel] (unresolvable) if it lacks a constraint's
+//     topology key: "node(s) didn't match pod topology spread constraints
+//     (missing required label)";
+//   - [CodeTopologySpreadSkew] if, for a constraint, matching pods in its
+//     domain + 1 (if the pod matches the selector itself) − the global
+//     minimum exceeds maxSkew, where the global minimum is the smallest
+//     domain count, or 0 when there are fewer domains than minDomains
+//     (default 1): "node(s) didn't match pod topology spread constraints".
+//
+// Constraints are checked in order and the first failure is the node's
+// reason, as upstream.
+//
+// It is a [ClusterFilter] and not node-local, so a Scheduler with it
+// does not use its equivalence cache (it is not in [DefaultFilters] until
+// that cache can account for it). Cost: PreFilterCluster O(nodes ×
+// constraints × pods per node × selector size) (no incremental index
+// yet), allocating the per-domain counts; per node O(constraints) map
+// look-ups, no allocation. PreFilter (without the cluster) is an error.
+// Safe for concurrent use.
+type PodTopologySpread struct {
+	cfg spread.Config
+}
+
+// NewPodTopologySpread validates args as score.NewPodTopologySpread does;
+// errors wrap [ErrInvalidConfig] and name the field.
+func NewPodTopologySpread(args score.PodTopologySpreadArgs) (*PodTopologySpread, error) {
+	var lister spread.Lister
+	if args.Workloads != nil {
+		lister = args.Workloads
+	}
+	cfg, err := spread.NewConfig(args.DefaultConstraints, args.DefaultingType, lister)
+	if err != nil {
+		return nil, fmt.Errorf("framework: %s: %w: %w", PodTopologySpreadName, err, ErrInvalidConfig)
+	}
+	return &PodTopologySpread{cfg: cfg}, nil
+}
+
+// Name returns "PodTopologySpread".
+func (*PodTopologySpread) Name() string { return PodTopologySpreadName }
+
+// PreFilter fails: the filter needs the cluster (see [ClusterFilter]).
+func (*PodTopologySpread) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
+	return PreFilterResult{}, fmt.Errorf("framework: %s: pod %s: PreFilter needs the cluster, call PreFilterCluster: %w", PodTopologySpreadName, pod.Key(), ErrInvalidConfig)
+}
+
+// PreFilterCluster builds the pod's DoNotSchedule constraints and counts
+// matching pods per domain over cluster; no constraint: no filter.
+func (f *PodTopologySpread) PreFilterCluster(pod *snapshot.PodInfo, cluster score.Cluster) (PreFilterResult, error) {
+	p := pod.Pod()
+	cs, err := f.cfg.Constraints(p, v1.DoNotSchedule)
+	if err != nil {
+		return PreFilterResult{}, fmt.Errorf("framework: %s: pod %s: %w: %w", PodTopologySpreadName, pod.Key(), err, ErrInvalidPod)
+	}
+	if len(cs) == 0 {
+		return PreFilterResult{}, nil
+	}
+	n := 0
+	if cluster != nil {
+		n = cluster.NumNodes()
+	}
+	st := spread.NewFilter(cs, p, n, func(i int) *snapshot.NodeInfo { return cluster.Node(i) }, podInclusion(p))
+	return PreFilterResult{Filter: spreadFilter{st}}, nil
+}
+
+// podInclusion is the pod's required node affinity and taint toleration
+// (TaintToleration's NoSchedule/NoExecute check), for nodeAffinityPolicy
+// and nodeTaintsPolicy Honor.
+func podInclusion(p *v1.Pod) spread.Inclusion[*snapshot.NodeInfo] {
+	tols := taintFilter(p.Spec.Tolerations)
+	return spread.NewInclusion(p, func(ni *snapshot.NodeInfo) bool { return tols.untolerated(ni) == nil })
+}
+
+type spreadFilter struct{ st *spread.Filter }
+
+// Filter checks one node; allocates nothing.
+func (f spreadFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
+	switch f.st.Check(ni.Node()) {
+	case spread.MissingLabel:
+		return append(reasons, Reason{Code: CodeTopologySpreadLabel, Unresolvable: true})
+	case spread.Skew:
+		return append(reasons, Reason{Code: CodeTopologySpreadSkew})
+	}
+	return reasons
+}

@@ -1,0 +1,324 @@
+package framework
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/schedkit/schedkit/score"
+	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/snapshottest"
+)
+
+const zoneKey = v1.LabelTopologyZone
+
+// spreadPod is a pending app=web pod with one DoNotSchedule constraint
+// selecting app=web.
+func spreadPod(key string, maxSkew int32, edit func(*v1.TopologySpreadConstraint)) *v1.Pod {
+	p := mkPod("incoming").Label("app", "web").Obj()
+	c := v1.TopologySpreadConstraint{
+		MaxSkew: maxSkew, TopologyKey: key, WhenUnsatisfiable: v1.DoNotSchedule,
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+	}
+	if edit != nil {
+		edit(&c)
+	}
+	p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{c}
+	return p
+}
+
+// webPods returns n app=web pods bound to node.
+func webPods(node string, n int) []*v1.Pod {
+	var out []*v1.Pod
+	for i := range n {
+		out = append(out, mkPod(fmt.Sprintf("%s-web-%d", node, i)).Label("app", "web").Node(node).Obj())
+	}
+	return out
+}
+
+// runSpread runs the PodTopologySpread filter for pod over a snapshot of
+// nodes and bound, returning the reasons per node.
+func runSpread(t *testing.T, f *PodTopologySpread, pod *v1.Pod, nodes []*v1.Node, bound []*v1.Pod) map[string][]got {
+	t.Helper()
+	snap := snapshottest.Snapshot(t, nodes, bound...)
+	res, err := f.PreFilterCluster(snapshot.MustPodInfo(pod), snap)
+	require.NoError(t, err)
+	require.NotNil(t, res.Filter)
+	out := map[string][]got{}
+	for _, ni := range snap.Nodes() {
+		out[ni.Name()] = flatten(res.Filter.Filter(ni, make([]Reason, 0, 16)))
+	}
+	return out
+}
+
+func newSpread(t *testing.T, args score.PodTopologySpreadArgs) *PodTopologySpread {
+	t.Helper()
+	f, err := NewPodTopologySpread(args)
+	require.NoError(t, err)
+	return f
+}
+
+var (
+	pass    = []got{}
+	skewed  = []got{{Code: CodeTopologySpreadSkew}}
+	noLabel = []got{{Code: CodeTopologySpreadLabel, Unresolvable: true}}
+)
+
+// TestSpreadMinDomainsAboveDomainCount: with fewer domains than
+// minDomains the global minimum is 0, not the smallest domain count.
+func TestSpreadMinDomainsAboveDomainCount(t *testing.T) {
+	nodes := []*v1.Node{mkNode("n1").Label(zoneKey, "a").Obj(), mkNode("n2").Label(zoneKey, "b").Obj()}
+	bound := append(webPods("n1", 2), webPods("n2", 1)...) // zone a: 2, zone b: 1
+	f := newSpread(t, score.PodTopologySpreadArgs{})
+
+	// minDomains unset (1) or 2 (= the 2 domains): global min = min(2, 1) = 1.
+	//   zone a: 2 + 1 (the pod matches itself) − 1 = 2 > maxSkew 1: fails
+	//   zone b: 1 + 1 − 1 = 1 ≤ 1: passes
+	for _, md := range []*int32{nil, ptrTo(int32(2))} {
+		res := runSpread(t, f, spreadPod(zoneKey, 1, func(c *v1.TopologySpreadConstraint) { c.MinDomains = md }), nodes, bound)
+		assert.Equal(t, map[string][]got{"n1": skewed, "n2": pass}, res, "minDomains %v", md)
+	}
+	// minDomains 3 > 2 domains: global min = 0.
+	//   zone a: 2 + 1 − 0 = 3 > 1: fails
+	//   zone b: 1 + 1 − 0 = 2 > 1: fails too
+	res := runSpread(t, f, spreadPod(zoneKey, 1, func(c *v1.TopologySpreadConstraint) { c.MinDomains = ptrTo(int32(3)) }), nodes, bound)
+	assert.Equal(t, map[string][]got{"n1": skewed, "n2": skewed}, res)
+	// minDomains 3 and maxSkew 2: zone a 3 > 2 fails, zone b 2 ≤ 2 passes.
+	res = runSpread(t, f, spreadPod(zoneKey, 2, func(c *v1.TopologySpreadConstraint) { c.MinDomains = ptrTo(int32(3)) }), nodes, bound)
+	assert.Equal(t, map[string][]got{"n1": skewed, "n2": pass}, res)
+}
+
+// TestSpreadNodeWithoutZoneLabel: a node without the topology key fails
+// as unresolvable, and its pods count in no domain.
+func TestSpreadNodeWithoutZoneLabel(t *testing.T) {
+	nodes := []*v1.Node{
+		mkNode("n1").Label(zoneKey, "a").Obj(),
+		mkNode("n2").Label(zoneKey, "b").Obj(),
+		mkNode("n3").Obj(), // no zone label
+	}
+	f := newSpread(t, score.PodTopologySpreadArgs{})
+	bound := append(webPods("n1", 1), webPods("n3", 5)...)
+	res := runSpread(t, f, spreadPod(zoneKey, 1, nil), nodes, bound)
+	// Domains: a = 1, b = 0 (n3's 5 pods count nowhere): global min 0.
+	//   n1: 1 + 1 − 0 = 2 > 1: fails
+	//   n2: 0 + 1 − 0 = 1 ≤ 1: passes
+	//   n3: no zone label: "missing required label", unresolvable
+	assert.Equal(t, map[string][]got{"n1": skewed, "n2": pass, "n3": noLabel}, res)
+	// n3 is not a domain either (were it one, with no pods, the global
+	// minimum would be 0): a = 1, b = 1, min 1.
+	//   n1, n2: 1 + 1 − 1 = 1 ≤ 1: pass
+	bound = append(webPods("n1", 1), webPods("n2", 1)...)
+	res = runSpread(t, f, spreadPod(zoneKey, 1, nil), nodes, bound)
+	assert.Equal(t, map[string][]got{"n1": pass, "n2": pass, "n3": noLabel}, res)
+	r := Reason{Code: CodeTopologySpreadLabel}
+	assert.Equal(t, "node(s) didn't match pod topology spread constraints (missing required label)", r.Message())
+	r.Code = CodeTopologySpreadSkew
+	assert.Equal(t, "node(s) didn't match pod topology spread constraints", r.Message())
+}
+
+// TestSpreadNodeTaintsPolicyHonor: with nodeTaintsPolicy Honor a node
+// whose taint the pod does not tolerate is not a domain.
+func TestSpreadNodeTaintsPolicyHonor(t *testing.T) {
+	nodes := []*v1.Node{
+		mkNode("n1").Label(zoneKey, "a").Obj(),
+		mkNode("n2").Label(zoneKey, "b").Taint("dedicated", "gpu", v1.TaintEffectNoSchedule).Obj(),
+		mkNode("n3").Label(zoneKey, "c").Obj(),
+	}
+	bound := append(webPods("n1", 1), webPods("n3", 1)...) // a: 1, b: 0, c: 1
+	f := newSpread(t, score.PodTopologySpreadArgs{})
+
+	// Ignore (the default): domains a 1, b 0, c 1; global min 0.
+	//   n1: 1 + 1 − 0 = 2 > 1 fails; n2: 0 + 1 − 0 = 1 passes; n3 fails.
+	ignore := map[string][]got{"n1": skewed, "n2": pass, "n3": skewed}
+	assert.Equal(t, ignore, runSpread(t, f, spreadPod(zoneKey, 1, nil), nodes, bound))
+
+	// Honor: n2 (untolerated NoSchedule taint) is left out; domains a 1,
+	// c 1; global min 1.
+	//   n1: 1 + 1 − 1 = 1 passes; n3 likewise; n2: its zone b has no
+	//   count: 0 + 1 − 1 = 0 passes (TaintToleration rejects it).
+	honor := func(c *v1.TopologySpreadConstraint) { c.NodeTaintsPolicy = ptrTo(v1.NodeInclusionPolicyHonor) }
+	assert.Equal(t, map[string][]got{"n1": pass, "n2": pass, "n3": pass}, runSpread(t, f, spreadPod(zoneKey, 1, honor), nodes, bound))
+
+	// Honor, but the pod tolerates the taint: n2 is a domain again.
+	p := spreadPod(zoneKey, 1, honor)
+	p.Spec.Tolerations = []v1.Toleration{{Key: "dedicated", Operator: v1.TolerationOpEqual, Value: "gpu", Effect: v1.TaintEffectNoSchedule}}
+	assert.Equal(t, ignore, runSpread(t, f, p, nodes, bound))
+
+	// nodeAffinityPolicy Honor (the default) leaves out nodes the pod's
+	// nodeSelector rejects: zone in {a, c} only; domains a 1, c 1: min 1,
+	// every node passes; with Ignore, zone b counts again (min 0).
+	sel := spreadPod(zoneKey, 1, nil)
+	sel.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
+		NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{{Key: zoneKey, Operator: v1.NodeSelectorOpIn, Values: []string{"a", "c"}}}}},
+	}}}
+	assert.Equal(t, map[string][]got{"n1": pass, "n2": pass, "n3": pass}, runSpread(t, f, sel, nodes, bound))
+	sel.Spec.TopologySpreadConstraints[0].NodeAffinityPolicy = ptrTo(v1.NodeInclusionPolicyIgnore)
+	assert.Equal(t, ignore, runSpread(t, f, sel, nodes, bound))
+}
+
+// TestSpreadSelectorsAndNamespaces: only pods in the pod's namespace, not
+// terminating, matched by the selector (with matchLabelKeys added) count.
+func TestSpreadSelectorsAndNamespaces(t *testing.T) {
+	nodes := []*v1.Node{mkNode("n1").Label(zoneKey, "a").Obj(), mkNode("n2").Label(zoneKey, "b").Obj()}
+	other := mkPod("other-ns").Namespace("team-a").Label("app", "web").Node("n1").Obj()
+	dying := mkPod("dying").Label("app", "web").Node("n1").Obj()
+	dying.DeletionTimestamp = &metav1.Time{}
+	db := mkPod("db").Label("app", "db").Node("n1").Obj()
+	f := newSpread(t, score.PodTopologySpreadArgs{})
+	// None of the three counts: a 0, b 0; every node 0 + 1 − 0 = 1 ≤ 1.
+	assert.Equal(t, map[string][]got{"n1": pass, "n2": pass}, runSpread(t, f, spreadPod(zoneKey, 1, nil), nodes, []*v1.Pod{other, dying, db}))
+
+	// matchLabelKeys [version]: the pod has version=v2, so only web pods
+	// with version=v2 count: n1's v1 pod does not (a 0, b 1).
+	v1pod := mkPod("web-v1").Label("app", "web").Label("version", "v1").Node("n1").Obj()
+	v2pod := mkPod("web-v2").Label("app", "web").Label("version", "v2").Node("n2").Obj()
+	p := spreadPod(zoneKey, 1, func(c *v1.TopologySpreadConstraint) { c.MatchLabelKeys = []string{"version"} })
+	p.Labels["version"] = "v2"
+	//   n1: 0 + 1 − 0 = 1 passes; n2: 1 + 1 − 0 = 2 fails.
+	assert.Equal(t, map[string][]got{"n1": pass, "n2": skewed}, runSpread(t, f, p, nodes, []*v1.Pod{v1pod, v2pod}))
+	// Without matchLabelKeys both count (a 1, b 1): min 1, both pass.
+	assert.Equal(t, map[string][]got{"n1": pass, "n2": pass}, runSpread(t, f, spreadPod(zoneKey, 1, nil), nodes, []*v1.Pod{v1pod, v2pod}))
+}
+
+// TestSpreadListDefaults: a pod without constraints gets the List
+// defaults' DoNotSchedule constraints with the selector of the Service
+// that selects it; system defaults are ScheduleAnyway only, so they never
+// filter.
+func TestSpreadListDefaults(t *testing.T) {
+	nodes := []*v1.Node{mkNode("n1").Label(zoneKey, "a").Obj(), mkNode("n2").Label(zoneKey, "b").Obj()}
+	bound := webPods("n1", 2)
+	pod := mkPod("incoming").Label("app", "web").Obj()
+	svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}, Spec: v1.ServiceSpec{Selector: map[string]string{"app": "web"}}}
+	wl, err := snapshot.NewWorkloadIndex(snapshot.WorkloadObjects{Services: []*v1.Service{svc}})
+	require.NoError(t, err)
+	list := score.PodTopologySpreadArgs{DefaultingType: "List", Workloads: wl, DefaultConstraints: []v1.TopologySpreadConstraint{
+		{TopologyKey: zoneKey, MaxSkew: 1, WhenUnsatisfiable: v1.DoNotSchedule},
+	}}
+	// Selector app=web from the Service: a 2, b 0; n1 2 + 1 − 0 = 3 > 1.
+	assert.Equal(t, map[string][]got{"n1": skewed, "n2": pass}, runSpread(t, newSpread(t, list), pod, nodes, bound))
+
+	// No Service selects the pod: empty default selector, no constraint.
+	list.Workloads = nil
+	snap := snapshottest.Snapshot(t, nodes, bound...)
+	res, err := newSpread(t, list).PreFilterCluster(snapshot.MustPodInfo(pod), snap)
+	require.NoError(t, err)
+	assert.Nil(t, res.Filter)
+	list.Workloads = wl
+	sys := newSpread(t, score.PodTopologySpreadArgs{Workloads: wl})
+	res, err = sys.PreFilterCluster(snapshot.MustPodInfo(pod), snap)
+	require.NoError(t, err)
+	assert.Nil(t, res.Filter, "system defaults are ScheduleAnyway")
+}
+
+// TestSpreadBadInput: bad args and a malformed selector are errors naming
+// the field; PreFilter without the cluster is an error.
+func TestSpreadBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args score.PodTopologySpreadArgs
+		want string
+	}{
+		{score.PodTopologySpreadArgs{DefaultingType: "Sometimes"}, "defaultingType"},
+		{score.PodTopologySpreadArgs{DefaultConstraints: []v1.TopologySpreadConstraint{{TopologyKey: zoneKey, MaxSkew: 1, WhenUnsatisfiable: v1.DoNotSchedule}}}, "defaultingType"},
+		{score.PodTopologySpreadArgs{DefaultingType: "List", DefaultConstraints: []v1.TopologySpreadConstraint{{TopologyKey: zoneKey, MaxSkew: 0, WhenUnsatisfiable: v1.DoNotSchedule}}}, "defaultConstraints[0].maxSkew"},
+		{score.PodTopologySpreadArgs{DefaultingType: "List", DefaultConstraints: []v1.TopologySpreadConstraint{{TopologyKey: "", MaxSkew: 1, WhenUnsatisfiable: v1.DoNotSchedule}}}, "defaultConstraints[0].topologyKey"},
+		{score.PodTopologySpreadArgs{DefaultingType: "List", DefaultConstraints: []v1.TopologySpreadConstraint{{TopologyKey: zoneKey, MaxSkew: 1, WhenUnsatisfiable: "Maybe"}}}, "defaultConstraints[0].whenUnsatisfiable"},
+		{score.PodTopologySpreadArgs{DefaultingType: "List", DefaultConstraints: []v1.TopologySpreadConstraint{{TopologyKey: zoneKey, MaxSkew: 1, WhenUnsatisfiable: v1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{}}}}, "defaultConstraints[0].labelSelector"},
+		{score.PodTopologySpreadArgs{DefaultingType: "List", DefaultConstraints: []v1.TopologySpreadConstraint{
+			{TopologyKey: zoneKey, MaxSkew: 1, WhenUnsatisfiable: v1.DoNotSchedule}, {TopologyKey: zoneKey, MaxSkew: 2, WhenUnsatisfiable: v1.DoNotSchedule}}}, "defaultConstraints[1]"},
+	} {
+		_, err := NewPodTopologySpread(tc.args)
+		require.ErrorIs(t, err, ErrInvalidConfig, tc.want)
+		assert.Contains(t, err.Error(), tc.want)
+		_, err = score.NewPodTopologySpread(tc.args)
+		require.ErrorIs(t, err, score.ErrInvalidConfig, tc.want)
+		assert.Contains(t, err.Error(), tc.want)
+	}
+
+	f := newSpread(t, score.PodTopologySpreadArgs{})
+	bad := spreadPod(zoneKey, 1, func(c *v1.TopologySpreadConstraint) {
+		c.LabelSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus"}}}
+	})
+	snap := snapshottest.Snapshot(t, []*v1.Node{mkNode("n1").Label(zoneKey, "a").Obj()})
+	_, err := f.PreFilterCluster(snapshot.MustPodInfo(bad), snap)
+	require.ErrorIs(t, err, ErrInvalidPod)
+	assert.Contains(t, err.Error(), "spec.topologySpreadConstraints[0].labelSelector")
+	_, err = f.PreFilter(snapshot.MustPodInfo(bad))
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, ErrInvalidConfig))
+}
+
+// TestSpreadSchedulerBypassesCache: a Scheduler whose filters include
+// PodTopologySpread does not use the equivalence cache (a node's verdict
+// depends on other nodes' pods), and its decisions follow the
+// constraint as replicas land: hostname maxSkew 1 over 3 nodes puts one
+// replica on each before any node gets a second.
+func TestSpreadSchedulerBypassesCache(t *testing.T) {
+	nodes := []*v1.Node{
+		mkNode("n1").Label(v1.LabelHostname, "n1").Allocatable("cpu", "8", "memory", "16Gi", "pods", "110").Obj(),
+		mkNode("n2").Label(v1.LabelHostname, "n2").Allocatable("cpu", "8", "memory", "16Gi", "pods", "110").Obj(),
+		mkNode("n3").Label(v1.LabelHostname, "n3").Allocatable("cpu", "8", "memory", "16Gi", "pods", "110").Obj(),
+	}
+	replica := func(i int) *v1.Pod {
+		p := mkPod(fmt.Sprintf("web-%d", i)).Label("app", "web").Req("cpu", "100m").Obj()
+		p.Spec.TopologySpreadConstraints = spreadPod(v1.LabelHostname, 1, nil).Spec.TopologySpreadConstraints
+		return p
+	}
+	run := func(filters []Filter, profile *score.Profile) (map[string]int, EquivalenceStats) {
+		s, err := New(Config{Filters: filters, Profile: profile, PercentageOfNodesToScore: 100})
+		require.NoError(t, err)
+		f := snapshottest.Snapshot(t, nodes).Fork()
+		per := map[string]int{}
+		for i := range 6 {
+			d, err := s.SchedulePod(f, snapshot.MustPodInfo(replica(i)))
+			require.NoError(t, err)
+			require.True(t, d.Scheduled(), "replica %d: %v", i, d.Diagnosis)
+			per[d.Node]++
+			if i == 2 {
+				assert.Equal(t, map[string]int{"n1": 1, "n2": 1, "n3": 1}, per, "one replica per node first")
+			}
+			require.NoError(t, f.AddPod(func() *v1.Pod { p := replica(i); p.Spec.NodeName = d.Node; return p }(), d.Node))
+		}
+		return per, s.EquivalenceStats()
+	}
+	per, st := run(append(DefaultFilters(), newSpread(t, score.PodTopologySpreadArgs{})), nil)
+	assert.Equal(t, map[string]int{"n1": 2, "n2": 2, "n3": 2}, per)
+	assert.Zero(t, st.Cached+st.Filled, "PodTopologySpread is not node-local: no cached cycle")
+	assert.Equal(t, uint64(6), st.Uncached)
+	// The scorer alone in the profile bypasses the cache too.
+	scorer, err := score.NewPodTopologySpread(score.PodTopologySpreadArgs{})
+	require.NoError(t, err)
+	prof := score.DefaultProfile().Scorers()
+	prof = append(prof, score.Weighted{Scorer: scorer, Weight: 2})
+	_, st = run(DefaultFilters(), score.MustProfile(prof...))
+	assert.Zero(t, st.Cached+st.Filled)
+	// The same replicas without either are served by the cache.
+	_, st = run(DefaultFilters(), nil)
+	assert.NotZero(t, st.Cached+st.Filled)
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// TestSpreadDiagnosis: a pod no node can take under its spread constraint
+// gets upstream's message, counting each reason.
+func TestSpreadDiagnosis(t *testing.T) {
+	nodes := []*v1.Node{
+		mkNode("n1").Label(zoneKey, "a").Allocatable("cpu", "8", "memory", "16Gi", "pods", "110").Obj(),
+		mkNode("n2").Label(zoneKey, "b").Allocatable("cpu", "8", "memory", "16Gi", "pods", "110").Obj(),
+		mkNode("n3").Allocatable("cpu", "8", "memory", "16Gi", "pods", "110").Obj(),
+	}
+	snap := snapshottest.Snapshot(t, nodes, append(webPods("n1", 1), webPods("n2", 1)...)...)
+	s, err := New(Config{Filters: append(DefaultFilters(), newSpread(t, score.PodTopologySpreadArgs{}))})
+	require.NoError(t, err)
+	// minDomains 3 > 2 zones: global min 0; a and b: 1 + 1 − 0 = 2 > 1.
+	pod := spreadPod(zoneKey, 1, func(c *v1.TopologySpreadConstraint) { c.MinDomains = ptrTo(int32(3)) })
+	d, err := s.SchedulePod(snap, snapshot.MustPodInfo(pod))
+	require.NoError(t, err)
+	require.False(t, d.Scheduled())
+	assert.Equal(t, "0/3 nodes are available: 1 node(s) didn't match pod topology spread constraints (missing required label), 2 node(s) didn't match pod topology spread constraints.", d.Diagnosis.Message())
+	assert.Equal(t, []string{PodTopologySpreadName}, d.Diagnosis.UnschedulablePlugins)
+}

@@ -1,0 +1,649 @@
+// Package spread is upstream's PodTopologySpread arithmetic
+// (kube-scheduler v1.37.2 pkg/scheduler/framework/plugins/podtopologyspread:
+// common.go, filtering.go, scoring.go, plugin.go, and helper/spread.go for
+// the system-default selector), shared by framework's PodTopologySpread
+// filter and score's PodTopologySpread scorer.
+//
+// Layer: internal. It imports k8s.io/api, k8s.io/apimachinery and
+// internal/selector (the one selector engine: pod label selectors, the
+// pod's required node affinity) only, and reads nodes and pods through the small generic [NodeInfo] and [PodInfo]
+// interfaces (which *snapshot.NodeInfo and *snapshot.PodInfo satisfy), so
+// that it needs no public schedkit package. Whether the pod tolerates a
+// node's taints the callers pass as a predicate built from their taint
+// checks.
+//
+// The feature gates are upstream v1.37.2's defaults:
+// NodeInclusionPolicyInPodTopologySpread (GA) and
+// MatchLabelKeysInPodTopologySpread on; TaintTolerationComparisonOperators
+// and InPlacePodVerticalScalingSchedulerPreemption off.
+package spread
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/schedkit/schedkit/internal/selector"
+)
+
+// Upstream's reason strings (podtopologyspread/plugin.go).
+const (
+	ReasonConstraintsNotMatch = "node(s) didn't match pod topology spread constraints"
+	ReasonNodeLabelNotMatch   = ReasonConstraintsNotMatch + " (missing required label)"
+)
+
+// Upstream's defaulting types (config.PodTopologySpreadConstraintsDefaulting).
+const (
+	SystemDefaulting = "System"
+	ListDefaulting   = "List"
+)
+
+// SystemDefaultConstraints are upstream's system defaults
+// (podtopologyspread/plugin.go systemDefaultConstraints).
+func SystemDefaultConstraints() []v1.TopologySpreadConstraint {
+	return []v1.TopologySpreadConstraint{
+		{TopologyKey: v1.LabelHostname, WhenUnsatisfiable: v1.ScheduleAnyway, MaxSkew: 3},
+		{TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: v1.ScheduleAnyway, MaxSkew: 5},
+	}
+}
+
+// ErrInvalidArgs is wrapped by [NewConfig]'s errors; callers wrap it in
+// their own package's sentinel.
+var ErrInvalidArgs = errors.New("invalid PodTopologySpread args")
+
+// Lister finds the objects whose selectors make up the selector of the
+// default constraints (snapshot.Workloads satisfies it). Every method
+// returns nil for "none".
+type Lister interface {
+	Services(namespace string) []*v1.Service
+	ReplicationController(namespace, name string) *v1.ReplicationController
+	ReplicaSet(namespace, name string) *appsv1.ReplicaSet
+	StatefulSet(namespace, name string) *appsv1.StatefulSet
+}
+
+// Config is validated PodTopologySpread args.
+type Config struct {
+	// Defaults apply to pods without spec.topologySpreadConstraints.
+	Defaults []v1.TopologySpreadConstraint
+	// System: the defaults are the system defaults (defaultingType
+	// System). It decides whether scoring ignores nodes missing a
+	// topology key.
+	System bool
+	// Lister finds the pod's Services and controller; nil finds none
+	// (then default constraints never apply).
+	Lister Lister
+}
+
+// NewConfig validates args as upstream's ValidatePodTopologySpreadArgs
+// does and applies its defaulting ("" is System, as v1's
+// SetDefaults_PodTopologySpreadArgs). Errors wrap [ErrInvalidArgs] and
+// name the field ("defaultConstraints[1].maxSkew"). O(constraints²).
+func NewConfig(defaults []v1.TopologySpreadConstraint, defaultingType string, lister Lister) (Config, error) {
+	if defaultingType == "" {
+		defaultingType = SystemDefaulting
+	}
+	var errs field.ErrorList
+	switch {
+	case defaultingType != SystemDefaulting && defaultingType != ListDefaulting:
+		errs = append(errs, field.NotSupported(field.NewPath("defaultingType"), defaultingType, []string{SystemDefaulting, ListDefaulting}))
+	case defaultingType == SystemDefaulting && len(defaults) > 0:
+		errs = append(errs, field.Invalid(field.NewPath("defaultingType"), defaultingType, "when .defaultConstraints are not empty"))
+	}
+	path := field.NewPath("defaultConstraints")
+	for i := range defaults {
+		c := &defaults[i]
+		p := path.Index(i)
+		if c.MaxSkew <= 0 {
+			errs = append(errs, field.Invalid(p.Child("maxSkew"), c.MaxSkew, "not in valid range (0, inf)"))
+		}
+		if c.TopologyKey == "" {
+			errs = append(errs, field.Required(p.Child("topologyKey"), "can not be empty"))
+		} else {
+			errs = append(errs, metav1validation.ValidateLabelName(c.TopologyKey, p.Child("topologyKey"))...)
+		}
+		switch c.WhenUnsatisfiable {
+		case v1.DoNotSchedule, v1.ScheduleAnyway:
+		case "":
+			errs = append(errs, field.Required(p.Child("whenUnsatisfiable"), "can not be empty"))
+		default:
+			errs = append(errs, field.NotSupported(p.Child("whenUnsatisfiable"), c.WhenUnsatisfiable, []string{string(v1.DoNotSchedule), string(v1.ScheduleAnyway)}))
+		}
+		if c.LabelSelector != nil {
+			errs = append(errs, field.Forbidden(p.Child("labelSelector"), "constraint must not define a selector, as they deduced for each pod"))
+		}
+		for j := range defaults[:i] {
+			if o := &defaults[j]; o.TopologyKey == c.TopologyKey && o.WhenUnsatisfiable == c.WhenUnsatisfiable {
+				errs = append(errs, field.Duplicate(p, fmt.Sprintf("{%v, %v}", c.TopologyKey, c.WhenUnsatisfiable)))
+				break
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return Config{}, fmt.Errorf("%w: %w", errs.ToAggregate(), ErrInvalidArgs)
+	}
+	cfg := Config{Defaults: defaults, Lister: lister}
+	if defaultingType == SystemDefaulting {
+		cfg.Defaults, cfg.System = SystemDefaultConstraints(), true
+	}
+	return cfg, nil
+}
+
+// Constraint is one parsed spread constraint (upstream's
+// topologySpreadConstraint).
+type Constraint struct {
+	MaxSkew     int32
+	TopologyKey string
+	// Selector selects the pods counted; a Selector that is Empty
+	// (labelSelector {}) counts no pod but matches the incoming pod
+	// itself, as upstream's countPodsMatchSelector and Filter do.
+	Selector Selector
+	// MinDomains is the constraint's minDomains, 1 when unset.
+	MinDomains int32
+	// HonorAffinity and HonorTaints are nodeAffinityPolicy Honor (the
+	// default) and nodeTaintsPolicy Honor (default Ignore).
+	HonorAffinity, HonorTaints bool
+	hostname                   bool
+}
+
+// Constraints returns the constraints with action whenUnsatisfiable that
+// apply to pod (upstream getConstraints / initPreScoreState): the pod's own
+// if it has any, else the defaults with the selector of [DefaultSelector]
+// (none if that selector is empty). Errors (an invalid labelSelector) name
+// the field. O(constraints × selector size).
+func (c *Config) Constraints(pod *v1.Pod, action v1.UnsatisfiableConstraintAction) ([]Constraint, error) {
+	if len(pod.Spec.TopologySpreadConstraints) > 0 {
+		cs, err := parse(pod.Spec.TopologySpreadConstraints, pod.Labels, action, "spec.topologySpreadConstraints")
+		if err != nil {
+			return nil, err
+		}
+		return cs, nil
+	}
+	cs, err := parse(c.Defaults, pod.Labels, action, "defaultConstraints")
+	if err != nil || len(cs) == 0 {
+		return nil, err
+	}
+	sel := DefaultSelector(pod, c.Lister)
+	if sel.Empty() {
+		return nil, nil
+	}
+	for i := range cs {
+		cs[i].Selector = sel
+	}
+	return cs, nil
+}
+
+// parse is upstream's filterTopologySpreadConstraints.
+func parse(in []v1.TopologySpreadConstraint, podLabels map[string]string, action v1.UnsatisfiableConstraintAction, path string) ([]Constraint, error) {
+	var out []Constraint
+	for i := range in {
+		c := &in[i]
+		if c.WhenUnsatisfiable != action {
+			continue
+		}
+		one, err := selector.FromLabelSelector(c.LabelSelector)
+		if err != nil {
+			return nil, fmt.Errorf("%s[%d].labelSelector: %w", path, i, err)
+		}
+		sel := Selector{one}
+		if len(c.MatchLabelKeys) > 0 && c.LabelSelector != nil {
+			// Upstream's mergeLabelSetWithSelector: the pod's values of
+			// these keys ANDed with the selector; a nil labelSelector
+			// (nothing) stays as it is.
+			set := map[string]string{}
+			for _, k := range c.MatchLabelKeys {
+				if v, ok := podLabels[k]; ok {
+					set[k] = v
+				}
+			}
+			if len(set) > 0 {
+				sel = Selector{selector.FromSet(set), one}
+			}
+		}
+		pc := Constraint{
+			MaxSkew:       c.MaxSkew,
+			TopologyKey:   c.TopologyKey,
+			Selector:      sel,
+			MinDomains:    1,
+			HonorAffinity: true,
+			hostname:      c.TopologyKey == v1.LabelHostname,
+		}
+		if c.MinDomains != nil {
+			pc.MinDomains = *c.MinDomains
+		}
+		if c.NodeAffinityPolicy != nil {
+			pc.HonorAffinity = *c.NodeAffinityPolicy == v1.NodeInclusionPolicyHonor
+		}
+		if c.NodeTaintsPolicy != nil {
+			pc.HonorTaints = *c.NodeTaintsPolicy == v1.NodeInclusionPolicyHonor
+		}
+		out = append(out, pc)
+	}
+	return out, nil
+}
+
+// Selector is a pod label selector: compiled selectors ANDed (upstream's
+// labels.Selector after Add). Read-only; matching allocates nothing.
+type Selector []selector.Selector
+
+// Matches reports whether every part matches the labels.
+func (s Selector) Matches(ls map[string]string) bool {
+	for i := range s {
+		if !selector.MatchMap(&s[i], ls) {
+			return false
+		}
+	}
+	return true
+}
+
+// Empty reports whether s has no requirement (upstream's Selector.Empty:
+// it matches every label set, and counts no pod).
+func (s Selector) Empty() bool {
+	for i := range s {
+		if !s[i].Empty() {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	rcKind = v1.SchemeGroupVersion.WithKind("ReplicationController")
+	rsKind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
+	ssKind = appsv1.SchemeGroupVersion.WithKind("StatefulSet")
+)
+
+// DefaultSelector is upstream's helper.DefaultSelector: the union of the
+// spec.selector of every Service in the pod's namespace whose (non-nil)
+// selector matches the pod's labels, then, for the pod's controller
+// (the ownerReference with controller: true): a ReplicationController's
+// spec.selector merged into that set (its values win), or a ReplicaSet's
+// or StatefulSet's spec.selector requirements added (an invalid or nil
+// selector adds nothing). The controller is looked up by namespace and
+// name whether or not its selector matches the pod. A nil lister gives an
+// empty selector. O(services × selector size).
+func DefaultSelector(pod *v1.Pod, l Lister) Selector {
+	set := map[string]string{}
+	if l != nil {
+		for _, svc := range l.Services(pod.Namespace) {
+			if svc == nil || svc.Spec.Selector == nil {
+				continue // a nil selector matches nothing
+			}
+			if sel := selector.FromSet(svc.Spec.Selector); selector.MatchMap(&sel, pod.Labels) {
+				maps.Copy(set, svc.Spec.Selector)
+			}
+		}
+	}
+	sel := Selector{selector.FromSet(set)}
+	owner := metav1.GetControllerOfNoCopy(pod)
+	if owner == nil || l == nil {
+		return sel
+	}
+	gv, err := schema.ParseGroupVersion(owner.APIVersion)
+	if err != nil {
+		return sel
+	}
+	var ls *metav1.LabelSelector
+	switch gv.WithKind(owner.Kind) {
+	case rcKind:
+		if rc := l.ReplicationController(pod.Namespace, owner.Name); rc != nil {
+			maps.Copy(set, rc.Spec.Selector) // labels.Merge: the controller's values win
+			return Selector{selector.FromSet(set)}
+		}
+		return sel
+	case rsKind:
+		if rs := l.ReplicaSet(pod.Namespace, owner.Name); rs != nil {
+			ls = rs.Spec.Selector
+		}
+	case ssKind:
+		if ss := l.StatefulSet(pod.Namespace, owner.Name); ss != nil {
+			ls = ss.Spec.Selector
+		}
+	}
+	if ls == nil {
+		return sel // nil: LabelSelectorAsSelector gives Nothing, which has no requirements to add
+	}
+	other, err := selector.FromLabelSelector(ls)
+	if err != nil {
+		return sel
+	}
+	return append(sel, other)
+}
+
+// PodInfo is the engine's view of a pod (*snapshot.PodInfo).
+type PodInfo interface{ Pod() *v1.Pod }
+
+// NodeInfo is the engine's view of a node (*snapshot.NodeInfo): its
+// object, its labels as handles (for the node-affinity check) and its
+// pods.
+type NodeInfo[P PodInfo] interface {
+	Node() *v1.Node
+	Labels() []selector.Label
+	Pods() []P
+}
+
+// Inclusion says whether a node passes the pod's required node affinity
+// and tolerates-taints checks, the inputs of nodeAffinityPolicy and
+// nodeTaintsPolicy Honor. Build it with [NewInclusion].
+type Inclusion[N any] struct {
+	affinity  func(name string, ls []selector.Label) bool
+	tolerated func(N) bool
+}
+
+// NewInclusion returns the pod's inclusion checks: its required node
+// affinity as upstream's RequiredNodeAffinity.Match (spec.nodeSelector
+// and the required terms, compiled by internal/selector; invalid terms
+// match nothing), and tolerated, which must report that the pod
+// tolerates every NoSchedule and NoExecute taint of the node (nil: every
+// node). O(requirements) to compile.
+func NewInclusion[N any](pod *v1.Pod, tolerated func(N) bool) Inclusion[N] {
+	in := Inclusion[N]{tolerated: tolerated}
+	var required *selector.NodeSelector
+	if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		ns, _ := selector.CompileNodeSelector(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution, nil) // errors: those terms match nothing
+		required = &ns
+	}
+	if len(pod.Spec.NodeSelector) == 0 && required == nil {
+		return in
+	}
+	sel := selector.FromSet(pod.Spec.NodeSelector)
+	in.affinity = func(name string, ls []selector.Label) bool {
+		return selector.Match(&sel, ls) && (required == nil || selector.MatchNode(required, name, ls))
+	}
+	return in
+}
+
+// includes is upstream's matchNodeInclusionPolicies.
+func (in *Inclusion[N]) includes(c *Constraint, n N, node *v1.Node, ls []selector.Label) bool {
+	if c.HonorAffinity && in.affinity != nil && !in.affinity(node.Name, ls) {
+		return false
+	}
+	if c.HonorTaints && in.tolerated != nil && !in.tolerated(n) {
+		return false
+	}
+	return true
+}
+
+// countMatching is upstream's countPodsMatchSelector: pods in namespace
+// ns, not terminating, whose labels sel matches; 0 for an Empty
+// selector.
+func countMatching[P PodInfo](pods []P, sel Selector, ns string) int {
+	if sel.Empty() {
+		return 0
+	}
+	n := 0
+	for _, pi := range pods {
+		p := pi.Pod()
+		if p.DeletionTimestamp != nil || p.Namespace != ns {
+			continue
+		}
+		if sel.Matches(p.Labels) {
+			n++
+		}
+	}
+	return n
+}
+
+// hasKeys is upstream's nodeLabelsMatchSpreadConstraints.
+func hasKeys(nodeLabels map[string]string, cs []Constraint) bool {
+	for i := range cs {
+		if _, ok := nodeLabels[cs[i].TopologyKey]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// Verdict is the outcome of [Filter.Check] on one node.
+type Verdict uint8
+
+const (
+	// Pass: every constraint holds.
+	Pass Verdict = iota
+	// MissingLabel: the node lacks a constraint's topology key
+	// (ReasonNodeLabelNotMatch, UnschedulableAndUnresolvable).
+	MissingLabel
+	// Skew: placing the pod would exceed a constraint's maxSkew
+	// (ReasonConstraintsNotMatch, Unschedulable).
+	Skew
+)
+
+// Filter is upstream's preFilterState for one pod: for every
+// DoNotSchedule constraint, the matching pods per topology domain among
+// the eligible nodes, the global minimum, and whether the pod matches its
+// own selector. Read-only after [NewFilter]; safe for concurrent Check.
+type Filter struct {
+	cs     []Constraint
+	counts []map[string]int
+	min    []int
+	self   []bool
+}
+
+// NewFilter counts, for the DoNotSchedule constraints cs of pod, the
+// pods matching each constraint per topology domain over the n nodes
+// node(0..n-1) (upstream calPreFilterState): a node missing any
+// constraint's topology key is skipped; a constraint skips a node its
+// inclusion policies exclude; a domain of an eligible node exists even
+// with no matching pod. nil for no constraints (upstream's Skip).
+// O(n × constraints × pods per node × selector size); allocates the
+// per-domain maps.
+func NewFilter[N NodeInfo[P], P PodInfo](cs []Constraint, pod *v1.Pod, n int, node func(int) N, in Inclusion[N]) *Filter {
+	if len(cs) == 0 {
+		return nil
+	}
+	f := &Filter{cs: cs, counts: make([]map[string]int, len(cs)), min: make([]int, len(cs)), self: make([]bool, len(cs))}
+	for i := range cs {
+		f.counts[i] = map[string]int{}
+		f.self[i] = cs[i].Selector.Matches(pod.Labels)
+	}
+	for j := 0; j < n; j++ {
+		ni := node(j)
+		nd := ni.Node()
+		if !hasKeys(nd.Labels, cs) {
+			continue
+		}
+		for i := range cs {
+			c := &cs[i]
+			if !in.includes(c, ni, nd, ni.Labels()) {
+				continue
+			}
+			f.counts[i][nd.Labels[c.TopologyKey]] += countMatching(ni.Pods(), c.Selector, pod.Namespace)
+		}
+	}
+	for i := range cs {
+		// Upstream's critical path: the smallest count, MaxInt32 with no
+		// domain; 0 when there are fewer domains than minDomains.
+		m := math.MaxInt32
+		for _, v := range f.counts[i] {
+			m = min(m, v)
+		}
+		if len(f.counts[i]) < int(cs[i].MinDomains) {
+			m = 0
+		}
+		f.min[i] = m
+	}
+	return f
+}
+
+// Check is upstream's Filter for one node: constraint by constraint, the
+// node must have the topology key (else MissingLabel), and matching pods
+// in its domain + 1 if the pod matches the selector − the global minimum
+// must not exceed maxSkew (else Skew). O(constraints) map look-ups;
+// allocates nothing.
+func (f *Filter) Check(node *v1.Node) Verdict {
+	for i := range f.cs {
+		c := &f.cs[i]
+		v, ok := node.Labels[c.TopologyKey]
+		if !ok {
+			return MissingLabel
+		}
+		self := 0
+		if f.self[i] {
+			self = 1
+		}
+		if f.counts[i][v]+self-f.min[i] > int(c.MaxSkew) {
+			return Skew
+		}
+	}
+	return Pass
+}
+
+// Constraints returns the constraints the filter checks. Read-only.
+func (f *Filter) Constraints() []Constraint { return f.cs }
+
+// Score is upstream's preScoreState for one pod, minus what depends on
+// the candidate set (see [Score.Raw]): per ScheduleAnyway constraint
+// (except hostname ones, counted per node), the matching pods per topology
+// domain over the whole cluster. Read-only after [NewScore]; safe for
+// concurrent use.
+type Score[N NodeInfo[P], P PodInfo] struct {
+	cs         []Constraint
+	ns         string
+	requireAll bool
+	counts     []map[string]int64
+}
+
+// NewScore counts, for the ScheduleAnyway constraints cs of pod, the
+// matching pods per domain over the n nodes node(0..n-1) (upstream
+// PreScore's pass over all nodes). requireAll (the pod has its own
+// constraints, or the defaults are not the system's) skips nodes missing
+// any topology key; otherwise a missing key counts as the domain "". nil
+// for no constraints or no nodes (upstream's Skip).
+// O(n × constraints × pods per node × selector size).
+func NewScore[N NodeInfo[P], P PodInfo](cs []Constraint, requireAll bool, pod *v1.Pod, n int, node func(int) N, in Inclusion[N]) *Score[N, P] {
+	if len(cs) == 0 || n == 0 {
+		return nil
+	}
+	s := &Score[N, P]{cs: cs, ns: pod.Namespace, requireAll: requireAll, counts: make([]map[string]int64, len(cs))}
+	for i := range cs {
+		s.counts[i] = map[string]int64{}
+	}
+	for j := 0; j < n; j++ {
+		ni := node(j)
+		nd := ni.Node()
+		if requireAll && !hasKeys(nd.Labels, cs) {
+			continue
+		}
+		for i := range cs {
+			c := &cs[i]
+			if c.hostname || !in.includes(c, ni, nd, ni.Labels()) {
+				continue
+			}
+			s.counts[i][nd.Labels[c.TopologyKey]] += int64(countMatching(ni.Pods(), c.Selector, pod.Namespace))
+		}
+	}
+	return s
+}
+
+// Constraints returns the constraints scored. Read-only.
+func (s *Score[N, P]) Constraints() []Constraint { return s.cs }
+
+// Ignored reports whether scoring ignores node (upstream IgnoredNodes: it
+// lacks a topology key and requireAll holds); its raw and final scores
+// are 0.
+func (s *Score[N, P]) Ignored(node *v1.Node) bool {
+	return s.requireAll && !hasKeys(node.Labels, s.cs)
+}
+
+// Weights returns upstream's TopologyNormalizingWeight per constraint for
+// the candidate set nodes: ln(domains + 2), where domains counts the
+// distinct values (a missing key is the value "") of the constraint's key
+// among the candidates not ignored, or for a hostname constraint the
+// candidates not ignored. O(len(nodes) × constraints); allocates the
+// result and a set per constraint.
+func (s *Score[N, P]) Weights(nodes []N) []float64 {
+	w := make([]float64, len(s.cs))
+	kept := 0
+	seen := make([]map[string]struct{}, len(s.cs))
+	for i := range seen {
+		seen[i] = map[string]struct{}{}
+	}
+	for _, ni := range nodes {
+		nd := ni.Node()
+		if s.Ignored(nd) {
+			continue
+		}
+		kept++
+		for i := range s.cs {
+			if !s.cs[i].hostname {
+				seen[i][nd.Labels[s.cs[i].TopologyKey]] = struct{}{}
+			}
+		}
+	}
+	for i := range s.cs {
+		size := len(seen[i])
+		if s.cs[i].hostname {
+			size = kept
+		}
+		w[i] = math.Log(float64(size + 2))
+	}
+	return w
+}
+
+// Raw writes upstream's Score of nodes[i] to out[i], taking nodes as the
+// candidate set (upstream's filteredNodes, which set the weights: see
+// [Score.Weights]): 0 for an ignored node, else round(Σ over constraints
+// whose key the node has of count × weight + maxSkew − 1), where count
+// is the matching pods in the node's domain, or on the node itself for a
+// hostname constraint (which upstream counts without inclusion
+// policies). O(len(nodes) × constraints) plus the hostname counts;
+// allocates the weights.
+func (s *Score[N, P]) Raw(nodes []N, out []int64) {
+	w := s.Weights(nodes)
+	for j, ni := range nodes {
+		nd := ni.Node()
+		if s.Ignored(nd) {
+			out[j] = 0
+			continue
+		}
+		var sc float64
+		for i := range s.cs {
+			c := &s.cs[i]
+			v, ok := nd.Labels[c.TopologyKey]
+			if !ok {
+				continue
+			}
+			var cnt int64
+			if c.hostname {
+				cnt = int64(countMatching(ni.Pods(), c.Selector, s.ns))
+			} else {
+				cnt = s.counts[i][v]
+			}
+			sc += float64(cnt)*w[i] + float64(c.MaxSkew-1)
+		}
+		out[j] = int64(math.Round(sc))
+	}
+}
+
+// Normalize is upstream's NormalizeScore: ignored nodes get 0; the others
+// 100 × (max + min − s) / max over the raw scores of the nodes not
+// ignored, or 100 each when that max is 0. O(len(nodes)).
+// scores[j] belongs to nodes[j].
+func (s *Score[N, P]) Normalize(nodes []N, scores []int64) {
+	lo, hi := int64(math.MaxInt64), int64(0)
+	for j, ni := range nodes {
+		if s.Ignored(ni.Node()) {
+			continue
+		}
+		lo, hi = min(lo, scores[j]), max(hi, scores[j])
+	}
+	for j, ni := range nodes {
+		switch {
+		case s.Ignored(ni.Node()) || scores[j] == -1:
+			// Upstream marks ignored nodes with -1 and zeroes every -1,
+			// which a raw score can only be with maxSkew 0 (invalid).
+			scores[j] = 0
+		case hi == 0:
+			scores[j] = 100
+		default:
+			scores[j] = 100 * (hi + lo - scores[j]) / hi
+		}
+	}
+}

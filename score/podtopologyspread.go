@@ -1,0 +1,179 @@
+package score
+
+import (
+	"fmt"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/schedkit/schedkit/internal/spread"
+	"github.com/schedkit/schedkit/snapshot"
+)
+
+// PodTopologySpreadName is upstream's plugin name.
+const PodTopologySpreadName = "PodTopologySpread"
+
+// PodTopologySpreadArgs are upstream's PodTopologySpreadArgs
+// (kube-scheduler v1.37 config/v1), shared by this scorer and framework's
+// PodTopologySpread filter.
+type PodTopologySpreadArgs struct {
+	// DefaultConstraints apply to pods without
+	// spec.topologySpreadConstraints; their labelSelector must be unset
+	// (the selector is deduced per pod, see Workloads). Only with
+	// DefaultingType "List".
+	DefaultConstraints []v1.TopologySpreadConstraint
+	// DefaultingType is "System" (the default when empty: hostname
+	// maxSkew 3 and zone maxSkew 5, both ScheduleAnyway) or "List"
+	// (DefaultConstraints).
+	DefaultingType string
+	// Workloads finds the Services, ReplicationControllers, ReplicaSets
+	// and StatefulSets that make up a pod's default selector (upstream's
+	// informer listers). nil finds none, so default constraints never
+	// apply.
+	Workloads snapshot.Workloads
+}
+
+// PodTopologySpread scores nodes by how evenly placing the pod there
+// spreads the pods its ScheduleAnyway topology spread constraints select:
+// upstream PodTopologySpread scoring (kube-scheduler v1.37
+// podtopologyspread/scoring.go and common.go), with upstream's default
+// feature gates (node inclusion policies and matchLabelKeys on).
+//
+// Constraints: the pod's whenUnsatisfiable: ScheduleAnyway constraints if
+// it has any topology spread constraint, else the args' default
+// constraints with ScheduleAnyway, whose selector is upstream's default
+// selector (the Services in the pod's namespace that select it, and its
+// ReplicationController, ReplicaSet or StatefulSet, found through
+// Args.Workloads); no constraint, or an empty default selector, skips the
+// pod (Prepare returns nil). matchLabelKeys adds the pod's values of those
+// labels to the selector. A malformed labelSelector fails Prepare
+// (wrapping [ErrInvalidPod], naming the field).
+//
+// Raw score (Prepare counts, over the whole cluster, the pods in the pod's
+// namespace, not terminating, that each constraint selects, per value of
+// its topology key, on the nodes its nodeAffinityPolicy and
+// nodeTaintsPolicy include): for a node with every topology key (with
+// system defaults a node without the zone key is scored on hostname
+// alone; otherwise it is ignored: raw and final score 0),
+//
+//	round(Σ_constraints count(domain of node) × ln(domains + 2) + maxSkew − 1)
+//
+// where a hostname constraint counts the matching pods on the node itself
+// and its domains are the candidate nodes, and domains are the distinct
+// values of the key among the candidates otherwise. The candidates are
+// the nodes of one Score call (upstream's filtered nodes); [Profile]
+// passes all of them at once to a [Normalizer]. Normalize: 100 × (max +
+// min − raw) / max over the nodes not ignored (100 each if max is 0),
+// so the least crowded domain gets 100.
+//
+// Not node-local: a node's score depends on other nodes' pods, so a
+// Scheduler with this scorer does not use its equivalence cache. Cost:
+// Prepare O(nodes × constraints × pods per node × selector size) (every
+// node's pods are read once: no incremental index yet); Score
+// O(candidates × constraints) map look-ups plus, for hostname constraints,
+// the candidate's own pods; allocates per call, not per node. Safe for
+// concurrent use.
+type PodTopologySpread struct {
+	cfg spread.Config
+}
+
+var _ Scorer = (*PodTopologySpread)(nil)
+
+// NewPodTopologySpread validates args as upstream's
+// ValidatePodTopologySpreadArgs (maxSkew > 0, a valid topologyKey,
+// whenUnsatisfiable DoNotSchedule or ScheduleAnyway, no labelSelector, no
+// two constraints with the same key and action, defaultingType System
+// (only with no constraints) or List). Errors wrap [ErrInvalidConfig] and
+// name the field.
+func NewPodTopologySpread(args PodTopologySpreadArgs) (*PodTopologySpread, error) {
+	var lister spread.Lister
+	if args.Workloads != nil {
+		lister = args.Workloads
+	}
+	cfg, err := spread.NewConfig(args.DefaultConstraints, args.DefaultingType, lister)
+	if err != nil {
+		return nil, fmt.Errorf("score: %s: %w: %w", PodTopologySpreadName, err, ErrInvalidConfig)
+	}
+	return &PodTopologySpread{cfg: cfg}, nil
+}
+
+// Name returns [PodTopologySpreadName].
+func (*PodTopologySpread) Name() string { return PodTopologySpreadName }
+
+// Prepare builds the pod's ScheduleAnyway constraints and counts matching
+// pods per domain over cluster; nil (skip) without constraints or nodes.
+func (s *PodTopologySpread) Prepare(pod *snapshot.PodInfo, cluster Cluster) (PodScorer, error) {
+	p := pod.Pod()
+	cs, err := s.cfg.Constraints(p, v1.ScheduleAnyway)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", err, ErrInvalidPod)
+	}
+	if len(cs) == 0 || cluster == nil {
+		return nil, nil
+	}
+	requireAll := len(p.Spec.TopologySpreadConstraints) > 0 || !s.cfg.System
+	st := spread.NewScore(cs, requireAll, p, cluster.NumNodes(), cluster.Node, podInclusion(p))
+	if st == nil {
+		return nil, nil
+	}
+	return &spreadPod{st: st}, nil
+}
+
+// podInclusion is the pod's required node affinity and taint toleration
+// (upstream's ToleratesTaint on the node's NoSchedule and NoExecute
+// taints), for nodeAffinityPolicy and nodeTaintsPolicy Honor.
+func podInclusion(p *v1.Pod) spread.Inclusion[*snapshot.NodeInfo] {
+	tols := p.Spec.Tolerations
+	return spread.NewInclusion(p, func(n *snapshot.NodeInfo) bool {
+		taints := n.Taints()
+		for i := range taints {
+			t := &taints[i]
+			if t.Effect != v1.TaintEffectNoSchedule && t.Effect != v1.TaintEffectNoExecute {
+				continue
+			}
+			ok := false
+			for j := range tols {
+				if tolerates(&tols[j], t, false) {
+					ok = true
+					break
+				}
+			}
+			if !ok {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+type spreadPod struct {
+	st *spread.Score[*snapshot.NodeInfo, *snapshot.PodInfo]
+}
+
+// Score writes the raw scores, taking nodes as the candidate set.
+func (p *spreadPod) Score(nodes []*snapshot.NodeInfo, out []int64) {
+	p.st.Raw(nodes, out[:len(nodes)])
+}
+
+// Normalize maps the raw scores onto [0, 100], fewest matching pods best.
+func (p *spreadPod) Normalize(nodes []*snapshot.NodeInfo, scores []int64) error {
+	p.st.Normalize(nodes, scores[:len(nodes)])
+	return nil
+}
+
+// Explain names the constraints and the node's domains.
+func (p *spreadPod) Explain(n *snapshot.NodeInfo) string {
+	if p.st.Ignored(n.Node()) {
+		return "ignored: missing a topology key"
+	}
+	var parts []string
+	for _, c := range p.st.Constraints() {
+		v, ok := n.Node().Labels[c.TopologyKey]
+		if !ok {
+			parts = append(parts, fmt.Sprintf("%s: missing", c.TopologyKey))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s=%s (maxSkew %d)", c.TopologyKey, v, c.MaxSkew))
+	}
+	return strings.Join(parts, ", ")
+}
