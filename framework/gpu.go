@@ -176,12 +176,20 @@ func chooseDevices(dc snapshot.DeviceChooser, pod *snapshot.PodInfo, node *snaps
 		return nil, fmt.Errorf("framework: pod %s asks for GPU devices on node %s and no device chooser is configured (Config.DeviceChooser, e.g. gpushare.BestFit{}, or a scorer that is a snapshot.DeviceChooser): %w", pod.Key(), node.Name(), ErrInvalidConfig)
 	}
 	devs, ok := dc.ChooseDevices(pod, node)
+	name := fmt.Sprintf("%T", dc)
+	if n, isNamed := dc.(interface{ Name() string }); isNamed {
+		name = n.Name()
+	}
 	if !ok {
-		name := fmt.Sprintf("%T", dc)
-		if n, isNamed := dc.(interface{ Name() string }); isNamed {
-			name = n.Name()
-		}
-		return nil, fmt.Errorf("framework: %s found no devices for pod %s on node %s (add the GPUDevices filter)", name, pod.Key(), node.Name())
+		// The filters let through a node whose devices cannot take the
+		// pod: the profile lacks the GPUDevices filter.
+		return nil, fmt.Errorf("framework: %s found no devices for pod %s on node %s (add the GPUDevices filter): %w", name, pod.Key(), node.Name(), ErrInvalidConfig)
+	}
+	// A chooser that breaks its contract would corrupt the device
+	// accounting silently: check its answer.
+	if devs.Len() != pod.GPU().Count || uint64(devs)>>uint(len(node.Devices())) != 0 {
+		return nil, fmt.Errorf("framework: device chooser %s chose devices %v for pod %s on node %s, which has %d devices; the pod asks for %d: %w",
+			name, devs.AppendIndexes(nil), pod.Key(), node.Name(), len(node.Devices()), pod.GPU().Count, ErrInvalidConfig)
 	}
 	return pod.WithDevices(devs), nil
 }

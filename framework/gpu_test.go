@@ -244,3 +244,44 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// badChooser answers with fixed devices, whatever the pod and node.
+type badChooser struct {
+	devs snapshot.DeviceSet
+	ok   bool
+}
+
+func (c badChooser) ChooseDevices(*snapshot.PodInfo, *snapshot.NodeInfo) (snapshot.DeviceSet, bool) {
+	return c.devs, c.ok
+}
+
+// TestDeviceChoiceErrors: when the chooser finds no devices on the chosen
+// node (the profile lacks the GPUDevices filter) or breaks its contract
+// (wrong count, an index beyond the node's devices), Schedule returns an
+// error wrapping ErrInvalidConfig and a decision that names no node;
+// before, the decision named the node (Scheduled() true) and a wrong
+// answer was charged silently.
+func TestDeviceChoiceErrors(t *testing.T) {
+	c := st.Cache(t, []*v1.Node{gpuNode("n", "T4", "2")})
+	one := snapshot.DeviceSet(0).With(0)
+	for _, tc := range []struct {
+		name string
+		dc   snapshot.DeviceChooser
+		pod  *v1.Pod
+		msg  string
+	}{
+		{"no devices without the filter", gpushare.BestFit{}, gpuPod("four", "4", "1000").Obj(), "add the GPUDevices filter"},
+		{"too many devices", badChooser{one.With(1), true}, gpuPod("p", "1", "500").Obj(), "chose devices [0 1] for pod default/p on node n, which has 2 devices; the pod asks for 1"},
+		{"index beyond the node", badChooser{snapshot.DeviceSet(0).With(5), true}, gpuPod("q", "1", "500").Obj(), "chose devices [5]"},
+		{"no devices at all", badChooser{0, true}, gpuPod("r", "1", "500").Obj(), "chose devices []"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := framework.New(framework.Config{DeviceChooser: tc.dc, Seed: 1})
+			require.NoError(t, err)
+			d, err := s.SchedulePod(c.Snapshot(), snapshot.MustPodInfo(tc.pod))
+			require.ErrorIs(t, err, framework.ErrInvalidConfig)
+			assert.Contains(t, err.Error(), tc.msg)
+			assert.False(t, d.Scheduled(), "the decision names node %q", d.Node)
+		})
+	}
+}

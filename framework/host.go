@@ -22,6 +22,8 @@ func (s *Scheduler) finish(d Decision, cluster score.Cluster) (Decision, error) 
 	if pod.GPU().Count > 0 {
 		withDevs, err := chooseDevices(s.devices, pod, s.feasible[best])
 		if err != nil {
+			// Not placed: the decision names no node.
+			d.Node, d.Total = "", 0
 			return d, err
 		}
 		d.Pod = withDevs

@@ -57,8 +57,9 @@ type Arrival struct {
 // and the cycle's settings.
 type Config struct {
 	// Filters run in order for every pod; a node's reasons come from the
-	// first filter it fails. nil means framework.DefaultFilters(); add
-	// framework.GPUDevices for GPU sharing, and the user's own.
+	// first filter it fails. nil means framework.DefaultFilters() and
+	// framework.GPUDevices (GPU sharing); a list of the user's own must
+	// name GPUDevices too when pods share GPUs.
 	Filters []framework.Filter
 	// Profile scores the feasible nodes; nil means score.DefaultProfile().
 	Profile *score.Profile
@@ -224,7 +225,9 @@ func Run(ctx context.Context, in *Input, cfg Config) (*Report, error) {
 	}
 
 	if cfg.Filters == nil {
-		cfg.Filters = framework.DefaultFilters()
+		// With the default device chooser the device filter goes too: it
+		// skips pods that ask for no device.
+		cfg.Filters = append(framework.DefaultFilters(), framework.GPUDevices{})
 	}
 	sched, err := framework.New(framework.Config{
 		Filters:                  cfg.Filters,

@@ -344,3 +344,26 @@ func TestRunBoundDevices(t *testing.T) {
 		})
 	}
 }
+
+// TestRunDefaultFiltersShareGPUs: with Config{} (default filters, the
+// default device chooser) share pods that the node's devices cannot take
+// are unschedulable with the device filter's reason; before, the default
+// filters lacked GPUDevices and the run failed ("add the GPUDevices
+// filter") at the first pod whose total fits but whose devices do not.
+func TestRunDefaultFiltersShareGPUs(t *testing.T) {
+	gpu := snapshottest.MakeNode("g").Capacity("cpu", "32", "memory", "64Gi", "pods", "110",
+		"alibabacloud.com/gpu-count", "2", "alibabacloud.com/gpu-milli", "2000").Obj()
+	in := &replay.Input{Nodes: []*v1.Node{gpu}}
+	for i := range 3 {
+		p := snapshottest.MakePod(fmt.Sprintf("s%d", i)).Req("cpu", "1", "alibabacloud.com/gpu-milli", "600").
+			Annotation(snapshot.AnnotationGPUCount, "1").Annotation(snapshot.AnnotationGPUMilli, "600").Obj()
+		in.Arrivals = append(in.Arrivals, replay.Arrival{Pod: snapshot.MustPodInfo(p)})
+	}
+	rep, err := replay.Run(context.Background(), in, replay.Config{})
+	require.NoError(t, err)
+	// 600 + 600 on two devices; the third needs 600 on one device (400
+	// free on each) though 800 milli-GPU are free in total.
+	assert.Equal(t, 2, rep.Placed)
+	assert.Equal(t, 1, rep.Unschedulable)
+	assert.Equal(t, map[string]int{"Insufficient GPU devices": 1}, rep.Reasons)
+}

@@ -71,7 +71,7 @@ func ScorerNames() []string {
 // Build returns the built-in scorer c names, with c's settings. Errors wrap
 // [ErrInvalidConfig] and name the field: an unknown name ("scorer: unknown
 // scorer ..."), a Shape for a scorer other than RequestedToCapacityRatio,
-// and whatever the scorer's constructor rejects (a weight out of range,
+// Spread for a scorer other than DotProduct, and whatever the scorer's constructor rejects (a weight out of range,
 // a malformed shape). O(resources + shape points); the scorer is new.
 func (c Config) Build() (Scorer, error) {
 	name := c.Scorer
@@ -84,6 +84,9 @@ func (c Config) Build() (Scorer, error) {
 		}
 		if c.Shape != nil && name != "RequestedToCapacityRatio" {
 			return nil, fmt.Errorf("%w: shape: only for scorer RequestedToCapacityRatio", ErrInvalidConfig)
+		}
+		if c.Spread && name != "DotProduct" {
+			return nil, fmt.Errorf("%w: spread: only for scorer DotProduct", ErrInvalidConfig)
 		}
 		s, err := b.build(c)
 		if err != nil {

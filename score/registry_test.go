@@ -36,6 +36,7 @@ func TestConfigBuild(t *testing.T) {
 		{name: "unknown", cfg: score.Config{Scorer: "Tetris"}, wantErr: `scorer: unknown scorer "Tetris" (want LeastAllocated, MostAllocated, RequestedToCapacityRatio, BalancedAllocation, ImageLocality, TaintToleration, NodeAffinity, BinPack, DominantResource or DotProduct)`},
 		{name: "case matters", cfg: score.Config{Scorer: "leastallocated"}, wantErr: `unknown scorer "leastallocated"`},
 		{name: "balanced weight", cfg: score.Config{Scorer: "BalancedAllocation", Resources: []score.ResourceSpec{{Name: v1.ResourceCPU, Weight: 3}}}, wantErr: "resources[0].weight: 3, BalancedAllocation takes weight 1 only"},
+		{name: "spread without DotProduct", cfg: score.Config{Scorer: "LeastAllocated", Spread: true}, wantErr: "spread: only for scorer DotProduct"},
 		{name: "shape without RTCR", cfg: score.Config{Scorer: "MostAllocated", Shape: []score.UtilizationShapePoint{{}}}, wantErr: "shape: only for scorer RequestedToCapacityRatio"},
 		{name: "weight out of range", cfg: score.Config{Resources: []score.ResourceSpec{{Name: v1.ResourceCPU, Weight: 101}}}, wantErr: "resources[0].weight: 101 for cpu not in [1, 100]"},
 		{name: "bad shape", cfg: score.Config{Scorer: "RequestedToCapacityRatio", Shape: []score.UtilizationShapePoint{{Utilization: 50, Score: 1}, {Utilization: 10, Score: 2}}}, wantErr: "shape"},
