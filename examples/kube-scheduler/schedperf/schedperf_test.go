@@ -34,6 +34,17 @@ func testCaseNamed(t *testing.T, tcs []*testCase, name string) *testCase {
 	return nil
 }
 
+// smallestPlan unrolls the smallest workload of the suite's test case name.
+func smallestPlan(t *testing.T, name string) *plan {
+	t.Helper()
+	tc := testCaseNamed(t, suite(t), name)
+	w, err := tc.pickWorkload("smallest")
+	require.NoError(t, err)
+	p, err := buildPlan(tc, w)
+	require.NoError(t, err)
+	return p
+}
+
 // TestSuiteLoads reads every performance-config.yaml of k8s.io/kubernetes
 // v1.37.2 strictly and unrolls every test case's smallest workload: each
 // either gives a plan or says why it cannot run.
@@ -63,11 +74,7 @@ func TestSuiteLoads(t *testing.T) {
 // the same way (3 pods on each node: both score with LeastAllocated and
 // BalancedAllocation).
 func TestEndToEndSchedulingBasic(t *testing.T) {
-	tc := testCaseNamed(t, suite(t), "SchedulingBasic")
-	w, err := tc.pickWorkload("smallest")
-	require.NoError(t, err)
-	p, err := buildPlan(tc, w)
-	require.NoError(t, err)
+	p := smallestPlan(t, "SchedulingBasic")
 	require.Empty(t, p.Unrunnable)
 	require.Equal(t, 5, p.Nodes)
 	require.Equal(t, 15, p.Pods)
@@ -94,11 +101,7 @@ func TestEndToEndSchedulingBasic(t *testing.T) {
 // pods (3 CPUs) fit only after evicting 900m low-priority pods; upstream
 // preempts, schedkit is reported unsupported with the reason.
 func TestPreemptionIsUnsupported(t *testing.T) {
-	tc := testCaseNamed(t, suite(t), "PreemptionBasic")
-	w, err := tc.pickWorkload("smallest")
-	require.NoError(t, err)
-	p, err := buildPlan(tc, w)
-	require.NoError(t, err)
+	p := smallestPlan(t, "PreemptionBasic")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	// Upstream on the fake clientset sometimes leaves one of the five
@@ -232,11 +235,7 @@ func runBoth(t *testing.T, p *plan) (up, sk sideResult) {
 // unsupported before), both bind all 20 pods and keep the zone skew
 // within 5.
 func TestEndToEndTopologySpreading(t *testing.T) {
-	tc := testCaseNamed(t, suite(t), "TopologySpreading")
-	w, err := tc.pickWorkload("smallest")
-	require.NoError(t, err)
-	p, err := buildPlan(tc, w)
-	require.NoError(t, err)
+	p := smallestPlan(t, "TopologySpreading")
 	require.Equal(t, 20, p.Pods)
 	require.Empty(t, schedkitUnsupported(p))
 	up, sk := runBoth(t, p)
@@ -270,6 +269,18 @@ func writeSuite(t *testing.T, config string, files map[string]string) *plan {
 	return p
 }
 
+// skewedZoneNodes are createNodes ops for writeSuite: 4 nodes of
+// node-default.yaml in zone a, 1 in zone b.
+const skewedZoneNodes = `  - opcode: createNodes
+    count: 4
+    nodeTemplatePath: $suite/templates/node-default.yaml
+    labelNodePrepareStrategy: {labelKey: topology.kubernetes.io/zone, labelValues: [a]}
+  - opcode: createNodes
+    count: 1
+    nodeTemplatePath: $suite/templates/node-default.yaml
+    labelNodePrepareStrategy: {labelKey: topology.kubernetes.io/zone, labelValues: [b]}
+`
+
 // TestSpreadingFilterDecides: 4 nodes in zone a, 1 in zone b, 10 pods
 // with a zone maxSkew 1 DoNotSchedule constraint. Without the filter the
 // scores spread pods over nodes, 8 in a and 2 in b (skew 6); with it
@@ -278,15 +289,7 @@ func TestSpreadingFilterDecides(t *testing.T) {
 	p := writeSuite(t, `
 - name: SkewedZones
   workloadTemplate:
-  - opcode: createNodes
-    count: 4
-    nodeTemplatePath: $suite/templates/node-default.yaml
-    labelNodePrepareStrategy: {labelKey: topology.kubernetes.io/zone, labelValues: [a]}
-  - opcode: createNodes
-    count: 1
-    nodeTemplatePath: $suite/templates/node-default.yaml
-    labelNodePrepareStrategy: {labelKey: topology.kubernetes.io/zone, labelValues: [b]}
-  - opcode: createPods
+`+skewedZoneNodes+`  - opcode: createPods
     count: 10
     podTemplatePath: spread.yaml
     collectMetrics: true
@@ -330,15 +333,7 @@ func TestSystemDefaultSpreading(t *testing.T) {
 	p := writeSuite(t, `
 - name: ServiceSpreading
   workloadTemplate:
-  - opcode: createNodes
-    count: 4
-    nodeTemplatePath: $suite/templates/node-default.yaml
-    labelNodePrepareStrategy: {labelKey: topology.kubernetes.io/zone, labelValues: [a]}
-  - opcode: createNodes
-    count: 1
-    nodeTemplatePath: $suite/templates/node-default.yaml
-    labelNodePrepareStrategy: {labelKey: topology.kubernetes.io/zone, labelValues: [b]}
-  - opcode: createAny
+`+skewedZoneNodes+`  - opcode: createAny
     namespace: service-ns
     templatePath: $suite/templates/service.yaml
   - opcode: createPods
@@ -363,12 +358,7 @@ func TestSystemDefaultSpreading(t *testing.T) {
 	assert.Equal(t, 1, sk.Placement.PodsPerNode[most], "one node (b) holds the most pods: %v", sk.Placement.PodsPerNode)
 	assert.Greater(t, most, 4, "node b holds more than an even share: %v", sk.Placement.PodsPerNode)
 
-	tc := testCaseNamed(t, suite(t), "SchedulingBasic")
-	w, err := tc.pickWorkload("smallest")
-	require.NoError(t, err)
-	basic, err := buildPlan(tc, w)
-	require.NoError(t, err)
-	assert.Empty(t, spreadingReason(basic))
+	assert.Empty(t, spreadingReason(smallestPlan(t, "SchedulingBasic")))
 }
 
 // TestLiveWorkloads: objects the workload creates and deletes (churn) are
