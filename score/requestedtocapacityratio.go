@@ -22,7 +22,7 @@ type UtilizationShapePoint struct {
 	Score int32 `json:"score"`
 }
 
-// RequestedToCapacityRatioArgs configures [RequestedToCapacityRatio].
+// RequestedToCapacityRatioArgs configures [NewRequestedToCapacityRatio].
 type RequestedToCapacityRatioArgs struct {
 	// Resources and their weights; empty means [DefaultResources].
 	Resources []ResourceSpec
@@ -38,7 +38,7 @@ func (a *RequestedToCapacityRatioArgs) Validate() error {
 	return err
 }
 
-func (a *RequestedToCapacityRatioArgs) compile() (*RequestedToCapacityRatio, error) {
+func (a *RequestedToCapacityRatioArgs) compile() (*requestedToCapacityRatio, error) {
 	const who = "RequestedToCapacityRatio"
 	rs, err := compileResources(who, a.Resources, false)
 	if err != nil {
@@ -64,13 +64,24 @@ func (a *RequestedToCapacityRatioArgs) compile() (*RequestedToCapacityRatio, err
 	for i, p := range a.Shape {
 		shape[i] = shapePoint{int64(p.Utilization), int64(p.Score) * (MaxScore / MaxCustomPriorityScore)}
 	}
-	s := &RequestedToCapacityRatio{res: rs}
+	s := &requestedToCapacityRatio{res: rs}
 	for u := range s.table {
 		s.table[u] = brokenLinear(shape, int64(u))
 	}
 	return s, nil
 }
 
+// requestedToCapacityRatio is the scorer [NewRequestedToCapacityRatio] returns.
+type requestedToCapacityRatio struct {
+	res   []resource
+	table [101]int64 // f(u) for u in [0, 100]
+}
+
+var _ Scorer = (*requestedToCapacityRatio)(nil)
+
+// NewRequestedToCapacityRatio validates args (see
+// [RequestedToCapacityRatioArgs.Validate]) and returns the scorer.
+//
 // RequestedToCapacityRatio scores each resource's utilisation after
 // placing the pod through a piecewise-linear shape: upstream
 // NodeResourcesFit with scoring strategy RequestedToCapacityRatio
@@ -84,20 +95,11 @@ func (a *RequestedToCapacityRatioArgs) compile() (*RequestedToCapacityRatio, err
 //
 // (math.Round of the float64 quotient, as upstream). Which resources
 // count, the cpu/memory non-zero defaults and the pod side are as for
-// [LeastAllocated].
+// [NewLeastAllocated].
 // f is tabulated for u in [0, 100] at construction, so a resource costs a
 // division and a table load. O(resources) per node, allocates nothing;
 // safe for concurrent use.
-type RequestedToCapacityRatio struct {
-	res   []resource
-	table [101]int64 // f(u) for u in [0, 100]
-}
-
-var _ Scorer = (*RequestedToCapacityRatio)(nil)
-
-// NewRequestedToCapacityRatio validates args (see
-// [RequestedToCapacityRatioArgs.Validate]) and returns the scorer.
-func NewRequestedToCapacityRatio(args RequestedToCapacityRatioArgs) (*RequestedToCapacityRatio, error) {
+func NewRequestedToCapacityRatio(args RequestedToCapacityRatioArgs) (Scorer, error) {
 	return args.compile()
 }
 
@@ -121,10 +123,10 @@ func brokenLinear(shape []shapePoint, p int64) int64 {
 }
 
 // Name returns [NodeResourcesFitName].
-func (s *RequestedToCapacityRatio) Name() string { return NodeResourcesFitName }
+func (s *requestedToCapacityRatio) Name() string { return NodeResourcesFitName }
 
 // Prepare reads the pod's requests once; it never skips and never fails.
-func (s *RequestedToCapacityRatio) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
+func (s *requestedToCapacityRatio) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
 	rs, _ := prepareResources(s.res, pod, true)
 	return &rtcrPod{res: rs, table: &s.table}, nil
 }
