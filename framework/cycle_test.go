@@ -57,8 +57,8 @@ func TestConfigValidate(t *testing.T) {
 		{name: "percentage above 100", cfg: Config{PercentageOfNodesToScore: 101}, msg: "percentageOfNodesToScore 101"},
 		{name: "negative percentage", cfg: Config{PercentageOfNodesToScore: -1}, msg: "percentageOfNodesToScore -1"},
 		{name: "negative parallelism", cfg: Config{Parallelism: -2}, msg: "parallelism -2"},
-		{name: "nil filter", cfg: Config{Filters: []Filter{NodeName{}, nil}}, msg: "filters[1] is nil"},
-		{name: "bad filter args", cfg: Config{Filters: []Filter{&NodeResourcesFit{IgnoredResourceGroups: []string{"a/b"}}}}, msg: "filters[0]: NodeResourcesFit"},
+		{name: "nil filter", cfg: Config{Filters: []Filter{nodeNamePlugin{}, nil}}, msg: "filters[1] is nil"},
+		{name: "bad filter args", cfg: Config{Filters: []Filter{&nodeResourcesFitPlugin{IgnoredResourceGroups: []string{"a/b"}}}}, msg: "filters[0]: NodeResourcesFit"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -118,14 +118,14 @@ func TestSchedulePodUnschedulable(t *testing.T) {
 			name:    "required affinity names a node that does not exist",
 			nodes:   five(),
 			pod:     mkPod("p").Req("cpu", "1").RequiredNodeName("ghost").Obj(),
-			want:    "0/5 nodes are available: 5 node(s) didn't satisfy plugin(s) [NodeAffinity].",
+			want:    "0/5 nodes are available: 5 node(s) didn't satisfy plugin(s) [NewNodeAffinity].",
 			plugins: []string{"NodeAffinity"},
 		},
 		{
 			name:    "spec.nodeName names a node that does not exist",
 			nodes:   five(),
 			pod:     mkPod("p").Req("cpu", "1").Node("ghost").Obj(),
-			want:    "0/5 nodes are available: 5 node(s) didn't satisfy plugin(s) [NodeName].",
+			want:    "0/5 nodes are available: 5 node(s) didn't satisfy plugin(s) [NewNodeName].",
 			plugins: []string{"NodeName"},
 		},
 		{
@@ -140,7 +140,7 @@ func TestSchedulePodUnschedulable(t *testing.T) {
 			nodes:   five(),
 			bound:   []*v1.Pod{mkPod("hog").Req("cpu", "4").Node("n3").Obj()},
 			pod:     mkPod("p").Req("cpu", "1").RequiredNodeName("n3").Obj(),
-			want:    "0/5 nodes are available: 1 Insufficient cpu, 4 node(s) didn't satisfy plugin(s) [NodeAffinity].",
+			want:    "0/5 nodes are available: 1 Insufficient cpu, 4 node(s) didn't satisfy plugin(s) [NewNodeAffinity].",
 			plugins: []string{"NodeAffinity", "NodeResourcesFit"},
 		},
 		{
@@ -148,7 +148,7 @@ func TestSchedulePodUnschedulable(t *testing.T) {
 			name:    "matchFields with two names matches neither",
 			nodes:   five(),
 			pod:     mkPod("p").RequiredNodeName("n1", "n2").Obj(),
-			want:    "0/5 nodes are available: 2 node(s) didn't match Pod's node affinity/selector, 3 node(s) didn't satisfy plugin(s) [NodeAffinity].",
+			want:    "0/5 nodes are available: 2 node(s) didn't match Pod's node affinity/selector, 3 node(s) didn't satisfy plugin(s) [NewNodeAffinity].",
 			plugins: []string{"NodeAffinity"},
 		},
 		{

@@ -6,9 +6,9 @@
 // The pieces, in the order a cycle uses them:
 //
 //   - [Filter]s (upstream v1.37 semantics and reason strings):
-//     [NodeName], [NodeUnschedulable], [TaintToleration], [NodeAffinity],
-//     [NodePorts], [NodeResourcesFit]; [DefaultFilters] lists them in
-//     upstream's order. [PodTopologySpread] (upstream's, opt-in: not in
+//     [NewNodeName], [NewNodeUnschedulable], [NewTaintToleration], [NewNodeAffinity],
+//     [NewNodePorts], [NewNodeResourcesFit]; [DefaultFilters] lists them in
+//     upstream's order. [NewPodTopologySpread] (upstream's, opt-in: not in
 //     DefaultFilters until the equivalence cache can serve it) is a
 //     [ClusterFilter]: its preparation counts pods per topology domain
 //     over the cycle's cluster. A Filter's PreFilter does the per-pod work once and

@@ -440,8 +440,8 @@ scan:
 // may read anything else, and does not inherit the promise.
 func isNodeLocal(f Filter) bool {
 	switch f.(type) {
-	case NodeName, *NodeName, NodeUnschedulable, *NodeUnschedulable, TaintToleration, *TaintToleration,
-		*NodeAffinity, NodePorts, *NodePorts, *NodeResourcesFit, GPUDevices, *GPUDevices:
+	case nodeNamePlugin, *nodeNamePlugin, nodeUnschedulablePlugin, *nodeUnschedulablePlugin, taintTolerationPlugin, *taintTolerationPlugin,
+		*nodeAffinityPlugin, nodePortsPlugin, *nodePortsPlugin, *nodeResourcesFitPlugin, gpuDevicesPlugin, *gpuDevicesPlugin:
 		return true
 	}
 	return scoring.IsNodeLocal(f)

@@ -211,7 +211,7 @@ func (localScorer) Prepare(*snapshot.PodInfo, score.Cluster) (score.PodScorer, e
 func (localScorer) NodeLocal() bool { return true }
 
 // embeddingFilter and embeddingScorer embed built-ins.
-type embeddingFilter struct{ NodeName }
+type embeddingFilter struct{ nodeNamePlugin }
 
 type embeddingScorer struct{ score.Scorer }
 

@@ -56,8 +56,8 @@ func ExampleDiagnosis() {
 	fmt.Println(d.Diagnosis.UnschedulablePlugins)
 	// Output:
 	// false
-	// 0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NodeAffinity].
-	// [NodeAffinity]
+	// 0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NewNodeAffinity].
+	// [NewNodeAffinity]
 }
 
 func ExampleLoop() {

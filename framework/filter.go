@@ -69,12 +69,12 @@ const (
 // need no volumes or pod affinity, in upstream's order: NodeName,
 // NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts,
 // NodeResourcesFit. A node's reasons come from the first filter it fails,
-// as upstream stops at the first failing plugin. [PodTopologySpread] is
+// as upstream stops at the first failing plugin. [NewPodTopologySpread] is
 // not included yet (it bypasses the equivalence cache); append it, as
 // upstream runs it after these (and the volume filters):
 // append(DefaultFilters(), spreadFilter).
 func DefaultFilters() []Filter {
 	return []Filter{
-		NodeName{}, NodeUnschedulable{}, TaintToleration{}, &NodeAffinity{}, NodePorts{}, &NodeResourcesFit{},
+		nodeNamePlugin{}, nodeUnschedulablePlugin{}, taintTolerationPlugin{}, &nodeAffinityPlugin{}, nodePortsPlugin{}, &nodeResourcesFitPlugin{},
 	}
 }

@@ -15,7 +15,7 @@ const PodTopologySpreadName = "PodTopologySpread"
 
 // ClusterFilter is implemented by a [Filter] whose preparation reads the
 // whole cluster, not the pod alone (upstream PreFilter's node list):
-// [PodTopologySpread] counts pods per topology domain on every node. A
+// [NewPodTopologySpread] counts pods per topology domain on every node. A
 // [Scheduler] calls PreFilterCluster instead of PreFilter, with the
 // cycle's cluster (a Snapshot, a Fork, or a ledger's view). Such a filter
 // is not node-local (the equivalence cache cannot serve it).
@@ -36,8 +36,16 @@ func RunPreFilter(f Filter, pod *snapshot.PodInfo, cluster score.Cluster) (PreFi
 	return f.PreFilter(pod)
 }
 
-var _ ClusterFilter = (*PodTopologySpread)(nil)
+var _ ClusterFilter = (*podTopologySpreadPlugin)(nil)
 
+// podTopologySpreadPlugin is the filter [NewPodTopologySpread] returns.
+type podTopologySpreadPlugin struct {
+	cfg spread.Config
+}
+
+// NewPodTopologySpread validates args as score.NewPodTopologySpread does;
+// errors wrap [ErrInvalidConfig] and name the field.
+//
 // PodTopologySpread is upstream's PodTopologySpread filter (kube-scheduler
 // v1.37 podtopologyspread/filtering.go and common.go) with upstream's
 // default feature gates (node inclusion policies and matchLabelKeys on).
@@ -78,13 +86,7 @@ var _ ClusterFilter = (*PodTopologySpread)(nil)
 // yet), allocating the per-domain counts; per node O(constraints) map
 // look-ups, no allocation. PreFilter (without the cluster) is an error.
 // Safe for concurrent use.
-type PodTopologySpread struct {
-	cfg spread.Config
-}
-
-// NewPodTopologySpread validates args as score.NewPodTopologySpread does;
-// errors wrap [ErrInvalidConfig] and name the field.
-func NewPodTopologySpread(args score.PodTopologySpreadArgs) (*PodTopologySpread, error) {
+func NewPodTopologySpread(args score.PodTopologySpreadArgs) (Filter, error) {
 	var lister spread.Lister
 	if args.Workloads != nil {
 		lister = args.Workloads
@@ -93,20 +95,20 @@ func NewPodTopologySpread(args score.PodTopologySpreadArgs) (*PodTopologySpread,
 	if err != nil {
 		return nil, fmt.Errorf("framework: %s: %w: %w", PodTopologySpreadName, err, ErrInvalidConfig)
 	}
-	return &PodTopologySpread{cfg: cfg}, nil
+	return &podTopologySpreadPlugin{cfg: cfg}, nil
 }
 
 // Name returns "PodTopologySpread".
-func (*PodTopologySpread) Name() string { return PodTopologySpreadName }
+func (*podTopologySpreadPlugin) Name() string { return PodTopologySpreadName }
 
 // PreFilter fails: the filter needs the cluster (see [ClusterFilter]).
-func (*PodTopologySpread) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
+func (*podTopologySpreadPlugin) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
 	return PreFilterResult{}, fmt.Errorf("framework: %s: pod %s: PreFilter needs the cluster, call PreFilterCluster: %w", PodTopologySpreadName, pod.Key(), ErrInvalidConfig)
 }
 
 // PreFilterCluster builds the pod's DoNotSchedule constraints and counts
 // matching pods per domain over cluster; no constraint: no filter.
-func (f *PodTopologySpread) PreFilterCluster(pod *snapshot.PodInfo, cluster score.Cluster) (PreFilterResult, error) {
+func (f *podTopologySpreadPlugin) PreFilterCluster(pod *snapshot.PodInfo, cluster score.Cluster) (PreFilterResult, error) {
 	p := pod.Pod()
 	cs, err := f.cfg.Constraints(p, v1.DoNotSchedule)
 	if err != nil {
