@@ -118,14 +118,14 @@ func TestSchedulePodUnschedulable(t *testing.T) {
 			name:    "required affinity names a node that does not exist",
 			nodes:   five(),
 			pod:     mkPod("p").Req("cpu", "1").RequiredNodeName("ghost").Obj(),
-			want:    "0/5 nodes are available: 5 node(s) didn't satisfy plugin(s) [NewNodeAffinity].",
+			want:    "0/5 nodes are available: 5 node(s) didn't satisfy plugin(s) [NodeAffinity].",
 			plugins: []string{"NodeAffinity"},
 		},
 		{
 			name:    "spec.nodeName names a node that does not exist",
 			nodes:   five(),
 			pod:     mkPod("p").Req("cpu", "1").Node("ghost").Obj(),
-			want:    "0/5 nodes are available: 5 node(s) didn't satisfy plugin(s) [NewNodeName].",
+			want:    "0/5 nodes are available: 5 node(s) didn't satisfy plugin(s) [NodeName].",
 			plugins: []string{"NodeName"},
 		},
 		{
@@ -140,7 +140,7 @@ func TestSchedulePodUnschedulable(t *testing.T) {
 			nodes:   five(),
 			bound:   []*v1.Pod{mkPod("hog").Req("cpu", "4").Node("n3").Obj()},
 			pod:     mkPod("p").Req("cpu", "1").RequiredNodeName("n3").Obj(),
-			want:    "0/5 nodes are available: 1 Insufficient cpu, 4 node(s) didn't satisfy plugin(s) [NewNodeAffinity].",
+			want:    "0/5 nodes are available: 1 Insufficient cpu, 4 node(s) didn't satisfy plugin(s) [NodeAffinity].",
 			plugins: []string{"NodeAffinity", "NodeResourcesFit"},
 		},
 		{
@@ -148,7 +148,7 @@ func TestSchedulePodUnschedulable(t *testing.T) {
 			name:    "matchFields with two names matches neither",
 			nodes:   five(),
 			pod:     mkPod("p").RequiredNodeName("n1", "n2").Obj(),
-			want:    "0/5 nodes are available: 2 node(s) didn't match Pod's node affinity/selector, 3 node(s) didn't satisfy plugin(s) [NewNodeAffinity].",
+			want:    "0/5 nodes are available: 2 node(s) didn't match Pod's node affinity/selector, 3 node(s) didn't satisfy plugin(s) [NodeAffinity].",
 			plugins: []string{"NodeAffinity"},
 		},
 		{

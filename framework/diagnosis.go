@@ -32,7 +32,7 @@ type Diagnosis struct {
 	// counts once under NotCandidate.
 	NotCandidates int
 	// NotCandidate is the reason given to those nodes ([CodeNotCandidate],
-	// "node(s) didn't satisfy plugin(s) [NewNodeAffinity]").
+	// "node(s) didn't satisfy plugin(s) [NodeAffinity]").
 	NotCandidate Reason
 }
 

@@ -55,8 +55,8 @@ func TestDiagnosisMessage(t *testing.T) {
 		{
 			name: "nodes outside the PreFilter's candidates",
 			d: Diagnosis{NumAllNodes: 5, NotCandidates: 4, Reasons: []Reason{{Code: CodeNodeAffinity}},
-				NotCandidate: Reason{Code: CodeNotCandidate, Text: "node(s) didn't satisfy plugin(s) [NewNodeAffinity]"}},
-			want: "0/5 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 4 node(s) didn't satisfy plugin(s) [NewNodeAffinity].",
+				NotCandidate: Reason{Code: CodeNotCandidate, Text: "node(s) didn't satisfy plugin(s) [NodeAffinity]"}},
+			want: "0/5 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 4 node(s) didn't satisfy plugin(s) [NodeAffinity].",
 		},
 		{
 			name: "custom reasons merge by message",

@@ -56,7 +56,7 @@ func ExampleDiagnosis() {
 	fmt.Println(d.Diagnosis.UnschedulablePlugins)
 	// Output:
 	// false
-	// 0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NewNodeAffinity].
+	// 0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NodeAffinity].
 	// [NewNodeAffinity]
 }
 

@@ -51,7 +51,7 @@ const (
 	// CodeNotCandidate: the node was not among the candidates a PreFilter
 	// named (node affinity matchFields metadata.name, spec.nodeName) and
 	// was never filtered. Text is upstream's "node(s) didn't satisfy
-	// plugin(s) [NewNodeAffinity]". Unresolvable.
+	// plugin(s) [NodeAffinity]". Unresolvable.
 	CodeNotCandidate
 	// CodeTopologySpreadLabel: PodTopologySpread, the node lacks the
 	// topology key of a DoNotSchedule constraint. "node(s) didn't match
