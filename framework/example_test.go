@@ -57,7 +57,7 @@ func ExampleDiagnosis() {
 	// Output:
 	// false
 	// 0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NodeAffinity].
-	// [NewNodeAffinity]
+	// [NodeAffinity]
 }
 
 func ExampleLoop() {
