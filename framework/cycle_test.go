@@ -43,7 +43,7 @@ func TestNumFeasibleNodesToFind(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("pct=%d/nodes=%d", tc.percentage, tc.nodes), func(t *testing.T) {
-			assert.Equal(t, tc.want, NumFeasibleNodesToFind(tc.percentage, tc.nodes))
+			assert.Equal(t, tc.want, numFeasibleNodesToFind(tc.percentage, tc.nodes))
 		})
 	}
 }

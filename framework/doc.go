@@ -21,7 +21,7 @@
 //     untolerated taint(s)." An empty candidate set (affinity naming a
 //     node that does not exist, an empty cluster) is a Diagnosis too.
 //   - [Scheduler] runs one cycle: PreFilter, filter from a rotating start
-//     until [NumFeasibleNodesToFind] nodes fit (percentageOfNodesToScore:
+//     until enough nodes fit ([Config.PercentageOfNodesToScore]:
 //     adaptive, fixed or 100), score with a score.Profile, pick the best
 //     total with seeded tie-breaking, and with [Scheduler.Schedule] hold
 //     the node in a reserve.Ledger (filtering the ledger's view for the

@@ -2,8 +2,8 @@ package snapshot
 
 import (
 	"fmt"
+	"github.com/schedkit/schedkit/internal/resname"
 	"math"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -235,24 +235,6 @@ func (u *unitConv) aggregate(pod *v1.Pod, src containerSource, useStatus, infeas
 	return result
 }
 
-func isPodLevelResource(name v1.ResourceName) bool {
-	return name == v1.ResourceCPU || name == v1.ResourceMemory || strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix)
-}
-
-// IsPodLevelRequestsSet reports whether pod.spec.resources.requests names a
-// resource supported at pod level (cpu, memory, hugepages-*).
-func IsPodLevelRequestsSet(pod *v1.Pod) bool {
-	if pod.Spec.Resources == nil {
-		return false
-	}
-	for name := range pod.Spec.Resources.Requests {
-		if isPodLevelResource(name) {
-			return true
-		}
-	}
-	return false
-}
-
 // podRequests is upstream's resourcehelper.PodRequests with the options
 // kube-scheduler v1.37 passes by default: status resources on
 // (InPlacePodVerticalScaling, GA), pod-level resources on (PodLevelResources,
@@ -287,7 +269,7 @@ func (u *unitConv) podRequests(pod *v1.Pod, useStatus bool, nonMissing *amounts)
 		own.setMax(&allocated)
 	}
 
-	if IsPodLevelRequestsSet(pod) {
+	if resname.IsPodLevelRequestsSet(pod) {
 		// Each pod-level resource named by the effective pod-level
 		// requests replaces the container sums: the spec (dropped when a
 		// resize is infeasible) and, once the kubelet reports them, the
@@ -301,7 +283,7 @@ func (u *unitConv) podRequests(pod *v1.Pod, useStatus bool, nonMissing *amounts)
 			}
 		}
 		apply := func(name v1.ResourceName) {
-			if !isPodLevelResource(name) {
+			if !resname.IsPodLevelResource(name) {
 				return
 			}
 			id, ok := Intern(name)
@@ -529,7 +511,7 @@ func ComputePodRequests(pod *v1.Pod) (PodRequests, error) {
 
 	plain := u.podRequests(pod, true, nil)
 	nonZero := amounts{v: plain.v.Clone(), has: plain.has}
-	if IsPodLevelRequestsSet(pod) {
+	if resname.IsPodLevelRequestsSet(pod) {
 		nm := amounts{}
 		if plain.has&hasCPU == 0 {
 			nm.has |= hasCPU
