@@ -8,17 +8,17 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-// MaxCustomPriorityScore is the top of a [UtilizationShapePoint] score
-// (upstream config.MaxCustomPriorityScore); shape scores are multiplied by
-// MaxScore/MaxCustomPriorityScore = 10.
-const MaxCustomPriorityScore = 10
+// maxCustomPriorityScore is the top of a [UtilizationShapePoint] score
+// (upstream config.MaxCustomPriorityScore).
+const maxCustomPriorityScore = 10
 
 // UtilizationShapePoint is one point of a RequestedToCapacityRatio shape
 // (upstream config.UtilizationShapePoint).
 type UtilizationShapePoint struct {
 	// Utilization in percent, [0, 100].
 	Utilization int32 `json:"utilization"`
-	// Score in [0, MaxCustomPriorityScore].
+	// Score in [0, 10] (upstream MaxCustomPriorityScore); scaled by 10
+	// to [MinScore, MaxScore].
 	Score int32 `json:"score"`
 }
 
@@ -28,14 +28,6 @@ type RequestedToCapacityRatioArgs struct {
 	Resources []ResourceSpec
 	// Shape: at least one point, utilizations strictly increasing.
 	Shape []UtilizationShapePoint
-}
-
-// Validate checks the arguments with upstream's rules
-// (pkg/scheduler/apis/config/validation validateFunctionShape,
-// validateResources); errors wrap [ErrInvalidConfig] and name the field.
-func (a *RequestedToCapacityRatioArgs) Validate() error {
-	_, err := a.compile()
-	return err
 }
 
 func (a *RequestedToCapacityRatioArgs) compile() (*requestedToCapacityRatio, error) {
@@ -54,15 +46,15 @@ func (a *RequestedToCapacityRatioArgs) compile() (*requestedToCapacityRatio, err
 		if p.Utilization < 0 || p.Utilization > 100 {
 			return nil, fmt.Errorf("score: %s: shape[%d].utilization: %d not in [0, 100]: %w", who, i, p.Utilization, ErrInvalidConfig)
 		}
-		if p.Score < 0 || p.Score > MaxCustomPriorityScore {
-			return nil, fmt.Errorf("score: %s: shape[%d].score: %d not in [0, %d]: %w", who, i, p.Score, MaxCustomPriorityScore, ErrInvalidConfig)
+		if p.Score < 0 || p.Score > maxCustomPriorityScore {
+			return nil, fmt.Errorf("score: %s: shape[%d].score: %d not in [0, %d]: %w", who, i, p.Score, maxCustomPriorityScore, ErrInvalidConfig)
 		}
 	}
-	// Upstream scales the scores by MaxScore/MaxCustomPriorityScore before
+	// Upstream scales the scores by MaxScore/maxCustomPriorityScore before
 	// building the function (requestedToCapacityRatioScorer).
 	shape := make([]shapePoint, len(a.Shape))
 	for i, p := range a.Shape {
-		shape[i] = shapePoint{int64(p.Utilization), int64(p.Score) * (MaxScore / MaxCustomPriorityScore)}
+		shape[i] = shapePoint{int64(p.Utilization), int64(p.Score) * (MaxScore / maxCustomPriorityScore)}
 	}
 	s := &requestedToCapacityRatio{res: rs}
 	for u := range s.table {
@@ -79,8 +71,10 @@ type requestedToCapacityRatio struct {
 
 var _ Scorer = (*requestedToCapacityRatio)(nil)
 
-// NewRequestedToCapacityRatio validates args (see
-// [RequestedToCapacityRatioArgs.Validate]) and returns the scorer.
+// NewRequestedToCapacityRatio validates args with upstream's rules
+// (pkg/scheduler/apis/config/validation validateFunctionShape,
+// validateResources; errors wrap [ErrInvalidConfig] and name the field)
+// and returns the scorer.
 //
 // RequestedToCapacityRatio scores each resource's utilisation after
 // placing the pod through a piecewise-linear shape: upstream

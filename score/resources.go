@@ -157,7 +157,7 @@ func prepareResources(rs []resource, pod *snapshot.PodInfo, scoring bool) (out [
 // itself and nothing is recomputed. Allocates only in the rare case.
 func fitScoringRequests(pod *snapshot.PodInfo) *snapshot.Vector {
 	p := pod.Pod()
-	if !resname.IsPodLevelRequestsSet(p) && !snapshot.HasResizeStatus(p) {
+	if !resname.IsPodLevelRequestsSet(p) && !resname.HasResizeStatus(p) {
 		return &pod.Requests().Scoring
 	}
 	cp := *p

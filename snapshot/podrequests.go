@@ -11,17 +11,6 @@ import (
 	"github.com/schedkit/schedkit/internal/arith"
 )
 
-// Upstream's non-zero defaults for scoring (kube-scheduler v1.37
-// pkg/scheduler/util/pod_resources.go).
-const (
-	// DefaultMilliCPURequest is the CPU a container without a CPU request
-	// counts as when scoring: 100 milli-CPU.
-	DefaultMilliCPURequest int64 = 100
-	// DefaultMemoryRequest is the memory a container without a memory
-	// request counts as when scoring: 200 MiB, in bytes.
-	DefaultMemoryRequest int64 = 200 * 1024 * 1024
-)
-
 // amounts is a request vector plus whether the cpu and memory keys were
 // present at all (upstream distinguishes a missing key from an explicit 0).
 type amounts struct {
@@ -469,30 +458,6 @@ type PodRequests struct {
 	Scoring Vector
 }
 
-// HasResizeStatus reports whether the pod's status can change its
-// requests: container or pod-level allocated or actuated resources, or a
-// PodResizePending condition. O(containers + conditions), allocates
-// nothing.
-func HasResizeStatus(pod *v1.Pod) bool {
-	st := &pod.Status
-	if st.Resources != nil || st.AllocatedResources != nil {
-		return true
-	}
-	for _, ss := range [][]v1.ContainerStatus{st.ContainerStatuses, st.InitContainerStatuses} {
-		for i := range ss {
-			if ss[i].AllocatedResources != nil || ss[i].Resources != nil {
-				return true
-			}
-		}
-	}
-	for _, c := range st.Conditions {
-		if c.Type == v1.PodResizePending {
-			return true
-		}
-	}
-	return false
-}
-
 // ComputePodRequests derives a pod's requests. Quantities beyond int64
 // saturate; a negative quantity is an error naming the pod and field
 // (wrapping [ErrNegativeQuantity]). O(containers × resources); allocates a
@@ -506,8 +471,8 @@ func ComputePodRequests(pod *v1.Pod) (PodRequests, error) {
 		u = &fineUnits
 	}
 	defaults := amounts{has: hasCPU | hasMem}
-	defaults.v.Set(CPU, u.cpu(*resource.NewMilliQuantity(DefaultMilliCPURequest, resource.DecimalSI)))
-	defaults.v.Set(Memory, u.other(*resource.NewQuantity(DefaultMemoryRequest, resource.BinarySI)))
+	defaults.v.Set(CPU, u.cpu(*resource.NewMilliQuantity(resname.DefaultMilliCPURequest, resource.DecimalSI)))
+	defaults.v.Set(Memory, u.other(*resource.NewQuantity(resname.DefaultMemoryRequest, resource.BinarySI)))
 
 	plain := u.podRequests(pod, true, nil)
 	nonZero := amounts{v: plain.v.Clone(), has: plain.has}
@@ -529,7 +494,7 @@ func ComputePodRequests(pod *v1.Pod) (PodRequests, error) {
 	}
 	scoring := u.podRequests(pod, true, &defaults)
 	var pending amounts
-	if HasResizeStatus(pod) {
+	if resname.HasResizeStatus(pod) {
 		pending = u.podRequests(pod, false, nil)
 		u.finish(&pending)
 	}
@@ -540,7 +505,7 @@ func ComputePodRequests(pod *v1.Pod) (PodRequests, error) {
 	sv := plain.v.Clone()
 	sv.Set(CPU, scoring.v.Get(CPU))
 	sv.Set(Memory, scoring.v.Get(Memory))
-	if !HasResizeStatus(pod) {
+	if !resname.HasResizeStatus(pod) {
 		pending.v = plain.v.Clone()
 	}
 	return PodRequests{

@@ -274,25 +274,6 @@ func (v *Vector) Equal(o *Vector) bool {
 	return true
 }
 
-// ResourceList converts v back to a v1.ResourceList with the non-zero
-// entries (CPU as milli-quantity, others as plain quantities). Allocates.
-func (v *Vector) ResourceList() v1.ResourceList {
-	rl := v1.ResourceList{}
-	for i := range v.Len() {
-		r := ResourceID(i)
-		x := v.Get(r)
-		if x == 0 {
-			continue
-		}
-		if r == CPU {
-			rl[r.Name()] = *resource.NewMilliQuantity(x, resource.DecimalSI)
-		} else {
-			rl[r.Name()] = *resource.NewQuantity(x, resource.BinarySI)
-		}
-	}
-	return rl
-}
-
 // String formats the non-zero entries as "cpu=1500m memory=1073741824 ...".
 func (v Vector) String() string {
 	var b strings.Builder

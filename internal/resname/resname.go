@@ -50,3 +50,38 @@ func IsPodLevelRequestsSet(pod *v1.Pod) bool {
 	}
 	return false
 }
+
+// Upstream's non-zero defaults for scoring (kube-scheduler v1.37
+// pkg/scheduler/util/pod_resources.go).
+const (
+	// DefaultMilliCPURequest is the CPU a container without a CPU request
+	// counts as when scoring: 100 milli-CPU.
+	DefaultMilliCPURequest int64 = 100
+	// DefaultMemoryRequest is the memory a container without a memory
+	// request counts as when scoring: 200 MiB, in bytes.
+	DefaultMemoryRequest int64 = 200 * 1024 * 1024
+)
+
+// HasResizeStatus reports whether the pod's status can change its
+// requests: container or pod-level allocated or actuated resources, or a
+// PodResizePending condition. O(containers + conditions), allocates
+// nothing.
+func HasResizeStatus(pod *v1.Pod) bool {
+	st := &pod.Status
+	if st.Resources != nil || st.AllocatedResources != nil {
+		return true
+	}
+	for _, ss := range [][]v1.ContainerStatus{st.ContainerStatuses, st.InitContainerStatuses} {
+		for i := range ss {
+			if ss[i].AllocatedResources != nil || ss[i].Resources != nil {
+				return true
+			}
+		}
+	}
+	for _, c := range st.Conditions {
+		if c.Type == v1.PodResizePending {
+			return true
+		}
+	}
+	return false
+}

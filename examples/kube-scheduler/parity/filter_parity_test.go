@@ -3,6 +3,7 @@ package parity
 import (
 	"context"
 	"fmt"
+	"github.com/schedkit/schedkit/internal/resname"
 	"slices"
 	"testing"
 
@@ -186,7 +187,7 @@ func TestParityFilters(t *testing.T) {
 	pendingResized, pendingDiffers := 0, 0
 	for c := 0; c < parityCases; c++ {
 		cs := g.Case()
-		if snapshot.HasResizeStatus(cs.Pod) {
+		if resname.HasResizeStatus(cs.Pod) {
 			pendingResized++
 			if r := snapshot.MustPodInfo(cs.Pod).Requests(); !r.Pending.Equal(&r.Requested) {
 				pendingDiffers++
