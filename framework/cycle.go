@@ -328,10 +328,10 @@ func (s *Scheduler) Schedule(ledger *reserve.Ledger, pod *snapshot.PodInfo) (Dec
 		return d, fmt.Errorf("framework: reserving pod %s on node %s: %w", pod.Key(), d.Node, err)
 	}
 	if unfit != nil {
-		diag := &Diagnosis{NumAllNodes: snap.NumNodes(), UnschedulablePlugins: []string{NodeResourcesFitName}}
+		diag := &Diagnosis{NumAllNodes: snap.NumNodes(), UnschedulablePlugins: []string{nodeResourcesFitName}}
 		for _, in := range unfit {
 			r := insufficientReason(in)
-			r.Plugin, r.Node = NodeResourcesFitName, d.Node
+			r.Plugin, r.Node = nodeResourcesFitName, d.Node
 			diag.Reasons = append(diag.Reasons, r)
 		}
 		d.Node, d.Total, d.Breakdown, d.Diagnosis = "", 0, nil, diag

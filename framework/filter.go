@@ -55,14 +55,15 @@ func (f PodFilterFunc) Filter(node *snapshot.NodeInfo, reasons []Reason) []Reaso
 	return f(node, reasons)
 }
 
-// Plugin names, as upstream spells them.
+// Plugin names, as upstream spells them; each filter's Name() returns its
+// own, and [Reason] names the failing plugin with it.
 const (
-	NodeNameName          = "NodeName"
-	NodeUnschedulableName = "NodeUnschedulable"
-	TaintTolerationName   = "TaintToleration"
-	NodeAffinityName      = "NodeAffinity"
-	NodePortsName         = "NodePorts"
-	NodeResourcesFitName  = "NodeResourcesFit"
+	nodeNameName          = "NodeName"
+	nodeUnschedulableName = "NodeUnschedulable"
+	taintTolerationName   = "TaintToleration"
+	nodeAffinityName      = "NodeAffinity"
+	nodePortsName         = "NodePorts"
+	nodeResourcesFitName  = "NodeResourcesFit"
 )
 
 // DefaultFilters returns the filters of upstream's default profile that

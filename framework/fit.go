@@ -76,7 +76,7 @@ func NewNodeResourcesFit(ignoredResources, ignoredResourceGroups []string) (Filt
 }
 
 // Name returns "NodeResourcesFit".
-func (*nodeResourcesFitPlugin) Name() string { return NodeResourcesFitName }
+func (*nodeResourcesFitPlugin) Name() string { return nodeResourcesFitName }
 
 // Validate checks the arguments as upstream's ValidateNodeResourcesFitArgs:
 // every ignored resource and group is a qualified name, and groups contain

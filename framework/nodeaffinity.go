@@ -67,7 +67,7 @@ func NewNodeAffinity(added *v1.NodeAffinity) (Filter, error) {
 }
 
 // Name returns "NodeAffinity".
-func (*nodeAffinityPlugin) Name() string { return NodeAffinityName }
+func (*nodeAffinityPlugin) Name() string { return nodeAffinityName }
 
 // PreFilter compiles the pod's nodeSelector and required node affinity
 // once; O(requirements × values).

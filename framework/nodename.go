@@ -21,7 +21,7 @@ type nodeNamePlugin struct{}
 func NewNodeName() Filter { return nodeNamePlugin{} }
 
 // Name returns "NodeName".
-func (nodeNamePlugin) Name() string { return NodeNameName }
+func (nodeNamePlugin) Name() string { return nodeNameName }
 
 // PreFilter narrows to spec.nodeName; O(1).
 func (nodeNamePlugin) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
@@ -57,7 +57,7 @@ type nodePortsPlugin struct{}
 func NewNodePorts() Filter { return nodePortsPlugin{} }
 
 // Name returns "NodePorts".
-func (nodePortsPlugin) Name() string { return NodePortsName }
+func (nodePortsPlugin) Name() string { return nodePortsName }
 
 // PreFilter keeps the pod's host ports.
 func (nodePortsPlugin) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {

@@ -10,8 +10,8 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-// PodTopologySpreadName is upstream's plugin name.
-const PodTopologySpreadName = "PodTopologySpread"
+// podTopologySpreadName is upstream's plugin name.
+const podTopologySpreadName = "PodTopologySpread"
 
 // ClusterFilter is implemented by a [Filter] whose preparation reads the
 // whole cluster, not the pod alone (upstream PreFilter's node list):
@@ -93,17 +93,17 @@ func NewPodTopologySpread(args score.PodTopologySpreadArgs) (Filter, error) {
 	}
 	cfg, err := spread.NewConfig(args.DefaultConstraints, args.DefaultingType, lister)
 	if err != nil {
-		return nil, fmt.Errorf("framework: %s: %w: %w", PodTopologySpreadName, err, ErrInvalidConfig)
+		return nil, fmt.Errorf("framework: %s: %w: %w", podTopologySpreadName, err, ErrInvalidConfig)
 	}
 	return &podTopologySpreadPlugin{cfg: cfg}, nil
 }
 
 // Name returns "PodTopologySpread".
-func (*podTopologySpreadPlugin) Name() string { return PodTopologySpreadName }
+func (*podTopologySpreadPlugin) Name() string { return podTopologySpreadName }
 
 // PreFilter fails: the filter needs the cluster (see [ClusterFilter]).
 func (*podTopologySpreadPlugin) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
-	return PreFilterResult{}, fmt.Errorf("framework: %s: pod %s: PreFilter needs the cluster, call PreFilterCluster: %w", PodTopologySpreadName, pod.Key(), ErrInvalidConfig)
+	return PreFilterResult{}, fmt.Errorf("framework: %s: pod %s: PreFilter needs the cluster, call PreFilterCluster: %w", podTopologySpreadName, pod.Key(), ErrInvalidConfig)
 }
 
 // PreFilterCluster builds the pod's DoNotSchedule constraints and counts
@@ -112,7 +112,7 @@ func (f *podTopologySpreadPlugin) PreFilterCluster(pod *snapshot.PodInfo, cluste
 	p := pod.Pod()
 	cs, err := f.cfg.Constraints(p, v1.DoNotSchedule)
 	if err != nil {
-		return PreFilterResult{}, fmt.Errorf("framework: %s: pod %s: %w: %w", PodTopologySpreadName, pod.Key(), err, ErrInvalidPod)
+		return PreFilterResult{}, fmt.Errorf("framework: %s: pod %s: %w: %w", podTopologySpreadName, pod.Key(), err, ErrInvalidPod)
 	}
 	if len(cs) == 0 {
 		return PreFilterResult{}, nil

@@ -320,5 +320,5 @@ func TestSpreadDiagnosis(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, d.Scheduled())
 	assert.Equal(t, "0/3 nodes are available: 1 node(s) didn't match pod topology spread constraints (missing required label), 2 node(s) didn't match pod topology spread constraints.", d.Diagnosis.Message())
-	assert.Equal(t, []string{PodTopologySpreadName}, d.Diagnosis.UnschedulablePlugins)
+	assert.Equal(t, []string{podTopologySpreadName}, d.Diagnosis.UnschedulablePlugins)
 }

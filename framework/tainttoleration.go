@@ -36,7 +36,7 @@ type taintTolerationPlugin struct{}
 func NewTaintToleration() Filter { return taintTolerationPlugin{} }
 
 // Name returns "TaintToleration".
-func (taintTolerationPlugin) Name() string { return TaintTolerationName }
+func (taintTolerationPlugin) Name() string { return taintTolerationName }
 
 // PreFilter keeps the pod's tolerations; O(tolerations).
 func (taintTolerationPlugin) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
@@ -124,7 +124,7 @@ type nodeUnschedulablePlugin struct{}
 func NewNodeUnschedulable() Filter { return nodeUnschedulablePlugin{} }
 
 // Name returns "NodeUnschedulable".
-func (nodeUnschedulablePlugin) Name() string { return NodeUnschedulableName }
+func (nodeUnschedulablePlugin) Name() string { return nodeUnschedulableName }
 
 var unschedulableTaint = v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule}
 
