@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/schedkit/schedkit/framework"
+	"github.com/schedkit/schedkit/snapshot"
 	"github.com/schedkit/schedkit/snapshot/snapshottest"
 	"github.com/schedkit/schedkit/whatif"
 )
@@ -94,45 +95,32 @@ func drainInput() ([]*v1.Node, []*v1.Pod, []string) {
 	return nodes, bound, names
 }
 
-// BenchmarkDrain: every node of a 1,000-node cluster, each alone.
+// BenchmarkDrain: every node of a 1,000-node cluster, each alone
+// (Drain), and the greedy removable subset of the same nodes
+// (RemovableNodes).
 func BenchmarkDrain(b *testing.B) {
 	nodes, bound, names := drainInput()
-	f := forkOf(b, nodes, bound)
-	b.ReportAllocs()
-	var ok int
-	for b.Loop() {
-		res, err := whatif.Drain(f, names, nil, framework.Config{Seed: 1})
-		if err != nil {
-			b.Fatal(err)
-		}
-		ok = 0
-		for _, d := range res {
-			if d.Removable {
-				ok++
+	for _, q := range []struct {
+		name string
+		ask  func(*snapshot.Fork, []string, whatif.PDBLister, framework.Config) ([]whatif.NodeDrain, error)
+	}{{"each", whatif.Drain}, {"greedy", whatif.RemovableNodes}} {
+		b.Run(q.name, func(b *testing.B) {
+			f := forkOf(b, nodes, bound)
+			b.ReportAllocs()
+			var ok int
+			for b.Loop() {
+				res, err := q.ask(f, names, nil, framework.Config{Seed: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ok = 0
+				for _, d := range res {
+					if d.Removable {
+						ok++
+					}
+				}
 			}
-		}
+			b.ReportMetric(float64(ok), "removable")
+		})
 	}
-	b.ReportMetric(float64(ok), "removable")
-}
-
-// BenchmarkRemovableNodes: the greedy removable subset of the same
-// 1,000 nodes.
-func BenchmarkRemovableNodes(b *testing.B) {
-	nodes, bound, names := drainInput()
-	f := forkOf(b, nodes, bound)
-	b.ReportAllocs()
-	var ok int
-	for b.Loop() {
-		res, err := whatif.RemovableNodes(f, names, nil, framework.Config{Seed: 1})
-		if err != nil {
-			b.Fatal(err)
-		}
-		ok = 0
-		for _, d := range res {
-			if d.Removable {
-				ok++
-			}
-		}
-	}
-	b.ReportMetric(float64(ok), "removable")
 }

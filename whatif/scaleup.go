@@ -224,7 +224,7 @@ func ScaleUp(f *snapshot.Fork, pending []*v1.Pod, groups []NodeGroup, cfg ScaleU
 	}
 	var classes []*class // the classes of the pods left, in order
 	for _, c := range groupsOf {
-		rest := &class{}
+		rest := &class{milliCPU: c.milliCPU, memory: c.memory}
 		for _, pi := range c.pods {
 			if left[pi] {
 				rest.pods = append(rest.pods, pi)
@@ -344,6 +344,9 @@ func (n *newNodesOnly) reset() {
 type class struct {
 	pods  []*snapshot.PodInfo
 	score float64
+	// milliCPU and memory are containerRequests of the class's pods
+	// (equal specs, equal requests).
+	milliCPU, memory int64
 }
 
 // equivalenceGroups groups pods by controller UID and equal specs (the
@@ -373,6 +376,9 @@ func equivalenceGroups(pods []*snapshot.PodInfo) []*class {
 		}
 		c.pods = append(c.pods, pi)
 	}
+	for _, c := range out {
+		c.milliCPU, c.memory = containerRequests(c.pods[0].Pod())
+	}
 	return out
 }
 
@@ -401,9 +407,9 @@ func containerRequests(p *v1.Pod) (milliCPU, memory int64) {
 	return milliCPU, memory
 }
 
-// orderScore is DecreasingPodOrderer's score of p against template.
-func orderScore(p *v1.Pod, template *v1.Node) float64 {
-	cpu, mem := containerRequests(p)
+// orderScore is DecreasingPodOrderer's score of a pod requesting cpu
+// (milli) and mem (bytes) in its containers against template.
+func orderScore(cpu, mem int64, template *v1.Node) float64 {
 	score := 0.0
 	if q, ok := template.Status.Allocatable[v1.ResourceCPU]; ok && q.MilliValue() > 0 {
 		score += float64(cpu) / float64(q.MilliValue())
@@ -419,7 +425,7 @@ func estimate(s estimators, f *snapshot.Fork, newOnly *newNodesOnly, classes []*
 	ge := GroupEstimate{Group: g.Name}
 	order := make([]*class, len(classes))
 	for i, c := range classes {
-		c.score = orderScore(c.pods[0].Pod(), g.Template)
+		c.score = orderScore(c.milliCPU, c.memory, g.Template)
 		order[i] = c
 	}
 	sort.SliceStable(order, func(i, j int) bool { return order[i].score > order[j].score })
@@ -433,7 +439,9 @@ func estimate(s estimators, f *snapshot.Fork, newOnly *newNodesOnly, classes []*
 	}
 	withPods := map[string]bool{}
 	last := ""
+	var cpu, mem int64 // placed pods' container requests, for waste
 	for _, c := range order {
+		placed := len(ge.Placed)
 		// The estimator's tryToScheduleOnExistingNodes: the class's pods
 		// go on the nodes added so far until one fits none of them.
 		k := 0
@@ -500,42 +508,42 @@ func estimate(s estimators, f *snapshot.Fork, newOnly *newNodesOnly, classes []*
 			}
 			break
 		}
+		n := int64(len(ge.Placed) - placed)
+		cpu, mem = cpu+n*c.milliCPU, mem+n*c.memory
 	}
 	ge.NodesAdded = len(withPods)
-	ge.Waste = waste(ge, g.Template)
+	ge.Waste = waste(ge.NodesAdded, cpu, mem, g.Template)
 	return ge, nil
 }
 
-// fromTemplate is template named name (and its hostname label, if any).
+// fromTemplate is template named name (and its hostname label, if any):
+// its own metadata, the spec and status shared with template (read-only).
 func fromTemplate(template *v1.Node, name string) *v1.Node {
-	n := template.DeepCopy()
+	n := *template
+	n.ObjectMeta = *template.ObjectMeta.DeepCopy()
 	n.Name = name
 	n.UID = ""
 	if _, ok := n.Labels[v1.LabelHostname]; ok {
 		n.Labels[v1.LabelHostname] = name
 	}
-	return n
+	return &n
 }
 
-// waste is the least-waste expander's score; a resource the template has
-// no capacity of wastes nothing (where the expander divides by zero).
-func waste(ge GroupEstimate, template *v1.Node) float64 {
-	if ge.NodesAdded == 0 {
+// waste is the least-waste expander's score of nodes new nodes of
+// template holding pods that request cpu (milli) and mem (bytes) in their
+// containers; a resource the template has no capacity of wastes nothing
+// (where the expander divides by zero).
+func waste(nodes int, cpu, mem int64, template *v1.Node) float64 {
+	if nodes == 0 {
 		return 0
-	}
-	var cpu, mem int64
-	for _, p := range ge.Placed {
-		c, m := containerRequests(p.Pod.Pod())
-		cpu += c
-		mem += m
 	}
 	w := 0.0
 	cq := template.Status.Capacity[v1.ResourceCPU]
-	if avail := cq.MilliValue() * int64(ge.NodesAdded); avail > 0 {
+	if avail := cq.MilliValue() * int64(nodes); avail > 0 {
 		w += float64(avail-cpu) / float64(avail)
 	}
 	mq := template.Status.Capacity[v1.ResourceMemory]
-	if avail := mq.Value() * int64(ge.NodesAdded); avail > 0 {
+	if avail := mq.Value() * int64(nodes); avail > 0 {
 		w += float64(avail-mem) / float64(avail)
 	}
 	return w
