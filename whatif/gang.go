@@ -16,7 +16,8 @@ type Gang struct {
 	// order: higher spec.priority first, then in this order.
 	Pods []*v1.Pod
 	// MinMember is how many members must be placed for the gang to be
-	// kept, in [0, len(Pods)]; 0 means all of them. It is the
+	// kept, >= 0; 0 means all of them. Above len(Pods) (members not
+	// created yet) the gang is never placed. It is the
 	// scheduler-plugins PodGroup's spec.minMember and upstream's
 	// PodGroup spec.schedulingPolicy.gang.minCount ([GangOf]).
 	MinMember int
@@ -29,7 +30,7 @@ type Gang struct {
 // A PodGroup with the basic policy (no gang) gets MinMember 1: its pods
 // are placed one by one as far as they fit, with no all-or-nothing
 // (upstream's basic policy); a gang asking for more members than exist
-// can never be placed and is reported so. O(len(pods)).
+// is not placed ([PlaceGang] says so). O(len(pods)).
 // Errors: a nil pg, a policy that sets neither gang nor basic, or a
 // minCount below 1, naming the PodGroup and field.
 func GangOf(pg *schedulingv1beta1.PodGroup, pods []*v1.Pod) (Gang, error) {
@@ -88,11 +89,11 @@ type GangResult struct {
 //
 // Cost: len(g.Pods) scheduling cycles and one PodInfo per member.
 // Errors (f unchanged): a nil fork, a nil or invalid member, a repeated
-// member, MinMember out of [0, len(Pods)] (wrapping [ErrInvalidInput]),
-// an invalid cfg.
+// member, a negative MinMember (wrapping [ErrInvalidInput]), an invalid
+// cfg.
 func PlaceGang(f *snapshot.Fork, g Gang, cfg framework.Config) (GangResult, error) {
-	if g.MinMember < 0 || g.MinMember > len(g.Pods) {
-		return GangResult{}, fmt.Errorf("gang: MinMember %d is outside [0, %d]: %w", g.MinMember, len(g.Pods), ErrInvalidInput)
+	if g.MinMember < 0 {
+		return GangResult{}, fmt.Errorf("gang: MinMember %d is negative: %w", g.MinMember, ErrInvalidInput)
 	}
 	pis := make([]*snapshot.PodInfo, len(g.Pods))
 	seen := make(map[snapshot.PodKey]bool, len(g.Pods))
@@ -118,9 +119,9 @@ func PlaceGang(f *snapshot.Fork, g Gang, cfg framework.Config) (GangResult, erro
 	if err := open(f); err != nil {
 		return GangResult{}, err
 	}
-	min := g.MinMember
-	if min == 0 {
-		min = len(pis)
+	need := g.MinMember
+	if need == 0 {
+		need = len(pis)
 	}
 	var res GangResult
 	for _, pi := range pis {
@@ -134,10 +135,10 @@ func PlaceGang(f *snapshot.Fork, g Gang, cfg framework.Config) (GangResult, erro
 		}
 		res.Placements = append(res.Placements, p)
 	}
-	if res.Scheduled >= min {
+	if res.Scheduled >= need {
 		res.Placed = true
 		return res, f.Commit()
 	}
-	res.Why = fmt.Sprintf("%d/%d members placed, minMember %d", res.Scheduled, len(pis), min)
+	res.Why = fmt.Sprintf("%d/%d members placed, minMember %d", res.Scheduled, len(pis), need)
 	return res, f.Revert()
 }

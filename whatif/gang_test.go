@@ -145,17 +145,23 @@ func TestPlaceGangErrors(t *testing.T) {
 	before := contentOf(f)
 	p := snapshottest.MakePod("p").Req("cpu", "1").Obj()
 	for name, g := range map[string]whatif.Gang{
-		"min above members": {Pods: []*v1.Pod{p}, MinMember: 2},
-		"negative min":      {Pods: []*v1.Pod{p}, MinMember: -1},
-		"nil member":        {Pods: []*v1.Pod{p, nil}},
-		"repeated member":   {Pods: []*v1.Pod{p, p}},
-		"invalid member":    {Pods: []*v1.Pod{snapshottest.MakePod("bad").Req("cpu", "-1").Obj()}},
+		"negative min":    {Pods: []*v1.Pod{p}, MinMember: -1},
+		"nil member":      {Pods: []*v1.Pod{p, nil}},
+		"repeated member": {Pods: []*v1.Pod{p, p}},
+		"invalid member":  {Pods: []*v1.Pod{snapshottest.MakePod("bad").Req("cpu", "-1").Obj()}},
 	} {
 		_, err := whatif.PlaceGang(f, g, framework.Config{})
 		assert.ErrorIs(t, err, whatif.ErrInvalidInput, name)
 	}
 	_, err := whatif.PlaceGang(nil, whatif.Gang{Pods: []*v1.Pod{p}}, framework.Config{})
 	assert.ErrorIs(t, err, whatif.ErrInvalidInput)
+	// More members asked for than exist (not created yet): not placed,
+	// not an error; the one member would fit.
+	g, err := whatif.PlaceGang(f, whatif.Gang{Pods: []*v1.Pod{p}, MinMember: 2}, framework.Config{})
+	require.NoError(t, err)
+	assert.False(t, g.Placed)
+	assert.Equal(t, "n", g.Placements[0].Node)
+	assert.Equal(t, "1/1 members placed, minMember 2", g.Why)
 	assert.Equal(t, before, contentOf(f))
 	assert.Equal(t, 0, f.Depth())
 }
