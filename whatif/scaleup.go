@@ -134,30 +134,34 @@ type GroupEstimate struct {
 // an expander would grow:
 //
 //  1. The pods that fit the existing nodes are placed there first, one
-//     by one in framework.Loop's queue order (see Existing).
+//     by one in framework.Loop's queue order (see Existing); a pod of the
+//     same equivalence group as one that fit nowhere, with no pod placed
+//     in between, is not tried again (it would fit nowhere either).
 //  2. For each group, on its own layer: the other pods are grouped in
-//     equivalence groups (same controller and equal specs; pods with no
-//     controller are alone) and the groups sorted by decreasing
+//     equivalence groups (same controller, equal specs and labels; pods
+//     with no controller are alone) and the groups sorted by decreasing
 //     cpu/allocatable cpu + memory/allocatable memory of the group's
 //     first pod against the template (the estimator's
 //     DecreasingPodOrderer; sums of container requests; stable among
-//     equal scores). Each pod is placed on the nodes added so far (only
-//     those; first-fit in the estimator, the scheduler's choice here); a
-//     new template node is added only when none fits, unless the last
-//     node added is still empty (the pod fits no fresh node) or a limit
-//     is reached. A pod that fits no fresh node, or hits a limit, leaves
-//     the rest of its equivalence group pending too, as the estimator
-//     stops there.
+//     equal scores). A group's pods are placed on the nodes added so far
+//     (only those; first-fit in the estimator, the scheduler's choice
+//     here) until one fits none; that pod and each later one then try
+//     the last node added, and a new template node is added only when
+//     it does not fit there, unless the last node added is still empty
+//     (the pod fits no fresh node) or a limit is reached. A pod that
+//     fits no fresh node, or hits a limit, leaves the rest of its
+//     equivalence group pending too, as the estimator stops there.
 //  3. The expander picks among the groups that placed a pod.
 //
 // f is as before the call. Deterministic for cfg.Seed and
 // cfg.Scheduler.Seed (and the clock, with MaxDuration).
 //
-// Cost: one scheduling cycle per pending pod over the existing nodes,
-// then per group one cycle per pod over the cluster with the nodes added
-// (the others rejected by a node-local filter, so a pod of the same
-// equivalence group as the one before costs O(changed nodes) with the
-// scheduler's equivalence cache),
+// Cost: at most one scheduling cycle per pending pod over the existing
+// nodes; then per group, for each equivalence group, cycles over the
+// nodes added until a pod fits none (the other nodes rejected by a
+// node-local filter, so with the scheduler's equivalence cache a pod
+// after the first costs O(changed nodes) plus cheap O(nodes) passes),
+// and for each later pod one or two cycles on the last node added alone;
 // O(pods × equivalence groups per controller) grouping and a sort.
 // Errors (f unchanged): a nil fork or pod, an invalid pod, a group with
 // no name, a repeated name, a nil template or a negative MaxNodes, a
