@@ -9,8 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/schedkit/schedkit/framework"
+	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot/snapshottest"
 	"github.com/schedkit/schedkit/whatif"
 )
@@ -31,6 +33,17 @@ func TestFitCountEqualsLoop(t *testing.T) {
 					PreferredNodeAffinity(10, "topology.kubernetes.io/zone", v1.NodeSelectorOpIn, "b").Obj()
 			}
 			cfg := framework.Config{Seed: seed}
+			if seed%4 == 1 {
+				// Spread copies over zones, at most 1 apart, filtered and
+				// scored by PodTopologySpread: the count stops at the
+				// skew (see the diagnoses), not only at capacity.
+				tmpl.Labels = map[string]string{"app": "web"}
+				tmpl.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{
+					MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: v1.DoNotSchedule,
+					LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+				}}
+				cfg = spreadConfig(t, seed)
+			}
 			limit := 200
 			f := forkOf(t, nodes, bound)
 			before := contentOf(f)
@@ -58,6 +71,24 @@ func TestFitCountEqualsLoop(t *testing.T) {
 				assert.Nil(t, got.Next)
 			}
 		})
+	}
+}
+
+// spreadConfig is the default filters plus PodTopologySpread, scored by
+// LeastAllocated, BalancedAllocation and PodTopologySpread (weight 2).
+func spreadConfig(t *testing.T, seed uint64) framework.Config {
+	f, err := framework.NewPodTopologySpread(score.PodTopologySpreadArgs{})
+	require.NoError(t, err)
+	s, err := score.NewPodTopologySpread(score.PodTopologySpreadArgs{})
+	require.NoError(t, err)
+	la, err := score.NewLeastAllocated()
+	require.NoError(t, err)
+	ba, err := score.NewBalancedAllocation()
+	require.NoError(t, err)
+	return framework.Config{
+		Seed:    seed,
+		Filters: append(framework.DefaultFilters(), f),
+		Profile: score.MustProfile(score.Weighted{Scorer: la}, score.Weighted{Scorer: ba}, score.Weighted{Scorer: s, Weight: 2}),
 	}
 }
 
