@@ -16,20 +16,22 @@ import (
 // BenchmarkFitCount: copies of a 250m/512Mi pod on 5,000 random nodes
 // (2–16 CPU, 0–3 bound pods), up to 10,000 copies, default profile.
 func BenchmarkFitCount(b *testing.B) {
-	r := rand.New(rand.NewPCG(1, 1))
-	nodes, bound := randomCluster(r, 5000)
-	f := forkOf(b, nodes, bound)
-	tmpl := snapshottest.MakePod("small").Req("cpu", "250m", "memory", "512Mi").Obj()
-	b.ReportAllocs()
-	var n int
-	for b.Loop() {
-		res, err := whatif.FitCount(f, tmpl, 10000, framework.Config{Seed: 1})
-		if err != nil {
-			b.Fatal(err)
+	b.Run("nodes=5000", func(b *testing.B) {
+		r := rand.New(rand.NewPCG(1, 1))
+		nodes, bound := randomCluster(r, 5000)
+		f := forkOf(b, nodes, bound)
+		tmpl := snapshottest.MakePod("small").Req("cpu", "250m", "memory", "512Mi").Obj()
+		b.ReportAllocs()
+		var n int
+		for b.Loop() {
+			res, err := whatif.FitCount(f, tmpl, 10000, framework.Config{Seed: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			n = res.Count
 		}
-		n = res.Count
-	}
-	b.ReportMetric(float64(n), "copies")
+		b.ReportMetric(float64(n), "copies")
+	})
 }
 
 // scaleUpInput: 10,000 pending pods of 40 ReplicaSets (100m–4 CPU,
@@ -67,18 +69,20 @@ func scaleUpInput() ([]*v1.Node, []*v1.Pod, []*v1.Pod, []whatif.NodeGroup) {
 
 // BenchmarkScaleUp: 10,000 pending pods over 10 node groups.
 func BenchmarkScaleUp(b *testing.B) {
-	nodes, bound, pending, groups := scaleUpInput()
-	f := forkOf(b, nodes, bound)
-	b.ReportAllocs()
-	var added int
-	for b.Loop() {
-		res, err := whatif.ScaleUp(f, pending, groups, whatif.ScaleUpConfig{Scheduler: framework.Config{Seed: 1}})
-		if err != nil {
-			b.Fatal(err)
+	b.Run("pods=10000/groups=10", func(b *testing.B) {
+		nodes, bound, pending, groups := scaleUpInput()
+		f := forkOf(b, nodes, bound)
+		b.ReportAllocs()
+		var added int
+		for b.Loop() {
+			res, err := whatif.ScaleUp(f, pending, groups, whatif.ScaleUpConfig{Scheduler: framework.Config{Seed: 1}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			added = res.Groups[res.Chosen].NodesAdded
 		}
-		added = res.Groups[res.Chosen].NodesAdded
-	}
-	b.ReportMetric(float64(added), "nodes-chosen")
+		b.ReportMetric(float64(added), "nodes-chosen")
+	})
 }
 
 // drainInput: 1,000 nodes (2–16 CPU) each running 0–3 ReplicaSet pods.
@@ -104,7 +108,7 @@ func BenchmarkDrain(b *testing.B) {
 		name string
 		ask  func(*snapshot.Fork, []string, whatif.PDBLister, framework.Config) ([]whatif.NodeDrain, error)
 	}{{"each", whatif.Drain}, {"greedy", whatif.RemovableNodes}} {
-		b.Run(q.name, func(b *testing.B) {
+		b.Run("nodes=1000/"+q.name, func(b *testing.B) {
 			f := forkOf(b, nodes, bound)
 			b.ReportAllocs()
 			var ok int
