@@ -6,6 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/schedkit/schedkit/internal/hashindex"
+	"github.com/schedkit/schedkit/internal/interpod"
 )
 
 // PodKey identifies a pod by namespace and name.
@@ -51,6 +52,7 @@ type PodInfo struct {
 	gpu       GPURequest
 	devices   DeviceSet
 	assigned  bool
+	affinity  *interpod.Terms // nil without pod (anti-)affinity (affinity.go)
 }
 
 // NewPodInfo parses pod. Errors (wrapping [ErrInvalidObject] or
@@ -70,7 +72,7 @@ func NewPodInfo(pod *v1.Pod) (*PodInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &PodInfo{pod: pod, key: KeyOf(pod), keyHash: hashKey(KeyOf(pod)), req: req, hostPorts: hostPorts(pod), gpu: gpu, devices: devs, assigned: assigned}, nil
+	return &PodInfo{pod: pod, key: KeyOf(pod), keyHash: hashKey(KeyOf(pod)), req: req, hostPorts: hostPorts(pod), gpu: gpu, devices: devs, assigned: assigned, affinity: interpod.Parse(pod)}, nil
 }
 
 // MustPodInfo is NewPodInfo that panics on error; for tests and examples.
