@@ -26,8 +26,8 @@
 // Built-in scorers, with upstream's plugin names and exact integer
 // results: [LeastAllocated], [MostAllocated], [RequestedToCapacityRatio]
 // (NodeResourcesFit's strategies), [BalancedAllocation], [ImageLocality],
-// [TaintToleration], [NodeAffinity], [PodTopologySpread] (opt-in, not
-// node-local); [DefaultProfile] combines the node-local ones with
+// [TaintToleration], [NodeAffinity], [PodTopologySpread] and
+// InterPodAffinity ([NewInterPodAffinity]) (both opt-in, not node-local); [DefaultProfile] combines the node-local ones with
 // upstream's default weights. Beyond upstream, with the same interface:
 // [BinPack] (Volcano's binpack), [DominantResource] (DRF-style share
 // balance) and [Tetris] (Tetris alignment).
