@@ -172,6 +172,16 @@ func TestIPABadInput(t *testing.T) {
 	assert.Equal(t, `parsing pod: requiredAffinityTerms: "Bogus" is not a valid label selector operator`, res.Reject)
 	_, err = f.PreFilter(snapshot.MustPodInfo(pod))
 	require.True(t, errors.Is(err, ErrInvalidConfig))
+
+	// Two lists fail: upstream's aggregate, in NewPodInfo's order
+	// (required before preferred), not the spec's.
+	bogus := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus"}}}
+	two := withAffinity(mkPod("p").Obj(), nil, []v1.PodAffinityTerm{{TopologyKey: zoneKey, LabelSelector: bogus}})
+	two.Spec.Affinity.PodAffinity = &v1.PodAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.WeightedPodAffinityTerm{
+		{Weight: 1, PodAffinityTerm: v1.PodAffinityTerm{TopologyKey: zoneKey, LabelSelector: bogus}}}}
+	res, err = f.PreFilterCluster(snapshot.MustPodInfo(two), snapshottest.Snapshot(t, zonedNodes()))
+	require.NoError(t, err)
+	assert.Equal(t, `parsing pod: [requiredAntiAffinityTerms: "Bogus" is not a valid label selector operator, preferredAffinityTerms: "Bogus" is not a valid label selector operator]`, res.Reject)
 }
 
 // TestIPASchedulerBypassesCache: a Scheduler with InterPodAffinity (filter

@@ -104,18 +104,24 @@ func Parse(pod *v1.Pod) *Terms {
 	t := &Terms{}
 	var errs []error
 	var err error
+	// Upstream's order (NewPodInfo): required affinity, required
+	// anti-affinity, preferred affinity, preferred anti-affinity.
 	if pa := a.PodAffinity; pa != nil {
 		if t.RequiredAffinity, err = parseRequired(pod, pa.RequiredDuringSchedulingIgnoredDuringExecution); err != nil {
 			errs = append(errs, fmt.Errorf("requiredAffinityTerms: %w", err))
-		}
-		if t.PreferredAffinity, err = parsePreferred(pod, pa.PreferredDuringSchedulingIgnoredDuringExecution); err != nil {
-			errs = append(errs, fmt.Errorf("preferredAffinityTerms: %w", err))
 		}
 	}
 	if pa := a.PodAntiAffinity; pa != nil {
 		if t.RequiredAntiAffinity, err = parseRequired(pod, pa.RequiredDuringSchedulingIgnoredDuringExecution); err != nil {
 			errs = append(errs, fmt.Errorf("requiredAntiAffinityTerms: %w", err))
 		}
+	}
+	if pa := a.PodAffinity; pa != nil {
+		if t.PreferredAffinity, err = parsePreferred(pod, pa.PreferredDuringSchedulingIgnoredDuringExecution); err != nil {
+			errs = append(errs, fmt.Errorf("preferredAffinityTerms: %w", err))
+		}
+	}
+	if pa := a.PodAntiAffinity; pa != nil {
 		if t.PreferredAntiAffinity, err = parsePreferred(pod, pa.PreferredDuringSchedulingIgnoredDuringExecution); err != nil {
 			errs = append(errs, fmt.Errorf("preferredAntiAffinityTerms: %w", err))
 		}
