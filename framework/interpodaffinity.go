@@ -8,12 +8,13 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-// InterPodAffinityName is upstream's plugin name.
-const InterPodAffinityName = "InterPodAffinity"
+// interPodAffinityName is upstream's plugin name (score.InterPodAffinityName).
+const interPodAffinityName = "InterPodAffinity"
 
 // NewInterPodAffinity returns upstream's InterPodAffinity filter
 // (kube-scheduler v1.37 interpodaffinity/filtering.go, feature gate
-// InterPodAffinityHostnameFastPath off as by default), a [ClusterFilter].
+// InterPodAffinityHostnameFastPath off as by default); the Filter is a
+// [ClusterFilter] (call PreFilterCluster through that interface).
 // args are validated as score.NewInterPodAffinity does (only Namespaces
 // matters here; errors wrap [ErrInvalidConfig] and name the field).
 //
@@ -46,21 +47,23 @@ const InterPodAffinityName = "InterPodAffinity"
 // plus O(all pods × terms) only for a pod with required terms of its own,
 // allocating the counts; per node O(terms) map look-ups, no allocation.
 // PreFilter (without the cluster) is an error. Safe for concurrent use.
-func NewInterPodAffinity(args score.InterPodAffinityArgs) (ClusterFilter, error) {
+func NewInterPodAffinity(args score.InterPodAffinityArgs) (Filter, error) {
 	if _, err := score.NewInterPodAffinity(args); err != nil {
-		return nil, fmt.Errorf("framework: %s: %w: %w", InterPodAffinityName, err, ErrInvalidConfig)
+		return nil, fmt.Errorf("framework: %s: %w: %w", interPodAffinityName, err, ErrInvalidConfig)
 	}
 	return &interPodAffinity{ns: args.Namespaces}, nil
 }
+
+var _ ClusterFilter = (*interPodAffinity)(nil)
 
 type interPodAffinity struct {
 	ns interpod.NamespaceLister
 }
 
-func (*interPodAffinity) Name() string { return InterPodAffinityName }
+func (*interPodAffinity) Name() string { return interPodAffinityName }
 
 func (*interPodAffinity) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
-	return PreFilterResult{}, fmt.Errorf("framework: %s: pod %s: PreFilter needs the cluster, call PreFilterCluster: %w", InterPodAffinityName, pod.Key(), ErrInvalidConfig)
+	return PreFilterResult{}, fmt.Errorf("framework: %s: pod %s: PreFilter needs the cluster, call PreFilterCluster: %w", interPodAffinityName, pod.Key(), ErrInvalidConfig)
 }
 
 func (f *interPodAffinity) PreFilterCluster(pod *snapshot.PodInfo, cluster score.Cluster) (PreFilterResult, error) {

@@ -52,7 +52,7 @@ func TestIPAFilterAllocatesNothing(t *testing.T) {
 	f, err := NewInterPodAffinity(score.InterPodAffinityArgs{})
 	require.NoError(t, err)
 	anti, pref := ipaBenchPods()
-	res, err := f.PreFilterCluster(snapshot.MustPodInfo(anti), snap)
+	res, err := RunPreFilter(f, snapshot.MustPodInfo(anti), snap)
 	require.NoError(t, err)
 	buf := make([]Reason, 0, 16)
 	ni := snap.Node(7)
@@ -90,7 +90,7 @@ func BenchmarkInterPodAffinity(b *testing.B) {
 			out := make([]int64, n)
 			b.ReportAllocs()
 			for b.Loop() {
-				res, err := f.PreFilterCluster(ap, snap)
+				res, err := RunPreFilter(f, ap, snap)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -30,7 +30,7 @@ func FuzzIPAInvariants(f *testing.F) {
 			[]v1.PodAffinityTerm{ipaTerm(zoneKey, "db")}, []v1.PodAffinityTerm{ipaTerm(zoneKey, "web")})
 		filter, err := NewInterPodAffinity(score.InterPodAffinityArgs{})
 		require.NoError(t, err)
-		res, err := filter.PreFilterCluster(snapshot.MustPodInfo(pod), snap)
+		res, err := RunPreFilter(filter, snapshot.MustPodInfo(pod), snap)
 		require.NoError(t, err)
 		require.NotNil(t, res.Filter)
 

@@ -47,7 +47,7 @@ func runIPA(t *testing.T, args score.InterPodAffinityArgs, pod *v1.Pod, nodes []
 	f, err := NewInterPodAffinity(args)
 	require.NoError(t, err)
 	snap := snapshottest.Snapshot(t, nodes, bound...)
-	res, err := f.PreFilterCluster(snapshot.MustPodInfo(pod), snap)
+	res, err := RunPreFilter(f, snapshot.MustPodInfo(pod), snap)
 	require.NoError(t, err)
 	out := map[string][]got{}
 	for _, ni := range snap.Nodes() {
@@ -167,7 +167,7 @@ func TestIPABadInput(t *testing.T) {
 	require.NoError(t, err)
 	pod := withAffinity(mkPod("p").Obj(), []v1.PodAffinityTerm{{TopologyKey: zoneKey, LabelSelector: &metav1.LabelSelector{
 		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus"}}}}}, nil)
-	res, err := f.PreFilterCluster(snapshot.MustPodInfo(pod), snapshottest.Snapshot(t, zonedNodes()))
+	res, err := RunPreFilter(f, snapshot.MustPodInfo(pod), snapshottest.Snapshot(t, zonedNodes()))
 	require.NoError(t, err)
 	assert.Equal(t, `parsing pod: requiredAffinityTerms: "Bogus" is not a valid label selector operator`, res.Reject)
 	_, err = f.PreFilter(snapshot.MustPodInfo(pod))
@@ -179,7 +179,7 @@ func TestIPABadInput(t *testing.T) {
 	two := withAffinity(mkPod("p").Obj(), nil, []v1.PodAffinityTerm{{TopologyKey: zoneKey, LabelSelector: bogus}})
 	two.Spec.Affinity.PodAffinity = &v1.PodAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.WeightedPodAffinityTerm{
 		{Weight: 1, PodAffinityTerm: v1.PodAffinityTerm{TopologyKey: zoneKey, LabelSelector: bogus}}}}
-	res, err = f.PreFilterCluster(snapshot.MustPodInfo(two), snapshottest.Snapshot(t, zonedNodes()))
+	res, err = RunPreFilter(f, snapshot.MustPodInfo(two), snapshottest.Snapshot(t, zonedNodes()))
 	require.NoError(t, err)
 	assert.Equal(t, `parsing pod: [requiredAntiAffinityTerms: "Bogus" is not a valid label selector operator, preferredAffinityTerms: "Bogus" is not a valid label selector operator]`, res.Reject)
 }

@@ -58,7 +58,7 @@ func TestDifferenceIPAMatchLabelKeysAtParse(t *testing.T) {
 	f, err := framework.NewInterPodAffinity(score.InterPodAffinityArgs{})
 	require.NoError(t, err)
 	for _, p := range []*v1.Pod{pod, Admitted(pod)} {
-		pre, err := f.PreFilterCluster(snapshot.MustPodInfo(p), snap)
+		pre, err := framework.RunPreFilter(f, snapshot.MustPodInfo(p), snap)
 		require.NoError(t, err)
 		assert.Equal(t, Verdict{Code: fwk.Success}, ourVerdicts(pre, []*snapshot.NodeInfo{snap.Get("n1")}).Verdicts[0])
 	}

@@ -110,7 +110,7 @@ func (ip *ipaParity) check(cs IPACase, p *ipaPair, admitted bool, st *ipaStats) 
 
 	// Filter.
 	up, upErr := ip.u.Filter(ctx, p.plugin, upPod)
-	pre, ourErr := f.PreFilterCluster(pi, snap)
+	pre, ourErr := framework.RunPreFilter(f, pi, snap)
 	if (upErr != nil) != (ourErr != nil) {
 		return fmt.Sprintf("PreFilter error: ours %v, upstream %v", ourErr, upErr), nil
 	}
