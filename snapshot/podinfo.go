@@ -44,15 +44,17 @@ func (p HostPort) Conflicts(o HostPort) bool {
 type PodInfo struct {
 	// keyHash comes first: internal/nodeview reads it at offset 0
 	// (TestNodeviewLayout).
-	keyHash   uint64
-	pod       *v1.Pod
+	keyHash uint64
+	pod     *v1.Pod
+	// affinity: nil without pod (anti-)affinity (affinity.go); next to
+	// keyHash, which AddPod and RemovePod read anyway.
+	affinity  *interpod.Terms
 	key       PodKey
 	req       PodRequests
 	hostPorts []HostPort
 	gpu       GPURequest
 	devices   DeviceSet
 	assigned  bool
-	affinity  *interpod.Terms // nil without pod (anti-)affinity (affinity.go)
 }
 
 // NewPodInfo parses pod. Errors (wrapping [ErrInvalidObject] or
