@@ -11,7 +11,8 @@
 //     upstream's order. [NewPodTopologySpread] (upstream's, opt-in: not in
 //     DefaultFilters until the equivalence cache can serve it) is a
 //     [ClusterFilter]: its preparation counts pods per topology domain
-//     over the cycle's cluster. A Filter's PreFilter does the per-pod work once and
+//     over the cycle's cluster; so is InterPodAffinity
+//     ([NewInterPodAffinity], opt-in likewise). A Filter's PreFilter does the per-pod work once and
 //     returns a [PodFilter] that checks one node without allocating, and
 //     may narrow the candidates to named nodes (upstream's
 //     PreFilterResult).

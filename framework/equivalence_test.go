@@ -61,7 +61,18 @@ func eqTemplates(seed uint64) []*v1.Pod {
 		mkPod("nozone").Req("cpu", "100m").NodeSelector("topology.kubernetes.io/zone", "nowhere").Obj(),
 		mkPod("gpu").Req("cpu", "100m").Annotation(snapshot.AnnotationGPUCount, "1").Obj(),
 	)
-	return ts
+	// Pods with pod (anti-)affinity: a zone anti-affinity group, a
+	// self-affine zone group, and a pod preferring to avoid web pods.
+	// Without InterPodAffinity in the profile they are plain pods to the
+	// cache; with it the cache must be bypassed.
+	web := withAffinity(mkPod("web").Label("app", "web").Req("cpu", "100m").Obj(), nil,
+		[]v1.PodAffinityTerm{ipaTerm("topology.kubernetes.io/zone", "web")})
+	self := withAffinity(mkPod("self").Label("app", "self").Req("cpu", "100m").Obj(),
+		[]v1.PodAffinityTerm{ipaTerm("topology.kubernetes.io/zone", "self")}, nil)
+	shy := mkPod("shy").Req("cpu", "100m").Obj()
+	shy.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.WeightedPodAffinityTerm{
+		{Weight: 50, PodAffinityTerm: ipaTerm("kubernetes.io/hostname", "web")}}}}
+	return append(ts, web, self, shy)
 }
 
 // checkEquivalence schedules a stream of copies of a few pod specs with
@@ -70,6 +81,13 @@ func eqTemplates(seed uint64) []*v1.Pod {
 // reverted, nodes added, updated and removed, snapshots taken — and
 // requires every decision to be identical.
 func checkEquivalence(t *testing.T, seed uint64, pct int32, breakdown bool) {
+	checkEquivalenceWith(t, seed, pct, breakdown, false)
+}
+
+// checkEquivalenceWith is checkEquivalence, with InterPodAffinity's
+// filter and scorer (weight 2) in both schedulers if ipa: the cache is
+// then off and decisions stay equal.
+func checkEquivalenceWith(t *testing.T, seed uint64, pct int32, breakdown, ipa bool) {
 	r := rand.New(rand.NewPCG(seed, 99))
 	numNodes := 1 + r.IntN(300)
 	nodes := genCluster(seed, numNodes)
@@ -84,10 +102,18 @@ func checkEquivalence(t *testing.T, seed uint64, pct int32, breakdown bool) {
 	}
 	templates := eqTemplates(seed)
 	cfg := Config{PercentageOfNodesToScore: pct, Seed: seed, Breakdown: breakdown, EquivalenceClasses: 4}
+	if ipa {
+		f, err := NewInterPodAffinity(score.InterPodAffinityArgs{})
+		require.NoError(t, err)
+		s, err := score.NewInterPodAffinity(score.InterPodAffinityArgs{})
+		require.NoError(t, err)
+		cfg.Filters = append(DefaultFilters(), f)
+		cfg.Profile = score.MustProfile(append(score.DefaultProfile().Scorers(), score.Weighted{Scorer: s, Weight: 2})...)
+	}
 	cached := mustNew(t, cfg)
 	cfg.EquivalenceClasses = -1
 	plain := mustNew(t, cfg)
-	require.True(t, cached.nodeLocal)
+	require.Equal(t, !ipa, cached.nodeLocal)
 	require.False(t, plain.nodeLocal)
 
 	f := cache.Snapshot().Fork()
@@ -155,6 +181,24 @@ func TestEquivalenceCacheDecisions(t *testing.T) {
 		for _, pct := range []int32{100, 0, 30} {
 			t.Run(fmt.Sprintf("seed=%d/pct=%d", seed, pct), func(t *testing.T) {
 				checkEquivalence(t, seed, pct, seed%4 == 0)
+			})
+		}
+	}
+}
+
+// TestEquivalenceCacheInterPodAffinity: with InterPodAffinity in the
+// filters and the profile, the same streams (pods with required
+// anti-affinity, self-affinity and preferred anti-affinity among them)
+// get the same decisions with and without the cache (which is then off).
+func TestEquivalenceCacheInterPodAffinity(t *testing.T) {
+	n := uint64(12)
+	if testing.Short() {
+		n = 4
+	}
+	for seed := range n {
+		for _, pct := range []int32{100, 0} {
+			t.Run(fmt.Sprintf("seed=%d/pct=%d", seed, pct), func(t *testing.T) {
+				checkEquivalenceWith(t, seed, pct, seed%4 == 0, true)
 			})
 		}
 	}

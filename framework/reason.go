@@ -6,6 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/schedkit/schedkit/internal/fit"
+	"github.com/schedkit/schedkit/internal/interpod"
 	"github.com/schedkit/schedkit/internal/spread"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -62,6 +63,20 @@ const (
 	// node would exceed a DoNotSchedule constraint's maxSkew. "node(s)
 	// didn't match pod topology spread constraints".
 	CodeTopologySpreadSkew
+	// CodePodAffinity: InterPodAffinity, no pod matching all the pod's
+	// required affinity terms is in the node's domains (and it is not the
+	// first pod of a self-affine group), or the node lacks a term's
+	// topology key. "node(s) didn't match pod affinity rules".
+	// Unresolvable.
+	CodePodAffinity
+	// CodePodAntiAffinity: InterPodAffinity, a pod matching one of the
+	// pod's required anti-affinity terms is in the node's domain.
+	// "node(s) didn't match pod anti-affinity rules".
+	CodePodAntiAffinity
+	// CodeExistingPodAntiAffinity: InterPodAffinity, an existing pod's
+	// required anti-affinity term matches the pod in the node's domain.
+	// "node(s) didn't satisfy existing pods anti-affinity rules".
+	CodeExistingPodAntiAffinity
 )
 
 // Upstream reason strings (kube-scheduler v1.37 plugins).
@@ -134,6 +149,12 @@ func (r *Reason) Message() string {
 		return spread.ReasonNodeLabelNotMatch
 	case CodeTopologySpreadSkew:
 		return spread.ReasonConstraintsNotMatch
+	case CodePodAffinity:
+		return interpod.ReasonAffinity
+	case CodePodAntiAffinity:
+		return interpod.ReasonAntiAffinity
+	case CodeExistingPodAntiAffinity:
+		return interpod.ReasonExistingAntiAffinity
 	}
 	return r.Text
 }

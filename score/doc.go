@@ -26,8 +26,9 @@
 // Built-in scorers, with upstream's plugin names and exact integer
 // results: [NewLeastAllocated], [NewMostAllocated], [NewRequestedToCapacityRatio]
 // (NodeResourcesFit's strategies), [NewBalancedAllocation], [NewImageLocality],
-// [NewTaintToleration], [NewNodeAffinity], [NewPodTopologySpread] (opt-in, not
-// node-local); [DefaultProfile] combines the node-local ones with
+// [NewTaintToleration], [NewNodeAffinity], [NewPodTopologySpread] and
+// [NewInterPodAffinity] (both opt-in, not node-local); [DefaultProfile]
+// combines the node-local ones with
 // upstream's default weights. Beyond upstream, with the same interface:
 // [NewBinPack] (Volcano's binpack), [NewDominantResource] (DRF-style share
 // balance) and [NewTetris] (Tetris alignment).

@@ -56,7 +56,9 @@ type NodeInfo struct {
 	// labels points to the first of fb.NumLabels labels (see Labels): a
 	// slice header would not fit in 512 bytes.
 	labels *Label
-	_      [24]byte // size a multiple of 64 bytes (TestNodeInfoLayout)
+	// affinityPods are the pods with pod (anti-)affinity (affinity.go);
+	// its backing array is never written in place (Forks share it).
+	affinityPods []*PodInfo
 }
 
 // bloomBits returns the podBloom word and bit mask of a key hash's two
@@ -253,6 +255,7 @@ func (n *NodeInfo) addPod(p *PodInfo) {
 	n.nonZero.base[CPU] = arith.Add(n.nonZero.base[CPU], p.req.NonZeroMilliCPU)
 	n.nonZero.base[Memory] = arith.Add(n.nonZero.base[Memory], p.req.NonZeroMemory)
 	n.usedPorts = append(n.usedPorts, p.hostPorts...)
+	n.addAffinityPod(p)
 	n.touch()
 }
 
@@ -320,6 +323,7 @@ func (n *NodeInfo) removePodHash(h uint64, k PodKey) *PodInfo {
 			}
 		}
 	}
+	n.removeAffinityPod(p)
 	n.touch()
 	return p
 }

@@ -6,6 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/schedkit/schedkit/internal/hashindex"
+	"github.com/schedkit/schedkit/internal/interpod"
 )
 
 // PodKey identifies a pod by namespace and name.
@@ -43,8 +44,11 @@ func (p HostPort) Conflicts(o HostPort) bool {
 type PodInfo struct {
 	// keyHash comes first: internal/nodeview reads it at offset 0
 	// (TestNodeviewLayout).
-	keyHash   uint64
-	pod       *v1.Pod
+	keyHash uint64
+	pod     *v1.Pod
+	// affinity: nil without pod (anti-)affinity (affinity.go); next to
+	// keyHash, which AddPod and RemovePod read anyway.
+	affinity  *interpod.Terms
 	key       PodKey
 	req       PodRequests
 	hostPorts []HostPort
@@ -70,7 +74,7 @@ func NewPodInfo(pod *v1.Pod) (*PodInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &PodInfo{pod: pod, key: KeyOf(pod), keyHash: hashKey(KeyOf(pod)), req: req, hostPorts: hostPorts(pod), gpu: gpu, devices: devs, assigned: assigned}, nil
+	return &PodInfo{pod: pod, key: KeyOf(pod), keyHash: hashKey(KeyOf(pod)), req: req, hostPorts: hostPorts(pod), gpu: gpu, devices: devs, assigned: assigned, affinity: interpod.Parse(pod)}, nil
 }
 
 // MustPodInfo is NewPodInfo that panics on error; for tests and examples.

@@ -1,0 +1,101 @@
+package framework
+
+import (
+	"fmt"
+
+	"github.com/schedkit/schedkit/internal/interpod"
+	"github.com/schedkit/schedkit/score"
+	"github.com/schedkit/schedkit/snapshot"
+)
+
+// interPodAffinityName is upstream's plugin name (score.InterPodAffinityName).
+const interPodAffinityName = "InterPodAffinity"
+
+// NewInterPodAffinity returns upstream's InterPodAffinity filter
+// (kube-scheduler v1.37 interpodaffinity/filtering.go, feature gate
+// InterPodAffinityHostnameFastPath off as by default); the Filter is a
+// [ClusterFilter] (call PreFilterCluster through that interface).
+// args are validated as score.NewInterPodAffinity does (only Namespaces
+// matters here; errors wrap [ErrInvalidConfig] and name the field).
+//
+// PreFilterCluster counts, per topology pair (key, value), the existing
+// pods whose required anti-affinity terms match the pod (read from the
+// nodes' lists of pods with pod affinity, kept by snapshot) and, for a pod
+// with required terms, the existing pods that match all its affinity
+// terms and those matching each anti-affinity term. Terms match as in
+// score.NewInterPodAffinity (namespaces, namespaceSelector over
+// Args.Namespaces or the cluster's namespaces, matchLabelKeys and
+// mismatchLabelKeys). A node then fails, first failure only:
+//
+//   - [CodePodAffinity] (unresolvable) if it lacks a topology key of one
+//     of the pod's affinity terms, or some term's domain has no pod
+//     matching all terms — unless no pod in the cluster matches them all
+//     and the pod matches its own terms (the first pod of a self-affine
+//     group);
+//   - [CodePodAntiAffinity] if a pod matching one of the pod's
+//     anti-affinity terms is in the node's domain of that term's key;
+//   - [CodeExistingPodAntiAffinity] if an existing pod's anti-affinity
+//     term matching the pod has a domain the node is in.
+//
+// A pod with no terms, in a cluster where no existing pod's required
+// anti-affinity matches it, is not filtered (upstream's Skip). A pod
+// whose terms do not parse is rejected with upstream's "parsing pod: "
+// message.
+//
+// Not node-local: a Scheduler with it does not use its equivalence cache.
+// Cost: PreFilterCluster O(nodes + pods with pod affinity × their terms),
+// plus O(all pods × terms) only for a pod with required terms of its own,
+// allocating the counts; per node O(terms) map look-ups, no allocation.
+// PreFilter (without the cluster) is an error. Safe for concurrent use.
+func NewInterPodAffinity(args score.InterPodAffinityArgs) (Filter, error) {
+	if _, err := score.NewInterPodAffinity(args); err != nil {
+		return nil, fmt.Errorf("framework: %s: %w: %w", interPodAffinityName, err, ErrInvalidConfig)
+	}
+	return &interPodAffinity{ns: args.Namespaces}, nil
+}
+
+var _ ClusterFilter = (*interPodAffinity)(nil)
+
+type interPodAffinity struct {
+	ns interpod.NamespaceLister
+}
+
+func (*interPodAffinity) Name() string { return interPodAffinityName }
+
+func (*interPodAffinity) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
+	return PreFilterResult{}, fmt.Errorf("framework: %s: pod %s: PreFilter needs the cluster, call PreFilterCluster: %w", interPodAffinityName, pod.Key(), ErrInvalidConfig)
+}
+
+func (f *interPodAffinity) PreFilterCluster(pod *snapshot.PodInfo, cluster score.Cluster) (PreFilterResult, error) {
+	t := interpod.TermsOf(pod)
+	if t != nil && t.Err != nil {
+		return PreFilterResult{Reject: "parsing pod: " + t.Err.Error()}, nil
+	}
+	if isNilCluster(cluster) {
+		return PreFilterResult{}, nil
+	}
+	ns := f.ns
+	if ns == nil {
+		ns, _ = cluster.(interpod.NamespaceLister)
+	}
+	st := interpod.NewFilter(pod.Pod(), t, ns, cluster.NumNodes(), cluster.Node)
+	if st == nil {
+		return PreFilterResult{}, nil
+	}
+	return PreFilterResult{Filter: ipaFilter{st}}, nil
+}
+
+type ipaFilter struct{ st *interpod.Filter }
+
+// Filter checks one node; allocates nothing.
+func (f ipaFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
+	switch f.st.Check(ni.Node()) {
+	case interpod.AffinityNotMatch:
+		return append(reasons, Reason{Code: CodePodAffinity, Unresolvable: true})
+	case interpod.AntiAffinityNotMatch:
+		return append(reasons, Reason{Code: CodePodAntiAffinity})
+	case interpod.ExistingAntiAffinityNotMatch:
+		return append(reasons, Reason{Code: CodeExistingPodAntiAffinity})
+	}
+	return reasons
+}

@@ -1,0 +1,116 @@
+package framework
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/schedkit/schedkit/score"
+	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/snapshottest"
+)
+
+// ipaBenchCluster: n nodes in 3 zones, 10 pods per node; one pod per node
+// is an app=web replica with hostname anti-affinity to app=web (the
+// scheduler_perf SchedulingPodAntiAffinity shape), the rest plain
+// app=db pods.
+func ipaBenchCluster(tb testing.TB, n int) *snapshot.Snapshot {
+	var nodes []*v1.Node
+	var pods []*v1.Pod
+	for i := range n {
+		name := fmt.Sprintf("n%d", i)
+		nodes = append(nodes, mkNode(name).Label(v1.LabelHostname, name).Label(zoneKey, fmt.Sprint("z", i%3)).Obj())
+		for j := range 10 {
+			p := mkPod(fmt.Sprintf("%s-%d", name, j)).Label("app", "db").Node(name).Obj()
+			if j == 0 {
+				p = withAffinity(mkPod(fmt.Sprintf("%s-%d", name, j)).Label("app", "web").Node(name).Obj(), nil,
+					[]v1.PodAffinityTerm{ipaTerm(v1.LabelHostname, "web")})
+			}
+			pods = append(pods, p)
+		}
+	}
+	return snapshottest.Snapshot(tb, nodes, pods...)
+}
+
+// ipaBenchPods: an anti-affine web replica (required hostname
+// anti-affinity, as the existing replicas), and a pod with preferred
+// zone affinity to app=db (SchedulingPreferredPodAffinity's shape).
+func ipaBenchPods() (anti, pref *v1.Pod) {
+	anti = withAffinity(mkPod("incoming").Label("app", "web").Obj(), nil, []v1.PodAffinityTerm{ipaTerm(v1.LabelHostname, "web")})
+	pref = mkPod("pref").Label("app", "api").Obj()
+	pref.Spec.Affinity = &v1.Affinity{PodAffinity: &v1.PodAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.WeightedPodAffinityTerm{
+		{Weight: 10, PodAffinityTerm: ipaTerm(zoneKey, "db")}}}}
+	return anti, pref
+}
+
+// TestIPAFilterAllocatesNothing: the prepared filter and scorer check a
+// node without allocating.
+func TestIPAFilterAllocatesNothing(t *testing.T) {
+	snap := ipaBenchCluster(t, 30)
+	f, err := NewInterPodAffinity(score.InterPodAffinityArgs{})
+	require.NoError(t, err)
+	anti, pref := ipaBenchPods()
+	res, err := RunPreFilter(f, snapshot.MustPodInfo(anti), snap)
+	require.NoError(t, err)
+	buf := make([]Reason, 0, 16)
+	ni := snap.Node(7)
+	require.Zero(t, testing.AllocsPerRun(100, func() { buf = res.Filter.Filter(ni, buf[:0]) }))
+	s, err := score.NewInterPodAffinity(score.InterPodAffinityArgs{})
+	require.NoError(t, err)
+	ps, err := s.Prepare(snapshot.MustPodInfo(pref), snap)
+	require.NoError(t, err)
+	nodes := []*snapshot.NodeInfo{ni}
+	out := make([]int64, 1)
+	require.Zero(t, testing.AllocsPerRun(100, func() { ps.Score(nodes, out) }))
+}
+
+// BenchmarkInterPodAffinity: PreFilterCluster + Filter on every node for
+// the anti-affine replica, then Prepare + Score + Normalize on every node
+// for the anti-affine replica (scored against the existing pods with
+// affinity only) and for the preferred-affinity pod (against every pod).
+// Per pod: O(nodes) plus the pods with affinity, or every pod for a pod
+// with terms of its own.
+func BenchmarkInterPodAffinity(b *testing.B) {
+	for _, n := range []int{1000, 5000} {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			snap := ipaBenchCluster(b, n)
+			f, err := NewInterPodAffinity(score.InterPodAffinityArgs{})
+			require.NoError(b, err)
+			s, err := score.NewInterPodAffinity(score.InterPodAffinityArgs{})
+			require.NoError(b, err)
+			anti, pref := ipaBenchPods()
+			ap, pp := snapshot.MustPodInfo(anti), snapshot.MustPodInfo(pref)
+			var nodes []*snapshot.NodeInfo
+			for _, ni := range snap.Nodes() {
+				nodes = append(nodes, ni)
+			}
+			buf := make([]Reason, 0, 16)
+			out := make([]int64, n)
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := RunPreFilter(f, ap, snap)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, ni := range nodes {
+					buf = res.Filter.Filter(ni, buf[:0])
+				}
+				for _, p := range []*snapshot.PodInfo{ap, pp} {
+					ps, err := s.Prepare(p, snap)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if ps == nil {
+						continue
+					}
+					ps.Score(nodes, out)
+					if err := ps.(score.Normalizer).Normalize(nodes, out); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}

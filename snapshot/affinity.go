@@ -1,0 +1,48 @@
+package snapshot
+
+import "github.com/schedkit/schedkit/internal/interpod"
+
+// Pods with pod affinity or anti-affinity, per node (upstream NodeInfo's
+// PodsWithAffinity; its PodsWithRequiredAntiAffinity is the subset with
+// required anti-affinity terms). InterPodAffinity reads only these pods
+// for existing pods' terms, so a cluster without such pods costs it one
+// length check per node. The list is kept on add and remove; a Fork's
+// copy of a node shares the list's backing array with the parent, so the
+// array is never written in place: add and remove build a new one
+// (O(pods with affinity on the node), one allocation, only for such
+// pods).
+
+func init() {
+	interpod.TermsOf = func(p any) *interpod.Terms { return p.(*PodInfo).affinity }
+}
+
+// PodsWithAffinity returns the node's pods that have pod affinity or pod
+// anti-affinity (any terms), in no particular order. Read-only; O(1).
+func (n *NodeInfo) PodsWithAffinity() []*PodInfo { return n.affinityPods }
+
+func (n *NodeInfo) addAffinityPod(p *PodInfo) {
+	if p.affinity == nil {
+		return
+	}
+	s := make([]*PodInfo, len(n.affinityPods), len(n.affinityPods)+1)
+	copy(s, n.affinityPods)
+	n.affinityPods = append(s, p)
+}
+
+func (n *NodeInfo) removeAffinityPod(p *PodInfo) {
+	if p.affinity == nil {
+		return
+	}
+	for i, q := range n.affinityPods {
+		if q == p {
+			if len(n.affinityPods) == 1 {
+				n.affinityPods = nil
+				return
+			}
+			s := make([]*PodInfo, 0, len(n.affinityPods)-1)
+			s = append(s, n.affinityPods[:i]...)
+			n.affinityPods = append(s, n.affinityPods[i+1:]...)
+			return
+		}
+	}
+}
