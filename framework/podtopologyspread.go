@@ -76,7 +76,8 @@ var _ ClusterFilter = (*PodTopologySpread)(nil)
 // that cache can account for it). Cost: PreFilterCluster O(nodes ×
 // constraints × pods per node × selector size) (no incremental index
 // yet), allocating the per-domain counts; per node O(constraints) map
-// look-ups, no allocation. PreFilter (without the cluster) is an error.
+// look-ups, no allocation. PreFilter (without the cluster) is an error
+// for a pod with DoNotSchedule constraints.
 // Safe for concurrent use.
 type PodTopologySpread struct {
 	cfg spread.Config
@@ -99,8 +100,23 @@ func NewPodTopologySpread(args score.PodTopologySpreadArgs) (*PodTopologySpread,
 // Name returns "PodTopologySpread".
 func (*PodTopologySpread) Name() string { return PodTopologySpreadName }
 
-// PreFilter fails: the filter needs the cluster (see [ClusterFilter]).
-func (*PodTopologySpread) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
+// NodeLocalFor reports that PreFilterCluster returns no filter for pod
+// over cluster (no DoNotSchedule constraint applies: with the system
+// defaults, every pod without constraints of its own), so that the
+// equivalence cache may serve the pod (internal/scoring.PodNodeLocal).
+func (f *PodTopologySpread) NodeLocalFor(pod *snapshot.PodInfo, cluster any) bool {
+	return f.cfg.Inert(pod.Pod(), v1.DoNotSchedule, f.cfg.ListerOf(cluster))
+}
+
+// PreFilter, without the cluster, returns no filter for a pod to which
+// no DoNotSchedule constraint can apply (none of its own, or, without
+// any of its own, none among the defaults: the system defaults never
+// filter), and fails for other pods: they need the cluster (see
+// [ClusterFilter]).
+func (f *PodTopologySpread) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
+	if !f.cfg.MayApply(pod.Pod(), v1.DoNotSchedule) {
+		return PreFilterResult{}, nil
+	}
 	return PreFilterResult{}, fmt.Errorf("framework: %s: pod %s: PreFilter needs the cluster, call PreFilterCluster: %w", PodTopologySpreadName, pod.Key(), ErrInvalidConfig)
 }
 
@@ -108,7 +124,7 @@ func (*PodTopologySpread) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, err
 // matching pods per domain over cluster; no constraint: no filter.
 func (f *PodTopologySpread) PreFilterCluster(pod *snapshot.PodInfo, cluster score.Cluster) (PreFilterResult, error) {
 	p := pod.Pod()
-	cs, err := f.cfg.Constraints(p, v1.DoNotSchedule)
+	cs, err := f.cfg.Constraints(p, v1.DoNotSchedule, f.cfg.ListerOf(cluster))
 	if err != nil {
 		return PreFilterResult{}, fmt.Errorf("framework: %s: pod %s: %w: %w", PodTopologySpreadName, pod.Key(), err, ErrInvalidPod)
 	}

@@ -28,7 +28,11 @@ type PodTopologySpreadArgs struct {
 	DefaultingType string
 	// Workloads finds the Services, ReplicationControllers, ReplicaSets
 	// and StatefulSets that make up a pod's default selector (upstream's
-	// informer listers). nil finds none, so default constraints never
+	// informer listers). nil (the usual setting): the cluster of each
+	// cycle, when it has them — a snapshot.Snapshot or Fork carries the
+	// objects fed to the Cache or reserve.Ledger it came from, so a
+	// Deployment's pods are spread as upstream spreads them; a cluster
+	// without the look-ups finds none, and default constraints then never
 	// apply.
 	Workloads snapshot.Workloads
 }
@@ -44,7 +48,7 @@ type PodTopologySpreadArgs struct {
 // constraints with ScheduleAnyway, whose selector is upstream's default
 // selector (the Services in the pod's namespace that select it, and its
 // ReplicationController, ReplicaSet or StatefulSet, found through
-// Args.Workloads); no constraint, or an empty default selector, skips the
+// Args.Workloads or, if nil, the cluster's look-ups); no constraint, or an empty default selector, skips the
 // pod (Prepare returns nil). matchLabelKeys adds the pod's values of those
 // labels to the selector. A malformed labelSelector fails Prepare
 // (wrapping [ErrInvalidPod], naming the field).
@@ -100,11 +104,18 @@ func NewPodTopologySpread(args PodTopologySpreadArgs) (*PodTopologySpread, error
 // Name returns [PodTopologySpreadName].
 func (*PodTopologySpread) Name() string { return PodTopologySpreadName }
 
+// NodeLocalFor reports that Prepare skips pod over cluster (no
+// ScheduleAnyway constraint applies), so that framework's equivalence
+// cache may serve the pod (internal/scoring.PodNodeLocal).
+func (s *PodTopologySpread) NodeLocalFor(pod *snapshot.PodInfo, cluster any) bool {
+	return s.cfg.Inert(pod.Pod(), v1.ScheduleAnyway, s.cfg.ListerOf(cluster))
+}
+
 // Prepare builds the pod's ScheduleAnyway constraints and counts matching
 // pods per domain over cluster; nil (skip) without constraints or nodes.
 func (s *PodTopologySpread) Prepare(pod *snapshot.PodInfo, cluster Cluster) (PodScorer, error) {
 	p := pod.Pod()
-	cs, err := s.cfg.Constraints(p, v1.ScheduleAnyway)
+	cs, err := s.cfg.Constraints(p, v1.ScheduleAnyway, s.cfg.ListerOf(cluster))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", err, ErrInvalidPod)
 	}

@@ -21,11 +21,15 @@ func TestWorkloadIndexRejectsBadObjects(t *testing.T) {
 		objs snapshot.WorkloadObjects
 		want string
 	}{
-		{snapshot.WorkloadObjects{Services: []*v1.Service{good, nil}}, "Service (index 1) is nil"},
-		{snapshot.WorkloadObjects{Services: []*v1.Service{good, good}}, "Service default/web (index 1): metadata.name: listed twice"},
-		{snapshot.WorkloadObjects{ReplicaSets: []*appsv1.ReplicaSet{{}}}, "ReplicaSet (index 0): metadata.name is empty"},
-		{snapshot.WorkloadObjects{StatefulSets: []*appsv1.StatefulSet{nil}}, "StatefulSet (index 0) is nil"},
-		{snapshot.WorkloadObjects{ReplicationControllers: []*v1.ReplicationController{{ObjectMeta: metav1.ObjectMeta{Name: "rc"}}, {ObjectMeta: metav1.ObjectMeta{Name: "rc"}}}}, "ReplicationController /rc (index 1): metadata.name: listed twice"},
+		{snapshot.WorkloadObjects{Services: []*v1.Service{good, nil}}, "WorkloadObjects.Services[1]: Service is nil"},
+		{snapshot.WorkloadObjects{Services: []*v1.Service{good, good}}, "WorkloadObjects.Services[1]: Service default/web: metadata.name: listed twice"},
+		{snapshot.WorkloadObjects{ReplicaSets: []*appsv1.ReplicaSet{{}}}, `WorkloadObjects.ReplicaSets[0]: ReplicaSet in namespace "": metadata.name is empty`},
+		{snapshot.WorkloadObjects{StatefulSets: []*appsv1.StatefulSet{nil}}, "WorkloadObjects.StatefulSets[0]: StatefulSet is nil"},
+		{snapshot.WorkloadObjects{ReplicationControllers: []*v1.ReplicationController{{ObjectMeta: metav1.ObjectMeta{Name: "rc"}}, {ObjectMeta: metav1.ObjectMeta{Name: "rc"}}}}, "WorkloadObjects.ReplicationControllers[1]: ReplicationController /rc: metadata.name: listed twice"},
+		{snapshot.WorkloadObjects{ReplicaSets: []*appsv1.ReplicaSet{{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "rs"}, Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Near"}}}}}}},
+			`WorkloadObjects.ReplicaSets[0]: ReplicaSet default/rs: spec.selector: Invalid value: "Near" is not a valid label selector operator`},
+		{snapshot.WorkloadObjects{Namespaces: []*v1.Namespace{{ObjectMeta: metav1.ObjectMeta{Name: "team", Namespace: "x"}}}},
+			`WorkloadObjects.Namespaces[0]: Namespace team: metadata.namespace: Invalid value: "x": not allowed on a cluster-scoped object`},
 	} {
 		w, err := snapshot.NewWorkloadIndex(tc.objs)
 		require.ErrorIs(t, err, snapshot.ErrInvalidObject, tc.want)
@@ -39,4 +43,7 @@ func TestWorkloadIndexRejectsBadObjects(t *testing.T) {
 	assert.Nil(t, w.ReplicaSet("default", "web"))
 	assert.Nil(t, w.StatefulSet("default", "x"))
 	assert.Nil(t, w.ReplicationController("default", "x"))
+	assert.Nil(t, w.Namespace("default"))
+	assert.Nil(t, w.PriorityClass("high"))
+	assert.Nil(t, w.PodDisruptionBudgets("default"))
 }
