@@ -170,6 +170,15 @@ func Validate(obj runtime.Object) (Key, error) {
 	if err != nil {
 		return Key{}, err
 	}
+	if errs := Check(obj); len(errs) > 0 {
+		return Key{}, fmt.Errorf("%s: %w", k, errs.ToAggregate())
+	}
+	return k, nil
+}
+
+// Check returns what is wrong with the content of obj, an object
+// [Identify] accepts (see [Validate]), one field error per problem.
+func Check(obj runtime.Object) field.ErrorList {
 	var errs field.ErrorList
 	switch o := obj.(type) {
 	case *v1.Namespace:
@@ -204,10 +213,7 @@ func Validate(obj runtime.Object) (Key, error) {
 			errs = append(errs, field.Invalid(field.NewPath("value"), o.Value, "must not exceed 1000000000 unless the name starts with system-"))
 		}
 	}
-	if len(errs) > 0 {
-		return Key{}, fmt.Errorf("%s: %w", k, errs.ToAggregate())
-	}
-	return k, nil
+	return errs
 }
 
 // HighestUserDefinablePriority is upstream's (k8s.io/api/scheduling/v1
