@@ -136,10 +136,10 @@ func TestReadFormats(t *testing.T) {
 			nodes: []string{"f1"},
 		},
 		{
-			name:    "kubectl get -o yaml List with a Service",
-			in:      kubectlOutput,
-			nodes:   []string{"kind-control-plane"},
-			pods:    []string{"kube-system/coredns-7db6d8ff4d-2xk8q"},
+			name:  "kubectl get -o yaml List with a Service",
+			in:    kubectlOutput,
+			nodes: []string{"kind-control-plane"},
+			pods:  []string{"kube-system/coredns-7db6d8ff4d-2xk8q"},
 			checkFunc: func(t *testing.T, objs load.Objects) {
 				require.Len(t, objs.Others, 1, "the Service is read, for the Cache")
 				assert.Equal(t, "default", objs.Others[0].(*v1.Service).Namespace)
