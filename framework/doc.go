@@ -7,11 +7,13 @@
 //
 //   - [Filter]s (upstream v1.37 semantics and reason strings):
 //     [NodeName], [NodeUnschedulable], [TaintToleration], [NodeAffinity],
-//     [NodePorts], [NodeResourcesFit]; [DefaultFilters] lists them in
-//     upstream's order. [PodTopologySpread] (upstream's, opt-in: not in
-//     DefaultFilters until the equivalence cache can serve it) is a
-//     [ClusterFilter]: its preparation counts pods per topology domain
-//     over the cycle's cluster. A Filter's PreFilter does the per-pod work once and
+//     [NodePorts], [NodeResourcesFit], [PodTopologySpread];
+//     [DefaultFilters] lists them in upstream's order: upstream's default
+//     profile except the volume and DRA filters (and InterPodAffinity,
+//     until it lands). [PodTopologySpread] is a [ClusterFilter]: its
+//     preparation counts pods per topology domain over the cycle's
+//     cluster, whose objects (a snapshot of a Cache or reserve.Ledger fed
+//     Services, ReplicaSets, ...) give the system defaults' selector. A Filter's PreFilter does the per-pod work once and
 //     returns a [PodFilter] that checks one node without allocating, and
 //     may narrow the candidates to named nodes (upstream's
 //     PreFilterResult).

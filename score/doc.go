@@ -26,9 +26,11 @@
 // Built-in scorers, with upstream's plugin names and exact integer
 // results: [LeastAllocated], [MostAllocated], [RequestedToCapacityRatio]
 // (NodeResourcesFit's strategies), [BalancedAllocation], [ImageLocality],
-// [TaintToleration], [NodeAffinity], [PodTopologySpread] (opt-in, not
-// node-local); [DefaultProfile] combines the node-local ones with
-// upstream's default weights. Beyond upstream, with the same interface:
+// [TaintToleration], [NodeAffinity], [PodTopologySpread] (not
+// node-local; system default spreading from the cluster's objects);
+// [DefaultProfile] combines them with upstream's default weights and
+// order: upstream's default profile except the volume and DRA plugins
+// (and InterPodAffinity, until it lands). Beyond upstream, with the same interface:
 // [BinPack] (Volcano's binpack), [DominantResource] (DRF-style share
 // balance) and [Tetris] (Tetris alignment).
 //
