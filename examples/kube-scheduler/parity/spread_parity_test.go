@@ -23,6 +23,7 @@ type spreadPair struct {
 	// viaCache: our side reads the objects from the snapshot of a Cache
 	// they were fed to (Workloads nil; objects_parity_test.go), not from
 	// a WorkloadIndex.
+	viaCache bool
 	upstream *configv1.PodTopologySpreadArgs
 	plugin   fwk.Plugin
 }
