@@ -160,3 +160,16 @@ func TestLedgerObjectsInSnapshotFor(t *testing.T) {
 	require.ErrorIs(t, err, reserve.ErrInvalid)
 	require.ErrorIs(t, err, snapshot.ErrInvalidObject)
 }
+
+// FuzzInformerObjects runs the random object-event comparison (Cache,
+// Ledger, reference model) from a fuzzed seed and length.
+func FuzzInformerObjects(f *testing.F) {
+	f.Add(uint64(0), uint16(50))
+	f.Add(uint64(9), uint16(600))
+	f.Fuzz(func(t *testing.T, seed uint64, steps uint16) {
+		informertest.RandomObjects(t, seed, int(steps%1500), map[string]informertest.ObjectStore{
+			"cache":  cacheObjects{snapshot.NewCache()},
+			"ledger": ledgerObjects{reserve.New()},
+		})
+	})
+}
