@@ -60,11 +60,13 @@ type WorkloadIndex struct {
 
 var _ Workloads = (*WorkloadIndex)(nil)
 
-// NewWorkloadIndex indexes objs. An object the Cache would reject (see
-// [Cache.AddObject]: nil, an empty metadata.name, an invalid selector,
-// ...) or two objects of one kind with the same namespace and name is an
-// error wrapping [ErrInvalidObject] naming the object (kind, index,
-// namespace and name) and field; nothing is returned then.
+// NewWorkloadIndex indexes objs. A nil object, an empty metadata.name or
+// two objects of one kind with the same namespace and name is an error
+// wrapping [ErrInvalidObject] naming the object (kind, index, namespace
+// and name) and field; nothing is returned then. Unlike
+// [Cache.AddObject], it does not check the objects' content: a
+// controller with an invalid selector is held, and selects nothing (as
+// upstream's DefaultSelector treats one).
 // O(objects × (namespaces + objects per namespace)).
 func NewWorkloadIndex(objs WorkloadObjects) (*WorkloadIndex, error) {
 	tok := newToken()
@@ -75,7 +77,7 @@ func NewWorkloadIndex(objs WorkloadObjects) (*WorkloadIndex, error) {
 			if err != nil {
 				return
 			}
-			k, verr := objects.Validate(o)
+			k, verr := objects.Identify(o)
 			switch {
 			case verr != nil:
 				err = fmt.Errorf("WorkloadObjects.%s[%d]: %w: %w", field, i, verr, ErrInvalidObject)

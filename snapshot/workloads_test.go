@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/schedkit/schedkit/snapshot"
@@ -26,10 +28,8 @@ func TestWorkloadIndexRejectsBadObjects(t *testing.T) {
 		{snapshot.WorkloadObjects{ReplicaSets: []*appsv1.ReplicaSet{{}}}, `WorkloadObjects.ReplicaSets[0]: ReplicaSet in namespace "": metadata.name is empty`},
 		{snapshot.WorkloadObjects{StatefulSets: []*appsv1.StatefulSet{nil}}, "WorkloadObjects.StatefulSets[0]: StatefulSet is nil"},
 		{snapshot.WorkloadObjects{ReplicationControllers: []*v1.ReplicationController{{ObjectMeta: metav1.ObjectMeta{Name: "rc"}}, {ObjectMeta: metav1.ObjectMeta{Name: "rc"}}}}, "WorkloadObjects.ReplicationControllers[1]: ReplicationController /rc: metadata.name: listed twice"},
-		{snapshot.WorkloadObjects{ReplicaSets: []*appsv1.ReplicaSet{{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "rs"}, Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Near"}}}}}}},
-			`WorkloadObjects.ReplicaSets[0]: ReplicaSet default/rs: spec.selector: Invalid value: "Near" is not a valid label selector operator`},
-		{snapshot.WorkloadObjects{Namespaces: []*v1.Namespace{{ObjectMeta: metav1.ObjectMeta{Name: "team", Namespace: "x"}}}},
-			`WorkloadObjects.Namespaces[0]: Namespace team: metadata.namespace: Invalid value: "x": not allowed on a cluster-scoped object`},
+		{snapshot.WorkloadObjects{PodDisruptionBudgets: []*policyv1.PodDisruptionBudget{{}}}, `WorkloadObjects.PodDisruptionBudgets[0]: PodDisruptionBudget in namespace "": metadata.name is empty`},
+		{snapshot.WorkloadObjects{PriorityClasses: []*schedulingv1.PriorityClass{nil}}, "WorkloadObjects.PriorityClasses[0]: PriorityClass is nil"},
 	} {
 		w, err := snapshot.NewWorkloadIndex(tc.objs)
 		require.ErrorIs(t, err, snapshot.ErrInvalidObject, tc.want)
