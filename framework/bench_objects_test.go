@@ -81,3 +81,28 @@ func hashSpec(s string) uint32 {
 	}
 	return h
 }
+
+// TestSpreadSkipAllocatesNothing: deciding that PodTopologySpread's
+// system defaults skip a pod that no Service or controller selects — the
+// check every pod of the default profile pays before the equivalence
+// cache — allocates nothing, in the filter and in the scorer.
+func TestSpreadSkipAllocatesNothing(t *testing.T) {
+	c := snapshot.NewCache()
+	for _, n := range genCluster(1, 10) {
+		if err := c.AddNode(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap := c.Snapshot()
+	pi := snapshot.MustPodInfo(mkPod("p").Label("app", "web").Req("cpu", "1").Obj())
+	s, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.localFor(pi, snap) {
+		t.Fatal("the default profile does not skip an unselected pod")
+	}
+	if a := testing.AllocsPerRun(100, func() { s.localFor(pi, snap) }); a != 0 {
+		t.Fatalf("localFor allocates %v times", a)
+	}
+}

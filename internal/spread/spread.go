@@ -179,6 +179,9 @@ func (c *Config) Constraints(pod *v1.Pod, action v1.UnsatisfiableConstraintActio
 		}
 		return cs, nil
 	}
+	if !hasAction(c.Defaults, action) || unselected(pod, l) {
+		return nil, nil // allocation-free for most pods
+	}
 	cs, err := parse(c.Defaults, pod.Labels, action, "defaultConstraints")
 	if err != nil || len(cs) == 0 {
 		return nil, err
@@ -202,7 +205,14 @@ func (c *Config) Inert(pod *v1.Pod, action v1.UnsatisfiableConstraintAction, l L
 	if len(pod.Spec.TopologySpreadConstraints) > 0 {
 		return !hasAction(pod.Spec.TopologySpreadConstraints, action)
 	}
-	return !hasAction(c.Defaults, action) || DefaultSelector(pod, l).Empty()
+	return !hasAction(c.Defaults, action) || unselected(pod, l) || DefaultSelector(pod, l).Empty()
+}
+
+// unselected reports, without allocating, that [DefaultSelector] is
+// certainly empty for pod: no lister, or no Service in its namespace and
+// no controller ownerReference.
+func unselected(pod *v1.Pod, l Lister) bool {
+	return l == nil || (len(l.Services(pod.Namespace)) == 0 && metav1.GetControllerOfNoCopy(pod) == nil)
 }
 
 // MayApply reports whether some constraint with action may apply to pod:
