@@ -33,7 +33,7 @@ func TestFilterAllocatesNothing(t *testing.T) {
 
 	buf := make([]Reason, 0, 16)
 	for _, f := range DefaultFilters() {
-		if f.Name() == PodTopologySpreadName {
+		if f.Name() == podTopologySpreadName {
 			continue // it has nothing to check for this pod (no constraints); TestSpreadFilterAllocatesNothing
 		}
 		res, err := f.PreFilter(pi)

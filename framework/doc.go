@@ -6,14 +6,15 @@
 // The pieces, in the order a cycle uses them:
 //
 //   - [Filter]s (upstream v1.37 semantics and reason strings):
-//     [NodeName], [NodeUnschedulable], [TaintToleration], [NodeAffinity],
-//     [NodePorts], [NodeResourcesFit], [PodTopologySpread];
-//     [DefaultFilters] lists them in upstream's order: upstream's default
-//     profile except the volume and DRA filters (and InterPodAffinity,
-//     until it lands). [PodTopologySpread] is a [ClusterFilter]: its
-//     preparation counts pods per topology domain over the cycle's
-//     cluster, whose objects (a snapshot of a Cache or reserve.Ledger fed
-//     Services, ReplicaSets, ...) give the system defaults' selector. A Filter's PreFilter does the per-pod work once and
+//     [NewNodeName], [NewNodeUnschedulable], [NewTaintToleration],
+//     [NewNodeAffinity], [NewNodePorts], [NewNodeResourcesFit],
+//     [NewPodTopologySpread]; [DefaultFilters] lists them in upstream's
+//     order: upstream's default profile except the volume and DRA filters
+//     (and InterPodAffinity, until it lands). PodTopologySpread is a
+//     [ClusterFilter]: its preparation counts pods per topology domain
+//     over the cycle's cluster, whose objects (a snapshot of a Cache or
+//     reserve.Ledger fed Services, ReplicaSets, ...) give the system
+//     defaults' selector. A Filter's PreFilter does the per-pod work once and
 //     returns a [PodFilter] that checks one node without allocating, and
 //     may narrow the candidates to named nodes (upstream's
 //     PreFilterResult).
@@ -23,7 +24,7 @@
 //     untolerated taint(s)." An empty candidate set (affinity naming a
 //     node that does not exist, an empty cluster) is a Diagnosis too.
 //   - [Scheduler] runs one cycle: PreFilter, filter from a rotating start
-//     until [NumFeasibleNodesToFind] nodes fit (percentageOfNodesToScore:
+//     until enough nodes fit ([Config.PercentageOfNodesToScore]:
 //     adaptive, fixed or 100), score with a score.Profile, pick the best
 //     total with seeded tie-breaking, and with [Scheduler.Schedule] hold
 //     the node in a reserve.Ledger (filtering the ledger's view for the

@@ -56,14 +56,15 @@ func (f PodFilterFunc) Filter(node *snapshot.NodeInfo, reasons []Reason) []Reaso
 	return f(node, reasons)
 }
 
-// Plugin names, as upstream spells them.
+// Plugin names, as upstream spells them; each filter's Name() returns its
+// own, and [Reason] names the failing plugin with it.
 const (
-	NodeNameName          = "NodeName"
-	NodeUnschedulableName = "NodeUnschedulable"
-	TaintTolerationName   = "TaintToleration"
-	NodeAffinityName      = "NodeAffinity"
-	NodePortsName         = "NodePorts"
-	NodeResourcesFitName  = "NodeResourcesFit"
+	nodeNameName          = "NodeName"
+	nodeUnschedulableName = "NodeUnschedulable"
+	taintTolerationName   = "TaintToleration"
+	nodeAffinityName      = "NodeAffinity"
+	nodePortsName         = "NodePorts"
+	nodeResourcesFitName  = "NodeResourcesFit"
 )
 
 // DefaultFilters returns the filters of upstream's default profile
@@ -77,15 +78,15 @@ const (
 // DoNotSchedule constraints of their own). A node's reasons come from the
 // first filter it fails, as upstream stops at the first failing plugin.
 // The equivalence cache serves every pod for which PodTopologySpread has
-// nothing to check (see [PodTopologySpread.NodeLocalFor]). Each call
-// returns new filters.
+// nothing to check (see [NewPodTopologySpread]). Each call returns new
+// filters.
 func DefaultFilters() []Filter {
 	pts, err := NewPodTopologySpread(score.PodTopologySpreadArgs{})
 	if err != nil {
 		panic(err) // the default args are valid
 	}
 	return []Filter{
-		NodeName{}, NodeUnschedulable{}, TaintToleration{}, &NodeAffinity{}, NodePorts{}, &NodeResourcesFit{},
+		nodeNamePlugin{}, nodeUnschedulablePlugin{}, taintTolerationPlugin{}, &nodeAffinityPlugin{}, nodePortsPlugin{}, &nodeResourcesFitPlugin{},
 		pts,
 		// InterPodAffinity goes here, after PodTopologySpread, as upstream
 		// orders them (h-ipa lands it; the coordinator wires it).

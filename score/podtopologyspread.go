@@ -37,6 +37,20 @@ type PodTopologySpreadArgs struct {
 	Workloads snapshot.Workloads
 }
 
+// podTopologySpread is the scorer [NewPodTopologySpread] returns.
+type podTopologySpread struct {
+	cfg spread.Config
+}
+
+var _ Scorer = (*podTopologySpread)(nil)
+
+// NewPodTopologySpread validates args as upstream's
+// ValidatePodTopologySpreadArgs (maxSkew > 0, a valid topologyKey,
+// whenUnsatisfiable DoNotSchedule or ScheduleAnyway, no labelSelector, no
+// two constraints with the same key and action, defaultingType System
+// (only with no constraints) or List). Errors wrap [ErrInvalidConfig] and
+// name the field.
+//
 // PodTopologySpread scores nodes by how evenly placing the pod there
 // spreads the pods its ScheduleAnyway topology spread constraints select:
 // upstream PodTopologySpread scoring (kube-scheduler v1.37
@@ -48,8 +62,8 @@ type PodTopologySpreadArgs struct {
 // constraints with ScheduleAnyway, whose selector is upstream's default
 // selector (the Services in the pod's namespace that select it, and its
 // ReplicationController, ReplicaSet or StatefulSet, found through
-// Args.Workloads or, if nil, the cluster's look-ups); no constraint, or an empty default selector, skips the
-// pod (Prepare returns nil). matchLabelKeys adds the pod's values of those
+// Args.Workloads or, if nil, the cluster's look-ups); no constraint, or
+// an empty default selector, skips the pod (Prepare returns nil). matchLabelKeys adds the pod's values of those
 // labels to the selector. A malformed labelSelector fails Prepare
 // (wrapping [ErrInvalidPod], naming the field).
 //
@@ -71,25 +85,15 @@ type PodTopologySpreadArgs struct {
 // so the least crowded domain gets 100.
 //
 // Not node-local: a node's score depends on other nodes' pods, so a
-// Scheduler with this scorer does not use its equivalence cache. Cost:
+// Scheduler's equivalence cache serves only the pods this scorer skips
+// (it says so per pod with a method NodeLocalFor; the check allocates
+// nothing for a pod no Service or controller selects). Cost:
 // Prepare O(nodes × constraints × pods per node × selector size) (every
 // node's pods are read once: no incremental index yet); Score
 // O(candidates × constraints) map look-ups plus, for hostname constraints,
 // the candidate's own pods; allocates per call, not per node. Safe for
 // concurrent use.
-type PodTopologySpread struct {
-	cfg spread.Config
-}
-
-var _ Scorer = (*PodTopologySpread)(nil)
-
-// NewPodTopologySpread validates args as upstream's
-// ValidatePodTopologySpreadArgs (maxSkew > 0, a valid topologyKey,
-// whenUnsatisfiable DoNotSchedule or ScheduleAnyway, no labelSelector, no
-// two constraints with the same key and action, defaultingType System
-// (only with no constraints) or List). Errors wrap [ErrInvalidConfig] and
-// name the field.
-func NewPodTopologySpread(args PodTopologySpreadArgs) (*PodTopologySpread, error) {
+func NewPodTopologySpread(args PodTopologySpreadArgs) (Scorer, error) {
 	var lister spread.Lister
 	if args.Workloads != nil {
 		lister = args.Workloads
@@ -98,22 +102,22 @@ func NewPodTopologySpread(args PodTopologySpreadArgs) (*PodTopologySpread, error
 	if err != nil {
 		return nil, fmt.Errorf("score: %s: %w: %w", PodTopologySpreadName, err, ErrInvalidConfig)
 	}
-	return &PodTopologySpread{cfg: cfg}, nil
+	return &podTopologySpread{cfg: cfg}, nil
 }
 
 // Name returns [PodTopologySpreadName].
-func (*PodTopologySpread) Name() string { return PodTopologySpreadName }
+func (*podTopologySpread) Name() string { return PodTopologySpreadName }
 
 // NodeLocalFor reports that Prepare skips pod over cluster (no
 // ScheduleAnyway constraint applies), so that framework's equivalence
 // cache may serve the pod (internal/scoring.PodNodeLocal).
-func (s *PodTopologySpread) NodeLocalFor(pod *snapshot.PodInfo, cluster any) bool {
+func (s *podTopologySpread) NodeLocalFor(pod *snapshot.PodInfo, cluster any) bool {
 	return s.cfg.Inert(pod.Pod(), v1.ScheduleAnyway, s.cfg.ListerOf(cluster))
 }
 
 // Prepare builds the pod's ScheduleAnyway constraints and counts matching
 // pods per domain over cluster; nil (skip) without constraints or nodes.
-func (s *PodTopologySpread) Prepare(pod *snapshot.PodInfo, cluster Cluster) (PodScorer, error) {
+func (s *podTopologySpread) Prepare(pod *snapshot.PodInfo, cluster Cluster) (PodScorer, error) {
 	p := pod.Pod()
 	cs, err := s.cfg.Constraints(p, v1.ScheduleAnyway, s.cfg.ListerOf(cluster))
 	if err != nil {

@@ -88,75 +88,45 @@ func (c *Cache) RemoveObject(obj runtime.Object) error {
 
 // AddObject adds or replaces a cluster object in the current layer, as
 // [Cache.AddObject].
-func (f *Fork) AddObject(obj runtime.Object) error { return f.cur.addObject(obj) }
+func (f *Fork) AddObject(obj runtime.Object) error { return f.st.addObject(obj) }
 
 // RemoveObject removes a cluster object from the current layer, as
 // [Cache.RemoveObject].
-func (f *Fork) RemoveObject(obj runtime.Object) error { return f.cur.removeObject(obj) }
+func (f *Fork) RemoveObject(obj runtime.Object) error { return f.st.removeObject(obj) }
+
+// The look-ups below are one implementation on view, promoted to
+// Snapshot and Fork (for a Fork they read the current layer).
 
 // Namespace returns the Namespace called name, or nil.
-func (s *Snapshot) Namespace(name string) *v1.Namespace { return s.st.objs.Namespace(name) }
+func (s *view) Namespace(name string) *v1.Namespace { return s.st.objs.Namespace(name) }
 
 // Services returns the Services in namespace, by name, or nil.
-func (s *Snapshot) Services(namespace string) []*v1.Service { return s.st.objs.Services(namespace) }
+func (s *view) Services(namespace string) []*v1.Service { return s.st.objs.Services(namespace) }
 
 // ReplicationController returns the named ReplicationController, or nil.
-func (s *Snapshot) ReplicationController(namespace, name string) *v1.ReplicationController {
+func (s *view) ReplicationController(namespace, name string) *v1.ReplicationController {
 	return s.st.objs.ReplicationController(namespace, name)
 }
 
 // ReplicaSet returns the named ReplicaSet, or nil.
-func (s *Snapshot) ReplicaSet(namespace, name string) *appsv1.ReplicaSet {
+func (s *view) ReplicaSet(namespace, name string) *appsv1.ReplicaSet {
 	return s.st.objs.ReplicaSet(namespace, name)
 }
 
 // StatefulSet returns the named StatefulSet, or nil.
-func (s *Snapshot) StatefulSet(namespace, name string) *appsv1.StatefulSet {
+func (s *view) StatefulSet(namespace, name string) *appsv1.StatefulSet {
 	return s.st.objs.StatefulSet(namespace, name)
 }
 
 // PriorityClass returns the PriorityClass called name, or nil.
-func (s *Snapshot) PriorityClass(name string) *schedulingv1.PriorityClass {
+func (s *view) PriorityClass(name string) *schedulingv1.PriorityClass {
 	return s.st.objs.PriorityClass(name)
 }
 
 // PodDisruptionBudgets returns the PodDisruptionBudgets in namespace, by
 // name, or nil.
-func (s *Snapshot) PodDisruptionBudgets(namespace string) []*policyv1.PodDisruptionBudget {
+func (s *view) PodDisruptionBudgets(namespace string) []*policyv1.PodDisruptionBudget {
 	return s.st.objs.PodDisruptionBudgets(namespace)
-}
-
-// Namespace, Services, ReplicationController, ReplicaSet, StatefulSet,
-// PriorityClass and PodDisruptionBudgets read the fork's current layer,
-// as the [Snapshot] methods of the same names.
-func (f *Fork) Namespace(name string) *v1.Namespace { return f.cur.objs.Namespace(name) }
-
-// Services: see [Snapshot.Services].
-func (f *Fork) Services(namespace string) []*v1.Service { return f.cur.objs.Services(namespace) }
-
-// ReplicationController: see [Snapshot.ReplicationController].
-func (f *Fork) ReplicationController(namespace, name string) *v1.ReplicationController {
-	return f.cur.objs.ReplicationController(namespace, name)
-}
-
-// ReplicaSet: see [Snapshot.ReplicaSet].
-func (f *Fork) ReplicaSet(namespace, name string) *appsv1.ReplicaSet {
-	return f.cur.objs.ReplicaSet(namespace, name)
-}
-
-// StatefulSet: see [Snapshot.StatefulSet].
-func (f *Fork) StatefulSet(namespace, name string) *appsv1.StatefulSet {
-	return f.cur.objs.StatefulSet(namespace, name)
-}
-
-// PriorityClass: see [Snapshot.PriorityClass].
-func (f *Fork) PriorityClass(name string) *schedulingv1.PriorityClass {
-	return f.cur.objs.PriorityClass(name)
-}
-
-// PodDisruptionBudgets: see [Snapshot.PodDisruptionBudgets].
-func (f *Fork) PodDisruptionBudgets(namespace string) []*policyv1.PodDisruptionBudget {
-	return f.cur.objs.PodDisruptionBudgets(namespace)
 }
 
 // read runs f on c's current objects under c's lock (an owner's writes
@@ -175,32 +145,32 @@ func (c *Cache) Namespace(name string) *v1.Namespace {
 	return read(c, func(o *objects.Set) *v1.Namespace { return o.Namespace(name) })
 }
 
-// Services: see [Snapshot.Services].
+// Services: see Snapshot's.
 func (c *Cache) Services(namespace string) []*v1.Service {
 	return read(c, func(o *objects.Set) []*v1.Service { return o.Services(namespace) })
 }
 
-// ReplicationController: see [Snapshot.ReplicationController].
+// ReplicationController: see Snapshot's.
 func (c *Cache) ReplicationController(namespace, name string) *v1.ReplicationController {
 	return read(c, func(o *objects.Set) *v1.ReplicationController { return o.ReplicationController(namespace, name) })
 }
 
-// ReplicaSet: see [Snapshot.ReplicaSet].
+// ReplicaSet: see Snapshot's.
 func (c *Cache) ReplicaSet(namespace, name string) *appsv1.ReplicaSet {
 	return read(c, func(o *objects.Set) *appsv1.ReplicaSet { return o.ReplicaSet(namespace, name) })
 }
 
-// StatefulSet: see [Snapshot.StatefulSet].
+// StatefulSet: see Snapshot's.
 func (c *Cache) StatefulSet(namespace, name string) *appsv1.StatefulSet {
 	return read(c, func(o *objects.Set) *appsv1.StatefulSet { return o.StatefulSet(namespace, name) })
 }
 
-// PriorityClass: see [Snapshot.PriorityClass].
+// PriorityClass: see Snapshot's.
 func (c *Cache) PriorityClass(name string) *schedulingv1.PriorityClass {
 	return read(c, func(o *objects.Set) *schedulingv1.PriorityClass { return o.PriorityClass(name) })
 }
 
-// PodDisruptionBudgets: see [Snapshot.PodDisruptionBudgets].
+// PodDisruptionBudgets: see Snapshot's.
 func (c *Cache) PodDisruptionBudgets(namespace string) []*policyv1.PodDisruptionBudget {
 	return read(c, func(o *objects.Set) []*policyv1.PodDisruptionBudget { return o.PodDisruptionBudgets(namespace) })
 }
