@@ -24,8 +24,9 @@ import (
 //	4  score, reserve
 //	5  gpushare: GPU sharing, above snapshot and score
 //	6  framework
-//	7  replay, internal/mirror (the adapters' logic: a host scheduler's nodes
-//	   mirrored into a Cache, schedkit's plugins run over them)
+//	7  replay, whatif (what-if questions on forks), internal/mirror (the
+//	   adapters' logic: a host scheduler's nodes mirrored into a Cache,
+//	   schedkit's plugins run over them)
 //	8  the root package (documentation and examples)
 //
 // Unknown packages outside internal/ fail the test: add them here.
@@ -44,6 +45,7 @@ var layers = map[string]int{
 	"gpushare":              5,
 	"framework":             6,
 	"replay":                7,
+	"whatif":                7,
 	"internal/mirror":       7,
 	"":                      8,
 }

@@ -41,5 +41,8 @@ package main
 import "os"
 
 func main() {
+	if isWhatif(os.Args[1:]) { // -fit, -scale-up, -drain: whatif.go
+		os.Exit(runWhatif(os.Args[1:], os.Stdout, os.Stderr))
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -18,6 +18,9 @@ type sideResult struct {
 	// (a feature it does not implement); Err why the run stopped.
 	Unsupported string `json:"unsupported,omitempty"`
 	Err         string `json:"error,omitempty"`
+	// Spreading says why schedkit ran PodTopologySpread (spreadingReason);
+	// "" when it did not need to (upstream's plugin skips every pod then).
+	Spreading string `json:"spreading,omitempty"`
 	// Scheduled and Pending count the workload's createPods pods at the
 	// end (bound, not bound); Preempted the pods the scheduler deleted.
 	Scheduled int `json:"scheduled"`

@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -18,22 +19,21 @@ import (
 
 	"github.com/schedkit/schedkit/framework"
 	"github.com/schedkit/schedkit/reserve"
+	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
 // schedkitUnsupported says why schedkit's answers on p would not be
 // comparable with upstream's: the plan's pods use a feature schedkit does
 // not implement (its filters are NodeName, NodeUnschedulable,
-// TaintToleration, NodeAffinity, NodePorts and NodeResourcesFit; it does
-// not preempt). "" if none. Preemption is checked after the run
+// TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit and, where
+// the plan needs it, PodTopologySpread — see schedkitConfig; it does not
+// preempt). "" if none. Preemption is checked after the run
 // (needsPreemption), since whether a higher-priority pod needs victims
 // depends on where the others went.
 func schedkitUnsupported(p *plan) string {
 	if p.TC.SchedulerConfigPath != "" {
 		return fmt.Sprintf("custom scheduler config %s (schedkit runs upstream's default profile)", p.TC.SchedulerConfigPath)
-	}
-	if why := systemDefaultSpreading(p); why != "" {
-		return why
 	}
 	for _, s := range p.Steps {
 		pods := s.Pods
@@ -46,9 +46,6 @@ func schedkitUnsupported(p *plan) string {
 		}
 		for _, pod := range pods {
 			where := fmt.Sprintf("workloadTemplate[%d] pod %s/%s", s.Op.Index, pod.Namespace, pod.Name)
-			if len(pod.Spec.TopologySpreadConstraints) > 0 {
-				return "PodTopologySpread: " + where + " has topologySpreadConstraints"
-			}
 			if a := pod.Spec.Affinity; a != nil && (a.PodAffinity != nil || a.PodAntiAffinity != nil) {
 				return "InterPodAffinity: " + where + " has pod (anti-)affinity"
 			}
@@ -68,22 +65,55 @@ func schedkitUnsupported(p *plan) string {
 	return ""
 }
 
-// systemDefaultSpreading says which pod of p upstream's default profile
-// spreads with PodTopologySpread's system default constraints (hostname
-// maxSkew 3, zone maxSkew 5, ScheduleAnyway; PodTopologySpreadArgs
-// defaultingType System): a pod selected by a Service,
-// ReplicationController, ReplicaSet or StatefulSet of its namespace, the
-// objects upstream's DefaultSelector (pkg/scheduler/framework/plugins/helper
-// /spread.go) lists. schedkit has no PodTopologySpread yet, so its scores
-// for such pods differ from upstream's. "" if no pod is selected.
-func systemDefaultSpreading(p *plan) string {
+// spreadingReason says why schedkit must run PodTopologySpread on p to
+// decide as upstream's default profile does, "" if it need not (the
+// plugin would then skip every pod: no constraint, no default selector):
+// a pod (of a createPods op or a churn template) with
+// topologySpreadConstraints, or one that upstream spreads with the system
+// default constraints (hostname maxSkew 3, zone maxSkew 5,
+// ScheduleAnyway; PodTopologySpreadArgs defaultingType System) because a
+// Service, ReplicationController, ReplicaSet or StatefulSet the workload
+// creates in its namespace selects it — the objects upstream's
+// DefaultSelector (pkg/scheduler/framework/plugins/helper/spread.go)
+// reads. Controllers count by selector alone (upstream also needs the
+// pod's controller reference), so the answer errs towards running the
+// plugin, which changes no decision then, only speed.
+func spreadingReason(p *plan) string {
 	type selector struct {
 		ns, what string
 		sel      labels.Selector
 	}
 	var sels []selector
+	var pods []*v1.Pod
 	for _, s := range p.Steps {
-		for _, o := range s.Objects {
+		objs := s.Objects
+		for _, pod := range s.Pods {
+			if len(pod.Spec.TopologySpreadConstraints) > 0 {
+				return fmt.Sprintf("workloadTemplate[%d] pod %s/%s has topologySpreadConstraints", s.Op.Index, pod.Namespace, pod.Name)
+			}
+			pods = append(pods, pod)
+		}
+		if s.Churn != nil {
+			for _, t := range s.Churn.templates {
+				switch x := t.(type) {
+				case *v1.Pod:
+					if len(x.Spec.TopologySpreadConstraints) > 0 {
+						return fmt.Sprintf("workloadTemplate[%d] churn pod %s has topologySpreadConstraints", s.Op.Index, x.GenerateName)
+					}
+					x = x.DeepCopy()
+					x.Namespace = s.Churn.Namespace
+					pods = append(pods, x)
+				default:
+					o := t.DeepCopyObject()
+					if m, err := meta.Accessor(o); err == nil {
+						m.SetNamespace(s.Churn.Namespace)
+						m.SetName(m.GetGenerateName() + "*")
+					}
+					objs = append(objs, o)
+				}
+			}
+		}
+		for _, o := range objs {
 			var ns, what string
 			var sel labels.Selector
 			switch x := o.(type) {
@@ -109,19 +139,114 @@ func systemDefaultSpreading(p *plan) string {
 			}
 		}
 	}
-	if len(sels) == 0 {
-		return ""
-	}
-	for _, s := range p.Steps {
-		for _, pod := range s.Pods {
-			for _, x := range sels {
-				if x.ns == pod.Namespace && x.sel.Matches(labels.Set(pod.Labels)) {
-					return fmt.Sprintf("PodTopologySpread (system default constraints): workloadTemplate[%d] pod %s/%s is selected by %s", s.Op.Index, pod.Namespace, pod.Name, x.what)
-				}
+	for _, pod := range pods {
+		for _, x := range sels {
+			if x.ns == pod.Namespace && x.sel.Matches(labels.Set(pod.Labels)) {
+				return fmt.Sprintf("system default constraints: pod %s/%s is selected by %s", pod.Namespace, pod.Name, x.what)
 			}
 		}
 	}
 	return ""
+}
+
+// schedkitConfig is the Scheduler configuration for p: upstream's default
+// profile as schedkit implements it (framework.Config{Seed: 1}), plus
+// PodTopologySpread — the filter after the default filters and the scorer
+// with weight 2, upstream's order and weight — when spreadingReason(p)
+// says p needs it, with workloads as the lookup for system default
+// spreading. Without that need the plugin would skip every pod, and it
+// is left out because a Scheduler with it runs every cycle without the
+// equivalence cache (PodTopologySpread is not node-local). spreading is
+// spreadingReason(p).
+func schedkitConfig(p *plan, workloads snapshot.Workloads) (cfg framework.Config, spreading string, err error) {
+	cfg = framework.Config{Seed: 1}
+	spreading = spreadingReason(p)
+	if spreading == "" {
+		return cfg, "", nil
+	}
+	args := score.PodTopologySpreadArgs{Workloads: workloads}
+	f, err := framework.NewPodTopologySpread(args)
+	if err != nil {
+		return cfg, "", err
+	}
+	sc, err := score.NewPodTopologySpread(args)
+	if err != nil {
+		return cfg, "", err
+	}
+	cfg.Filters = append(framework.DefaultFilters(), f)
+	cfg.Profile, err = score.NewProfile(append(score.DefaultProfile().Scorers(), score.Weighted{Scorer: sc, Weight: 2})...)
+	return cfg, spreading, err
+}
+
+// liveWorkloads is the PodTopologySpread lookup (snapshot.Workloads) over
+// the Services, ReplicationControllers, ReplicaSets and StatefulSets the
+// workload has created and not deleted: a snapshot.WorkloadIndex rebuilt
+// on every change, O(objects) (the suite creates a few). Not safe for
+// concurrent use: the loop changes it between cycles.
+type liveWorkloads struct {
+	objs snapshot.WorkloadObjects
+	idx  *snapshot.WorkloadIndex
+}
+
+var _ snapshot.Workloads = (*liveWorkloads)(nil)
+
+func newLiveWorkloads() *liveWorkloads {
+	idx, err := snapshot.NewWorkloadIndex(snapshot.WorkloadObjects{})
+	if err != nil {
+		panic(err) // no objects: nothing to reject
+	}
+	return &liveWorkloads{idx: idx}
+}
+
+// apply adds (or, remove set, deletes) obj if it is one of the four kinds;
+// other objects are ignored. An object the index rejects (a duplicate
+// name) is an error and leaves w unchanged.
+func (w *liveWorkloads) apply(obj runtime.Object, remove bool) error {
+	next := w.objs
+	switch x := obj.(type) {
+	case *v1.Service:
+		next.Services = edit(w.objs.Services, x, remove)
+	case *v1.ReplicationController:
+		next.ReplicationControllers = edit(w.objs.ReplicationControllers, x, remove)
+	case *appsv1.ReplicaSet:
+		next.ReplicaSets = edit(w.objs.ReplicaSets, x, remove)
+	case *appsv1.StatefulSet:
+		next.StatefulSets = edit(w.objs.StatefulSets, x, remove)
+	default:
+		return nil
+	}
+	idx, err := snapshot.NewWorkloadIndex(next)
+	if err != nil {
+		return err
+	}
+	w.objs, w.idx = next, idx
+	return nil
+}
+
+// edit returns a copy of objs with o appended or (remove) the object of
+// o's namespace and name left out.
+func edit[T metav1.Object](objs []T, o T, remove bool) []T {
+	out := make([]T, 0, len(objs)+1)
+	for _, x := range objs {
+		if !remove || x.GetNamespace() != o.GetNamespace() || x.GetName() != o.GetName() {
+			out = append(out, x)
+		}
+	}
+	if !remove {
+		out = append(out, o)
+	}
+	return out
+}
+
+func (w *liveWorkloads) Services(ns string) []*v1.Service { return w.idx.Services(ns) }
+func (w *liveWorkloads) ReplicationController(ns, name string) *v1.ReplicationController {
+	return w.idx.ReplicationController(ns, name)
+}
+func (w *liveWorkloads) ReplicaSet(ns, name string) *appsv1.ReplicaSet {
+	return w.idx.ReplicaSet(ns, name)
+}
+func (w *liveWorkloads) StatefulSet(ns, name string) *appsv1.StatefulSet {
+	return w.idx.StatefulSet(ns, name)
 }
 
 // runSchedkit runs p through schedkit's Loop over a Ledger: nodes and
@@ -132,7 +257,14 @@ func systemDefaultSpreading(p *plan) string {
 func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResult) {
 	res.Ran = true
 	ledger := reserve.New()
-	sched, err := framework.New(framework.Config{Seed: 1})
+	workloads := newLiveWorkloads()
+	cfg, spreading, err := schedkitConfig(p, workloads)
+	if err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	res.Spreading = spreading
+	sched, err := framework.New(cfg)
 	if err != nil {
 		res.Err = err.Error()
 		return res
@@ -196,7 +328,7 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 			churnPods[snapshot.KeyOf(o)] = o
 			return loop.Add(o)
 		}
-		return nil // Services and the like: no schedkit filter reads them
+		return workloads.apply(obj, false)
 	}
 	churnRemove := func(obj runtime.Object) error {
 		switch o := obj.(type) {
@@ -211,6 +343,8 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 			delete(placed, k)
 			delete(churnPods, k)
 			loop.Requeue()
+		default:
+			return workloads.apply(obj, true)
 		}
 		return nil
 	}
@@ -231,15 +365,21 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 			break
 		}
 		var stepErr error
-		switch s.Kind {
-		case stepNodes:
+		for _, o := range s.Objects {
+			if stepErr = workloads.apply(o, false); stepErr != nil {
+				break
+			}
+		}
+		switch {
+		case stepErr != nil:
+		case s.Kind == stepNodes:
 			for _, n := range s.Nodes {
 				if stepErr = addNode(n); stepErr != nil {
 					break
 				}
 			}
 			loop.Requeue()
-		case stepPods:
+		case s.Kind == stepPods:
 			start := time.Now()
 			for _, pod := range s.Pods {
 				obs.created(pod)
@@ -253,19 +393,19 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 			if s.Measure {
 				obs.measure(start, []string{s.Namespace}, nil)
 			}
-		case stepChurn:
+		case s.Kind == stepChurn:
 			live := make([][]runtime.Object, len(s.Churn.templates))
 			for i := range live {
 				live[i] = make([]runtime.Object, max(s.Churn.Number, 1))
 			}
 			churns = append(churns, &churnState{c: s.Churn, next: time.Now().Add(s.Churn.Interval), live: live})
-		case stepSleep:
+		case s.Kind == stepSleep:
 			end := time.Now().Add(s.Sleep)
 			for time.Now().Before(end) && ctx.Err() == nil {
 				stepErr = drain(tick)
 				time.Sleep(min(time.Until(end), 5*time.Millisecond))
 			}
-		case stepDelete:
+		case s.Kind == stepDelete:
 			for _, k := range obs.existing(s.Delete.Namespace, s.Delete.LabelSelector) {
 				loop.Remove(k)
 				ledger.RemovePod(k)
@@ -274,13 +414,14 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 			}
 			loop.Requeue()
 			stepErr = drain(tick)
-		case stepStartMetrics:
+		case s.Kind == stepStartMetrics:
 			obs.startWindow(s.Window)
-		case stepStopMetrics:
+		case s.Kind == stepStopMetrics:
 			obs.stopWindow()
-		case stepBarrier, stepObjects:
-			// Every queued pod has been tried; namespaces, priority
-			// classes, services: no schedkit filter reads them.
+		case s.Kind == stepBarrier, s.Kind == stepObjects:
+			// Every queued pod has been tried; Services and controllers
+			// went to workloads above; namespaces, priority classes: no
+			// schedkit filter reads them.
 		}
 		if stepErr != nil {
 			res.Err = fmt.Sprintf("workloadTemplate[%d] (%s): %v", s.Op.Index, s.Op.Code, stepErr)

@@ -34,6 +34,17 @@ func testCaseNamed(t *testing.T, tcs []*testCase, name string) *testCase {
 	return nil
 }
 
+// smallestPlan unrolls the smallest workload of the suite's test case name.
+func smallestPlan(t *testing.T, name string) *plan {
+	t.Helper()
+	tc := testCaseNamed(t, suite(t), name)
+	w, err := tc.pickWorkload("smallest")
+	require.NoError(t, err)
+	p, err := buildPlan(tc, w)
+	require.NoError(t, err)
+	return p
+}
+
 // TestSuiteLoads reads every performance-config.yaml of k8s.io/kubernetes
 // v1.37.2 strictly and unrolls every test case's smallest workload: each
 // either gives a plan or says why it cannot run.
@@ -63,11 +74,7 @@ func TestSuiteLoads(t *testing.T) {
 // the same way (3 pods on each node: both score with LeastAllocated and
 // BalancedAllocation).
 func TestEndToEndSchedulingBasic(t *testing.T) {
-	tc := testCaseNamed(t, suite(t), "SchedulingBasic")
-	w, err := tc.pickWorkload("smallest")
-	require.NoError(t, err)
-	p, err := buildPlan(tc, w)
-	require.NoError(t, err)
+	p := smallestPlan(t, "SchedulingBasic")
 	require.Empty(t, p.Unrunnable)
 	require.Equal(t, 5, p.Nodes)
 	require.Equal(t, 15, p.Pods)
@@ -94,11 +101,7 @@ func TestEndToEndSchedulingBasic(t *testing.T) {
 // pods (3 CPUs) fit only after evicting 900m low-priority pods; upstream
 // preempts, schedkit is reported unsupported with the reason.
 func TestPreemptionIsUnsupported(t *testing.T) {
-	tc := testCaseNamed(t, suite(t), "PreemptionBasic")
-	w, err := tc.pickWorkload("smallest")
-	require.NoError(t, err)
-	p, err := buildPlan(tc, w)
-	require.NoError(t, err)
+	p := smallestPlan(t, "PreemptionBasic")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	// Upstream on the fake clientset sometimes leaves one of the five
@@ -208,28 +211,172 @@ func TestPlacement(t *testing.T) {
 	assert.True(t, strings.HasPrefix(pl.skew(), "zone=3"))
 }
 
-// TestSystemDefaultSpreadingIsUnsupported: DefaultTopologySpreading creates
-// a Service in service-ns whose selector matches the measured pods
-// (pod-with-label.yaml), so upstream's default profile spreads them with
-// the system default constraints, which schedkit does not implement yet:
-// its row must say so. SchedulingBasic has no such object.
-func TestSystemDefaultSpreadingIsUnsupported(t *testing.T) {
-	tcs := suite(t)
-	for name, want := range map[string]string{
-		"DefaultTopologySpreading": "PodTopologySpread (system default constraints)",
-		"SchedulingBasic":          "",
-	} {
-		tc := testCaseNamed(t, tcs, name)
-		w, err := tc.pickWorkload("smallest")
-		require.NoError(t, err)
-		p, err := buildPlan(tc, w)
-		require.NoError(t, err)
-		got := schedkitUnsupported(p)
-		if want == "" {
-			assert.Empty(t, got, name)
-		} else {
-			assert.Contains(t, got, want, name)
-			assert.Contains(t, got, "selected by Service", name)
+// runBoth runs p through both schedulers and requires that both ran
+// without error and bound every pod.
+func runBoth(t *testing.T, p *plan) (up, sk sideResult) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	up = runUpstream(ctx, p, time.Minute, nil)
+	sk = runSchedkit(ctx, p, nil)
+	for name, r := range map[string]sideResult{"upstream": up, "schedkit": sk} {
+		require.Empty(t, r.Err, name)
+		require.Empty(t, r.Unsupported, name)
+		require.Equal(t, p.Pods, r.Scheduled, "%s: scheduled", name)
+		require.Zero(t, r.Pending, "%s: pending", name)
+	}
+	return up, sk
+}
+
+// TestEndToEndTopologySpreading runs upstream's TopologySpreading/5Nodes
+// (5 nodes in zones moon-1..3, 10 plain pods, then 10 measured pods of
+// pod-with-topology-spreading.yaml: zone maxSkew 5, DoNotSchedule) through
+// both schedulers: schedkit runs PodTopologySpread (the row was
+// unsupported before), both bind all 20 pods and keep the zone skew
+// within 5.
+func TestEndToEndTopologySpreading(t *testing.T) {
+	p := smallestPlan(t, "TopologySpreading")
+	require.Equal(t, 20, p.Pods)
+	require.Empty(t, schedkitUnsupported(p))
+	up, sk := runBoth(t, p)
+	assert.Contains(t, sk.Spreading, "has topologySpreadConstraints")
+	assert.Equal(t, 10, sk.MeasuredPods)
+	for name, r := range map[string]sideResult{"upstream": up, "schedkit": sk} {
+		require.Contains(t, r.Placement.MaxSkew, v1.LabelTopologyZone, name)
+		assert.LessOrEqual(t, r.Placement.MaxSkew[v1.LabelTopologyZone], 5, "%s: zone skew", name)
+	}
+}
+
+// writeSuite writes a performance-config.yaml (and files, name → body)
+// to a temporary directory and returns the plan of its only test case's
+// only workload. $suite in the bodies is the module's scheduler_perf
+// directory, for its templates.
+func writeSuite(t *testing.T, config string, files map[string]string) *plan {
+	t.Helper()
+	dir, err := suiteLocation("")
+	require.NoError(t, err)
+	tmp := t.TempDir()
+	files["performance-config.yaml"] = config
+	for name, body := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(tmp, name), []byte(strings.ReplaceAll(body, "$suite", dir)), 0o644))
+	}
+	tcs, err := loadFile(filepath.Join(tmp, "performance-config.yaml"), "")
+	require.NoError(t, err)
+	require.Len(t, tcs, 1)
+	p, err := buildPlan(tcs[0], tcs[0].Workloads[0])
+	require.NoError(t, err)
+	require.Empty(t, p.Unrunnable)
+	return p
+}
+
+// skewedZoneNodes are createNodes ops for writeSuite: 4 nodes of
+// node-default.yaml in zone a, 1 in zone b.
+const skewedZoneNodes = `  - opcode: createNodes
+    count: 4
+    nodeTemplatePath: $suite/templates/node-default.yaml
+    labelNodePrepareStrategy: {labelKey: topology.kubernetes.io/zone, labelValues: [a]}
+  - opcode: createNodes
+    count: 1
+    nodeTemplatePath: $suite/templates/node-default.yaml
+    labelNodePrepareStrategy: {labelKey: topology.kubernetes.io/zone, labelValues: [b]}
+`
+
+// TestSpreadingFilterDecides: 4 nodes in zone a, 1 in zone b, 10 pods
+// with a zone maxSkew 1 DoNotSchedule constraint. Without the filter the
+// scores spread pods over nodes, 8 in a and 2 in b (skew 6); with it
+// both schedulers keep the zones within 1: 5 and 5, so node b holds 5.
+func TestSpreadingFilterDecides(t *testing.T) {
+	p := writeSuite(t, `
+- name: SkewedZones
+  workloadTemplate:
+`+skewedZoneNodes+`  - opcode: createPods
+    count: 10
+    podTemplatePath: spread.yaml
+    collectMetrics: true
+  workloads:
+  - name: 5Nodes
+`, map[string]string{"spread.yaml": `
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: spread-
+  labels: {color: blue}
+spec:
+  topologySpreadConstraints:
+  - maxSkew: 1
+    topologyKey: topology.kubernetes.io/zone
+    whenUnsatisfiable: DoNotSchedule
+    labelSelector: {matchLabels: {color: blue}}
+  containers:
+  - name: pause
+    image: registry.k8s.io/pause:3.10.2
+    resources: {requests: {cpu: 100m, memory: 500Mi}}
+`})
+	up, sk := runBoth(t, p)
+	for name, r := range map[string]sideResult{"upstream": up, "schedkit": sk} {
+		require.Contains(t, r.Placement.MaxSkew, v1.LabelTopologyZone, name)
+		assert.LessOrEqual(t, r.Placement.MaxSkew[v1.LabelTopologyZone], 1, "%s: zone skew", name)
+		assert.Equal(t, 1, r.Placement.PodsPerNode[5], "%s: node b holds 5 pods: %v", name, r.Placement.PodsPerNode)
+	}
+}
+
+// TestSystemDefaultSpreading: a Service selects the pods (upstream's
+// service.yaml and pod-with-label.yaml, as DefaultTopologySpreading), so
+// upstream's default profile scores them with the system default
+// constraints (hostname maxSkew 3, zone maxSkew 5, ScheduleAnyway).
+// schedkit finds the Service through the workload's objects: with 4 nodes
+// in zone a and 1 in zone b, both schedulers put more of the 20 pods on
+// node b than on any other (least-allocated scoring alone gives 4 each),
+// in the same pods-per-node shape. SchedulingBasic has no such object and
+// runs without PodTopologySpread.
+func TestSystemDefaultSpreading(t *testing.T) {
+	p := writeSuite(t, `
+- name: ServiceSpreading
+  workloadTemplate:
+`+skewedZoneNodes+`  - opcode: createAny
+    namespace: service-ns
+    templatePath: $suite/templates/service.yaml
+  - opcode: createPods
+    namespace: service-ns
+    count: 20
+    podTemplatePath: $suite/templates/pod-with-label.yaml
+    collectMetrics: true
+  workloads:
+  - name: 5Nodes
+`, map[string]string{})
+	require.Empty(t, schedkitUnsupported(p))
+	up, sk := runBoth(t, p)
+	assert.Contains(t, sk.Spreading, "system default constraints: pod service-ns/")
+	assert.Contains(t, sk.Spreading, "is selected by Service service-")
+	assert.Equal(t, up.Placement.PodsPerNode, sk.Placement.PodsPerNode, "pods per node")
+	most := 0
+	for k, n := range sk.Placement.PodsPerNode {
+		if n > 0 {
+			most = max(most, k)
 		}
 	}
+	assert.Equal(t, 1, sk.Placement.PodsPerNode[most], "one node (b) holds the most pods: %v", sk.Placement.PodsPerNode)
+	assert.Greater(t, most, 4, "node b holds more than an even share: %v", sk.Placement.PodsPerNode)
+
+	assert.Empty(t, spreadingReason(smallestPlan(t, "SchedulingBasic")))
+}
+
+// TestLiveWorkloads: objects the workload creates and deletes (churn) are
+// found by PodTopologySpread's lookup; a duplicate is refused and
+// changes nothing; other kinds are ignored.
+func TestLiveWorkloads(t *testing.T) {
+	w := newLiveWorkloads()
+	svc := func(name string) *v1.Service {
+		return &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}, Spec: v1.ServiceSpec{Selector: map[string]string{"app": name}}}
+	}
+	require.NoError(t, w.apply(svc("a"), false))
+	require.NoError(t, w.apply(svc("b"), false))
+	require.NoError(t, w.apply(&v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}}, false))
+	assert.Len(t, w.Services("ns"), 2)
+	require.Error(t, w.apply(svc("a"), false), "listed twice")
+	assert.Len(t, w.Services("ns"), 2)
+	require.NoError(t, w.apply(svc("a"), true))
+	require.Len(t, w.Services("ns"), 1)
+	assert.Equal(t, "b", w.Services("ns")[0].Name)
+	assert.Nil(t, w.ReplicaSet("ns", "x"))
 }

@@ -1,0 +1,348 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/schedkit/schedkit/framework"
+	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/load"
+	"github.com/schedkit/schedkit/whatif"
+)
+
+// The what-if modes (package whatif) over -objects inputs:
+//
+//	simulate -fit TEMPLATE.yaml [-limit N] -objects CLUSTER...
+//	simulate -scale-up GROUPS.yaml [-expander least-waste] -objects CLUSTER...
+//	simulate -drain NODES|all [-greedy] -objects CLUSTER...
+//
+// The cluster is the Nodes and the bound Pods (spec.nodeName set) of the
+// -objects paths; -scale-up's pending pods are its Pods without
+// spec.nodeName and its groups the Nodes of GROUPS.yaml (the group's name
+// is the Node's name; the annotations whatif.schedkit.io/max-nodes and
+// whatif.schedkit.io/priority set NodeGroup.MaxNodes, default 100, and
+// Priority). -o json prints the answer as JSON.
+const (
+	maxNodesAnnotation = "whatif.schedkit.io/max-nodes"
+	priorityAnnotation = "whatif.schedkit.io/priority"
+)
+
+// whatifOptions are the what-if modes' flags.
+type whatifOptions struct {
+	fit, scaleUp, drain string
+	limit               int
+	greedy              bool
+	expander            string
+	seed                uint64
+	output              string
+	objects             []string
+}
+
+// isWhatif reports whether args ask for a what-if mode.
+func isWhatif(args []string) bool {
+	for _, a := range args {
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && (name == "fit" || name == "scale-up" || name == "drain") {
+			return true
+		}
+	}
+	return false
+}
+
+// runWhatif is the what-if program: it returns the exit status.
+func runWhatif(args []string, stdout, stderr io.Writer) int {
+	o := whatifOptions{}
+	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.fit, "fit", "", "how many copies of the Pod in `TEMPLATE` (YAML or JSON) fit the -objects cluster")
+	fs.IntVar(&o.limit, "limit", 1000, "with -fit: the most copies `N` to place")
+	fs.StringVar(&o.scaleUp, "scale-up", "", "estimate the nodes of each group in `GROUPS` (Node templates) that the -objects pending pods need")
+	fs.StringVar(&o.expander, "expander", "least-waste", "with -scale-up: `EXPANDER` least-waste, most-pods, priority or random")
+	fs.StringVar(&o.drain, "drain", "", "can the comma-separated `NODES` (or all) be drained, each alone")
+	fs.BoolVar(&o.greedy, "greedy", false, "with -drain: the largest removable subset, greedily, in the order given")
+	fs.Uint64Var(&o.seed, "seed", 1, "`SEED` of the scheduler's and the expander's tie-breaks")
+	fs.StringVar(&o.output, "o", "table", "output `FORMAT`: table or json")
+	fs.Var(listFlag{&o.objects}, "objects", "Kubernetes Node/Pod YAML or JSON `PATH`s")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	o.objects = append(o.objects, fs.Args()...)
+	modes := 0
+	for _, m := range []string{o.fit, o.scaleUp, o.drain} {
+		if m != "" {
+			modes++
+		}
+	}
+	switch {
+	case modes != 1:
+		return whatifUsage(stderr, "give one of -fit, -scale-up, -drain")
+	case len(o.objects) == 0:
+		return whatifUsage(stderr, "the what-if modes need -objects")
+	case o.output != "table" && o.output != "json":
+		return whatifUsage(stderr, fmt.Sprintf("-o %q: want table or json", o.output))
+	case o.limit < 0:
+		return whatifUsage(stderr, fmt.Sprintf("-limit %d: want >= 0", o.limit))
+	}
+	objs, err := load.Files(o.objects...)
+	if err != nil {
+		return whatifUsage(stderr, err.Error())
+	}
+	var bound, pending []*v1.Pod
+	for _, p := range objs.Pods {
+		if p.Spec.NodeName != "" {
+			bound = append(bound, p)
+		} else {
+			pending = append(pending, p)
+		}
+	}
+	cache := snapshot.NewCache()
+	for _, n := range objs.Nodes {
+		if err := cache.AddNode(n); err != nil {
+			return whatifUsage(stderr, err.Error())
+		}
+	}
+	for _, p := range bound {
+		if err := cache.AddPod(p); err != nil {
+			return whatifUsage(stderr, err.Error())
+		}
+	}
+	f := cache.Snapshot().Fork()
+	cfg := framework.Config{Seed: o.seed}
+	var answer any
+	var table func(io.Writer)
+	switch {
+	case o.fit != "":
+		t, err := load.Files(o.fit)
+		if err != nil || len(t.Pods) != 1 {
+			return whatifUsage(stderr, fmt.Sprintf("-fit %s: want exactly one Pod (%v)", o.fit, err))
+		}
+		res, err := whatif.FitCount(f, t.Pods[0], o.limit, cfg)
+		if err != nil {
+			return whatifUsage(stderr, err.Error())
+		}
+		answer, table = fitJSON(res), func(w io.Writer) { fitTable(w, res) }
+	case o.scaleUp != "":
+		groups, err := loadGroups(o.scaleUp)
+		if err != nil {
+			return whatifUsage(stderr, err.Error())
+		}
+		exp, err := parseExpander(o.expander)
+		if err != nil {
+			return whatifUsage(stderr, err.Error())
+		}
+		res, err := whatif.ScaleUp(f, pending, groups, whatif.ScaleUpConfig{Scheduler: cfg, Expander: exp, Seed: o.seed})
+		if err != nil {
+			return whatifUsage(stderr, err.Error())
+		}
+		answer, table = scaleUpJSON(res), func(w io.Writer) { scaleUpTable(w, res) }
+	default:
+		var names []string
+		if o.drain == "all" {
+			for _, n := range objs.Nodes {
+				names = append(names, n.Name)
+			}
+		} else {
+			_ = listFlag{&names}.Set(o.drain)
+		}
+		ask := whatif.Drain
+		if o.greedy {
+			ask = whatif.RemovableNodes
+		}
+		res, err := ask(f, names, nil, cfg)
+		if err != nil {
+			return whatifUsage(stderr, err.Error())
+		}
+		answer, table = drainJSON(res), func(w io.Writer) { drainTable(w, res) }
+	}
+	if o.output == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(answer); err != nil {
+			fmt.Fprintf(stderr, "simulate: %v\n", err)
+			return exitError
+		}
+		return exitOK
+	}
+	table(stdout)
+	return exitOK
+}
+
+func whatifUsage(stderr io.Writer, msg string) int {
+	fmt.Fprintf(stderr, "simulate: %s (see -h)\n", msg)
+	return exitUsage
+}
+
+func parseExpander(s string) (whatif.Expander, error) {
+	for e := whatif.ExpanderLeastWaste; e <= whatif.ExpanderRandom; e++ {
+		if e.String() == s {
+			return e, nil
+		}
+	}
+	return 0, fmt.Errorf("-expander %q: want least-waste, most-pods, priority or random", s)
+}
+
+// loadGroups reads node-group templates: one group per Node.
+func loadGroups(path string) ([]whatif.NodeGroup, error) {
+	objs, err := load.Files(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(objs.Nodes) == 0 {
+		return nil, fmt.Errorf("-scale-up %s: no Node templates", path)
+	}
+	var groups []whatif.NodeGroup
+	for _, n := range objs.Nodes {
+		g := whatif.NodeGroup{Name: n.Name, Template: n, MaxNodes: 100}
+		for key, dst := range map[string]*int{maxNodesAnnotation: &g.MaxNodes, priorityAnnotation: &g.Priority} {
+			if v, ok := n.Annotations[key]; ok {
+				x, err := strconv.Atoi(v)
+				if err != nil {
+					return nil, fmt.Errorf("-scale-up %s: Node %s: metadata.annotations[%s] %q is not an integer", path, n.Name, key, v)
+				}
+				*dst = x
+			}
+		}
+		groups = append(groups, g)
+	}
+	return groups, nil
+}
+
+// placementJSON is a Placement for -o json.
+type placementJSON struct {
+	Pod  string `json:"pod"`
+	Node string `json:"node,omitempty"`
+	Why  string `json:"why,omitempty"`
+}
+
+func placementsJSON(ps []whatif.Placement) []placementJSON {
+	out := make([]placementJSON, 0, len(ps))
+	for _, p := range ps {
+		j := placementJSON{Pod: p.Pod.Key().String(), Node: p.Node, Why: p.Why}
+		if p.Diagnosis != nil {
+			j.Why = p.Diagnosis.Message()
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+func fitJSON(r whatif.FitResult) any {
+	next := ""
+	if r.Next != nil {
+		next = r.Next.Message()
+	}
+	return struct {
+		Count      int             `json:"count"`
+		Placements []placementJSON `json:"placements"`
+		Next       string          `json:"next,omitempty"`
+	}{r.Count, placementsJSON(r.Placements), next}
+}
+
+func fitTable(w io.Writer, r whatif.FitResult) {
+	fmt.Fprintf(w, "%d copies fit\n", r.Count)
+	perNode := map[string]int{}
+	var order []string
+	for _, p := range r.Placements {
+		if perNode[p.Node] == 0 {
+			order = append(order, p.Node)
+		}
+		perNode[p.Node]++
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tCOPIES")
+	for _, n := range order {
+		fmt.Fprintf(tw, "%s\t%d\n", n, perNode[n])
+	}
+	_ = tw.Flush()
+	if r.Next != nil {
+		fmt.Fprintf(w, "next copy: %s\n", r.Next.Message())
+	}
+}
+
+func scaleUpJSON(r whatif.ScaleUpResult) any {
+	type group struct {
+		Group      string          `json:"group"`
+		NodesAdded int             `json:"nodesAdded"`
+		Waste      float64         `json:"waste"`
+		Placed     []placementJSON `json:"placed"`
+		Pending    []placementJSON `json:"pending"`
+	}
+	out := struct {
+		Existing []placementJSON `json:"existing"`
+		Groups   []group         `json:"groups"`
+		Chosen   string          `json:"chosen,omitempty"`
+		Why      string          `json:"why"`
+	}{Existing: placementsJSON(r.Existing), Why: r.Why}
+	for _, g := range r.Groups {
+		out.Groups = append(out.Groups, group{g.Group, g.NodesAdded, g.Waste, placementsJSON(g.Placed), placementsJSON(g.Pending)})
+	}
+	if r.Chosen >= 0 {
+		out.Chosen = r.Groups[r.Chosen].Group
+	}
+	return out
+}
+
+func scaleUpTable(w io.Writer, r whatif.ScaleUpResult) {
+	fmt.Fprintf(w, "%d pending pods fit existing nodes\n", len(r.Existing))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "GROUP\tNODES\tPLACED\tPENDING\tWASTE")
+	for _, g := range r.Groups {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.3f\n", g.Group, g.NodesAdded, len(g.Placed), len(g.Pending), g.Waste)
+	}
+	_ = tw.Flush()
+	fmt.Fprintln(w, r.Why)
+	if r.Chosen >= 0 {
+		for _, p := range r.Groups[r.Chosen].Pending {
+			fmt.Fprintf(w, "pending: %s\n", p)
+		}
+	}
+}
+
+func drainJSON(ds []whatif.NodeDrain) any {
+	type node struct {
+		Node        string          `json:"node"`
+		Removable   bool            `json:"removable"`
+		Block       string          `json:"block,omitempty"`
+		BlockingPod string          `json:"blockingPod,omitempty"`
+		Moved       []placementJSON `json:"moved"`
+	}
+	out := make([]node, 0, len(ds))
+	for _, d := range ds {
+		n := node{Node: d.Node, Removable: d.Removable, Block: string(d.Block), Moved: placementsJSON(d.Moved)}
+		if d.BlockingPod != nil {
+			n.BlockingPod = d.BlockingPod.Namespace + "/" + d.BlockingPod.Name
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func drainTable(w io.Writer, ds []whatif.NodeDrain) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tREMOVABLE\tBLOCK\tPOD\tMOVED")
+	for _, d := range ds {
+		pod := ""
+		if d.BlockingPod != nil {
+			pod = d.BlockingPod.Namespace + "/" + d.BlockingPod.Name
+		}
+		var moved []string
+		for _, m := range d.Moved {
+			if m.Node != "" {
+				moved = append(moved, m.Pod.Key().Name+"->"+m.Node)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%v\t%s\t%s\t%s\n", d.Node, d.Removable, d.Block, pod, strings.Join(moved, " "))
+	}
+	_ = tw.Flush()
+}

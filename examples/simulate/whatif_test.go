@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const whatifCluster = "testdata/whatif/cluster.yaml"
+
+// TestWhatifModes runs each what-if mode on testdata/whatif (see the
+// comments there): the arithmetic of each table is in its case.
+func TestWhatifModes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		// 1-CPU copies: a and b have 2 CPU free, c 1: 2 + 2 + 1 = 5.
+		{"fit", []string{"-fit", "testdata/whatif/template.yaml"}, `5 copies fit
+NODE  COPIES
+a     2
+b     2
+c     1
+next copy: 0/3 nodes are available: 3 Insufficient cpu.
+`},
+		// The two 3-CPU batch pods fit no existing node (2, 2, 1 free).
+		// small (4 CPU, 16Gi): one per node, 2 nodes, waste (8 − 6)/8 +
+		// (32 − 8)/32 = 0.25 + 0.75 = 1; large (16 CPU, 64Gi): both on
+		// one, (16 − 6)/16 + (64 − 8)/64 = 0.625 + 0.875 = 1.5.
+		{"scale-up", []string{"-scale-up", "testdata/whatif/groups.yaml"}, `0 pending pods fit existing nodes
+GROUP  NODES  PLACED  PENDING  WASTE
+small  2      2       0        1.000
+large  1      2       0        1.500
+least-waste: small (waste 1.0000)
+`},
+		{"scale-up priority", []string{"-scale-up", "testdata/whatif/groups.yaml", "-expander", "priority"}, `0 pending pods fit existing nodes
+GROUP  NODES  PLACED  PENDING  WASTE
+small  2      2       0        1.000
+large  1      2       0        1.500
+priority: large (priority 10)
+`},
+		// Each alone: a's and b's api pod (2 CPU) fits the other (2
+		// free); c's pod has no controller.
+		{"drain", []string{"-drain", "all"}, `NODE  REMOVABLE  BLOCK          POD                 MOVED
+a     true                                          api-1->b
+b     true                                          api-2->a
+c     false      NotReplicated  default/standalone  
+`},
+		// Greedily: a goes, api-1 fills b (4 of 4); b's api-2 then needs
+		// 2 CPU and only c's 1 is left.
+		{"drain greedy", []string{"-drain", "a,b,c", "-greedy"}, `NODE  REMOVABLE  BLOCK              POD                 MOVED
+a     true                                              api-1->b
+b     false      NoPlaceToMovePods  default/api-2       
+c     false      NotReplicated      default/standalone  
+`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.True(t, isWhatif(tc.args))
+			var out, errb bytes.Buffer
+			code := runWhatif(append(tc.args, "-objects", whatifCluster), &out, &errb)
+			require.Equal(t, exitOK, code, errb.String())
+			assert.Equal(t, tc.want, out.String())
+		})
+	}
+}
+
+func TestWhatifJSON(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := runWhatif([]string{"-scale-up", "testdata/whatif/groups.yaml", "-o", "json", "-objects", whatifCluster}, &out, &errb)
+	require.Equal(t, exitOK, code, errb.String())
+	var got struct {
+		Chosen string
+		Groups []struct {
+			Group      string
+			NodesAdded int
+			Placed     []struct{ Pod, Node string }
+		}
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &got))
+	assert.Equal(t, "small", got.Chosen)
+	require.Len(t, got.Groups, 2)
+	assert.Equal(t, 2, got.Groups[0].NodesAdded)
+	assert.Equal(t, "default/batch-1", got.Groups[0].Placed[0].Pod)
+	assert.Equal(t, "small-new-0", got.Groups[0].Placed[0].Node)
+}
+
+func TestWhatifUsage(t *testing.T) {
+	assert.False(t, isWhatif([]string{"-objects", "x.yaml", "-policy", "default"}))
+	for name, args := range map[string][]string{
+		"two modes":    {"-fit", "testdata/whatif/template.yaml", "-drain", "all", "-objects", whatifCluster},
+		"no objects":   {"-drain", "all"},
+		"bad expander": {"-scale-up", "testdata/whatif/groups.yaml", "-expander", "cheapest", "-objects", whatifCluster},
+		"unknown node": {"-drain", "z", "-objects", whatifCluster},
+		"no template":  {"-fit", whatifCluster, "-objects", whatifCluster},
+		"bad output":   {"-drain", "all", "-o", "yaml", "-objects", whatifCluster},
+	} {
+		var out, errb bytes.Buffer
+		assert.Equal(t, exitUsage, runWhatif(args, &out, &errb), name)
+		assert.Contains(t, errb.String(), "simulate: ", name)
+	}
+}
