@@ -45,6 +45,10 @@ type Scheduler struct {
 	// nodeLocal: every filter and scorer is NodeLocal (and the cache is
 	// on): pod classes may be cached.
 	nodeLocal bool
+	// condLocal: the filters that are node-local only for some pods
+	// (scoring.PodNodeLocal), checked per pod with the profile's before
+	// the cache is read.
+	condLocal []scoring.PodNodeLocal
 	classes   classCache
 
 	next     int           // upstream nextStartNodeIndex
@@ -92,9 +96,14 @@ func New(cfg Config) (*Scheduler, error) {
 	s.classes.seed = maphash.MakeSeed()
 	s.nodeLocal = s.classes.max > 0 && s.hasScoring
 	for _, f := range s.filters {
-		if !isNodeLocal(f) {
-			s.nodeLocal = false
+		if isNodeLocal(f) {
+			continue
 		}
+		if c, ok := f.(scoring.PodNodeLocal); ok {
+			s.condLocal = append(s.condLocal, c)
+			continue
+		}
+		s.nodeLocal = false
 	}
 	if !scoring.ProfileNodeLocal(s.profile) {
 		s.nodeLocal = false
@@ -159,7 +168,7 @@ func (s *Scheduler) schedulePod(cluster score.Cluster, pod *snapshot.PodInfo, on
 	if only != nil {
 		defer func(next int) { s.next = next }(s.next)
 	}
-	if s.nodeLocal && vc != nil && only == nil {
+	if s.nodeLocal && vc != nil && only == nil && s.localFor(pod, cluster) {
 		e, adm, ok := s.classes.get(pod)
 		switch {
 		case !ok, e == nil:
@@ -337,6 +346,18 @@ func (s *Scheduler) Schedule(ledger *reserve.Ledger, pod *snapshot.PodInfo) (Dec
 		d.Node, d.Total, d.Breakdown, d.Diagnosis = "", 0, nil, diag
 	}
 	return d, nil
+}
+
+// localFor reports whether every filter and scorer that is node-local
+// only for some pods (scoring.PodNodeLocal) does nothing for pod over
+// cluster, so that the equivalence cache may serve it.
+func (s *Scheduler) localFor(pod *snapshot.PodInfo, cluster score.Cluster) bool {
+	for _, c := range s.condLocal {
+		if !c.NodeLocalFor(pod, cluster) {
+			return false
+		}
+	}
+	return scoring.ProfileNodeLocalFor(s.profile, pod, cluster)
 }
 
 // isNilCluster reports a nil interface or a typed nil Snapshot or Fork.

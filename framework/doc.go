@@ -6,13 +6,16 @@
 // The pieces, in the order a cycle uses them:
 //
 //   - [Filter]s (upstream v1.37 semantics and reason strings):
-//     [NewNodeName], [NewNodeUnschedulable], [NewTaintToleration], [NewNodeAffinity],
-//     [NewNodePorts], [NewNodeResourcesFit]; [DefaultFilters] lists them in
-//     upstream's order. [NewPodTopologySpread] (upstream's, opt-in: not in
-//     DefaultFilters until the equivalence cache can serve it) is a
+//     [NewNodeName], [NewNodeUnschedulable], [NewTaintToleration],
+//     [NewNodeAffinity], [NewNodePorts], [NewNodeResourcesFit],
+//     [NewPodTopologySpread], [NewInterPodAffinity]; [DefaultFilters] lists
+//     them in upstream's order: upstream's default profile except the
+//     volume and DRA filters. PodTopologySpread is a
 //     [ClusterFilter]: its preparation counts pods per topology domain
-//     over the cycle's cluster; so is InterPodAffinity
-//     ([NewInterPodAffinity], opt-in likewise). A Filter's PreFilter does the per-pod work once and
+//     over the cycle's cluster, whose objects (a snapshot of a Cache or
+//     reserve.Ledger fed Services, ReplicaSets, ...) give the system
+//     defaults' selector; so is InterPodAffinity.
+//     A Filter's PreFilter does the per-pod work once and
 //     returns a [PodFilter] that checks one node without allocating, and
 //     may narrow the candidates to named nodes (upstream's
 //     PreFilterResult).

@@ -79,12 +79,17 @@ type podTopologySpreadPlugin struct {
 // Constraints are checked in order and the first failure is the node's
 // reason, as upstream.
 //
-// It is a [ClusterFilter] and not node-local, so a Scheduler with it
-// does not use its equivalence cache (it is not in [DefaultFilters] until
-// that cache can account for it). Cost: PreFilterCluster O(nodes ×
+// It is a [ClusterFilter] and not node-local: a Scheduler's equivalence
+// cache serves only the pods it skips (no DoNotSchedule constraint
+// applies; with the system defaults, every pod without constraints of
+// its own), which it tells the Scheduler per pod with a method
+// NodeLocalFor. It is in [DefaultFilters] with the default args; with
+// Args.Workloads nil it finds the default selector's objects on the
+// cluster it is given. Cost: PreFilterCluster O(nodes ×
 // constraints × pods per node × selector size) (no incremental index
 // yet), allocating the per-domain counts; per node O(constraints) map
-// look-ups, no allocation. PreFilter (without the cluster) is an error.
+// look-ups, no allocation. PreFilter (without the cluster) is an error
+// for a pod with DoNotSchedule constraints.
 // Safe for concurrent use.
 func NewPodTopologySpread(args score.PodTopologySpreadArgs) (Filter, error) {
 	var lister spread.Lister
@@ -101,8 +106,23 @@ func NewPodTopologySpread(args score.PodTopologySpreadArgs) (Filter, error) {
 // Name returns "PodTopologySpread".
 func (*podTopologySpreadPlugin) Name() string { return podTopologySpreadName }
 
-// PreFilter fails: the filter needs the cluster (see [ClusterFilter]).
-func (*podTopologySpreadPlugin) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
+// NodeLocalFor reports that PreFilterCluster returns no filter for pod
+// over cluster (no DoNotSchedule constraint applies: with the system
+// defaults, every pod without constraints of its own), so that the
+// equivalence cache may serve the pod (internal/scoring.PodNodeLocal).
+func (f *podTopologySpreadPlugin) NodeLocalFor(pod *snapshot.PodInfo, cluster any) bool {
+	return f.cfg.Inert(pod.Pod(), v1.DoNotSchedule, f.cfg.ListerOf(cluster))
+}
+
+// PreFilter, without the cluster, returns no filter for a pod to which
+// no DoNotSchedule constraint can apply (none of its own, or, without
+// any of its own, none among the defaults: the system defaults never
+// filter), and fails for other pods: they need the cluster (see
+// [ClusterFilter]).
+func (f *podTopologySpreadPlugin) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
+	if !f.cfg.MayApply(pod.Pod(), v1.DoNotSchedule) {
+		return PreFilterResult{}, nil
+	}
 	return PreFilterResult{}, fmt.Errorf("framework: %s: pod %s: PreFilter needs the cluster, call PreFilterCluster: %w", podTopologySpreadName, pod.Key(), ErrInvalidConfig)
 }
 
@@ -110,7 +130,7 @@ func (*podTopologySpreadPlugin) PreFilter(pod *snapshot.PodInfo) (PreFilterResul
 // matching pods per domain over cluster; no constraint: no filter.
 func (f *podTopologySpreadPlugin) PreFilterCluster(pod *snapshot.PodInfo, cluster score.Cluster) (PreFilterResult, error) {
 	p := pod.Pod()
-	cs, err := f.cfg.Constraints(p, v1.DoNotSchedule)
+	cs, err := f.cfg.Constraints(p, v1.DoNotSchedule, f.cfg.ListerOf(cluster))
 	if err != nil {
 		return PreFilterResult{}, fmt.Errorf("framework: %s: pod %s: %w: %w", podTopologySpreadName, pod.Key(), err, ErrInvalidPod)
 	}

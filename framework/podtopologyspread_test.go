@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -252,53 +253,124 @@ func TestSpreadBadInput(t *testing.T) {
 	assert.True(t, errors.Is(err, ErrInvalidConfig))
 }
 
-// TestSpreadSchedulerBypassesCache: a Scheduler whose filters include
-// PodTopologySpread does not use the equivalence cache (a node's verdict
-// depends on other nodes' pods), and its decisions follow the
-// constraint as replicas land: hostname maxSkew 1 over 3 nodes puts one
-// replica on each before any node gets a second.
+// TestSpreadSchedulerBypassesCache: with the default filters and profile
+// (PodTopologySpread included) a pod with constraints of its own does
+// not use the equivalence cache (a node's verdict depends on other nodes'
+// pods), and its decisions follow the constraint as replicas land:
+// hostname maxSkew 1 over 3 nodes puts one replica on each before any
+// node gets a second. The same replicas without constraints, which no
+// workload selects, are served by the cache.
 func TestSpreadSchedulerBypassesCache(t *testing.T) {
 	nodes := []*v1.Node{
 		mkNode("n1").Label(v1.LabelHostname, "n1").Allocatable("cpu", "8", "memory", "16Gi", "pods", "110").Obj(),
 		mkNode("n2").Label(v1.LabelHostname, "n2").Allocatable("cpu", "8", "memory", "16Gi", "pods", "110").Obj(),
 		mkNode("n3").Label(v1.LabelHostname, "n3").Allocatable("cpu", "8", "memory", "16Gi", "pods", "110").Obj(),
 	}
-	replica := func(i int) *v1.Pod {
+	replica := func(i int, constrained bool) *v1.Pod {
 		p := mkPod(fmt.Sprintf("web-%d", i)).Label("app", "web").Req("cpu", "100m").Obj()
-		p.Spec.TopologySpreadConstraints = spreadPod(v1.LabelHostname, 1, nil).Spec.TopologySpreadConstraints
+		if constrained {
+			p.Spec.TopologySpreadConstraints = spreadPod(v1.LabelHostname, 1, nil).Spec.TopologySpreadConstraints
+		}
 		return p
 	}
-	run := func(filters []Filter, profile *score.Profile) (map[string]int, EquivalenceStats) {
-		s, err := New(Config{Filters: filters, Profile: profile, PercentageOfNodesToScore: 100})
+	run := func(constrained bool) (map[string]int, EquivalenceStats) {
+		s, err := New(Config{PercentageOfNodesToScore: 100})
 		require.NoError(t, err)
 		f := snapshottest.Snapshot(t, nodes).Fork()
 		per := map[string]int{}
 		for i := range 6 {
-			d, err := s.SchedulePod(f, snapshot.MustPodInfo(replica(i)))
+			d, err := s.SchedulePod(f, snapshot.MustPodInfo(replica(i, constrained)))
 			require.NoError(t, err)
 			require.True(t, d.Scheduled(), "replica %d: %v", i, d.Diagnosis)
 			per[d.Node]++
-			if i == 2 {
+			if i == 2 && constrained {
 				assert.Equal(t, map[string]int{"n1": 1, "n2": 1, "n3": 1}, per, "one replica per node first")
 			}
-			require.NoError(t, f.AddPod(func() *v1.Pod { p := replica(i); p.Spec.NodeName = d.Node; return p }(), d.Node))
+			require.NoError(t, f.AddPod(func() *v1.Pod { p := replica(i, constrained); p.Spec.NodeName = d.Node; return p }(), d.Node))
 		}
 		return per, s.EquivalenceStats()
 	}
-	per, st := run(append(DefaultFilters(), newSpread(t, score.PodTopologySpreadArgs{})), nil)
+	per, st := run(true)
 	assert.Equal(t, map[string]int{"n1": 2, "n2": 2, "n3": 2}, per)
-	assert.Zero(t, st.Cached+st.Filled, "PodTopologySpread is not node-local: no cached cycle")
+	assert.Zero(t, st.Cached+st.Filled, "PodTopologySpread applies: no cached cycle")
 	assert.Equal(t, uint64(6), st.Uncached)
-	// The scorer alone in the profile bypasses the cache too.
-	scorer, err := score.NewPodTopologySpread(score.PodTopologySpreadArgs{})
+	_, st = run(false)
+	assert.NotZero(t, st.Cached+st.Filled, "PodTopologySpread skips every replica: cached")
+}
+
+// TestSystemDefaultSpreadFromCache: the default filters and profile
+// spread a Deployment's pods by upstream's system defaults, finding the
+// ReplicaSet (and Services) on the snapshot of the Cache they were fed
+// to; the equivalence cache does not serve such pods, even when a pod of
+// the same spec that nothing selects filled it first.
+//
+// n1 is big (64 cpu) and holds two replicas of rs "web"; n2 and n3 are
+// small (8 cpu) and empty; the nodes have hostnames and no zone, so the
+// system defaults score hostname alone (maxSkew 3, 3 domains):
+//
+//	raw(n1) = round(2 × ln(3+2) + 3 − 1) = round(5.22) = 5; raw(n2) = raw(n3) = 2
+//	normalised: n1 100 × (5+2−5)/5 = 40; n2, n3 100 × (5+2−2)/5 = 100
+//
+// so PodTopologySpread (weight 2) gives n2 and n3 120 points more than
+// n1, more than LeastAllocated and BalancedAllocation favour the big n1
+// by. Without the ReplicaSet (or served from the cache) the pod goes to
+// n1.
+func TestSystemDefaultSpreadFromCache(t *testing.T) {
+	c := snapshot.NewCache()
+	for _, n := range []*v1.Node{
+		mkNode("n1").Label(v1.LabelHostname, "n1").Allocatable("cpu", "64", "memory", "128Gi", "pods", "110").Obj(),
+		mkNode("n2").Label(v1.LabelHostname, "n2").Allocatable("cpu", "8", "memory", "16Gi", "pods", "110").Obj(),
+		mkNode("n3").Label(v1.LabelHostname, "n3").Allocatable("cpu", "8", "memory", "16Gi", "pods", "110").Obj(),
+	} {
+		require.NoError(t, c.AddNode(n))
+	}
+	owned := func(name, app string, rs string) *v1.Pod {
+		w := mkPod(name).Label("app", app).Req("cpu", "1", "memory", "1Gi")
+		p := w.Obj()
+		if rs != "" {
+			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs, Controller: ptrTo(true)}}
+		}
+		return p
+	}
+	for i := range 2 {
+		p := owned(fmt.Sprintf("web-old-%d", i), "web", "web")
+		p.Spec.NodeName = "n1"
+		require.NoError(t, c.AddPod(p))
+	}
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
+		Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
+
+	s, err := New(Config{PercentageOfNodesToScore: 100, Seed: 1})
 	require.NoError(t, err)
-	prof := score.DefaultProfile().Scorers()
-	prof = append(prof, score.Weighted{Scorer: scorer, Weight: 2})
-	_, st = run(DefaultFilters(), score.MustProfile(prof...))
-	assert.Zero(t, st.Cached+st.Filled)
-	// The same replicas without either are served by the cache.
-	_, st = run(DefaultFilters(), nil)
-	assert.NotZero(t, st.Cached+st.Filled)
+	// Nothing selects "other" (its ReplicaSet is unknown): not spread, it
+	// goes to the big node, and fills the cache for its class.
+	for i := range 3 {
+		d, err := s.SchedulePod(c.Snapshot(), snapshot.MustPodInfo(owned(fmt.Sprintf("other-%d", i), "other", "")))
+		require.NoError(t, err)
+		assert.Equal(t, "n1", d.Node)
+	}
+	require.NotZero(t, s.EquivalenceStats().Cached+s.EquivalenceStats().Filled)
+	// A web replica before the ReplicaSet is known: the same.
+	d, err := s.SchedulePod(c.Snapshot(), snapshot.MustPodInfo(owned("web-new", "web", "web")))
+	require.NoError(t, err)
+	assert.Equal(t, "n1", d.Node)
+	// With the ReplicaSet in the cache, the replica of the same spec is
+	// spread away from n1, and not served from the cache.
+	require.NoError(t, c.AddObject(rs))
+	before := s.EquivalenceStats()
+	d, err = s.SchedulePod(c.Snapshot(), snapshot.MustPodInfo(owned("web-new", "web", "web")))
+	require.NoError(t, err)
+	assert.Contains(t, []string{"n2", "n3"}, d.Node)
+	after := s.EquivalenceStats()
+	assert.Equal(t, before.Uncached+1, after.Uncached)
+	assert.Equal(t, before.Cached, after.Cached)
+	// A Service selecting app=web does the same for a pod without an
+	// owner.
+	require.NoError(t, c.RemoveObject(rs))
+	require.NoError(t, c.AddObject(&v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}, Spec: v1.ServiceSpec{Selector: map[string]string{"app": "web"}}}))
+	d, err = s.SchedulePod(c.Snapshot(), snapshot.MustPodInfo(owned("web-svc", "web", "")))
+	require.NoError(t, err)
+	assert.Contains(t, []string{"n2", "n3"}, d.Node)
 }
 
 func ptrTo[T any](v T) *T { return &v }

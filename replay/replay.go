@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/schedkit/schedkit/framework"
 	"github.com/schedkit/schedkit/gpushare"
@@ -34,6 +35,11 @@ type Input struct {
 	Bound []*v1.Pod
 	// Arrivals are the pods to schedule, in arrival order.
 	Arrivals []Arrival
+	// Objects are the cluster's other objects (Namespaces, Services,
+	// ReplicaSets, ... as snapshot.Cache.AddObject takes them), fed to
+	// the ledger before the first arrival: PodTopologySpread's system
+	// defaults find a Deployment's ReplicaSet there.
+	Objects []runtime.Object
 	// Batch queues every arrival at once and lets the scheduling queue
 	// order them (priority, then arrival order), as for a set of objects
 	// read from a cluster; otherwise each pod is scheduled as it arrives.
@@ -178,6 +184,11 @@ func Run(ctx context.Context, in *Input, cfg Config) (*Report, error) {
 		}
 		names[n.Name] = true
 		if err := ledger.AddNode(n); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInput, err)
+		}
+	}
+	for _, o := range in.Objects {
+		if err := ledger.AddObject(o); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInput, err)
 		}
 	}

@@ -3,6 +3,8 @@ package reserve_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/schedkit/schedkit/internal/informertest"
@@ -115,4 +117,59 @@ func BenchmarkLedgerUpdatePod(b *testing.B) {
 			}
 		})
 	}
+}
+
+// ledgerObjects is l as the objects suite drives it; Lookup is its
+// Snapshot (the one a scheduling cycle gets).
+type ledgerObjects struct{ *reserve.Ledger }
+
+func (l ledgerObjects) Lookup() informertest.Lookup { return l.Snapshot() }
+
+// cacheObjects is a Cache, for the side-by-side random test.
+type cacheObjects struct{ *snapshot.Cache }
+
+func (c cacheObjects) Lookup() informertest.Lookup { return c.Snapshot() }
+
+// TestInformerContractObjects runs the objects part of the informer
+// contract's conformance suite over the Ledger, and the random sequence
+// over a Ledger and a Cache side by side.
+func TestInformerContractObjects(t *testing.T) {
+	informertest.RunObjects(t, func() informertest.ObjectStore { return ledgerObjects{reserve.New()} })
+	for seed := range uint64(50) {
+		informertest.RandomObjects(t, seed, 300, map[string]informertest.ObjectStore{
+			"cache":  cacheObjects{snapshot.NewCache()},
+			"ledger": ledgerObjects{reserve.New()},
+		})
+	}
+}
+
+// TestLedgerObjectsInSnapshotFor: the objects reach the snapshot a cycle
+// for a reservation owner gets (SnapshotFor forks the shared snapshot).
+func TestLedgerObjectsInSnapshotFor(t *testing.T) {
+	l := reserve.New()
+	require.NoError(t, l.AddNode(st.MakeNode("n1").Capacity("cpu", "4", "memory", "8Gi").Obj()))
+	svc := informertest.MakeObject("Service", "default", "web", 0)
+	require.NoError(t, l.AddObject(svc))
+	snap, _ := l.SnapshotFor(snapshot.MustPodInfo(st.MakePod("p").Obj()))
+	require.Len(t, snap.Services("default"), 1)
+	assert.Same(t, svc, snap.Services("default")[0])
+	require.NoError(t, l.RemoveObject(svc))
+	assert.Nil(t, l.Snapshot().Services("default"))
+	assert.Len(t, snap.Services("default"), 1, "an earlier snapshot keeps its objects")
+	err := l.AddObject(&v1.Service{})
+	require.ErrorIs(t, err, reserve.ErrInvalid)
+	require.ErrorIs(t, err, snapshot.ErrInvalidObject)
+}
+
+// FuzzInformerObjects runs the random object-event comparison (Cache,
+// Ledger, reference model) from a fuzzed seed and length.
+func FuzzInformerObjects(f *testing.F) {
+	f.Add(uint64(0), uint16(50))
+	f.Add(uint64(9), uint16(600))
+	f.Fuzz(func(t *testing.T, seed uint64, steps uint16) {
+		informertest.RandomObjects(t, seed, int(steps%1500), map[string]informertest.ObjectStore{
+			"cache":  cacheObjects{snapshot.NewCache()},
+			"ledger": ledgerObjects{reserve.New()},
+		})
+	})
 }

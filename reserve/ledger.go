@@ -72,7 +72,11 @@ const noDeadline = math.MaxInt64
 // an unknown pod is a no-op and removing an unknown node an error; a bad
 // object is an error naming the object and field that changes nothing.
 // Which pods count is decided by the same code as in the Cache
-// (internal/informer). The informer's nodes and bound pods are not
+// (internal/informer). Cluster objects other than nodes and pods
+// (Services, ReplicaSets, PriorityClasses, ...) are taken with
+// [Ledger.AddObject], [Ledger.UpdateObject] and [Ledger.RemoveObject], as
+// snapshot.Cache takes them, and ride along in the ledger's snapshots.
+// The informer's nodes and bound pods are not
 // journaled (the informer lists them again after a restart); what its
 // reports do to holds and reservations is (see [Ledger.SetJournal]).
 //

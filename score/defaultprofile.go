@@ -7,20 +7,21 @@ package score
 //	TaintToleration                  3
 //	NodeAffinity                     2
 //	NodeResourcesFit (LeastAllocated, cpu:1 memory:1)   1
+//	PodTopologySpread (system default spreading)        2
+//	InterPodAffinity                 2  (not implemented yet: left out)
 //	NodeResourcesBalancedAllocation (cpu, memory)       1
 //	ImageLocality                    1
 //
-// Upstream's default profile also scores PodTopologySpread (weight 2) and
-// InterPodAffinity (weight 2); they are not here, so totals equal
-// upstream's only for pods and clusters where those two give every node
-// the same score (no topology spread constraints, no inter-pod
-// (anti-)affinity, no pod selected by a Service or owned by a
-// ReplicationController, ReplicaSet or StatefulSet, which upstream's
-// system default spreading covers). [NewPodTopologySpread] exists and is
-// opt-in until the scheduler's equivalence cache can serve it: add it
-// with weight 2 (and framework.PodTopologySpread to the filters) for
-// upstream's spreading; a Scheduler with it then runs every cycle
-// uncached. Each call returns a new Profile.
+// With InterPodAffinity added, this equals upstream's default profile
+// except the volume and DRA plugins (which score nothing without volumes
+// and resource claims); until then, totals equal upstream's for pods and
+// clusters without inter-pod (anti-)affinity. PodTopologySpread has
+// upstream's default args: system default spreading (hostname maxSkew 3,
+// zone maxSkew 5, ScheduleAnyway) for pods without constraints of their
+// own that a Service, ReplicationController, ReplicaSet or StatefulSet
+// selects, found on the cluster being scored (a snapshot of a Cache or
+// reserve.Ledger fed those objects). framework's equivalence cache serves
+// every pod PodTopologySpread skips. Each call returns a new Profile.
 func DefaultProfile() *Profile {
 	la, err := NewLeastAllocated()
 	if err != nil {
@@ -34,10 +35,18 @@ func DefaultProfile() *Profile {
 	if err != nil {
 		panic(err)
 	}
+	pts, err := NewPodTopologySpread(PodTopologySpreadArgs{})
+	if err != nil {
+		panic(err)
+	}
 	return MustProfile(
 		Weighted{Scorer: NewTaintToleration(), Weight: 3},
 		Weighted{Scorer: na, Weight: 2},
 		Weighted{Scorer: la, Weight: 1},
+		Weighted{Scorer: pts, Weight: 2},
+		// InterPodAffinity (weight 2) goes here, after PodTopologySpread,
+		// as upstream orders them (h-ipa lands it; the coordinator wires
+		// it).
 		Weighted{Scorer: ba, Weight: 1},
 		Weighted{Scorer: NewImageLocality(), Weight: 1},
 	)

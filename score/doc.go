@@ -27,9 +27,10 @@
 // results: [NewLeastAllocated], [NewMostAllocated], [NewRequestedToCapacityRatio]
 // (NodeResourcesFit's strategies), [NewBalancedAllocation], [NewImageLocality],
 // [NewTaintToleration], [NewNodeAffinity], [NewPodTopologySpread] and
-// [NewInterPodAffinity] (both opt-in, not node-local); [DefaultProfile]
-// combines the node-local ones with
-// upstream's default weights. Beyond upstream, with the same interface:
+// [NewInterPodAffinity] (both not node-local; system default spreading
+// from the cluster's objects); [DefaultProfile] combines them with
+// upstream's default weights and order: upstream's default profile except
+// the volume and DRA plugins. Beyond upstream, with the same interface:
 // [NewBinPack] (Volcano's binpack), [NewDominantResource] (DRF-style share
 // balance) and [NewTetris] (Tetris alignment).
 //

@@ -26,7 +26,17 @@ func isNodeLocal(s Scorer) bool {
 // profileNodeLocal is scoring.ProfileNodeLocal.
 func profileNodeLocal(p any) bool {
 	for _, e := range p.(*Profile).entries {
-		if !isNodeLocal(e.Scorer) {
+		if _, cond := e.Scorer.(scoring.PodNodeLocal); !cond && !isNodeLocal(e.Scorer) {
+			return false
+		}
+	}
+	return true
+}
+
+// profileNodeLocalFor is scoring.ProfileNodeLocalFor.
+func profileNodeLocalFor(p any, pod *snapshot.PodInfo, cluster any) bool {
+	for _, e := range p.(*Profile).entries {
+		if c, ok := e.Scorer.(scoring.PodNodeLocal); ok && !isNodeLocal(e.Scorer) && !c.NodeLocalFor(pod, cluster) {
 			return false
 		}
 	}
@@ -46,4 +56,5 @@ func prepareProfile(p any, pod *snapshot.PodInfo, cluster any) (scoring.PodProfi
 func init() {
 	scoring.Prepare = prepareProfile
 	scoring.ProfileNodeLocal = profileNodeLocal
+	scoring.ProfileNodeLocalFor = profileNodeLocalFor
 }

@@ -28,7 +28,11 @@ type PodTopologySpreadArgs struct {
 	DefaultingType string
 	// Workloads finds the Services, ReplicationControllers, ReplicaSets
 	// and StatefulSets that make up a pod's default selector (upstream's
-	// informer listers). nil finds none, so default constraints never
+	// informer listers). nil (the usual setting): the cluster of each
+	// cycle, when it has them — a snapshot.Snapshot or Fork carries the
+	// objects fed to the Cache or reserve.Ledger it came from, so a
+	// Deployment's pods are spread as upstream spreads them; a cluster
+	// without the look-ups finds none, and default constraints then never
 	// apply.
 	Workloads snapshot.Workloads
 }
@@ -58,8 +62,8 @@ var _ Scorer = (*podTopologySpread)(nil)
 // constraints with ScheduleAnyway, whose selector is upstream's default
 // selector (the Services in the pod's namespace that select it, and its
 // ReplicationController, ReplicaSet or StatefulSet, found through
-// Args.Workloads); no constraint, or an empty default selector, skips the
-// pod (Prepare returns nil). matchLabelKeys adds the pod's values of those
+// Args.Workloads or, if nil, the cluster's look-ups); no constraint, or
+// an empty default selector, skips the pod (Prepare returns nil). matchLabelKeys adds the pod's values of those
 // labels to the selector. A malformed labelSelector fails Prepare
 // (wrapping [ErrInvalidPod], naming the field).
 //
@@ -81,7 +85,9 @@ var _ Scorer = (*podTopologySpread)(nil)
 // so the least crowded domain gets 100.
 //
 // Not node-local: a node's score depends on other nodes' pods, so a
-// Scheduler with this scorer does not use its equivalence cache. Cost:
+// Scheduler's equivalence cache serves only the pods this scorer skips
+// (it says so per pod with a method NodeLocalFor; the check allocates
+// nothing for a pod no Service or controller selects). Cost:
 // Prepare O(nodes × constraints × pods per node × selector size) (every
 // node's pods are read once: no incremental index yet); Score
 // O(candidates × constraints) map look-ups plus, for hostname constraints,
@@ -102,11 +108,18 @@ func NewPodTopologySpread(args PodTopologySpreadArgs) (Scorer, error) {
 // Name returns [PodTopologySpreadName].
 func (*podTopologySpread) Name() string { return PodTopologySpreadName }
 
+// NodeLocalFor reports that Prepare skips pod over cluster (no
+// ScheduleAnyway constraint applies), so that framework's equivalence
+// cache may serve the pod (internal/scoring.PodNodeLocal).
+func (s *podTopologySpread) NodeLocalFor(pod *snapshot.PodInfo, cluster any) bool {
+	return s.cfg.Inert(pod.Pod(), v1.ScheduleAnyway, s.cfg.ListerOf(cluster))
+}
+
 // Prepare builds the pod's ScheduleAnyway constraints and counts matching
 // pods per domain over cluster; nil (skip) without constraints or nodes.
 func (s *podTopologySpread) Prepare(pod *snapshot.PodInfo, cluster Cluster) (PodScorer, error) {
 	p := pod.Pod()
-	cs, err := s.cfg.Constraints(p, v1.ScheduleAnyway)
+	cs, err := s.cfg.Constraints(p, v1.ScheduleAnyway, s.cfg.ListerOf(cluster))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", err, ErrInvalidPod)
 	}

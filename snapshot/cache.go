@@ -31,7 +31,12 @@ import (
 // node updates it and UpdateNode of an unknown node adds it, as informers
 // may replay events; AddPod of a known pod updates it and UpdatePod of an
 // unknown one adds it. Nodes that are not (or no longer) known are not in
-// snapshots.
+// snapshots. The other cluster objects scheduling rules read (Namespaces,
+// Services, ReplicationControllers, ReplicaSets, StatefulSets,
+// PriorityClasses, PodDisruptionBudgets) are taken with
+// [Cache.AddObject], [Cache.UpdateObject] and [Cache.RemoveObject] under
+// the same contract (internal/informertest's objects suite) and read
+// with the look-ups of every Snapshot ([Snapshot.Services], ...).
 //
 // Every method validates its input first and changes nothing on error;
 // errors name the object and the field.

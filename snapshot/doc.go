@@ -13,7 +13,9 @@
 //	c := snapshot.NewCache()
 //	_ = c.AddNode(node)          // errors name the object and field
 //	_ = c.AddPod(pod)            // counted if bound; see Cache for unbound and terminal pods
+//	_ = c.AddObject(replicaSet)  // Namespaces, Services, ReplicaSets, PriorityClasses, PDBs, ...
 //	snap := c.Snapshot()         // O(1), immutable
+//	_ = snap.ReplicaSet("shop", "web-5d8f") // the objects, as of the snapshot
 //	for _, ni := range snap.Nodes() {
 //		_ = ni.Free(snapshot.CPU) // milli-CPU, never negative
 //	}

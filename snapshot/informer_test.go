@@ -56,3 +56,30 @@ func BenchmarkCacheUpdatePod(b *testing.B) {
 		})
 	}
 }
+
+// objectStore is a Cache as the objects suite drives it; Lookup is a new
+// Snapshot (lookupCache reads the Cache's own look-ups instead).
+type objectStore struct{ *snapshot.Cache }
+
+func (s objectStore) Lookup() informertest.Lookup { return s.Snapshot() }
+
+type lookupCache struct{ *snapshot.Cache }
+
+func (s lookupCache) Lookup() informertest.Lookup { return s.Cache }
+func (lookupCache) LiveLookup()                   {}
+
+// TestInformerContractObjects runs the objects part of the informer
+// contract's conformance suite over the Cache, read through its snapshots
+// and through its own look-ups.
+func TestInformerContractObjects(t *testing.T) {
+	t.Run("snapshot", func(t *testing.T) {
+		informertest.RunObjects(t, func() informertest.ObjectStore { return objectStore{snapshot.NewCache()} })
+	})
+	t.Run("cache", func(t *testing.T) {
+		// The Cache's own look-ups are the current state, not a snapshot:
+		// run the rules that do not keep an earlier read.
+		for seed := range uint64(informertest.RandomSeeds) {
+			informertest.RandomObjects(t, seed, informertest.RandomSteps, map[string]informertest.ObjectStore{"cache": lookupCache{snapshot.NewCache()}})
+		}
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/schedkit/schedkit/internal/layout"
+	"github.com/schedkit/schedkit/internal/objects"
 )
 
 // Copy-on-write machinery shared by Snapshot, Fork and Cache.
@@ -148,6 +149,9 @@ type state struct {
 	// removed or replaced: see layout.View.NodeSetVersion.
 	nodeSet int64
 	rec     *recycler // a Fork's; nil for a Cache or Snapshot
+	// objs are the cluster objects other than nodes and pods
+	// (objects.go); copy-on-write by tok like the node tree.
+	objs *objects.Set
 }
 
 // recycler lets a Fork reuse the copies a reverted layer made. While a

@@ -5,6 +5,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/schedkit/schedkit/internal/objects"
 )
 
 // Workloads finds the objects that select pods — Services,
@@ -15,8 +20,10 @@ import (
 // nil for "none"; results are read-only. Implementations must be safe for
 // concurrent reads.
 //
-// The Cache does not feed it yet: build one with [NewWorkloadIndex] from
-// the objects the caller lists.
+// A [Snapshot] and a [Fork] implement it with the objects fed to the
+// [Cache] (or reserve.Ledger) they come from, and scorers and filters
+// that need it find it on the cluster they are given; a [WorkloadIndex]
+// holds fixed lists of objects.
 type Workloads interface {
 	// Services returns the Services in namespace.
 	Services(namespace string) []*v1.Service
@@ -34,98 +41,108 @@ type WorkloadObjects struct {
 	ReplicationControllers []*v1.ReplicationController
 	ReplicaSets            []*appsv1.ReplicaSet
 	StatefulSets           []*appsv1.StatefulSet
+	Namespaces             []*v1.Namespace
+	PriorityClasses        []*schedulingv1.PriorityClass
+	PodDisruptionBudgets   []*policyv1.PodDisruptionBudget
 }
 
-// WorkloadIndex is a [Workloads] over fixed lists of objects, indexed by
-// namespace and name: look-ups are O(1) map reads (Services: the slice of
-// the namespace). Immutable after [NewWorkloadIndex]; safe for concurrent
-// use. The objects are shared, not copied, and must not be modified.
+// WorkloadIndex holds fixed lists of cluster objects with the look-ups of
+// a [Snapshot] (Namespace, Services, ReplicationController, ReplicaSet,
+// StatefulSet, PriorityClass, PodDisruptionBudgets): one or two map reads
+// each. Immutable after [NewWorkloadIndex]; safe for concurrent use. The
+// objects are shared, not copied, and must not be modified. A Cache,
+// Snapshot or Fork holds the same objects under the informer contract;
+// a WorkloadIndex is for a scorer or filter given its objects apart from
+// the snapshot it scores.
 type WorkloadIndex struct {
-	services map[string][]*v1.Service
-	rcs      map[PodKey]*v1.ReplicationController
-	rss      map[PodKey]*appsv1.ReplicaSet
-	sss      map[PodKey]*appsv1.StatefulSet
+	objs *objects.Set
 }
 
 var _ Workloads = (*WorkloadIndex)(nil)
 
-// NewWorkloadIndex indexes objs. A nil object, an empty metadata.name, or
+// NewWorkloadIndex indexes objs. A nil object, an empty metadata.name or
 // two objects of one kind with the same namespace and name is an error
-// wrapping [ErrInvalidObject] naming the object (kind, index, namespace and
-// name) and field; nothing is returned then. O(objects).
+// wrapping [ErrInvalidObject] naming the object (kind, index, namespace
+// and name) and field; nothing is returned then. Unlike
+// [Cache.AddObject], it does not check the objects' content: a
+// controller with an invalid selector is held, and selects nothing (as
+// upstream's DefaultSelector treats one).
+// O(objects × (namespaces + objects per namespace)).
 func NewWorkloadIndex(objs WorkloadObjects) (*WorkloadIndex, error) {
-	w := &WorkloadIndex{
-		services: map[string][]*v1.Service{},
-		rcs:      map[PodKey]*v1.ReplicationController{},
-		rss:      map[PodKey]*appsv1.ReplicaSet{},
-		sss:      map[PodKey]*appsv1.StatefulSet{},
-	}
-	seen := map[PodKey]bool{}
-	for i, s := range objs.Services {
-		if s == nil || s.Name == "" {
-			return nil, workloadErr("Service", i, s == nil)
+	tok := newToken()
+	var set *objects.Set
+	var err error
+	add := func(field string, list []runtime.Object) {
+		for i, o := range list {
+			if err != nil {
+				return
+			}
+			k, verr := objects.Identify(o)
+			switch {
+			case verr != nil:
+				err = fmt.Errorf("WorkloadObjects.%s[%d]: %w: %w", field, i, verr, ErrInvalidObject)
+			case set.Get(k) != nil:
+				err = fmt.Errorf("WorkloadObjects.%s[%d]: %s: metadata.name: listed twice: %w", field, i, k, ErrInvalidObject)
+			default:
+				set = set.Put(tok, k, o)
+			}
 		}
-		k := PodKey{s.Namespace, s.Name}
-		if seen[k] {
-			return nil, fmt.Errorf("Service %s (index %d): metadata.name: listed twice: %w", k, i, ErrInvalidObject)
-		}
-		seen[k] = true
-		w.services[s.Namespace] = append(w.services[s.Namespace], s)
 	}
-	if err := indexWorkloads("ReplicationController", objs.ReplicationControllers, w.rcs); err != nil {
+	add("Services", asObjects(objs.Services))
+	add("ReplicationControllers", asObjects(objs.ReplicationControllers))
+	add("ReplicaSets", asObjects(objs.ReplicaSets))
+	add("StatefulSets", asObjects(objs.StatefulSets))
+	add("Namespaces", asObjects(objs.Namespaces))
+	add("PriorityClasses", asObjects(objs.PriorityClasses))
+	add("PodDisruptionBudgets", asObjects(objs.PodDisruptionBudgets))
+	if err != nil {
 		return nil, err
 	}
-	if err := indexWorkloads("ReplicaSet", objs.ReplicaSets, w.rss); err != nil {
-		return nil, err
-	}
-	if err := indexWorkloads("StatefulSet", objs.StatefulSets, w.sss); err != nil {
-		return nil, err
-	}
-	return w, nil
+	return &WorkloadIndex{objs: set}, nil
 }
 
-type namedObject interface {
-	comparable
-	GetNamespace() string
-	GetName() string
-}
-
-func indexWorkloads[T namedObject](kind string, objs []T, into map[PodKey]T) error {
-	var zero T
-	for i, o := range objs {
-		if o == zero || o.GetName() == "" {
-			return workloadErr(kind, i, o == zero)
-		}
-		k := PodKey{o.GetNamespace(), o.GetName()}
-		if _, dup := into[k]; dup {
-			return fmt.Errorf("%s %s (index %d): metadata.name: listed twice: %w", kind, k, i, ErrInvalidObject)
-		}
-		into[k] = o
+func asObjects[T runtime.Object](list []T) []runtime.Object {
+	out := make([]runtime.Object, len(list))
+	for i, o := range list {
+		out[i] = o
 	}
-	return nil
+	return out
 }
 
-func workloadErr(kind string, i int, isNil bool) error {
-	if isNil {
-		return fmt.Errorf("%s (index %d) is nil: %w", kind, i, ErrInvalidObject)
-	}
-	return fmt.Errorf("%s (index %d): metadata.name is empty: %w", kind, i, ErrInvalidObject)
-}
+// Namespace returns the Namespace called name, or nil.
+func (w *WorkloadIndex) Namespace(name string) *v1.Namespace { return w.objs.Namespace(name) }
 
-// Services returns the Services in namespace, in the order given.
-func (w *WorkloadIndex) Services(namespace string) []*v1.Service { return w.services[namespace] }
+// Services returns the Services in namespace, by name.
+func (w *WorkloadIndex) Services(namespace string) []*v1.Service { return w.objs.Services(namespace) }
 
 // ReplicationController returns the named ReplicationController, or nil.
 func (w *WorkloadIndex) ReplicationController(namespace, name string) *v1.ReplicationController {
-	return w.rcs[PodKey{namespace, name}]
+	return w.objs.ReplicationController(namespace, name)
 }
 
 // ReplicaSet returns the named ReplicaSet, or nil.
 func (w *WorkloadIndex) ReplicaSet(namespace, name string) *appsv1.ReplicaSet {
-	return w.rss[PodKey{namespace, name}]
+	return w.objs.ReplicaSet(namespace, name)
 }
 
 // StatefulSet returns the named StatefulSet, or nil.
 func (w *WorkloadIndex) StatefulSet(namespace, name string) *appsv1.StatefulSet {
-	return w.sss[PodKey{namespace, name}]
+	return w.objs.StatefulSet(namespace, name)
 }
+
+// PriorityClass returns the PriorityClass called name, or nil.
+func (w *WorkloadIndex) PriorityClass(name string) *schedulingv1.PriorityClass {
+	return w.objs.PriorityClass(name)
+}
+
+// PodDisruptionBudgets returns the PodDisruptionBudgets in namespace, by
+// name.
+func (w *WorkloadIndex) PodDisruptionBudgets(namespace string) []*policyv1.PodDisruptionBudget {
+	return w.objs.PodDisruptionBudgets(namespace)
+}
+
+var (
+	_ Workloads = (*Snapshot)(nil)
+	_ Workloads = (*Fork)(nil)
+	_ Workloads = (*Cache)(nil)
+)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/schedkit/schedkit/examples/internal/openb"
@@ -31,10 +32,15 @@ func inputErr(format string, args ...any) error {
 // pods to schedule with their trace times. It is read-only once built and
 // shared by every run.
 type cluster struct {
-	source string              // what was loaded, for the report header
-	nodes  []*v1.Node          // in input order
-	bound  []*v1.Pod           // pods with spec.nodeName, placed before the replay
-	pods   []*snapshot.PodInfo // pods to schedule, in arrival order (prepared, see replay.NewInput)
+	source string     // what was loaded, for the report header
+	nodes  []*v1.Node // in input order
+	bound  []*v1.Pod  // pods with spec.nodeName, placed before the replay
+	// objects are the other objects of an objects input (Services,
+	// ReplicaSets, ...), fed to the ledger before the replay;
+	// objectsInput marks such an input (its report measures skew).
+	objects      []runtime.Object
+	objectsInput bool
+	pods         []*snapshot.PodInfo // pods to schedule, in arrival order (prepared, see replay.NewInput)
 	// batch: every pod arrives at once and the scheduling queue orders
 	// them (priority, then input order), as for a set of objects.
 	batch bool
@@ -235,7 +241,7 @@ func loadObjects(paths []string, unbind, strict bool) (*cluster, error) {
 	if len(objs.Nodes) == 0 {
 		return nil, inputErr("%s: no Node objects%s", strings.Join(paths, ", "), skippedKinds(objs.Skipped))
 	}
-	c := &cluster{source: fmt.Sprintf("objects from %s", strings.Join(paths, ", ")), batch: true}
+	c := &cluster{source: fmt.Sprintf("objects from %s", strings.Join(paths, ", ")), batch: true, objects: objs.Others, objectsInput: true}
 	if err := c.finish(objs.Nodes, objs.Pods, unbind); err != nil {
 		return nil, err
 	}
@@ -268,5 +274,5 @@ func skippedKinds(skipped map[schema.GroupVersionKind]int) string {
 		kinds = append(kinds, fmt.Sprintf("%d %s %s", n, gvk.GroupVersion(), gvk.Kind))
 	}
 	slices.Sort(kinds)
-	return fmt.Sprintf(" (skipped %s: only apiVersion v1 Node and Pod objects, and v1 Lists of them, are read)", strings.Join(kinds, ", "))
+	return fmt.Sprintf(" (skipped %s: only apiVersion v1 Node and Pod objects are scheduled, with v1 Namespaces, Services and ReplicationControllers, apps/v1 ReplicaSets and StatefulSets, scheduling.k8s.io/v1 PriorityClasses and policy/v1 PodDisruptionBudgets, and v1 Lists of them)", strings.Join(kinds, ", "))
 }

@@ -14,6 +14,12 @@
 //     departures (-departures);
 //   - -objects PATH...: Kubernetes Nodes and Pods in YAML or JSON; pods
 //     with spec.nodeName are bound first, the others are scheduled.
+//     Namespaces, Services, ReplicationControllers, ReplicaSets,
+//     StatefulSets, PriorityClasses and PodDisruptionBudgets in the input
+//     reach the scheduler's ledger, so the default policy spreads a
+//     Deployment's pods as kube-scheduler's system default spreading does;
+//     the report then gives each policy's workload skew per topology key
+//     (hostname, zone), in the table and in -o json.
 //
 // Every policy (-policy) is a score.Profile over the same filters
 // (framework.DefaultFilters plus framework.GPUDevices), replayed by

@@ -39,6 +39,9 @@ type runResult struct {
 	replay.Report
 	// Curve is the run's allocation curve (see summary.Curve).
 	Curve []*float64 `json:"curve"`
+	// Skew is how evenly the run left its workloads spread (objects
+	// input only; see keySkew).
+	Skew []keySkew `json:"skew,omitempty"`
 }
 
 // arrivals returns the pods in arrival order for spec: the input order,
@@ -97,7 +100,7 @@ func (c *cluster) replay(ctx context.Context, spec *runSpec, prog *progress) (*r
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", spec.policy.name, err)
 	}
-	in := &replay.Input{Nodes: c.nodes, Bound: c.bound, Batch: c.batch, Arrivals: make([]replay.Arrival, len(order))}
+	in := &replay.Input{Nodes: c.nodes, Bound: c.bound, Batch: c.batch, Objects: c.objects, Arrivals: make([]replay.Arrival, len(order))}
 	for i, pi := range order {
 		in.Arrivals[i].Pod = pi
 		// Clones drawn by -inflate have no trace times (and -inflate
@@ -126,5 +129,8 @@ func (c *cluster) replay(ctx context.Context, spec *runSpec, prog *progress) (*r
 	}
 	res := &runResult{Policy: spec.policy.name, Seed: spec.seed, Percentage: spec.percentage, Report: *rep}
 	res.Curve = res.curve()
+	if c.objectsInput {
+		res.Skew = workloadSkew(rep.Final)
+	}
 	return res, nil
 }

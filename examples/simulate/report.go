@@ -35,6 +35,9 @@ type summary struct {
 	// mean over runs.
 	Curve   []*float64   `json:"curve"`
 	Reasons []reasonPods `json:"unschedulableReasons,omitempty"`
+	// Skew is the runs' mean workload skew per topology key (objects
+	// input; see keySkew).
+	Skew    []keySkew    `json:"skew,omitempty"`
 	Results []*runResult `json:"runDetails"`
 }
 
@@ -65,6 +68,7 @@ func summarize(order []*policyDef, results []*runResult, timing bool) []*summary
 		reasons := map[string]float64{}
 		var wall time.Duration
 		var curves [][]*float64
+		var skews [][]keySkew
 		for _, r := range results {
 			if r.Policy != p.name {
 				continue
@@ -83,6 +87,9 @@ func summarize(order []*policyDef, results []*runResult, timing bool) []*summary
 				reasons[k] += float64(v)
 			}
 			curves = append(curves, r.Curve)
+			if r.Skew != nil {
+				skews = append(skews, r.Skew)
+			}
 		}
 		n := float64(len(s.Results))
 		if n == 0 {
@@ -99,6 +106,7 @@ func summarize(order []*policyDef, results []*runResult, timing bool) []*summary
 			return cmp.Or(-cmp.Compare(a.Pods, b.Pods), cmp.Compare(a.Reason, b.Reason))
 		})
 		s.Curve = meanCurve(curves)
+		s.Skew = meanSkew(skews)
 		if timing {
 			w := wall.Seconds() / n
 			s.WallSeconds = &w
@@ -229,6 +237,17 @@ func (r *report) writeTable(w io.Writer) error {
 			parts = append(parts, fmt.Sprintf("%s %s", num(rp.Pods), rp.Reason))
 		}
 		fmt.Fprintf(&b, "  %-13s %s\n", s.Policy, strings.Join(parts, "; "))
+	}
+	first = true
+	for _, s := range r.Summaries {
+		if len(s.Skew) == 0 {
+			continue
+		}
+		if first {
+			b.WriteString("\nworkload skew per topology key (pods of one controller or Service: most minus fewest per domain):\n")
+			first = false
+		}
+		fmt.Fprintf(&b, "  %-13s %s\n", s.Policy, skewLine(s.Skew))
 	}
 	for _, s := range r.Summaries {
 		for _, res := range s.Results {

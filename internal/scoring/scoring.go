@@ -39,6 +39,22 @@ type NodeLocal interface {
 	NodeLocal() bool
 }
 
+// PodNodeLocal is implemented by a filter or scorer that is not
+// node-local in general (its results depend on other nodes' pods) but
+// does nothing at all for some pods: NodeLocalFor(pod, cluster) returns
+// true only if, for pod over cluster (a score.Cluster), the filter's
+// PreFilter returns no filter and rejects nothing, or the scorer's
+// Prepare returns nil — whatever other pods of the pod's equivalence
+// class (equal specs, see [NodeLocal]) it then serves from the cache also
+// get nothing from it, because each is checked the same way before the
+// cache is read. PodTopologySpread is one: a pod without topology spread
+// constraints that no Service, ReplicationController, ReplicaSet or
+// StatefulSet selects is not spread. The check must be cheap (it runs
+// once per pod before the cache).
+type PodNodeLocal interface {
+	NodeLocalFor(pod *snapshot.PodInfo, cluster any) bool
+}
+
 // IsNodeLocal reports whether x implements [NodeLocal] and returns true.
 func IsNodeLocal(x any) bool {
 	nl, ok := x.(NodeLocal)
@@ -96,6 +112,11 @@ var (
 	Prepare func(profile any, pod *snapshot.PodInfo, cluster any) (PodProfile, error)
 	// ProfileNodeLocal reports whether every scorer of profile (a
 	// *score.Profile) is node-local: a built-in, or one implementing
-	// [NodeLocal] and returning true. O(scorers).
+	// [NodeLocal] and returning true, or a [PodNodeLocal] (checked per
+	// pod with ProfileNodeLocalFor). O(scorers).
 	ProfileNodeLocal func(profile any) bool
+	// ProfileNodeLocalFor reports whether every [PodNodeLocal] scorer of
+	// profile does nothing for pod over cluster. O(such scorers × their
+	// check).
+	ProfileNodeLocalFor func(profile any, pod *snapshot.PodInfo, cluster any) bool
 )

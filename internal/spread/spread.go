@@ -77,9 +77,21 @@ type Config struct {
 	// System). It decides whether scoring ignores nodes missing a
 	// topology key.
 	System bool
-	// Lister finds the pod's Services and controller; nil finds none
-	// (then default constraints never apply).
+	// Lister finds the pod's Services and controller; nil: the cluster's
+	// (see [Config.ListerOf]).
 	Lister Lister
+}
+
+// ListerOf returns the lister for a cycle over cluster: the configured
+// Lister if set, else cluster itself if it has the look-ups (a
+// snapshot.Snapshot or Fork, fed by the Cache or Ledger it came from),
+// else nil (default constraints then never apply).
+func (c *Config) ListerOf(cluster any) Lister {
+	if c.Lister != nil {
+		return c.Lister
+	}
+	l, _ := cluster.(Lister)
+	return l
 }
 
 // NewConfig validates args as upstream's ValidatePodTopologySpreadArgs
@@ -156,9 +168,10 @@ type Constraint struct {
 // Constraints returns the constraints with action whenUnsatisfiable that
 // apply to pod (upstream getConstraints / initPreScoreState): the pod's own
 // if it has any, else the defaults with the selector of [DefaultSelector]
-// (none if that selector is empty). Errors (an invalid labelSelector) name
-// the field. O(constraints × selector size).
-func (c *Config) Constraints(pod *v1.Pod, action v1.UnsatisfiableConstraintAction) ([]Constraint, error) {
+// over l (none if that selector is empty). Errors (an invalid
+// labelSelector) name the field. O(constraints × selector size), plus
+// O(Services in the namespace) for defaults.
+func (c *Config) Constraints(pod *v1.Pod, action v1.UnsatisfiableConstraintAction, l Lister) ([]Constraint, error) {
 	if len(pod.Spec.TopologySpreadConstraints) > 0 {
 		cs, err := parse(pod.Spec.TopologySpreadConstraints, pod.Labels, action, "spec.topologySpreadConstraints")
 		if err != nil {
@@ -166,11 +179,14 @@ func (c *Config) Constraints(pod *v1.Pod, action v1.UnsatisfiableConstraintActio
 		}
 		return cs, nil
 	}
+	if !hasAction(c.Defaults, action) || unselected(pod, l) {
+		return nil, nil // allocation-free for most pods
+	}
 	cs, err := parse(c.Defaults, pod.Labels, action, "defaultConstraints")
 	if err != nil || len(cs) == 0 {
 		return nil, err
 	}
-	sel := DefaultSelector(pod, c.Lister)
+	sel := DefaultSelector(pod, l)
 	if sel.Empty() {
 		return nil, nil
 	}
@@ -178,6 +194,44 @@ func (c *Config) Constraints(pod *v1.Pod, action v1.UnsatisfiableConstraintActio
 		cs[i].Selector = sel
 	}
 	return cs, nil
+}
+
+// Inert reports whether [Config.Constraints] returns no constraint for
+// pod and action over l without an error: the pod's own constraints have
+// none with action, or it has none and no default has action or the
+// default selector is empty. O(constraints), plus O(Services in the
+// namespace) when defaults apply.
+func (c *Config) Inert(pod *v1.Pod, action v1.UnsatisfiableConstraintAction, l Lister) bool {
+	if len(pod.Spec.TopologySpreadConstraints) > 0 {
+		return !hasAction(pod.Spec.TopologySpreadConstraints, action)
+	}
+	return !hasAction(c.Defaults, action) || unselected(pod, l) || DefaultSelector(pod, l).Empty()
+}
+
+// unselected reports, without allocating, that [DefaultSelector] is
+// certainly empty for pod: no lister, or no Service in its namespace and
+// no controller ownerReference.
+func unselected(pod *v1.Pod, l Lister) bool {
+	return l == nil || (len(l.Services(pod.Namespace)) == 0 && metav1.GetControllerOfNoCopy(pod) == nil)
+}
+
+// MayApply reports whether some constraint with action may apply to pod:
+// one of its own, or, if it has none, a default (whose selector depends
+// on the cluster's objects). O(constraints); allocates nothing.
+func (c *Config) MayApply(pod *v1.Pod, action v1.UnsatisfiableConstraintAction) bool {
+	if len(pod.Spec.TopologySpreadConstraints) > 0 {
+		return hasAction(pod.Spec.TopologySpreadConstraints, action)
+	}
+	return hasAction(c.Defaults, action)
+}
+
+func hasAction(cs []v1.TopologySpreadConstraint, action v1.UnsatisfiableConstraintAction) bool {
+	for i := range cs {
+		if cs[i].WhenUnsatisfiable == action {
+			return true
+		}
+	}
+	return false
 }
 
 // parse is upstream's filterTopologySpreadConstraints.

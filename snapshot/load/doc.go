@@ -1,4 +1,7 @@
-// Package load reads Kubernetes Nodes and Pods from YAML or JSON files, for
+// Package load reads Kubernetes Nodes, Pods and the other objects a
+// snapshot.Cache takes (Namespaces, Services, ReplicationControllers,
+// ReplicaSets, StatefulSets, PriorityClasses, PodDisruptionBudgets:
+// [Objects.Others]) from YAML or JSON files, for
 // feeding a [github.com/schedkit/schedkit/snapshot] Cache in simulators,
 // tests and tools. It is the I/O side of the snapshot model, kept out of the
 // core packages, which do no I/O.
@@ -11,10 +14,11 @@
 // converts YAML to JSON, and a runtime.Scheme with k8s.io/api/core/v1
 // registered decodes them through its codec factory's
 // UniversalDeserializer, so objects come out exactly as the API types define
-// them, with no API defaulting (the one exception: a pod without a
-// namespace is put in "default", as the API server would; see [Read]). Objects of other kinds (Services, Deployments,
-// ...) are skipped and counted in [Objects.Skipped], or rejected with
-// [Options.RejectOtherKinds].
+// them, with no API defaulting (the one exception: a pod or other
+// namespaced object without a namespace is put in "default", as the API
+// server would; see [Read]). Objects of other kinds (ConfigMaps,
+// Deployments, ...) are skipped and counted in [Objects.Skipped], or
+// rejected with [Options.RejectOtherKinds].
 //
 // Bad input is an error that says where and what: the file, the line where
 // the document starts (or where the YAML or JSON syntax error is), the
@@ -44,6 +48,9 @@
 //	}
 //	for _, p := range objs.Pods {
 //		cache.AddPod(p)
+//	}
+//	for _, o := range objs.Others {
+//		cache.AddObject(o)
 //	}
 //
 // [Read] takes any io.Reader (stdin, an embedded file, a string in a test);

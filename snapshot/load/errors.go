@@ -33,6 +33,11 @@ var (
 	ErrNegativeQuantity = errors.New("load: negative quantity")
 	// ErrDuplicate: two Nodes share a name, or two Pods a namespace/name.
 	ErrDuplicate = errors.New("load: duplicate object")
+	// ErrInvalidObject: a Namespace, Service, ReplicationController,
+	// ReplicaSet, StatefulSet, PriorityClass or PodDisruptionBudget the
+	// Cache would reject (an invalid selector, ...); the error names the
+	// field.
+	ErrInvalidObject = errors.New("load: invalid object")
 )
 
 // maxErrors is how many [*Error] values one call reports before it stops

@@ -9,7 +9,7 @@ import (
 )
 
 // Reading the output of `kubectl get nodes,pods,svc -A -o yaml`: the List is
-// unpacked, the Service skipped and counted.
+// unpacked, the Service kept in Others for the Cache.
 func ExampleRead() {
 	objs, err := load.Read(strings.NewReader(kubectlOutput), "cluster.yaml")
 	if err != nil {
@@ -22,13 +22,16 @@ func ExampleRead() {
 	for _, p := range objs.Pods {
 		fmt.Printf("pod %s/%s on %s requests %s CPU\n", p.Namespace, p.Name, p.Spec.NodeName, p.Spec.Containers[0].Resources.Requests.Cpu())
 	}
+	for _, o := range objs.Others {
+		fmt.Printf("other %s\n", o.GetObjectKind().GroupVersionKind().Kind)
+	}
 	for gvk, n := range objs.Skipped {
 		fmt.Printf("skipped %d %s\n", n, gvk.Kind)
 	}
 	// Output:
 	// node kind-control-plane: 8 CPU, 110 pods
 	// pod kube-system/coredns-7db6d8ff4d-2xk8q on kind-control-plane requests 100m CPU
-	// skipped 1 Service
+	// other Service
 }
 
 // Errors say where the problem is and wrap a sentinel.

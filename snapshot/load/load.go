@@ -10,11 +10,16 @@ import (
 	"strconv"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+
+	"github.com/schedkit/schedkit/internal/objects"
 )
 
 // Objects are the Nodes and Pods read from one or more inputs, in input
@@ -24,6 +29,14 @@ import (
 type Objects struct {
 	Nodes []*v1.Node
 	Pods  []*v1.Pod
+	// Others are the other objects a snapshot.Cache takes (with
+	// AddObject): v1 Namespaces, Services and ReplicationControllers,
+	// apps/v1 ReplicaSets and StatefulSets, scheduling.k8s.io/v1
+	// PriorityClasses and policy/v1 PodDisruptionBudgets, validated as
+	// the Cache validates them (an invalid selector is an
+	// [ErrInvalidObject] naming the field). A namespaced object without a
+	// namespace is put in "default", as a pod is.
+	Others []runtime.Object
 	// Skipped counts the objects of other kinds that were read and ignored,
 	// by apiVersion and kind (for example {Version: "v1", Kind: "Service"}
 	// or {Group: "apps", Version: "v1", Kind: "Deployment"}). Nil when
@@ -58,8 +71,10 @@ var (
 
 func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
-	if err := v1.AddToScheme(s); err != nil {
-		panic(fmt.Sprintf("load: registering core/v1: %v", err)) // cannot happen: static registration
+	for _, add := range []func(*runtime.Scheme) error{v1.AddToScheme, appsv1.AddToScheme, schedulingv1.AddToScheme, policyv1.AddToScheme} {
+		if err := add(s); err != nil {
+			panic(fmt.Sprintf("load: registering API groups: %v", err)) // cannot happen: static registration
+		}
 	}
 	return s
 }
@@ -185,11 +200,12 @@ type loader struct {
 	out     Objects
 	nodes   map[string]where
 	pods    map[string]where
+	others  map[objects.Key]where
 	errs    errorList
 }
 
 func (o Options) newLoader() *loader {
-	l := &loader{opts: o, decoder: lenientDecoder, nodes: map[string]where{}, pods: map[string]where{}}
+	l := &loader{opts: o, decoder: lenientDecoder, nodes: map[string]where{}, pods: map[string]where{}, others: map[objects.Key]where{}}
 	if o.Strict {
 		l.decoder = strictDecoder
 	}
@@ -272,6 +288,9 @@ func (l *loader) object(at where, js []byte) {
 		for i, item := range obj.Items {
 			l.object(at.inItem(i), item.Raw)
 		}
+	case *v1.Namespace, *v1.Service, *v1.ReplicationController, *appsv1.ReplicaSet, *appsv1.StatefulSet,
+		*schedulingv1.PriorityClass, *policyv1.PodDisruptionBudget:
+		l.cluster(at, obj)
 	default:
 		l.other(at, *gvk)
 	}
@@ -289,7 +308,7 @@ func (w where) inItem(i int) where {
 // other skips, or with RejectOtherKinds rejects, an object of another kind.
 func (l *loader) other(at where, gvk schema.GroupVersionKind) {
 	if l.opts.RejectOtherKinds {
-		e := l.errorAt(at, fmt.Errorf("%w: %s %s (want Node, Pod, List, NodeList or PodList)",
+		e := l.errorAt(at, fmt.Errorf("%w: %s %s (want Node, Pod, Namespace, Service, ReplicationController, ReplicaSet, StatefulSet, PriorityClass, PodDisruptionBudget, List, NodeList or PodList)",
 			ErrKind, gvk.GroupVersion().String(), gvk.Kind))
 		e.Kind = gvk.Kind
 		l.errs.add(e)
@@ -345,6 +364,40 @@ func (l *loader) pod(at where, p *v1.Pod) {
 	}
 	l.pods[key] = at
 	l.out.Pods = append(l.out.Pods, p)
+}
+
+// cluster files one of the other objects a Cache takes.
+func (l *loader) cluster(at where, obj runtime.Object) {
+	m := obj.(metav1.Object)
+	kind := obj.GetObjectKind().GroupVersionKind().Kind
+	k, err := objects.Identify(obj)
+	if err != nil {
+		e := l.errorAt(at, ErrMissingName)
+		e.Kind, e.Namespace, e.Field = kind, m.GetNamespace(), "metadata.name"
+		l.errs.add(e)
+		return
+	}
+	if k.Kind.Namespaced() && k.Namespace == "" {
+		m.SetNamespace(metav1.NamespaceDefault)
+		k.Namespace = metav1.NamespaceDefault
+	}
+	problems := objects.Check(obj)
+	for _, p := range problems {
+		e := l.errorAt(at, fmt.Errorf("%w: %s", ErrInvalidObject, p.ErrorBody()))
+		e.Kind, e.Namespace, e.Name, e.Field = kind, k.Namespace, k.Name, p.Field
+		l.errs.add(e)
+	}
+	if len(problems) > 0 {
+		return
+	}
+	if first, dup := l.others[k]; dup {
+		e := l.errorAt(at, fmt.Errorf("%w: also at %s", ErrDuplicate, first))
+		e.Kind, e.Namespace, e.Name, e.Field = kind, k.Namespace, k.Name, "metadata.name"
+		l.errs.add(e)
+		return
+	}
+	l.others[k] = at
+	l.out.Others = append(l.out.Others, obj)
 }
 
 func (l *loader) errorAt(at where, err error) *Error {

@@ -136,12 +136,13 @@ func TestReadFormats(t *testing.T) {
 			nodes: []string{"f1"},
 		},
 		{
-			name:    "kubectl get -o yaml List with another kind",
-			in:      kubectlOutput,
-			nodes:   []string{"kind-control-plane"},
-			pods:    []string{"kube-system/coredns-7db6d8ff4d-2xk8q"},
-			skipped: map[schema.GroupVersionKind]int{{Version: "v1", Kind: "Service"}: 1},
+			name:  "kubectl get -o yaml List with a Service",
+			in:    kubectlOutput,
+			nodes: []string{"kind-control-plane"},
+			pods:  []string{"kube-system/coredns-7db6d8ff4d-2xk8q"},
 			checkFunc: func(t *testing.T, objs load.Objects) {
+				require.Len(t, objs.Others, 1, "the Service is read, for the Cache")
+				assert.Equal(t, "default", objs.Others[0].(*v1.Service).Namespace)
 				n := objs.Nodes[0]
 				assert.Equal(t, int64(8000), n.Status.Allocatable.Cpu().MilliValue())
 				assert.Equal(t, int64(16283212*1024), n.Status.Allocatable.Memory().Value())

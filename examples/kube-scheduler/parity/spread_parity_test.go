@@ -18,8 +18,12 @@ import (
 
 // spreadPair is one PodTopologySpread configuration on both sides.
 type spreadPair struct {
-	name     string
-	ours     score.PodTopologySpreadArgs // Workloads set per case
+	name string
+	ours score.PodTopologySpreadArgs // Workloads set per case
+	// viaCache: our side reads the objects from the snapshot of a Cache
+	// they were fed to (Workloads nil; objects_parity_test.go), not from
+	// a WorkloadIndex.
+	viaCache bool
 	upstream *configv1.PodTopologySpreadArgs
 	plugin   fwk.Plugin
 }
@@ -47,6 +51,7 @@ func newSpreadParity(t testing.TB) *spreadParity {
 	require.NoError(t, err)
 	sp := &spreadParity{u: u, pairs: []spreadPair{
 		{name: "System", upstream: nil},
+		{name: "System (Cache)", upstream: nil, viaCache: true},
 		{name: "List", ours: score.PodTopologySpreadArgs{DefaultConstraints: listDefaults(), DefaultingType: "List"},
 			upstream: &configv1.PodTopologySpreadArgs{DefaultConstraints: listDefaults(), DefaultingType: configv1.ListDefaulting}},
 	}}
@@ -63,6 +68,7 @@ type spreadStats struct {
 	skew, missingLabel, filterErr, filterSkip int
 	scored, scoreSkip, scoreErr, defaulted    int
 	ignoredNodes, distinctNormalized          int
+	rejected                                  int // objects the Cache refused (viaCache)
 }
 
 // check compares one pair on one case: filter verdicts on every node,
@@ -74,12 +80,20 @@ func (sp *spreadParity) check(cs SpreadCase, p *spreadPair, st *spreadStats) (st
 	if err != nil {
 		return "", err
 	}
-	wl, err := snapshot.NewWorkloadIndex(snapshot.WorkloadObjects{Services: cs.Services, ReplicationControllers: cs.ReplicationControllers, ReplicaSets: cs.ReplicaSets, StatefulSets: cs.StatefulSets})
-	if err != nil {
-		return "", err
-	}
 	args := p.ours
-	args.Workloads = wl
+	if p.viaCache {
+		var rejected int
+		if snap, rejected, err = cacheSnapshot(cs); err != nil {
+			return "", err
+		}
+		st.rejected += rejected
+	} else {
+		wl, err := snapshot.NewWorkloadIndex(snapshot.WorkloadObjects{Services: cs.Services, ReplicationControllers: cs.ReplicationControllers, ReplicaSets: cs.ReplicaSets, StatefulSets: cs.StatefulSets})
+		if err != nil {
+			return "", err
+		}
+		args.Workloads = wl
+	}
 	f, err := framework.NewPodTopologySpread(args)
 	if err != nil {
 		return "", err
@@ -219,6 +233,10 @@ func TestParityPodTopologySpread(t *testing.T) {
 		require.Greater(t, s.defaulted, 500, p.name)
 		require.Greater(t, s.distinctNormalized, 1000, p.name)
 		require.Greater(t, s.ignoredNodes, 500, p.name)
+		if p.viaCache {
+			t.Logf("%s: the Cache refused %d objects (invalid selectors)", p.name, s.rejected)
+			require.Greater(t, s.rejected, 100, p.name)
+		}
 	}
 }
 

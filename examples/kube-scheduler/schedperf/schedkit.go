@@ -150,14 +150,12 @@ func spreadingReason(p *plan) string {
 }
 
 // schedkitConfig is the Scheduler configuration for p: upstream's default
-// profile as schedkit implements it (framework.Config{Seed: 1}), plus
-// PodTopologySpread — the filter after the default filters and the scorer
-// with weight 2, upstream's order and weight — when spreadingReason(p)
-// says p needs it, with workloads as the lookup for system default
-// spreading. Without that need the plugin would skip every pod, and it
-// is left out because a Scheduler with it runs every cycle without the
-// equivalence cache (PodTopologySpread is not node-local). spreading is
-// spreadingReason(p).
+// profile as schedkit implements it (framework.Config{Seed: 1}, which
+// includes PodTopologySpread in upstream's order and weight), with
+// workloads as PodTopologySpread's lookup for system default spreading
+// when spreadingReason(p) says p needs it (the live objects the workload
+// created; the defaults would look on the cycle's snapshot, which the
+// runner does not feed them to). spreading is spreadingReason(p).
 func schedkitConfig(p *plan, workloads snapshot.Workloads) (cfg framework.Config, spreading string, err error) {
 	cfg = framework.Config{Seed: 1}
 	spreading = spreadingReason(p)
@@ -173,8 +171,21 @@ func schedkitConfig(p *plan, workloads snapshot.Workloads) (cfg framework.Config
 	if err != nil {
 		return cfg, "", err
 	}
-	cfg.Filters = append(framework.DefaultFilters(), f)
-	cfg.Profile, err = score.NewProfile(append(score.DefaultProfile().Scorers(), score.Weighted{Scorer: sc, Weight: 2})...)
+	// The defaults hold PodTopologySpread already (finding the objects
+	// on the cycle's cluster); swap in the ones reading workloads.
+	cfg.Filters = framework.DefaultFilters()
+	for i, x := range cfg.Filters {
+		if x.Name() == f.Name() {
+			cfg.Filters[i] = f
+		}
+	}
+	ws := score.DefaultProfile().Scorers()
+	for i := range ws {
+		if ws[i].Scorer.Name() == sc.Name() {
+			ws[i].Scorer = sc
+		}
+	}
+	cfg.Profile, err = score.NewProfile(ws...)
 	return cfg, spreading, err
 }
 
