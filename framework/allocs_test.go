@@ -33,8 +33,8 @@ func TestFilterAllocatesNothing(t *testing.T) {
 
 	buf := make([]Reason, 0, 16)
 	for _, f := range DefaultFilters() {
-		if f.Name() == podTopologySpreadName {
-			continue // it has nothing to check for this pod (no constraints); TestSpreadFilterAllocatesNothing
+		if f.Name() == podTopologySpreadName || f.Name() == interPodAffinityName {
+			continue // they need the cluster (ClusterFilter); TestSpreadFilterAllocatesNothing, TestIPAFilterAndScoreAllocateNothing
 		}
 		res, err := f.PreFilter(pi)
 		require.NoError(t, err)

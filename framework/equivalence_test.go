@@ -102,18 +102,28 @@ func checkEquivalenceWith(t *testing.T, seed uint64, pct int32, breakdown, ipa b
 	}
 	templates := eqTemplates(seed)
 	cfg := Config{PercentageOfNodesToScore: pct, Seed: seed, Breakdown: breakdown, EquivalenceClasses: 4}
-	if ipa {
-		f, err := NewInterPodAffinity(score.InterPodAffinityArgs{})
-		require.NoError(t, err)
-		s, err := score.NewInterPodAffinity(score.InterPodAffinityArgs{})
-		require.NoError(t, err)
-		cfg.Filters = append(DefaultFilters(), f)
-		cfg.Profile = score.MustProfile(append(score.DefaultProfile().Scorers(), score.Weighted{Scorer: s, Weight: 2})...)
+	if !ipa {
+		// The defaults include InterPodAffinity; without it, the cache is
+		// checked on the node-local profile plus PodTopologySpread.
+		for _, f := range DefaultFilters() {
+			if f.Name() != interPodAffinityName {
+				cfg.Filters = append(cfg.Filters, f)
+			}
+		}
+		var ws []score.Weighted
+		for _, w := range score.DefaultProfile().Scorers() {
+			if w.Scorer.Name() != score.InterPodAffinityName {
+				ws = append(ws, w)
+			}
+		}
+		cfg.Profile = score.MustProfile(ws...)
 	}
 	cached := mustNew(t, cfg)
 	cfg.EquivalenceClasses = -1
 	plain := mustNew(t, cfg)
-	require.Equal(t, !ipa, cached.nodeLocal)
+	// PodTopologySpread and InterPodAffinity say per pod whether they
+	// apply (NodeLocalFor), so the cache stays on with both.
+	require.True(t, cached.nodeLocal)
 	require.False(t, plain.nodeLocal)
 
 	f := cache.Snapshot().Fork()

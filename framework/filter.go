@@ -70,25 +70,28 @@ const (
 // DefaultFilters returns the filters of upstream's default profile
 // (kube-scheduler v1.37 apis/config/v1/default_plugins.go) except the
 // volume filters (VolumeRestrictions, NodeVolumeLimits, VolumeBinding,
-// VolumeZone), DynamicResources and InterPodAffinity (not implemented
-// yet), in upstream's order: NodeName, NodeUnschedulable,
-// TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit,
-// PodTopologySpread (upstream's default args: system default spreading,
-// whose constraints are all ScheduleAnyway, so it filters only pods with
-// DoNotSchedule constraints of their own). A node's reasons come from the
-// first filter it fails, as upstream stops at the first failing plugin.
-// The equivalence cache serves every pod for which PodTopologySpread has
-// nothing to check (see [NewPodTopologySpread]). Each call returns new
+// VolumeZone) and DynamicResources, in upstream's order: NodeName,
+// NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts,
+// NodeResourcesFit, PodTopologySpread (upstream's default args: system
+// default spreading, whose constraints are all ScheduleAnyway, so it
+// filters only pods with DoNotSchedule constraints of their own),
+// InterPodAffinity (upstream's default args). A node's reasons come from
+// the first filter it fails, as upstream stops at the first failing
+// plugin. The equivalence cache serves every pod for which
+// PodTopologySpread and InterPodAffinity have nothing to check (see
+// [NewPodTopologySpread], [NewInterPodAffinity]). Each call returns new
 // filters.
 func DefaultFilters() []Filter {
 	pts, err := NewPodTopologySpread(score.PodTopologySpreadArgs{})
 	if err != nil {
 		panic(err) // the default args are valid
 	}
+	ipa, err := NewInterPodAffinity(score.InterPodAffinityArgs{})
+	if err != nil {
+		panic(err) // the default args are valid
+	}
 	return []Filter{
 		nodeNamePlugin{}, nodeUnschedulablePlugin{}, taintTolerationPlugin{}, &nodeAffinityPlugin{}, nodePortsPlugin{}, &nodeResourcesFitPlugin{},
-		pts,
-		// InterPodAffinity goes here, after PodTopologySpread, as upstream
-		// orders them (h-ipa lands it; the coordinator wires it).
+		pts, ipa,
 	}
 }

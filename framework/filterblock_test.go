@@ -196,7 +196,7 @@ func TestFusedFiltersAgree(t *testing.T) {
 			pod := snapshot.MustPodInfo(w)
 			s.pfs, s.pfNames = s.pfs[:0], s.pfNames[:0]
 			for _, fl := range s.filters {
-				res, err := fl.PreFilter(pod)
+				res, err := RunPreFilter(fl, pod, f)
 				require.NoError(t, err)
 				if res.Filter != nil {
 					s.pfs, s.pfNames = append(s.pfs, res.Filter), append(s.pfNames, fl.Name())

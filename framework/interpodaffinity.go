@@ -66,6 +66,19 @@ func (*interPodAffinity) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, erro
 	return PreFilterResult{}, fmt.Errorf("framework: %s: pod %s: PreFilter needs the cluster, call PreFilterCluster: %w", interPodAffinityName, pod.Key(), ErrInvalidConfig)
 }
 
+// NodeLocalFor reports that PreFilterCluster returns no filter for pod
+// over cluster: the pod has no pod (anti-)affinity and no node holds a
+// pod that has (interpod.Inert), so that the equivalence cache may serve
+// the pod (internal/scoring.PodNodeLocal). O(nodes) until the first such
+// pod; no allocation.
+func (f *interPodAffinity) NodeLocalFor(pod *snapshot.PodInfo, cluster any) bool {
+	c, _ := cluster.(score.Cluster)
+	if isNilCluster(c) {
+		return interpod.TermsOf(pod) == nil
+	}
+	return interpod.Inert(interpod.TermsOf(pod), c.NumNodes(), c.Node)
+}
+
 func (f *interPodAffinity) PreFilterCluster(pod *snapshot.PodInfo, cluster score.Cluster) (PreFilterResult, error) {
 	t := interpod.TermsOf(pod)
 	if t != nil && t.Err != nil {

@@ -221,10 +221,9 @@ func TestIPASchedulerBypassesCache(t *testing.T) {
 	st := s.EquivalenceStats()
 	assert.Zero(t, st.Cached+st.Filled, "InterPodAffinity is not node-local: no cached cycle")
 
-	scorer, err := score.NewInterPodAffinity(score.InterPodAffinityArgs{})
-	require.NoError(t, err)
-	prof := append(score.DefaultProfile().Scorers(), score.Weighted{Scorer: scorer, Weight: 2})
-	s, err = New(Config{Profile: score.MustProfile(prof...), PercentageOfNodesToScore: 100})
+	// The default profile has InterPodAffinity; the fork holds pods with
+	// anti-affinity, so even pods without terms bypass the cache.
+	s, err = New(Config{PercentageOfNodesToScore: 100})
 	require.NoError(t, err)
 	for i := range 3 {
 		_, err := s.SchedulePod(f, snapshot.MustPodInfo(mkPod(fmt.Sprintf("plain-%d", i)).Req("cpu", "100m").Obj()))

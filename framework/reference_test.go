@@ -40,7 +40,7 @@ func (r *refScheduler) schedule(t *testing.T, snap *snapshot.Snapshot, pod *snap
 	var allowed map[string]bool
 	var narrowing []string
 	for _, f := range r.filters {
-		res, err := f.PreFilter(pod)
+		res, err := RunPreFilter(f, pod, snap)
 		require.NoError(t, err)
 		if res.Reject != "" {
 			return refResult{message: fmt.Sprintf("0/%d nodes are available: %s.", numAll, res.Reject)}

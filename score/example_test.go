@@ -113,6 +113,7 @@ func ExampleProfile_Explain() {
 	// NodeAffinity                         -           -       2             0  skipped
 	// NodeResourcesFit                    81          81       1            81  LeastAllocated cpu (8000-2000)*100/8000=75 ×1; memory (34359738368-4294967296)*100/34359738368=87 ×1; 162/2=81
 	// PodTopologySpread                    -           -       2             0  skipped
+	// InterPodAffinity                     -           -       2             0  skipped
 	// NodeResourcesBalancedAllocation     71          71       1            71  cpu 0→2000/8000; memory 0→4294967296/34359738368; balance 100→93; 50+(50+93-100)/2=71
 	// ImageLocality                        0           0       1             0  sum 0 of 1 images; score 0
 }

@@ -102,6 +102,19 @@ type interPodAffinity struct {
 
 func (*interPodAffinity) Name() string { return InterPodAffinityName }
 
+// NodeLocalFor reports that Prepare skips pod over cluster: the pod has
+// no pod (anti-)affinity and no node holds a pod that has
+// (interpod.Inert), so that framework's equivalence cache may serve the
+// pod (internal/scoring.PodNodeLocal). O(nodes) until the first such pod;
+// no allocation.
+func (s *interPodAffinity) NodeLocalFor(pod *snapshot.PodInfo, cluster any) bool {
+	c, _ := cluster.(Cluster)
+	if c == nil {
+		return interpod.TermsOf(pod) == nil
+	}
+	return interpod.Inert(interpod.TermsOf(pod), c.NumNodes(), c.Node)
+}
+
 func (s *interPodAffinity) Prepare(pod *snapshot.PodInfo, cluster Cluster) (PodScorer, error) {
 	if cluster == nil {
 		return nil, nil

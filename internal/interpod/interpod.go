@@ -392,3 +392,23 @@ func Normalize(scores []int64) {
 		scores[i] = int64(f)
 	}
 }
+
+// Inert reports that InterPodAffinity's filter and score do nothing for
+// a pod with terms t (nil: no pod affinity or anti-affinity) over a
+// cluster of n nodes: the pod has no terms and no node holds a pod with
+// terms, so neither the pod's own terms nor existing pods' terms (required
+// anti-affinity for the filter; affinity and anti-affinity, required with
+// hardPodAffinityWeight or preferred, for the score) can apply. Framework's
+// equivalence cache serves such pods (internal/scoring.PodNodeLocal).
+// O(n) length checks until the first node with such a pod; no allocation.
+func Inert[N NodeInfo[P], P PodInfo](t *Terms, n int, node func(int) N) bool {
+	if t != nil {
+		return false
+	}
+	for i := range n {
+		if len(node(i).PodsWithAffinity()) > 0 {
+			return false
+		}
+	}
+	return true
+}
