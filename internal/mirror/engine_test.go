@@ -144,7 +144,7 @@ func TestFilterCheck(t *testing.T) {
 	_, err := l.AddReservation(reservation("r", "n1", "4"))
 	require.NoError(t, err)
 	m.SetLedger(l)
-	fit := &framework.NodeResourcesFit{}
+	fit := mustFilter(framework.NewNodeResourcesFit(nil, nil))
 	other := podInfo(t, pod("other", "1"))
 
 	f, pre, err := m.Filter(fit, other, true)
@@ -213,4 +213,12 @@ func TestScoreResolvesOncePerSync(t *testing.T) {
 	got, err = sc3.Of(a)
 	require.NoError(t, err)
 	assert.Equal(t, int64(81), got)
+}
+
+// mustFilter returns f, panicking on err (arguments fixed in the test).
+func mustFilter(f framework.Filter, err error) framework.Filter {
+	if err != nil {
+		panic(err)
+	}
+	return f
 }
