@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 	"strings"
@@ -27,10 +28,13 @@ const chunk = 128
 // themselves) and the nodes it accepted (with their positions in visiting
 // order), for all the chunks it processed, back to back.
 type worker struct {
-	// tally counts the rejected nodes' reasons per distinct reason
-	// (sameReason), one run of entries per chunk, each entry holding the
-	// chunk's first node's reason of that kind.
+	// tally counts the rejected nodes' reasons per kind (sameReason),
+	// each entry holding the worker's first node's reason of that kind,
+	// at visiting position first[i] (chunks are taken in order, so it is
+	// the worker's smallest). Its size is the number of kinds, so it
+	// stops growing whatever the chunks' distribution.
 	tally []ReasonCount
+	first []int32
 	// reasons takes a rejected node's reasons from its filter; kept per
 	// node only with Config.NodeReasons, else reused for every node.
 	reasons  []Reason
@@ -50,7 +54,6 @@ type worker struct {
 // chunkResult locates one chunk's output in its worker's buffers.
 type chunkResult struct {
 	w      int32
-	ts, te int32 // tally[ts:te]
 	rs, re int32 // reasons[rs:re] (Config.NodeReasons)
 	fs, fe int32 // feasible[fs:fe], pos[fs:fe]
 }
@@ -98,6 +101,7 @@ func (s *Scheduler) filterNodes(cluster score.Cluster, numCand, numToFind int) i
 		wk := &s.ws[i]
 		clear(wk.tally) // the last cycle's, read by diagnose
 		clear(wk.reasons)
+		wk.first = wk.first[:0]
 		wk.tally, wk.reasons, wk.feasible, wk.pos = wk.tally[:0], wk.reasons[:0], wk.feasible[:0], wk.pos[:0]
 		wk.block, wk.blockLo = nil, 0
 	}
@@ -157,7 +161,7 @@ func (s *Scheduler) filterChunks(w int, sequential bool) {
 		if c >= r.numChunks {
 			return
 		}
-		cr := chunkResult{w: int32(w), ts: int32(len(wk.tally)), rs: int32(len(wk.reasons)), fs: int32(len(wk.feasible))}
+		cr := chunkResult{w: int32(w), rs: int32(len(wk.reasons)), fs: int32(len(wk.feasible))}
 		start, end := c*chunk, min((c+1)*chunk, r.numCand)
 		limit := r.numToFind // a chunk alone never needs more
 		if sequential {
@@ -170,26 +174,26 @@ func (s *Scheduler) filterChunks(w int, sequential bool) {
 			if idx++; idx == r.numCand {
 				idx = 0
 			}
-			if s.filterNode(ni, wk, int(cr.ts)) {
+			if s.filterNode(ni, wk, pos) {
 				wk.feasible = append(wk.feasible, ni)
 				wk.pos = append(wk.pos, int32(pos))
 				n++
 			}
 		}
-		cr.te, cr.re, cr.fe = int32(len(wk.tally)), int32(len(wk.reasons)), int32(len(wk.feasible))
+		cr.re, cr.fe = int32(len(wk.reasons)), int32(len(wk.feasible))
 		s.chunks[c] = cr
 		r.found.Add(int64(n))
 	}
 }
 
 // filterNode runs the prepared filters on ni; on the first failure it
-// labels the reasons the filter appended, counts them in the chunk's
-// tally (wk.tally[t0:]) and reports false. The reasons are kept per node
+// labels the reasons the filter appended, counts them in the worker's
+// tally (pos: ni's visiting position) and reports false. The reasons are kept per node
 // only with Config.NodeReasons; otherwise wk.reasons is reused, so a
 // rejected node allocates nothing (and reads its name only when it is
 // the chunk's first with a reason of its kind). Once the worker has found
 // a feasible node, it keeps no reasons at all.
-func (s *Scheduler) filterNode(ni *snapshot.NodeInfo, wk *worker, t0 int) bool {
+func (s *Scheduler) filterNode(ni *snapshot.NodeInfo, wk *worker, pos int) bool {
 	if len(wk.feasible) > 0 {
 		// The reasons will not be read: no labels (no read of the
 		// node's name), no growth of wk.reasons.
@@ -211,7 +215,10 @@ func (s *Scheduler) filterNode(ni *snapshot.NodeInfo, wk *worker, t0 int) bool {
 				if s.nodeReasons {
 					r.Node = ni.Name()
 				}
-				wk.tally = tallyReason(wk.tally, t0, r, 1, ni)
+				k := len(wk.tally)
+				if wk.tally = tallyReason(wk.tally, 0, r, 1, ni); len(wk.tally) > k {
+					wk.first = append(wk.first, int32(pos))
+				}
 			}
 			if !s.nodeReasons {
 				clear(wk.reasons[n0:]) // drop the taint and strings
@@ -257,12 +264,22 @@ func sameReason(a, b *Reason) bool {
 func (s *Scheduler) diagnose(numAll, numCand int, narrowing []string) *Diagnosis {
 	d := &Diagnosis{NumAllNodes: numAll}
 	chunks := s.chunks[:(numCand+chunk-1)/chunk]
+	// The workers' kinds in order of first visiting position, merged:
+	// each kind then comes with its first node overall.
+	s.order = s.order[:0]
+	for w := range s.ws {
+		for i, p := range s.ws[w].first {
+			s.order = append(s.order, [3]int32{p, int32(w), int32(i)})
+		}
+	}
+	slices.SortFunc(s.order, func(a, b [3]int32) int { return cmp.Compare(a[0], b[0]) })
 	merged := s.tally[:0]
+	for _, o := range s.order {
+		tc := &s.ws[o[1]].tally[o[2]]
+		merged = tallyReason(merged, 0, &tc.Reason, tc.Count, nil)
+	}
 	n := 0
 	for _, cr := range chunks {
-		for _, tc := range s.ws[cr.w].tally[cr.ts:cr.te] {
-			merged = tallyReason(merged, 0, &tc.Reason, tc.Count, nil)
-		}
 		n += int(cr.re - cr.rs)
 	}
 	s.tally = merged

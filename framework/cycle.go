@@ -64,6 +64,7 @@ type Scheduler struct {
 	ws       []worker
 	chunks   []chunkResult
 	tally    []ReasonCount // diagnose's merge of the workers' tallies
+	order    [][3]int32    // diagnose's (first position, worker, entry)
 	run      runState
 }
 
