@@ -87,6 +87,14 @@ func (s *Scheduler) nodeAt(wk *worker, cluster score.Cluster, i int) *snapshot.N
 // the parallelism.
 func (s *Scheduler) filterNodes(cluster score.Cluster, numCand, numToFind int) int {
 	s.feasible = s.feasible[:0]
+	for i := range s.ws { // before any return: diagnose reads the tallies
+		wk := &s.ws[i]
+		clear(wk.tally) // the last cycle's, read by diagnose
+		clear(wk.reasons)
+		wk.first = wk.first[:0]
+		wk.tally, wk.reasons, wk.feasible, wk.pos = wk.tally[:0], wk.reasons[:0], wk.feasible[:0], wk.pos[:0]
+		wk.block, wk.blockLo = nil, 0
+	}
 	if numCand == 0 || numToFind == 0 {
 		return 0
 	}
@@ -97,14 +105,6 @@ func (s *Scheduler) filterNodes(cluster score.Cluster, numCand, numToFind int) i
 		s.chunks = make([]chunkResult, numChunks)
 	}
 	s.chunks = s.chunks[:numChunks]
-	for i := range s.ws {
-		wk := &s.ws[i]
-		clear(wk.tally) // the last cycle's, read by diagnose
-		clear(wk.reasons)
-		wk.first = wk.first[:0]
-		wk.tally, wk.reasons, wk.feasible, wk.pos = wk.tally[:0], wk.reasons[:0], wk.feasible[:0], wk.pos[:0]
-		wk.block, wk.blockLo = nil, 0
-	}
 	s.run = runState{cluster: cluster, numCand: numCand, numToFind: numToFind, numChunks: numChunks}
 	s.run.nextChunk.Store(0)
 	s.run.found.Store(0)
