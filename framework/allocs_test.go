@@ -1,6 +1,8 @@
 package framework
 
 import (
+	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -80,4 +82,66 @@ func TestSchedulePodAllocationsIndependentOfNodes(t *testing.T) {
 	}
 	assert.Equal(t, allocs[200], allocs[3000], "allocations grow with the node count")
 	assert.LessOrEqual(t, allocs[3000], 12.0, "allocations per pod")
+}
+
+// TestUnschedulableAllocatesNothingPerNode: a pod that fits none of
+// 15,000 nodes allocates the same objects and bytes per cycle as at 1,500
+// — 0 per rejected node — and its Diagnosis gives upstream's message,
+// the same as with every node's reasons kept (Config.NodeReasons). It
+// allocated one 88-byte Reason per rejected node (1.3 MB at 15,000).
+func TestUnschedulableAllocatesNothingPerNode(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop items, so per-call allocations vary")
+	}
+	// 64 CPUs fit no node (at most 32); tainted and cordoned nodes fail
+	// earlier filters: three kinds of reasons, one per node.
+	pod := snapshot.MustPodInfo(mkPod("big").Req("cpu", "64", "memory", "1Gi").Obj())
+	for _, par := range []int{1, 2} {
+		type cost struct{ allocs, bytes float64 }
+		got := map[int]cost{}
+		for _, n := range []int{1500, 15000} {
+			snap := snapshottest.Snapshot(t, genCluster(5, n))
+			s := mustNew(t, Config{Parallelism: par})
+			d, err := s.SchedulePod(snap, pod)
+			require.NoError(t, err)
+			require.NotNil(t, d.Diagnosis)
+			assert.Nil(t, d.Diagnosis.Reasons)
+			sum := 0
+			for _, c := range d.Diagnosis.Counts {
+				sum += c.Count
+			}
+			assert.Equal(t, n, sum, "one reason per node")
+			detail, err := mustNew(t, Config{Parallelism: par, NodeReasons: true}).SchedulePod(snap, pod)
+			require.NoError(t, err)
+			assert.Len(t, detail.Diagnosis.Reasons, n)
+			assert.Equal(t, detail.Diagnosis.Message(), d.Diagnosis.Message())
+			assert.Equal(t, (&Diagnosis{NumAllNodes: n, Reasons: detail.Diagnosis.Reasons}).Message(), d.Diagnosis.Message(), "counted from the reasons")
+			assert.Regexp(t, `^0/`+strconv.Itoa(n)+` nodes are available: \d+ Insufficient cpu, \d+ node\(s\) had untolerated taint\(s\), \d+ node\(s\) were unschedulable\.$`, d.Diagnosis.Message())
+
+			// Scratch grows while the workers meet new kinds of reasons
+			// (bounded by kinds × workers, not nodes): warm up, then
+			// count over enough runs that a late growth rounds away.
+			const runs = 20
+			run := func() {
+				if d, err := s.SchedulePod(snap, pod); err != nil || d.Diagnosis == nil {
+					t.Fatalf("SchedulePod: %v %v", err, d.Node)
+				}
+			}
+			for range 10 {
+				run() // also fills the equivalence cache's entry (O(nodes), once)
+			}
+			allocs := testing.AllocsPerRun(runs, run)
+			var ms0, ms1 runtime.MemStats
+			runtime.ReadMemStats(&ms0)
+			for range runs {
+				run()
+			}
+			runtime.ReadMemStats(&ms1)
+			got[n] = cost{allocs, float64(ms1.TotalAlloc-ms0.TotalAlloc) / runs}
+		}
+		t.Logf("parallelism %d: %+v", par, got)
+		assert.Equal(t, got[1500].allocs, got[15000].allocs, "parallelism %d: allocations grow with the node count", par)
+		assert.Less(t, got[15000].bytes-got[1500].bytes, float64(15000-1500), "parallelism %d: bytes grow with the rejected nodes", par)
+		assert.LessOrEqual(t, got[15000].allocs, 30.0, "parallelism %d: allocations per unschedulable pod", par)
+	}
 }

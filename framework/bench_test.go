@@ -204,9 +204,9 @@ func BenchmarkCycle(b *testing.B) {
 			b.ReportAllocs()
 			c0 := cpuTime()
 			for b.Loop() {
-				wk.reasons = wk.reasons[:0]
+				wk.reasons, wk.tally = wk.reasons[:0], wk.tally[:0]
 				for _, ni := range nodes {
-					s.filterNode(ni, &wk)
+					s.filterNode(ni, &wk, 0)
 				}
 			}
 			perNode(b, cpuTime()-c0)

@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 	"strings"
@@ -22,10 +23,20 @@ import (
 // chunk is how many consecutive candidates one worker filters at a time.
 const chunk = 128
 
-// worker is one filtering goroutine's scratch: the reasons of the nodes it
-// rejected and the nodes it accepted (with their positions in visiting
+// worker is one filtering goroutine's scratch: the tallies of the reasons
+// of the nodes it rejected (and, with Config.NodeReasons, the reasons
+// themselves) and the nodes it accepted (with their positions in visiting
 // order), for all the chunks it processed, back to back.
 type worker struct {
+	// tally counts the rejected nodes' reasons per kind (sameReason),
+	// each entry holding the worker's first node's reason of that kind,
+	// at visiting position first[i] (chunks are taken in order, so it is
+	// the worker's smallest). Its size is the number of kinds, so it
+	// stops growing whatever the chunks' distribution.
+	tally []ReasonCount
+	first []int32
+	// reasons takes a rejected node's reasons from its filter; kept per
+	// node only with Config.NodeReasons, else reused for every node.
 	reasons  []Reason
 	feasible []*snapshot.NodeInfo
 	pos      []int32
@@ -43,7 +54,7 @@ type worker struct {
 // chunkResult locates one chunk's output in its worker's buffers.
 type chunkResult struct {
 	w      int32
-	rs, re int32 // reasons[rs:re]
+	rs, re int32 // reasons[rs:re] (Config.NodeReasons)
 	fs, fe int32 // feasible[fs:fe], pos[fs:fe]
 }
 
@@ -76,6 +87,14 @@ func (s *Scheduler) nodeAt(wk *worker, cluster score.Cluster, i int) *snapshot.N
 // the parallelism.
 func (s *Scheduler) filterNodes(cluster score.Cluster, numCand, numToFind int) int {
 	s.feasible = s.feasible[:0]
+	for i := range s.ws { // before any return: diagnose reads the tallies
+		wk := &s.ws[i]
+		clear(wk.tally) // the last cycle's, read by diagnose
+		clear(wk.reasons)
+		wk.first = wk.first[:0]
+		wk.tally, wk.reasons, wk.feasible, wk.pos = wk.tally[:0], wk.reasons[:0], wk.feasible[:0], wk.pos[:0]
+		wk.block, wk.blockLo = nil, 0
+	}
 	if numCand == 0 || numToFind == 0 {
 		return 0
 	}
@@ -86,11 +105,6 @@ func (s *Scheduler) filterNodes(cluster score.Cluster, numCand, numToFind int) i
 		s.chunks = make([]chunkResult, numChunks)
 	}
 	s.chunks = s.chunks[:numChunks]
-	for i := range s.ws {
-		wk := &s.ws[i]
-		wk.reasons, wk.feasible, wk.pos = wk.reasons[:0], wk.feasible[:0], wk.pos[:0]
-		wk.block, wk.blockLo = nil, 0
-	}
 	s.run = runState{cluster: cluster, numCand: numCand, numToFind: numToFind, numChunks: numChunks}
 	s.run.nextChunk.Store(0)
 	s.run.found.Store(0)
@@ -160,7 +174,7 @@ func (s *Scheduler) filterChunks(w int, sequential bool) {
 			if idx++; idx == r.numCand {
 				idx = 0
 			}
-			if s.filterNode(ni, wk) {
+			if s.filterNode(ni, wk, pos) {
 				wk.feasible = append(wk.feasible, ni)
 				wk.pos = append(wk.pos, int32(pos))
 				n++
@@ -173,9 +187,13 @@ func (s *Scheduler) filterChunks(w int, sequential bool) {
 }
 
 // filterNode runs the prepared filters on ni; on the first failure it
-// labels the reasons the filter appended to wk.reasons and reports false
-// (once the worker has found a feasible node, it keeps no reasons).
-func (s *Scheduler) filterNode(ni *snapshot.NodeInfo, wk *worker) bool {
+// labels the reasons the filter appended, counts them in the worker's
+// tally (pos: ni's visiting position) and reports false. The reasons are kept per node
+// only with Config.NodeReasons; otherwise wk.reasons is reused, so a
+// rejected node allocates nothing (and reads its name only when it is
+// the chunk's first with a reason of its kind). Once the worker has found
+// a feasible node, it keeps no reasons at all.
+func (s *Scheduler) filterNode(ni *snapshot.NodeInfo, wk *worker, pos int) bool {
 	if len(wk.feasible) > 0 {
 		// The reasons will not be read: no labels (no read of the
 		// node's name), no growth of wk.reasons.
@@ -190,10 +208,21 @@ func (s *Scheduler) filterNode(ni *snapshot.NodeInfo, wk *worker) bool {
 			_, fused := f.(*fusedFilter) // labels its reasons itself
 			name := s.pfNames[j]
 			for k := n0; k < len(wk.reasons); k++ {
+				r := &wk.reasons[k]
 				if !fused {
-					wk.reasons[k].Plugin = name
+					r.Plugin = name
 				}
-				wk.reasons[k].Node = ni.Name()
+				if s.nodeReasons {
+					r.Node = ni.Name()
+				}
+				k := len(wk.tally)
+				if wk.tally = tallyReason(wk.tally, 0, r, 1, ni); len(wk.tally) > k {
+					wk.first = append(wk.first, int32(pos))
+				}
+			}
+			if !s.nodeReasons {
+				clear(wk.reasons[n0:]) // drop the taint and strings
+				wk.reasons = wk.reasons[:n0]
 			}
 			return false
 		}
@@ -201,23 +230,71 @@ func (s *Scheduler) filterNode(ni *snapshot.NodeInfo, wk *worker) bool {
 	return true
 }
 
+// tallyReason counts n more nodes giving r in tally[t0:]: the entry of
+// r's kind ([sameReason]) or a new one holding r, its Node set to ni's
+// name when ni is non-nil. O(entries), allocates only to grow tally.
+func tallyReason(tally []ReasonCount, t0 int, r *Reason, n int, ni *snapshot.NodeInfo) []ReasonCount {
+	for i := t0; i < len(tally); i++ {
+		if sameReason(&tally[i].Reason, r) {
+			tally[i].Count += n
+			return tally
+		}
+	}
+	tally = append(tally, ReasonCount{Count: n, Reason: *r})
+	if ni != nil {
+		tally[len(tally)-1].Reason.Node = ni.Name()
+	}
+	return tally
+}
+
+// sameReason reports whether a and b are of one kind for a
+// [Diagnosis.Counts] entry: same plugin, code, resource, text and
+// resolvability (details such as amounts and taints may differ).
+func sameReason(a, b *Reason) bool {
+	return a.Code == b.Code && a.Resource == b.Resource && a.Unresolvable == b.Unresolvable &&
+		a.Plugin == b.Plugin && a.Text == b.Text
+}
+
 // diagnose collects the reasons of a cycle that found no feasible node
-// (every candidate was filtered, so every chunk is complete).
+// (every candidate was filtered, so every chunk is complete): the chunks'
+// tallies merged in visiting order, and with Config.NodeReasons the
+// reasons node by node. O(chunks × distinct reasons) plus, with
+// NodeReasons, O(rejected nodes); allocates O(distinct reasons), nothing
+// per node without NodeReasons.
 func (s *Scheduler) diagnose(numAll, numCand int, narrowing []string) *Diagnosis {
 	d := &Diagnosis{NumAllNodes: numAll}
+	chunks := s.chunks[:(numCand+chunk-1)/chunk]
+	// The workers' kinds in order of first visiting position, merged:
+	// each kind then comes with its first node overall.
+	s.order = s.order[:0]
+	for w := range s.ws {
+		for i, p := range s.ws[w].first {
+			s.order = append(s.order, [3]int32{p, int32(w), int32(i)})
+		}
+	}
+	slices.SortFunc(s.order, func(a, b [3]int32) int { return cmp.Compare(a[0], b[0]) })
+	merged := s.tally[:0]
+	for _, o := range s.order {
+		tc := &s.ws[o[1]].tally[o[2]]
+		merged = tallyReason(merged, 0, &tc.Reason, tc.Count, nil)
+	}
 	n := 0
-	for c := range (numCand + chunk - 1) / chunk {
-		cr := s.chunks[c]
+	for _, cr := range chunks {
 		n += int(cr.re - cr.rs)
 	}
-	d.Reasons = make([]Reason, 0, n)
-	plugins := map[string]bool{}
-	for c := range (numCand + chunk - 1) / chunk {
-		cr := s.chunks[c]
-		rs := s.ws[cr.w].reasons[cr.rs:cr.re]
-		d.Reasons = append(d.Reasons, rs...)
-		for i := range rs {
-			plugins[rs[i].Plugin] = true
+	s.tally = merged
+	defer clear(s.tally)
+	d.Counts = make([]ReasonCount, len(merged))
+	plugins := make([]string, 0, len(merged)+len(narrowing))
+	for i := range merged {
+		d.Counts[i] = merged[i]
+		d.Counts[i].Message = merged[i].Reason.Message()
+		plugins = append(plugins, merged[i].Reason.Plugin)
+	}
+	if s.nodeReasons {
+		d.Reasons = make([]Reason, 0, n)
+		for _, cr := range chunks {
+			d.Reasons = append(d.Reasons, s.ws[cr.w].reasons[cr.rs:cr.re]...)
 		}
 	}
 	if narrowing != nil {
@@ -226,13 +303,11 @@ func (s *Scheduler) diagnose(numAll, numCand int, narrowing []string) *Diagnosis
 		d.NotCandidates = numAll - numCand
 		d.NotCandidate = Reason{Code: CodeNotCandidate, Unresolvable: true,
 			Text: "node(s) didn't satisfy plugin(s) [" + strings.Join(sorted, " ") + "]"}
-		for _, p := range narrowing {
-			plugins[p] = true
-		}
+		plugins = append(plugins, narrowing...)
 	}
-	for p := range plugins {
-		d.UnschedulablePlugins = append(d.UnschedulablePlugins, p)
+	slices.Sort(plugins)
+	if plugins = slices.Compact(plugins); len(plugins) > 0 {
+		d.UnschedulablePlugins = plugins
 	}
-	sort.Strings(d.UnschedulablePlugins)
 	return d
 }

@@ -67,6 +67,12 @@ type Config struct {
 	// Seed seeds the tie-breaking among nodes with the same highest total.
 	// The same seed, snapshot and pods give the same decisions.
 	Seed uint64
+	// NodeReasons fills [Diagnosis.Reasons] with every rejected node's
+	// reasons, node by node, for an unschedulable pod. It costs one
+	// Reason (88 bytes) per rejected node; without it a Diagnosis
+	// allocates nothing per node ([Diagnosis.Counts] tallies the
+	// reasons, and gives upstream's message alike).
+	NodeReasons bool
 	// Breakdown fills [Decision.Breakdown] with the chosen node's
 	// per-scorer scores ([score.Profile.Explain]); it costs one more pass
 	// of the normalising scorers per pod.

@@ -40,8 +40,11 @@ type Scheduler struct {
 	percentage int32
 	workers    int
 	breakdown  bool
-	devices    snapshot.DeviceChooser // see deviceChooser
-	rng        *rand.Rand
+	// nodeReasons: Config.NodeReasons, keep every rejected node's
+	// reasons for the Diagnosis.
+	nodeReasons bool
+	devices     snapshot.DeviceChooser // see deviceChooser
+	rng         *rand.Rand
 	// nodeLocal: every filter and scorer is NodeLocal (and the cache is
 	// on): pod classes may be cached.
 	nodeLocal bool
@@ -64,6 +67,8 @@ type Scheduler struct {
 	totals   []int64
 	ws       []worker
 	chunks   []chunkResult
+	tally    []ReasonCount // diagnose's merge of the workers' tallies
+	order    [][3]int32    // diagnose's (first position, worker, entry)
 	run      runState
 }
 
@@ -73,12 +78,13 @@ func New(cfg Config) (*Scheduler, error) {
 		return nil, err
 	}
 	s := &Scheduler{
-		filters:    cfg.Filters,
-		profile:    cfg.Profile,
-		percentage: cfg.PercentageOfNodesToScore,
-		workers:    max(cfg.Parallelism, 1),
-		breakdown:  cfg.Breakdown,
-		rng:        rand.New(rand.NewPCG(cfg.Seed, 0x5c4ed417)),
+		filters:     cfg.Filters,
+		profile:     cfg.Profile,
+		percentage:  cfg.PercentageOfNodesToScore,
+		workers:     max(cfg.Parallelism, 1),
+		breakdown:   cfg.Breakdown,
+		nodeReasons: cfg.NodeReasons,
+		rng:         rand.New(rand.NewPCG(cfg.Seed, 0x5c4ed417)),
 	}
 	if s.filters == nil {
 		s.filters = DefaultFilters()
@@ -341,7 +347,13 @@ func (s *Scheduler) Schedule(ledger *reserve.Ledger, pod *snapshot.PodInfo) (Dec
 		for _, in := range unfit {
 			r := insufficientReason(in)
 			r.Plugin, r.Node = nodeResourcesFitName, d.Node
-			diag.Reasons = append(diag.Reasons, r)
+			diag.Counts = tallyReason(diag.Counts, 0, &r, 1, nil)
+			if s.nodeReasons {
+				diag.Reasons = append(diag.Reasons, r)
+			}
+		}
+		for i := range diag.Counts {
+			diag.Counts[i].Message = diag.Counts[i].Reason.Message()
 		}
 		d.Node, d.Total, d.Breakdown, d.Diagnosis = "", 0, nil, diag
 	}

@@ -210,16 +210,29 @@ func TestSchedulePodDiagnosisDetails(t *testing.T) {
 		mkNode("n2").Capacity("cpu", "1", "pods", "110").Obj(),
 	}
 	snap := snapshottest.Snapshot(t, nodes, mkPod("b").Req("cpu", "3").Node("n1").Obj())
-	d, err := mustNew(t, Config{}).SchedulePod(snap, snapshot.MustPodInfo(mkPod("p").Req("cpu", "2").Obj()))
-	require.NoError(t, err)
-	require.NotNil(t, d.Diagnosis)
-	byNode := map[string]Reason{}
-	for _, r := range d.Diagnosis.Reasons {
-		byNode[r.Node] = r
+	for _, detail := range []bool{false, true} {
+		d, err := mustNew(t, Config{NodeReasons: detail}).SchedulePod(snap, snapshot.MustPodInfo(mkPod("p").Req("cpu", "2").Obj()))
+		require.NoError(t, err)
+		require.NotNil(t, d.Diagnosis)
+		byNode := map[string]Reason{}
+		if detail {
+			for _, r := range d.Diagnosis.Reasons {
+				byNode[r.Node] = r
+			}
+		} else {
+			// Counts: one kind each (resolvable or not), its first node's reason.
+			assert.Nil(t, d.Diagnosis.Reasons, "per-node reasons only when asked")
+			for _, c := range d.Diagnosis.Counts {
+				assert.Equal(t, 1, c.Count)
+				assert.Equal(t, "Insufficient cpu", c.Message)
+				byNode[c.Reason.Node] = c.Reason
+			}
+		}
+		// n1: 2000 > 4000-3000, resolvable; n2: 2000 > 1000, unresolvable.
+		assert.Equal(t, Reason{Plugin: "NodeResourcesFit", Node: "n1", Code: CodeInsufficientResource, Insufficient: snapshot.Insufficient{Resource: snapshot.CPU, Requested: 2000, Used: 3000, Capacity: 4000}}, byNode["n1"], "NodeReasons %v", detail)
+		assert.Equal(t, Reason{Plugin: "NodeResourcesFit", Node: "n2", Code: CodeInsufficientResource, Insufficient: snapshot.Insufficient{Resource: snapshot.CPU, Requested: 2000, Used: 0, Capacity: 1000}, Unresolvable: true}, byNode["n2"], "NodeReasons %v", detail)
+		assert.Equal(t, "0/2 nodes are available: 2 Insufficient cpu.", d.Diagnosis.Message())
 	}
-	// n1: 2000 > 4000-3000, resolvable; n2: 2000 > 1000, unresolvable.
-	assert.Equal(t, Reason{Plugin: "NodeResourcesFit", Node: "n1", Code: CodeInsufficientResource, Insufficient: snapshot.Insufficient{Resource: snapshot.CPU, Requested: 2000, Used: 3000, Capacity: 4000}}, byNode["n1"])
-	assert.Equal(t, Reason{Plugin: "NodeResourcesFit", Node: "n2", Code: CodeInsufficientResource, Insufficient: snapshot.Insufficient{Resource: snapshot.CPU, Requested: 2000, Used: 0, Capacity: 1000}, Unresolvable: true}, byNode["n2"])
 }
 
 func TestPercentageOfNodesToScore(t *testing.T) {

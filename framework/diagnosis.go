@@ -4,8 +4,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/schedkit/schedkit/snapshot"
 )
 
 // Diagnosis says why a pod fits no node: upstream's framework.Diagnosis and
@@ -23,9 +21,20 @@ type Diagnosis struct {
 	// UnschedulablePlugins are the filters that rejected the pod somewhere
 	// (including PreFilters that narrowed or rejected), sorted.
 	UnschedulablePlugins []string
+	// Counts tallies why the filtered nodes failed: one entry per kind of
+	// reason (same Plugin, Code, Resource, Text and Unresolvable; amounts
+	// and taints may differ), in the order the nodes were filtered, with
+	// the number of nodes that gave it, its Message, and the first such
+	// node's Reason (Node set). A node with several reasons (one per
+	// insufficient resource, from the first filter it failed) counts in
+	// each. A scheduling cycle always fills it: O(kinds of reasons), not
+	// O(nodes). Empty after a PreFilter rejection.
+	Counts []ReasonCount
 	// Reasons lists why each filtered node failed, node by node in the
-	// order they were filtered; a node may have several reasons (one per
-	// insufficient resource) from the first filter it failed.
+	// order they were filtered, with Plugin and Node set. A cycle fills
+	// it only with Config.NodeReasons (it costs one Reason per rejected
+	// node); otherwise nil. A Diagnosis made by hand with Reasons and no
+	// Counts is counted from Reasons.
 	Reasons []Reason
 	// NotCandidates counts the nodes a PreFilter excluded without
 	// filtering them (node affinity matchFields, spec.nodeName); each
@@ -36,57 +45,58 @@ type Diagnosis struct {
 	NotCandidate Reason
 }
 
-// ReasonCount is one entry of a [Diagnosis] histogram.
+// ReasonCount is one entry of [Diagnosis.Counts] or of a
+// [Diagnosis.Histogram].
 type ReasonCount struct {
 	// Message is upstream's reason string ("Insufficient cpu").
 	Message string
 	// Count is the number of nodes that gave it.
 	Count int
+	// Reason is the first such node's reason, in visiting order (in a
+	// Histogram: of the first entry merged into this message).
+	Reason Reason
+}
+
+// tally is the diagnosis's counts: Counts, or Reasons counted when
+// Counts is nil (a Diagnosis made by hand). O(reasons × kinds).
+func (d *Diagnosis) tally() []ReasonCount {
+	if d.Counts != nil || len(d.Reasons) == 0 {
+		return d.Counts
+	}
+	var t []ReasonCount
+	for i := range d.Reasons {
+		t = tallyReason(t, 0, &d.Reasons[i], 1, nil)
+	}
+	return t
 }
 
 // Histogram counts nodes per reason message, in upstream's order: the
 // strings "<count> <message>" sorted lexicographically (so "10 …" sorts
-// before "9 …", as in upstream's FitError.Error). O(reasons); allocates.
+// before "9 …", as in upstream's FitError.Error). Entries of Counts with
+// one message (reasons of other plugins or resolvability, a custom
+// filter reusing an upstream string) merge, as upstream's map does, and
+// so do the NotCandidates. O(k log k) for k kinds of reasons (a
+// Diagnosis made by hand with Reasons only: O(reasons × k));
+// allocates O(k).
 func (d *Diagnosis) Histogram() []ReasonCount {
-	type key struct {
-		code Code
-		id   int32
-		text string
-	}
-	counts := map[key]int{}
-	var order []key
-	add := func(r *Reason, n int) {
-		k := key{code: r.Code, text: r.Text}
-		if r.Code == CodeInsufficientResource {
-			k.id = int32(r.Resource)
+	var out []ReasonCount
+	add := func(rc ReasonCount) {
+		if rc.Message == "" {
+			rc.Message = rc.Reason.Message()
 		}
-		if _, ok := counts[k]; !ok {
-			order = append(order, k)
+		for i := range out {
+			if out[i].Message == rc.Message {
+				out[i].Count += rc.Count
+				return
+			}
 		}
-		counts[k] += n
+		out = append(out, rc)
 	}
-	for i := range d.Reasons {
-		add(&d.Reasons[i], 1)
+	for _, rc := range d.tally() {
+		add(rc)
 	}
 	if d.NotCandidates > 0 {
-		add(&d.NotCandidate, d.NotCandidates)
-	}
-	// Reasons with different codes can share a message (a custom filter
-	// reusing an upstream string); merge them as upstream's map does.
-	byMsg := map[string]int{}
-	var out []ReasonCount
-	for _, k := range order {
-		r := Reason{Code: k.code, Text: k.text}
-		if k.code == CodeInsufficientResource {
-			r.Resource = snapshot.ResourceID(k.id)
-		}
-		msg := r.Message()
-		if i, ok := byMsg[msg]; ok {
-			out[i].Count += counts[k]
-			continue
-		}
-		byMsg[msg] = len(out)
-		out = append(out, ReasonCount{Message: msg, Count: counts[k]})
+		add(ReasonCount{Count: d.NotCandidates, Reason: d.NotCandidate})
 	}
 	slices.SortFunc(out, func(a, b ReasonCount) int {
 		return strings.Compare(strconv.Itoa(a.Count)+" "+a.Message, strconv.Itoa(b.Count)+" "+b.Message)

@@ -86,8 +86,9 @@
 // Per pod: O(filters + scorers) preparation with a few small allocations,
 // then O(filtered nodes) filter checks and O(feasible nodes) scoring, both
 // allocation-free per node; scratch is reused between cycles. An
-// unschedulable pod additionally allocates its Diagnosis (one Reason per
-// filtered node). The cost per node is that of reading the node's
+// unschedulable pod additionally allocates its Diagnosis: O(kinds of
+// reasons), nothing per filtered node (Config.NodeReasons keeps every
+// node's reasons, one Reason per filtered node). The cost per node is that of reading the node's
 // NodeInfo. With the equivalence cache, a pod whose class is cached costs
 // O(changed nodes) filter and score work plus O(nodes) cheap passes
 // (gather the cached results, normalise, select): about 35 µs at 5,000

@@ -187,7 +187,7 @@ func TestFusedFiltersAgree(t *testing.T) {
 		case 3:
 			filters = []Filter{nodeUnschedulablePlugin{}, taintTolerationPlugin{}, nodePortsPlugin{}, &nodeResourcesFitPlugin{}, gpuDevicesPlugin{}}
 		}
-		s := mustNew(t, Config{Filters: filters})
+		s := mustNew(t, Config{Filters: filters, NodeReasons: true})
 		for i := range 40 {
 			w := fbPod(rng, fmt.Sprintf("p%d", i))
 			if i%3 == 0 {
@@ -202,7 +202,7 @@ func TestFusedFiltersAgree(t *testing.T) {
 					s.pfs, s.pfNames = append(s.pfs, res.Filter), append(s.pfNames, fl.Name())
 				}
 			}
-			plain := &Scheduler{pfs: slices.Clone(s.pfs), pfNames: slices.Clone(s.pfNames)}
+			plain := &Scheduler{pfs: slices.Clone(s.pfs), pfNames: slices.Clone(s.pfNames), nodeReasons: true}
 			s.fuse()
 			if (seed%4 == 0 && i%3 != 0) || seed%4 == 2 {
 				require.Len(t, s.pfs, 1, "seed %d pod %d: one fused pass", seed, i)
@@ -210,13 +210,16 @@ func TestFusedFiltersAgree(t *testing.T) {
 			for j := range f.NumNodes() {
 				ni := f.Node(j)
 				var w1, w2 worker
-				ok1, ok2 := plain.filterNode(ni, &w1), s.filterNode(ni, &w2)
+				ok1, ok2 := plain.filterNode(ni, &w1, 0), s.filterNode(ni, &w2, 0)
 				require.Equal(t, ok1, ok2, "seed %d pod %d node %s", seed, i, ni.Name())
 				require.Equal(t, w1.reasons, w2.reasons, "seed %d pod %d node %s", seed, i, ni.Name())
+				require.Equal(t, w1.tally, w2.tally, "seed %d pod %d node %s", seed, i, ni.Name())
+				require.Equal(t, len(w1.reasons) > 0, len(w1.tally) > 0, "seed %d pod %d node %s", seed, i, ni.Name())
 				// A worker that has found a feasible node drops reasons.
 				w3 := worker{feasible: []*snapshot.NodeInfo{ni}}
-				require.Equal(t, ok1, s.filterNode(ni, &w3), "seed %d pod %d node %s", seed, i, ni.Name())
+				require.Equal(t, ok1, s.filterNode(ni, &w3, 0), "seed %d pod %d node %s", seed, i, ni.Name())
 				require.Empty(t, w3.reasons)
+				require.Empty(t, w3.tally)
 			}
 		}
 	}

@@ -31,7 +31,7 @@ func TestGPUDevicesFilter(t *testing.T) {
 		gpuPod("used", "1", "800").Annotation(snapshot.AnnotationGPUIndex, "0").Node("v100").Obj())
 	snap := c.Snapshot()
 	filters := append(framework.DefaultFilters(), framework.NewGPUDevices())
-	s, err := framework.New(framework.Config{Filters: filters, Seed: 1, DeviceChooser: gpushare.BestFit{}})
+	s, err := framework.New(framework.Config{Filters: filters, Seed: 1, DeviceChooser: gpushare.BestFit{}, NodeReasons: true})
 	require.NoError(t, err)
 
 	for _, tc := range []struct {

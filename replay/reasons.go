@@ -11,10 +11,9 @@ import (
 )
 
 // mainReason is the reason most nodes gave for rejecting the pod (the
-// PreFilter's message when one rejected it outright). It counts reasons by
-// identity (code, resource, text) in a short list rather than through
-// Diagnosis.Histogram, which formats and hashes every reason: a trace
-// replay diagnoses hundreds of pods, each with a reason per node.
+// PreFilter's message when one rejected it outright), from the
+// diagnosis's counts per message (Diagnosis.Histogram: O(kinds of
+// reasons), not O(nodes)); ties go to the smaller message.
 func mainReason(d *framework.Diagnosis) string {
 	if d == nil {
 		return ""
@@ -22,37 +21,17 @@ func mainReason(d *framework.Diagnosis) string {
 	if d.PreFilterMsg != "" {
 		return d.PreFilterMsg
 	}
-	type count struct {
-		r *framework.Reason
-		n int
-	}
-	var counts []count
-	add := func(r *framework.Reason, n int) {
-		for i := range counts {
-			c := counts[i].r
-			if c.Code == r.Code && c.Resource == r.Resource && c.Text == r.Text {
-				counts[i].n += n
-				return
-			}
-		}
-		counts = append(counts, count{r, n})
-	}
-	for i := range d.Reasons {
-		add(&d.Reasons[i], 1)
-	}
-	if d.NotCandidates > 0 {
-		add(&d.NotCandidate, d.NotCandidates)
-	}
-	best := -1
-	for i, c := range counts {
-		if best < 0 || c.n > counts[best].n || (c.n == counts[best].n && c.r.Message() < counts[best].r.Message()) {
-			best = i
-		}
-	}
-	if best < 0 {
+	h := d.Histogram()
+	if len(h) == 0 {
 		return d.Message()
 	}
-	return counts[best].r.Message()
+	best := h[0]
+	for _, c := range h[1:] {
+		if c.Count > best.Count || (c.Count == best.Count && c.Message < best.Message) {
+			best = c
+		}
+	}
+	return best.Message
 }
 
 // filteredOut runs filters for pi on every node of snap without the pod

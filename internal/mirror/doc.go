@@ -41,7 +41,12 @@
 //
 // Sync: O(len(list)) pointer and generation comparisons when the list
 // holds the same entries as last time, plus O(pods on the changed nodes)
-// (only new pods are parsed); O(len(list)) map look-ups when entries were
-// added or removed. Lookup, Scores.Of and a passing Filtering.Check: one
-// map look-up plus the scorer's or filter's own work, no allocation.
+// (only new pods are parsed); O(len(list)) look-ups by name when entries
+// were added, removed or moved, which also rebuild the table from entry
+// to list position. Lookup, Scores.Of and a passing Filtering.Check: a
+// hash of the entry (its identity) and a probe in that flat table (no
+// map, no read of the host's node for Of; a generation read for Lookup
+// and Check) plus the scorer's or filter's own work, no allocation.
+// Score finds a cycle's candidates once per Sync for all the scorers,
+// by position when they come in list order.
 package mirror

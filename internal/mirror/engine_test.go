@@ -178,6 +178,43 @@ func TestFilterCheck(t *testing.T) {
 	assert.Nil(t, check(n1), "without the ledger: the scheduler's nodes only")
 }
 
+// TestScoreResolvesOncePerSync: candidates in list order or any other give
+// the same scores; the score plugins of one cycle share the candidates'
+// resolution, and a Sync that brings a change makes the next Score see it
+// (the same candidate slice is resolved again).
+func TestScoreResolvesOncePerSync(t *testing.T) {
+	a, b, c := newNode("a", "4", 1), newNode("b", "4", 1), newNode("c", "4", 1)
+	m := synced(t, a, b, c)
+	la, err := score.NewLeastAllocated()
+	require.NoError(t, err)
+	pi := podInfo(t, pod("p", "1"))
+	ordered, reversed := []*fakeNode{a, b, c}, []*fakeNode{c, b, a}
+	sc1, err := m.Score(la, pi, ordered)
+	require.NoError(t, err)
+	sc2, err := m.Score(la, pi, reversed)
+	require.NoError(t, err)
+	for _, n := range ordered {
+		v1, err := sc1.Of(n)
+		require.NoError(t, err)
+		v2, err := sc2.Of(n)
+		require.NoError(t, err)
+		assert.Equal(t, int64(81), v1, n.node.Name)
+		assert.Equal(t, v1, v2, n.node.Name)
+	}
+	// b gets a pod; the same slice, after the Sync, reads it.
+	b.addPod(pod("b1", "3"))
+	_, err = m.Sync(ordered)
+	require.NoError(t, err)
+	sc3, err := m.Score(la, pi, ordered)
+	require.NoError(t, err)
+	got, err := sc3.Of(b)
+	require.NoError(t, err)
+	assert.Equal(t, int64(37), got, "b scored with its new pod")
+	got, err = sc3.Of(a)
+	require.NoError(t, err)
+	assert.Equal(t, int64(81), got)
+}
+
 // mustFilter returns f, panicking on err (arguments fixed in the test).
 func mustFilter(f framework.Filter, err error) framework.Filter {
 	if err != nil {

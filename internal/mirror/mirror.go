@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"fmt"
+	"hash/maphash"
 	"sync"
 	"sync/atomic"
 
@@ -51,17 +52,61 @@ type Mirror[N comparable] struct {
 	prevGen []int64
 	free    []int32 // slots number entries densely, for per-cycle arrays
 	nslots  int32
-	cur     atomic.Pointer[view]
+	moved   []int32 // positions in prev whose entry was rebuilt since the last publish
+	cur     atomic.Pointer[view[N]]
 	ledger  atomic.Pointer[reserve.Ledger]
+	seed    maphash.Seed
+	syncs   atomic.Uint64               // Sync calls, for res
+	res     atomic.Pointer[resolved[N]] // the last candidates Score resolved
 }
 
 // view is what a Sync publishes, immutable: the snapshot, the entries by
-// slot, and an index from node object to slot, rebuilt only when the set
-// of node objects changes.
-type view struct {
+// slot, and the synced list with each position's entry and an
+// open-addressed table from list entry to position (rebuilt only when the
+// list's entries move, hashing the entry itself: no node read, no map).
+type view[N comparable] struct {
 	snap  *snapshot.Snapshot
 	slots []*entry
-	index map[*v1.Node]int32
+	list  []N
+	ents  []*entry // ents[pos]: list[pos]'s entry, nil without a node
+	table []int32  // position+1, 0 empty; len a power of two ≥ 2 len(list)
+	seed  maphash.Seed
+}
+
+// find returns n's position in v.list, or -1: one hash of n (its
+// identity: for a pointer or an interface holding one, the address) and
+// a probe, no read of n's node.
+func (v *view[N]) find(n N) int {
+	if len(v.table) == 0 {
+		return -1
+	}
+	mask := uint64(len(v.table) - 1)
+	for h := maphash.Comparable(v.seed, n) & mask; ; h = (h + 1) & mask {
+		p := v.table[h] - 1
+		if p < 0 {
+			return -1
+		}
+		if v.list[p] == n {
+			return int(p)
+		}
+	}
+}
+
+// index fills v.table for v.list.
+func (v *view[N]) index() {
+	size := 16
+	for size < 2*len(v.list) {
+		size *= 2
+	}
+	v.table = make([]int32, size)
+	mask := uint64(size - 1)
+	for p, n := range v.list {
+		h := maphash.Comparable(v.seed, n) & mask
+		for v.table[h] != 0 {
+			h = (h + 1) & mask
+		}
+		v.table[h] = int32(p) + 1
+	}
 }
 
 // entry is one mirrored node; never changed once published, except epoch,
@@ -77,8 +122,8 @@ type entry struct {
 
 // New returns an empty Mirror reading entries through src.
 func New[N comparable](src Source[N]) *Mirror[N] {
-	m := &Mirror[N]{src: src, cache: snapshot.NewCache(), byName: map[string]*entry{}}
-	m.cur.Store(&view{snap: m.cache.Snapshot()})
+	m := &Mirror[N]{src: src, cache: snapshot.NewCache(), byName: map[string]*entry{}, seed: maphash.MakeSeed()}
+	m.cur.Store(&view[N]{snap: m.cache.Snapshot(), seed: m.seed})
 	return m
 }
 
@@ -102,12 +147,16 @@ func (m *Mirror[N]) Current() *snapshot.Snapshot { return m.cur.Load().snap }
 func (m *Mirror[N]) Sync(list []N) (*snapshot.Snapshot, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.samePositions(list) {
+	m.syncs.Add(1)
+	same := m.samePositions(list)
+	m.moved = m.moved[:0]
+	if same {
 		for i, n := range list {
 			if m.src.Generation(n) != m.prevGen[i] {
 				if err := m.rebuild(n); err != nil {
 					return nil, err
 				}
+				m.moved = append(m.moved, int32(i))
 			}
 		}
 	} else {
@@ -138,7 +187,7 @@ func (m *Mirror[N]) Sync(list []N) (*snapshot.Snapshot, error) {
 	for _, n := range list {
 		m.prevGen = append(m.prevGen, m.src.Generation(n))
 	}
-	return m.publish(), nil
+	return m.publish(!same), nil
 }
 
 // samePositions reports whether list holds the entries of the previous
@@ -156,10 +205,13 @@ func (m *Mirror[N]) samePositions(list []N) bool {
 	return true
 }
 
-// publish stores a new view when something changed since the last one.
-func (m *Mirror[N]) publish() *snapshot.Snapshot {
+// publish stores a new view when something changed since the last one:
+// listed, the list's entries moved (their positions are indexed again,
+// O(len(list)) with a look-up by name each); else only the rebuilt
+// positions are patched (O(len(list)) copy, no look-up).
+func (m *Mirror[N]) publish(listed bool) *snapshot.Snapshot {
 	old := m.cur.Load()
-	if len(m.pending) == 0 && len(m.freed) == 0 {
+	if len(m.pending) == 0 && len(m.freed) == 0 && !listed {
 		return old.snap
 	}
 	snap := m.cache.Snapshot()
@@ -168,26 +220,32 @@ func (m *Mirror[N]) publish() *snapshot.Snapshot {
 	for _, s := range m.freed {
 		slots[s] = nil
 	}
-	keysChanged := len(m.freed) > 0 || old.index == nil
 	for _, e := range m.pending {
 		if m.byName[e.node.Name] != e {
 			continue // replaced again, or removed, before this publish
 		}
 		e.ours = snap.Get(e.node.Name)
-		if old := slots[e.slot]; old == nil || old.node != e.node {
-			keysChanged = true
-		}
 		slots[e.slot] = e
 	}
-	index := old.index
-	if keysChanged {
-		index = make(map[*v1.Node]int32, len(m.byName))
-		for _, e := range m.byName {
-			index[e.node] = e.slot
+	v := &view[N]{snap: snap, slots: slots, list: old.list, table: old.table, seed: m.seed, ents: make([]*entry, len(m.prev))}
+	if listed {
+		v.list = append([]N(nil), m.prev...)
+		for p, n := range v.list {
+			if node := m.src.Node(n); node != nil {
+				v.ents[p] = m.byName[node.Name]
+			}
+		}
+		v.index()
+	} else {
+		copy(v.ents, old.ents)
+		for _, p := range m.moved {
+			if node := m.src.Node(v.list[p]); node != nil {
+				v.ents[p] = m.byName[node.Name]
+			}
 		}
 	}
-	m.pending, m.freed = m.pending[:0], m.freed[:0]
-	m.cur.Store(&view{snap: snap, slots: slots, index: index})
+	m.pending, m.freed, m.moved = m.pending[:0], m.freed[:0], m.moved[:0]
+	m.cur.Store(v)
 	return snap
 }
 
@@ -294,23 +352,19 @@ func (m *Mirror[N]) Lookup(n N) *snapshot.NodeInfo {
 	return ours
 }
 
-// lookup is Lookup with the entry's slot (-1 with nil), dense in [0,
-// len(view.slots)).
+// lookup is Lookup with n's position in the last synced list (-1 with
+// nil): a hash of n and a probe ([view.find]), then one generation read.
 func (m *Mirror[N]) lookup(n N) (*snapshot.NodeInfo, int) {
-	node := m.src.Node(n)
-	if node == nil {
-		return nil, -1
-	}
 	v := m.cur.Load()
-	slot, ok := v.index[node]
-	if !ok || int(slot) >= len(v.slots) {
+	p := v.find(n)
+	if p < 0 {
 		return nil, -1
 	}
-	e := v.slots[slot]
-	if e == nil || e.node != node || e.gen != m.src.Generation(n) {
+	e := v.ents[p]
+	if e == nil || e.gen != m.src.Generation(n) {
 		return nil, -1
 	}
-	return e.ours, int(slot)
+	return e.ours, p
 }
 
 // Convert returns schedkit's NodeInfo for n: the mirrored one when
@@ -327,11 +381,7 @@ func (m *Mirror[N]) Convert(n N) (*snapshot.NodeInfo, error) {
 	if node == nil {
 		return nil, fmt.Errorf("mirror: %w: entry without a node", snapshot.ErrNodeNotFound)
 	}
-	var prev map[*v1.Pod]*snapshot.PodInfo
-	if e := m.lastPublished(node.Name); e != nil {
-		prev = e.pods
-	}
-	pods, err := m.podInfos(n, node, prev)
+	pods, err := m.podInfos(n, node, m.lastPublished(node.Name))
 	if err != nil {
 		return nil, err
 	}
@@ -346,14 +396,17 @@ func (m *Mirror[N]) Convert(n N) (*snapshot.NodeInfo, error) {
 	return f.Get(node.Name), nil
 }
 
-// lastPublished returns the published entry of the node called name, or
-// nil; its pod map is never changed once published.
-func (m *Mirror[N]) lastPublished(name string) *entry {
-	v := m.cur.Load()
-	if ni := v.snap.Get(name); ni != nil {
-		if slot, ok := v.index[ni.Node()]; ok && int(slot) < len(v.slots) {
-			return v.slots[slot]
-		}
+// lastPublished returns the pods the published snapshot holds on the node
+// called name, by object (nil for an unknown node): a name look-up and
+// O(pods on the node).
+func (m *Mirror[N]) lastPublished(name string) map[*v1.Pod]*snapshot.PodInfo {
+	ni := m.cur.Load().snap.Get(name)
+	if ni == nil {
+		return nil
 	}
-	return nil
+	pods := make(map[*v1.Pod]*snapshot.PodInfo, ni.NumPods())
+	for _, pi := range ni.Pods() {
+		pods[pi.Pod()] = pi
+	}
+	return pods
 }

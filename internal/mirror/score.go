@@ -2,32 +2,113 @@ package mirror
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
 // Scores is one pod's scores over the candidates of a cycle, made by
-// [Mirror.Score]. Immutable; safe for concurrent use.
+// [Mirror.Score]. Immutable; safe for concurrent use. It is for the cycle
+// its candidates came from: [Scores.Of] knows a candidate by identity,
+// so the host must not change an entry in place between Score and Of
+// (upstream's cycle snapshot does not).
 type Scores[N comparable] struct {
 	m      *Mirror[N]
+	v      *view[N] // the published view the candidates were found in
 	ps     score.PodScorer
-	snap   *snapshot.Snapshot   // what the scorer read: the mirror's or the ledger's
-	ledger bool                 // snap is the ledger's
-	at     []*snapshot.NodeInfo // at[slot]: the mirrored node scored, raw[slot] its score
+	snap   *snapshot.Snapshot // what the scorer read: the mirror's or the ledger's
+	ledger bool               // snap is the ledger's
+	has    []uint64           // bit pos: v.list[pos] was scored, raw[pos] its score
 	raw    []int64
+	nodes  []*snapshot.NodeInfo // nodes[i]: the node scored for candidate i (a Normalizer's only)
+}
+
+// scratch is a Score call's per-candidate buffers, pooled: a cycle's
+// result keeps only a score per listed node and a bit.
+type scratch struct {
+	nodes []*snapshot.NodeInfo
+	raw   []int64
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// resolved is a candidate list found in a published view: each
+// candidate's node (ours, or converted) and position (-1: converted). The
+// score plugins of one cycle share it (see resolve).
+type resolved[N comparable] struct {
+	syncs uint64   // m.syncs when made
+	v     *view[N] // the view searched
+	first *N       // &candidates[0]
+	n     int
+	ours  []*snapshot.NodeInfo
+	pos   []int32
+}
+
+// resolve finds candidates in the published view: by position (a
+// candidate following the previous one's position, as a host's filtered
+// list in list order, costs one comparison; any other, a hash probe),
+// then one generation read each; a candidate the mirror does not hold as
+// it is is converted. The result is kept and returned again for the same
+// candidate slice (same first element and length) until the next Sync
+// (the adapter's score plugins share one cycle's list). Errors: a
+// candidate that does not convert. O(candidates), no map look-up.
+func (m *Mirror[N]) resolve(candidates []N) (*resolved[N], error) {
+	v, syncs := m.cur.Load(), m.syncs.Load()
+	if r := m.res.Load(); r != nil && r.syncs == syncs && r.v == v && r.n == len(candidates) && (r.n == 0 || r.first == &candidates[0]) {
+		return r, nil
+	}
+	r := &resolved[N]{syncs: syncs, v: v, n: len(candidates), ours: make([]*snapshot.NodeInfo, len(candidates)), pos: make([]int32, len(candidates))}
+	if len(candidates) > 0 {
+		r.first = &candidates[0]
+	}
+	k, next := len(v.list), 0 // the position after the previous candidate's
+	for i, c := range candidates {
+		p := -1
+		if next < k && v.list[next] == c {
+			p = next
+		} else {
+			p = v.find(c)
+		}
+		if p >= 0 {
+			if e := v.ents[p]; e != nil && e.gen == m.src.Generation(c) {
+				r.ours[i], next = e.ours, p+1
+				if next == k {
+					next = 0
+				}
+			} else {
+				p = -1
+			}
+		}
+		if r.pos[i] = int32(p); p < 0 {
+			var err error
+			if r.ours[i], err = m.Convert(c); err != nil {
+				return nil, err
+			}
+		}
+	}
+	m.res.Store(r)
+	return r, nil
 }
 
 // Score prepares s for pod on the last synced snapshot — or, with a ledger
 // set, on [reserve.Ledger.Snapshot], so holds and named reservations count
 // as requested — and scores candidates in one PodScorer call. It returns
 // nil and no error when the scorer skips the pod (Prepare returned nil).
-// A candidate the mirror does not hold as it is (altered for this call) is
-// converted ([Mirror.Convert]). Errors: the scorer's, or a candidate that
-// does not convert. O(slots + candidates) plus the scorer's pass; allocates
-// the result.
+// Candidates are found in the synced list once per Sync and candidate
+// slice (see resolve); a candidate the mirror does not hold as it is
+// (altered for this call) is converted ([Mirror.Convert]). The caller
+// must not change candidates in place between Syncs. Errors: the
+// scorer's, or a candidate that does not convert. O(len(list) +
+// candidates) plus the scorer's pass, no map look-up (a ledger's view
+// adds a name look-up per candidate); allocates the result.
 func (m *Mirror[N]) Score(s score.Scorer, pod *snapshot.PodInfo, candidates []N) (*Scores[N], error) {
-	snap, l := m.Current(), m.Ledger()
+	r, err := m.resolve(candidates)
+	if err != nil {
+		return nil, err
+	}
+	v, l := r.v, m.Ledger()
+	snap := v.snap
 	if l != nil {
 		snap = l.Snapshot()
 	}
@@ -35,31 +116,38 @@ func (m *Mirror[N]) Score(s score.Scorer, pod *snapshot.PodInfo, candidates []N)
 	if err != nil || ps == nil {
 		return nil, err
 	}
-	slots := len(m.cur.Load().slots)
-	sc := &Scores[N]{m: m, ps: ps, snap: snap, ledger: l != nil, at: make([]*snapshot.NodeInfo, slots), raw: make([]int64, slots)}
-	nodes, at, raw := make([]*snapshot.NodeInfo, len(candidates)), make([]int, len(candidates)), make([]int64, len(candidates))
-	for i, n := range candidates {
-		ours, slot := m.lookup(n)
-		if ours == nil {
-			if ours, err = m.Convert(n); err != nil {
-				return nil, err
-			}
+	k := len(v.list)
+	sc := &Scores[N]{m: m, v: v, ps: ps, snap: snap, ledger: l != nil, has: make([]uint64, (k+63)/64), raw: make([]int64, k)}
+	b := scratchPool.Get().(*scratch)
+	defer func() { clear(b.nodes); scratchPool.Put(b) }()
+	nodes, raw := r.ours, resize(b.raw, len(candidates))
+	b.raw = raw
+	if sc.ledger {
+		nodes = resize(b.nodes, len(candidates))
+		b.nodes = nodes
+		for i, ours := range r.ours {
+			nodes[i] = sc.scored(ours)
 		}
-		if slot >= slots {
-			slot = -1 // published after the view sc was sized for
-		}
-		if slot >= 0 {
-			sc.at[slot] = ours
-		}
-		nodes[i], at[i] = sc.scored(ours), slot
 	}
+	clear(raw)
 	ps.Score(nodes, raw)
-	for i, slot := range at {
-		if slot >= 0 {
-			sc.raw[slot] = raw[i]
+	for i, p := range r.pos {
+		if p >= 0 {
+			sc.has[p>>6] |= 1 << (p & 63)
+			sc.raw[p] = raw[i]
 		}
+	}
+	if _, ok := ps.(score.Normalizer); ok {
+		sc.nodes = append([]*snapshot.NodeInfo(nil), nodes...)
 	}
 	return sc, nil
+}
+
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // scored is the node to score for the mirror's node ours: the ledger's
@@ -75,12 +163,12 @@ func (s *Scores[N]) scored(ours *snapshot.NodeInfo) *snapshot.NodeInfo {
 }
 
 // Of returns n's score: the one [Mirror.Score] computed when n was a
-// candidate the mirror held (a look-up and an index, no allocation), else
-// n scored on its own (allocates). Errors: n does not convert.
+// candidate the mirror held (a hash probe and an index, no read of n, no
+// allocation), else n scored on its own (allocates). Errors: n does not
+// convert.
 func (s *Scores[N]) Of(n N) (int64, error) {
-	ours, slot := s.m.lookup(n)
-	if ours != nil && slot < len(s.at) && s.at[slot] == ours {
-		return s.raw[slot], nil
+	if p := s.v.find(n); p >= 0 && s.has[p>>6]&(1<<(p&63)) != 0 {
+		return s.raw[p], nil
 	}
 	ours, err := s.m.Convert(n)
 	if err != nil {
@@ -93,8 +181,10 @@ func (s *Scores[N]) Of(n N) (int64, error) {
 
 // Normalize rewrites the scores of n nodes with the PodScorer's
 // [score.Normalizer]; a no-op without one. at(i) is node i's name and its
-// score, read and then written. Errors: the normaliser's (scores
-// unchanged), or a name the scored snapshot does not hold. O(n).
+// score, read and then written; node i is candidate i of [Mirror.Score]
+// when the names agree (as upstream's score lists follow the candidates),
+// else looked up by name. Errors: the normaliser's (scores unchanged), or
+// a name the scored snapshot does not hold. O(n).
 func (s *Scores[N]) Normalize(n int, at func(i int) (string, *int64)) error {
 	norm, ok := s.ps.(score.Normalizer)
 	if !ok {
@@ -103,7 +193,12 @@ func (s *Scores[N]) Normalize(n int, at func(i int) (string, *int64)) error {
 	nodes, vals := make([]*snapshot.NodeInfo, n), make([]int64, n)
 	for i := range n {
 		name, v := at(i)
-		if nodes[i], vals[i] = s.snap.Get(name), *v; nodes[i] == nil {
+		if i < len(s.nodes) && s.nodes[i].Name() == name {
+			nodes[i] = s.nodes[i]
+		} else {
+			nodes[i] = s.snap.Get(name)
+		}
+		if vals[i] = *v; nodes[i] == nil {
 			return fmt.Errorf("mirror: Normalize: %w: %s", snapshot.ErrNodeNotFound, name)
 		}
 	}
