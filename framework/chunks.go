@@ -189,6 +189,7 @@ func (s *Scheduler) filterNode(ni *snapshot.NodeInfo, wk *worker) bool {
 		if len(wk.reasons) > n0 {
 			_, fused := f.(*fusedFilter) // labels its reasons itself
 			name := s.pfNames[j]
+			fused = fused || name == "" // as does nominatedFilter
 			for k := n0; k < len(wk.reasons); k++ {
 				if !fused {
 					wk.reasons[k].Plugin = name
