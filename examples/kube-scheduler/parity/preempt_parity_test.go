@@ -21,7 +21,9 @@ type preemptObjects struct {
 	pdbs    []*policy.PodDisruptionBudget
 }
 
-func (o preemptObjects) PriorityClass(name string) *schedulingv1.PriorityClass { return o.classes[name] }
+func (o preemptObjects) PriorityClass(name string) *schedulingv1.PriorityClass {
+	return o.classes[name]
+}
 func (o preemptObjects) PodDisruptionBudgets(ns string) []*policy.PodDisruptionBudget {
 	var out []*policy.PodDisruptionBudget
 	for _, d := range o.pdbs {

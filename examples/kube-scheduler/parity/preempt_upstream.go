@@ -60,8 +60,8 @@ type testNominator struct {
 }
 
 func (n *testNominator) AddNominatedPod(klog.Logger, fwk.PodInfo, *fwk.NominatingInfo) {}
-func (n *testNominator) DeleteNominatedPodIfExists(*v1.Pod)                          {}
-func (n *testNominator) UpdateNominatedPod(klog.Logger, *v1.Pod, fwk.PodInfo)        {}
+func (n *testNominator) DeleteNominatedPodIfExists(*v1.Pod)                            {}
+func (n *testNominator) UpdateNominatedPod(klog.Logger, *v1.Pod, fwk.PodInfo)          {}
 func (n *testNominator) NominatedPodsForNode(node string) []fwk.PodInfo {
 	n.mu.Lock()
 	defer n.mu.Unlock()
