@@ -34,8 +34,21 @@ func (s *Scheduler) Nominate(pod *snapshot.PodInfo, priority int32, node string)
 	if pod == nil {
 		return
 	}
+	s.unnominate(pod.Key())
+	if node == "" {
+		return
+	}
 	n := &s.nominated
-	k := pod.Key()
+	if n.byNode == nil {
+		n.byNode, n.byPod = map[string][]nominee{}, map[snapshot.PodKey]string{}
+	}
+	n.byNode[node] = append(n.byNode[node], nominee{pi: pod, prio: priority})
+	n.byPod[pod.Key()] = node
+}
+
+// unnominate removes the nomination of pod k, if any.
+func (s *Scheduler) unnominate(k snapshot.PodKey) {
+	n := &s.nominated
 	if old, ok := n.byPod[k]; ok {
 		l := n.byNode[old]
 		for i := range l {
@@ -51,14 +64,6 @@ func (s *Scheduler) Nominate(pod *snapshot.PodInfo, priority int32, node string)
 		}
 		delete(n.byPod, k)
 	}
-	if node == "" {
-		return
-	}
-	if n.byNode == nil {
-		n.byNode, n.byPod = map[string][]nominee{}, map[snapshot.PodKey]string{}
-	}
-	n.byNode[node] = append(n.byNode[node], nominee{pi: pod, prio: priority})
-	n.byPod[k] = node
 }
 
 // nominatedNode returns the node pod k is nominated to.
