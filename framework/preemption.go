@@ -166,7 +166,6 @@ type preemptRun struct {
 	pfNames  []string
 	only     map[string]struct{} // PreFilter NodeNames (nil: all)
 	reject   bool                // a PreFilter rejected the pod
-	prios    map[snapshot.PodKey]int32
 	pdbs     map[string][]pdbInfo
 	rejected []Reason // scratch
 }
@@ -242,7 +241,7 @@ func (s *Scheduler) Preempt(cluster score.Cluster, pod *snapshot.PodInfo, opts P
 		return Preemption{}, err
 	}
 	r := &preemptRun{s: s, pod: pod, prio: prio, opts: opts, fork: base.Fork(),
-		prios: map[snapshot.PodKey]int32{}, pdbs: map[string][]pdbInfo{}}
+		pdbs: map[string][]pdbInfo{}}
 	return r.run()
 }
 
@@ -430,17 +429,10 @@ func unresolvable(reasons []Reason) bool {
 	return false
 }
 
-// priority returns p's priority, cached for the run.
+// priority returns p's priority (O(1) plus a lookup for a pod with only
+// priorityClassName).
 func (r *preemptRun) priority(p *snapshot.PodInfo) (int32, error) {
-	if v, ok := r.prios[p.Key()]; ok {
-		return v, nil
-	}
-	v, err := PodPriority(p.Pod(), r.opts.Objects)
-	if err != nil {
-		return 0, err
-	}
-	r.prios[p.Key()] = v
-	return v, nil
+	return PodPriority(p.Pod(), r.opts.Objects)
 }
 
 // nominatedNode is the preemptor's nominated node: its nomination in the
