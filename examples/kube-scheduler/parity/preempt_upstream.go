@@ -43,6 +43,11 @@ import (
 // SelectCandidate, and the FitError message with
 // "Preemption is not helpful for scheduling" for absent nodes.
 type PreemptUpstream struct {
+	// Sample makes the dry run use upstream's default
+	// DefaultPreemptionArgs (10 %, at least 100 nodes, random offset)
+	// instead of every potential node; for benchmarks.
+	Sample bool
+
 	fh    framework.Framework
 	snap  *mutableSwap
 	nom   *testNominator
@@ -198,7 +203,11 @@ func (u *PreemptUpstream) Preempt(ctx context.Context, pod *v1.Pod, pdbs []*poli
 	var cands []preemption.Candidate
 	statuses := framework.NewDefaultNodeToStatus()
 	if len(potential) > 0 {
-		cands, statuses, err = u.pl.Evaluator.DryRunPreemption(ctx, state, pod, potential, pdbs, 0, int32(len(potential)))
+		offset, num := int32(0), int32(len(potential))
+		if u.Sample {
+			offset, num = u.pl.GetOffsetAndNumCandidates(num)
+		}
+		cands, statuses, err = u.pl.Evaluator.DryRunPreemption(ctx, state, pod, potential, pdbs, offset, num)
 		if err != nil && len(cands) == 0 {
 			out.Err = err
 			return out
