@@ -12,31 +12,31 @@ import (
 // Upstream's bounds on how many feasible nodes a cycle looks for
 // (kube-scheduler v1.37 pkg/scheduler/schedule_one.go).
 const (
-	// MinFeasibleNodesToFind: clusters below this many nodes are always
+	// minFeasibleNodesToFind: clusters below this many nodes are always
 	// searched whole, and no search stops before this many feasible nodes.
-	MinFeasibleNodesToFind = 100
-	// MinFeasibleNodesPercentageToFind is the floor of the adaptive
+	minFeasibleNodesToFind = 100
+	// minFeasibleNodesPercentageToFind is the floor of the adaptive
 	// percentage.
-	MinFeasibleNodesPercentageToFind = 5
+	minFeasibleNodesPercentageToFind = 5
 )
 
-// NumFeasibleNodesToFind is how many feasible nodes a cycle looks for
+// numFeasibleNodesToFind is how many feasible nodes a cycle looks for
 // among numAllNodes candidates before it stops filtering and scores them —
 // upstream's numFeasibleNodesToFind (kube-scheduler v1.37
-// schedule_one.go): all of them below [MinFeasibleNodesToFind]; otherwise
+// schedule_one.go): all of them below minFeasibleNodesToFind; otherwise
 // numAllNodes × percentage / 100 but at least MinFeasibleNodesToFind, where
 // percentage 0 means adaptive: 50 − numAllNodes/125, floored at
-// [MinFeasibleNodesPercentageToFind] (5000 nodes: 10 %, 15000 nodes: 5 %).
+// minFeasibleNodesPercentageToFind (5000 nodes: 10 %, 15000 nodes: 5 %).
 // O(1).
-func NumFeasibleNodesToFind(percentage int32, numAllNodes int) int {
-	if numAllNodes < MinFeasibleNodesToFind {
+func numFeasibleNodesToFind(percentage int32, numAllNodes int) int {
+	if numAllNodes < minFeasibleNodesToFind {
 		return numAllNodes
 	}
 	p := int(percentage)
 	if p == 0 {
-		p = max(50-numAllNodes/125, MinFeasibleNodesPercentageToFind)
+		p = max(50-numAllNodes/125, minFeasibleNodesPercentageToFind)
 	}
-	return max(numAllNodes*p/100, MinFeasibleNodesToFind)
+	return max(numAllNodes*p/100, minFeasibleNodesToFind)
 }
 
 // Config configures a [Scheduler]. The zero Config is upstream's default
@@ -53,8 +53,12 @@ type Config struct {
 	// the first feasible node).
 	Profile *score.Profile
 	// PercentageOfNodesToScore is upstream's percentageOfNodesToScore in
-	// [0, 100]: 0 is adaptive, 100 filters and scores every node (see
-	// [NumFeasibleNodesToFind]).
+	// [0, 100]: 0 is adaptive, 100 filters and scores every node. A cycle
+	// stops filtering after this many feasible nodes (upstream's
+	// numFeasibleNodesToFind, kube-scheduler v1.37 schedule_one.go): all
+	// of them below 100 nodes; otherwise nodes × percentage / 100 but at
+	// least 100, where 0 means adaptive: 50 − nodes/125, floored at 5
+	// (5000 nodes: 10 %, 15000 nodes: 5 %).
 	PercentageOfNodesToScore int32
 	// Parallelism is the number of goroutines that filter nodes; 0 or 1
 	// filters in the calling goroutine. The workers exist only during a
@@ -70,7 +74,7 @@ type Config struct {
 	// EquivalenceClasses is how many pod classes (pods with equal specs,
 	// derived requests and GPU requests: see the package doc)
 	// the equivalence cache keeps per-node filter verdicts and scores for:
-	// 0 means [DefaultEquivalenceClasses], a negative number turns the
+	// 0 means 64, a negative number turns the
 	// cache off. The cache changes no decision, nor any error (a cached
 	// cycle that fails gives way to the full cycle); it is used when no
 	// PreFilter narrows the candidates to named nodes, the cluster is a

@@ -23,7 +23,7 @@ import (
 // Scheduler runs scheduling cycles: for one pod it prepares every filter
 // once, filters nodes (starting where the previous cycle stopped, as
 // upstream's nextStartNodeIndex, and stopping after
-// [NumFeasibleNodesToFind] feasible nodes), scores them with the profile,
+// numFeasibleNodesToFind ([Config.PercentageOfNodesToScore]) feasible nodes), scores them with the profile,
 // and picks the highest total, breaking ties uniformly at random from the
 // seeded source.
 //
@@ -88,7 +88,7 @@ func New(cfg Config) (*Scheduler, error) {
 	s.ws = make([]worker, s.workers)
 	s.classes.max = cfg.EquivalenceClasses
 	if s.classes.max == 0 {
-		s.classes.max = DefaultEquivalenceClasses
+		s.classes.max = defaultEquivalenceClasses
 	}
 	s.classes.seed = maphash.MakeSeed()
 	s.nodeLocal = s.classes.max > 0 && s.hasScoring
@@ -248,7 +248,7 @@ func (s *Scheduler) schedulePod(cluster score.Cluster, pod *snapshot.PodInfo, on
 		}
 	}
 
-	numToFind := NumFeasibleNodesToFind(s.percentage, numCand)
+	numToFind := numFeasibleNodesToFind(s.percentage, numCand)
 	if !s.hasScoring {
 		numToFind = min(numToFind, 1)
 	}
@@ -333,10 +333,10 @@ func (s *Scheduler) Schedule(ledger *reserve.Ledger, pod *snapshot.PodInfo) (Dec
 		return d, fmt.Errorf("framework: reserving pod %s on node %s: %w", pod.Key(), d.Node, err)
 	}
 	if unfit != nil {
-		diag := &Diagnosis{NumAllNodes: snap.NumNodes(), UnschedulablePlugins: []string{NodeResourcesFitName}}
+		diag := &Diagnosis{NumAllNodes: snap.NumNodes(), UnschedulablePlugins: []string{nodeResourcesFitName}}
 		for _, in := range unfit {
 			r := insufficientReason(in)
-			r.Plugin, r.Node = NodeResourcesFitName, d.Node
+			r.Plugin, r.Node = nodeResourcesFitName, d.Node
 			diag.Reasons = append(diag.Reasons, r)
 		}
 		d.Node, d.Total, d.Breakdown, d.Diagnosis = "", 0, nil, diag

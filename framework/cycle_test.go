@@ -43,7 +43,7 @@ func TestNumFeasibleNodesToFind(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("pct=%d/nodes=%d", tc.percentage, tc.nodes), func(t *testing.T) {
-			assert.Equal(t, tc.want, NumFeasibleNodesToFind(tc.percentage, tc.nodes))
+			assert.Equal(t, tc.want, numFeasibleNodesToFind(tc.percentage, tc.nodes))
 		})
 	}
 }
@@ -57,8 +57,8 @@ func TestConfigValidate(t *testing.T) {
 		{name: "percentage above 100", cfg: Config{PercentageOfNodesToScore: 101}, msg: "percentageOfNodesToScore 101"},
 		{name: "negative percentage", cfg: Config{PercentageOfNodesToScore: -1}, msg: "percentageOfNodesToScore -1"},
 		{name: "negative parallelism", cfg: Config{Parallelism: -2}, msg: "parallelism -2"},
-		{name: "nil filter", cfg: Config{Filters: []Filter{NodeName{}, nil}}, msg: "filters[1] is nil"},
-		{name: "bad filter args", cfg: Config{Filters: []Filter{&NodeResourcesFit{IgnoredResourceGroups: []string{"a/b"}}}}, msg: "filters[0]: NodeResourcesFit"},
+		{name: "nil filter", cfg: Config{Filters: []Filter{nodeNamePlugin{}, nil}}, msg: "filters[1] is nil"},
+		{name: "bad filter args", cfg: Config{Filters: []Filter{&nodeResourcesFitPlugin{IgnoredResourceGroups: []string{"a/b"}}}}, msg: "filters[0]: NodeResourcesFit"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

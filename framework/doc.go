@@ -6,9 +6,9 @@
 // The pieces, in the order a cycle uses them:
 //
 //   - [Filter]s (upstream v1.37 semantics and reason strings):
-//     [NodeName], [NodeUnschedulable], [TaintToleration], [NodeAffinity],
-//     [NodePorts], [NodeResourcesFit]; [DefaultFilters] lists them in
-//     upstream's order. [PodTopologySpread] (upstream's, opt-in: not in
+//     [NewNodeName], [NewNodeUnschedulable], [NewTaintToleration], [NewNodeAffinity],
+//     [NewNodePorts], [NewNodeResourcesFit]; [DefaultFilters] lists them in
+//     upstream's order. [NewPodTopologySpread] (upstream's, opt-in: not in
 //     DefaultFilters until the equivalence cache can serve it) is a
 //     [ClusterFilter]: its preparation counts pods per topology domain
 //     over the cycle's cluster. A Filter's PreFilter does the per-pod work once and
@@ -21,7 +21,7 @@
 //     untolerated taint(s)." An empty candidate set (affinity naming a
 //     node that does not exist, an empty cluster) is a Diagnosis too.
 //   - [Scheduler] runs one cycle: PreFilter, filter from a rotating start
-//     until [NumFeasibleNodesToFind] nodes fit (percentageOfNodesToScore:
+//     until enough nodes fit ([Config.PercentageOfNodesToScore]:
 //     adaptive, fixed or 100), score with a score.Profile, pick the best
 //     total with seeded tie-breaking, and with [Scheduler.Schedule] hold
 //     the node in a reserve.Ledger (filtering the ledger's view for the

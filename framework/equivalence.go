@@ -38,9 +38,9 @@ import (
 // it was seen before and no class seen since hashed to its slot.
 const doorSlots = 1024
 
-// DefaultEquivalenceClasses is the number of pod classes a Scheduler's
+// defaultEquivalenceClasses is the number of pod classes a Scheduler's
 // equivalence cache keeps when Config.EquivalenceClasses is 0.
-const DefaultEquivalenceClasses = 64
+const defaultEquivalenceClasses = 64
 
 // classEntry is one class's cached per-node results. Slices are indexed
 // by node index; blocks by snapshot block. A block whose version equals
@@ -362,7 +362,7 @@ func (s *Scheduler) runClass(e *classEntry, vc nodeview.View, d *Decision, serve
 func (s *Scheduler) scheduleClass(e *classEntry, vc nodeview.View, d *Decision) (ok bool, err error) {
 	c := &s.classes
 	n := e.n
-	numToFind := NumFeasibleNodesToFind(s.percentage, n)
+	numToFind := numFeasibleNodesToFind(s.percentage, n)
 	fe := resize(s.feasible, n)
 	s.totals = resize(s.totals, max(n, cap(s.totals)))
 	tot := s.totals[:n]
@@ -440,8 +440,8 @@ scan:
 // may read anything else, and does not inherit the promise.
 func isNodeLocal(f Filter) bool {
 	switch f.(type) {
-	case NodeName, *NodeName, NodeUnschedulable, *NodeUnschedulable, TaintToleration, *TaintToleration,
-		*NodeAffinity, NodePorts, *NodePorts, *NodeResourcesFit, GPUDevices, *GPUDevices:
+	case nodeNamePlugin, *nodeNamePlugin, nodeUnschedulablePlugin, *nodeUnschedulablePlugin, taintTolerationPlugin, *taintTolerationPlugin,
+		*nodeAffinityPlugin, nodePortsPlugin, *nodePortsPlugin, *nodeResourcesFitPlugin, gpuDevicesPlugin, *gpuDevicesPlugin:
 		return true
 	}
 	return scoring.IsNodeLocal(f)

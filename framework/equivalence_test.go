@@ -211,11 +211,11 @@ func (localScorer) Prepare(*snapshot.PodInfo, score.Cluster) (score.PodScorer, e
 func (localScorer) NodeLocal() bool { return true }
 
 // embeddingFilter and embeddingScorer embed built-ins.
-type embeddingFilter struct{ NodeName }
+type embeddingFilter struct{ nodeNamePlugin }
 
-type embeddingScorer struct{ *score.LeastAllocated }
+type embeddingScorer struct{ score.Scorer }
 
-func mustLeastAllocated(t *testing.T) *score.LeastAllocated {
+func mustLeastAllocated(t *testing.T) score.Scorer {
 	la, err := score.NewLeastAllocated()
 	require.NoError(t, err)
 	return la

@@ -55,26 +55,27 @@ func (f PodFilterFunc) Filter(node *snapshot.NodeInfo, reasons []Reason) []Reaso
 	return f(node, reasons)
 }
 
-// Plugin names, as upstream spells them.
+// Plugin names, as upstream spells them; each filter's Name() returns its
+// own, and [Reason] names the failing plugin with it.
 const (
-	NodeNameName          = "NodeName"
-	NodeUnschedulableName = "NodeUnschedulable"
-	TaintTolerationName   = "TaintToleration"
-	NodeAffinityName      = "NodeAffinity"
-	NodePortsName         = "NodePorts"
-	NodeResourcesFitName  = "NodeResourcesFit"
+	nodeNameName          = "NodeName"
+	nodeUnschedulableName = "NodeUnschedulable"
+	taintTolerationName   = "TaintToleration"
+	nodeAffinityName      = "NodeAffinity"
+	nodePortsName         = "NodePorts"
+	nodeResourcesFitName  = "NodeResourcesFit"
 )
 
 // DefaultFilters returns the filters of upstream's default profile that
 // need no volumes or pod affinity, in upstream's order: NodeName,
 // NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts,
 // NodeResourcesFit. A node's reasons come from the first filter it fails,
-// as upstream stops at the first failing plugin. [PodTopologySpread] is
+// as upstream stops at the first failing plugin. [NewPodTopologySpread] is
 // not included yet (it bypasses the equivalence cache); append it, as
 // upstream runs it after these (and the volume filters):
 // append(DefaultFilters(), spreadFilter).
 func DefaultFilters() []Filter {
 	return []Filter{
-		NodeName{}, NodeUnschedulable{}, TaintToleration{}, &NodeAffinity{}, NodePorts{}, &NodeResourcesFit{},
+		nodeNamePlugin{}, nodeUnschedulablePlugin{}, taintTolerationPlugin{}, &nodeAffinityPlugin{}, nodePortsPlugin{}, &nodeResourcesFitPlugin{},
 	}
 }

@@ -140,7 +140,7 @@ func TestFiltersAgainstPlainReference(t *testing.T) {
 		f   Filter
 		ref func(*snapshot.PodInfo, *snapshot.NodeInfo, []Reason) []Reason
 	}
-	pairs := []pair{{&NodeResourcesFit{}, refFit}, {TaintToleration{}, refTaints}, {NodeUnschedulable{}, refUnschedulable}, {GPUDevices{}, refGPU}}
+	pairs := []pair{{&nodeResourcesFitPlugin{}, refFit}, {taintTolerationPlugin{}, refTaints}, {nodeUnschedulablePlugin{}, refUnschedulable}, {gpuDevicesPlugin{}, refGPU}}
 	for seed := range uint64(40) {
 		rng := rand.New(rand.NewPCG(seed, 3))
 		f := fbCluster(t, rng)
@@ -165,7 +165,7 @@ func TestFiltersAgainstPlainReference(t *testing.T) {
 
 // renamedFit is NodeResourcesFit under another plugin name: its prepared
 // filter is fused, and its reasons must carry the other name.
-type renamedFit struct{ NodeResourcesFit }
+type renamedFit struct{ nodeResourcesFitPlugin }
 
 func (renamedFit) Name() string { return "MyFit" }
 
@@ -178,14 +178,14 @@ func TestFusedFiltersAgree(t *testing.T) {
 	for seed := range uint64(30) {
 		rng := rand.New(rand.NewPCG(seed, 5))
 		f := fbCluster(t, rng)
-		filters := append(DefaultFilters(), GPUDevices{})
+		filters := append(DefaultFilters(), gpuDevicesPlugin{})
 		switch seed % 4 {
 		case 1:
 			rng.Shuffle(len(filters), func(i, j int) { filters[i], filters[j] = filters[j], filters[i] })
 		case 2:
-			filters = []Filter{NodeUnschedulable{}, &renamedFit{}, GPUDevices{}}
+			filters = []Filter{nodeUnschedulablePlugin{}, &renamedFit{}, gpuDevicesPlugin{}}
 		case 3:
-			filters = []Filter{NodeUnschedulable{}, TaintToleration{}, NodePorts{}, &NodeResourcesFit{}, GPUDevices{}}
+			filters = []Filter{nodeUnschedulablePlugin{}, taintTolerationPlugin{}, nodePortsPlugin{}, &nodeResourcesFitPlugin{}, gpuDevicesPlugin{}}
 		}
 		s := mustNew(t, Config{Filters: filters})
 		for i := range 40 {
@@ -248,7 +248,7 @@ func TestNodeSelectorAgainstLabelMap(t *testing.T) {
 		}
 		pod := snapshottest.MakePod(fmt.Sprintf("p%d", i)).Obj()
 		pod.Spec.NodeSelector = sel
-		res, err := (&NodeAffinity{}).PreFilter(snapshot.MustPodInfo(pod))
+		res, err := (&nodeAffinityPlugin{}).PreFilter(snapshot.MustPodInfo(pod))
 		require.NoError(t, err)
 		for _, ni := range snap.Nodes() {
 			match := true

@@ -14,8 +14,28 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-var _ Filter = (*NodeResourcesFit)(nil)
+var _ Filter = (*nodeResourcesFitPlugin)(nil)
 
+// nodeResourcesFitPlugin is the filter [NewNodeResourcesFit] returns.
+type nodeResourcesFitPlugin struct {
+	// IgnoredResources are extended resources not checked
+	// ("example.com/foo"); upstream NodeResourcesFitArgs.ignoredResources.
+	IgnoredResources []string
+	// IgnoredResourceGroups are prefixes of extended resources not checked
+	// ("example.com" ignores example.com/*); upstream
+	// NodeResourcesFitArgs.ignoredResourceGroups.
+	IgnoredResourceGroups []string
+}
+
+// NewNodeResourcesFit returns the NodeResourcesFit filter ignoring the
+// extended resources ignoredResources ("example.com/foo"; upstream
+// NodeResourcesFitArgs.ignoredResources) and the resource groups
+// ignoredResourceGroups ("example.com" ignores example.com/*;
+// ignoredResourceGroups); nil for both is upstream's default. The
+// arguments are checked as upstream's ValidateNodeResourcesFitArgs (every
+// ignored resource and group a qualified name, groups without '/');
+// errors wrap [ErrInvalidConfig]. The filter keeps both slices.
+//
 // NodeResourcesFit is upstream's NodeResourcesFit filter (kube-scheduler
 // v1.37 noderesources/fit.go fitsRequest): a node fits when
 //
@@ -45,25 +65,23 @@ var _ Filter = (*NodeResourcesFit)(nil)
 // checks it, as here) and the in-place-resize delta for a pod already
 // bound to the node.
 //
-// The zero value is the upstream default (nothing ignored). Safe for
-// concurrent use.
-type NodeResourcesFit struct {
-	// IgnoredResources are extended resources not checked
-	// ("example.com/foo"); upstream NodeResourcesFitArgs.ignoredResources.
-	IgnoredResources []string
-	// IgnoredResourceGroups are prefixes of extended resources not checked
-	// ("example.com" ignores example.com/*); upstream
-	// NodeResourcesFitArgs.ignoredResourceGroups.
-	IgnoredResourceGroups []string
+// NewNodeResourcesFit(nil, nil) is the upstream default (nothing
+// ignored). Safe for concurrent use.
+func NewNodeResourcesFit(ignoredResources, ignoredResourceGroups []string) (Filter, error) {
+	f := &nodeResourcesFitPlugin{IgnoredResources: ignoredResources, IgnoredResourceGroups: ignoredResourceGroups}
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // Name returns "NodeResourcesFit".
-func (*NodeResourcesFit) Name() string { return NodeResourcesFitName }
+func (*nodeResourcesFitPlugin) Name() string { return nodeResourcesFitName }
 
 // Validate checks the arguments as upstream's ValidateNodeResourcesFitArgs:
 // every ignored resource and group is a qualified name, and groups contain
 // no '/'. Errors wrap [ErrInvalidConfig].
-func (f *NodeResourcesFit) Validate() error {
+func (f *nodeResourcesFitPlugin) Validate() error {
 	for i, r := range f.IgnoredResources {
 		if msgs := validation.IsQualifiedName(r); len(msgs) > 0 {
 			return fmt.Errorf("NodeResourcesFit: ignoredResources[%d] %q: %s: %w", i, r, strings.Join(msgs, "; "), ErrInvalidConfig)
@@ -80,7 +98,7 @@ func (f *NodeResourcesFit) Validate() error {
 	return nil
 }
 
-func (f *NodeResourcesFit) ignored(r snapshot.ResourceID) bool {
+func (f *nodeResourcesFitPlugin) ignored(r snapshot.ResourceID) bool {
 	if len(f.IgnoredResources) == 0 && len(f.IgnoredResourceGroups) == 0 {
 		return false
 	}
@@ -107,7 +125,7 @@ type fitFilter struct {
 }
 
 // PreFilter reads the pod's pending request once; O(resources).
-func (f *NodeResourcesFit) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
+func (f *nodeResourcesFitPlugin) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
 	req := &pod.Requests().Pending
 	c := &fitFilter{cpu: req.MilliCPU(), memory: req.Memory(), ephemeral: req.EphemeralStorage()}
 	for r := snapshot.Pods + 1; int(r) < req.Len(); r++ {

@@ -29,7 +29,7 @@ func TestNodeResourcesFit(t *testing.T) {
 	}
 	tests := []struct {
 		name  string
-		fit   NodeResourcesFit
+		fit   nodeResourcesFitPlugin
 		pod   *v1.Pod
 		node  *v1.Node
 		bound []*v1.Pod
@@ -105,7 +105,7 @@ func TestNodeResourcesFit(t *testing.T) {
 		{
 			// kubernetes.io/ resources are not extended: never ignored.
 			name: "kubernetes.io resource capacity enforced even with its group ignored",
-			fit:  NodeResourcesFit{IgnoredResourceGroups: []string{"example.com", "kubernetes.io"}},
+			fit:  nodeResourcesFitPlugin{IgnoredResourceGroups: []string{"example.com", "kubernetes.io"}},
 			pod:  mkPod("p").Req("example.com/bbb", "1", "kubernetes.io/something", "1").Obj(),
 			want: []got{res("kubernetes.io/something", 1, 0, 0)},
 		},
@@ -123,20 +123,20 @@ func TestNodeResourcesFit(t *testing.T) {
 		},
 		{
 			name: "skip checking ignored extended resource",
-			fit:  NodeResourcesFit{IgnoredResources: []string{"example.com/bbb"}},
+			fit:  nodeResourcesFitPlugin{IgnoredResources: []string{"example.com/bbb"}},
 			pod:  mkPod("p").Req("cpu", "1m", "example.com/bbb", "1").Obj(),
 			want: []got{},
 		},
 		{
 			name: "skip checking ignored extended resource via resource groups",
-			fit:  NodeResourcesFit{IgnoredResourceGroups: []string{"example.com"}},
+			fit:  nodeResourcesFitPlugin{IgnoredResourceGroups: []string{"example.com"}},
 			pod:  mkPod("p").Req("example.com/bbb", "1", "example.com/aaa", "100").Obj(),
 			want: []got{},
 		},
 		{
 			// hugepages are not extended resources: IgnoredResources does not apply.
 			name: "hugepages cannot be ignored",
-			fit:  NodeResourcesFit{IgnoredResources: []string{"hugepages-2Mi"}},
+			fit:  nodeResourcesFitPlugin{IgnoredResources: []string{"hugepages-2Mi"}},
 			pod:  mkPod("p").Req("hugepages-2Mi", "6").Obj(),
 			want: []got{res("hugepages-2Mi", 6, 0, 5)},
 		},
@@ -219,7 +219,7 @@ func TestNodeResourcesFit(t *testing.T) {
 }
 
 func TestNodeResourcesFitMessages(t *testing.T) {
-	g := filterOne(t, &NodeResourcesFit{}, mkPod("p").Req("example.com/bbb", "1", "cpu", "1").Obj(), fitNode())
+	g := filterOne(t, &nodeResourcesFitPlugin{}, mkPod("p").Req("example.com/bbb", "1", "cpu", "1").Obj(), fitNode())
 	require.Len(t, g, 2)
 	r := Reason{Code: g[0].Code}
 	r.Resource, _ = lookup(t, g[0].Resource)
@@ -232,14 +232,14 @@ func TestNodeResourcesFitMessages(t *testing.T) {
 func TestNodeResourcesFitValidate(t *testing.T) {
 	tests := []struct {
 		name string
-		fit  NodeResourcesFit
+		fit  nodeResourcesFitPlugin
 		ok   bool
 	}{
 		{name: "zero value", ok: true},
-		{name: "valid", fit: NodeResourcesFit{IgnoredResources: []string{"example.com/foo"}, IgnoredResourceGroups: []string{"example.com"}}, ok: true},
-		{name: "invalid resource name", fit: NodeResourcesFit{IgnoredResources: []string{"bad name!"}}},
-		{name: "group with slash", fit: NodeResourcesFit{IgnoredResourceGroups: []string{"example.com/aaa"}}},
-		{name: "invalid group", fit: NodeResourcesFit{IgnoredResourceGroups: []string{"-bad-"}}},
+		{name: "valid", fit: nodeResourcesFitPlugin{IgnoredResources: []string{"example.com/foo"}, IgnoredResourceGroups: []string{"example.com"}}, ok: true},
+		{name: "invalid resource name", fit: nodeResourcesFitPlugin{IgnoredResources: []string{"bad name!"}}},
+		{name: "group with slash", fit: nodeResourcesFitPlugin{IgnoredResourceGroups: []string{"example.com/aaa"}}},
+		{name: "invalid group", fit: nodeResourcesFitPlugin{IgnoredResourceGroups: []string{"-bad-"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -292,7 +292,7 @@ func TestNodeResourcesFitPendingPodStatus(t *testing.T) {
 		}()}, cpu(2000, 3000)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, filterOne(t, &NodeResourcesFit{}, tc.pod, node(), tc.bound...))
+			assert.Equal(t, tc.want, filterOne(t, &nodeResourcesFitPlugin{}, tc.pod, node(), tc.bound...))
 		})
 	}
 }

@@ -54,7 +54,7 @@ func TestFitReasonsAgreeWithLedger(t *testing.T) {
 				kv = append(kv, "example.com/fpga", pick("1", "3"))
 			}
 			pi := snapshot.MustPodInfo(snapshottest.MakePod(fmt.Sprintf("p-%d-%d", round, k)).Req(kv...).Obj())
-			res, err := (&NodeResourcesFit{}).PreFilter(pi)
+			res, err := (&nodeResourcesFitPlugin{}).PreFilter(pi)
 			require.NoError(t, err)
 			ff := &fusedFilter{fit: res.Filter.(*fitFilter)}
 			for _, ni := range snap.Nodes() {

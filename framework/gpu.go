@@ -11,9 +11,15 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-// GPUDevicesName is the name of the [GPUDevices] filter.
+// GPUDevicesName is the name of the [NewGPUDevices] filter.
 const GPUDevicesName = "GPUDevices"
 
+// gpuDevicesPlugin is the filter [NewGPUDevices] returns.
+type gpuDevicesPlugin struct{}
+
+// NewGPUDevices returns the GPUDevices filter; it has no arguments and allocates
+// nothing.
+//
 // GPUDevices is the device-level filter for GPU sharing (no upstream
 // equivalent: upstream counts GPUs as an opaque integer): a pod asking for
 // N devices (or a milli-GPU share of one, snapshot.AnnotationGPUMilli) fits
@@ -35,16 +41,16 @@ const GPUDevicesName = "GPUDevices"
 // devices of an allowed model) or "node(s) had no GPU of an allowed model".
 // Per node: O(1) from the node's FilterBlock for pods needing at most 4
 // devices, O(devices) for more; allocates nothing.
-type GPUDevices struct{}
+func NewGPUDevices() Filter { return gpuDevicesPlugin{} }
 
-var _ Filter = GPUDevices{}
+var _ Filter = gpuDevicesPlugin{}
 
 // Name returns GPUDevicesName.
-func (GPUDevices) Name() string { return GPUDevicesName }
+func (gpuDevicesPlugin) Name() string { return GPUDevicesName }
 
 // PreFilter skips pods that ask for no device and looks the pod's models
 // up once ([snapshot.GPUModelID]).
-func (GPUDevices) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
+func (gpuDevicesPlugin) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
 	g := pod.GPU()
 	if g.Count == 0 {
 		return PreFilterResult{}, nil

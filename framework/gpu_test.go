@@ -30,7 +30,7 @@ func TestGPUDevicesFilter(t *testing.T) {
 	c := st.Cache(t, []*v1.Node{gpuNode("t4", "T4", "2"), gpuNode("v100", "V100M16", "1")},
 		gpuPod("used", "1", "800").Annotation(snapshot.AnnotationGPUIndex, "0").Node("v100").Obj())
 	snap := c.Snapshot()
-	filters := append(framework.DefaultFilters(), framework.GPUDevices{})
+	filters := append(framework.DefaultFilters(), framework.NewGPUDevices())
 	s, err := framework.New(framework.Config{Filters: filters, Seed: 1, DeviceChooser: gpushare.BestFit{}})
 	require.NoError(t, err)
 
@@ -88,7 +88,7 @@ func TestFGDDeviceChoice(t *testing.T) {
 	require.NoError(t, err)
 	p, err := score.NewProfile(score.Weighted{Scorer: gpushare.NewScorer(gpushare.NewFGD(w)), Weight: 1})
 	require.NoError(t, err)
-	s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.GPUDevices{}), Profile: p, Seed: 1})
+	s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.NewGPUDevices()), Profile: p, Seed: 1})
 	require.NoError(t, err)
 	d, err := s.SchedulePod(c.Snapshot(), snapshot.MustPodInfo(gpuPod("new", "1", "500").Obj()))
 	require.NoError(t, err)
@@ -137,7 +137,7 @@ func TestDeviceChooserDecides(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := score.NewProfile(score.Weighted{Scorer: tc.scorer})
 			require.NoError(t, err)
-			s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.GPUDevices{}), Profile: p, DeviceChooser: tc.devices})
+			s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.NewGPUDevices()), Profile: p, DeviceChooser: tc.devices})
 			require.NoError(t, err)
 			d, err := s.SchedulePod(c.Snapshot(), snapshot.MustPodInfo(gpuPod("p", "1", "250").Obj()))
 			require.NoError(t, err)
@@ -154,7 +154,7 @@ func TestDeviceChooserDecides(t *testing.T) {
 // fix; a pod asking for no device, or a node without devices, needs none.
 func TestNoDeviceChooser(t *testing.T) {
 	c := st.Cache(t, []*v1.Node{gpuNode("n", "T4", "4"), st.MakeNode("cpu").Capacity("cpu", "8", "memory", "8Gi", "pods", "10").Obj()})
-	s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.GPUDevices{})})
+	s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.NewGPUDevices())})
 	require.NoError(t, err)
 	_, err = s.SchedulePod(c.Snapshot(), snapshot.MustPodInfo(gpuPod("p", "1", "250").Obj()))
 	require.ErrorIs(t, err, framework.ErrInvalidConfig)
@@ -171,7 +171,7 @@ func TestZeroGPUMilliNode(t *testing.T) {
 	zero := st.MakeNode("zero").Capacity("cpu", "64", "memory", "256Gi", "pods", "110",
 		"alibabacloud.com/gpu-count", "2", "alibabacloud.com/gpu-milli", "0").Label(snapshot.LabelGPUModel, "T4").Obj()
 	c := st.Cache(t, []*v1.Node{zero})
-	s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.GPUDevices{}), Seed: 1})
+	s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.NewGPUDevices()), Seed: 1})
 	require.NoError(t, err)
 	d, err := s.SchedulePod(c.Snapshot(), snapshot.MustPodInfo(gpuPod("share", "1", "500").Obj()))
 	require.NoError(t, err)
@@ -197,7 +197,7 @@ func TestManyNvidiaGPUsSchedule(t *testing.T) {
 		profile *score.Profile
 	}{{"default profile", nil}, {"FGD", must(score.NewProfile(score.Weighted{Scorer: gpushare.NewScorer(gpushare.NewFGD(fgd)), Weight: 1}))}} {
 		t.Run(prof.name, func(t *testing.T) {
-			s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.GPUDevices{}), Profile: prof.profile, Seed: 1})
+			s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.NewGPUDevices()), Profile: prof.profile, Seed: 1})
 			require.NoError(t, err)
 			for _, tc := range []struct {
 				name string
@@ -230,7 +230,7 @@ func TestManyNvidiaGPUsSchedule(t *testing.T) {
 	}
 	big, err := snapshot.NewPodInfo(st.MakePod("big").Req("cpu", "1", "nvidia.com/gpu", "65").Obj())
 	require.NoError(t, err)
-	s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.GPUDevices{}), Seed: 1})
+	s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.NewGPUDevices()), Seed: 1})
 	require.NoError(t, err)
 	fresh := st.Cache(t, []*v1.Node{node}).Snapshot()
 	d, err := s.SchedulePod(fresh, big)

@@ -13,8 +13,19 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-var _ Filter = (*NodeAffinity)(nil)
+var _ Filter = (*nodeAffinityPlugin)(nil)
 
+// nodeAffinityPlugin is the filter [NewNodeAffinity] returns.
+type nodeAffinityPlugin struct {
+	added *selector.NodeSelector
+}
+
+// NewNodeAffinity returns a NodeAffinity filter that also enforces
+// added.requiredDuringSchedulingIgnoredDuringExecution on every pod
+// (upstream NodeAffinityArgs.addedAffinity; the preferred part is for
+// scoring and ignored here). nil adds nothing. A malformed selector is an
+// error wrapping [ErrInvalidConfig].
+//
 // NodeAffinity is upstream's NodeAffinity filter (kube-scheduler v1.37
 // nodeaffinity/node_affinity.go with k8s.io/component-helpers
 // scheduling/corev1/nodeaffinity): a node fits when its labels match every
@@ -35,23 +46,14 @@ var _ Filter = (*NodeAffinity)(nil)
 // conflict"). A name that matches no node leaves no candidate: a clean
 // "unschedulable".
 //
-// The zero value enforces nothing beyond the pod's own affinity; use
-// [NewNodeAffinity] for AddedAffinity. Selectors are compiled and
+// NewNodeAffinity(nil) enforces nothing beyond the pod's own affinity.
+// Selectors are compiled and
 // matched by schedkit's one selector engine (internal/selector), which
 // the NodeAffinity scorer uses too. Safe for concurrent use. Per node:
 // one scan of the node's label handles per requirement, allocates
 // nothing.
-type NodeAffinity struct {
-	added *selector.NodeSelector
-}
-
-// NewNodeAffinity returns a NodeAffinity filter that also enforces
-// added.requiredDuringSchedulingIgnoredDuringExecution on every pod
-// (upstream NodeAffinityArgs.addedAffinity; the preferred part is for
-// scoring and ignored here). nil adds nothing. A malformed selector is an
-// error wrapping [ErrInvalidConfig].
-func NewNodeAffinity(added *v1.NodeAffinity) (*NodeAffinity, error) {
-	f := &NodeAffinity{}
+func NewNodeAffinity(added *v1.NodeAffinity) (Filter, error) {
+	f := &nodeAffinityPlugin{}
 	if added == nil || added.RequiredDuringSchedulingIgnoredDuringExecution == nil {
 		return f, nil
 	}
@@ -65,11 +67,11 @@ func NewNodeAffinity(added *v1.NodeAffinity) (*NodeAffinity, error) {
 }
 
 // Name returns "NodeAffinity".
-func (*NodeAffinity) Name() string { return NodeAffinityName }
+func (*nodeAffinityPlugin) Name() string { return nodeAffinityName }
 
 // PreFilter compiles the pod's nodeSelector and required node affinity
 // once; O(requirements × values).
-func (f *NodeAffinity) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
+func (f *nodeAffinityPlugin) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
 	spec := &pod.Pod().Spec
 	var required *v1.NodeSelector
 	if a := spec.Affinity; a != nil && a.NodeAffinity != nil {

@@ -248,7 +248,7 @@ func TestNodeAffinity(t *testing.T) {
 			for k, v := range tc.labels {
 				nw.Label(k, v)
 			}
-			res, g := runFilter(t, &NodeAffinity{}, affinityPod(tc.selector, tc.terms), []*v1.Node{nw.Obj()})
+			res, g := runFilter(t, &nodeAffinityPlugin{}, affinityPod(tc.selector, tc.terms), []*v1.Node{nw.Obj()})
 			assert.Equal(t, tc.reject, res.Reject, "Reject")
 			if tc.reject != "" {
 				return
@@ -296,5 +296,5 @@ func TestNodeAffinityAdded(t *testing.T) {
 	assert.Contains(t, err.Error(), "addedAffinity")
 	f, err = NewNodeAffinity(nil)
 	require.NoError(t, err)
-	assert.Nil(t, f.added)
+	assert.Nil(t, f.(*nodeAffinityPlugin).added)
 }

@@ -3,22 +3,28 @@ package framework
 import "github.com/schedkit/schedkit/snapshot"
 
 var (
-	_ Filter = NodeName{}
-	_ Filter = NodePorts{}
+	_ Filter = nodeNamePlugin{}
+	_ Filter = nodePortsPlugin{}
 )
 
+// nodeNamePlugin is the filter [NewNodeName] returns.
+type nodeNamePlugin struct{}
+
+// NewNodeName returns the NodeName filter; it has no arguments and allocates
+// nothing.
+//
 // NodeName is upstream's NodeName filter (kube-scheduler v1.37
 // nodename/node_name.go): a pod with spec.nodeName set fits only the node
 // of that name. Its PreFilter narrows the candidates to that node (the
 // other nodes are reported as [CodeNotCandidate], as upstream's
 // PreFilterResult does); a pod without spec.nodeName is not checked.
-type NodeName struct{}
+func NewNodeName() Filter { return nodeNamePlugin{} }
 
 // Name returns "NodeName".
-func (NodeName) Name() string { return NodeNameName }
+func (nodeNamePlugin) Name() string { return nodeNameName }
 
 // PreFilter narrows to spec.nodeName; O(1).
-func (NodeName) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
+func (nodeNamePlugin) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
 	name := pod.Pod().Spec.NodeName
 	if name == "" {
 		return PreFilterResult{}, nil
@@ -35,6 +41,12 @@ func (want nodeNameFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Rea
 	return reasons
 }
 
+// nodePortsPlugin is the filter [NewNodePorts] returns.
+type nodePortsPlugin struct{}
+
+// NewNodePorts returns the NodePorts filter; it has no arguments and allocates
+// nothing.
+//
 // NodePorts is upstream's NodePorts filter (kube-scheduler v1.37
 // nodeports/node_ports.go): a node fails ([CodeNodePorts], resolvable by
 // preemption) when a host port the pod uses (regular and restartable init
@@ -42,13 +54,13 @@ func (want nodeNameFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Rea
 // the same host IP or either side on 0.0.0.0 ([snapshot.HostPort.Conflicts]).
 // Per node: O(pod ports × used ports), allocates nothing; a pod without
 // host ports is not checked.
-type NodePorts struct{}
+func NewNodePorts() Filter { return nodePortsPlugin{} }
 
 // Name returns "NodePorts".
-func (NodePorts) Name() string { return NodePortsName }
+func (nodePortsPlugin) Name() string { return nodePortsName }
 
 // PreFilter keeps the pod's host ports.
-func (NodePorts) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
+func (nodePortsPlugin) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
 	ports := pod.HostPorts()
 	if len(ports) == 0 {
 		return PreFilterResult{}, nil

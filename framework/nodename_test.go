@@ -11,16 +11,16 @@ func TestNodeName(t *testing.T) {
 	nodes := []*v1.Node{mkNode("n1").Capacity("pods", "10").Obj(), mkNode("n2").Capacity("pods", "10").Obj()}
 	mismatch := []got{{Code: CodeNodeName, Unresolvable: true}}
 
-	res, g := runFilter(t, NodeName{}, mkPod("p").Obj(), nodes)
+	res, g := runFilter(t, nodeNamePlugin{}, mkPod("p").Obj(), nodes)
 	assert.Nil(t, res.Filter, "a pod without spec.nodeName is not checked")
 	assert.Nil(t, res.NodeNames)
 	assert.Equal(t, map[string][]got{"n1": {}, "n2": {}}, g)
 
-	res, g = runFilter(t, NodeName{}, mkPod("p").Node("n1").Obj(), nodes)
+	res, g = runFilter(t, nodeNamePlugin{}, mkPod("p").Node("n1").Obj(), nodes)
 	assert.Equal(t, []string{"n1"}, res.NodeNames, "PreFilter narrows to spec.nodeName")
 	assert.Equal(t, map[string][]got{"n1": {}, "n2": mismatch}, g)
 
-	res, g = runFilter(t, NodeName{}, mkPod("p").Node("ghost").Obj(), nodes)
+	res, g = runFilter(t, nodeNamePlugin{}, mkPod("p").Node("ghost").Obj(), nodes)
 	assert.Equal(t, []string{"ghost"}, res.NodeNames)
 	assert.Equal(t, map[string][]got{"n1": mismatch, "n2": mismatch}, g)
 	assert.Equal(t, "node(s) didn't match the requested node name", (&Reason{Code: CodeNodeName}).Message())
@@ -63,7 +63,7 @@ func TestNodePorts(t *testing.T) {
 				b.Spec.NodeName = "n1"
 				bound = append(bound, b)
 			}
-			res, g := runFilter(t, NodePorts{}, tc.pod, []*v1.Node{node}, bound...)
+			res, g := runFilter(t, nodePortsPlugin{}, tc.pod, []*v1.Node{node}, bound...)
 			assert.Equal(t, tc.skipped, res.Filter == nil, "skipped")
 			assert.Equal(t, tc.want, g["n1"], "NodePorts(n1)")
 		})
@@ -72,7 +72,7 @@ func TestNodePorts(t *testing.T) {
 	// Ports of restartable init containers count, on both sides.
 	sidecar := mkPod("bound").Sidecar().Node("n1").Obj()
 	sidecar.Spec.InitContainers[0].Ports = []v1.ContainerPort{port("", "", 7000)}
-	_, g := runFilter(t, NodePorts{}, withPorts("p", port("", "", 7000)), []*v1.Node{mkNode("n1").Capacity("pods", "10").Obj()}, sidecar)
+	_, g := runFilter(t, nodePortsPlugin{}, withPorts("p", port("", "", 7000)), []*v1.Node{mkNode("n1").Capacity("pods", "10").Obj()}, sidecar)
 	assert.Equal(t, conflict, g["n1"], "sidecar port in use")
 	assert.Equal(t, "node(s) didn't have free ports for the requested pod ports", (&Reason{Code: CodeNodePorts}).Message())
 }

@@ -10,12 +10,12 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-// PodTopologySpreadName is upstream's plugin name.
-const PodTopologySpreadName = "PodTopologySpread"
+// podTopologySpreadName is upstream's plugin name.
+const podTopologySpreadName = "PodTopologySpread"
 
 // ClusterFilter is implemented by a [Filter] whose preparation reads the
 // whole cluster, not the pod alone (upstream PreFilter's node list):
-// [PodTopologySpread] counts pods per topology domain on every node. A
+// [NewPodTopologySpread] counts pods per topology domain on every node. A
 // [Scheduler] calls PreFilterCluster instead of PreFilter, with the
 // cycle's cluster (a Snapshot, a Fork, or a ledger's view). Such a filter
 // is not node-local (the equivalence cache cannot serve it).
@@ -36,8 +36,16 @@ func RunPreFilter(f Filter, pod *snapshot.PodInfo, cluster score.Cluster) (PreFi
 	return f.PreFilter(pod)
 }
 
-var _ ClusterFilter = (*PodTopologySpread)(nil)
+var _ ClusterFilter = (*podTopologySpreadPlugin)(nil)
 
+// podTopologySpreadPlugin is the filter [NewPodTopologySpread] returns.
+type podTopologySpreadPlugin struct {
+	cfg spread.Config
+}
+
+// NewPodTopologySpread validates args as score.NewPodTopologySpread does;
+// errors wrap [ErrInvalidConfig] and name the field.
+//
 // PodTopologySpread is upstream's PodTopologySpread filter (kube-scheduler
 // v1.37 podtopologyspread/filtering.go and common.go) with upstream's
 // default feature gates (node inclusion policies and matchLabelKeys on).
@@ -78,39 +86,33 @@ var _ ClusterFilter = (*PodTopologySpread)(nil)
 // yet), allocating the per-domain counts; per node O(constraints) map
 // look-ups, no allocation. PreFilter (without the cluster) is an error.
 // Safe for concurrent use.
-type PodTopologySpread struct {
-	cfg spread.Config
-}
-
-// NewPodTopologySpread validates args as score.NewPodTopologySpread does;
-// errors wrap [ErrInvalidConfig] and name the field.
-func NewPodTopologySpread(args score.PodTopologySpreadArgs) (*PodTopologySpread, error) {
+func NewPodTopologySpread(args score.PodTopologySpreadArgs) (Filter, error) {
 	var lister spread.Lister
 	if args.Workloads != nil {
 		lister = args.Workloads
 	}
 	cfg, err := spread.NewConfig(args.DefaultConstraints, args.DefaultingType, lister)
 	if err != nil {
-		return nil, fmt.Errorf("framework: %s: %w: %w", PodTopologySpreadName, err, ErrInvalidConfig)
+		return nil, fmt.Errorf("framework: %s: %w: %w", podTopologySpreadName, err, ErrInvalidConfig)
 	}
-	return &PodTopologySpread{cfg: cfg}, nil
+	return &podTopologySpreadPlugin{cfg: cfg}, nil
 }
 
 // Name returns "PodTopologySpread".
-func (*PodTopologySpread) Name() string { return PodTopologySpreadName }
+func (*podTopologySpreadPlugin) Name() string { return podTopologySpreadName }
 
 // PreFilter fails: the filter needs the cluster (see [ClusterFilter]).
-func (*PodTopologySpread) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
-	return PreFilterResult{}, fmt.Errorf("framework: %s: pod %s: PreFilter needs the cluster, call PreFilterCluster: %w", PodTopologySpreadName, pod.Key(), ErrInvalidConfig)
+func (*podTopologySpreadPlugin) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
+	return PreFilterResult{}, fmt.Errorf("framework: %s: pod %s: PreFilter needs the cluster, call PreFilterCluster: %w", podTopologySpreadName, pod.Key(), ErrInvalidConfig)
 }
 
 // PreFilterCluster builds the pod's DoNotSchedule constraints and counts
 // matching pods per domain over cluster; no constraint: no filter.
-func (f *PodTopologySpread) PreFilterCluster(pod *snapshot.PodInfo, cluster score.Cluster) (PreFilterResult, error) {
+func (f *podTopologySpreadPlugin) PreFilterCluster(pod *snapshot.PodInfo, cluster score.Cluster) (PreFilterResult, error) {
 	p := pod.Pod()
 	cs, err := f.cfg.Constraints(p, v1.DoNotSchedule)
 	if err != nil {
-		return PreFilterResult{}, fmt.Errorf("framework: %s: pod %s: %w: %w", PodTopologySpreadName, pod.Key(), err, ErrInvalidPod)
+		return PreFilterResult{}, fmt.Errorf("framework: %s: pod %s: %w: %w", podTopologySpreadName, pod.Key(), err, ErrInvalidPod)
 	}
 	if len(cs) == 0 {
 		return PreFilterResult{}, nil

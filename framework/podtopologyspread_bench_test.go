@@ -35,7 +35,7 @@ func TestSpreadFilterAllocatesNothing(t *testing.T) {
 	require.NoError(t, err)
 	pod := spreadPod(zoneKey, 1, nil)
 	pod.Spec.TopologySpreadConstraints = append(pod.Spec.TopologySpreadConstraints, spreadPod(v1.LabelHostname, 1, nil).Spec.TopologySpreadConstraints...)
-	res, err := f.PreFilterCluster(snapshot.MustPodInfo(pod), snap)
+	res, err := f.(ClusterFilter).PreFilterCluster(snapshot.MustPodInfo(pod), snap)
 	require.NoError(t, err)
 	buf := make([]Reason, 0, 16)
 	ni := snap.Node(7)
@@ -70,7 +70,7 @@ func BenchmarkPodTopologySpread(b *testing.B) {
 			out := make([]int64, n)
 			b.ReportAllocs()
 			for b.Loop() {
-				res, err := f.PreFilterCluster(hp, snap)
+				res, err := f.(ClusterFilter).PreFilterCluster(hp, snap)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -72,7 +72,7 @@ func FuzzSpreadInvariants(f *testing.F) {
 		})
 		filter, err := NewPodTopologySpread(score.PodTopologySpreadArgs{})
 		require.NoError(t, err)
-		res, err := filter.PreFilterCluster(snapshot.MustPodInfo(pod), snap)
+		res, err := filter.(ClusterFilter).PreFilterCluster(snapshot.MustPodInfo(pod), snap)
 		require.NoError(t, err)
 
 		// Brute-force domain counts of eligible nodes.

@@ -43,7 +43,7 @@ func webPods(node string, n int) []*v1.Pod {
 
 // runSpread runs the PodTopologySpread filter for pod over a snapshot of
 // nodes and bound, returning the reasons per node.
-func runSpread(t *testing.T, f *PodTopologySpread, pod *v1.Pod, nodes []*v1.Node, bound []*v1.Pod) map[string][]got {
+func runSpread(t *testing.T, f *podTopologySpreadPlugin, pod *v1.Pod, nodes []*v1.Node, bound []*v1.Pod) map[string][]got {
 	t.Helper()
 	snap := snapshottest.Snapshot(t, nodes, bound...)
 	res, err := f.PreFilterCluster(snapshot.MustPodInfo(pod), snap)
@@ -56,11 +56,11 @@ func runSpread(t *testing.T, f *PodTopologySpread, pod *v1.Pod, nodes []*v1.Node
 	return out
 }
 
-func newSpread(t *testing.T, args score.PodTopologySpreadArgs) *PodTopologySpread {
+func newSpread(t *testing.T, args score.PodTopologySpreadArgs) *podTopologySpreadPlugin {
 	t.Helper()
 	f, err := NewPodTopologySpread(args)
 	require.NoError(t, err)
-	return f
+	return f.(*podTopologySpreadPlugin)
 }
 
 var (
@@ -320,5 +320,5 @@ func TestSpreadDiagnosis(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, d.Scheduled())
 	assert.Equal(t, "0/3 nodes are available: 1 node(s) didn't match pod topology spread constraints (missing required label), 2 node(s) didn't match pod topology spread constraints.", d.Diagnosis.Message())
-	assert.Equal(t, []string{PodTopologySpreadName}, d.Diagnosis.UnschedulablePlugins)
+	assert.Equal(t, []string{podTopologySpreadName}, d.Diagnosis.UnschedulablePlugins)
 }

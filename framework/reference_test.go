@@ -84,7 +84,7 @@ func (r *refScheduler) schedule(t *testing.T, snap *snapshot.Snapshot, pod *snap
 			}
 		}
 	}
-	want := NumFeasibleNodesToFind(r.pct, len(nodes))
+	want := numFeasibleNodesToFind(r.pct, len(nodes))
 	if len(r.profile.Scorers()) == 0 {
 		want = min(want, 1)
 	}

@@ -234,7 +234,7 @@ func (w *resWorld) op() string {
 func (w *resWorld) checkAgreement() {
 	pi := w.pi(w.randKey())
 	view, reserved := w.l.SnapshotFor(pi)
-	res, err := (&NodeResourcesFit{}).PreFilter(pi)
+	res, err := (&nodeResourcesFitPlugin{}).PreFilter(pi)
 	require.NoError(w.t, err)
 	for _, n := range w.nodes {
 		want, err := w.l.Fits(pi, n)

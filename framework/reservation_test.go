@@ -100,7 +100,7 @@ func TestSnapshotForAgreesWithFits(t *testing.T) {
 	_, err = l.Reserve(snapshot.MustPodInfo(mkPod("x").Req("cpu", "3").Obj()), "b")
 	require.NoError(t, err)
 	for _, p := range []*snapshot.PodInfo{webPod("p", "2"), webPod("p5", "5"), snapshot.MustPodInfo(mkPod("q").Req("cpu", "1").Obj())} {
-		res, err := (&NodeResourcesFit{}).PreFilter(p)
+		res, err := (&nodeResourcesFitPlugin{}).PreFilter(p)
 		require.NoError(t, err)
 		view, reserved := l.SnapshotFor(p)
 		for _, name := range []string{"a", "b"} {

@@ -8,10 +8,16 @@ import (
 )
 
 var (
-	_ Filter = TaintToleration{}
-	_ Filter = NodeUnschedulable{}
+	_ Filter = taintTolerationPlugin{}
+	_ Filter = nodeUnschedulablePlugin{}
 )
 
+// taintTolerationPlugin is the filter [NewTaintToleration] returns.
+type taintTolerationPlugin struct{}
+
+// NewTaintToleration returns the TaintToleration filter; it has no arguments and allocates
+// nothing.
+//
 // TaintToleration is upstream's TaintToleration filter (kube-scheduler
 // v1.37 tainttoleration/taint_toleration.go): a node fails when one of its
 // NoSchedule or NoExecute taints is tolerated by none of the pod's
@@ -27,13 +33,13 @@ var (
 // Per node: O(taints × tolerations), allocates nothing. A pod that
 // tolerates everything (key "", operator Exists, effect "") is not checked
 // at all.
-type TaintToleration struct{}
+func NewTaintToleration() Filter { return taintTolerationPlugin{} }
 
 // Name returns "TaintToleration".
-func (TaintToleration) Name() string { return TaintTolerationName }
+func (taintTolerationPlugin) Name() string { return taintTolerationName }
 
 // PreFilter keeps the pod's tolerations; O(tolerations).
-func (TaintToleration) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
+func (taintTolerationPlugin) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
 	tols := pod.Pod().Spec.Tolerations
 	if toleratesAll(tols) {
 		return PreFilterResult{}, nil
@@ -104,20 +110,26 @@ func tolerates(tols []v1.Toleration, taint *v1.Taint) bool {
 	return false
 }
 
+// nodeUnschedulablePlugin is the filter [NewNodeUnschedulable] returns.
+type nodeUnschedulablePlugin struct{}
+
+// NewNodeUnschedulable returns the NodeUnschedulable filter; it has no arguments and allocates
+// nothing.
+//
 // NodeUnschedulable is upstream's NodeUnschedulable filter (kube-scheduler
 // v1.37 nodeunschedulable/node_unschedulable.go): a node with
 // spec.unschedulable fails ([CodeNodeUnschedulable], unresolvable) unless
 // the pod tolerates the taint node.kubernetes.io/unschedulable:NoSchedule.
 // Per node: O(1), allocates nothing; a tolerating pod is not checked.
-type NodeUnschedulable struct{}
+func NewNodeUnschedulable() Filter { return nodeUnschedulablePlugin{} }
 
 // Name returns "NodeUnschedulable".
-func (NodeUnschedulable) Name() string { return NodeUnschedulableName }
+func (nodeUnschedulablePlugin) Name() string { return nodeUnschedulableName }
 
 var unschedulableTaint = v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule}
 
 // PreFilter decides once whether the pod tolerates unschedulable nodes.
-func (NodeUnschedulable) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
+func (nodeUnschedulablePlugin) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
 	if tolerates(pod.Pod().Spec.Tolerations, &unschedulableTaint) {
 		return PreFilterResult{}, nil
 	}

@@ -138,7 +138,7 @@ func TestTaintToleration(t *testing.T) {
 			for _, tt := range tc.tols {
 				pw.Toleration(tt.Key, tt.Operator, tt.Value, tt.Effect)
 			}
-			g := filterOne(t, TaintToleration{}, pw.Obj(), nw.Obj())
+			g := filterOne(t, taintTolerationPlugin{}, pw.Obj(), nw.Obj())
 			assert.Equal(t, tc.want, g, "TaintToleration(n1)")
 		})
 	}
@@ -180,7 +180,7 @@ func TestNodeUnschedulable(t *testing.T) {
 			for _, tt := range tc.tols {
 				pw.Toleration(tt.Key, tt.Operator, tt.Value, tt.Effect)
 			}
-			assert.Equal(t, tc.want, filterOne(t, NodeUnschedulable{}, pw.Obj(), nw.Obj()), "NodeUnschedulable(n1)")
+			assert.Equal(t, tc.want, filterOne(t, nodeUnschedulablePlugin{}, pw.Obj(), nw.Obj()), "NodeUnschedulable(n1)")
 		})
 	}
 	assert.Equal(t, "node(s) were unschedulable", (&Reason{Code: CodeNodeUnschedulable}).Message())

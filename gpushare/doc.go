@@ -60,7 +60,7 @@
 // profiles whose scorers choose none:
 //
 //	p, _ := score.NewProfile(score.Weighted{Scorer: gpushare.NewScorer(gpushare.NewFGD(w)), Weight: 1})
-//	s, _ := framework.New(framework.Config{Profile: p, Filters: append(framework.DefaultFilters(), framework.GPUDevices{})})
+//	s, _ := framework.New(framework.Config{Profile: p, Filters: append(framework.DefaultFilters(), framework.NewGPUDevices())})
 //	ledger := reserve.New(reserve.WithDeviceChooser(gpushare.BestFit{}))
 //
 // # Concurrency

@@ -88,7 +88,7 @@ func TestNewInputGPURequest(t *testing.T) {
 	// The request is what NodeResourcesFit checks: node-a has no GPUs, so
 	// share and multi are refused for gpu-milli (and nv for nvidia.com/gpu);
 	// cpu alone is placed.
-	rep, err := replay.Run(context.Background(), in, replay.Config{Filters: append(framework.DefaultFilters(), framework.GPUDevices{})})
+	rep, err := replay.Run(context.Background(), in, replay.Config{Filters: append(framework.DefaultFilters(), framework.NewGPUDevices())})
 	require.NoError(t, err)
 	assert.Equal(t, 1, rep.Placed)
 	assert.Equal(t, map[string]int{"Insufficient alibabacloud.com/gpu-milli": 2, "Insufficient nvidia.com/gpu": 1}, rep.Reasons)

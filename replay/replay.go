@@ -227,7 +227,7 @@ func Run(ctx context.Context, in *Input, cfg Config) (*Report, error) {
 	if cfg.Filters == nil {
 		// With the default device chooser the device filter goes too: it
 		// skips pods that ask for no device.
-		cfg.Filters = append(framework.DefaultFilters(), framework.GPUDevices{})
+		cfg.Filters = append(framework.DefaultFilters(), framework.NewGPUDevices())
 	}
 	sched, err := framework.New(framework.Config{
 		Filters:                  cfg.Filters,

@@ -15,6 +15,18 @@ import (
 // BalancedAllocationName is upstream's plugin name.
 const BalancedAllocationName = "NodeResourcesBalancedAllocation"
 
+// balancedAllocation is the scorer [NewBalancedAllocation] returns.
+type balancedAllocation struct {
+	res []resource
+}
+
+var _ Scorer = (*balancedAllocation)(nil)
+
+// NewBalancedAllocation returns the scorer for the named resources (none:
+// cpu and memory). A repeated or empty name is an error wrapping
+// [ErrInvalidConfig] (upstream requires every weight to be 1, so weights
+// are not configurable).
+//
 // BalancedAllocation favours placements that improve the balance of a
 // node's resource use: upstream NodeResourcesBalancedAllocation as of
 // kube-scheduler v1.37 (noderesources/balanced_allocation.go):
@@ -36,17 +48,7 @@ const BalancedAllocationName = "NodeResourcesBalancedAllocation"
 //
 // O(resources) per node (four float divisions for cpu+memory), allocates
 // nothing; safe for concurrent use.
-type BalancedAllocation struct {
-	res []resource
-}
-
-var _ Scorer = (*BalancedAllocation)(nil)
-
-// NewBalancedAllocation returns the scorer for the named resources (none:
-// cpu and memory). A repeated or empty name is an error wrapping
-// [ErrInvalidConfig] (upstream requires every weight to be 1, so weights
-// are not configurable).
-func NewBalancedAllocation(resources ...v1.ResourceName) (*BalancedAllocation, error) {
+func NewBalancedAllocation(resources ...v1.ResourceName) (Scorer, error) {
 	var specs []ResourceSpec
 	for _, r := range resources {
 		specs = append(specs, ResourceSpec{Name: r, Weight: 1})
@@ -55,15 +57,15 @@ func NewBalancedAllocation(resources ...v1.ResourceName) (*BalancedAllocation, e
 	if err != nil {
 		return nil, err
 	}
-	return &BalancedAllocation{res: rs}, nil
+	return &balancedAllocation{res: rs}, nil
 }
 
 // Name returns [BalancedAllocationName].
-func (s *BalancedAllocation) Name() string { return BalancedAllocationName }
+func (s *balancedAllocation) Name() string { return BalancedAllocationName }
 
 // Prepare reads the pod's requests once and returns nil for a best-effort
 // pod. It never fails.
-func (s *BalancedAllocation) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
+func (s *balancedAllocation) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
 	rs, bestEffort := prepareResources(s.res, pod, false)
 	if bestEffort {
 		return nil, nil

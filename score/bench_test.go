@@ -104,12 +104,12 @@ func builtins() []score.Scorer {
 }
 
 func benchName(s score.Scorer) string {
-	switch s.(type) {
-	case *score.LeastAllocated:
+	switch fmt.Sprintf("%T", s) {
+	case "*score.leastAllocated":
 		return "LeastAllocated"
-	case *score.MostAllocated:
+	case "*score.mostAllocated":
 		return "MostAllocated"
-	case *score.RequestedToCapacityRatio:
+	case "*score.requestedToCapacityRatio":
 		return "RequestedToCapacityRatio"
 	}
 	return s.Name()

@@ -6,9 +6,21 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-// BinPackName is the name of [BinPack].
+// BinPackName is the name of [NewBinPack].
 const BinPackName = "BinPack"
 
+// binPack is the scorer [NewBinPack] returns.
+type binPack struct {
+	res []resource
+}
+
+var _ Scorer = (*binPack)(nil)
+
+// NewBinPack returns the scorer for resources and their weights (none:
+// cpu and memory, weight 1 — Volcano's defaults binpack.cpu and
+// binpack.memory). A weight outside [1, 100] (0 means 1), an empty or a
+// repeated name is an error wrapping [ErrInvalidConfig].
+//
 // BinPack is Volcano's binpack node-order function (volcano-sh/volcano
 // pkg/scheduler/plugins/binpack/binpack.go BinPackingScore): a weighted
 // best-fit that favours the fullest node the pod fits on, with
@@ -28,30 +40,20 @@ const BinPackName = "BinPack"
 // for it. A pod requesting none of the resources scores 0 everywhere.
 //
 // O(resources) per node, allocates nothing; safe for concurrent use.
-type BinPack struct {
-	res []resource
-}
-
-var _ Scorer = (*BinPack)(nil)
-
-// NewBinPack returns the scorer for resources and their weights (none:
-// cpu and memory, weight 1 — Volcano's defaults binpack.cpu and
-// binpack.memory). A weight outside [1, 100] (0 means 1), an empty or a
-// repeated name is an error wrapping [ErrInvalidConfig].
-func NewBinPack(resources ...ResourceSpec) (*BinPack, error) {
+func NewBinPack(resources ...ResourceSpec) (Scorer, error) {
 	rs, err := compileResources(BinPackName, resources, true)
 	if err != nil {
 		return nil, err
 	}
-	return &BinPack{res: rs}, nil
+	return &binPack{res: rs}, nil
 }
 
 // Name returns [BinPackName].
-func (*BinPack) Name() string { return BinPackName }
+func (*binPack) Name() string { return BinPackName }
 
 // Prepare keeps the configured resources the pod requests; it never skips
 // and never fails.
-func (s *BinPack) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
+func (s *binPack) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
 	p := &binPackPod{res: requestedResources(s.res, pod)}
 	for _, r := range p.res {
 		p.weightSum += r.weight

@@ -16,7 +16,7 @@ package score
 // the same score (no topology spread constraints, no inter-pod
 // (anti-)affinity, no pod selected by a Service or owned by a
 // ReplicationController, ReplicaSet or StatefulSet, which upstream's
-// system default spreading covers). [PodTopologySpread] exists and is
+// system default spreading covers). [NewPodTopologySpread] exists and is
 // opt-in until the scheduler's equivalence cache can serve it: add it
 // with weight 2 (and framework.PodTopologySpread to the filters) for
 // upstream's spreading; a Scheduler with it then runs every cycle

@@ -24,13 +24,13 @@
 // plain func(pod, node) int64 into a Scorer for quick experiments.
 //
 // Built-in scorers, with upstream's plugin names and exact integer
-// results: [LeastAllocated], [MostAllocated], [RequestedToCapacityRatio]
-// (NodeResourcesFit's strategies), [BalancedAllocation], [ImageLocality],
-// [TaintToleration], [NodeAffinity], [PodTopologySpread] (opt-in, not
+// results: [NewLeastAllocated], [NewMostAllocated], [NewRequestedToCapacityRatio]
+// (NodeResourcesFit's strategies), [NewBalancedAllocation], [NewImageLocality],
+// [NewTaintToleration], [NewNodeAffinity], [NewPodTopologySpread] (opt-in, not
 // node-local); [DefaultProfile] combines the node-local ones with
 // upstream's default weights. Beyond upstream, with the same interface:
-// [BinPack] (Volcano's binpack), [DominantResource] (DRF-style share
-// balance) and [Tetris] (Tetris alignment).
+// [NewBinPack] (Volcano's binpack), [NewDominantResource] (DRF-style share
+// balance) and [NewTetris] (Tetris alignment).
 //
 // # Concurrency
 //
@@ -55,7 +55,7 @@
 // and stays in range; ImageLocality with an empty cluster view counts no
 // image instead of dividing by zero. Everything else matches upstream
 // v1.37.2 bit for bit, including its quirks (NodeResourcesFit scoring
-// ignores pod-level requests; see [LeastAllocated]).
+// ignores pod-level requests; see [NewLeastAllocated]).
 //
 // # Layer
 //

@@ -7,9 +7,19 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-// DominantResourceName is the name of [DominantResource].
+// DominantResourceName is the name of [NewDominantResource].
 const DominantResourceName = "DominantResource"
 
+// dominantResource is the scorer [NewDominantResource] returns.
+type dominantResource struct {
+	res []resource
+}
+
+var _ Scorer = (*dominantResource)(nil)
+
+// NewDominantResource returns the scorer for resources and their weights
+// (none: cpu and memory, weight 1); errors as [NewBinPack].
+//
 // DominantResource is a dominant-resource-share (DRF-style) packing score:
 // it favours the node where the pod takes the same share of every
 // remaining resource, so that filling the node with pods like this one
@@ -33,28 +43,20 @@ const DominantResourceName = "DominantResource"
 // truncated; deterministic.
 //
 // O(resources) per node, allocates nothing; safe for concurrent use.
-type DominantResource struct {
-	res []resource
-}
-
-var _ Scorer = (*DominantResource)(nil)
-
-// NewDominantResource returns the scorer for resources and their weights
-// (none: cpu and memory, weight 1); errors as [NewBinPack].
-func NewDominantResource(resources ...ResourceSpec) (*DominantResource, error) {
+func NewDominantResource(resources ...ResourceSpec) (Scorer, error) {
 	rs, err := compileResources(DominantResourceName, resources, true)
 	if err != nil {
 		return nil, err
 	}
-	return &DominantResource{res: rs}, nil
+	return &dominantResource{res: rs}, nil
 }
 
 // Name returns [DominantResourceName].
-func (*DominantResource) Name() string { return DominantResourceName }
+func (*dominantResource) Name() string { return DominantResourceName }
 
 // Prepare keeps the configured resources the pod requests, or skips the pod
 // when there are none. It never fails.
-func (s *DominantResource) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
+func (s *dominantResource) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
 	rs := requestedResources(s.res, pod)
 	if len(rs) == 0 {
 		return nil, nil

@@ -15,7 +15,7 @@ import (
 // A Deployment's replica without topology spread constraints is spread
 // by upstream's system defaults (hostname maxSkew 3, zone maxSkew 5) over
 // the selector of its ReplicaSet, which the caller lists in Workloads.
-func ExamplePodTopologySpread() {
+func ExampleNewPodTopologySpread() {
 	owned := func(name, node string) *v1.Pod {
 		p := snapshottest.MakePod(name).Label("app", "web").Node(node).Obj()
 		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1", Controller: new(true)}}

@@ -99,19 +99,19 @@ func pod(nodeName string, containers ...[]string) *v1.Pod {
 // req is a request list: req("cpu", "1000m", "memory", "2000").
 func req(kv ...string) []string { return kv }
 
-func mustLeast(t *testing.T, rs ...score.ResourceSpec) *score.LeastAllocated {
+func mustLeast(t *testing.T, rs ...score.ResourceSpec) score.Scorer {
 	s, err := score.NewLeastAllocated(rs...)
 	require.NoError(t, err)
 	return s
 }
 
-func mustMost(t *testing.T, rs ...score.ResourceSpec) *score.MostAllocated {
+func mustMost(t *testing.T, rs ...score.ResourceSpec) score.Scorer {
 	s, err := score.NewMostAllocated(rs...)
 	require.NoError(t, err)
 	return s
 }
 
-func mustBalanced(t *testing.T, rs ...v1.ResourceName) *score.BalancedAllocation {
+func mustBalanced(t *testing.T, rs ...v1.ResourceName) score.Scorer {
 	s, err := score.NewBalancedAllocation(rs...)
 	require.NoError(t, err)
 	return s

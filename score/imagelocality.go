@@ -23,6 +23,13 @@ const (
 	imageMaxContainerThreshold int64 = 1000 * mib
 )
 
+// imageLocality is the scorer [NewImageLocality] returns.
+type imageLocality struct{}
+
+var _ Scorer = (*imageLocality)(nil)
+
+// NewImageLocality returns the scorer; it has no arguments.
+//
 // ImageLocality favours nodes that already hold the pod's images: upstream
 // ImageLocality (kube-scheduler v1.37 imagelocality/image_locality.go):
 //
@@ -42,15 +49,10 @@ const (
 // Allocates nothing per node; safe for concurrent use. A nil cluster, or
 // one with no nodes, counts every image as on no node (upstream would
 // divide by zero).
-type ImageLocality struct{}
-
-var _ Scorer = (*ImageLocality)(nil)
-
-// NewImageLocality returns the scorer; it has no arguments.
-func NewImageLocality() *ImageLocality { return &ImageLocality{} }
+func NewImageLocality() Scorer { return &imageLocality{} }
 
 // Name returns [ImageLocalityName].
-func (*ImageLocality) Name() string { return ImageLocalityName }
+func (*imageLocality) Name() string { return ImageLocalityName }
 
 // normalizedImageName is upstream's: append ":latest" when the name has no
 // tag after its last "/".
@@ -68,7 +70,7 @@ type podImage struct {
 
 // Prepare lists the pod's normalised image names with their spread; it
 // never skips and never fails.
-func (*ImageLocality) Prepare(pod *snapshot.PodInfo, cluster Cluster) (PodScorer, error) {
+func (*imageLocality) Prepare(pod *snapshot.PodInfo, cluster Cluster) (PodScorer, error) {
 	spec := &pod.Pod().Spec
 	p := &imagePod{}
 	total := 0

@@ -9,10 +9,22 @@ import (
 )
 
 // NodeResourcesFitName is upstream's plugin name, shared by the three
-// NodeResourcesFit scoring strategies ([LeastAllocated], [MostAllocated],
-// [RequestedToCapacityRatio]).
+// NodeResourcesFit scoring strategies ([NewLeastAllocated], [NewMostAllocated],
+// [NewRequestedToCapacityRatio]).
 const NodeResourcesFitName = "NodeResourcesFit"
 
+// leastAllocated is the scorer [NewLeastAllocated] returns.
+type leastAllocated struct {
+	res []resource
+}
+
+var _ Scorer = (*leastAllocated)(nil)
+
+// NewLeastAllocated returns the scorer for resources (none:
+// [DefaultResources]). A weight outside [1, 100] (0 means 1) or an empty
+// name is an error wrapping [ErrInvalidConfig]. Repeated names are allowed
+// and counted twice, as upstream.
+//
 // LeastAllocated favours nodes with more unrequested capacity: upstream
 // NodeResourcesFit with scoring strategy LeastAllocated (kube-scheduler
 // v1.37 noderesources/least_allocated.go, resource_allocation.go):
@@ -42,29 +54,19 @@ const NodeResourcesFitName = "NodeResourcesFit"
 //
 // Score is O(resources) per node and allocates nothing; cpu+memory (the
 // default) has a dedicated loop. Safe for concurrent use.
-type LeastAllocated struct {
-	res []resource
-}
-
-var _ Scorer = (*LeastAllocated)(nil)
-
-// NewLeastAllocated returns the scorer for resources (none:
-// [DefaultResources]). A weight outside [1, 100] (0 means 1) or an empty
-// name is an error wrapping [ErrInvalidConfig]. Repeated names are allowed
-// and counted twice, as upstream.
-func NewLeastAllocated(resources ...ResourceSpec) (*LeastAllocated, error) {
+func NewLeastAllocated(resources ...ResourceSpec) (Scorer, error) {
 	rs, err := compileResources("LeastAllocated", resources, false)
 	if err != nil {
 		return nil, err
 	}
-	return &LeastAllocated{res: rs}, nil
+	return &leastAllocated{res: rs}, nil
 }
 
 // Name returns [NodeResourcesFitName].
-func (s *LeastAllocated) Name() string { return NodeResourcesFitName }
+func (s *leastAllocated) Name() string { return NodeResourcesFitName }
 
 // Prepare reads the pod's requests once; it never skips and never fails.
-func (s *LeastAllocated) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
+func (s *leastAllocated) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
 	rs, _ := prepareResources(s.res, pod, true)
 	p := &leastPod{res: rs}
 	if c, m, ok := isCPUMem(rs); ok {

@@ -8,6 +8,16 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
+// mostAllocated is the scorer [NewMostAllocated] returns.
+type mostAllocated struct {
+	res []resource
+}
+
+var _ Scorer = (*mostAllocated)(nil)
+
+// NewMostAllocated returns the scorer for resources (none:
+// [DefaultResources]); errors as [NewLeastAllocated].
+//
 // MostAllocated favours nodes with more requested capacity (bin packing):
 // upstream NodeResourcesFit with scoring strategy MostAllocated
 // (kube-scheduler v1.37 noderesources/most_allocated.go,
@@ -18,30 +28,22 @@ import (
 // with integer (truncating) division and requested_r = the node's requests
 // plus the pod's. Which resources count, the cpu/memory non-zero
 // defaults and the pod side (upstream's quirk included) are as for
-// [LeastAllocated]. Exact, saturating where upstream
+// [NewLeastAllocated]. Exact, saturating where upstream
 // would overflow; O(resources) per node, allocates nothing; safe for
 // concurrent use.
-type MostAllocated struct {
-	res []resource
-}
-
-var _ Scorer = (*MostAllocated)(nil)
-
-// NewMostAllocated returns the scorer for resources (none:
-// [DefaultResources]); errors as [NewLeastAllocated].
-func NewMostAllocated(resources ...ResourceSpec) (*MostAllocated, error) {
+func NewMostAllocated(resources ...ResourceSpec) (Scorer, error) {
 	rs, err := compileResources("MostAllocated", resources, false)
 	if err != nil {
 		return nil, err
 	}
-	return &MostAllocated{res: rs}, nil
+	return &mostAllocated{res: rs}, nil
 }
 
 // Name returns [NodeResourcesFitName].
-func (s *MostAllocated) Name() string { return NodeResourcesFitName }
+func (s *mostAllocated) Name() string { return NodeResourcesFitName }
 
 // Prepare reads the pod's requests once; it never skips and never fails.
-func (s *MostAllocated) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
+func (s *mostAllocated) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
 	rs, _ := prepareResources(s.res, pod, true)
 	p := &mostPod{res: rs}
 	if c, m, ok := isCPUMem(rs); ok {

@@ -15,6 +15,22 @@ import (
 // NodeAffinityName is upstream's plugin name.
 const NodeAffinityName = "NodeAffinity"
 
+// nodeAffinity is the scorer [NewNodeAffinity] returns.
+type nodeAffinity struct {
+	added []selector.Weighted
+	// hasAdded is upstream's addedPrefSchedTerms != nil: the added
+	// affinity lists preferred terms (even if all have weight 0).
+	hasAdded bool
+}
+
+var _ Scorer = (*nodeAffinity)(nil)
+
+// NewNodeAffinity returns the scorer. added is upstream's
+// NodeAffinityArgs.AddedAffinity (nil for none): its preferred terms are
+// added to every pod's; its required selector is validated but is a
+// filter's concern. A term that does not parse is an error wrapping
+// [ErrInvalidConfig].
+//
 // NodeAffinity favours nodes matching the pod's preferred node-affinity
 // terms: upstream NodeAffinity scoring (kube-scheduler v1.37
 // nodeaffinity/node_affinity.go, component-helpers
@@ -38,22 +54,8 @@ const NodeAffinityName = "NodeAffinity"
 // too. O(terms × requirements) per node, each requirement one scan of the
 // node's label handles; allocates nothing per node; safe for concurrent
 // use.
-type NodeAffinity struct {
-	added []selector.Weighted
-	// hasAdded is upstream's addedPrefSchedTerms != nil: the added
-	// affinity lists preferred terms (even if all have weight 0).
-	hasAdded bool
-}
-
-var _ Scorer = (*NodeAffinity)(nil)
-
-// NewNodeAffinity returns the scorer. added is upstream's
-// NodeAffinityArgs.AddedAffinity (nil for none): its preferred terms are
-// added to every pod's; its required selector is validated but is a
-// filter's concern. A term that does not parse is an error wrapping
-// [ErrInvalidConfig].
-func NewNodeAffinity(added *v1.NodeAffinity) (*NodeAffinity, error) {
-	s := &NodeAffinity{}
+func NewNodeAffinity(added *v1.NodeAffinity) (Scorer, error) {
+	s := &nodeAffinity{}
 	if added == nil {
 		return s, nil
 	}
@@ -73,11 +75,11 @@ func NewNodeAffinity(added *v1.NodeAffinity) (*NodeAffinity, error) {
 }
 
 // Name returns [NodeAffinityName].
-func (*NodeAffinity) Name() string { return NodeAffinityName }
+func (*nodeAffinity) Name() string { return NodeAffinityName }
 
 // Prepare parses the pod's preferred terms once; nil when there are none
 // and no added terms.
-func (s *NodeAffinity) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
+func (s *nodeAffinity) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
 	var pref []v1.PreferredSchedulingTerm
 	if a := pod.Pod().Spec.Affinity; a != nil && a.NodeAffinity != nil {
 		pref = a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution

@@ -15,9 +15,9 @@ import (
 // may read anything else, and does not inherit the promise.
 func isNodeLocal(s Scorer) bool {
 	switch s.(type) {
-	case *LeastAllocated, *MostAllocated, *RequestedToCapacityRatio, *BalancedAllocation,
-		*ImageLocality, // the image spread it reads changes only with the node set
-		*TaintToleration, *NodeAffinity, *BinPack, *DominantResource, *Tetris:
+	case *leastAllocated, *mostAllocated, *requestedToCapacityRatio, *balancedAllocation,
+		*imageLocality,
+		*taintToleration, *nodeAffinity, *binPack, *dominantResource, *tetris:
 		return true
 	}
 	return scoring.IsNodeLocal(s)

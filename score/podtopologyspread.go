@@ -33,6 +33,20 @@ type PodTopologySpreadArgs struct {
 	Workloads snapshot.Workloads
 }
 
+// podTopologySpread is the scorer [NewPodTopologySpread] returns.
+type podTopologySpread struct {
+	cfg spread.Config
+}
+
+var _ Scorer = (*podTopologySpread)(nil)
+
+// NewPodTopologySpread validates args as upstream's
+// ValidatePodTopologySpreadArgs (maxSkew > 0, a valid topologyKey,
+// whenUnsatisfiable DoNotSchedule or ScheduleAnyway, no labelSelector, no
+// two constraints with the same key and action, defaultingType System
+// (only with no constraints) or List). Errors wrap [ErrInvalidConfig] and
+// name the field.
+//
 // PodTopologySpread scores nodes by how evenly placing the pod there
 // spreads the pods its ScheduleAnyway topology spread constraints select:
 // upstream PodTopologySpread scoring (kube-scheduler v1.37
@@ -73,19 +87,7 @@ type PodTopologySpreadArgs struct {
 // O(candidates × constraints) map look-ups plus, for hostname constraints,
 // the candidate's own pods; allocates per call, not per node. Safe for
 // concurrent use.
-type PodTopologySpread struct {
-	cfg spread.Config
-}
-
-var _ Scorer = (*PodTopologySpread)(nil)
-
-// NewPodTopologySpread validates args as upstream's
-// ValidatePodTopologySpreadArgs (maxSkew > 0, a valid topologyKey,
-// whenUnsatisfiable DoNotSchedule or ScheduleAnyway, no labelSelector, no
-// two constraints with the same key and action, defaultingType System
-// (only with no constraints) or List). Errors wrap [ErrInvalidConfig] and
-// name the field.
-func NewPodTopologySpread(args PodTopologySpreadArgs) (*PodTopologySpread, error) {
+func NewPodTopologySpread(args PodTopologySpreadArgs) (Scorer, error) {
 	var lister spread.Lister
 	if args.Workloads != nil {
 		lister = args.Workloads
@@ -94,15 +96,15 @@ func NewPodTopologySpread(args PodTopologySpreadArgs) (*PodTopologySpread, error
 	if err != nil {
 		return nil, fmt.Errorf("score: %s: %w: %w", PodTopologySpreadName, err, ErrInvalidConfig)
 	}
-	return &PodTopologySpread{cfg: cfg}, nil
+	return &podTopologySpread{cfg: cfg}, nil
 }
 
 // Name returns [PodTopologySpreadName].
-func (*PodTopologySpread) Name() string { return PodTopologySpreadName }
+func (*podTopologySpread) Name() string { return PodTopologySpreadName }
 
 // Prepare builds the pod's ScheduleAnyway constraints and counts matching
 // pods per domain over cluster; nil (skip) without constraints or nodes.
-func (s *PodTopologySpread) Prepare(pod *snapshot.PodInfo, cluster Cluster) (PodScorer, error) {
+func (s *podTopologySpread) Prepare(pod *snapshot.PodInfo, cluster Cluster) (PodScorer, error) {
 	p := pod.Pod()
 	cs, err := s.cfg.Constraints(p, v1.ScheduleAnyway)
 	if err != nil {

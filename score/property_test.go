@@ -32,9 +32,8 @@ func allScorers(t testing.TB) []score.Scorer {
 	}
 	na, err := score.NewNodeAffinity(nil)
 	require.NoError(t, err)
-	dp, err := score.NewTetris(rs...)
+	dp, err := score.Config{Scorer: score.TetrisName, Resources: rs, Spread: true}.Build()
 	require.NoError(t, err)
-	dp.Spread = true
 	out := []score.Scorer{
 		must(score.NewLeastAllocated()),
 		must(score.NewLeastAllocated(rs...)),

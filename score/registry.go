@@ -19,7 +19,7 @@ type Config struct {
 	Resources []ResourceSpec `json:"resources,omitempty"`
 	// Shape of RequestedToCapacityRatio; an error for any other scorer.
 	Shape []UtilizationShapePoint `json:"shape,omitempty"`
-	// Spread selects DotProduct's spreading direction (see [Tetris]).
+	// Spread selects DotProduct's spreading direction (see [NewTetris]).
 	Spread bool `json:"spread,omitempty"`
 }
 
@@ -50,11 +50,7 @@ var builtins = []struct {
 	{"BinPack", func(c Config) (Scorer, error) { return NewBinPack(c.Resources...) }},
 	{"DominantResource", func(c Config) (Scorer, error) { return NewDominantResource(c.Resources...) }},
 	{"DotProduct", func(c Config) (Scorer, error) {
-		d, err := NewTetris(c.Resources...)
-		if err == nil {
-			d.Spread = c.Spread
-		}
-		return d, err
+		return newTetris(c.Spread, c.Resources)
 	}},
 }
 

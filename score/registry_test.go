@@ -56,7 +56,7 @@ func TestConfigBuild(t *testing.T) {
 	}
 	d, err := score.Config{Scorer: "DotProduct", Spread: true}.Build()
 	require.NoError(t, err)
-	assert.True(t, d.(*score.Tetris).Spread, "Spread is passed on")
+	assert.True(t, score.TetrisSpreads(d), "Spread is passed on")
 	assert.Len(t, score.ScorerNames(), 10)
 }
 

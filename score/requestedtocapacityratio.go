@@ -8,21 +8,21 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-// MaxCustomPriorityScore is the top of a [UtilizationShapePoint] score
-// (upstream config.MaxCustomPriorityScore); shape scores are multiplied by
-// MaxScore/MaxCustomPriorityScore = 10.
-const MaxCustomPriorityScore = 10
+// maxCustomPriorityScore is the top of a [UtilizationShapePoint] score
+// (upstream config.MaxCustomPriorityScore).
+const maxCustomPriorityScore = 10
 
 // UtilizationShapePoint is one point of a RequestedToCapacityRatio shape
 // (upstream config.UtilizationShapePoint).
 type UtilizationShapePoint struct {
 	// Utilization in percent, [0, 100].
 	Utilization int32 `json:"utilization"`
-	// Score in [0, MaxCustomPriorityScore].
+	// Score in [0, 10] (upstream MaxCustomPriorityScore); scaled by 10
+	// to [MinScore, MaxScore].
 	Score int32 `json:"score"`
 }
 
-// RequestedToCapacityRatioArgs configures [RequestedToCapacityRatio].
+// RequestedToCapacityRatioArgs configures [NewRequestedToCapacityRatio].
 type RequestedToCapacityRatioArgs struct {
 	// Resources and their weights; empty means [DefaultResources].
 	Resources []ResourceSpec
@@ -30,15 +30,7 @@ type RequestedToCapacityRatioArgs struct {
 	Shape []UtilizationShapePoint
 }
 
-// Validate checks the arguments with upstream's rules
-// (pkg/scheduler/apis/config/validation validateFunctionShape,
-// validateResources); errors wrap [ErrInvalidConfig] and name the field.
-func (a *RequestedToCapacityRatioArgs) Validate() error {
-	_, err := a.compile()
-	return err
-}
-
-func (a *RequestedToCapacityRatioArgs) compile() (*RequestedToCapacityRatio, error) {
+func (a *RequestedToCapacityRatioArgs) compile() (*requestedToCapacityRatio, error) {
 	const who = "RequestedToCapacityRatio"
 	rs, err := compileResources(who, a.Resources, false)
 	if err != nil {
@@ -54,23 +46,36 @@ func (a *RequestedToCapacityRatioArgs) compile() (*RequestedToCapacityRatio, err
 		if p.Utilization < 0 || p.Utilization > 100 {
 			return nil, fmt.Errorf("score: %s: shape[%d].utilization: %d not in [0, 100]: %w", who, i, p.Utilization, ErrInvalidConfig)
 		}
-		if p.Score < 0 || p.Score > MaxCustomPriorityScore {
-			return nil, fmt.Errorf("score: %s: shape[%d].score: %d not in [0, %d]: %w", who, i, p.Score, MaxCustomPriorityScore, ErrInvalidConfig)
+		if p.Score < 0 || p.Score > maxCustomPriorityScore {
+			return nil, fmt.Errorf("score: %s: shape[%d].score: %d not in [0, %d]: %w", who, i, p.Score, maxCustomPriorityScore, ErrInvalidConfig)
 		}
 	}
-	// Upstream scales the scores by MaxScore/MaxCustomPriorityScore before
+	// Upstream scales the scores by MaxScore/maxCustomPriorityScore before
 	// building the function (requestedToCapacityRatioScorer).
 	shape := make([]shapePoint, len(a.Shape))
 	for i, p := range a.Shape {
-		shape[i] = shapePoint{int64(p.Utilization), int64(p.Score) * (MaxScore / MaxCustomPriorityScore)}
+		shape[i] = shapePoint{int64(p.Utilization), int64(p.Score) * (MaxScore / maxCustomPriorityScore)}
 	}
-	s := &RequestedToCapacityRatio{res: rs}
+	s := &requestedToCapacityRatio{res: rs}
 	for u := range s.table {
 		s.table[u] = brokenLinear(shape, int64(u))
 	}
 	return s, nil
 }
 
+// requestedToCapacityRatio is the scorer [NewRequestedToCapacityRatio] returns.
+type requestedToCapacityRatio struct {
+	res   []resource
+	table [101]int64 // f(u) for u in [0, 100]
+}
+
+var _ Scorer = (*requestedToCapacityRatio)(nil)
+
+// NewRequestedToCapacityRatio validates args with upstream's rules
+// (pkg/scheduler/apis/config/validation validateFunctionShape,
+// validateResources; errors wrap [ErrInvalidConfig] and name the field)
+// and returns the scorer.
+//
 // RequestedToCapacityRatio scores each resource's utilisation after
 // placing the pod through a piecewise-linear shape: upstream
 // NodeResourcesFit with scoring strategy RequestedToCapacityRatio
@@ -84,20 +89,11 @@ func (a *RequestedToCapacityRatioArgs) compile() (*RequestedToCapacityRatio, err
 //
 // (math.Round of the float64 quotient, as upstream). Which resources
 // count, the cpu/memory non-zero defaults and the pod side are as for
-// [LeastAllocated].
+// [NewLeastAllocated].
 // f is tabulated for u in [0, 100] at construction, so a resource costs a
 // division and a table load. O(resources) per node, allocates nothing;
 // safe for concurrent use.
-type RequestedToCapacityRatio struct {
-	res   []resource
-	table [101]int64 // f(u) for u in [0, 100]
-}
-
-var _ Scorer = (*RequestedToCapacityRatio)(nil)
-
-// NewRequestedToCapacityRatio validates args (see
-// [RequestedToCapacityRatioArgs.Validate]) and returns the scorer.
-func NewRequestedToCapacityRatio(args RequestedToCapacityRatioArgs) (*RequestedToCapacityRatio, error) {
+func NewRequestedToCapacityRatio(args RequestedToCapacityRatioArgs) (Scorer, error) {
 	return args.compile()
 }
 
@@ -121,10 +117,10 @@ func brokenLinear(shape []shapePoint, p int64) int64 {
 }
 
 // Name returns [NodeResourcesFitName].
-func (s *RequestedToCapacityRatio) Name() string { return NodeResourcesFitName }
+func (s *requestedToCapacityRatio) Name() string { return NodeResourcesFitName }
 
 // Prepare reads the pod's requests once; it never skips and never fails.
-func (s *RequestedToCapacityRatio) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
+func (s *requestedToCapacityRatio) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
 	rs, _ := prepareResources(s.res, pod, true)
 	return &rtcrPod{res: rs, table: &s.table}, nil
 }

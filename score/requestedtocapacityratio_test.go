@@ -176,7 +176,7 @@ func TestRequestedToCapacityRatioValidation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := score.RequestedToCapacityRatioArgs{Shape: tc.shape}
-			err := args.Validate()
+			_, err := score.NewRequestedToCapacityRatio(args)
 			require.ErrorIs(t, err, score.ErrInvalidConfig)
 			require.ErrorContains(t, err, tc.msg)
 		})

@@ -2,6 +2,7 @@ package score
 
 import (
 	"fmt"
+	"github.com/schedkit/schedkit/internal/resname"
 	"math"
 	"strings"
 
@@ -82,7 +83,7 @@ func compileResources(who string, specs []ResourceSpec, unique bool) ([]resource
 		case v1.ResourceEphemeralStorage:
 			r.id, r.kind = snapshot.EphemeralStorage, kindOther
 		default:
-			if snapshot.IsScalarResourceName(s.Name) {
+			if resname.IsScalarResourceName(s.Name) {
 				if id, ok := snapshot.Intern(s.Name); ok {
 					r.id, r.kind = id, kindScalar
 				}
@@ -156,7 +157,7 @@ func prepareResources(rs []resource, pod *snapshot.PodInfo, scoring bool) (out [
 // itself and nothing is recomputed. Allocates only in the rare case.
 func fitScoringRequests(pod *snapshot.PodInfo) *snapshot.Vector {
 	p := pod.Pod()
-	if !snapshot.IsPodLevelRequestsSet(p) && !snapshot.HasResizeStatus(p) {
+	if !resname.IsPodLevelRequestsSet(p) && !resname.HasResizeStatus(p) {
 		return &pod.Requests().Scoring
 	}
 	cp := *p

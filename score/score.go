@@ -114,22 +114,6 @@ type Explainer interface {
 	Explain(node *snapshot.NodeInfo) string
 }
 
-// NodeScore is a node's name and score, upstream's framework.NodeScore.
-type NodeScore struct {
-	Name  string
-	Score int64
-}
-
-// NodeScores pairs nodes with scores (scores[i] belongs to nodes[i]) in
-// node order; len(scores) >= len(nodes). It allocates the result, O(n).
-func NodeScores(nodes []*snapshot.NodeInfo, scores []int64) []NodeScore {
-	out := make([]NodeScore, len(nodes))
-	for i, n := range nodes {
-		out[i] = NodeScore{Name: n.Name(), Score: scores[i]}
-	}
-	return out
-}
-
 // PerNode turns a per-node function into a [Scorer]: f(pod, node) must
 // return a score in [MinScore, MaxScore]. It is the convenient path for a
 // quick custom scorer; it pays an indirect call per node and does no

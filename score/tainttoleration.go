@@ -14,6 +14,16 @@ import (
 // TaintTolerationName is upstream's plugin name.
 const TaintTolerationName = "TaintToleration"
 
+// taintToleration is the scorer [NewTaintToleration] returns.
+type taintToleration struct {
+	// ComparisonOperators enables the Lt and Gt toleration operators.
+	ComparisonOperators bool
+}
+
+var _ Scorer = (*taintToleration)(nil)
+
+// NewTaintToleration returns the scorer with upstream's defaults.
+//
 // TaintToleration favours nodes with fewer PreferNoSchedule taints the pod
 // does not tolerate: upstream TaintToleration scoring (kube-scheduler
 // v1.37 tainttoleration/taint_toleration.go). The raw score is the count
@@ -33,22 +43,14 @@ const TaintTolerationName = "TaintToleration"
 //
 // O(taints × tolerations) per node, usually a length check; allocates
 // nothing per node; safe for concurrent use.
-type TaintToleration struct {
-	// ComparisonOperators enables the Lt and Gt toleration operators.
-	ComparisonOperators bool
-}
-
-var _ Scorer = (*TaintToleration)(nil)
-
-// NewTaintToleration returns the scorer with upstream's defaults.
-func NewTaintToleration() *TaintToleration { return &TaintToleration{} }
+func NewTaintToleration() Scorer { return &taintToleration{} }
 
 // Name returns [TaintTolerationName].
-func (*TaintToleration) Name() string { return TaintTolerationName }
+func (*taintToleration) Name() string { return TaintTolerationName }
 
 // Prepare keeps the pod's tolerations that can tolerate a PreferNoSchedule
 // taint; it never skips and never fails.
-func (s *TaintToleration) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
+func (s *taintToleration) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
 	p := &taintPod{cmp: s.ComparisonOperators}
 	for _, t := range pod.Pod().Spec.Tolerations {
 		if t.Effect == "" || t.Effect == v1.TaintEffectPreferNoSchedule {

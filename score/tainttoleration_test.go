@@ -113,7 +113,7 @@ func TestTaintTolerationUpstreamVectors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			snap, nodes := cluster(t, tc.nodes)
-			got, _ := final(t, &score.TaintToleration{ComparisonOperators: tc.cmp}, tc.pod, snap, nodes)
+			got, _ := final(t, score.NewTaintTolerationForTest(tc.cmp), tc.pod, snap, nodes)
 			requireScores(t, nodes, tc.want, got)
 		})
 	}

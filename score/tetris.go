@@ -6,12 +6,25 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-// TetrisName is the name of [Tetris] in profiles, explanations and
+// TetrisName is the name of [NewTetris] in profiles, explanations and
 // configurations: "DotProduct", the FGD simulator's name for the
 // normalised dot product it computes (unchanged since the type was
 // called DotProduct, so that configurations and outputs stay valid).
 const TetrisName = "DotProduct"
 
+// tetris is the scorer [NewTetris] returns.
+type tetris struct {
+	res []resource
+	// spread selects the Tetris direction: higher alignment scores higher.
+	spread bool
+}
+
+var _ Scorer = (*tetris)(nil)
+
+// NewTetris returns the packing (FGD) variant for resources and their
+// weights (none: cpu and memory, weight 1); [Config] with Spread builds
+// the other direction. Errors as [NewBinPack].
+//
 // Tetris is the Tetris alignment score (Grandl et al., "Multi-Resource
 // Packing for Cluster Schedulers", SIGCOMM 2014): the dot product of the
 // pod's request and the node's free capacity, each dimension normalised by
@@ -31,32 +44,25 @@ const TetrisName = "DotProduct"
 // a = 0. float64, truncated; deterministic.
 //
 // O(resources) per node, allocates nothing; safe for concurrent use.
-type Tetris struct {
-	res []resource
-	// Spread selects the Tetris direction: higher alignment scores higher.
-	Spread bool
+func NewTetris(resources ...ResourceSpec) (Scorer, error) {
+	return newTetris(false, resources)
 }
 
-var _ Scorer = (*Tetris)(nil)
-
-// NewTetris returns the packing (FGD) variant for resources and their
-// weights (none: cpu and memory, weight 1); set Spread for the other
-// direction. Errors as [NewBinPack].
-func NewTetris(resources ...ResourceSpec) (*Tetris, error) {
+func newTetris(spread bool, resources []ResourceSpec) (Scorer, error) {
 	rs, err := compileResources(TetrisName, resources, true)
 	if err != nil {
 		return nil, err
 	}
-	return &Tetris{res: rs}, nil
+	return &tetris{res: rs, spread: spread}, nil
 }
 
 // Name returns [TetrisName].
-func (*Tetris) Name() string { return TetrisName }
+func (*tetris) Name() string { return TetrisName }
 
 // Prepare keeps the configured resources the pod requests; it never skips
 // and never fails.
-func (s *Tetris) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
-	return &dotPod{res: requestedResources(s.res, pod), spread: s.Spread}, nil
+func (s *tetris) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
+	return &dotPod{res: requestedResources(s.res, pod), spread: s.spread}, nil
 }
 
 type dotPod struct {

@@ -50,9 +50,8 @@ func TestTetris(t *testing.T) {
 	}
 	for _, tc := range tests {
 		runResourceCases(t, []resourceCase{tc.resourceCase}, func(t *testing.T, rs []score.ResourceSpec) score.Scorer {
-			s, err := score.NewTetris(rs...)
+			s, err := score.Config{Scorer: score.TetrisName, Resources: rs, Spread: tc.spread}.Build()
 			require.NoError(t, err)
-			s.Spread = tc.spread
 			return s
 		})
 	}

@@ -56,7 +56,7 @@ func NewCache() *Cache {
 func (c *Cache) Snapshot() *Snapshot {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return &Snapshot{st: c.st.freeze()}
+	return &Snapshot{view{st: c.st.freeze()}}
 }
 
 // NumNodes returns the number of known nodes.

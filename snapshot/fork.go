@@ -30,7 +30,7 @@ import (
 // A Fork is not safe for concurrent use; [Fork.Snapshot] hands out an
 // immutable view that is.
 type Fork struct {
-	cur   state
+	view  // the current layer
 	stack []state
 	rec   recycler
 }
@@ -41,9 +41,9 @@ func (f *Fork) Depth() int { return len(f.stack) }
 
 // Fork opens a nested layer; O(1).
 func (f *Fork) Fork() {
-	f.stack = append(f.stack, f.cur)
-	f.cur.tok = newToken()
-	f.cur.rec = &f.rec
+	f.stack = append(f.stack, f.st)
+	f.st.tok = newToken()
+	f.st.rec = &f.rec
 	f.rec.open()
 }
 
@@ -55,8 +55,8 @@ func (f *Fork) Revert() error {
 	if len(f.stack) == 0 {
 		return ErrNoFork
 	}
-	f.cur = f.stack[len(f.stack)-1]
-	f.cur.rec = &f.rec
+	f.st = f.stack[len(f.stack)-1]
+	f.st.rec = &f.rec
 	f.stack[len(f.stack)-1] = state{}
 	f.stack = f.stack[:len(f.stack)-1]
 	f.rec.revert()
@@ -84,37 +84,7 @@ func (f *Fork) Snapshot() *Snapshot {
 		f.stack[i].tok = newToken()
 	}
 	f.rec.forget() // the snapshot shares the copies made so far
-	return &Snapshot{st: f.cur.freeze()}
-}
-
-// NumNodes, Node, Index, Get and ImageNumNodes read the current content,
-// as the [Snapshot] methods of the same names.
-func (f *Fork) NumNodes() int { return f.cur.n }
-
-// Node returns node i of the current content; see [Snapshot.Node].
-func (f *Fork) Node(i int) *NodeInfo {
-	if uint(i) >= uint(f.cur.n) {
-		panic("snapshot: node index out of range")
-	}
-	return f.cur.node(i)
-}
-
-// Index returns the index of the node called name.
-func (f *Fork) Index(name string) (int, bool) { return f.cur.index(name) }
-
-// Get returns the node called name, or nil.
-func (f *Fork) Get(name string) *NodeInfo {
-	i, ok := f.cur.index(name)
-	if !ok {
-		return nil
-	}
-	return f.cur.node(i)
-}
-
-// ImageNumNodes: see [Snapshot.ImageNumNodes].
-func (f *Fork) ImageNumNodes(name string) int {
-	c, _ := f.cur.images.get(name)
-	return int(c)
+	return &Snapshot{view{st: f.st.freeze()}}
 }
 
 // AddNode adds a node with the given pods (whose spec.nodeName is
@@ -138,7 +108,7 @@ func (f *Fork) AddNodeInfo(node *v1.Node, pods ...*PodInfo) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := f.cur.index(node.Name); ok {
+	if _, ok := f.st.index(node.Name); ok {
 		return fmt.Errorf("node %q: %w", node.Name, ErrNodeExists)
 	}
 	for i, p := range pods {
@@ -150,7 +120,7 @@ func (f *Fork) AddNodeInfo(node *v1.Node, pods ...*PodInfo) error {
 		}
 		ni.addPod(p)
 	}
-	f.cur.appendNode(ni)
+	f.st.appendNode(ni)
 	return nil
 }
 
@@ -160,25 +130,25 @@ func (f *Fork) UpdateNode(node *v1.Node) error {
 	if node == nil {
 		return fmt.Errorf("node is nil: %w", ErrInvalidObject)
 	}
-	i, err := f.cur.nodeOrErr(node.Name)
+	i, err := f.st.nodeOrErr(node.Name)
 	if err != nil {
 		return err
 	}
-	fresh := f.cur.node(i).clone(f.cur.tok)
+	fresh := f.st.node(i).clone(f.st.tok)
 	if err := fresh.setNode(node); err != nil {
 		return err
 	}
-	f.cur.replaceNode(i, fresh)
+	f.st.replaceNode(i, fresh)
 	return nil
 }
 
 // RemoveNode removes a node and its pods; the last node takes its index.
 func (f *Fork) RemoveNode(name string) error {
-	i, err := f.cur.nodeOrErr(name)
+	i, err := f.st.nodeOrErr(name)
 	if err != nil {
 		return err
 	}
-	f.cur.removeAt(i)
+	f.st.removeAt(i)
 	return nil
 }
 
@@ -204,27 +174,27 @@ func (f *Fork) AddPodInfo(pi *PodInfo, nodeName string) error {
 	if pi == nil {
 		return fmt.Errorf("pod is nil: %w", ErrInvalidObject)
 	}
-	i, err := f.cur.nodeOrErr(nodeName)
+	i, err := f.st.nodeOrErr(nodeName)
 	if err != nil {
 		return fmt.Errorf("pod %s: %w", pi.key, err)
 	}
-	if f.cur.node(i).podIndexHash(pi.keyHash, pi.key) >= 0 {
+	if f.st.node(i).podIndexHash(pi.keyHash, pi.key) >= 0 {
 		return fmt.Errorf("pod %s on node %s: %w", pi.key, nodeName, ErrPodExists)
 	}
-	f.cur.mutable(i).addPod(pi)
+	f.st.mutable(i).addPod(pi)
 	return nil
 }
 
 // RemovePod removes the pod with key k from the node called nodeName.
 func (f *Fork) RemovePod(k PodKey, nodeName string) error {
-	i, err := f.cur.nodeOrErr(nodeName)
+	i, err := f.st.nodeOrErr(nodeName)
 	if err != nil {
 		return fmt.Errorf("pod %s: %w", k, err)
 	}
 	h := hashKey(k) // once, for the check and the removal
-	if f.cur.node(i).podIndexHash(h, k) < 0 {
+	if f.st.node(i).podIndexHash(h, k) < 0 {
 		return fmt.Errorf("pod %s on node %s: %w", k, nodeName, ErrPodNotFound)
 	}
-	f.cur.mutable(i).removePodHash(h, k)
+	f.st.mutable(i).removePodHash(h, k)
 	return nil
 }

@@ -25,15 +25,15 @@ type HostPort struct {
 	Port     int32
 }
 
-// DefaultBindAllHostIP is the wildcard host IP; a port on it conflicts with
+// defaultBindAllHostIP is the wildcard host IP; a port on it conflicts with
 // the same protocol and port on any IP.
-const DefaultBindAllHostIP = "0.0.0.0"
+const defaultBindAllHostIP = "0.0.0.0"
 
 // Conflicts reports whether two host ports collide: same protocol and port,
 // and the same IP or either IP is 0.0.0.0 (upstream HostPortInfo.CheckConflict).
 func (p HostPort) Conflicts(o HostPort) bool {
 	return p.Port == o.Port && p.Protocol == o.Protocol &&
-		(p.IP == o.IP || p.IP == DefaultBindAllHostIP || o.IP == DefaultBindAllHostIP)
+		(p.IP == o.IP || p.IP == defaultBindAllHostIP || o.IP == defaultBindAllHostIP)
 }
 
 // PodInfo is a pod with its derived scheduling data computed once: key,
@@ -93,7 +93,7 @@ func hostPorts(pod *v1.Pod) []HostPort {
 			}
 			hp := HostPort{IP: p.HostIP, Protocol: p.Protocol, Port: p.HostPort}
 			if hp.IP == "" {
-				hp.IP = DefaultBindAllHostIP
+				hp.IP = defaultBindAllHostIP
 			}
 			if hp.Protocol == "" {
 				hp.Protocol = v1.ProtocolTCP

@@ -2,24 +2,13 @@ package snapshot
 
 import (
 	"fmt"
+	"github.com/schedkit/schedkit/internal/resname"
 	"math"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/schedkit/schedkit/internal/arith"
-)
-
-// Upstream's non-zero defaults for scoring (kube-scheduler v1.37
-// pkg/scheduler/util/pod_resources.go).
-const (
-	// DefaultMilliCPURequest is the CPU a container without a CPU request
-	// counts as when scoring: 100 milli-CPU.
-	DefaultMilliCPURequest int64 = 100
-	// DefaultMemoryRequest is the memory a container without a memory
-	// request counts as when scoring: 200 MiB, in bytes.
-	DefaultMemoryRequest int64 = 200 * 1024 * 1024
 )
 
 // amounts is a request vector plus whether the cpu and memory keys were
@@ -235,24 +224,6 @@ func (u *unitConv) aggregate(pod *v1.Pod, src containerSource, useStatus, infeas
 	return result
 }
 
-func isPodLevelResource(name v1.ResourceName) bool {
-	return name == v1.ResourceCPU || name == v1.ResourceMemory || strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix)
-}
-
-// IsPodLevelRequestsSet reports whether pod.spec.resources.requests names a
-// resource supported at pod level (cpu, memory, hugepages-*).
-func IsPodLevelRequestsSet(pod *v1.Pod) bool {
-	if pod.Spec.Resources == nil {
-		return false
-	}
-	for name := range pod.Spec.Resources.Requests {
-		if isPodLevelResource(name) {
-			return true
-		}
-	}
-	return false
-}
-
 // podRequests is upstream's resourcehelper.PodRequests with the options
 // kube-scheduler v1.37 passes by default: status resources on
 // (InPlacePodVerticalScaling, GA), pod-level resources on (PodLevelResources,
@@ -287,7 +258,7 @@ func (u *unitConv) podRequests(pod *v1.Pod, useStatus bool, nonMissing *amounts)
 		own.setMax(&allocated)
 	}
 
-	if IsPodLevelRequestsSet(pod) {
+	if resname.IsPodLevelRequestsSet(pod) {
 		// Each pod-level resource named by the effective pod-level
 		// requests replaces the container sums: the spec (dropped when a
 		// resize is infeasible) and, once the kubelet reports them, the
@@ -301,7 +272,7 @@ func (u *unitConv) podRequests(pod *v1.Pod, useStatus bool, nonMissing *amounts)
 			}
 		}
 		apply := func(name v1.ResourceName) {
-			if !isPodLevelResource(name) {
+			if !resname.IsPodLevelResource(name) {
 				return
 			}
 			id, ok := Intern(name)
@@ -487,30 +458,6 @@ type PodRequests struct {
 	Scoring Vector
 }
 
-// HasResizeStatus reports whether the pod's status can change its
-// requests: container or pod-level allocated or actuated resources, or a
-// PodResizePending condition. O(containers + conditions), allocates
-// nothing.
-func HasResizeStatus(pod *v1.Pod) bool {
-	st := &pod.Status
-	if st.Resources != nil || st.AllocatedResources != nil {
-		return true
-	}
-	for _, ss := range [][]v1.ContainerStatus{st.ContainerStatuses, st.InitContainerStatuses} {
-		for i := range ss {
-			if ss[i].AllocatedResources != nil || ss[i].Resources != nil {
-				return true
-			}
-		}
-	}
-	for _, c := range st.Conditions {
-		if c.Type == v1.PodResizePending {
-			return true
-		}
-	}
-	return false
-}
-
 // ComputePodRequests derives a pod's requests. Quantities beyond int64
 // saturate; a negative quantity is an error naming the pod and field
 // (wrapping [ErrNegativeQuantity]). O(containers × resources); allocates a
@@ -524,12 +471,12 @@ func ComputePodRequests(pod *v1.Pod) (PodRequests, error) {
 		u = &fineUnits
 	}
 	defaults := amounts{has: hasCPU | hasMem}
-	defaults.v.Set(CPU, u.cpu(*resource.NewMilliQuantity(DefaultMilliCPURequest, resource.DecimalSI)))
-	defaults.v.Set(Memory, u.other(*resource.NewQuantity(DefaultMemoryRequest, resource.BinarySI)))
+	defaults.v.Set(CPU, u.cpu(*resource.NewMilliQuantity(resname.DefaultMilliCPURequest, resource.DecimalSI)))
+	defaults.v.Set(Memory, u.other(*resource.NewQuantity(resname.DefaultMemoryRequest, resource.BinarySI)))
 
 	plain := u.podRequests(pod, true, nil)
 	nonZero := amounts{v: plain.v.Clone(), has: plain.has}
-	if IsPodLevelRequestsSet(pod) {
+	if resname.IsPodLevelRequestsSet(pod) {
 		nm := amounts{}
 		if plain.has&hasCPU == 0 {
 			nm.has |= hasCPU
@@ -547,7 +494,7 @@ func ComputePodRequests(pod *v1.Pod) (PodRequests, error) {
 	}
 	scoring := u.podRequests(pod, true, &defaults)
 	var pending amounts
-	if HasResizeStatus(pod) {
+	if resname.HasResizeStatus(pod) {
 		pending = u.podRequests(pod, false, nil)
 		u.finish(&pending)
 	}
@@ -558,7 +505,7 @@ func ComputePodRequests(pod *v1.Pod) (PodRequests, error) {
 	sv := plain.v.Clone()
 	sv.Set(CPU, scoring.v.Get(CPU))
 	sv.Set(Memory, scoring.v.Get(Memory))
-	if !HasResizeStatus(pod) {
+	if !resname.HasResizeStatus(pod) {
 		pending.v = plain.v.Clone()
 	}
 	return PodRequests{

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"github.com/schedkit/schedkit/internal/resname"
 	"math"
 	"strings"
 	"sync"
@@ -9,7 +10,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/schedkit/schedkit/internal/arith"
 )
@@ -76,7 +76,7 @@ func Intern(name v1.ResourceName) (ResourceID, bool) {
 	if id, ok := interner.table.Load().byName[name]; ok {
 		return id, true
 	}
-	if !IsScalarResourceName(name) {
+	if !resname.IsScalarResourceName(name) {
 		return NoResource, false
 	}
 	interner.mu.Lock()
@@ -121,26 +121,6 @@ func (r ResourceID) Name() v1.ResourceName {
 
 // String returns the resource name.
 func (r ResourceID) String() string { return string(r.Name()) }
-
-// IsScalarResourceName reports whether upstream kube-scheduler counts name as
-// a scalar resource: an extended resource (domain-qualified, outside
-// kubernetes.io), hugepages-*, attachable-volumes-*, or a prefixed native
-// resource (*kubernetes.io/*). Source: kube-scheduler v1.37
-// pkg/scheduler/util/utils.go IsScalarResourceName.
-func IsScalarResourceName(name v1.ResourceName) bool {
-	s := string(name)
-	return isExtendedResourceName(s) || strings.HasPrefix(s, v1.ResourceHugePagesPrefix) ||
-		strings.Contains(s, v1.ResourceDefaultNamespacePrefix) || strings.HasPrefix(s, v1.ResourceAttachableVolumesPrefix)
-}
-
-// isExtendedResourceName follows pkg/apis/core/v1/helper.IsExtendedResourceName.
-func isExtendedResourceName(s string) bool {
-	if !strings.Contains(s, "/") || strings.Contains(s, v1.ResourceDefaultNamespacePrefix) ||
-		strings.HasPrefix(s, v1.DefaultResourceRequestsPrefix) {
-		return false
-	}
-	return len(validation.IsQualifiedName(v1.DefaultResourceRequestsPrefix+s)) == 0
-}
 
 // Vector is a dense vector of resource amounts indexed by [ResourceID]:
 // milli-CPU, bytes of memory and ephemeral storage, pod count, and one entry
@@ -292,25 +272,6 @@ func (v *Vector) Equal(o *Vector) bool {
 		}
 	}
 	return true
-}
-
-// ResourceList converts v back to a v1.ResourceList with the non-zero
-// entries (CPU as milli-quantity, others as plain quantities). Allocates.
-func (v *Vector) ResourceList() v1.ResourceList {
-	rl := v1.ResourceList{}
-	for i := range v.Len() {
-		r := ResourceID(i)
-		x := v.Get(r)
-		if x == 0 {
-			continue
-		}
-		if r == CPU {
-			rl[r.Name()] = *resource.NewMilliQuantity(x, resource.DecimalSI)
-		} else {
-			rl[r.Name()] = *resource.NewQuantity(x, resource.BinarySI)
-		}
-	}
-	return rl
 }
 
 // String formats the non-zero entries as "cpu=1500m memory=1073741824 ...".

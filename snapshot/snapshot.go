@@ -15,18 +15,33 @@ import "iter"
 // NumNodes()/64 chunk headers. Each
 // NodeInfo keeps its cpu, memory, ephemeral-storage and pods amounts inline.
 type Snapshot struct {
-	st state
+	view
 }
 
 // Empty returns a snapshot with no nodes.
-func Empty() *Snapshot { return &Snapshot{st: state{tok: newToken()}} }
+func Empty() *Snapshot { return &Snapshot{view{st: state{tok: newToken()}}} }
+
+// Fork opens a mutable copy-on-write view of s; s itself is unchanged.
+// O(1), one small allocation.
+func (s *Snapshot) Fork() *Fork {
+	f := &Fork{view: view{st: s.st}}
+	f.st.tok = newToken()
+	return f
+}
+
+// view holds the node readers [Snapshot] and [Fork] share: one
+// implementation, promoted to both (for a Fork they read the current
+// layer).
+type view struct {
+	st state
+}
 
 // NumNodes returns the number of nodes; O(1).
-func (s *Snapshot) NumNodes() int { return s.st.n }
+func (s *view) NumNodes() int { return s.st.n }
 
 // Node returns node i, 0 <= i < NumNodes(); O(1), allocates nothing. It
 // panics if i is out of range, like a slice index.
-func (s *Snapshot) Node(i int) *NodeInfo {
+func (s *view) Node(i int) *NodeInfo {
 	if uint(i) >= uint(s.st.n) {
 		panic("snapshot: node index out of range")
 	}
@@ -34,10 +49,10 @@ func (s *Snapshot) Node(i int) *NodeInfo {
 }
 
 // Index returns the index of the node called name; O(1), allocates nothing.
-func (s *Snapshot) Index(name string) (int, bool) { return s.st.index(name) }
+func (s *view) Index(name string) (int, bool) { return s.st.index(name) }
 
 // Get returns the node called name, or nil; O(1), allocates nothing.
-func (s *Snapshot) Get(name string) *NodeInfo {
+func (s *view) Get(name string) *NodeInfo {
 	i, ok := s.st.index(name)
 	if !ok {
 		return nil
@@ -47,7 +62,7 @@ func (s *Snapshot) Get(name string) *NodeInfo {
 
 // Nodes iterates over the nodes in index order: `for i, ni := range
 // s.Nodes()`. O(NumNodes()); allocates nothing.
-func (s *Snapshot) Nodes() iter.Seq2[int, *NodeInfo] {
+func (s *view) Nodes() iter.Seq2[int, *NodeInfo] {
 	return func(yield func(int, *NodeInfo) bool) {
 		if s.st.tree == nil {
 			return
@@ -74,15 +89,7 @@ func (s *Snapshot) Nodes() iter.Seq2[int, *NodeInfo] {
 
 // ImageNumNodes returns how many nodes of the snapshot list the image name
 // in node.status.images (upstream ImageStateSummary.NumNodes); O(1).
-func (s *Snapshot) ImageNumNodes(name string) int {
+func (s *view) ImageNumNodes(name string) int {
 	c, _ := s.st.images.get(name)
 	return int(c)
-}
-
-// Fork opens a mutable copy-on-write view of s; s itself is unchanged.
-// O(1), one small allocation.
-func (s *Snapshot) Fork() *Fork {
-	f := &Fork{cur: s.st}
-	f.cur.tok = newToken()
-	return f
 }

@@ -281,7 +281,7 @@ func viewOf(c any) any {
 		}
 	case *Fork:
 		if c != nil {
-			return &c.cur
+			return &c.st
 		}
 	}
 	return nil

@@ -78,7 +78,7 @@ var policies = []policyDef{
 		profile: func(*policyEnv) (*score.Profile, error) {
 			return one(score.NewDominantResource(cpuMemGPU()...))
 		}},
-	{name: "tetris", tie: tieRandom, doc: "Tetris dot-product alignment on cpu, memory, GPU (score.Tetris)",
+	{name: "tetris", tie: tieRandom, doc: "Tetris dot-product alignment on cpu, memory, GPU (score.DotProduct)",
 		profile: func(*policyEnv) (*score.Profile, error) { return one(score.NewTetris(cpuMemGPU()...)) }},
 	{name: "fgd", gpu: true, tie: tieOrder, doc: "Fragmentation Gradient Descent (Weng et al., ATC'23), target workload learned from the pods",
 		profile: gpuPolicy(func(env *policyEnv) gpushare.NodeScorer { return gpushare.NewFGD(env.c.workload) })},

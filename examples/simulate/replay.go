@@ -107,7 +107,7 @@ func (c *cluster) replay(ctx context.Context, spec *runSpec, prog *progress) (*r
 		}
 	}
 	rep, err := replay.Run(ctx, in, replay.Config{
-		Filters:                  append(framework.DefaultFilters(), framework.GPUDevices{}),
+		Filters:                  append(framework.DefaultFilters(), framework.NewGPUDevices()),
 		Profile:                  profile,
 		PercentageOfNodesToScore: spec.percentage,
 		Seed:                     spec.seed,

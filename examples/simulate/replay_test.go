@@ -37,7 +37,7 @@ func TestOwnMainGetsTheSameReport(t *testing.T) {
 	w, err := gpushare.WorkloadFromTasks(tasks, 95)
 	require.NoError(t, err)
 	got, err := replay.Run(context.Background(), in, replay.Config{
-		Filters:  append(framework.DefaultFilters(), framework.GPUDevices{}),
+		Filters:  append(framework.DefaultFilters(), framework.NewGPUDevices()),
 		Profile:  score.DefaultProfile(),
 		Seed:     1,
 		Workload: w,

@@ -168,7 +168,7 @@ func TestFilterPluginNodeNameNarrowsAndTaintsReject(t *testing.T) {
 	h := cluster(a, b)
 	ctx := context.Background()
 
-	nn := WrapFilter("NN", framework.NodeName{}, h)
+	nn := WrapFilter("NN", framework.NewNodeName(), h)
 	p := pod("p", "", "")
 	p.Spec.NodeName = "a"
 	res, st := nn.PreFilter(ctx, newCycleState(), p, infos(h))
@@ -176,7 +176,7 @@ func TestFilterPluginNodeNameNarrowsAndTaintsReject(t *testing.T) {
 	assert.True(t, res.NodeNames.Has("a"))
 	assert.Equal(t, 1, res.NodeNames.Len())
 
-	tt := WrapFilter("TT", framework.TaintToleration{}, h)
+	tt := WrapFilter("TT", framework.NewTaintToleration(), h)
 	cs := newCycleState()
 	_, st = tt.PreFilter(ctx, cs, pod("q", "", ""), infos(h))
 	require.True(t, st.IsSuccess())

@@ -289,8 +289,8 @@ func NewSchedkitFit(_ context.Context, obj k8sruntime.Object, h fwk.Handle) (fwk
 	if err := DecodeArgs(FitName, obj, &args); err != nil {
 		return nil, err
 	}
-	f := &framework.NodeResourcesFit{IgnoredResources: args.IgnoredResources, IgnoredResourceGroups: args.IgnoredResourceGroups}
-	if err := f.Validate(); err != nil {
+	f, err := framework.NewNodeResourcesFit(args.IgnoredResources, args.IgnoredResourceGroups)
+	if err != nil {
 		return nil, argsError(FitName, err)
 	}
 	p := WrapFilter(FitName, f, h)

@@ -197,7 +197,7 @@ func TestFilterSeesLedger(t *testing.T) {
 	assert.Equal(t, fwk.Unschedulable, filter(other, n2).Code())
 
 	// A user's filter is not changed: it reads the scheduler's nodes.
-	uf := WrapFilter("Mine", &framework.NodeResourcesFit{}, h)
+	uf := WrapFilter("Mine", mustFilter(framework.NewNodeResourcesFit(nil, nil)), h)
 	cs = newCycleState()
 	_, st = uf.PreFilter(ctx, cs, other, infos(h))
 	require.True(t, st.IsSuccess(), st.AsError())
@@ -300,7 +300,7 @@ func TestHandlesDoNotGrowHeap(t *testing.T) {
 func TestProfileOwnedByPlugins(t *testing.T) {
 	h := cluster(newNodeInfo(node("n", "4", "8Gi"), 1))
 	sp := WrapScorer("S", score.NewImageLocality(), h)
-	fp := WrapFilter("F", framework.NodeName{}, h)
+	fp := WrapFilter("F", framework.NewNodeName(), h)
 	rp, err := WrapLedger("R", reserve.New(), h)
 	require.NoError(t, err)
 	require.Same(t, sp.m, fp.m, "plugins of one handle share a profile")
@@ -320,4 +320,12 @@ func TestProfileOwnedByPlugins(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	assert.Zero(t, count(), "entries left after their plugins were dropped")
+}
+
+// mustFilter returns f, panicking on err (arguments fixed in the test).
+func mustFilter(f framework.Filter, err error) framework.Filter {
+	if err != nil {
+		panic(err)
+	}
+	return f
 }

@@ -144,7 +144,7 @@ func TestFilterCheck(t *testing.T) {
 	_, err := l.AddReservation(reservation("r", "n1", "4"))
 	require.NoError(t, err)
 	m.SetLedger(l)
-	fit := &framework.NodeResourcesFit{}
+	fit := mustFilter(framework.NewNodeResourcesFit(nil, nil))
 	other := podInfo(t, pod("other", "1"))
 
 	f, pre, err := m.Filter(fit, other, true)
@@ -176,4 +176,12 @@ func TestFilterCheck(t *testing.T) {
 	f, _, err = m.Filter(fit, other, false)
 	require.NoError(t, err)
 	assert.Nil(t, check(n1), "without the ledger: the scheduler's nodes only")
+}
+
+// mustFilter returns f, panicking on err (arguments fixed in the test).
+func mustFilter(f framework.Filter, err error) framework.Filter {
+	if err != nil {
+		panic(err)
+	}
+	return f
 }

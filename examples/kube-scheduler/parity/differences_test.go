@@ -56,7 +56,7 @@ func TestDifferenceQuantityAboveInt64(t *testing.T) {
 	cache := snapshot.NewCache()
 	require.NoError(t, cache.AddNode(node("n", "4", "8Gi")))
 	snap := cache.Snapshot()
-	oursRes, err := ourFilter(&framework.NodeResourcesFit{}, snapshot.MustPodInfo(p), []*snapshot.NodeInfo{snap.Get("n")})
+	oursRes, err := ourFilter(mustFilter(framework.NewNodeResourcesFit(nil, nil)), snapshot.MustPodInfo(p), []*snapshot.NodeInfo{snap.Get("n")})
 	require.NoError(t, err)
 	assert.Equal(t, Verdict{Code: fwk.UnschedulableAndUnresolvable, Reasons: []string{"Insufficient cpu"}}, oursRes.Verdicts[0])
 }
@@ -177,7 +177,7 @@ func TestDifferenceOverheadCountedOnce(t *testing.T) {
 	upRes, err := u.Filter(ctx, u.MustPlugin(ctx, "NodeResourcesFit", nil), incoming)
 	require.NoError(t, err)
 	assert.Equal(t, Verdict{Code: fwk.Unschedulable, Reasons: []string{"Insufficient cpu"}}, upRes.Verdicts[0], "upstream")
-	oursRes, err := ourFilter(&framework.NodeResourcesFit{}, snapshot.MustPodInfo(incoming), []*snapshot.NodeInfo{snap.Get("n")})
+	oursRes, err := ourFilter(mustFilter(framework.NewNodeResourcesFit(nil, nil)), snapshot.MustPodInfo(incoming), []*snapshot.NodeInfo{snap.Get("n")})
 	require.NoError(t, err)
 	assert.Equal(t, Verdict{Code: fwk.Success}, oursRes.Verdicts[0], "ours")
 }

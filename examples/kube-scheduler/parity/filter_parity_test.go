@@ -3,6 +3,7 @@ package parity
 import (
 	"context"
 	"fmt"
+	"github.com/schedkit/schedkit/internal/resname"
 	"slices"
 	"testing"
 
@@ -33,15 +34,15 @@ func filterPairs() []filterPair {
 		},
 	}}
 	return []filterPair{
-		{name: "NodeName", ours: framework.NodeName{}, plugin: names.NodeName},
-		{name: "NodeUnschedulable", ours: framework.NodeUnschedulable{}, plugin: names.NodeUnschedulable},
-		{name: "TaintToleration", ours: framework.TaintToleration{}, plugin: names.TaintToleration},
+		{name: "NodeName", ours: framework.NewNodeName(), plugin: names.NodeName},
+		{name: "NodeUnschedulable", ours: framework.NewNodeUnschedulable(), plugin: names.NodeUnschedulable},
+		{name: "TaintToleration", ours: framework.NewTaintToleration(), plugin: names.TaintToleration},
 		{name: "NodeAffinity", ours: must(framework.NewNodeAffinity(nil)), plugin: names.NodeAffinity},
 		{name: "NodeAffinity/enforced", ours: must(framework.NewNodeAffinity(enforced)), plugin: names.NodeAffinity,
 			args: &configv1.NodeAffinityArgs{AddedAffinity: enforced}},
-		{name: "NodePorts", ours: framework.NodePorts{}, plugin: names.NodePorts},
-		{name: "NodeResourcesFit", ours: &framework.NodeResourcesFit{}, plugin: names.NodeResourcesFit},
-		{name: "NodeResourcesFit/ignored", ours: &framework.NodeResourcesFit{IgnoredResources: []string{string(ResourceFoo)}, IgnoredResourceGroups: []string{"nvidia.com"}},
+		{name: "NodePorts", ours: framework.NewNodePorts(), plugin: names.NodePorts},
+		{name: "NodeResourcesFit", ours: mustFilter(framework.NewNodeResourcesFit(nil, nil)), plugin: names.NodeResourcesFit},
+		{name: "NodeResourcesFit/ignored", ours: mustFilter(framework.NewNodeResourcesFit([]string{string(ResourceFoo)}, []string{"nvidia.com"})),
 			plugin: names.NodeResourcesFit,
 			args:   &configv1.NodeResourcesFitArgs{IgnoredResources: []string{string(ResourceFoo)}, IgnoredResourceGroups: []string{"nvidia.com"}}},
 	}
@@ -186,7 +187,7 @@ func TestParityFilters(t *testing.T) {
 	pendingResized, pendingDiffers := 0, 0
 	for c := 0; c < parityCases; c++ {
 		cs := g.Case()
-		if snapshot.HasResizeStatus(cs.Pod) {
+		if resname.HasResizeStatus(cs.Pod) {
 			pendingResized++
 			if r := snapshot.MustPodInfo(cs.Pod).Requests(); !r.Pending.Equal(&r.Requested) {
 				pendingDiffers++
@@ -228,4 +229,12 @@ func FuzzParityFilters(f *testing.F) {
 		require.NoError(t, err)
 		require.Empty(t, diffs, "pod: %s\nnodes: %s\nbound: %s", dump(cs.Pod), dump(cs.Nodes), dump(cs.Bound))
 	})
+}
+
+// mustFilter returns f, panicking on err (arguments fixed in the test).
+func mustFilter(f framework.Filter, err error) framework.Filter {
+	if err != nil {
+		panic(err)
+	}
+	return f
 }

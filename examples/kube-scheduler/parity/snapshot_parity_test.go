@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/schedkit/schedkit/internal/resname"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -68,8 +69,8 @@ func upstreamScoringRequest(pod *v1.Pod, fts Upstream) v1.ResourceList {
 		InPlacePodLevelResourcesVerticalScalingEnabled: fts.Features.EnableInPlacePodLevelResourcesVerticalScaling,
 		SkipPodLevelResources:                          !fts.Features.EnablePodLevelResources,
 		NonMissingContainerRequests: v1.ResourceList{
-			v1.ResourceCPU:    *resource.NewMilliQuantity(snapshot.DefaultMilliCPURequest, resource.DecimalSI),
-			v1.ResourceMemory: *resource.NewQuantity(snapshot.DefaultMemoryRequest, resource.DecimalSI),
+			v1.ResourceCPU:    *resource.NewMilliQuantity(resname.DefaultMilliCPURequest, resource.DecimalSI),
+			v1.ResourceMemory: *resource.NewQuantity(resname.DefaultMemoryRequest, resource.DecimalSI),
 		},
 	})
 }
@@ -204,7 +205,7 @@ func TestParityPodRequests(t *testing.T) {
 		cs := g.Case()
 		for _, pod := range append(cs.Bound, cs.Pod) {
 			pods++
-			if snapshot.HasResizeStatus(pod) {
+			if resname.HasResizeStatus(pod) {
 				resized++
 			}
 			if CountedOnceForUpstream(pod) != pod {

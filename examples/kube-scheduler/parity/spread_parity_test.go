@@ -99,7 +99,7 @@ func (sp *spreadParity) check(cs SpreadCase, p *spreadPair, st *spreadStats) (st
 
 	// Filter.
 	up, upErr := sp.u.Filter(ctx, p.plugin, cs.Pod)
-	pre, ourErr := f.PreFilterCluster(pi, snap)
+	pre, ourErr := f.(framework.ClusterFilter).PreFilterCluster(pi, snap)
 	if (upErr != nil) != (ourErr != nil) {
 		return fmt.Sprintf("PreFilter error: ours %v, upstream %v", ourErr, upErr), nil
 	}

@@ -1,0 +1,13 @@
+package score
+
+// NewTaintTolerationForTest returns the TaintToleration scorer with the
+// alpha TaintTolerationComparisonOperators gate set to cmp (upstream's
+// default is off; [NewTaintToleration] keeps it off).
+func NewTaintTolerationForTest(cmp bool) Scorer { return &taintToleration{ComparisonOperators: cmp} }
+
+// TetrisSpreads reports whether s is a DotProduct scorer in the spreading
+// direction.
+func TetrisSpreads(s Scorer) bool {
+	t, ok := s.(*tetris)
+	return ok && t.spread
+}
