@@ -192,7 +192,7 @@ func TestNominatedNodeHeld(t *testing.T) {
 	require.NotNil(t, d.Diagnosis)
 	assert.Contains(t, d.Diagnosis.Message(), "Insufficient cpu")
 	require.NotEmpty(t, d.Diagnosis.Reasons)
-	assert.Equal(t, NodeResourcesFitName, d.Diagnosis.Reasons[0].Plugin)
+	assert.Equal(t, "NodeResourcesFit", d.Diagnosis.Reasons[0].Plugin)
 
 	// Without the nomination, the lower pod takes the room.
 	s2 := newSched(t)
