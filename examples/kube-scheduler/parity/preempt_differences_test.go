@@ -34,6 +34,20 @@ func diffNode(name string) *v1.Node {
 	return n
 }
 
+// ourPreempt runs schedkit's Preempt for pre on nodes and bound pods.
+func ourPreempt(t *testing.T, nodes []*v1.Node, bound []*v1.Pod, pre *v1.Pod, opts framework.PreemptOptions) (framework.Preemption, error) {
+	c := snapshot.NewCache()
+	for _, n := range nodes {
+		require.NoError(t, c.AddNode(n))
+	}
+	for _, p := range bound {
+		require.NoError(t, c.AddPod(p))
+	}
+	s, err := framework.New(framework.Config{})
+	require.NoError(t, err)
+	return s.Preempt(c.Snapshot(), snapshot.MustPodInfo(pre), opts)
+}
+
 // TestPreemptDifferenceSharedHostPort: upstream's used host ports are a
 // set, so evicting one of two pods declaring port 8080 frees the port
 // although the other (not a victim: equal priority) still uses it, and
@@ -52,14 +66,7 @@ func TestPreemptDifferenceSharedHostPort(t *testing.T) {
 	require.Equal(t, "n1", up.Node, "upstream preempts")
 	require.Equal(t, []string{"low"}, up.Victims)
 
-	c := snapshot.NewCache()
-	require.NoError(t, c.AddNode(nodes[0]))
-	for _, p := range bound {
-		require.NoError(t, c.AddPod(p))
-	}
-	s, err := framework.New(framework.Config{})
-	require.NoError(t, err)
-	res, err := s.Preempt(c.Snapshot(), snapshot.MustPodInfo(pre), framework.PreemptOptions{})
+	res, err := ourPreempt(t, nodes, bound, pre, framework.PreemptOptions{})
 	require.NoError(t, err)
 	require.False(t, res.Found())
 	require.Equal(t, "preemption: 0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod ports.", res.Message)
@@ -82,14 +89,7 @@ func TestPreemptDifferenceInvalidPDBSelector(t *testing.T) {
 	require.Equal(t, "n1", up.Node)
 	require.Equal(t, int64(0), up.NumPDBViolations, "upstream: the broken PDB protects nothing")
 
-	c := snapshot.NewCache()
-	require.NoError(t, c.AddNode(nodes[0]))
-	for _, p := range bound {
-		require.NoError(t, c.AddPod(p))
-	}
-	s, err := framework.New(framework.Config{})
-	require.NoError(t, err)
-	_, err = s.Preempt(c.Snapshot(), snapshot.MustPodInfo(pre), framework.PreemptOptions{Objects: preemptObjects{pdbs: []*policy.PodDisruptionBudget{pdb}}})
+	_, err = ourPreempt(t, nodes, bound, pre, framework.PreemptOptions{Objects: preemptObjects{pdbs: []*policy.PodDisruptionBudget{pdb}}})
 	require.ErrorIs(t, err, framework.ErrInvalidConfig)
 	require.ErrorContains(t, err, "PodDisruptionBudget default/broken: spec.selector")
 }
