@@ -110,7 +110,7 @@ const (
 	msgPreemptNever        = "not eligible due to preemptionPolicy=Never."
 	msgTerminatingVictim   = "not eligible due to a terminating pod on the nominated node."
 	msgNoVictims           = "No preemption victims found for incoming pod"
-	msgPreemptionNotHelpul = "Preemption is not helpful for scheduling"
+	msgPreemptionNotHelpful = "Preemption is not helpful for scheduling"
 	preemptionPrefix       = "preemption: "
 )
 
@@ -398,11 +398,11 @@ func (r *preemptRun) filter(name string) (bool, []Reason, error) {
 		}
 	}
 	if reject {
-		return false, []Reason{{Node: name, Code: CodeCustom, Unresolvable: true, Text: msgPreemptionNotHelpul}}, nil
+		return false, []Reason{{Node: name, Code: CodeCustom, Unresolvable: true, Text: msgPreemptionNotHelpful}}, nil
 	}
 	if only != nil {
 		if _, ok := only[name]; !ok {
-			return false, []Reason{{Node: name, Code: CodeNotCandidate, Unresolvable: true, Text: msgPreemptionNotHelpul}}, nil
+			return false, []Reason{{Node: name, Code: CodeNotCandidate, Unresolvable: true, Text: msgPreemptionNotHelpful}}, nil
 		}
 	}
 	ni := r.fork.Get(name)
@@ -627,7 +627,7 @@ func (c *candidate) key() candidateKey {
 // candidateKey holds pickOneNodeForPreemption's criteria.
 type candidateKey struct{ numPDB, highest, sum, num, earliest int64 }
 
-// CompareCandidates orders two candidates' criteria: negative when a
+// compareCandidates orders two candidates' criteria: negative when a
 // is preferred.
 func compareCandidates(a, b candidateKey) int {
 	return cmp.Or(cmp.Compare(a.numPDB, b.numPDB), cmp.Compare(a.highest, b.highest),
@@ -645,7 +645,7 @@ func noCandidateMessage(numAll int, failed map[string][]Reason) string {
 		}
 	}
 	if absent := numAll - len(failed); absent > 0 {
-		counts[msgPreemptionNotHelpul] += absent
+		counts[msgPreemptionNotHelpful] += absent
 	}
 	parts := make([]string, 0, len(counts))
 	for m, n := range counts {
