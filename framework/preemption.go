@@ -107,11 +107,11 @@ func (p *Preemption) ApplyTo(f *snapshot.Fork, pod *snapshot.PodInfo) error {
 
 // Upstream's messages (default_preemption.go, preemption.go).
 const (
-	msgPreemptNever        = "not eligible due to preemptionPolicy=Never."
-	msgTerminatingVictim   = "not eligible due to a terminating pod on the nominated node."
-	msgNoVictims           = "No preemption victims found for incoming pod"
+	msgPreemptNever         = "not eligible due to preemptionPolicy=Never."
+	msgTerminatingVictim    = "not eligible due to a terminating pod on the nominated node."
+	msgNoVictims            = "No preemption victims found for incoming pod"
 	msgPreemptionNotHelpful = "Preemption is not helpful for scheduling"
-	preemptionPrefix       = "preemption: "
+	preemptionPrefix        = "preemption: "
 )
 
 // victim is a pod that may be evicted, with what ordering reads.
