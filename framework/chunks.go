@@ -207,6 +207,7 @@ func (s *Scheduler) filterNode(ni *snapshot.NodeInfo, wk *worker, pos int) bool 
 		if len(wk.reasons) > n0 {
 			_, fused := f.(*fusedFilter) // labels its reasons itself
 			name := s.pfNames[j]
+			fused = fused || name == "" // as does nominatedFilter
 			for k := n0; k < len(wk.reasons); k++ {
 				r := &wk.reasons[k]
 				if !fused {

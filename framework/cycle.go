@@ -53,6 +53,7 @@ type Scheduler struct {
 	// the cache is read.
 	condLocal []scoring.PodNodeLocal
 	classes   classCache
+	nominated nominations // pods nominated to nodes (nominated.go)
 
 	next     int           // upstream nextStartNodeIndex
 	narrowed bool          // this cycle's candidates are s.cands
@@ -174,7 +175,8 @@ func (s *Scheduler) schedulePod(cluster score.Cluster, pod *snapshot.PodInfo, on
 	if only != nil {
 		defer func(next int) { s.next = next }(s.next)
 	}
-	if s.nodeLocal && vc != nil && only == nil && s.localFor(pod, cluster) {
+	nomFilter := s.newNominatedFilter(cluster, pod) // nominated.go
+	if s.nodeLocal && vc != nil && only == nil && nomFilter == nil && s.localFor(pod, cluster) {
 		e, adm, ok := s.classes.get(pod)
 		switch {
 		case !ok, e == nil:
@@ -223,6 +225,9 @@ func (s *Scheduler) schedulePod(cluster score.Cluster, pod *snapshot.PodInfo, on
 			s.pfNames = append(s.pfNames, f.Name())
 		}
 	}
+	if nomFilter != nil {
+		s.pfs, s.pfNames = append(s.pfs, nomFilter), append(s.pfNames, "")
+	}
 	s.fuse()
 
 	// Candidates: every node, or the named ones that exist, in name order.
@@ -244,7 +249,7 @@ func (s *Scheduler) schedulePod(cluster score.Cluster, pod *snapshot.PodInfo, on
 		defer clear(s.cands)
 	}
 
-	if (class != nil || admit) && !s.narrowed {
+	if (class != nil || admit) && !s.narrowed && nomFilter == nil {
 		if class == nil {
 			class = s.classes.insert()
 		}

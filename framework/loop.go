@@ -18,14 +18,28 @@ import (
 // and should honour ctx.
 type BindFunc func(ctx context.Context, d Decision) error
 
+// EvictFunc evicts the victims of a preemption from node — typically
+// pod deletions through the API server (upstream also sets their
+// DisruptionTarget condition), or in a simulator an update of its own
+// state. It runs beside the [BindFunc], in the same goroutine, and should
+// honour ctx. The Loop does not remove the victims from the ledger itself
+// (the informer's delete events do) unless the EvictFunc is nil.
+type EvictFunc func(ctx context.Context, node string, victims []*snapshot.PodInfo) error
+
 // Attempt is one pod's pass through a [Loop]: the scheduling decision and,
-// if the pod was scheduled, how the bind went.
+// if the pod was scheduled, how the bind went, or, if it fit nowhere and
+// preemption is on, what preemption did.
 type Attempt struct {
 	Decision
 	// BindErr is the BindFunc's error; the hold was then released and the
 	// pod requeued. nil when the bind succeeded or the pod was not
 	// scheduled.
 	BindErr error
+	// Preemption is the outcome of preemption for a pod that fit nowhere
+	// (nil when preemption is off or the pod was scheduled). When it
+	// found a node, the victims were evicted, the pod nominated to the
+	// node and requeued.
+	Preemption *Preemption
 }
 
 // Bound reports whether the pod was scheduled and bound.
@@ -53,6 +67,23 @@ type Loop struct {
 	queued        map[snapshot.PodKey]bool
 	unschedulable []*snapshot.PodInfo
 	seq           uint64
+
+	preempt *PreemptOptions // nil: preemption off
+	evict   EvictFunc
+}
+
+// SetPreemption turns preemption on (upstream's DefaultPreemption
+// PostFilter): a pod that fits nowhere runs [Scheduler.Preempt] on the
+// ledger's snapshot with opts; if a node is found, evict evicts the
+// victims (nil: the ledger evicts them at once with reserve.Ledger.Evict,
+// as in a simulator), the pod is nominated to the node
+// ([Scheduler.Nominate], which holds it against lower-priority pods) and
+// requeued, as upstream requeues it when the victims are gone. A pod
+// added later with priorityClassName but no spec.priority gets the
+// class's value in spec.priority (of a copy), as the API server's
+// admission sets it.
+func (l *Loop) SetPreemption(opts PreemptOptions, evict EvictFunc) {
+	l.preempt, l.evict = &opts, evict
 }
 
 // NewLoop returns a loop scheduling with s, holding capacity in ledger and
@@ -81,6 +112,17 @@ func (l *Loop) AddPodInfo(pi *snapshot.PodInfo) error {
 	if l.queued[pi.Key()] {
 		return fmt.Errorf("framework: pod %s is already queued: %w", pi.Key(), ErrInvalidPod)
 	}
+	if p := pi.Pod(); l.preempt != nil && p.Spec.Priority == nil && p.Spec.PriorityClassName != "" {
+		prio, err := PodPriority(p, l.preempt.Objects)
+		if err != nil {
+			return err
+		}
+		q := p.DeepCopy()
+		q.Spec.Priority = &prio
+		if pi, err = snapshot.NewPodInfo(q); err != nil {
+			return err
+		}
+	}
 	l.queued[pi.Key()] = true
 	l.push(pi)
 	return nil
@@ -103,6 +145,9 @@ func (l *Loop) Remove(k snapshot.PodKey) bool {
 		return false
 	}
 	delete(l.queued, k)
+	if l.preempt != nil {
+		l.sched.unnominate(k)
+	}
 	for i := range l.queue {
 		if l.queue[i].pi.Key() == k {
 			heap.Remove(&l.queue, i)
@@ -164,6 +209,9 @@ func (l *Loop) attempt(ctx context.Context, pi *snapshot.PodInfo) (a Attempt, re
 		return a, true, err
 	}
 	if !d.Scheduled() {
+		if l.preempt != nil {
+			return l.preemptFor(ctx, pi, a)
+		}
 		l.unschedulable = append(l.unschedulable, pi)
 		return a, false, nil
 	}
@@ -175,6 +223,9 @@ func (l *Loop) attempt(ctx context.Context, pi *snapshot.PodInfo) (a Attempt, re
 		return a, true, nil
 	}
 	delete(l.queued, pi.Key())
+	if l.preempt != nil {
+		l.sched.unnominate(pi.Key()) // bound: no longer nominated
+	}
 	// ErrNotHeld means the informer already reported the pod bound and
 	// then deleted: nothing is held either way.
 	_ = l.ledger.Confirm(pi.Key())
@@ -185,6 +236,33 @@ func (l *Loop) attempt(ctx context.Context, pi *snapshot.PodInfo) (a Attempt, re
 		_ = l.ledger.AddPodInfo(d.Pod, d.Node)
 	}
 	return a, false, nil
+}
+
+// preemptFor runs preemption for pi, which fit nowhere, and applies it.
+func (l *Loop) preemptFor(ctx context.Context, pi *snapshot.PodInfo, a Attempt) (Attempt, bool, error) {
+	res, err := l.sched.Preempt(l.ledger.Snapshot(), pi, *l.preempt)
+	if err != nil {
+		return a, true, err
+	}
+	a.Preemption = &res
+	if !res.Found() {
+		l.unschedulable = append(l.unschedulable, pi)
+		return a, false, nil
+	}
+	if l.evict != nil {
+		err = l.evict(ctx, res.Node, res.Victims)
+	} else {
+		keys := make([]snapshot.PodKey, len(res.Victims))
+		for i, v := range res.Victims {
+			keys[i] = v.Key()
+		}
+		err = l.ledger.Evict(res.Node, keys)
+	}
+	if err != nil {
+		return a, true, fmt.Errorf("framework: evicting the victims of pod %s on node %s: %w", pi.Key(), res.Node, err)
+	}
+	l.sched.Nominate(pi, res.Priority, res.Node)
+	return a, true, nil
 }
 
 // ScheduleAll takes every pod queued at the call through one cycle and its

@@ -1,0 +1,119 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/schedkit/schedkit/snapshot"
+)
+
+// TestLoopPreemption is the PreemptionBasic shape in small: 4 nodes of
+// 4000m each full with four 1000m pods of priority 0 (16 pods); then 4
+// pods of 3000m at priority 100 arrive. Each fits nowhere (free 0 <
+// 3000), preempts three low pods on one node (4000 − 3000 = 1000 left
+// for one reprieved low pod), is nominated and requeued, and binds on
+// the next pass: 4 bound, 12 evicted, 4 low pods left.
+func TestLoopPreemption(t *testing.T) {
+	var nodes []*v1.Node
+	for i := range 4 {
+		nodes = append(nodes, mkNode(fmt.Sprintf("n%d", i)).Allocatable("cpu", "4000m", "memory", "16Gi", "pods", "110").Obj())
+	}
+	ledger := newLedger(t, nodes)
+	for i := range 16 {
+		require.NoError(t, ledger.AddPod(bound(fmt.Sprintf("low-%d", i), fmt.Sprintf("n%d", i%4), "1000m", 0, i)))
+	}
+	s := newSched(t)
+	loop := NewLoop(s, ledger, nil)
+	loop.SetPreemption(PreemptOptions{Objects: &objects{classes: map[string]*schedulingv1.PriorityClass{
+		"high": {ObjectMeta: metav1.ObjectMeta{Name: "high"}, Value: 100}}}}, nil)
+	for i := range 4 {
+		p := mkPod(fmt.Sprintf("high-%d", i)).Req("cpu", "3000m").Obj()
+		p.Spec.PriorityClassName = "high" // resolved to spec.priority 100 on Add
+		require.NoError(t, loop.Add(p))
+	}
+	ctx := context.Background()
+	as, err := loop.ScheduleAll(ctx)
+	require.NoError(t, err)
+	evicted, nominated := 0, map[string]bool{}
+	for _, a := range as {
+		require.False(t, a.Scheduled())
+		require.NotNil(t, a.Preemption)
+		require.True(t, a.Preemption.Found(), a.Preemption.Message)
+		assert.Len(t, a.Preemption.Victims, 3)
+		assert.Equal(t, int32(100), a.Preemption.Priority)
+		evicted += len(a.Preemption.Victims)
+		nominated[a.Preemption.Node] = true
+	}
+	assert.Equal(t, 12, evicted)
+	assert.Len(t, nominated, 4, "one preemptor per node: each nominated node is held")
+	require.Equal(t, 4, loop.Len(), "preemptors requeued")
+	as, err = loop.ScheduleAll(ctx)
+	require.NoError(t, err)
+	for _, a := range as {
+		require.True(t, a.Bound(), "%s", a.Pod.Key())
+		assert.True(t, nominated[a.Node])
+	}
+	assert.Empty(t, s.nominated.byPod, "bound pods are no longer nominated")
+	low := 0
+	for _, n := range ledger.Snapshot().Nodes() {
+		for _, p := range n.Pods() {
+			if *p.Pod().Spec.Priority == 0 {
+				low++
+			}
+		}
+	}
+	assert.Equal(t, 4, low)
+}
+
+func TestLoopPreemptionEvictFunc(t *testing.T) {
+	// With an EvictFunc the loop leaves the ledger to the informer: the
+	// callback sees the node and the victims; its error requeues the pod.
+	ledger := newLedger(t, []*v1.Node{mkNode("n1").Allocatable("cpu", "1000m", "pods", "110").Obj()})
+	require.NoError(t, ledger.AddPod(bound("x", "n1", "1000m", 0, 1)))
+	loop := NewLoop(newSched(t), ledger, nil)
+	var got []string
+	fail := true
+	loop.SetPreemption(PreemptOptions{}, func(_ context.Context, node string, victims []*snapshot.PodInfo) error {
+		for _, v := range victims {
+			got = append(got, node+"/"+v.Key().Name)
+		}
+		if fail {
+			return fmt.Errorf("api server down")
+		}
+		for _, v := range victims {
+			ledger.RemovePod(v.Key())
+		}
+		return nil
+	})
+	require.NoError(t, loop.Add(mkPod("p").Req("cpu", "500m").Priority(5).Obj()))
+	_, _, err := loop.ScheduleOne(context.Background())
+	require.ErrorContains(t, err, "api server down")
+	assert.Equal(t, 1, loop.Len(), "requeued")
+	fail = false
+	a, _, err := loop.ScheduleOne(context.Background())
+	require.NoError(t, err)
+	require.True(t, a.Preemption.Found())
+	a, _, err = loop.ScheduleOne(context.Background())
+	require.NoError(t, err)
+	assert.True(t, a.Bound())
+	assert.Equal(t, []string{"n1/x", "n1/x"}, got)
+}
+
+func TestLoopPreemptionBadClass(t *testing.T) {
+	loop := NewLoop(newSched(t), newLedger(t, nil), nil)
+	loop.SetPreemption(PreemptOptions{Objects: &objects{}}, nil)
+	p := mkPod("p").Obj()
+	p.Spec.PriorityClassName = "nope"
+	err := loop.Add(p)
+	require.ErrorIs(t, err, ErrInvalidPod)
+	assert.Contains(t, err.Error(), "spec.priorityClassName")
+	assert.Equal(t, 0, loop.Len(), "nothing queued")
+	require.NoError(t, loop.Add(mkPod("q").Obj()), "the key was not taken")
+}
