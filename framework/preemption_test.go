@@ -191,8 +191,8 @@ func TestNominatedNodeHeld(t *testing.T) {
 	assert.False(t, d.Scheduled(), "the nominated node is held against a lower-priority pod")
 	require.NotNil(t, d.Diagnosis)
 	assert.Contains(t, d.Diagnosis.Message(), "Insufficient cpu")
-	require.NotEmpty(t, d.Diagnosis.Reasons)
-	assert.Equal(t, "NodeResourcesFit", d.Diagnosis.Reasons[0].Plugin)
+	require.NotEmpty(t, d.Diagnosis.Counts)
+	assert.Equal(t, "NodeResourcesFit", d.Diagnosis.Counts[0].Reason.Plugin)
 
 	// Without the nomination, the lower pod takes the room.
 	s2 := newSched(t)

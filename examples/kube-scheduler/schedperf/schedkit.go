@@ -8,6 +8,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -25,10 +27,10 @@ import (
 
 // schedkitUnsupported says why schedkit's answers on p would not be
 // comparable with upstream's: the plan's pods use a feature schedkit does
-// not implement (its filters are NodeName, NodeUnschedulable,
-// TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit and, where
-// the plan needs it, PodTopologySpread — see schedkitConfig; it does not
-// preempt). "" if none. Preemption is checked after the run
+// not implement (its filters are upstream's default profile without the
+// volume and DRA plugins: NodeName, NodeUnschedulable, TaintToleration,
+// NodeAffinity, NodePorts, NodeResourcesFit, PodTopologySpread,
+// InterPodAffinity — see schedkitConfig; it does not preempt here). "" if none. Preemption is checked after the run
 // (needsPreemption), since whether a higher-priority pod needs victims
 // depends on where the others went.
 func schedkitUnsupported(p *plan) string {
@@ -46,9 +48,6 @@ func schedkitUnsupported(p *plan) string {
 		}
 		for _, pod := range pods {
 			where := fmt.Sprintf("workloadTemplate[%d] pod %s/%s", s.Op.Index, pod.Namespace, pod.Name)
-			if a := pod.Spec.Affinity; a != nil && (a.PodAffinity != nil || a.PodAntiAffinity != nil) {
-				return "InterPodAffinity: " + where + " has pod (anti-)affinity"
-			}
 			if len(pod.Spec.SchedulingGates) > 0 {
 				return "scheduling gates: " + where + " is gated (SchedulingGates plugin)"
 			}
@@ -328,6 +327,27 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 		live  [][]runtime.Object
 	}
 	var churns []*churnState
+	// objects: the kinds the ledger keeps (namespaces for
+	// InterPodAffinity's namespaceSelector, Services and controllers for
+	// PodTopologySpread's system defaults, priority classes, PDBs) go to
+	// it as informer events would; others (PersistentVolumes, ...) no
+	// schedkit plugin reads.
+	object := func(obj runtime.Object, remove bool) error {
+		switch obj.(type) {
+		case *v1.Namespace, *v1.Service, *v1.ReplicationController, *appsv1.ReplicaSet, *appsv1.StatefulSet,
+			*schedulingv1.PriorityClass, *policyv1.PodDisruptionBudget:
+			var err error
+			if remove {
+				err = ledger.RemoveObject(obj)
+			} else {
+				err = ledger.AddObject(obj)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return workloads.apply(obj, remove)
+	}
 	churnCreate := func(obj runtime.Object) error {
 		switch o := obj.(type) {
 		case *v1.Node:
@@ -339,7 +359,7 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 			churnPods[snapshot.KeyOf(o)] = o
 			return loop.Add(o)
 		}
-		return workloads.apply(obj, false)
+		return object(obj, false)
 	}
 	churnRemove := func(obj runtime.Object) error {
 		switch o := obj.(type) {
@@ -355,7 +375,7 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 			delete(churnPods, k)
 			loop.Requeue()
 		default:
-			return workloads.apply(obj, true)
+			return object(obj, true)
 		}
 		return nil
 	}
@@ -377,7 +397,7 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 		}
 		var stepErr error
 		for _, o := range s.Objects {
-			if stepErr = workloads.apply(o, false); stepErr != nil {
+			if stepErr = object(o, false); stepErr != nil {
 				break
 			}
 		}
@@ -430,9 +450,8 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 		case s.Kind == stepStopMetrics:
 			obs.stopWindow()
 		case s.Kind == stepBarrier, s.Kind == stepObjects:
-			// Every queued pod has been tried; Services and controllers
-			// went to workloads above; namespaces, priority classes: no
-			// schedkit filter reads them.
+			// Every queued pod has been tried; the step's objects went
+			// to the ledger (and workloads) above.
 		}
 		if stepErr != nil {
 			res.Err = fmt.Sprintf("workloadTemplate[%d] (%s): %v", s.Op.Index, s.Op.Code, stepErr)

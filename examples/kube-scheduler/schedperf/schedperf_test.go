@@ -247,6 +247,20 @@ func TestEndToEndTopologySpreading(t *testing.T) {
 	}
 }
 
+// TestEndToEndPodAntiAffinity runs upstream's SchedulingPodAntiAffinity
+// at its smallest size through both schedulers: schedkit's default
+// profile now has InterPodAffinity (the row was unsupported before), both
+// bind every pod, and neither places two pods that exclude each other in
+// one domain.
+func TestEndToEndPodAntiAffinity(t *testing.T) {
+	p := smallestPlan(t, "SchedulingPodAntiAffinity")
+	require.Empty(t, schedkitUnsupported(p))
+	up, sk := runBoth(t, p)
+	for name, r := range map[string]sideResult{"upstream": up, "schedkit": sk} {
+		assert.Zero(t, r.Placement.AntiAffinityViolations, "%s: anti-affinity violations", name)
+	}
+}
+
 // writeSuite writes a performance-config.yaml (and files, name → body)
 // to a temporary directory and returns the plan of its only test case's
 // only workload. $suite in the bodies is the module's scheduler_perf
