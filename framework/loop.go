@@ -78,10 +78,10 @@ type Loop struct {
 // victims (nil: the ledger evicts them at once with reserve.Ledger.Evict,
 // as in a simulator), the pod is nominated to the node
 // ([Scheduler.Nominate], which holds it against lower-priority pods) and
-// requeued, as upstream requeues it when the victims are gone. A pod
-// added later with priorityClassName but no spec.priority gets the
-// class's value in spec.priority (of a copy), as the API server's
-// admission sets it.
+// requeued, as upstream requeues it when the victims are gone.
+// opts.Objects nil (the usual case): PriorityClasses and PDBs are read
+// from the ledger's snapshot at each cycle, so objects the ledger is fed
+// later count.
 func (l *Loop) SetPreemption(opts PreemptOptions, evict EvictFunc) {
 	l.preempt, l.evict = &opts, evict
 }
@@ -104,7 +104,12 @@ func (l *Loop) Add(pod *v1.Pod) error {
 }
 
 // AddPodInfo queues a pending pod. A pod already queued or set aside as
-// unschedulable is an error wrapping [ErrInvalidPod]. O(log n).
+// unschedulable is an error wrapping [ErrInvalidPod]. A pod with
+// priorityClassName but no spec.priority is queued with the class's value
+// in spec.priority (of a copy), as the API server's admission sets it;
+// the class is read from the ledger (or from SetPreemption's
+// opts.Objects), and an unknown class is an error wrapping ErrInvalidPod
+// that queues nothing. O(log n).
 func (l *Loop) AddPodInfo(pi *snapshot.PodInfo) error {
 	if pi == nil {
 		return fmt.Errorf("framework: Loop.AddPodInfo: pod is nil: %w", ErrInvalidPod)
@@ -112,8 +117,15 @@ func (l *Loop) AddPodInfo(pi *snapshot.PodInfo) error {
 	if l.queued[pi.Key()] {
 		return fmt.Errorf("framework: pod %s is already queued: %w", pi.Key(), ErrInvalidPod)
 	}
-	if p := pi.Pod(); l.preempt != nil && p.Spec.Priority == nil && p.Spec.PriorityClassName != "" {
-		prio, err := PodPriority(p, l.preempt.Objects)
+	if p := pi.Pod(); p.Spec.Priority == nil && p.Spec.PriorityClassName != "" {
+		var classes PriorityClasses
+		if l.ledger != nil {
+			classes = l.ledger.Snapshot()
+		}
+		if l.preempt != nil && l.preempt.Objects != nil {
+			classes = l.preempt.Objects
+		}
+		prio, err := PodPriority(p, classes)
 		if err != nil {
 			return err
 		}

@@ -34,9 +34,13 @@ type PreemptionObjects interface {
 }
 
 // PreemptOptions configures [Scheduler.Preempt]. The zero value examines
-// every potential node and knows no PriorityClass and no PDB.
+// every potential node and reads PriorityClasses and PDBs from the
+// cluster.
 type PreemptOptions struct {
-	// Objects resolves priorityClassName and lists PDBs; nil: none.
+	// Objects resolves priorityClassName and lists PDBs; nil: the
+	// cluster's own (a Snapshot or Fork of a Cache or reserve.Ledger fed
+	// PriorityClasses and PodDisruptionBudgets), so that they are current
+	// at every call.
 	Objects PreemptionObjects
 	// MinCandidateNodesPercentage in [0, 100] and MinCandidateNodesAbsolute
 	// >= 0 are upstream's DefaultPreemptionArgs (upstream's defaults: 10
@@ -88,6 +92,12 @@ func (p *Preemption) Found() bool { return p.Node != "" }
 // caller's choice: upstream evicts and nominates, and binds the pod in a
 // later cycle, which the [Loop] reproduces.
 func (p *Preemption) ApplyTo(f *snapshot.Fork, pod *snapshot.PodInfo) error {
+	if pod == nil {
+		return fmt.Errorf("framework: Preemption.ApplyTo: pod is nil: %w", ErrInvalidPod)
+	}
+	if f == nil {
+		return fmt.Errorf("framework: Preemption.ApplyTo: pod %s: fork is nil: %w", pod.Key(), ErrInvalidConfig)
+	}
 	if !p.Found() {
 		return fmt.Errorf("framework: Preemption.ApplyTo: pod %s: no node chosen: %w", pod.Key(), ErrInvalidPod)
 	}
@@ -235,6 +245,9 @@ func (s *Scheduler) Preempt(cluster score.Cluster, pod *snapshot.PodInfo, opts P
 	if p := opts.MinCandidateNodesPercentage; p < 0 || p > 100 || opts.MinCandidateNodesAbsolute < 0 {
 		return Preemption{}, fmt.Errorf("framework: Preempt: MinCandidateNodesPercentage %d / MinCandidateNodesAbsolute %d out of range: %w",
 			p, opts.MinCandidateNodesAbsolute, ErrInvalidConfig)
+	}
+	if opts.Objects == nil {
+		opts.Objects = base
 	}
 	prio, err := PodPriority(pod.Pod(), opts.Objects)
 	if err != nil {

@@ -117,3 +117,78 @@ func TestLoopPreemptionBadClass(t *testing.T) {
 	assert.Equal(t, 0, loop.Len(), "nothing queued")
 	require.NoError(t, loop.Add(mkPod("q").Obj()), "the key was not taken")
 }
+
+// TestLoopPreemptionReadsLedgerObjects: with opts.Objects nil, the loop
+// reads PDBs and PriorityClasses from the ledger at each cycle, so an
+// object the ledger is fed after SetPreemption counts. n1 holds
+// "guarded" (1000m, prio 10, app=g), n2 holds "free" (1000m, prio 20,
+// app=f), both full (1000m). A PDB for app=g with 0 disruptions allowed
+// arrives after SetPreemption. hp (1000m, class "top" = 1000, also fed
+// later) fits nowhere and preempts: on n1 the victim violates the PDB (1
+// violation), on n2 none, so n2 wins on upstream's first criterion
+// (fewest PDB violations), though its victim's priority is higher (20 >
+// 10). With the objects read once at SetPreemption (as before), n1 and
+// "guarded" were chosen and hp's class was unknown at Add.
+func TestLoopPreemptionReadsLedgerObjects(t *testing.T) {
+	ledger := newLedger(t, []*v1.Node{
+		mkNode("n1").Allocatable("cpu", "1000m", "pods", "10").Obj(),
+		mkNode("n2").Allocatable("cpu", "1000m", "pods", "10").Obj(),
+	})
+	guarded := bound("guarded", "n1", "1000m", 10, 0)
+	guarded.Labels = map[string]string{"app": "g"}
+	free := bound("free", "n2", "1000m", 20, 0)
+	free.Labels = map[string]string{"app": "f"}
+	require.NoError(t, ledger.AddPod(guarded))
+	require.NoError(t, ledger.AddPod(free))
+	loop := NewLoop(newSched(t), ledger, nil)
+	loop.SetPreemption(PreemptOptions{}, nil)
+	require.NoError(t, ledger.AddObject(pdb("guard", "app", "g", 0)))
+	require.NoError(t, ledger.AddObject(&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "top"}, Value: 1000}))
+	hp := mkPod("hp").Req("cpu", "1000m").Obj()
+	hp.Spec.PriorityClassName = "top"
+	require.NoError(t, loop.Add(hp))
+	a, ok, err := loop.ScheduleOne(context.Background())
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NotNil(t, a.Preemption)
+	require.True(t, a.Preemption.Found(), a.Preemption.Message)
+	assert.Equal(t, "n2", a.Preemption.Node)
+	require.Len(t, a.Preemption.Victims, 1)
+	assert.Equal(t, "free", a.Preemption.Victims[0].Pod().Name)
+	assert.Zero(t, a.Preemption.NumPDBViolations)
+	assert.Equal(t, int32(1000), a.Preemption.Priority)
+}
+
+// TestLoopQueueReadsPriorityClass: without preemption, a pod with only
+// priorityClassName is still queued by its class's value (read from the
+// ledger), as admission sets spec.priority: on one 1000m node, "a-low"
+// (no class, priority 0) is added before "b-high" (class "high" = 1000),
+// both 1000m; b-high is tried first and binds, a-low finds no room.
+// Before, the class was resolved only with preemption on, and a-low
+// (added first, same priority 0) took the node.
+func TestLoopQueueReadsPriorityClass(t *testing.T) {
+	ledger := newLedger(t, []*v1.Node{mkNode("n").Allocatable("cpu", "1000m", "pods", "10").Obj()})
+	require.NoError(t, ledger.AddObject(&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "high"}, Value: 1000}))
+	loop := NewLoop(newSched(t), ledger, nil)
+	require.NoError(t, loop.Add(mkPod("a-low").Req("cpu", "1000m").Obj()))
+	high := mkPod("b-high").Req("cpu", "1000m").Obj()
+	high.Spec.PriorityClassName = "high"
+	require.NoError(t, loop.Add(high))
+	as, err := loop.ScheduleAll(context.Background())
+	require.NoError(t, err)
+	require.Len(t, as, 2)
+	assert.Equal(t, "b-high", as[0].Pod.Pod().Name)
+	assert.True(t, as[0].Bound())
+	assert.False(t, as[1].Scheduled())
+}
+
+// TestPreemptionNilArguments: nil arguments are errors, not panics.
+func TestPreemptionNilArguments(t *testing.T) {
+	snap := snapshot.Empty()
+	pi := snapshot.MustPodInfo(mkPod("p").Obj())
+	p := &Preemption{Node: "n1"}
+	require.ErrorIs(t, p.ApplyTo(nil, pi), ErrInvalidConfig)
+	require.ErrorIs(t, p.ApplyTo(snap.Fork(), nil), ErrInvalidPod)
+	_, err := PodPriority(nil, nil)
+	require.ErrorIs(t, err, ErrInvalidPod)
+}

@@ -34,6 +34,9 @@ var builtinPriority = map[string]int32{
 // Error: a priorityClassName naming no PriorityClass, wrapping
 // [ErrInvalidPod] and naming the pod and field. O(1) plus the lookup.
 func PodPriority(pod *v1.Pod, classes PriorityClasses) (int32, error) {
+	if pod == nil {
+		return 0, fmt.Errorf("framework: PodPriority: pod is nil: %w", ErrInvalidPod)
+	}
 	if pod.Spec.Priority != nil {
 		return *pod.Spec.Priority, nil
 	}
