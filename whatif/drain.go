@@ -78,7 +78,8 @@ type NodeDrain struct {
 // removal simulation (simulator.RemovalSimulator.SimulateNodeRemoval): the
 // drain rules (see [Block]; mirror, DaemonSet, terminal and terminating
 // pods skipped; a pod annotated safe-to-evict "true" always movable),
-// then the PDBs of pdbs (nil: none), then the node removed and its other
+// then the PDBs of pdbs (nil: the fork's own, those fed to the Cache or
+// reserve.Ledger it came from), then the node removed and its other
 // pods scheduled one by one onto the remaining nodes, in the node's pod
 // order, by the scheduler configured by cfg (filters and scores, where
 // cluster-autoscaler checks filters only).
@@ -124,6 +125,9 @@ func drain(f *snapshot.Fork, nodes []string, pdbs PDBLister, cfg framework.Confi
 	s, err := framework.New(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if pdbs == nil {
+		pdbs = f
 	}
 	budgets := newBudgets(pdbs)
 	if err := open(f); err != nil {

@@ -62,7 +62,7 @@ func gpuPolicy(mk func(env *policyEnv) gpushare.NodeScorer) func(env *policyEnv)
 
 // policies lists every policy, Kubernetes ones first.
 var policies = []policyDef{
-	{name: "default", tie: tieRandom, doc: "kube-scheduler's default scoring: TaintToleration, NodeAffinity, LeastAllocated, BalancedAllocation, ImageLocality",
+	{name: "default", tie: tieRandom, doc: "kube-scheduler's default scoring (score.DefaultProfile): TaintToleration, NodeAffinity, LeastAllocated, PodTopologySpread, InterPodAffinity, BalancedAllocation, ImageLocality",
 		profile: func(*policyEnv) (*score.Profile, error) { return score.DefaultProfile(), nil }},
 	{name: "least", tie: tieRandom, doc: "NodeResourcesFit LeastAllocated on cpu, memory (spread)",
 		profile: func(*policyEnv) (*score.Profile, error) { return one(score.NewLeastAllocated(cpuMem()...)) }},

@@ -159,6 +159,10 @@ func newFlagSet(o *options) *flag.FlagSet {
 		for _, p := range policies {
 			fmt.Fprintf(out, "  %-14s %s\n", p.name, p.doc)
 		}
+		fmt.Fprintf(out, "\nWhat-if modes (package whatif; run one with -h for its flags):\n"+
+			"  simulate -fit TEMPLATE.yaml [-limit N] -objects CLUSTER...\n"+
+			"  simulate -scale-up GROUPS.yaml [-expander least-waste] -objects CLUSTER...\n"+
+			"  simulate -drain NODES|all [-greedy] -objects CLUSTER...\n")
 	}
 	return fs
 }

@@ -70,7 +70,7 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.greedy, "greedy", false, "with -drain: the largest removable subset, greedily, in the order given")
 	fs.Uint64Var(&o.seed, "seed", 1, "`SEED` of the scheduler's and the expander's tie-breaks")
 	fs.StringVar(&o.output, "o", "table", "output `FORMAT`: table or json")
-	fs.Var(listFlag{&o.objects}, "objects", "Kubernetes Node/Pod YAML or JSON `PATH`s")
+	fs.Var(listFlag{&o.objects}, "objects", "Kubernetes YAML or JSON `PATH`s: Nodes, Pods and the objects the scheduler and drain rules read (Namespaces, Services, ReplicaSets, StatefulSets, ReplicationControllers, PriorityClasses, PodDisruptionBudgets)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -114,6 +114,14 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, p := range bound {
 		if err := cache.AddPod(p); err != nil {
+			return whatifUsage(stderr, err.Error())
+		}
+	}
+	// Namespaces, Services, controllers, PriorityClasses and PDBs: the
+	// default profile's spreading and affinity and the drain's PDB rule
+	// read them from the cluster.
+	for _, obj := range objs.Others {
+		if err := cache.AddObject(obj); err != nil {
 			return whatifUsage(stderr, err.Error())
 		}
 	}

@@ -68,6 +68,20 @@ c     false      NotReplicated      default/standalone
 	}
 }
 
+// TestWhatifDrainReadsPDBs: a PodDisruptionBudget among the -objects
+// (pdb.yaml: the api pods, 0 disruptions allowed) blocks draining a and
+// b, whose api pods would otherwise move. Before, the what-if modes fed
+// only Nodes and Pods to the cache and -drain reported both removable.
+func TestWhatifDrainReadsPDBs(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := runWhatif([]string{"-drain", "a,b", "-objects", whatifCluster, "-objects", "testdata/whatif/pdb.yaml"}, &out, &errb)
+	require.Equal(t, exitOK, code, errb.String())
+	assert.Equal(t, `NODE  REMOVABLE  BLOCK         POD            MOVED
+a     false      NotEnoughPdb  default/api-1  
+b     false      NotEnoughPdb  default/api-2  
+`, out.String())
+}
+
 func TestWhatifJSON(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := runWhatif([]string{"-scale-up", "testdata/whatif/groups.yaml", "-o", "json", "-objects", whatifCluster}, &out, &errb)
