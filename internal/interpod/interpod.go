@@ -400,10 +400,15 @@ func Normalize(scores []int64) {
 // anti-affinity for the filter; affinity and anti-affinity, required with
 // hardPodAffinityWeight or preferred, for the score) can apply. Framework's
 // equivalence cache serves such pods (internal/scoring.PodNodeLocal).
-// O(n) length checks until the first node with such a pod; no allocation.
+// O(1) in a process that has never parsed a pod with terms (see
+// everParsed); else O(n) length checks until the first node with such a
+// pod. No allocation.
 func Inert[N NodeInfo[P], P PodInfo](t *Terms, n int, node func(int) N) bool {
 	if t != nil {
 		return false
+	}
+	if !everParsed.Load() {
+		return true
 	}
 	for i := range n {
 		if len(node(i).PodsWithAffinity()) > 0 {

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -88,6 +89,16 @@ func HasAffinity(pod *v1.Pod) bool {
 	return a != nil && (a.PodAffinity != nil || a.PodAntiAffinity != nil)
 }
 
+// everParsed becomes true, for the life of the process, the first time
+// Parse meets a pod with pod (anti-)affinity. Every *snapshot.PodInfo's
+// terms come from Parse (snapshot.NewPodInfo is its only constructor), so
+// while it is false no node anywhere can hold a pod with terms and
+// [Inert] answers without looking at the nodes. A process-wide value,
+// and deliberately so: it is a one-way hint that only enables that
+// shortcut (a process that has seen such a pod takes the O(nodes) path),
+// so it couples no two owners' results.
+var everParsed atomic.Bool
+
 // Parse parses pod's pod (anti-)affinity terms as upstream's NewPodInfo,
 // with matchLabelKeys (key In (the pod's value)) and mismatchLabelKeys
 // (key NotIn (the pod's value)) merged into each labelSelector that is not
@@ -100,6 +111,7 @@ func Parse(pod *v1.Pod) *Terms {
 	if !HasAffinity(pod) {
 		return nil
 	}
+	everParsed.Store(true)
 	a := pod.Spec.Affinity
 	t := &Terms{}
 	var errs []error
