@@ -98,43 +98,23 @@ func (k Key) String() string {
 // error naming the object and field. O(1).
 func Identify(obj runtime.Object) (Key, error) {
 	var k Key
+	var m metav1.Object // each kind's metadata; read only when not nil
 	var isNil bool
 	switch o := obj.(type) {
 	case *v1.Namespace:
-		k, isNil = Key{Namespace, "", ""}, o == nil
-		if !isNil {
-			k.Name = o.Name
-		}
+		k.Kind, m, isNil = Namespace, o, o == nil
 	case *v1.Service:
-		k, isNil = Key{Kind: Service}, o == nil
-		if !isNil {
-			k.Namespace, k.Name = o.Namespace, o.Name
-		}
+		k.Kind, m, isNil = Service, o, o == nil
 	case *v1.ReplicationController:
-		k, isNil = Key{Kind: ReplicationController}, o == nil
-		if !isNil {
-			k.Namespace, k.Name = o.Namespace, o.Name
-		}
+		k.Kind, m, isNil = ReplicationController, o, o == nil
 	case *appsv1.ReplicaSet:
-		k, isNil = Key{Kind: ReplicaSet}, o == nil
-		if !isNil {
-			k.Namespace, k.Name = o.Namespace, o.Name
-		}
+		k.Kind, m, isNil = ReplicaSet, o, o == nil
 	case *appsv1.StatefulSet:
-		k, isNil = Key{Kind: StatefulSet}, o == nil
-		if !isNil {
-			k.Namespace, k.Name = o.Namespace, o.Name
-		}
+		k.Kind, m, isNil = StatefulSet, o, o == nil
 	case *schedulingv1.PriorityClass:
-		k, isNil = Key{Kind: PriorityClass}, o == nil
-		if !isNil {
-			k.Name = o.Name
-		}
+		k.Kind, m, isNil = PriorityClass, o, o == nil
 	case *policyv1.PodDisruptionBudget:
-		k, isNil = Key{Kind: PodDisruptionBudget}, o == nil
-		if !isNil {
-			k.Namespace, k.Name = o.Namespace, o.Name
-		}
+		k.Kind, m, isNil = PodDisruptionBudget, o, o == nil
 	case nil:
 		return Key{}, errors.New("object is nil")
 	default:
@@ -142,6 +122,10 @@ func Identify(obj runtime.Object) (Key, error) {
 	}
 	if isNil {
 		return Key{}, fmt.Errorf("%s is nil", k.Kind)
+	}
+	k.Name = m.GetName()
+	if k.Kind.Namespaced() {
+		k.Namespace = m.GetNamespace()
 	}
 	if k.Name == "" {
 		where := ""
