@@ -22,6 +22,8 @@ type placementStats struct {
 	// feasible one); Ties: several nodes shared the best total;
 	// Unschedulable: no node fit, on both sides.
 	Pods, Unique, Ties, Unschedulable int
+	// Deleted: placed pods deleted on both sides (Deletes).
+	Deleted int
 	// Mismatches: schedkit chose another node than a unique best, a node
 	// outside a tied best, or scheduled where upstream found no node (or
 	// the reverse). The test fails on any.
@@ -38,14 +40,15 @@ func (s *placementStats) add(o placementStats) {
 	s.Unique += o.Unique
 	s.Ties += o.Ties
 	s.Unschedulable += o.Unschedulable
+	s.Deleted += o.Deleted
 	s.Mismatches += o.Mismatches
 	s.VectorDiffs += o.VectorDiffs
 	s.Details = append(s.Details, o.Details...)
 }
 
 func (s placementStats) String() string {
-	return fmt.Sprintf("%d pods: %d unique best, %d ties, %d unschedulable on both; %d mismatches, %d score-vector differences",
-		s.Pods, s.Unique, s.Ties, s.Unschedulable, s.Mismatches, s.VectorDiffs)
+	return fmt.Sprintf("%d pods: %d unique best, %d ties, %d unschedulable on both, %d deleted; %d mismatches, %d score-vector differences",
+		s.Pods, s.Unique, s.Ties, s.Unschedulable, s.Deleted, s.Mismatches, s.VectorDiffs)
 }
 
 // schedkitVector is schedkit's full cycle for one pod, computed outside the
@@ -132,7 +135,8 @@ func schedkitCycle(cfg framework.Config, snap *snapshot.Snapshot, pi *snapshot.P
 // seeded pick is one of upstream's best nodes, so upstream could have
 // made it, and the states stay identical pod after pod. A mismatch is
 // counted and the run goes on from schedkit's choice (still identical
-// states), so one run reports every mismatch.
+// states), so one run reports every mismatch. w.Deletes delete placed pods
+// from both (the scheduler cache; the ledger) between cycles.
 func placementRun(ctx context.Context, w PlacementWorkload, cfg framework.Config, seed uint64, maxDetails int) (placementStats, error) {
 	var st placementStats
 	up, err := NewPlacementUpstream(ctx)
@@ -166,7 +170,8 @@ func placementRun(ctx context.Context, w PlacementWorkload, cfg framework.Config
 			st.Details = append(st.Details, fmt.Sprintf("%s seed %d pod %d: ", w.Name, seed, st.Pods-1)+fmt.Sprintf(format, args...))
 		}
 	}
-	for _, pod := range w.Pods {
+	placed := make([]string, len(w.Pods))
+	for i, pod := range w.Pods {
 		st.Pods++
 		uc, err := up.Cycle(ctx, pod)
 		if err != nil {
@@ -228,6 +233,17 @@ func placementRun(ctx context.Context, w PlacementWorkload, cfg framework.Config
 			if err := up.Place(pod, got); err != nil {
 				return st, err
 			}
+			placed[i] = got
+		}
+		if j, ok := w.Deletes[i]; ok && placed[j] != "" {
+			if err := up.Remove(w.Pods[j], placed[j]); err != nil {
+				return st, err
+			}
+			if !ledger.RemovePod(snapshot.KeyOf(w.Pods[j])) {
+				return st, fmt.Errorf("%s: the ledger does not hold pod %s/%s", w.Name, w.Pods[j].Namespace, w.Pods[j].Name)
+			}
+			placed[j] = ""
+			st.Deleted++
 		}
 	}
 	return st, nil
@@ -385,6 +401,7 @@ func TestPlacementParityMixed(t *testing.T) {
 	}
 	t.Logf("all runs: %s", total)
 	require.Greater(t, total.Unique, total.Pods/2, "the mixed workload should mostly have a unique best node")
+	require.Positive(t, total.Deleted)
 }
 
 // FuzzPlacementParity runs MixedPlacementWorkload with fuzzed sizes and

@@ -83,6 +83,14 @@ func (u *PlacementUpstream) Place(pod *v1.Pod, node string) error {
 	return u.sched.Cache.AddPod(u.logger, p)
 }
 
+// Remove deletes pod, bound to node, from the scheduler cache (the
+// informer's delete).
+func (u *PlacementUpstream) Remove(pod *v1.Pod, node string) error {
+	p := pod.DeepCopy()
+	p.Spec.NodeName = node
+	return u.sched.Cache.RemovePod(u.logger, p)
+}
+
 // AddObject puts a Namespace, Service, ReplicationController, ReplicaSet
 // or StatefulSet into its informer store; other kinds are an error.
 func (u *PlacementUpstream) AddObject(obj runtime.Object) error {

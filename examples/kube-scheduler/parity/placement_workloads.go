@@ -34,6 +34,9 @@ type PlacementWorkload struct {
 	Nodes   []*v1.Node
 	Objects []runtime.Object
 	Pods    []*v1.Pod
+	// Deletes maps i to j < i: once pod i was scheduled, pod j is
+	// deleted if it was placed (a deletePods op, or churn).
+	Deletes map[int]int
 }
 
 // The scheduler_perf templates the workloads read (under
@@ -351,7 +354,8 @@ func mustTemplate[T interface {
 // without a zone label, one in eight with a PreferNoSchedule taint; pods
 // of the templates above with 100m-1 CPU requests, spreading with maxSkew
 // 1, 2 or 5 over zone or hostname, (anti-)affinity terms over zone or
-// hostname, Service- and ReplicaSet-owned pods. seed decides everything.
+// hostname, Service- and ReplicaSet-owned pods; after one pod in five an
+// earlier pod is deleted. seed decides everything.
 func MixedPlacementWorkload(n, pods int, seed uint64) (PlacementWorkload, error) {
 	b := newWorkloadBuilder("Mixed", seed)
 	r := b.rng
@@ -392,7 +396,11 @@ func MixedPlacementWorkload(n, pods int, seed uint64) (PlacementWorkload, error)
 	}
 	keys := []string{v1.LabelTopologyZone, v1.LabelHostname}
 	cpuReqs := []string{"100m", "250m", "500m", "1"}
-	for range pods {
+	b.w.Deletes = map[int]int{}
+	for i := range pods {
+		if i > 0 && r.IntN(5) == 0 {
+			b.w.Deletes[i] = r.IntN(i)
+		}
 		k := kinds[r.IntN(len(kinds))]
 		b.pods(1, k.ns, k.tmpl, func(_ int, pod *v1.Pod) {
 			if c := &pod.Spec.Containers[0]; c.Resources.Requests != nil {
