@@ -22,8 +22,9 @@ type placementStats struct {
 	// feasible one); Ties: several nodes shared the best total;
 	// Unschedulable: no node fit, on both sides.
 	Pods, Unique, Ties, Unschedulable int
-	// Deleted: placed pods deleted on both sides (Deletes).
-	Deleted int
+	// Deleted: placed pods deleted on both sides (Deletes); NodeEvents:
+	// nodes removed or added between cycles.
+	Deleted, NodeEvents int
 	// Mismatches: schedkit chose another node than a unique best, a node
 	// outside a tied best, or scheduled where upstream found no node (or
 	// the reverse). The test fails on any.
@@ -41,14 +42,15 @@ func (s *placementStats) add(o placementStats) {
 	s.Ties += o.Ties
 	s.Unschedulable += o.Unschedulable
 	s.Deleted += o.Deleted
+	s.NodeEvents += o.NodeEvents
 	s.Mismatches += o.Mismatches
 	s.VectorDiffs += o.VectorDiffs
 	s.Details = append(s.Details, o.Details...)
 }
 
 func (s placementStats) String() string {
-	return fmt.Sprintf("%d pods: %d unique best, %d ties, %d unschedulable on both, %d deleted; %d mismatches, %d score-vector differences",
-		s.Pods, s.Unique, s.Ties, s.Unschedulable, s.Deleted, s.Mismatches, s.VectorDiffs)
+	return fmt.Sprintf("%d pods: %d unique best, %d ties, %d unschedulable on both, %d deleted, %d node events; %d mismatches, %d score-vector differences",
+		s.Pods, s.Unique, s.Ties, s.Unschedulable, s.Deleted, s.NodeEvents, s.Mismatches, s.VectorDiffs)
 }
 
 // schedkitVector is schedkit's full cycle for one pod, computed outside the
@@ -135,8 +137,9 @@ func schedkitCycle(cfg framework.Config, snap *snapshot.Snapshot, pi *snapshot.P
 // seeded pick is one of upstream's best nodes, so upstream could have
 // made it, and the states stay identical pod after pod. A mismatch is
 // counted and the run goes on from schedkit's choice (still identical
-// states), so one run reports every mismatch. w.Deletes delete placed pods
-// from both (the scheduler cache; the ledger) between cycles.
+// states), so one run reports every mismatch. w.Deletes, w.RemoveNodes and
+// w.AddNodes delete placed pods and delete and add nodes on both (the
+// scheduler cache; the ledger) between cycles.
 func placementRun(ctx context.Context, w PlacementWorkload, cfg framework.Config, seed uint64, maxDetails int) (placementStats, error) {
 	var st placementStats
 	up, err := NewPlacementUpstream(ctx)
@@ -151,9 +154,14 @@ func placementRun(ctx context.Context, w PlacementWorkload, cfg framework.Config
 		return st, err
 	}
 	loop := framework.NewLoop(sched, ledger, nil)
-	for _, n := range w.Nodes {
+	nodes := map[string]*v1.Node{}
+	addNode := func(n *v1.Node) error {
+		nodes[n.Name] = n
 		up.AddNode(n)
-		if err := ledger.AddNode(n); err != nil {
+		return ledger.AddNode(n)
+	}
+	for _, n := range w.Nodes {
+		if err := addNode(n); err != nil {
 			return st, err
 		}
 	}
@@ -244,6 +252,22 @@ func placementRun(ctx context.Context, w PlacementWorkload, cfg framework.Config
 			}
 			placed[j] = ""
 			st.Deleted++
+		}
+		for _, name := range w.RemoveNodes[i] {
+			if err := up.RemoveNode(nodes[name]); err != nil {
+				return st, err
+			}
+			if err := ledger.RemoveNode(name); err != nil {
+				return st, err
+			}
+			delete(nodes, name)
+			st.NodeEvents++
+		}
+		for _, n := range w.AddNodes[i] {
+			if err := addNode(n); err != nil {
+				return st, err
+			}
+			st.NodeEvents++
 		}
 	}
 	return st, nil
@@ -364,6 +388,45 @@ func TestPlacementWorkloadsShapes(t *testing.T) {
 	require.NotEmpty(t, byName["SchedulingPreferredPodAffinity"].Pods[0].Spec.Affinity.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
 	require.NotEmpty(t, byName["SchedulingPreferredPodAntiAffinity"].Pods[0].Spec.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
 	require.Equal(t, v1.DefaultSchedulerName, ts.Pods[0].Spec.SchedulerName, "API defaulting")
+
+	// The mixed workload has every feature it claims.
+	m, err := MixedPlacementWorkload(40, 400, 1)
+	require.NoError(t, err)
+	var nsSelector, minDomains, honor, tolerating, nodeAffinity, owned int
+	for _, p := range m.Pods {
+		if a := p.Spec.Affinity; a != nil && a.PodAffinity != nil {
+			for _, t := range a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+				if t.NamespaceSelector != nil {
+					nsSelector++
+				}
+			}
+		}
+		if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil {
+			nodeAffinity++
+		}
+		for _, c := range p.Spec.TopologySpreadConstraints {
+			if c.MinDomains != nil {
+				minDomains++
+			}
+			if c.NodeTaintsPolicy != nil && *c.NodeTaintsPolicy == v1.NodeInclusionPolicyHonor {
+				honor++
+			}
+		}
+		for _, t := range p.Spec.Tolerations {
+			if t.Key == "dedicated" {
+				tolerating++
+			}
+		}
+		if len(p.OwnerReferences) > 0 {
+			owned++
+		}
+	}
+	for name, n := range map[string]int{"namespaceSelector": nsSelector, "minDomains": minDomains, "nodeTaintsPolicy Honor": honor,
+		"tolerations": tolerating, "node affinity": nodeAffinity, "ReplicaSet-owned": owned,
+		"deletions": len(m.Deletes), "node removals": len(m.RemoveNodes), "node additions": len(m.AddNodes)} {
+		require.Positive(t, n, name)
+	}
+	require.Len(t, m.Nodes, 32)
 }
 
 // requirePlacementParity fails on any mismatch of choices (the must-show)
@@ -402,6 +465,7 @@ func TestPlacementParityMixed(t *testing.T) {
 	t.Logf("all runs: %s", total)
 	require.Greater(t, total.Unique, total.Pods/2, "the mixed workload should mostly have a unique best node")
 	require.Positive(t, total.Deleted)
+	require.Positive(t, total.NodeEvents)
 }
 
 // FuzzPlacementParity runs MixedPlacementWorkload with fuzzed sizes and

@@ -75,6 +75,13 @@ func (u *PlacementUpstream) Close() { u.cancel() }
 // handler does.
 func (u *PlacementUpstream) AddNode(node *v1.Node) { u.sched.Cache.AddNode(u.logger, node) }
 
+// RemoveNode deletes node from the scheduler cache, as the node
+// informer's delete handler does; its pods stay in the cache until
+// deleted, outside every snapshot.
+func (u *PlacementUpstream) RemoveNode(node *v1.Node) error {
+	return u.sched.Cache.RemoveNode(u.logger, node)
+}
+
 // Place adds pod bound to node to the scheduler cache (the informer's
 // report of a bound pod).
 func (u *PlacementUpstream) Place(pod *v1.Pod, node string) error {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -37,6 +38,12 @@ type PlacementWorkload struct {
 	// Deletes maps i to j < i: once pod i was scheduled, pod j is
 	// deleted if it was placed (a deletePods op, or churn).
 	Deletes map[int]int
+	// RemoveNodes and AddNodes, after pod i was scheduled (and Deletes
+	// applied), delete the named nodes (their pods stay until deleted, as
+	// in an API server) and then add these nodes (churn). Nodes holds
+	// only the nodes present before the first pod.
+	RemoveNodes map[int][]string
+	AddNodes    map[int][]*v1.Node
 }
 
 // The scheduler_perf templates the workloads read (under
@@ -53,6 +60,14 @@ const (
 	tmplPodAntiAffinity      = "pod-with-pod-anti-affinity.yaml"
 	tmplPreferredAffinity    = "pod-with-preferred-pod-affinity.yaml"
 	tmplPreferredAntiAffinty = "pod-with-preferred-pod-anti-affinity.yaml"
+	// Only in the mixed workload.
+	tmplNamespaceWithLabels             = "namespace-with-labels.yaml"
+	tmplNodeAffinity                    = "pod-with-node-affinity.yaml"
+	tmplNodeInclusionPolicy             = "pod-with-node-inclusion-policy.yaml"
+	tmplAffinityNSSelector              = "pod-affinity-ns-selector.yaml"
+	tmplAntiAffinityNSSelector          = "pod-anti-affinity-ns-selector.yaml"
+	tmplPreferredAffinityNSSelector     = "pod-preferred-affinity-ns-selector.yaml"
+	tmplPreferredAntiAffinityNSSelector = "pod-preferred-anti-affinity-ns-selector.yaml"
 )
 
 var templateDir struct {
@@ -347,19 +362,24 @@ func mustTemplate[T interface {
 	return obj
 }
 
-// MixedPlacementWorkload interleaves the pods of every workload above in
-// random order on n heterogeneous nodes, to reach states the uniform
-// scheduler_perf shapes do not (there, most pods tie between identical
-// nodes): nodes of 2-16 CPUs and 8-64Gi, in zones z1-z3 or (one in ten)
-// without a zone label, one in eight with a PreferNoSchedule taint; pods
-// of the templates above with 100m-1 CPU requests, spreading with maxSkew
-// 1, 2 or 5 over zone or hostname, (anti-)affinity terms over zone or
-// hostname, Service- and ReplicaSet-owned pods; after one pod in five an
-// earlier pod is deleted. seed decides everything.
+// MixedPlacementWorkload interleaves the pods of every workload above,
+// of the *WithNSSelector variants and of SchedulingNodeAffinity and
+// SchedulingWithNodeInclusionPolicy in random order on n heterogeneous
+// nodes, to reach states the uniform scheduler_perf shapes do not (there,
+// most pods tie between identical nodes). Nodes: 2-16 CPUs and 8-64Gi, in
+// zones zone1-zone3 or (one in ten) without a zone label, one in eight
+// with a NoSchedule and one in eight with a PreferNoSchedule taint. Pods:
+// the templates' pods with 100m-1 CPU requests, one in four tolerating
+// the taints; spreading with maxSkew 1, 2 or 5 over zone or hostname,
+// minDomains, nodeAffinityPolicy and nodeTaintsPolicy; (anti-)affinity
+// terms over zone or hostname, some with a namespaceSelector matching the
+// labelled namespaces; Service- and ReplicaSet-owned pods. After one pod
+// in five an earlier pod is deleted; a fifth of the nodes join while pods
+// are being scheduled, and a tenth of them leave. seed decides everything.
 func MixedPlacementWorkload(n, pods int, seed uint64) (PlacementWorkload, error) {
 	b := newWorkloadBuilder("Mixed", seed)
 	r := b.rng
-	zones := []string{"z1", "z2", "z3"}
+	zones := []string{"zone1", "zone2", "zone3"}
 	cpus := []string{"2", "4", "8", "16"}
 	mems := []string{"8Gi", "16Gi", "32Gi", "64Gi"}
 	b.nodes(n, tmplNodeDefault, "")
@@ -369,12 +389,41 @@ func MixedPlacementWorkload(n, pods int, seed uint64) (PlacementWorkload, error)
 		if r.IntN(10) != 0 {
 			node.Labels[v1.LabelTopologyZone] = zones[r.IntN(len(zones))]
 		}
-		if r.IntN(8) == 0 {
+		switch r.IntN(8) {
+		case 0:
 			node.Spec.Taints = []v1.Taint{{Key: "dedicated", Value: "batch", Effect: v1.TaintEffectPreferNoSchedule}}
+		case 1:
+			node.Spec.Taints = []v1.Taint{{Key: "dedicated", Value: "batch", Effect: v1.TaintEffectNoSchedule}}
 		}
+	}
+	// Hold back a fifth of the nodes to add later, and pick when a tenth
+	// leave (any node present then).
+	all := b.w.Nodes
+	b.w.Nodes = all[:n-n/5]
+	present := slices.Clone(b.w.Nodes)
+	b.w.AddNodes, b.w.RemoveNodes = map[int][]*v1.Node{}, map[int][]string{}
+	for _, node := range all[n-n/5:] {
+		i := r.IntN(max(pods, 1))
+		b.w.AddNodes[i] = append(b.w.AddNodes[i], node)
+	}
+	for i := range pods {
+		if r.IntN(max(pods/max(n/10, 1), 1)) == 0 && len(present) > 1 {
+			j := r.IntN(len(present))
+			b.w.RemoveNodes[i] = append(b.w.RemoveNodes[i], present[j].Name)
+			present = slices.Delete(present, j, j+1)
+		}
+		present = append(present, b.w.AddNodes[i]...)
 	}
 	b.namespace("sched-0")
 	b.namespace("sched-1")
+	// createNamespaces with namespace-with-labels.yaml (team: devops).
+	for _, name := range []string{"init-ns-0", "init-ns-1", "measure-ns-0"} {
+		ns := mustTemplate[*v1.Namespace](b, tmplNamespaceWithLabels)
+		ns.Name, ns.UID = name, types.UID("ns/"+name)
+		legacyscheme.Scheme.Default(ns)
+		b.namespaces[name] = true
+		b.w.Objects = append(b.w.Objects, ns)
+	}
 	b.object("service-ns", mustTemplate[*v1.Service](b, tmplService))
 	rs := &appsv1.ReplicaSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "web-5d8c7f9b6d"},
@@ -384,16 +433,27 @@ func MixedPlacementWorkload(n, pods int, seed uint64) (PlacementWorkload, error)
 		},
 	}
 	b.object("service-ns", rs)
-	kinds := []struct{ tmpl, ns string }{
-		{tmplPodDefault, "namespace-1"},
-		{tmplTopologySpreading, "namespace-2"},
-		{tmplPreferredSpreading, "namespace-2"},
-		{tmplPodWithLabel, "service-ns"},
-		{tmplPodAntiAffinity, "sched-0"},
-		{tmplPodAffinity, "sched-1"},
-		{tmplPreferredAffinity, "sched-0"},
-		{tmplPreferredAntiAffinty, "sched-1"},
+	nsSel := []string{"init-ns-0", "init-ns-1", "measure-ns-0", "sched-0"}
+	kinds := []struct {
+		tmpl string
+		ns   []string
+	}{
+		{tmplPodDefault, []string{"namespace-1"}},
+		{tmplTopologySpreading, []string{"namespace-2"}},
+		{tmplPreferredSpreading, []string{"namespace-2"}},
+		{tmplNodeInclusionPolicy, []string{"namespace-2"}},
+		{tmplPodWithLabel, []string{"service-ns"}},
+		{tmplNodeAffinity, []string{"namespace-1"}},
+		{tmplPodAntiAffinity, []string{"sched-0"}},
+		{tmplPodAffinity, []string{"sched-1"}},
+		{tmplPreferredAffinity, []string{"sched-0"}},
+		{tmplPreferredAntiAffinty, []string{"sched-1"}},
+		{tmplAffinityNSSelector, nsSel},
+		{tmplAntiAffinityNSSelector, nsSel},
+		{tmplPreferredAffinityNSSelector, nsSel},
+		{tmplPreferredAntiAffinityNSSelector, nsSel},
 	}
+	policies := []*v1.NodeInclusionPolicy{nil, ptrTo(v1.NodeInclusionPolicyHonor), ptrTo(v1.NodeInclusionPolicyIgnore)}
 	keys := []string{v1.LabelTopologyZone, v1.LabelHostname}
 	cpuReqs := []string{"100m", "250m", "500m", "1"}
 	b.w.Deletes = map[int]int{}
@@ -402,7 +462,10 @@ func MixedPlacementWorkload(n, pods int, seed uint64) (PlacementWorkload, error)
 			b.w.Deletes[i] = r.IntN(i)
 		}
 		k := kinds[r.IntN(len(kinds))]
-		b.pods(1, k.ns, k.tmpl, func(_ int, pod *v1.Pod) {
+		b.pods(1, k.ns[r.IntN(len(k.ns))], k.tmpl, func(_ int, pod *v1.Pod) {
+			if r.IntN(4) == 0 {
+				pod.Spec.Tolerations = append(pod.Spec.Tolerations, v1.Toleration{Key: "dedicated", Operator: v1.TolerationOpExists})
+			}
 			if c := &pod.Spec.Containers[0]; c.Resources.Requests != nil {
 				q := resource.MustParse(cpuReqs[r.IntN(len(cpuReqs))])
 				c.Resources.Requests[v1.ResourceCPU] = q
@@ -412,6 +475,11 @@ func MixedPlacementWorkload(n, pods int, seed uint64) (PlacementWorkload, error)
 				c := &pod.Spec.TopologySpreadConstraints[i]
 				c.MaxSkew = []int32{1, 2, 5}[r.IntN(3)]
 				c.TopologyKey = keys[r.IntN(len(keys))]
+				if c.WhenUnsatisfiable == v1.DoNotSchedule && r.IntN(3) == 0 {
+					c.MinDomains = ptrTo(int32(2 + r.IntN(3)))
+				}
+				c.NodeAffinityPolicy = policies[r.IntN(len(policies))]
+				c.NodeTaintsPolicy = policies[r.IntN(len(policies))]
 			}
 			if a := pod.Spec.Affinity; a != nil {
 				var terms []*v1.PodAffinityTerm
