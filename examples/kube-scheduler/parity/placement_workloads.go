@@ -375,7 +375,8 @@ func mustTemplate[T interface {
 // terms over zone or hostname, some with a namespaceSelector matching the
 // labelled namespaces; Service- and ReplicaSet-owned pods. After one pod
 // in five an earlier pod is deleted; a fifth of the nodes join while pods
-// are being scheduled, and a tenth of them leave. seed decides everything.
+// are being scheduled, and a tenth of them leave (half of those come back
+// later, with the pods still bound to them). seed decides everything.
 func MixedPlacementWorkload(n, pods int, seed uint64) (PlacementWorkload, error) {
 	b := newWorkloadBuilder("Mixed", seed)
 	r := b.rng
@@ -410,6 +411,10 @@ func MixedPlacementWorkload(n, pods int, seed uint64) (PlacementWorkload, error)
 		if r.IntN(max(pods/max(n/10, 1), 1)) == 0 && len(present) > 1 {
 			j := r.IntN(len(present))
 			b.w.RemoveNodes[i] = append(b.w.RemoveNodes[i], present[j].Name)
+			if back := i + 1 + r.IntN(pods); r.IntN(2) == 0 && back < pods {
+				// The node returns, with the pods still bound to it.
+				b.w.AddNodes[back] = append(b.w.AddNodes[back], present[j])
+			}
 			present = slices.Delete(present, j, j+1)
 		}
 		present = append(present, b.w.AddNodes[i]...)
