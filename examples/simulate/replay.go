@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/schedkit/schedkit/examples/internal/openb"
 	"github.com/schedkit/schedkit/framework"
 	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/replay"
@@ -71,7 +72,7 @@ func (c *cluster) arrivals(spec *runSpec) ([]*snapshot.PodInfo, error) {
 		}
 		p := *src.Pod()
 		p.Name = src.Pod().Name + "-clone-" + strconv.Itoa(n)
-		pi, err := snapshot.NewPodInfo(&p)
+		pi, err := snapshot.DecodePodInfo(&p, openb.Devices)
 		if err != nil {
 			return nil, err
 		}
