@@ -17,7 +17,6 @@ import (
 	"github.com/schedkit/schedkit/internal/mirror"
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
-	"github.com/schedkit/schedkit/snapshot/load/openb"
 )
 
 // The names of schedkit's plugins, for app.WithPlugin(Name, factory).
@@ -47,7 +46,7 @@ type nodeMirror = mirror.Mirror[fwk.NodeInfo]
 var mirrors sync.Map // weak.Pointer[byte] (the handle) → weak.Pointer[nodeMirror]
 
 func mirrorFor(h fwk.Handle) *nodeMirror {
-	m := mirror.New(mirror.Methods[fwk.NodeInfo, fwk.PodInfo](), openb.Devices)
+	m := mirror.New(mirror.Methods[fwk.NodeInfo, fwk.PodInfo](), mirror.Devices)
 	if v := reflect.ValueOf(h); h != nil && v.Kind() == reflect.Pointer && !v.IsNil() {
 		key := weak.Make((*byte)(v.UnsafePointer()))
 		if w, ok := mirrors.Load(key); ok {

@@ -16,7 +16,6 @@ import (
 	"github.com/schedkit/schedkit/internal/mirror"
 	"github.com/schedkit/schedkit/reserve"
 	"github.com/schedkit/schedkit/snapshot"
-	"github.com/schedkit/schedkit/snapshot/load/openb"
 )
 
 // ReservePlugin holds pods in a [reserve.Ledger] at Reserve, drops holds at
@@ -68,7 +67,7 @@ func NewSchedkitReserve(ctx context.Context, obj runtime.Object, h fwk.Handle) (
 	if err := DecodeArgs(ReserveName, obj, &struct{}{}); err != nil {
 		return nil, err
 	}
-	return wrapLedger(klog.FromContext(ctx), ReserveName, reserve.New(reserve.WithDeviceDecoder(openb.Devices), reserve.WithDeviceChooser(gpushare.BestFit{})), h)
+	return wrapLedger(klog.FromContext(ctx), ReserveName, reserve.New(reserve.WithDeviceDecoder(mirror.Devices), reserve.WithDeviceChooser(gpushare.BestFit{})), h)
 }
 
 // Name returns the plugin name.

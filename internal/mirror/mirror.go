@@ -10,6 +10,7 @@ import (
 
 	"github.com/schedkit/schedkit/reserve"
 	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/load/openb"
 )
 
 // Source reads one entry of the mirrored list. Node may return nil (the
@@ -119,6 +120,11 @@ type entry struct {
 	ours  *snapshot.NodeInfo
 	pods  map[*v1.Pod]*snapshot.PodInfo
 }
+
+// Devices is the DeviceDecoder the kube-scheduler adapters read nodes and
+// pods with: openb.Devices (the Alibaba GPU sharing scheduler's
+// annotations, else nvidia.com/gpu), as schedkit's adapters always have.
+var Devices = openb.Devices
 
 // New returns an empty Mirror reading entries through src and the devices
 // of their nodes and pods with dec (nil: snapshot.NvidiaDevices).

@@ -18,9 +18,10 @@
 //	_ = c.AddNode(node) // devices from alibabacloud.com/gpu-count, gpu-milli
 //	pi, err := snapshot.DecodePodInfo(pod, openb.Devices)
 //
-// The reservation ledger takes it as reserve.WithDeviceDecoder(openb.Devices),
-// the framework's loop reads it from its cache, and the kube-scheduler
-// adapter's plugins take it in their arguments.
+// The reservation ledger takes it as reserve.WithDeviceDecoder(openb.Devices)
+// (the framework's Loop parses pods with its ledger's decoder), replay as
+// replay.NewInput's last argument; the kube-scheduler adapter
+// (framework/kubescheduler) reads every node and pod with it.
 //
 // Objects without the schema fall back to snapshot.NvidiaDevices (a node's
 // nvidia.com/gpu, a pod's nvidia.com/gpu request); the pod annotations
