@@ -101,7 +101,7 @@ func (c *cluster) replay(ctx context.Context, spec *runSpec, prog *progress) (*r
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", spec.policy.name, err)
 	}
-	in := &replay.Input{Nodes: c.nodes, Bound: c.bound, Batch: c.batch, Objects: c.objects, Arrivals: make([]replay.Arrival, len(order))}
+	in := &replay.Input{Devices: openb.Devices, Nodes: c.nodes, Bound: c.bound, Batch: c.batch, Objects: c.objects, Arrivals: make([]replay.Arrival, len(order))}
 	for i, pi := range order {
 		in.Arrivals[i].Pod = pi
 		// Clones drawn by -inflate have no trace times (and -inflate
