@@ -102,6 +102,14 @@ type Config struct {
 	// devices) is charged to the node's lowest-index devices, as many as
 	// it asks for: the input says it runs there.
 	DeviceChooser snapshot.DeviceChooser
+	// Preemption, when set, turns on upstream's DefaultPreemption with
+	// these options (framework.Loop.SetPreemption): a pod that fits
+	// nowhere evicts lower-priority pods from the node Scheduler.Preempt
+	// chooses (PriorityClasses and PodDisruptionBudgets among
+	// Input.Objects count), is nominated there and scheduled again. The
+	// victims leave the cluster for good (no controller recreates them);
+	// Report.Preemptions and Report.Evicted count them. nil: off.
+	Preemption *framework.PreemptOptions
 	// Progress, when set, is called after each event (an arrival
 	// scheduled or a departure) with the events done and the run's
 	// total; it must be cheap and, for concurrent Runs, safe for
@@ -274,6 +282,9 @@ func Run(ctx context.Context, in *Input, cfg Config) (*Report, error) {
 	placedOn := make([]string, len(in.Arrivals)) // by arrival, for departures (one pod per cycle there)
 	var arrived, allocated int64
 	tl := newTimeline(ledger.Snapshot(), cfg.Departures)
+	if cfg.Preemption != nil {
+		loop.SetPreemption(*cfg.Preemption, preemptionEvicter(in, ledger, rep, tl, placedOn, func(t gpushare.Task) { allocated -= demand(t) }))
+	}
 	done := 0
 	step := func() {
 		done++
@@ -317,6 +328,12 @@ func Run(ctx context.Context, in *Input, cfg Config) (*Report, error) {
 			}
 			if a.BindErr != nil {
 				return nil, a.BindErr
+			}
+			if p := a.Preemption; p != nil && p.Found() {
+				// Victims evicted, the pod requeued: its next cycle counts.
+				rep.Preemptions++
+				rep.PreemptionsByPriority[p.Priority]++
+				continue
 			}
 			pi := a.Pod
 			t := gpushare.TaskOf(pi)

@@ -178,8 +178,9 @@ func traceFiles(dir, nodes, pods string) (string, string, error) {
 // loadTrace reads an openb node list and pod list. Arrivals are in
 // creation_time order (file order among equal times and when the column is
 // absent). Malformed rows are skipped and kept in c.skipped, or fail the
-// load when strict.
-func loadTrace(nodesPath, podsPath string, strict bool) (*cluster, error) {
+// load when strict. prio gives pods their priority by qos class (nil:
+// none, see priorityMap).
+func loadTrace(nodesPath, podsPath string, strict bool, prio priorityMap) (*cluster, error) {
 	mode := openb.Lenient
 	if strict {
 		mode = openb.Strict
@@ -219,6 +220,7 @@ func loadTrace(nodesPath, podsPath string, strict bool) (*cluster, error) {
 		c.deletion = append(c.deletion, p.Deletion)
 		c.hasDeletion = append(c.hasDeletion, p.HasDeletion)
 	}
+	prio.apply(objs, pods)
 	if err := c.finish(openb.NodeObjects(nodes), objs, false); err != nil {
 		return nil, err
 	}

@@ -26,6 +26,7 @@ type runSpec struct {
 	percentage int32  // percentageOfNodesToScore
 	tieBreak   string // tieRandom or tieOrder
 	explain    string
+	preemption bool
 }
 
 // usage is replay.Usage (the JSON of a run's cpu, memory and gpu).
@@ -118,6 +119,7 @@ func (c *cluster) replay(ctx context.Context, spec *runSpec, prog *progress) (*r
 		Departures:               spec.departures,
 		Explain:                  spec.explain,
 		Workload:                 c.workload,
+		Preemption:               spec.preemptOptions(),
 		Progress: func(done, total int) {
 			if done == 1 {
 				prog.total.Add(int64(total - len(c.pods))) // simulate counted len(c.pods) per run
