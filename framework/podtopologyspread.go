@@ -157,7 +157,7 @@ type spreadFilter struct{ st *spread.Filter }
 
 // Filter checks one node; allocates nothing.
 func (f spreadFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
-	switch f.st.Check(ni.Node()) {
+	switch f.st.Check(ni.Labels()) {
 	case spread.MissingLabel:
 		return append(reasons, Reason{Code: CodeTopologySpreadLabel, Unresolvable: true})
 	case spread.Skew:

@@ -178,7 +178,7 @@ func (p *spreadPod) Normalize(nodes []*snapshot.NodeInfo, scores []int64) error 
 
 // Explain names the constraints and the node's domains.
 func (p *spreadPod) Explain(n *snapshot.NodeInfo) string {
-	if p.st.Ignored(n.Node()) {
+	if p.st.Ignored(n.Labels()) {
 		return "ignored: missing a topology key"
 	}
 	var parts []string
