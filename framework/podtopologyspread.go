@@ -85,10 +85,14 @@ type podTopologySpreadPlugin struct {
 // its own), which it tells the Scheduler per pod with a method
 // NodeLocalFor. It is in [DefaultFilters] with the default args; with
 // Args.Workloads nil it finds the default selector's objects on the
-// cluster it is given. Cost: PreFilterCluster O(nodes ×
-// constraints × pods per node × selector size) (no incremental index
-// yet), allocating the per-domain counts; per node O(constraints) map
-// look-ups, no allocation. PreFilter (without the cluster) is an error
+// cluster it is given. Cost: PreFilterCluster reads no pod: the
+// snapshot keeps, per node, its pods grouped by namespace and labels with
+// a count per group (maintained on pod add and remove, copied with the
+// node on write, so Fork/Commit/Revert keep their cost), and the pass
+// costs O(nodes × (constraints × node labels + groups per node)) pointer
+// compares plus the selector once per distinct pod class, allocating the
+// per-domain counts; per node O(constraints × node labels) compares and a
+// domain look-up, no allocation. PreFilter (without the cluster) is an error
 // for a pod with DoNotSchedule constraints.
 // Safe for concurrent use.
 func NewPodTopologySpread(args score.PodTopologySpreadArgs) (Filter, error) {
@@ -157,7 +161,7 @@ type spreadFilter struct{ st *spread.Filter }
 
 // Filter checks one node; allocates nothing.
 func (f spreadFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
-	switch f.st.Check(ni.Node()) {
+	switch f.st.Check(ni.Labels()) {
 	case spread.MissingLabel:
 		return append(reasons, Reason{Code: CodeTopologySpreadLabel, Unresolvable: true})
 	case spread.Skew:

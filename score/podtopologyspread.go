@@ -87,11 +87,14 @@ var _ Scorer = (*podTopologySpread)(nil)
 // Not node-local: a node's score depends on other nodes' pods, so a
 // Scheduler's equivalence cache serves only the pods this scorer skips
 // (it says so per pod with a method NodeLocalFor; the check allocates
-// nothing for a pod no Service or controller selects). Cost:
-// Prepare O(nodes × constraints × pods per node × selector size) (every
-// node's pods are read once: no incremental index yet); Score
-// O(candidates × constraints) map look-ups plus, for hostname constraints,
-// the candidate's own pods; allocates per call, not per node. Safe for
+// nothing for a pod no Service or controller selects). Cost: Prepare
+// reads no pod but the snapshot's per-node groups (pods by namespace and
+// labels, with counts, kept on pod add and remove):
+// O(nodes × (constraints × node labels + groups per node)) pointer
+// compares plus the selector once per distinct pod class, and no pass at
+// all when every constraint is a hostname one; Score O(candidates ×
+// constraints × node labels) plus, for hostname constraints, the
+// candidate's groups; allocates per call, not per node. Safe for
 // concurrent use.
 func NewPodTopologySpread(args PodTopologySpreadArgs) (Scorer, error) {
 	var lister spread.Lister
@@ -178,7 +181,7 @@ func (p *spreadPod) Normalize(nodes []*snapshot.NodeInfo, scores []int64) error 
 
 // Explain names the constraints and the node's domains.
 func (p *spreadPod) Explain(n *snapshot.NodeInfo) string {
-	if p.st.Ignored(n.Node()) {
+	if p.st.Ignored(n.Labels()) {
 		return "ignored: missing a topology key"
 	}
 	var parts []string

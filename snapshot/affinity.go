@@ -18,30 +18,36 @@ func init() {
 
 // PodsWithAffinity returns the node's pods that have pod affinity or pod
 // anti-affinity (any terms), in no particular order. Read-only; O(1).
-func (n *NodeInfo) PodsWithAffinity() []*PodInfo { return n.affinityPods }
+func (n *NodeInfo) PodsWithAffinity() []*PodInfo {
+	if n.idx == nil {
+		return nil
+	}
+	return n.idx.affinityPods
+}
 
 func (n *NodeInfo) addAffinityPod(p *PodInfo) {
 	if p.affinity == nil {
 		return
 	}
-	s := make([]*PodInfo, len(n.affinityPods), len(n.affinityPods)+1)
-	copy(s, n.affinityPods)
-	n.affinityPods = append(s, p)
+	n.ownIndexes()
+	s := make([]*PodInfo, len(n.idx.affinityPods), len(n.idx.affinityPods)+1)
+	copy(s, n.idx.affinityPods)
+	n.idx.affinityPods = append(s, p)
 }
 
 func (n *NodeInfo) removeAffinityPod(p *PodInfo) {
-	if p.affinity == nil {
+	if p.affinity == nil || n.idx == nil {
 		return
 	}
-	for i, q := range n.affinityPods {
+	for i, q := range n.idx.affinityPods {
 		if q == p {
-			if len(n.affinityPods) == 1 {
-				n.affinityPods = nil
+			if len(n.idx.affinityPods) == 1 {
+				n.idx.affinityPods = nil
 				return
 			}
-			s := make([]*PodInfo, 0, len(n.affinityPods)-1)
-			s = append(s, n.affinityPods[:i]...)
-			n.affinityPods = append(s, n.affinityPods[i+1:]...)
+			s := make([]*PodInfo, 0, len(n.idx.affinityPods)-1)
+			s = append(s, n.idx.affinityPods[:i]...)
+			n.idx.affinityPods = append(s, n.idx.affinityPods[i+1:]...)
 			return
 		}
 	}

@@ -55,9 +55,11 @@ type NodeInfo struct {
 	// labels points to the first of fb.NumLabels labels (see Labels): a
 	// slice header would not fit in 512 bytes.
 	labels *Label
-	// affinityPods are the pods with pod (anti-)affinity (affinity.go);
-	// its backing array is never written in place (Forks share it).
-	affinityPods []*PodInfo
+	// idx holds the per-node indexes of the inter-pod plugins
+	// (spread.go), nil for a node that never had a pod: a pointer, so
+	// that NodeInfo stays 512 bytes.
+	idx *podIndexes
+	_   [16]byte // NodeInfo is 512 bytes (TestNodeInfoLayout)
 }
 
 // bloomBits returns the podBloom word and bit mask of a key hash's two
@@ -167,7 +169,9 @@ func (n *NodeInfo) cloneInto(c *NodeInfo, owner uint64) {
 	pods, hashes, ports := c.pods[:0], c.podHashes[:0], c.usedPorts[:0]
 	devs, ext := c.devices[:0], c.requested.ext[:0]
 	clear(pods[:cap(pods)]) // drop references to pods of the old content
+	idx := c.idx
 	*c = *n
+	n.cloneIndexesInto(c, idx)
 	c.owner = owner
 	if len(n.requested.ext) > 0 {
 		c.requested.ext = append(ext, n.requested.ext...)
@@ -256,6 +260,7 @@ func (n *NodeInfo) addPod(p *PodInfo) {
 	n.nonZero.base[Memory] = arith.Add(n.nonZero.base[Memory], p.req.NonZeroMemory)
 	n.usedPorts = append(n.usedPorts, p.hostPorts...)
 	n.addAffinityPod(p)
+	n.addSpreadPod(p)
 	n.touch()
 }
 
@@ -324,6 +329,7 @@ func (n *NodeInfo) removePodHash(h uint64, k PodKey) *PodInfo {
 		}
 	}
 	n.removeAffinityPod(p)
+	n.removeSpreadPod(p)
 	n.touch()
 	return p
 }

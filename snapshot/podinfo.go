@@ -7,6 +7,7 @@ import (
 
 	"github.com/schedkit/schedkit/internal/hashindex"
 	"github.com/schedkit/schedkit/internal/interpod"
+	"github.com/schedkit/schedkit/internal/spread"
 )
 
 // PodKey identifies a pod by namespace and name.
@@ -55,6 +56,9 @@ type PodInfo struct {
 	gpu       GPURequest
 	devices   DeviceSet
 	assigned  bool
+
+	// spreadClass: namespace and labels, interned (spread.go).
+	spreadClass spread.Class
 }
 
 // NewPodInfo parses pod, reading its device demand with [NvidiaDevices]:
@@ -85,7 +89,7 @@ func DecodePodInfo(pod *v1.Pod, dec DeviceDecoder) (*PodInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &PodInfo{pod: pod, key: KeyOf(pod), keyHash: hashKey(KeyOf(pod)), req: req, hostPorts: hostPorts(pod), gpu: gpu, devices: devs, assigned: assigned, affinity: interpod.Parse(pod)}, nil
+	return &PodInfo{pod: pod, key: KeyOf(pod), keyHash: hashKey(KeyOf(pod)), req: req, hostPorts: hostPorts(pod), gpu: gpu, devices: devs, assigned: assigned, affinity: interpod.Parse(pod), spreadClass: spread.ClassOf(pod)}, nil
 }
 
 // MustPodInfo is NewPodInfo that panics on error; for tests and examples.

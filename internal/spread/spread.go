@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"unique"
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
@@ -163,6 +164,7 @@ type Constraint struct {
 	// default) and nodeTaintsPolicy Honor (default Ignore).
 	HonorAffinity, HonorTaints bool
 	hostname                   bool
+	key                        unique.Handle[string] // TopologyKey's
 }
 
 // Constraints returns the constraints with action whenUnsatisfiable that
@@ -268,6 +270,7 @@ func parse(in []v1.TopologySpreadConstraint, podLabels map[string]string, action
 			MinDomains:    1,
 			HonorAffinity: true,
 			hostname:      c.TopologyKey == v1.LabelHostname,
+			key:           unique.Make(c.TopologyKey),
 		}
 		if c.MinDomains != nil {
 			pc.MinDomains = *c.MinDomains
@@ -425,36 +428,6 @@ func (in *Inclusion[N]) includes(c *Constraint, n N, node *v1.Node, ls []selecto
 	return true
 }
 
-// countMatching is upstream's countPodsMatchSelector: pods in namespace
-// ns, not terminating, whose labels sel matches; 0 for an Empty
-// selector.
-func countMatching[P PodInfo](pods []P, sel Selector, ns string) int {
-	if sel.Empty() {
-		return 0
-	}
-	n := 0
-	for _, pi := range pods {
-		p := pi.Pod()
-		if p.DeletionTimestamp != nil || p.Namespace != ns {
-			continue
-		}
-		if sel.Matches(p.Labels) {
-			n++
-		}
-	}
-	return n
-}
-
-// hasKeys is upstream's nodeLabelsMatchSpreadConstraints.
-func hasKeys(nodeLabels map[string]string, cs []Constraint) bool {
-	for i := range cs {
-		if _, ok := nodeLabels[cs[i].TopologyKey]; !ok {
-			return false
-		}
-	}
-	return true
-}
-
 // Verdict is the outcome of [Filter.Check] on one node.
 type Verdict uint8
 
@@ -472,10 +445,11 @@ const (
 // Filter is upstream's preFilterState for one pod: for every
 // DoNotSchedule constraint, the matching pods per topology domain among
 // the eligible nodes, the global minimum, and whether the pod matches its
-// own selector. Read-only after [NewFilter]; safe for concurrent Check.
+// own selector. Domains are label values as handles (package unique).
+// Read-only after [NewFilter]; safe for concurrent Check.
 type Filter struct {
 	cs     []Constraint
-	counts []map[string]int
+	counts []domains
 	min    []int
 	self   []bool
 }
@@ -486,39 +460,43 @@ type Filter struct {
 // constraint's topology key is skipped; a constraint skips a node its
 // inclusion policies exclude; a domain of an eligible node exists even
 // with no matching pod. nil for no constraints (upstream's Skip).
-// O(n × constraints × pods per node × selector size); allocates the
-// per-domain maps.
+// It reads each node's label handles and its pod groups ([GroupsOf]),
+// not its pods: O(n × (labels × constraints + groups per node)) plus the
+// selector once per pod class; allocates the per-domain maps.
 func NewFilter[N NodeInfo[P], P PodInfo](cs []Constraint, pod *v1.Pod, n int, node func(int) N, in Inclusion[N]) *Filter {
 	if len(cs) == 0 {
 		return nil
 	}
-	f := &Filter{cs: cs, counts: make([]map[string]int, len(cs)), min: make([]int, len(cs)), self: make([]bool, len(cs))}
+	f := &Filter{cs: cs, counts: make([]domains, len(cs)), min: make([]int, len(cs)), self: make([]bool, len(cs))}
+	ms := make([]*matcher, len(cs))
 	for i := range cs {
-		f.counts[i] = map[string]int{}
 		f.self[i] = cs[i].Selector.Matches(pod.Labels)
+		ms[i] = newMatcher(cs[i].Selector, pod.Namespace)
 	}
+	vals := make([]unique.Handle[string], len(cs))
 	for j := 0; j < n; j++ {
 		ni := node(j)
-		nd := ni.Node()
-		if !hasKeys(nd.Labels, cs) {
+		ls := ni.Labels()
+		if !values(ls, cs, vals) {
 			continue
 		}
+		var groups []Group
 		for i := range cs {
 			c := &cs[i]
-			if !in.includes(c, ni, nd, ni.Labels()) {
+			if !in.trivial(c) && !in.includes(c, ni, ni.Node(), ls) {
 				continue
 			}
-			f.counts[i][nd.Labels[c.TopologyKey]] += countMatching(ni.Pods(), c.Selector, pod.Namespace)
+			if groups == nil {
+				groups = GroupsOf(ni)
+			}
+			f.counts[i].add(vals[i], ms[i].count(groups))
 		}
 	}
 	for i := range cs {
 		// Upstream's critical path: the smallest count, MaxInt32 with no
 		// domain; 0 when there are fewer domains than minDomains.
-		m := math.MaxInt32
-		for _, v := range f.counts[i] {
-			m = min(m, v)
-		}
-		if len(f.counts[i]) < int(cs[i].MinDomains) {
+		m := f.counts[i].min()
+		if f.counts[i].size() < int(cs[i].MinDomains) {
 			m = 0
 		}
 		f.min[i] = m
@@ -526,15 +504,36 @@ func NewFilter[N NodeInfo[P], P PodInfo](cs []Constraint, pod *v1.Pod, n int, no
 	return f
 }
 
-// Check is upstream's Filter for one node: constraint by constraint, the
-// node must have the topology key (else MissingLabel), and matching pods
-// in its domain + 1 if the pod matches the selector − the global minimum
-// must not exceed maxSkew (else Skew). O(constraints) map look-ups;
-// allocates nothing.
-func (f *Filter) Check(node *v1.Node) Verdict {
+// values writes the value of each constraint's key in ls to vals and
+// reports whether ls has every key.
+func values(ls []selector.Label, cs []Constraint, vals []unique.Handle[string]) bool {
+	for i := range cs {
+		v, ok := valueOf(ls, cs[i].key)
+		if !ok {
+			return false
+		}
+		vals[i] = v
+	}
+	return true
+}
+
+// trivial reports that c's inclusion policies include every node for
+// this pod (no required node affinity to honour, taints ignored or every
+// node tolerated), so that the per-node check can be skipped.
+func (in *Inclusion[N]) trivial(c *Constraint) bool {
+	return (!c.HonorAffinity || in.affinity == nil) && (!c.HonorTaints || in.tolerated == nil)
+}
+
+// Check is upstream's Filter for one node, given its labels as handles
+// (snapshot.NodeInfo.Labels): constraint by constraint, the node must
+// have the topology key (else MissingLabel), and matching pods in its
+// domain + 1 if the pod matches the selector − the global minimum must
+// not exceed maxSkew (else Skew). O(constraints × labels) pointer
+// compares and one map look-up per constraint; allocates nothing.
+func (f *Filter) Check(ls []selector.Label) Verdict {
 	for i := range f.cs {
 		c := &f.cs[i]
-		v, ok := node.Labels[c.TopologyKey]
+		v, ok := valueOf(ls, c.key)
 		if !ok {
 			return MissingLabel
 		}
@@ -542,7 +541,7 @@ func (f *Filter) Check(node *v1.Node) Verdict {
 		if f.self[i] {
 			self = 1
 		}
-		if f.counts[i][v]+self-f.min[i] > int(c.MaxSkew) {
+		if f.counts[i].get(v)+self-f.min[i] > int(c.MaxSkew) {
 			return Skew
 		}
 	}
@@ -551,6 +550,10 @@ func (f *Filter) Check(node *v1.Node) Verdict {
 
 // Constraints returns the constraints the filter checks. Read-only.
 func (f *Filter) Constraints() []Constraint { return f.cs }
+
+// emptyValue is the domain upstream's scoring gives a node without the
+// key (node.Labels[key] is "").
+var emptyValue = unique.Make("")
 
 // Score is upstream's preScoreState for one pod, minus what depends on
 // the candidate set (see [Score.Raw]): per ScheduleAnyway constraint
@@ -561,7 +564,7 @@ type Score[N NodeInfo[P], P PodInfo] struct {
 	cs         []Constraint
 	ns         string
 	requireAll bool
-	counts     []map[string]int64
+	counts     []domains
 }
 
 // NewScore counts, for the ScheduleAnyway constraints cs of pod, the
@@ -570,27 +573,48 @@ type Score[N NodeInfo[P], P PodInfo] struct {
 // constraints, or the defaults are not the system's) skips nodes missing
 // any topology key; otherwise a missing key counts as the domain "". nil
 // for no constraints or no nodes (upstream's Skip).
-// O(n × constraints × pods per node × selector size).
+// O(n × (labels × constraints + groups per node)) plus the selector once
+// per pod class, as [NewFilter]; no pass at all when every constraint is
+// a hostname one.
 func NewScore[N NodeInfo[P], P PodInfo](cs []Constraint, requireAll bool, pod *v1.Pod, n int, node func(int) N, in Inclusion[N]) *Score[N, P] {
 	if len(cs) == 0 || n == 0 {
 		return nil
 	}
-	s := &Score[N, P]{cs: cs, ns: pod.Namespace, requireAll: requireAll, counts: make([]map[string]int64, len(cs))}
+	s := &Score[N, P]{cs: cs, ns: pod.Namespace, requireAll: requireAll, counts: make([]domains, len(cs))}
+	ms := make([]*matcher, len(cs))
+	pass := false
 	for i := range cs {
-		s.counts[i] = map[string]int64{}
+		ms[i] = newMatcher(cs[i].Selector, pod.Namespace)
+		pass = pass || !cs[i].hostname
 	}
+	if !pass {
+		return s
+	}
+	vals := make([]unique.Handle[string], len(cs))
 	for j := 0; j < n; j++ {
 		ni := node(j)
-		nd := ni.Node()
-		if requireAll && !hasKeys(nd.Labels, cs) {
+		ls := ni.Labels()
+		all := values(ls, cs, vals)
+		if requireAll && !all {
 			continue
 		}
+		var groups []Group
 		for i := range cs {
 			c := &cs[i]
-			if c.hostname || !in.includes(c, ni, nd, ni.Labels()) {
+			if c.hostname || !in.trivial(c) && !in.includes(c, ni, ni.Node(), ls) {
 				continue
 			}
-			s.counts[i][nd.Labels[c.TopologyKey]] += int64(countMatching(ni.Pods(), c.Selector, pod.Namespace))
+			v := vals[i]
+			if !all {
+				var ok bool
+				if v, ok = valueOf(ls, c.key); !ok {
+					v = emptyValue
+				}
+			}
+			if groups == nil {
+				groups = GroupsOf(ni)
+			}
+			s.counts[i].add(v, ms[i].count(groups))
 		}
 	}
 	return s
@@ -599,40 +623,41 @@ func NewScore[N NodeInfo[P], P PodInfo](cs []Constraint, requireAll bool, pod *v
 // Constraints returns the constraints scored. Read-only.
 func (s *Score[N, P]) Constraints() []Constraint { return s.cs }
 
-// Ignored reports whether scoring ignores node (upstream IgnoredNodes: it
-// lacks a topology key and requireAll holds); its raw and final scores
-// are 0.
-func (s *Score[N, P]) Ignored(node *v1.Node) bool {
-	return s.requireAll && !hasKeys(node.Labels, s.cs)
+// Ignored reports whether scoring ignores a node with labels ls
+// (upstream IgnoredNodes: it lacks a topology key and requireAll holds);
+// its raw and final scores are 0.
+func (s *Score[N, P]) Ignored(ls []selector.Label) bool {
+	return s.requireAll && !hasAllKeys(ls, s.cs)
 }
 
 // Weights returns upstream's TopologyNormalizingWeight per constraint for
 // the candidate set nodes: ln(domains + 2), where domains counts the
 // distinct values (a missing key is the value "") of the constraint's key
 // among the candidates not ignored, or for a hostname constraint the
-// candidates not ignored. O(len(nodes) × constraints); allocates the
-// result and a set per constraint.
+// candidates not ignored. O(len(nodes) × constraints × labels);
+// allocates the result and a set per constraint.
 func (s *Score[N, P]) Weights(nodes []N) []float64 {
 	w := make([]float64, len(s.cs))
 	kept := 0
-	seen := make([]map[string]struct{}, len(s.cs))
-	for i := range seen {
-		seen[i] = map[string]struct{}{}
-	}
+	seen := make([]domains, len(s.cs))
 	for _, ni := range nodes {
-		nd := ni.Node()
-		if s.Ignored(nd) {
+		ls := ni.Labels()
+		if s.Ignored(ls) {
 			continue
 		}
 		kept++
 		for i := range s.cs {
 			if !s.cs[i].hostname {
-				seen[i][nd.Labels[s.cs[i].TopologyKey]] = struct{}{}
+				v, ok := valueOf(ls, s.cs[i].key)
+				if !ok {
+					v = emptyValue
+				}
+				seen[i].add(v, 0)
 			}
 		}
 	}
 	for i := range s.cs {
-		size := len(seen[i])
+		size := seen[i].size()
 		if s.cs[i].hostname {
 			size = kept
 		}
@@ -647,28 +672,36 @@ func (s *Score[N, P]) Weights(nodes []N) []float64 {
 // whose key the node has of count × weight + maxSkew − 1), where count
 // is the matching pods in the node's domain, or on the node itself for a
 // hostname constraint (which upstream counts without inclusion
-// policies). O(len(nodes) × constraints) plus the hostname counts;
-// allocates the weights.
+// policies). O(len(nodes) × constraints × labels) plus the hostname
+// counts (the node's groups); allocates the weights and, with hostname
+// constraints, a per-call selector memo.
 func (s *Score[N, P]) Raw(nodes []N, out []int64) {
 	w := s.Weights(nodes)
+	var ms []*matcher
 	for j, ni := range nodes {
-		nd := ni.Node()
-		if s.Ignored(nd) {
+		ls := ni.Labels()
+		if s.Ignored(ls) {
 			out[j] = 0
 			continue
 		}
 		var sc float64
 		for i := range s.cs {
 			c := &s.cs[i]
-			v, ok := nd.Labels[c.TopologyKey]
+			v, ok := valueOf(ls, c.key)
 			if !ok {
 				continue
 			}
 			var cnt int64
 			if c.hostname {
-				cnt = int64(countMatching(ni.Pods(), c.Selector, s.ns))
+				if ms == nil {
+					ms = make([]*matcher, len(s.cs))
+				}
+				if ms[i] == nil {
+					ms[i] = newMatcher(c.Selector, s.ns)
+				}
+				cnt = int64(ms[i].count(GroupsOf(ni)))
 			} else {
-				cnt = s.counts[i][v]
+				cnt = int64(s.counts[i].get(v))
 			}
 			sc += float64(cnt)*w[i] + float64(c.MaxSkew-1)
 		}
@@ -678,19 +711,19 @@ func (s *Score[N, P]) Raw(nodes []N, out []int64) {
 
 // Normalize is upstream's NormalizeScore: ignored nodes get 0; the others
 // 100 × (max + min − s) / max over the raw scores of the nodes not
-// ignored, or 100 each when that max is 0. O(len(nodes)).
-// scores[j] belongs to nodes[j].
+// ignored, or 100 each when that max is 0. O(len(nodes) × constraints ×
+// labels). scores[j] belongs to nodes[j].
 func (s *Score[N, P]) Normalize(nodes []N, scores []int64) {
 	lo, hi := int64(math.MaxInt64), int64(0)
 	for j, ni := range nodes {
-		if s.Ignored(ni.Node()) {
+		if s.Ignored(ni.Labels()) {
 			continue
 		}
 		lo, hi = min(lo, scores[j]), max(hi, scores[j])
 	}
 	for j, ni := range nodes {
 		switch {
-		case s.Ignored(ni.Node()) || scores[j] == -1:
+		case s.Ignored(ni.Labels()) || scores[j] == -1:
 			// Upstream marks ignored nodes with -1 and zeroes every -1,
 			// which a raw score can only be with maxSkew 0 (invalid).
 			scores[j] = 0
