@@ -78,26 +78,35 @@ func benchSchedule(b *testing.B, classes int) {
 		for b.Loop() {
 			// A new Scheduler each time: every run starts with an empty
 			// equivalence cache and the same random source.
-			s := mustNew(b, Config{PercentageOfNodesToScore: pct, Seed: 1, EquivalenceClasses: classes})
-			f := base.Fork()
-			for _, pi := range pods {
-				d, err := s.SchedulePod(f, pi)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if d.Scheduled() {
-					scheduled++
-					if err := f.AddPodInfo(pi, d.Node); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
+			scheduled += scheduleOnFork(b, Config{PercentageOfNodesToScore: pct, Seed: 1, EquivalenceClasses: classes}, base, pods)
 			ops++
 		}
 		m.stop()
 		m.report(b, ops)
 		b.ReportMetric(float64(scheduled)/float64(ops*benchPods), "scheduled/pod")
 	})
+}
+
+// scheduleOnFork schedules pods one after the other with a new Scheduler
+// for cfg on a Fork of base, each decision added to the Fork before the
+// next pod, and returns how many were scheduled.
+func scheduleOnFork(b *testing.B, cfg Config, base *snapshot.Snapshot, pods []*snapshot.PodInfo) int {
+	s := mustNew(b, cfg)
+	f := base.Fork()
+	scheduled := 0
+	for _, pi := range pods {
+		d, err := s.SchedulePod(f, pi)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if d.Scheduled() {
+			scheduled++
+			if err := f.AddPodInfo(pi, d.Node); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return scheduled
 }
 
 // sweep runs f as sub-benchmarks pods=replicas/mixed × score=all

@@ -78,29 +78,34 @@ type Config struct {
 	// of the normalising scorers per pod.
 	Breakdown bool
 	// EquivalenceClasses is how many pod classes (pods with equal specs,
-	// derived requests and GPU requests: see the package doc)
-	// the equivalence cache keeps per-node filter verdicts and scores for:
-	// 0 means 64, a negative number turns the
-	// cache off. The cache changes no decision, nor any error (a cached
-	// cycle that fails gives way to the full cycle); it is used when no
-	// PreFilter narrows the candidates to named nodes, the cluster is a
-	// *snapshot.Snapshot or *snapshot.Fork (not a type embedding one), the
-	// profile has scorers, and every filter and scorer is node-local
-	// (see the package doc). A class gets an entry
-	// (evicting the least recently used) the second time it is seen,
-	// unless a class seen in between took its slot in a 1,024-slot table
-	// of classes seen once. Memory: 17 + 8 × (normalising scorers that do
-	// not skip the pod) bytes per node and class, no pointers (the cache
-	// keeps no NodeInfo alive); with the default profile (TaintToleration
-	// normalises, NodeAffinity too for pods with preferred terms) 25–33
-	// bytes, so 64 classes at 15,000 nodes take 24–32 MB. Speed
-	// (BenchmarkSchedule, one core): copies of 20 specs, every node
-	// scored, 3–12× the uncached rate at 1,000–15,000 nodes; 550 distinct
-	// specs in 10,000 pods with the adaptive percentage, the same rate at
-	// 5,000 nodes but about a fifth slower at 15,000 (the classes' arrays
-	// crowd the nodes out of the CPU cache) — turn the cache off for such
-	// workloads. [Scheduler.EquivalenceStats] counts how cycles were
-	// served.
+	// derived requests and GPU requests: see the package doc) the
+	// equivalence cache keeps per-node filter verdicts and scores for: a
+	// positive number is the capacity; 0 means as many as fit in a budget
+	// of 4,194,304 per-node entries (classes × nodes), at least 64 (838
+	// classes at 5,000 nodes, 279 at 15,000, 64 from 65,536 nodes up); a
+	// negative number turns the cache off. The cache changes no decision,
+	// nor any error (a cached cycle that fails gives way to the full
+	// cycle); it is used when no PreFilter narrows the candidates to named
+	// nodes, the cluster is a *snapshot.Snapshot or *snapshot.Fork (not a
+	// type embedding one), the profile has scorers, and every filter and
+	// scorer is node-local, or node-local for the pod (see the package
+	// doc). While the cache has room, a class gets an entry the first time
+	// it is seen; once it is full, a class gets one (evicting the least
+	// recently used) the second time it is seen, unless a class seen in
+	// between took its slot in a 1,024-slot table of classes seen once.
+	// Memory: 17 + 8 × (normalising scorers that do not skip the pod)
+	// bytes per node and class, 8 more when every node is scored (the
+	// ranked totals), no pointers (the cache keeps no NodeInfo alive);
+	// with the default profile (TaintToleration normalises, NodeAffinity
+	// too for pods with preferred terms) 25–41 bytes, so the default
+	// budget holds at most 105–172 MB. Cost per pod served from the
+	// cache: O(spec size) to find the class, the filters and scorers run
+	// on the nodes changed since the class last saw them (one node per pod
+	// placed since), then O(nodes) passes over cached int64s — or, when
+	// every node is scored (percentage 100, or fewer than 100 nodes)
+	// without Breakdown and the normalising scorers are the built-in ones,
+	// O(blocks of 64 nodes) plus O(64) per changed block;
+	// [Scheduler.EquivalenceStats] counts how cycles were served.
 	EquivalenceClasses int
 	// DeviceChooser picks the GPU devices of a pod asking for some, on the
 	// node chosen for it, when no scorer of the profile is a

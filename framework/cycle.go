@@ -52,8 +52,11 @@ type Scheduler struct {
 	// (scoring.PodNodeLocal), checked per pod with the profile's before
 	// the cache is read.
 	condLocal []scoring.PodNodeLocal
-	classes   classCache
-	nominated nominations // pods nominated to nodes (nominated.go)
+	// condFilter[i]: s.filters[i] is one of condLocal, whose PreFilter a
+	// pod localFor reports true for need not run (it promised nothing).
+	condFilter []bool
+	classes    classCache
+	nominated  nominations // pods nominated to nodes (nominated.go)
 
 	next     int           // upstream nextStartNodeIndex
 	narrowed bool          // this cycle's candidates are s.cands
@@ -96,18 +99,17 @@ func New(cfg Config) (*Scheduler, error) {
 	s.hasScoring = len(s.profile.Scorers()) > 0
 	s.devices = deviceChooser(s.profile, cfg.DeviceChooser)
 	s.ws = make([]worker, s.workers)
-	s.classes.max = cfg.EquivalenceClasses
-	if s.classes.max == 0 {
-		s.classes.max = defaultEquivalenceClasses
-	}
+	s.classes.fixed = cfg.EquivalenceClasses
 	s.classes.seed = maphash.MakeSeed()
-	s.nodeLocal = s.classes.max > 0 && s.hasScoring
-	for _, f := range s.filters {
+	s.nodeLocal = s.classes.fixed >= 0 && s.hasScoring
+	s.condFilter = make([]bool, len(s.filters))
+	for i, f := range s.filters {
 		if isNodeLocal(f) {
 			continue
 		}
 		if c, ok := f.(scoring.PodNodeLocal); ok {
 			s.condLocal = append(s.condLocal, c)
+			s.condFilter[i] = true
 			continue
 		}
 		s.nodeLocal = false
@@ -134,7 +136,10 @@ func New(cfg Config) (*Scheduler, error) {
 // pod's class is cached: O(spec size) to encode the pod's spec, filter and
 // score work only for the nodes that changed since the class last saw
 // them, and O(nodes) passes over cached int64s; the first pod of a class
-// costs a full cycle.
+// costs a full cycle. Filters and scorers that are node-local only for
+// some pods (internal/scoring's PodNodeLocal: PodTopologySpread,
+// InterPodAffinity) are not prepared for a pod they report doing nothing
+// for, so their O(nodes) preparation is not paid.
 //
 // Differences from upstream, none of which changes which nodes are
 // feasible: the nominated node (preemption) is not tried first; candidates
@@ -176,8 +181,12 @@ func (s *Scheduler) schedulePod(cluster score.Cluster, pod *snapshot.PodInfo, on
 		defer func(next int) { s.next = next }(s.next)
 	}
 	nomFilter := s.newNominatedFilter(cluster, pod) // nominated.go
-	if s.nodeLocal && vc != nil && only == nil && nomFilter == nil && s.localFor(pod, cluster) {
-		e, adm, ok := s.classes.get(pod)
+	// local: the filters and scorers that are node-local only for some
+	// pods do nothing for this one (they promised), so they are not
+	// prepared at all — their PreFilter may cost O(nodes).
+	local := s.localFor(pod, cluster)
+	if s.nodeLocal && vc != nil && only == nil && nomFilter == nil && local {
+		e, adm, ok := s.classes.get(pod, numAll)
 		switch {
 		case !ok, e == nil:
 			admit = adm
@@ -198,7 +207,10 @@ func (s *Scheduler) schedulePod(cluster score.Cluster, pod *snapshot.PodInfo, on
 	if only != nil {
 		names = intersect(nil, only)
 	}
-	for _, f := range s.filters {
+	for i, f := range s.filters {
+		if local && s.condFilter[i] {
+			continue
+		}
 		res, err := RunPreFilter(f, pod, cluster)
 		if err != nil {
 			return d, fmt.Errorf("framework: filter %s: pod %s: %w", f.Name(), pod.Key(), err)
@@ -251,9 +263,9 @@ func (s *Scheduler) schedulePod(cluster score.Cluster, pod *snapshot.PodInfo, on
 
 	if (class != nil || admit) && !s.narrowed && nomFilter == nil {
 		if class == nil {
-			class = s.classes.insert()
+			class = s.classes.insert(numAll)
 		}
-		if pp, err := scoring.Prepare(s.profile, pod, cluster); err != nil {
+		if pp, err := scoring.Prepare(s.profile, pod, cluster, true); err != nil {
 			class.drop()
 		} else {
 			class.prepare(s, pp, vc.NodeSetVersion(), numAll)
@@ -281,7 +293,13 @@ func (s *Scheduler) schedulePod(cluster score.Cluster, pod *snapshot.PodInfo, on
 		s.totals = make([]int64, len(s.feasible))
 	}
 	totals := s.totals[:len(s.feasible)]
-	if err := s.profile.Score(pod, cluster, s.feasible, totals); err != nil {
+	var err error
+	if local {
+		err = scoring.ScoreLocal(s.profile, pod, cluster, s.feasible, totals)
+	} else {
+		err = s.profile.Score(pod, cluster, s.feasible, totals)
+	}
+	if err != nil {
 		return d, fmt.Errorf("framework: scoring pod %s: %w", pod.Key(), err)
 	}
 	return s.finish(d, cluster)

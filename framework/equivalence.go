@@ -26,6 +26,15 @@ import (
 // §3.4: equivalence classes and score caching); upstream kube-scheduler
 // had a predicate-only equivalence cache from v1.10 until v1.13.
 //
+// The cache holds many classes (Config.EquivalenceClasses: by default as
+// many as a budget of per-node entries allows), finds a class by the hash
+// of its key, and admits a class the first time it is seen while it has
+// room, so that a workload mixing hundreds of specs is served from it
+// too: a pod then costs the nodes changed since its class last looked
+// (one per pod placed since, so about the number of classes in use) plus
+// the O(nodes) passes, and each class one full cycle when it is first
+// seen.
+//
 // Decisions are exactly those of the uncached cycle: the same filters and
 // scorers run on the same nodes, only fewer times; the cached path is
 // taken when no PreFilter narrows the candidates to named nodes and every
@@ -34,13 +43,20 @@ import (
 // visits the same nodes in the same order as the uncached one, refreshing
 // only the blocks it reaches.
 
-// doorSlots is the size of the admission table: a class is admitted if
-// it was seen before and no class seen since hashed to its slot.
+// doorSlots is the size of the admission table of a full cache: a class
+// is admitted if it was seen before and no class seen since hashed to its
+// slot.
 const doorSlots = 1024
 
-// defaultEquivalenceClasses is the number of pod classes a Scheduler's
-// equivalence cache keeps when Config.EquivalenceClasses is 0.
-const defaultEquivalenceClasses = 64
+// With Config.EquivalenceClasses 0 the cache keeps as many classes as
+// fit in equivalenceNodeBudget per-node entries (classes × nodes), and at
+// least minEquivalenceClasses: 838 classes at 5,000 nodes, 279 at 15,000,
+// 64 from 65,536 nodes up. A class's entry is 17 + 8 × (normalising
+// scorers) bytes per node, 8 more with a ranking (ranked.go).
+const (
+	equivalenceNodeBudget = 1 << 22
+	minEquivalenceClasses = 64
+)
 
 // classEntry is one class's cached per-node results. Slices are indexed
 // by node index; blocks by snapshot block. A block whose version equals
@@ -63,6 +79,9 @@ type classEntry struct {
 	ok     []bool
 	plain  []int64   // weighted sum of non-normalising scores, if ok
 	raw    [][]int64 // raw[k][i]: normalising scorer k's raw score, if ok
+
+	byMax bool // every normaliser NormalizesByMax (a ranking may be kept)
+	rank  ranking
 }
 
 // EquivalenceStats counts a Scheduler's cycles by how the equivalence
@@ -100,11 +119,14 @@ func (s *Scheduler) EquivalenceStats() EquivalenceStats {
 	return st
 }
 
-// classCache is a small LRU set of classes.
+// classCache is an LRU set of classes, found by the hash of their key.
 type classCache struct {
-	stats   EquivalenceStats
-	max     int
+	stats EquivalenceStats
+	// fixed is Config.EquivalenceClasses: > 0 the capacity, 0 the
+	// budget's (capacity), < 0 off.
+	fixed   int
 	entries []*classEntry
+	index   map[uint64]*classEntry // by hash (a key collision runs uncached)
 	tick    uint64
 	key     []byte // the key get made last
 	hash    uint64 // its hash
@@ -118,6 +140,7 @@ type classCache struct {
 	scratch  []Reason
 	segs     [][2]int32 // node ranges a cached cycle visited, in order
 	rawBuf   []int64
+	dirty    []int32 // blocks a ranked cycle found changed
 }
 
 // classKey appends pod's equivalence key to buf: the protobuf encoding of
@@ -166,10 +189,21 @@ func appendVector(buf []byte, v *snapshot.Vector) []byte {
 	return buf
 }
 
+// capacity is how many classes the cache keeps for a cluster of n nodes:
+// Config.EquivalenceClasses, or with 0 the budget's share (see
+// equivalenceNodeBudget).
+func (c *classCache) capacity(n int) int {
+	if c.fixed != 0 {
+		return c.fixed
+	}
+	return max(minEquivalenceClasses, equivalenceNodeBudget/max(n, 1))
+}
+
 // get returns the entry of pod's class, or nil and whether the class may
-// get one (admit: seen recently). ok is false when the pod's key cannot
-// be made (its spec does not encode): the cycle then runs uncached.
-func (c *classCache) get(pod *snapshot.PodInfo) (e *classEntry, admit, ok bool) {
+// get one (admit) in a cluster of n nodes. ok is false when the pod's key
+// cannot be made (its spec does not encode): the cycle then runs
+// uncached. O(spec size): the entry is found by hash.
+func (c *classCache) get(pod *snapshot.PodInfo, n int) (e *classEntry, admit, ok bool) {
 	var err error
 	if c.key, err = classKey(c.key[:0], pod); err != nil {
 		return nil, false, false
@@ -177,16 +211,21 @@ func (c *classCache) get(pod *snapshot.PodInfo) (e *classEntry, admit, ok bool) 
 	h := maphash.Bytes(c.seed, c.key)
 	c.hash = h
 	c.tick++
-	for _, e := range c.entries {
-		if e.hash == h && bytes.Equal(e.key, c.key) {
-			e.used = c.tick
-			return e, false, true
+	if e := c.index[h]; e != nil {
+		if !bytes.Equal(e.key, c.key) {
+			return nil, false, true // another class has the hash: uncached
 		}
+		e.used = c.tick
+		return e, false, true
 	}
-	// Admission: a class gets an entry (evicting another) only the
-	// second time it is seen recently — a one-off spec runs the uncached
-	// cycle and evicts nothing (TinyLFU's doorkeeper: Einziger et al.,
-	// "TinyLFU: A Highly Efficient Cache Admission Policy", 2017).
+	// Admission: while there is room, at once. In a full cache a class
+	// gets an entry (evicting another) only the second time it is seen
+	// recently — a one-off spec runs the uncached cycle and evicts nothing
+	// (TinyLFU's doorkeeper: Einziger et al., "TinyLFU: A Highly
+	// Efficient Cache Admission Policy", 2017).
+	if len(c.entries) < c.capacity(n) {
+		return nil, true, true
+	}
 	if slot := &c.door[h%uint64(len(c.door))]; *slot != h {
 		*slot = h
 		return nil, false, true
@@ -194,29 +233,54 @@ func (c *classCache) get(pod *snapshot.PodInfo) (e *classEntry, admit, ok bool) 
 	return nil, true, true
 }
 
-// insert gives the class get last looked up an entry, evicting the least
-// recently used one when the cache is full.
-func (c *classCache) insert() *classEntry {
+// insert gives the class get last looked up an entry in a cluster of n
+// nodes, evicting the least recently used one when the cache is full
+// (and, if the capacity shrank as the cluster grew, forgetting the least
+// recently used ones beyond it). O(1), or O(classes) when it evicts.
+func (c *classCache) insert(n int) *classEntry {
+	if c.index == nil {
+		c.index = make(map[uint64]*classEntry)
+	}
+	limit := c.capacity(n)
+	for len(c.entries) > limit {
+		c.evict() // the last entry (the least recently used) is discarded
+		last := len(c.entries) - 1
+		c.entries[last] = nil
+		c.entries = c.entries[:last]
+	}
 	var e *classEntry
-	if len(c.entries) < c.max {
+	if len(c.entries) < limit {
 		e = &classEntry{}
 		c.entries = append(c.entries, e)
 	} else {
-		e = c.entries[0]
-		for _, x := range c.entries[1:] {
-			if x.used < e.used {
-				e = x
-			}
-		}
-		e.drop()
+		e = c.entries[c.evict()]
 	}
 	e.key, e.hash, e.used = append(e.key[:0], c.key...), c.hash, c.tick
+	c.index[e.hash] = e
 	return e
+}
+
+// evict drops the least recently used entry, moves it to the end of
+// c.entries and returns its index there.
+func (c *classCache) evict() int {
+	lru := 0
+	for i, x := range c.entries {
+		if x.used < c.entries[lru].used {
+			lru = i
+		}
+	}
+	last := len(c.entries) - 1
+	c.entries[lru], c.entries[last] = c.entries[last], c.entries[lru]
+	e := c.entries[last]
+	delete(c.index, e.hash)
+	e.drop()
+	return last
 }
 
 // drop forgets the entry's results and per-pod state, keeping its memory.
 func (e *classEntry) drop() {
 	e.ready = false
+	e.rank.valid = false
 	e.nodeSet = 0
 	clear(e.pfs)
 	clear(e.fused)
@@ -252,6 +316,10 @@ func (e *classEntry) prepare(s *Scheduler, pp scoring.PodProfile, nodeSet int64,
 	e.raw = e.raw[:k]
 	for j := range e.raw {
 		e.raw[j] = resize(e.raw[j], n)
+	}
+	e.byMax = true
+	for j := range k {
+		e.byMax = e.byMax && pp.NormalizesByMax(j)
 	}
 }
 
@@ -363,6 +431,10 @@ func (s *Scheduler) scheduleClass(e *classEntry, vc nodeview.View, d *Decision) 
 	c := &s.classes
 	n := e.n
 	numToFind := numFeasibleNodesToFind(s.percentage, n)
+	if numToFind >= n && e.byMax && !s.breakdown {
+		return s.scheduleRanked(e, vc, d) // ranked.go
+	}
+	e.rank.valid = false // blocks are refreshed below without it
 	fe := resize(s.feasible, n)
 	s.totals = resize(s.totals, max(n, cap(s.totals)))
 	tot := s.totals[:n]

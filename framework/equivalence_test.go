@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/score"
@@ -73,14 +74,74 @@ func eqTemplates(seed uint64) []*v1.Pod {
 	shy := mkPod("shy").Req("cpu", "100m").Obj()
 	shy.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.WeightedPodAffinityTerm{
 		{Weight: 50, PodAffinityTerm: ipaTerm("kubernetes.io/hostname", "web")}}}}
-	return append(ts, web, self, shy)
+	// Pods PodTopologySpread applies to: one with a zone constraint, one
+	// a Service selects (system default spreading, see checkEquivalence).
+	// The cache must be bypassed for them, and them alone.
+	spread := mkPod("spread").Label("app", "spread").Req("cpu", "100m").Obj()
+	spread.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone",
+		WhenUnsatisfiable: v1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "spread"}}}}
+	svc := mkPod("svc").Label("app", "svc").Req("cpu", "200m").Obj()
+	return append(ts, web, self, shy, spread, svc)
+}
+
+// eqService selects eqTemplates' "svc" pods.
+var eqService = &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc", Namespace: "default"},
+	Spec: v1.ServiceSpec{Selector: map[string]string{"app": "svc"}}}
+
+// opaqueFilter and opaqueScorer hide the filter or scorer they wrap from
+// the Scheduler's node-locality checks: a Scheduler made of them never
+// uses the equivalence cache and prepares every filter and scorer for
+// every pod (no PodNodeLocal shortcut) — the reference the shortcuts are
+// checked against.
+type opaqueFilter struct{ f Filter }
+
+func (o opaqueFilter) Name() string { return o.f.Name() }
+func (o opaqueFilter) PreFilter(p *snapshot.PodInfo) (PreFilterResult, error) {
+	return o.f.PreFilter(p)
+}
+func (o opaqueFilter) PreFilterCluster(p *snapshot.PodInfo, c score.Cluster) (PreFilterResult, error) {
+	return RunPreFilter(o.f, p, c)
+}
+
+type opaqueScorer struct{ s score.Scorer }
+
+func (o opaqueScorer) Name() string { return o.s.Name() }
+func (o opaqueScorer) Prepare(p *snapshot.PodInfo, c score.Cluster) (score.PodScorer, error) {
+	return o.s.Prepare(p, c)
+}
+
+// opaque returns cfg with every filter and scorer wrapped (see
+// opaqueFilter).
+func opaque(t *testing.T, cfg Config) Config {
+	fs := cfg.Filters
+	if fs == nil {
+		fs = DefaultFilters()
+	}
+	prof := cfg.Profile
+	if prof == nil {
+		prof = score.DefaultProfile()
+	}
+	cfg.Filters = nil
+	for _, f := range fs {
+		cfg.Filters = append(cfg.Filters, opaqueFilter{f})
+	}
+	var ws []score.Weighted
+	for _, w := range prof.Scorers() {
+		ws = append(ws, score.Weighted{Scorer: opaqueScorer{w.Scorer}, Weight: w.Weight})
+	}
+	var err error
+	cfg.Profile, err = score.NewProfile(ws...)
+	require.NoError(t, err)
+	return cfg
 }
 
 // checkEquivalence schedules a stream of copies of a few pod specs with
-// and without the equivalence cache (a small one, so classes are evicted)
-// on the same changing cluster — pods added and removed, nested forks
-// reverted, nodes added, updated and removed, snapshots taken — and
-// requires every decision to be identical.
+// the equivalence cache (a small one, so classes are evicted and the
+// doorkeeper admits, and one of the default capacity, which admits at
+// once), without it, and with every filter and scorer opaque (no cache,
+// no PodNodeLocal shortcut: the reference) on the same changing cluster —
+// pods added and removed, nested forks reverted, nodes added, updated and
+// removed, snapshots taken — and requires every decision to be identical.
 func checkEquivalence(t *testing.T, seed uint64, pct int32, breakdown bool) {
 	checkEquivalenceWith(t, seed, pct, breakdown, false)
 }
@@ -101,6 +162,7 @@ func checkEquivalenceWith(t *testing.T, seed uint64, pct int32, breakdown, ipa b
 	for _, n := range nodes {
 		require.NoError(t, cache.AddNode(n))
 	}
+	require.NoError(t, cache.AddObject(eqService))
 	templates := eqTemplates(seed)
 	cfg := Config{PercentageOfNodesToScore: pct, Seed: seed, Breakdown: breakdown, EquivalenceClasses: 4}
 	if !ipa {
@@ -120,12 +182,18 @@ func checkEquivalenceWith(t *testing.T, seed uint64, pct int32, breakdown, ipa b
 		cfg.Profile = score.MustProfile(ws...)
 	}
 	cached := mustNew(t, cfg)
+	cfg.EquivalenceClasses = 0
+	budget := mustNew(t, cfg)
 	cfg.EquivalenceClasses = -1
 	plain := mustNew(t, cfg)
+	ref := mustNew(t, opaque(t, cfg))
 	// PodTopologySpread and InterPodAffinity say per pod whether they
 	// apply (NodeLocalFor), so the cache stays on with both.
 	require.True(t, cached.nodeLocal)
+	require.True(t, budget.nodeLocal)
 	require.False(t, plain.nodeLocal)
+	require.False(t, ref.nodeLocal)
+	require.Empty(t, ref.condLocal)
 
 	f := cache.Snapshot().Fork()
 	var cluster score.Cluster = f
@@ -169,10 +237,13 @@ func checkEquivalenceWith(t *testing.T, seed uint64, pct int32, breakdown, ipa b
 		p := tpl.DeepCopy()
 		p.Name = fmt.Sprintf("%s-%d", tpl.Name, step)
 		pi := snapshot.MustPodInfo(p)
-		dc, errC := cached.SchedulePod(cluster, pi)
-		dp, errP := plain.SchedulePod(cluster, pi)
-		require.Equal(t, errP, errC)
-		require.Equal(t, outcomeOf(dp), outcomeOf(dc), "seed %d step %d pod %s", seed, step, p.Name)
+		dr, errR := ref.SchedulePod(cluster, pi)
+		for _, s := range []*Scheduler{cached, budget, plain} {
+			d, err := s.SchedulePod(cluster, pi)
+			require.Equal(t, errR, err)
+			require.Equal(t, outcomeOf(dr), outcomeOf(d), "seed %d step %d pod %s classes %d", seed, step, p.Name, s.classes.fixed)
+		}
+		dc := dr
 		if dc.Scheduled() && cluster == score.Cluster(f) {
 			require.NoError(t, f.AddPodInfo(dc.Pod, dc.Node))
 			bound = append(bound, placed{pi.Key(), dc.Node})
@@ -313,18 +384,20 @@ func TestEquivalenceResizedPod(t *testing.T) {
 	require.NotEqual(t, plain.Total, d.Total, "not the class's score")
 }
 
-// TestEquivalenceStats: the first pod of a class runs uncached (not yet
-// admitted), the second fills an entry, the rest are cached; a pod of a
-// cached class that fits nowhere is diagnosed by the full cycle; a filter
-// that is not NodeLocal turns every cycle uncached.
+// TestEquivalenceStats: while the cache has room, the first pod of a
+// class fills an entry and the rest are cached; a pod of a cached class
+// that fits nowhere is diagnosed by the full cycle; in a full cache a
+// class is admitted (evicting the least recently used) only the second
+// time it is seen; a filter that is not NodeLocal turns every cycle
+// uncached.
 func TestEquivalenceStats(t *testing.T) {
 	snap := snapshottest.Snapshot(t, genCluster(1, 200))
-	s := mustNew(t, Config{PercentageOfNodesToScore: 100})
+	s := mustNew(t, Config{PercentageOfNodesToScore: 100, EquivalenceClasses: 2})
 	for i := range 5 {
 		_, err := s.SchedulePod(snap, snapshot.MustPodInfo(mkPod(fmt.Sprint("p", i)).Req("cpu", "1").Obj()))
 		require.NoError(t, err)
 	}
-	require.Equal(t, EquivalenceStats{Uncached: 1, Filled: 1, Cached: 3, Classes: 1}, s.EquivalenceStats())
+	require.Equal(t, EquivalenceStats{Filled: 1, Cached: 4, Classes: 1}, s.EquivalenceStats())
 	// A class whose pods fit nowhere: admitted, then every cycle finds no
 	// feasible node in the cache and runs the full cycle.
 	for i := range 3 {
@@ -332,7 +405,17 @@ func TestEquivalenceStats(t *testing.T) {
 		require.NoError(t, err)
 		require.NotNil(t, d.Diagnosis)
 	}
-	require.Equal(t, EquivalenceStats{Uncached: 2, Filled: 1, Cached: 3, Diagnosed: 2, Classes: 2}, s.EquivalenceStats())
+	require.Equal(t, EquivalenceStats{Filled: 1, Cached: 4, Diagnosed: 3, Classes: 2}, s.EquivalenceStats())
+	// The cache is full: a third class runs uncached when first seen,
+	// then takes the place of the least recently used ("p").
+	for i := range 3 {
+		_, err := s.SchedulePod(snap, snapshot.MustPodInfo(mkPod(fmt.Sprint("q", i)).Req("cpu", "2").Obj()))
+		require.NoError(t, err)
+	}
+	require.Equal(t, EquivalenceStats{Uncached: 1, Filled: 2, Cached: 5, Diagnosed: 3, Classes: 2}, s.EquivalenceStats())
+	_, err := s.SchedulePod(snap, snapshot.MustPodInfo(mkPod("p5").Req("cpu", "1").Obj()))
+	require.NoError(t, err)
+	require.Equal(t, EquivalenceStats{Uncached: 2, Filled: 2, Cached: 5, Diagnosed: 3, Classes: 2}, s.EquivalenceStats(), "p was evicted")
 
 	off := mustNew(t, Config{Filters: append(DefaultFilters(), customFilter{})})
 	for i := range 3 {
@@ -443,5 +526,72 @@ func TestEquivalenceNarrowedPodsTakeNoEntry(t *testing.T) {
 	}
 	_, err := s.SchedulePod(snap, snapshot.MustPodInfo(mkPod("a3").Req("cpu", "1").Obj()))
 	require.NoError(t, err)
-	require.Equal(t, EquivalenceStats{Uncached: 4, Filled: 1, Cached: 2, Classes: 1}, s.EquivalenceStats())
+	require.Equal(t, EquivalenceStats{Uncached: 3, Filled: 1, Cached: 3, Classes: 1}, s.EquivalenceStats())
+}
+
+// TestEquivalenceCapacity: with Config.EquivalenceClasses 0 the cache
+// keeps as many classes as the node budget allows (at least 64), and a
+// cluster that grew makes it forget the least recently used classes
+// beyond the new capacity; the index finds exactly the entries kept.
+func TestEquivalenceCapacity(t *testing.T) {
+	c := &classCache{}
+	require.Equal(t, 838, c.capacity(5000))
+	require.Equal(t, 279, c.capacity(15000))
+	require.Equal(t, 64, c.capacity(150000))
+	require.Equal(t, 7, (&classCache{fixed: 7}).capacity(150000))
+	for i := range 100 {
+		c.key, c.hash = []byte{byte(i)}, uint64(i)
+		c.tick++
+		require.Same(t, c.insert(1000), c.index[uint64(i)])
+	}
+	require.Len(t, c.entries, 100)
+	c.key, c.hash = []byte{200}, 200
+	c.tick++
+	c.insert(1 << 20)
+	require.Len(t, c.entries, 64)
+	require.Len(t, c.index, 64)
+	for h, e := range c.index {
+		require.Equal(t, h, e.hash)
+		require.True(t, h == 200 || h >= 37, "class %d is among the least recently used", h)
+	}
+}
+
+// TestEquivalenceRankedMaxMoves: a class's ranked totals depend on other
+// blocks through the normalisers' largest raw score; when the node that
+// holds it fills up, every block's totals move, not only the block that
+// changed (a node preferring zone b and "fast": the fast node is taken
+// first, then the zone-b nodes' normalised score rises from 33 to 100).
+func TestEquivalenceRankedMaxMoves(t *testing.T) {
+	var nodes []*v1.Node
+	for i := range 200 {
+		w := mkNode(fmt.Sprintf("node-%05d", i)).Capacity("cpu", "4", "memory", "16Gi", "pods", "110").
+			Label("topology.kubernetes.io/zone", []string{"a", "b"}[i%2])
+		if i == 151 {
+			w.Label("fast", "true")
+		}
+		nodes = append(nodes, w.Obj())
+	}
+	f := snapshottest.Snapshot(t, nodes).Fork()
+	cached := mustNew(t, Config{PercentageOfNodesToScore: 100, Seed: 3})
+	ref := mustNew(t, opaque(t, Config{PercentageOfNodesToScore: 100, Seed: 3, EquivalenceClasses: -1}))
+	tpl := mkPod("p").Req("cpu", "1").
+		PreferredNodeAffinity(5, "topology.kubernetes.io/zone", v1.NodeSelectorOpIn, "b").
+		PreferredNodeAffinity(10, "fast", v1.NodeSelectorOpIn, "true").Obj()
+	var totals []int64
+	for i := range 8 {
+		p := tpl.DeepCopy()
+		p.Name = fmt.Sprint("p", i)
+		pi := snapshot.MustPodInfo(p)
+		dr, err := ref.SchedulePod(f, pi)
+		require.NoError(t, err)
+		dc, err := cached.SchedulePod(f, pi)
+		require.NoError(t, err)
+		require.Equal(t, outcomeOf(dr), outcomeOf(dc), "pod %d", i)
+		require.NoError(t, f.AddPodInfo(pi, dc.Node))
+		totals = append(totals, dc.Total)
+	}
+	require.Equal(t, "node-00151", f.Node(151).Name())
+	require.Equal(t, 4, f.Node(151).NumPods(), "the fast node was filled first")
+	require.Less(t, totals[3], totals[4], "then the zone-b nodes' normalised affinity rose")
+	require.Equal(t, EquivalenceStats{Filled: 1, Cached: 7, Classes: 1}, cached.EquivalenceStats())
 }

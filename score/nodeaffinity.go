@@ -118,6 +118,9 @@ func (p *affinityPod) Normalize(_ []*snapshot.NodeInfo, scores []int64) error {
 	return nil
 }
 
+// normalizesByMax: Normalize is DefaultNormalize.
+func (p *affinityPod) normalizesByMax() (reverse bool) { return false }
+
 // Explain lists the matching terms by index and weight.
 func (p *affinityPod) Explain(n *snapshot.NodeInfo) string {
 	var b strings.Builder

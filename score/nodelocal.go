@@ -33,10 +33,18 @@ func profileNodeLocal(p any) bool {
 	return true
 }
 
+// isPodNodeLocal reports whether s is node-local only for some pods
+// (scoring.PodNodeLocal, and not node-local in general): the scorers
+// profileNodeLocalFor asks.
+func isPodNodeLocal(s Scorer) bool {
+	_, ok := s.(scoring.PodNodeLocal)
+	return ok && !isNodeLocal(s)
+}
+
 // profileNodeLocalFor is scoring.ProfileNodeLocalFor.
 func profileNodeLocalFor(p any, pod *snapshot.PodInfo, cluster any) bool {
 	for _, e := range p.(*Profile).entries {
-		if c, ok := e.Scorer.(scoring.PodNodeLocal); ok && !isNodeLocal(e.Scorer) && !c.NodeLocalFor(pod, cluster) {
+		if isPodNodeLocal(e.Scorer) && !e.Scorer.(scoring.PodNodeLocal).NodeLocalFor(pod, cluster) {
 			return false
 		}
 	}
@@ -44,17 +52,24 @@ func profileNodeLocalFor(p any, pod *snapshot.PodInfo, cluster any) bool {
 }
 
 // prepareProfile is scoring.Prepare.
-func prepareProfile(p any, pod *snapshot.PodInfo, cluster any) (scoring.PodProfile, error) {
+func prepareProfile(p any, pod *snapshot.PodInfo, cluster any, local bool) (scoring.PodProfile, error) {
 	c, _ := cluster.(Cluster) // nil stays nil
-	pp, err := p.(*Profile).prepareFor(pod, c)
+	pp, err := p.(*Profile).prepareFor(pod, c, local)
 	if err != nil {
 		return nil, err // not a typed nil in the interface
 	}
 	return pp, nil
 }
 
+// scoreLocal is scoring.ScoreLocal.
+func scoreLocal(p any, pod *snapshot.PodInfo, cluster any, nodes []*snapshot.NodeInfo, totals []int64) error {
+	c, _ := cluster.(Cluster)
+	return p.(*Profile).score(pod, c, nodes, totals, true)
+}
+
 func init() {
 	scoring.Prepare = prepareProfile
+	scoring.ScoreLocal = scoreLocal
 	scoring.ProfileNodeLocal = profileNodeLocal
 	scoring.ProfileNodeLocalFor = profileNodeLocalFor
 }

@@ -106,8 +106,15 @@ func (p *Profile) putRun(r *run) {
 }
 
 // prepare runs every scorer's Prepare; ps[i] is nil for a skipped scorer.
-func (p *Profile) prepare(pod *snapshot.PodInfo, cluster Cluster, ps []PodScorer) error {
+// With local (the pod is one scoring.ProfileNodeLocalFor reported true
+// for, over cluster) the scorers that are node-local only for some pods
+// are not asked: they promised to return nil.
+func (p *Profile) prepare(pod *snapshot.PodInfo, cluster Cluster, ps []PodScorer, local bool) error {
 	for i, e := range p.entries {
+		if local && isPodNodeLocal(e.Scorer) {
+			ps[i] = nil
+			continue
+		}
 		s, err := e.Scorer.Prepare(pod, cluster)
 		if err != nil {
 			return fmt.Errorf("score: scorer %q: pod %s: %w", e.Scorer.Name(), pod.Key(), err)
@@ -136,6 +143,11 @@ func (p *Profile) prepare(pod *snapshot.PodInfo, cluster Cluster, ps []PodScorer
 // Allocates nothing per node; the scratch (one int64 per node for
 // normalising scorers) is pooled and reused. Safe for concurrent use.
 func (p *Profile) Score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapshot.NodeInfo, totals []int64) error {
+	return p.score(pod, cluster, nodes, totals, false)
+}
+
+// score is Score; with local, as [Profile.prepare]'s.
+func (p *Profile) score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapshot.NodeInfo, totals []int64, local bool) error {
 	n := len(nodes)
 	if len(totals) < n {
 		panic(fmt.Sprintf("score: Profile.Score: len(totals) = %d < len(nodes) = %d", len(totals), n))
@@ -155,7 +167,7 @@ func (p *Profile) Score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapsho
 	}
 	r := p.getRun()
 	defer p.putRun(r)
-	if err := r.pp.init(p, pod, cluster); err != nil {
+	if err := r.pp.init(p, pod, cluster, local); err != nil {
 		return err
 	}
 	for k := range r.pp.NumNormalizing() {
@@ -192,24 +204,24 @@ var _ scoring.PodProfile = (*podProfile)(nil)
 // are a scorer's Prepare error, naming the scorer and pod, or a nil pod.
 // O(scorers); allocates the podProfile and what the scorers' Prepare
 // allocate.
-func (p *Profile) prepareFor(pod *snapshot.PodInfo, cluster Cluster) (*podProfile, error) {
+func (p *Profile) prepareFor(pod *snapshot.PodInfo, cluster Cluster, local bool) (*podProfile, error) {
 	if pod == nil {
 		return nil, fmt.Errorf("score: preparing a profile: pod is nil: %w", ErrInvalidPod)
 	}
 	pp := &podProfile{}
-	if err := pp.init(p, pod, cluster); err != nil {
+	if err := pp.init(p, pod, cluster, local); err != nil {
 		return nil, err
 	}
 	return pp, nil
 }
 
-func (pp *podProfile) init(p *Profile, pod *snapshot.PodInfo, cluster Cluster) error {
+func (pp *podProfile) init(p *Profile, pod *snapshot.PodInfo, cluster Cluster, local bool) error {
 	pp.p, pp.pod = p, pod
 	if cap(pp.ps) < len(p.entries) {
 		pp.ps = make([]PodScorer, len(p.entries))
 	}
 	pp.ps = pp.ps[:len(p.entries)]
-	if err := p.prepare(pod, cluster, pp.ps); err != nil {
+	if err := p.prepare(pod, cluster, pp.ps, local); err != nil {
 		return err
 	}
 	pp.plain, pp.norm = pp.plain[:0], pp.norm[:0]
@@ -248,6 +260,26 @@ func (pp *podProfile) AddNormalized(k int, nodes []*snapshot.NodeInfo, raw, tota
 	if err := pp.ps[i].(Normalizer).Normalize(nodes, raw); err != nil {
 		return fmt.Errorf("score: scorer %q: normalising for pod %s: %w", pp.p.entries[i].Scorer.Name(), pp.pod.Key(), err)
 	}
+	return pp.p.accumulate(i, nodes, 0, raw, totals)
+}
+
+// maxNormalizer is a built-in normalising PodScorer whose Normalize is
+// DefaultNormalize (reversed if normalizesByMax says so).
+type maxNormalizer interface {
+	normalizesByMax() (reverse bool)
+}
+
+// NormalizesByMax is scoring.PodProfile's.
+func (pp *podProfile) NormalizesByMax(k int) bool {
+	_, ok := pp.ps[pp.norm[k]].(maxNormalizer)
+	return ok
+}
+
+// AddNormalizedByMax is scoring.PodProfile's.
+func (pp *podProfile) AddNormalizedByMax(k int, nodes []*snapshot.NodeInfo, raw, totals []int64, maxRaw int64) error {
+	i := pp.norm[k]
+	raw = raw[:len(nodes)]
+	normalizeByMax(raw, max(maxRaw, 0), pp.ps[i].(maxNormalizer).normalizesByMax())
 	return pp.p.accumulate(i, nodes, 0, raw, totals)
 }
 
@@ -367,7 +399,7 @@ func (p *Profile) Explain(pod *snapshot.PodInfo, cluster Cluster, nodes []*snaps
 		}
 	}
 	ps := make([]PodScorer, len(p.entries))
-	if err := p.prepare(pod, cluster, ps); err != nil {
+	if err := p.prepare(pod, cluster, ps, false); err != nil {
 		return nil, err
 	}
 	target := nodes[node]

@@ -163,6 +163,12 @@ func DefaultNormalize(scores []int64, reverse bool) {
 			maxCount = s
 		}
 	}
+	normalizeByMax(scores, maxCount, reverse)
+}
+
+// normalizeByMax is DefaultNormalize with max(0, the largest score) given
+// as maxCount: each score's result depends on it and maxCount alone.
+func normalizeByMax(scores []int64, maxCount int64, reverse bool) {
 	if maxCount == 0 {
 		if reverse {
 			for i := range scores {

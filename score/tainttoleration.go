@@ -151,6 +151,9 @@ func (p *taintPod) Normalize(_ []*snapshot.NodeInfo, scores []int64) error {
 	return nil
 }
 
+// normalizesByMax: Normalize is DefaultNormalize, reversed.
+func (p *taintPod) normalizesByMax() (reverse bool) { return true }
+
 // Explain lists the untolerated PreferNoSchedule taints.
 func (p *taintPod) Explain(n *snapshot.NodeInfo) string {
 	var names []string

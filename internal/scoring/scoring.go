@@ -91,6 +91,19 @@ type PodProfile interface {
 	// score.ErrScoreOutOfRange naming scorer, node and score.
 	// O(len(nodes)).
 	AddNormalized(k int, nodes []*snapshot.NodeInfo, raw, totals []int64) error
+	// NormalizesByMax reports whether normalising scorer k's Normalize
+	// is score.DefaultNormalize, so that a node's normalised score depends
+	// only on its raw score and the largest raw score among all
+	// candidates (0 if none is larger): AddNormalizedByMax may then
+	// normalise any subset of the candidates. O(1).
+	NormalizesByMax(k int) bool
+	// AddNormalizedByMax is AddNormalized for a scorer k that
+	// NormalizesByMax, over some of the candidates (nodes, their raw
+	// scores raw, rewritten in place), with maxRaw the largest raw score
+	// among all of them: each node gets exactly the weighted share
+	// AddNormalized over all candidates gives it. Panics if k does not
+	// NormalizesByMax. Errors: as AddNormalized's range check. O(len(nodes)).
+	AddNormalizedByMax(k int, nodes []*snapshot.NodeInfo, raw, totals []int64, maxRaw int64) error
 	// AddPlain adds to totals[i] the weighted final scores of nodes[i]
 	// from every non-normalising scorer, checking each is in range (else
 	// an error wrapping score.ErrScoreOutOfRange naming scorer, node and
@@ -106,10 +119,18 @@ type PodProfile interface {
 // score and cannot name its types; a profile of another type panics.
 var (
 	// Prepare prepares profile (a *score.Profile) for pod over cluster
-	// (a score.Cluster, or nil). Errors are a scorer's Prepare error,
-	// naming the scorer and pod. O(scorers); allocates the PodProfile
-	// and what the scorers' Prepare allocate.
-	Prepare func(profile any, pod *snapshot.PodInfo, cluster any) (PodProfile, error)
+	// (a score.Cluster, or nil). With local — only for a pod
+	// ProfileNodeLocalFor reported true for over the same cluster — the
+	// [PodNodeLocal] scorers are not asked and count as skipping the pod,
+	// as they promised (their Prepare may cost O(nodes)). Errors are a
+	// scorer's Prepare error, naming the scorer and pod. O(scorers);
+	// allocates the PodProfile and what the scorers' Prepare allocate.
+	Prepare func(profile any, pod *snapshot.PodInfo, cluster any, local bool) (PodProfile, error)
+	// ScoreLocal is score.Profile.Score for a pod ProfileNodeLocalFor
+	// reported true for over cluster: the [PodNodeLocal] scorers are not
+	// asked (see Prepare's local). Same results, errors and cost
+	// otherwise.
+	ScoreLocal func(profile any, pod *snapshot.PodInfo, cluster any, nodes []*snapshot.NodeInfo, totals []int64) error
 	// ProfileNodeLocal reports whether every scorer of profile (a
 	// *score.Profile) is node-local: a built-in, or one implementing
 	// [NodeLocal] and returning true, or a [PodNodeLocal] (checked per
