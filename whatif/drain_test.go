@@ -193,13 +193,7 @@ func TestRemovableNodesGreedy(t *testing.T) {
 // is removable (1 <= 1); greedily a uses the budget and b is blocked
 // (1 > 1 - 1 = 0).
 func TestRemovableNodesPDBBudget(t *testing.T) {
-	nodes := []*v1.Node{
-		snapshottest.MakeNode("a").Capacity("cpu", "4", "pods", "110").Obj(),
-		snapshottest.MakeNode("b").Capacity("cpu", "4", "pods", "110").Obj(),
-		snapshottest.MakeNode("c").Capacity("cpu", "4", "pods", "110").Obj(),
-	}
-	pods := []*v1.Pod{rsPod("web-a", "a", "1"), rsPod("web-b", "b", "1")}
-	f := forkOf(t, nodes, pods)
+	f := forkOf(t, nodesABC(), []*v1.Pod{rsPod("web-a", "a", "1"), rsPod("web-b", "b", "1")})
 	l := pdbs{pdb("web", "web", 1)}
 	alone, err := whatif.Drain(f, []string{"a", "b"}, l, framework.Config{})
 	require.NoError(t, err)
@@ -238,13 +232,7 @@ func TestDrainErrors(t *testing.T) {
 // 1 - 2 = -1, so b is blocked (web-b: -1 < 1), as cluster-autoscaler's
 // remaining-PDB tracker answers. Alone, b is removable.
 func TestRemovableNodesPDBOverdrawn(t *testing.T) {
-	nodes := []*v1.Node{
-		snapshottest.MakeNode("a").Capacity("cpu", "4", "pods", "110").Obj(),
-		snapshottest.MakeNode("b").Capacity("cpu", "4", "pods", "110").Obj(),
-		snapshottest.MakeNode("c").Capacity("cpu", "4", "pods", "110").Obj(),
-	}
-	pods := []*v1.Pod{rsPod("web-a1", "a", "1"), rsPod("web-a2", "a", "1"), rsPod("web-b", "b", "1")}
-	f := forkOf(t, nodes, pods)
+	f := forkOf(t, nodesABC(), []*v1.Pod{rsPod("web-a1", "a", "1"), rsPod("web-a2", "a", "1"), rsPod("web-b", "b", "1")})
 	l := pdbs{pdb("web", "web", 1)}
 	greedy, err := whatif.RemovableNodes(f, []string{"a", "b"}, l, framework.Config{})
 	require.NoError(t, err)
@@ -257,4 +245,13 @@ func TestRemovableNodesPDBOverdrawn(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, alone[0].Removable)
 	assert.False(t, alone[0].Risky)
+}
+
+// nodesABC are a, b and c, 4 CPU each.
+func nodesABC() []*v1.Node {
+	var out []*v1.Node
+	for _, n := range []string{"a", "b", "c"} {
+		out = append(out, snapshottest.MakeNode(n).Capacity("cpu", "4", "pods", "110").Obj())
+	}
+	return out
 }
