@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/schedkit/schedkit/internal/interpod"
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -171,13 +172,25 @@ type preemptRun struct {
 	prio     int32
 	opts     PreemptOptions
 	fork     *snapshot.Fork
-	nodeLoc  bool        // every filter is node-local: prepare once
-	pfs      []PodFilter // prepared on the original cluster (nodeLoc)
+	nodeLoc  bool        // the prepared filters hold in every dry-run state
+	pfs      []PodFilter // prepared on the original cluster
+	pfOwners []int       // the index in s.filters each of pfs came from
 	pfNames  []string
 	only     map[string]struct{} // PreFilter NodeNames (nil: all)
 	reject   bool                // a PreFilter rejected the pod
 	pdbs     map[string][]pdbInfo
+	lastNS   string    // the namespace pdbsOf answered last
+	lastPDBs []pdbInfo // its PDBs
+	lastNSOK bool
 	rejected []Reason // scratch
+	fast     fastFit  // the fit-arithmetic dry run (fast.ok: usable)
+	// scratch reused across nodes: potential victims, their PDB
+	// verdicts and budgets, the candidate being built and the best so far
+	pot     []victim
+	viol    []bool
+	allowed map[*policyv1.PodDisruptionBudget]int32
+	cur     candidate
+	best    candidate
 }
 
 // Preempt runs upstream's DefaultPreemption for pod on cluster (a
@@ -222,10 +235,19 @@ type preemptRun struct {
 // invalid spec.selector (wrapping [ErrInvalidConfig], naming it), a
 // filter's PreFilter error.
 //
-// Cost: O(nodes × filter cost) to find potential nodes; per potential
-// node O(pods there × filter cost) (a Fork layer per node, O(1) to
-// revert); with a filter that is not node-local (PodTopologySpread) each
-// check also re-runs its PreFilter on the changed cluster.
+// Cost: O(nodes × filter cost) to find potential nodes (with the
+// filters prepared once). Per potential node, when NodeResourcesFit is
+// the only filter prepared for the pod that reads the node's pods (the
+// others read only the node, or, like PodTopologySpread and
+// InterPodAffinity for a pod they do not constrain, prepare nothing) and
+// no nominated pod the pod yields to is on the node: O(pods there ×
+// (log pods + requested resources + the namespace's PDBs)) by fit
+// arithmetic, without a fork and without allocating. Otherwise a Fork
+// layer per node (O(1) to revert) and O(pods there × filter cost); with a
+// filter that is not node-local and prepared something for the pod, each
+// check of the dry run also re-runs the PreFilters on the changed
+// cluster. Allocates O(nodes) (the potential nodes' indexes) and the
+// result.
 func (s *Scheduler) Preempt(cluster score.Cluster, pod *snapshot.PodInfo, opts PreemptOptions) (Preemption, error) {
 	if pod == nil {
 		return Preemption{}, fmt.Errorf("framework: Preempt: pod is nil: %w", ErrInvalidPod)
@@ -249,13 +271,21 @@ func (s *Scheduler) Preempt(cluster score.Cluster, pod *snapshot.PodInfo, opts P
 	if opts.Objects == nil {
 		opts.Objects = base
 	}
-	prio, err := PodPriority(pod.Pod(), opts.Objects)
+	r, err := s.newPreemptRun(base, pod, opts)
 	if err != nil {
 		return Preemption{}, err
 	}
-	r := &preemptRun{s: s, pod: pod, prio: prio, opts: opts, fork: base.Fork(),
-		pdbs: map[string][]pdbInfo{}}
 	return r.run()
+}
+
+// newPreemptRun resolves the pod's priority and starts a run on a fork
+// of base (opts.Objects set).
+func (s *Scheduler) newPreemptRun(base *snapshot.Snapshot, pod *snapshot.PodInfo, opts PreemptOptions) (*preemptRun, error) {
+	prio, err := PodPriority(pod.Pod(), opts.Objects)
+	if err != nil {
+		return nil, err
+	}
+	return &preemptRun{s: s, pod: pod, prio: prio, opts: opts, fork: base.Fork(), pdbs: map[string][]pdbInfo{}}, nil
 }
 
 func (r *preemptRun) run() (Preemption, error) {
@@ -270,23 +300,27 @@ func (r *preemptRun) run() (Preemption, error) {
 	}
 	numAll := r.fork.NumNodes()
 
-	// Potential nodes: resolvably unschedulable.
-	var potential []string
+	// Potential nodes (their indexes): resolvably unschedulable.
+	nom := r.nominatedNode()
+	nomPotential := false
+	var potential []int32
 	if !r.reject {
+		potential = make([]int32, 0, numAll)
 		for i := range numAll {
-			name := r.fork.Node(i).Name()
-			ok, reasons, err := r.check(name)
+			ni := r.fork.Node(i)
+			ok, reasons, err := r.check(ni, false)
 			if err != nil {
 				return out, err
 			}
 			if !ok && !unresolvable(reasons) {
-				potential = append(potential, name)
+				potential = append(potential, int32(i))
+				nomPotential = nomPotential || ni.Name() == nom
 			}
 		}
 	}
 
 	// Eligibility (after the filter statuses, which it reads).
-	if nom := r.nominatedNode(); nom != "" && slices.Contains(potential, nom) {
+	if nomPotential {
 		for _, p := range r.fork.Get(nom).Pods() {
 			vp, err := r.priority(p)
 			if err != nil {
@@ -299,7 +333,11 @@ func (r *preemptRun) run() (Preemption, error) {
 		}
 	}
 
-	// The dry run.
+	// The dry run. Upstream collects up to num candidates of each kind
+	// (without and with PDB violations) and picks the best, the ones
+	// without violations first; as every one of those beats every
+	// violating one on the first criterion, keeping the best so far in
+	// node order (ties to the earlier) picks the same one.
 	num := len(potential)
 	offset := 0
 	if r.opts.MinCandidateNodesPercentage != 0 || r.opts.MinCandidateNodesAbsolute != 0 {
@@ -309,33 +347,46 @@ func (r *preemptRun) run() (Preemption, error) {
 			offset = ((r.opts.Offset % len(potential)) + len(potential)) % len(potential)
 		}
 	}
-	var nonViolating, violating []candidate
-	failed := map[string][]Reason{} // node -> its status's reasons
+	var failed []nodeFailure // nodes that are no candidate (reasons nil: not yet computed)
+	var bestKey candidateKey
+	nonViolating, violating := 0, 0
 	for i := range potential {
-		name := potential[(offset+i)%len(potential)]
-		c, reasons, err := r.selectVictims(name)
+		ni := r.fork.Node(int(potential[(offset+i)%len(potential)]))
+		c, reasons, err := r.selectVictims(ni)
 		if err != nil {
 			return out, err
 		}
 		if c == nil {
-			failed[name] = reasons
-		} else if c.numPDB == 0 {
-			if len(nonViolating) < num {
-				nonViolating = append(nonViolating, *c)
-			}
-		} else if len(violating) < num {
-			violating = append(violating, *c)
+			failed = append(failed, nodeFailure{ni, reasons})
+			continue
 		}
-		if len(nonViolating) > 0 && len(nonViolating)+len(violating) >= num {
+		keep := false
+		if c.numPDB == 0 {
+			keep = nonViolating < num
+			nonViolating += b2i(keep)
+		} else {
+			keep = violating < num
+			violating += b2i(keep)
+		}
+		if keep {
+			if k := c.key(); nonViolating+violating == 1 || compareCandidates(k, bestKey) < 0 {
+				bestKey = k
+				r.best, r.cur = r.cur, r.best
+			}
+		}
+		if nonViolating > 0 && nonViolating+violating >= num {
 			break
 		}
 	}
-	cands := append(nonViolating, violating...)
-	if len(cands) == 0 {
-		out.Message = preemptionPrefix + noCandidateMessage(numAll, failed)
+	if nonViolating+violating == 0 {
+		msg, err := r.noCandidateMessage(numAll, failed)
+		if err != nil {
+			return out, err
+		}
+		out.Message = preemptionPrefix + msg
 		return out, nil
 	}
-	best := pickOneNode(cands)
+	best := &r.best
 	out.Node, out.NumPDBViolations = best.node, best.numPDB
 	out.Victims = make([]*snapshot.PodInfo, len(best.victims))
 	for i := range best.victims {
@@ -345,25 +396,76 @@ func (r *preemptRun) run() (Preemption, error) {
 	return out, nil
 }
 
-// prepare runs every filter's PreFilter once on the original cluster.
-func (r *preemptRun) prepare() error {
-	r.nodeLoc = true
-	for _, f := range r.s.filters {
-		if !isNodeLocal(f) {
-			r.nodeLoc = false
-		}
+func b2i(b bool) int {
+	if b {
+		return 1
 	}
-	pfs, names, only, reject, err := r.preFilter()
+	return 0
+}
+
+// nodeFailure is a potential node where preemption does not help, with
+// its status's reasons (nil until needed: the fit-arithmetic dry run
+// decides without them).
+type nodeFailure struct {
+	node    *snapshot.NodeInfo
+	reasons []Reason
+}
+
+// prepare runs every filter's PreFilter once on the original cluster
+// and decides how the dry run re-checks the pod: with the prepared
+// filters when they hold in every state the dry run makes (nodeLoc), and
+// with fit arithmetic alone when, besides, NodeResourcesFit is the only
+// prepared filter that reads the node's pods (fast).
+func (r *preemptRun) prepare() error {
+	pfs, owners, only, reject, err := r.preFilter()
 	if err != nil {
 		return err
 	}
-	r.pfs, r.pfNames, r.only, r.reject = pfs, names, only, reject
+	r.pfs, r.pfOwners, r.only, r.reject = pfs, owners, only, reject
+	r.pfNames = r.names(owners)
+	r.nodeLoc = true
+	for i, f := range r.s.filters {
+		if !isNodeLocal(f) && !r.inertInDryRun(i, f) {
+			r.nodeLoc = false
+		}
+	}
+	r.fast.prepare(r)
 	return nil
 }
 
-// preFilter prepares the filters for the pod on the fork's current state.
-func (r *preemptRun) preFilter() (pfs []PodFilter, names []string, only map[string]struct{}, reject bool, err error) {
-	for _, f := range r.s.filters {
+// inertInDryRun reports that f, a filter that is not node-local, gave
+// the pod no filter on the original cluster and gives none on any
+// cluster the dry run makes from it: the original with pods removed from
+// one node, plus the nominated pods of priority >= the pod's. That holds
+// for PodTopologySpread (whether a DoNotSchedule constraint applies
+// depends on the pod and the cluster's workload objects, never on its
+// pods) and for InterPodAffinity when no nominee has pod (anti-)affinity
+// terms (with none on the pod and none among the original pods, removing
+// pods adds none). Any other filter is assumed to depend on the pods.
+func (r *preemptRun) inertInDryRun(i int, f Filter) bool {
+	if slices.Contains(r.pfOwners, i) {
+		return false
+	}
+	switch f.(type) {
+	case *podTopologySpreadPlugin:
+		return true
+	case *interPodAffinity:
+		for _, l := range r.s.nominated.byNode {
+			for _, n := range l {
+				if n.prio >= r.prio && n.pi.Key() != r.pod.Key() && interpod.TermsOf(n.pi) != nil {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// preFilter prepares the filters for the pod on the fork's current
+// state: the prepared filters with the filter each came from.
+func (r *preemptRun) preFilter() (pfs []PodFilter, owners []int, only map[string]struct{}, reject bool, err error) {
+	for i, f := range r.s.filters {
 		res, err := RunPreFilter(f, r.pod, r.fork)
 		if err != nil {
 			return nil, nil, nil, false, fmt.Errorf("framework: filter %s: pod %s: %w", f.Name(), r.pod.Key(), err)
@@ -376,58 +478,74 @@ func (r *preemptRun) preFilter() (pfs []PodFilter, names []string, only map[stri
 		}
 		if res.Filter != nil {
 			pfs = append(pfs, res.Filter)
-			names = append(names, f.Name())
+			owners = append(owners, i)
 		}
 	}
-	return pfs, names, only, false, nil
+	return pfs, owners, only, false, nil
+}
+
+// names returns the names of the filters at indexes owners.
+func (r *preemptRun) names(owners []int) []string {
+	out := make([]string, len(owners))
+	for i, o := range owners {
+		out[i] = r.s.filters[o].Name()
+	}
+	return out
 }
 
 // check runs the filters on node name of the fork's current state as
 // upstream's RunFilterPluginsWithNominatedPods: first with the nominated
 // pods of equal or higher priority added to the node (if any), then, if
-// that passed, without. It returns the failing filter's reasons.
-func (r *preemptRun) check(name string) (bool, []Reason, error) {
+// that passed, without. changed says the fork is no longer the original
+// cluster (the dry run removed or reprieved pods). It returns the
+// failing filter's reasons in scratch space, valid until the next call.
+func (r *preemptRun) check(ni *snapshot.NodeInfo, changed bool) (bool, []Reason, error) {
+	name := ni.Name()
 	if noms := r.s.nominatedFor(name, r.pod.Key(), r.prio); len(noms) > 0 {
 		r.fork.Fork()
 		for _, n := range noms {
 			_ = r.fork.AddPodInfo(n, name) // a pod already there stays once
 		}
-		ok, reasons, err := r.filter(name)
+		ok, reasons, err := r.filter(r.fork.Get(name), true)
 		_ = r.fork.Revert()
 		if err != nil || !ok {
 			return ok, reasons, err
 		}
 	}
-	return r.filter(name)
+	return r.filter(ni, changed)
 }
 
-// filter runs the filters once on node name.
-func (r *preemptRun) filter(name string) (bool, []Reason, error) {
+// filter runs the filters once on node name; the filters prepared on the
+// original cluster unless the fork changed and they may not hold there.
+func (r *preemptRun) filter(ni *snapshot.NodeInfo, changed bool) (bool, []Reason, error) {
+	name := ni.Name()
 	pfs, names, only, reject := r.pfs, r.pfNames, r.only, r.reject
-	if !r.nodeLoc {
+	if changed && !r.nodeLoc {
+		var owners []int
 		var err error
-		if pfs, names, only, reject, err = r.preFilter(); err != nil {
+		if pfs, owners, only, reject, err = r.preFilter(); err != nil {
 			return false, nil, err
 		}
+		names = r.names(owners)
 	}
 	if reject {
-		return false, []Reason{{Node: name, Code: CodeCustom, Unresolvable: true, Text: msgPreemptionNotHelpful}}, nil
+		r.rejected = append(r.rejected[:0], Reason{Node: name, Code: CodeCustom, Unresolvable: true, Text: msgPreemptionNotHelpful})
+		return false, r.rejected, nil
 	}
 	if only != nil {
 		if _, ok := only[name]; !ok {
-			return false, []Reason{{Node: name, Code: CodeNotCandidate, Unresolvable: true, Text: msgPreemptionNotHelpful}}, nil
+			r.rejected = append(r.rejected[:0], Reason{Node: name, Code: CodeNotCandidate, Unresolvable: true, Text: msgPreemptionNotHelpful})
+			return false, r.rejected, nil
 		}
 	}
-	ni := r.fork.Get(name)
 	for j, f := range pfs {
 		reasons := f.Filter(ni, r.rejected[:0])
+		r.rejected = reasons[:0]
 		if len(reasons) > 0 {
-			out := slices.Clone(reasons)
-			for k := range out {
-				out[k].Plugin, out[k].Node = names[j], name
+			for k := range reasons {
+				reasons[k].Plugin, reasons[k].Node = names[j], name
 			}
-			r.rejected = reasons[:0]
-			return false, out, nil
+			return false, reasons, nil
 		}
 	}
 	return true, nil, nil
@@ -445,6 +563,9 @@ func unresolvable(reasons []Reason) bool {
 // priority returns p's priority (O(1) plus a lookup for a pod with only
 // priorityClassName).
 func (r *preemptRun) priority(p *snapshot.PodInfo) (int32, error) {
+	if pr := p.Pod().Spec.Priority; pr != nil {
+		return *pr, nil
+	}
 	return PodPriority(p.Pod(), r.opts.Objects)
 }
 
@@ -470,12 +591,13 @@ func terminatingByPreemption(p *v1.Pod) bool {
 	return false
 }
 
-// selectVictims is upstream's SelectVictimsOnNode on the fork, which it
-// leaves as it found it. A nil candidate comes with the node's status
-// reasons.
-func (r *preemptRun) selectVictims(name string) (*candidate, []Reason, error) {
-	ni := r.fork.Get(name)
-	var pot []victim
+// selectVictims is upstream's SelectVictimsOnNode. It returns r.cur
+// filled in, or nil and the node's status reasons (nil when the
+// fit-arithmetic dry run decided: [preemptRun.noCandidateMessage]
+// computes them if needed). The fork is left as it was found.
+func (r *preemptRun) selectVictims(ni *snapshot.NodeInfo) (*candidate, []Reason, error) {
+	name := ni.Name()
+	pot := r.pot[:0]
 	for _, p := range ni.Pods() {
 		vp, err := r.priority(p)
 		if err != nil {
@@ -485,9 +607,21 @@ func (r *preemptRun) selectVictims(name string) (*candidate, []Reason, error) {
 			pot = append(pot, victim{pi: p, prio: vp, start: startNanos(p.Pod())})
 		}
 	}
+	r.pot = pot
 	if len(pot) == 0 {
 		return nil, []Reason{{Node: name, Code: CodeCustom, Unresolvable: true, Text: msgNoVictims}}, nil
 	}
+	if r.fast.ok && len(r.s.nominatedFor(name, r.pod.Key(), r.prio)) == 0 {
+		c, err := r.fastSelect(ni, pot)
+		return c, nil, err
+	}
+	return r.slowSelect(name, pot)
+}
+
+// slowSelect is the dry run on a fork layer: remove the potential
+// victims pot, run the filters, then reprieve each victim whose return
+// the filters still pass.
+func (r *preemptRun) slowSelect(name string, pot []victim) (*candidate, []Reason, error) {
 	r.fork.Fork()
 	defer func() { _ = r.fork.Revert() }()
 	for i := range pot {
@@ -495,20 +629,14 @@ func (r *preemptRun) selectVictims(name string) (*candidate, []Reason, error) {
 			return nil, nil, err
 		}
 	}
-	if ok, reasons, err := r.check(name); err != nil || !ok {
-		return nil, reasons, err
+	if ok, reasons, err := r.check(r.fork.Get(name), true); err != nil || !ok {
+		return nil, slices.Clone(reasons), err
 	}
-	slices.SortFunc(pot, func(a, b victim) int { return moreImportant(&a, &b) })
-	violating, err := r.pdbViolations(pot)
-	if err != nil {
-		return nil, nil, err
-	}
-	c := &candidate{node: name}
-	reprieve := func(v *victim) (bool, error) {
+	return r.reprieve(name, pot, func(v *victim) (bool, error) {
 		if err := r.fork.AddPodInfo(v.pi, name); err != nil {
 			return false, err
 		}
-		ok, _, err := r.check(name)
+		ok, _, err := r.check(r.fork.Get(name), true)
 		if err != nil {
 			return false, err
 		}
@@ -516,10 +644,23 @@ func (r *preemptRun) selectVictims(name string) (*candidate, []Reason, error) {
 			if err := r.fork.RemovePod(v.pi.Key(), name); err != nil {
 				return false, err
 			}
-			c.victims = append(c.victims, *v)
 		}
 		return ok, nil
+	})
+}
+
+// reprieve sorts the potential victims pot (most important first) and
+// puts them back, PDB-violating ones first, each group in that order,
+// keeping each one that back reports the pod still fits with; the others
+// are r.cur's victims.
+func (r *preemptRun) reprieve(name string, pot []victim, back func(*victim) (bool, error)) (*candidate, []Reason, error) {
+	slices.SortFunc(pot, func(a, b victim) int { return moreImportant(&a, &b) })
+	violating, err := r.pdbViolations(pot)
+	if err != nil {
+		return nil, nil, err
 	}
+	c := &r.cur
+	c.node, c.victims, c.numPDB = name, c.victims[:0], 0
 	nViol := 0
 	for pass := range 2 {
 		for i := range pot {
@@ -529,12 +670,15 @@ func (r *preemptRun) selectVictims(name string) (*candidate, []Reason, error) {
 			if pass == 0 {
 				nViol++
 			}
-			fits, err := reprieve(&pot[i])
+			fits, err := back(&pot[i])
 			if err != nil {
 				return nil, nil, err
 			}
-			if !fits && pass == 0 {
-				c.numPDB++
+			if !fits {
+				c.victims = append(c.victims, pot[i])
+				if pass == 0 {
+					c.numPDB++
+				}
 			}
 		}
 	}
@@ -549,18 +693,23 @@ func (r *preemptRun) selectVictims(name string) (*candidate, []Reason, error) {
 
 // pdbViolations is upstream's FilterVictimsWithPDBViolation for single
 // pods, in the order given (most important first): reports per victim
-// whether evicting it (and those before it) violates a PDB.
+// whether evicting it (and those before it) violates a PDB. The result
+// is scratch space, valid until the next call.
 func (r *preemptRun) pdbViolations(pot []victim) ([]bool, error) {
-	allowed := map[*policyv1.PodDisruptionBudget]int32{}
-	out := make([]bool, len(pot))
+	out := slices.Grow(r.viol[:0], len(pot))[:len(pot)]
+	clear(out)
+	r.viol = out
+	if r.allowed != nil {
+		clear(r.allowed)
+	}
 	for i := range pot {
-		p := pot[i].pi.Pod()
-		if len(p.Labels) == 0 {
-			continue
-		}
-		pdbs, err := r.pdbsOf(p.Namespace)
+		pdbs, err := r.pdbsOf(pot[i].pi.Key().Namespace)
 		if err != nil {
 			return nil, err
+		}
+		p := pot[i].pi.Pod()
+		if len(pdbs) == 0 || len(p.Labels) == 0 {
+			continue
 		}
 		for _, d := range pdbs {
 			if d.sel.Empty() || !d.sel.Matches(labels.Set(p.Labels)) {
@@ -569,12 +718,15 @@ func (r *preemptRun) pdbViolations(pot []victim) ([]bool, error) {
 			if _, ok := d.pdb.Status.DisruptedPods[p.Name]; ok {
 				continue
 			}
-			a, seen := allowed[d.pdb]
+			if r.allowed == nil {
+				r.allowed = map[*policyv1.PodDisruptionBudget]int32{}
+			}
+			a, seen := r.allowed[d.pdb]
 			if !seen {
 				a = d.pdb.Status.DisruptionsAllowed
 			}
 			a--
-			allowed[d.pdb] = a
+			r.allowed[d.pdb] = a
 			if a < 0 {
 				out[i] = true
 				break
@@ -586,7 +738,11 @@ func (r *preemptRun) pdbViolations(pot []victim) ([]bool, error) {
 
 // pdbsOf returns the namespace's PDBs in name order with parsed selectors.
 func (r *preemptRun) pdbsOf(ns string) ([]pdbInfo, error) {
+	if r.lastNSOK && ns == r.lastNS {
+		return r.lastPDBs, nil
+	}
 	if l, ok := r.pdbs[ns]; ok {
+		r.lastNS, r.lastPDBs, r.lastNSOK = ns, l, true
 		return l, nil
 	}
 	var l []pdbInfo
@@ -604,22 +760,8 @@ func (r *preemptRun) pdbsOf(ns string) ([]pdbInfo, error) {
 		sort.SliceStable(l, func(i, j int) bool { return l[i].pdb.Name < l[j].pdb.Name })
 	}
 	r.pdbs[ns] = l
+	r.lastNS, r.lastPDBs, r.lastNSOK = ns, l, true
 	return l, nil
-}
-
-// pickOneNode is upstream's pickOneNodeForPreemption with its default
-// criteria; the last tie goes to the first candidate.
-func pickOneNode(cands []candidate) *candidate {
-	if len(cands) == 1 {
-		return &cands[0]
-	}
-	best := &cands[0]
-	for i := 1; i < len(cands); i++ {
-		if compareCandidates(cands[i].key(), best.key()) < 0 {
-			best = &cands[i]
-		}
-	}
-	return best
 }
 
 // key returns the candidate's criteria.
@@ -648,11 +790,29 @@ func compareCandidates(a, b candidateKey) int {
 }
 
 // noCandidateMessage is upstream's FitError message for a dry run with no
-// candidate: each failed node's reasons, every other node "Preemption is
+// candidate: each failed node's reasons (computed on a fork for the nodes
+// the fit-arithmetic dry run decided), every other node "Preemption is
 // not helpful for scheduling", counted and sorted.
-func noCandidateMessage(numAll int, failed map[string][]Reason) string {
+func (r *preemptRun) noCandidateMessage(numAll int, failed []nodeFailure) (string, error) {
 	counts := map[string]int{}
-	for _, rs := range failed {
+	for _, f := range failed {
+		rs := f.reasons
+		if rs == nil {
+			r.pot = r.pot[:0]
+			for _, p := range f.node.Pods() {
+				if vp, err := r.priority(p); err == nil && vp < r.prio {
+					r.pot = append(r.pot, victim{pi: p, prio: vp, start: startNanos(p.Pod())})
+				}
+			}
+			c, reasons, err := r.slowSelect(f.node.Name(), r.pot)
+			if err != nil {
+				return "", err
+			}
+			if c != nil {
+				return "", fmt.Errorf("framework: preemption: pod %s: node %q: the fit arithmetic found no candidate, the filters found one", r.pod.Key(), f.node.Name())
+			}
+			rs = reasons
+		}
 		for i := range rs {
 			counts[rs[i].Message()]++
 		}
@@ -669,5 +829,5 @@ func noCandidateMessage(numAll int, failed map[string][]Reason) string {
 	if len(parts) > 0 {
 		msg += " " + strings.Join(parts, ", ") + "."
 	}
-	return msg
+	return msg, nil
 }

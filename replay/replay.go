@@ -40,6 +40,10 @@ type Input struct {
 	// the ledger before the first arrival: PodTopologySpread's system
 	// defaults find a Deployment's ReplicaSet there.
 	Objects []runtime.Object
+	// Devices reads the devices of Nodes and of the pods (NewInput's
+	// decoder); nil means snapshot.NvidiaDevices. The ledger Run
+	// schedules over decodes with it.
+	Devices snapshot.DeviceDecoder
 	// Batch queues every arrival at once and lets the scheduling queue
 	// order them (priority, then arrival order), as for a set of objects
 	// read from a cluster; otherwise each pod is scheduled as it arrives.
@@ -49,7 +53,8 @@ type Input struct {
 // Arrival is a pod to schedule and, for Config.Departures, its trace
 // times.
 type Arrival struct {
-	// Pod is the parsed pod (snapshot.NewPodInfo), without spec.nodeName.
+	// Pod is the parsed pod (snapshot.DecodePodInfo with Input.Devices),
+	// without spec.nodeName.
 	Pod *snapshot.PodInfo
 	// At is the arrival time on the trace clock (any origin); Leave is
 	// the departure time, meaningful when Leaves is set. Both are read
@@ -97,6 +102,14 @@ type Config struct {
 	// devices) is charged to the node's lowest-index devices, as many as
 	// it asks for: the input says it runs there.
 	DeviceChooser snapshot.DeviceChooser
+	// Preemption, when set, turns on upstream's DefaultPreemption with
+	// these options (framework.Loop.SetPreemption): a pod that fits
+	// nowhere evicts lower-priority pods from the node Scheduler.Preempt
+	// chooses (PriorityClasses and PodDisruptionBudgets among
+	// Input.Objects count), is nominated there and scheduled again. The
+	// victims leave the cluster for good (no controller recreates them);
+	// Report.Preemptions and Report.Evicted count them. nil: off.
+	Preemption *framework.PreemptOptions
 	// Progress, when set, is called after each event (an arrival
 	// scheduled or a departure) with the events done and the run's
 	// total; it must be cheap and, for concurrent Runs, safe for
@@ -173,7 +186,7 @@ func Run(ctx context.Context, in *Input, cfg Config) (*Report, error) {
 	if cfg.DeviceChooser == nil {
 		cfg.DeviceChooser = gpushare.BestFit{}
 	}
-	ledger := reserve.New(reserve.WithDeviceChooser(reportedChooser{cfg.DeviceChooser}))
+	ledger := reserve.New(reserve.WithDeviceDecoder(in.Devices), reserve.WithDeviceChooser(reportedChooser{cfg.DeviceChooser}))
 	names := make(map[string]bool, len(in.Nodes))
 	for _, n := range in.Nodes {
 		if n == nil {
@@ -269,6 +282,9 @@ func Run(ctx context.Context, in *Input, cfg Config) (*Report, error) {
 	placedOn := make([]string, len(in.Arrivals)) // by arrival, for departures (one pod per cycle there)
 	var arrived, allocated int64
 	tl := newTimeline(ledger.Snapshot(), cfg.Departures)
+	if cfg.Preemption != nil {
+		loop.SetPreemption(*cfg.Preemption, preemptionEvicter(in, ledger, rep, tl, placedOn, func(t gpushare.Task) { allocated -= demand(t) }))
+	}
 	done := 0
 	step := func() {
 		done++
@@ -312,6 +328,12 @@ func Run(ctx context.Context, in *Input, cfg Config) (*Report, error) {
 			}
 			if a.BindErr != nil {
 				return nil, a.BindErr
+			}
+			if p := a.Preemption; p != nil && p.Found() {
+				// Victims evicted, the pod requeued: its next cycle counts.
+				rep.Preemptions++
+				rep.PreemptionsByPriority[p.Priority]++
+				continue
 			}
 			pi := a.Pod
 			t := gpushare.TaskOf(pi)

@@ -17,6 +17,15 @@ type Report struct {
 	Unschedulable int `json:"unschedulable"`
 	// Departed counts the placed pods that left (Config.Departures).
 	Departed int `json:"departed"`
+	// Preemptions counts the preemptions (Config.Preemption): a pod that
+	// fit nowhere had Evicted pods evicted and went through another
+	// cycle. PreemptionsByPriority splits them by the preemptor's
+	// priority, EvictedByPriority the evicted pods by their own. Empty
+	// without Config.Preemption.
+	Preemptions           int           `json:"preemptions,omitempty"`
+	Evicted               int           `json:"evicted,omitempty"`
+	PreemptionsByPriority map[int32]int `json:"preemptionsByPriority,omitempty"`
+	EvictedByPriority     map[int32]int `json:"evictedByPriority,omitempty"`
 	// Reasons counts the unschedulable pods by the reason most nodes gave
 	// (the PreFilter's message when one rejected the pod outright), in
 	// upstream's words: "Insufficient cpu", "node(s) had untolerated

@@ -52,7 +52,7 @@ func specFor(p *policyDef) runSpec {
 // replay.
 func BenchmarkOpenbReplay(b *testing.B) {
 	dir := dataDir(b, "alibaba-clusterdata-gpu-v2023")
-	c, err := loadTrace(filepath.Join(dir, "csv", "openb_node_list_all_node.csv"), filepath.Join(dir, "csv", "openb_pod_list_default.csv"), true)
+	c, err := loadTrace(filepath.Join(dir, "csv", "openb_node_list_all_node.csv"), filepath.Join(dir, "csv", "openb_pod_list_default.csv"), true, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -83,12 +83,12 @@ func (c *cluster) capacity() int64 {
 // mirror pods; annotated GPU demand is also requested as gpu-milli), and
 // learns FGD's target workload and the capacities.
 func (c *cluster) finish(nodes []*v1.Node, pods []*v1.Pod, unbind bool) error {
-	in, err := replay.NewInput(nodes, pods, unbind)
+	in, err := replay.NewInput(nodes, pods, unbind, openb.Devices)
 	if err != nil {
 		return fromReplay(err)
 	}
 	c.nodes, c.bound = in.Nodes, in.Bound
-	cache := snapshot.NewCache()
+	cache := snapshot.NewCacheWithDevices(openb.Devices)
 	for _, n := range nodes {
 		if err := cache.AddNode(n); err != nil {
 			return inputErr("%v", err)
@@ -102,7 +102,7 @@ func (c *cluster) finish(nodes []*v1.Node, pods []*v1.Pod, unbind bool) error {
 	}
 	var shapes []gpushare.Task
 	for _, p := range c.bound {
-		pi, err := snapshot.NewPodInfo(p)
+		pi, err := snapshot.DecodePodInfo(p, openb.Devices)
 		if err != nil {
 			return inputErr("%v", err)
 		}
@@ -178,8 +178,9 @@ func traceFiles(dir, nodes, pods string) (string, string, error) {
 // loadTrace reads an openb node list and pod list. Arrivals are in
 // creation_time order (file order among equal times and when the column is
 // absent). Malformed rows are skipped and kept in c.skipped, or fail the
-// load when strict.
-func loadTrace(nodesPath, podsPath string, strict bool) (*cluster, error) {
+// load when strict. prio gives pods their priority by qos class (nil:
+// none, see priorityMap).
+func loadTrace(nodesPath, podsPath string, strict bool, prio priorityMap) (*cluster, error) {
 	mode := openb.Lenient
 	if strict {
 		mode = openb.Strict
@@ -219,6 +220,7 @@ func loadTrace(nodesPath, podsPath string, strict bool) (*cluster, error) {
 		c.deletion = append(c.deletion, p.Deletion)
 		c.hasDeletion = append(c.hasDeletion, p.HasDeletion)
 	}
+	prio.apply(objs, pods)
 	if err := c.finish(openb.NodeObjects(nodes), objs, false); err != nil {
 		return nil, err
 	}

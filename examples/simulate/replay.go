@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/schedkit/schedkit/examples/internal/openb"
 	"github.com/schedkit/schedkit/framework"
 	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/replay"
@@ -25,6 +26,7 @@ type runSpec struct {
 	percentage int32  // percentageOfNodesToScore
 	tieBreak   string // tieRandom or tieOrder
 	explain    string
+	preemption bool
 }
 
 // usage is replay.Usage (the JSON of a run's cpu, memory and gpu).
@@ -71,7 +73,7 @@ func (c *cluster) arrivals(spec *runSpec) ([]*snapshot.PodInfo, error) {
 		}
 		p := *src.Pod()
 		p.Name = src.Pod().Name + "-clone-" + strconv.Itoa(n)
-		pi, err := snapshot.NewPodInfo(&p)
+		pi, err := snapshot.DecodePodInfo(&p, openb.Devices)
 		if err != nil {
 			return nil, err
 		}
@@ -100,7 +102,7 @@ func (c *cluster) replay(ctx context.Context, spec *runSpec, prog *progress) (*r
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", spec.policy.name, err)
 	}
-	in := &replay.Input{Nodes: c.nodes, Bound: c.bound, Batch: c.batch, Objects: c.objects, Arrivals: make([]replay.Arrival, len(order))}
+	in := &replay.Input{Devices: openb.Devices, Nodes: c.nodes, Bound: c.bound, Batch: c.batch, Objects: c.objects, Arrivals: make([]replay.Arrival, len(order))}
 	for i, pi := range order {
 		in.Arrivals[i].Pod = pi
 		// Clones drawn by -inflate have no trace times (and -inflate
@@ -117,6 +119,7 @@ func (c *cluster) replay(ctx context.Context, spec *runSpec, prog *progress) (*r
 		Departures:               spec.departures,
 		Explain:                  spec.explain,
 		Workload:                 c.workload,
+		Preemption:               spec.preemptOptions(),
 		Progress: func(done, total int) {
 			if done == 1 {
 				prog.total.Add(int64(total - len(c.pods))) // simulate counted len(c.pods) per run

@@ -37,7 +37,9 @@ type summary struct {
 	Reasons []reasonPods `json:"unschedulableReasons,omitempty"`
 	// Skew is the runs' mean workload skew per topology key (objects
 	// input; see keySkew).
-	Skew    []keySkew    `json:"skew,omitempty"`
+	Skew []keySkew `json:"skew,omitempty"`
+	// Preemptions and evictions (-preemption; see preemptionSummary).
+	preemptionSummary
 	Results []*runResult `json:"runDetails"`
 }
 
@@ -57,7 +59,9 @@ type report struct {
 	Capacity  int64      `json:"capacityMilli"`
 	Skipped   []string   `json:"skippedRows,omitempty"`
 	Summaries []*summary `json:"policies"`
-	timing    bool
+	// Preemption: -preemption was on.
+	Preemption bool `json:"preemption,omitempty"`
+	timing     bool
 }
 
 // summarize averages the runs of each policy, in the order given.
@@ -86,6 +90,7 @@ func summarize(order []*policyDef, results []*runResult, timing bool) []*summary
 			for k, v := range r.Reasons {
 				reasons[k] += float64(v)
 			}
+			s.addPreemptions(&r.Report)
 			curves = append(curves, r.Curve)
 			if r.Skew != nil {
 				skews = append(skews, r.Skew)
@@ -105,6 +110,7 @@ func summarize(order []*policyDef, results []*runResult, timing bool) []*summary
 		slices.SortFunc(s.Reasons, func(a, b reasonPods) int {
 			return cmp.Or(-cmp.Compare(a.Pods, b.Pods), cmp.Compare(a.Reason, b.Reason))
 		})
+		s.meanPreemptions(n)
 		s.Curve = meanCurve(curves)
 		s.Skew = meanSkew(skews)
 		if timing {
@@ -237,6 +243,9 @@ func (r *report) writeTable(w io.Writer) error {
 			parts = append(parts, fmt.Sprintf("%s %s", num(rp.Pods), rp.Reason))
 		}
 		fmt.Fprintf(&b, "  %-13s %s\n", s.Policy, strings.Join(parts, "; "))
+	}
+	if r.Preemption {
+		writePreemptions(&b, r.Summaries)
 	}
 	first = true
 	for _, s := range r.Summaries {

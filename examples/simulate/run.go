@@ -43,6 +43,8 @@ type options struct {
 	placements         string
 	scale              float64
 	timing             bool
+	preemption         bool        // -preemption (preempt.go)
+	priorityMap        priorityMap // -priority-map (preempt.go)
 }
 
 // listFlag collects repeated or comma-separated values.
@@ -148,6 +150,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.placements, "placements", "", "write every placement as CSV to `FILE`")
 	o.scale = 1
 	fs.Var(finiteFloat{&o.scale}, "scale", "size `F` of the built-in synthetic workload (1: 1,500 nodes, 8,000 pods)")
+	preemptionFlags(fs, o)
 	fs.BoolVar(&o.timing, "timing", true, "report wall time and pods/s (false: output depends only on the inputs and seeds)")
 	fs.Usage = func() {
 		out := fs.Output()
@@ -221,6 +224,10 @@ func parse(args []string, stdout io.Writer) (*options, []*policyDef, error) {
 		return nil, nil, errors.New("-scale applies to the built-in synthetic workload only")
 	case o.scale <= 0 || o.scale > 100:
 		return nil, nil, fmt.Errorf("-scale %g: want (0, 100]", o.scale)
+	case o.priorityMap != nil && !traceIn:
+		return nil, nil, errors.New("-priority-map applies to trace input (-trace or -nodes/-pods); -objects pods carry spec.priority or spec.priorityClassName")
+	case o.priorityMap != nil && !o.preemption:
+		return nil, nil, errors.New("-priority-map needs -preemption (trace pods arrive one by one, so priorities matter only to preemption)")
 	}
 	return o, pols, nil
 }
@@ -263,7 +270,7 @@ func loadInput(o *options) (*cluster, error) {
 		if err != nil {
 			return nil, err
 		}
-		return loadTrace(nodes, pods, o.strict)
+		return loadTrace(nodes, pods, o.strict, o.priorityMap)
 	default:
 		return loadSynthetic(o.seed, o.scale)
 	}
@@ -316,7 +323,7 @@ func simulate(ctx context.Context, o *options, pols []*policyDef, stdout, stderr
 	}
 
 	rep := &report{Input: c.source, Nodes: len(c.nodes), Bound: len(c.bound), Pods: len(c.pods), Axis: "CPU",
-		Capacity: c.capacity(), timing: o.timing}
+		Capacity: c.capacity(), timing: o.timing, Preemption: o.preemption}
 	if c.hasGPU() {
 		rep.Axis = "GPU"
 	}
@@ -362,7 +369,7 @@ func buildSpecs(o *options, pols []*policyDef) []*runSpec {
 		}
 		for _, s := range seeds {
 			specs = append(specs, &runSpec{policy: p, seed: s, shuffled: shuffled, inflate: o.inflate,
-				departures: o.departures, percentage: pct, tieBreak: tie, explain: o.explain})
+				departures: o.departures, percentage: pct, tieBreak: tie, explain: o.explain, preemption: o.preemption})
 		}
 	}
 	return specs

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	preemptCluster = "testdata/preempt/cluster.yaml"
+	preemptNodes   = "testdata/preempt/nodes.csv"
+	preemptPods    = "testdata/preempt/pods.csv"
+)
+
+// placedNodes maps each scheduled pod of a -placements file to its node
+// ("" when unschedulable).
+func placedNodes(t *testing.T, args ...string) map[string]string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "placements.csv")
+	r := runMain(t, append(args, "-placements", path, "-timing=false")...)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	out := map[string]string{}
+	for _, row := range readPlacements(t, path) {
+		if !row.prebound {
+			out[row.pod] = row.node
+		}
+	}
+	return out
+}
+
+// TestPreemptionObjects: cluster.yaml (its comment has the arithmetic).
+// Without -preemption high-1 stays pending and low-1 takes b's free CPU;
+// with it, db-1 (priority 0) is evicted from b for high-1 (PriorityClass
+// high, 1000), not the PDB-protected web pods of a, and low-1 is left
+// pending: one preemption of priority 1000, one eviction of priority 0.
+func TestPreemptionObjects(t *testing.T) {
+	off := placedNodes(t, "-objects", preemptCluster, "-policy", "default")
+	assert.Equal(t, map[string]string{"default/high-1": "", "default/low-1": "b"}, off)
+	on := placedNodes(t, "-objects", preemptCluster, "-policy", "default", "-preemption")
+	assert.Equal(t, map[string]string{"default/high-1": "b", "default/low-1": ""}, on)
+
+	rep, _ := jsonReport(t, "-objects", preemptCluster, "-policy", "default", "-preemption")
+	require.True(t, rep.Preemption)
+	s := rep.Summaries[0]
+	assert.Equal(t, 1.0, s.Placed)
+	assert.Equal(t, 1.0, s.Unschedulable)
+	assert.Equal(t, 1.0, s.Preemptions)
+	assert.Equal(t, []priorityCount{{1000, 1}}, s.PreemptionsByPriority)
+	assert.Equal(t, 1.0, s.Evicted)
+	assert.Equal(t, []priorityCount{{0, 1}}, s.EvictedByPriority)
+	// The run's own counts.
+	assert.Equal(t, map[int32]int{0: 1}, s.Results[0].EvictedByPriority)
+
+	rep, _ = jsonReport(t, "-objects", preemptCluster, "-policy", "default")
+	require.False(t, rep.Preemption)
+	assert.Zero(t, rep.Summaries[0].Preemptions)
+	assert.Empty(t, rep.Summaries[0].EvictedByPriority)
+}
+
+// TestPreemptionTracePriorityMap: pods.csv on two 8-CPU nodes. The four
+// BE pods (4 CPU each) fill both nodes. ls-0 (6 CPU, LS = 1000) evicts
+// both BE pods of a node (one back: 4 + 6 > 8); burst-0 (2 CPU) fits
+// beside it (6 + 2 = 8); ls-1 (2 CPU) evicts one BE pod of the other node
+// (the other is reprieved: 4 + 2 <= 8). Two preemptions of priority 1000,
+// three evictions of priority 0, every pod placed. Without -priority-map
+// every pod has priority 0: nothing is evicted and ls-0, burst-0 and
+// ls-1 stay pending (the BE pods fill both nodes).
+func TestPreemptionTracePriorityMap(t *testing.T) {
+	trace := []string{"-nodes", preemptNodes, "-pods", preemptPods, "-policy", "default,most"}
+	rep, _ := jsonReport(t, append(trace, "-preemption", "-priority-map", "LS=1000,Burstable=500", "-priority-map", "BE=0")...)
+	require.Len(t, rep.Summaries, 2)
+	for _, s := range rep.Summaries {
+		assert.Equal(t, 7.0, s.Placed, s.Policy)
+		assert.Equal(t, 2.0, s.Preemptions, s.Policy)
+		assert.Equal(t, []priorityCount{{1000, 2}}, s.PreemptionsByPriority, s.Policy)
+		assert.Equal(t, 3.0, s.Evicted, s.Policy)
+		assert.Equal(t, []priorityCount{{0, 3}}, s.EvictedByPriority, s.Policy)
+		// 6 (ls-0) + 2 (burst-0) + 4 (a BE pod) + 2 (ls-1) of 16 CPU.
+		assert.InDelta(t, 14.0/16, s.CPURatio, 1e-9, s.Policy)
+		// The allocation curve's last point counts the evicted pods out
+		// too (6 + 4 × 4 + 2 + 2 = 26 of 16 CPU if it did not).
+		c := s.Results[0].Curve
+		require.NotNil(t, c[len(c)-1], s.Policy)
+		assert.InDelta(t, 14.0/16, *c[len(c)-1], 1e-9, s.Policy)
+	}
+
+	rep, _ = jsonReport(t, append(trace, "-preemption")...)
+	for _, s := range rep.Summaries {
+		assert.Zero(t, s.Preemptions, s.Policy)
+		assert.Zero(t, s.Evicted, s.Policy)
+		assert.Equal(t, 3.0, s.Unschedulable, s.Policy)
+	}
+
+	r := runMain(t, append(trace, "-preemption", "-priority-map", "LS=1000", "-timing=false")...)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "\npreemptions by the preemptor's priority, evicted pods by their own (mean per run):\n"+
+		"  default       2 preemptions (priority 1000: 2); 3 evicted (priority 0: 3)\n"+
+		"  most          2 preemptions (priority 1000: 2); 3 evicted (priority 0: 3)\n")
+}
+
+// TestPreemptionFlags: bad -priority-map values and combinations are
+// usage errors naming the pair or the flags.
+func TestPreemptionFlags(t *testing.T) {
+	trace := []string{"-nodes", preemptNodes, "-pods", preemptPods, "-preemption"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{append(trace, "-priority-map", "LS=high"), `invalid value "LS=high" for flag -priority-map: "LS=high": priority "high" is not an integer in [-2147483648, 2147483647]`},
+		{append(trace, "-priority-map", "LS=3000000000"), `priority "3000000000" is not an integer`},
+		{append(trace, "-priority-map", "Ls=1"), `"Ls=1": class "Ls" is not a trace qos class (LS, BE, Burstable, Guaranteed)`},
+		{append(trace, "-priority-map", "LS"), `"LS": want CLASS=PRIORITY`},
+		{append(trace, "-priority-map", "LS=1,BE=0,LS=2"), `"LS=2": class LS given twice`},
+		{[]string{"-objects", preemptCluster, "-preemption", "-priority-map", "LS=1"}, "-priority-map applies to trace input"},
+		{[]string{"-nodes", preemptNodes, "-pods", preemptPods, "-priority-map", "LS=1"}, "-priority-map needs -preemption"},
+	} {
+		r := runMain(t, tc.args...)
+		assert.Equal(t, exitUsage, r.code, "%v", tc.args)
+		assert.Contains(t, r.stderr, tc.want, "%v", tc.args)
+	}
+}
