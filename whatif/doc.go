@@ -37,7 +37,8 @@
 //
 // The answers follow cluster-autoscaler's estimator, expanders and
 // removal simulator (kubernetes/autoscaler, cluster-autoscaler/estimator,
-// expander, simulator), read for facts, none of its code copied, with
+// expander, simulator; since 2026 kubernetes-sigs/cluster-autoscaler,
+// pkg/...), read for facts, none of its code copied, with
 // these deliberate differences: pods are placed by the full scheduler
 // (filters and scores), where it checks filters only and places
 // first-fit (a framework.Config whose Profile has no scorers gives
@@ -45,8 +46,14 @@
 // (it sorts unstably); a removed node is gone from the simulated
 // cluster, where it keeps a tainted ghost of it for topology spreading's
 // domains; a pod being deleted is skipped without its long-terminating
-// grace check (the package reads no clock); the priority expander takes
-// each group's priority as a number instead of regular expressions
+// grace check, and a kube-system pod with no PDB always blocks where it
+// stops blocking an hour after the pod's creation
+// (--blocking-system-pod-distruption-timeout; the package reads no
+// clock); controllers are not looked up (its replica-count rule reads
+// them from the API server: a missing controller, or one below
+// --min-replica-count, blocks there); a pod annotated safe-to-evict
+// "on-completion" is moved like any other (it waits for such pods to
+// finish); the priority expander takes each group's priority as a number instead of regular expressions
 // over group names; least-waste counts no waste for a resource the
 // template has no capacity of (it divides by zero).
 //

@@ -27,8 +27,11 @@ type PDBLister interface {
 type Block string
 
 const (
-	// NotReplicated: the pod has no controller owner, so nothing
-	// recreates it once evicted.
+	// NotReplicated: nothing recreates the pod once evicted: it has no
+	// controller owner, or its controller is not of a kind
+	// cluster-autoscaler knows to replace pods (ReplicationController,
+	// ReplicaSet, Job, StatefulSet; DaemonSet pods are skipped), its
+	// default --skip-nodes-with-custom-controller-pods.
 	NotReplicated Block = "NotReplicated"
 	// UnmovableKubeSystemPod: a kube-system pod that no PDB covers.
 	UnmovableKubeSystemPod Block = "UnmovableKubeSystemPod"
@@ -38,9 +41,12 @@ const (
 	// LocalStorageRequested: a hostPath volume or an emptyDir not in
 	// memory, not listed in the safe-to-evict-local-volumes annotation.
 	LocalStorageRequested Block = "LocalStorageRequested"
-	// NotEnoughPdb: evicting the node's pods would take more disruptions
-	// than a PDB allows (status.disruptionsAllowed, less what earlier
-	// removals in the same answer used).
+	// NotEnoughPdb: a PDB covering one of the node's pods allows no
+	// disruption (status.disruptionsAllowed, less what earlier removals
+	// in the same answer used, is below 1), as cluster-autoscaler's pdb
+	// drain rule says. A PDB that allows fewer disruptions than the
+	// node's pods take, but at least one, does not block: the drain
+	// evicts them one at a time (see NodeDrain.Risky).
 	NotEnoughPdb Block = "NotEnoughPdb"
 	// NoPlaceToMovePods: a pod fits no other node (see its Placement).
 	NoPlaceToMovePods Block = "NoPlaceToMovePods"
@@ -59,6 +65,11 @@ type NodeDrain struct {
 	Node string
 	// Removable reports that every pod to move found another node.
 	Removable bool
+	// Risky reports, for a removable node, that its pods take more
+	// disruptions of some PDB than it allows at once, so their evictions
+	// must wait for replacements (cluster-autoscaler's
+	// NodeToBeRemoved.IsRisky; its scale-down removes such nodes last).
+	Risky bool
 	// Block is why the node is not removable ("" when it is).
 	Block Block
 	// BlockingPod is the pod that blocks (nil for NoPlaceToMovePods with
@@ -77,9 +88,9 @@ type NodeDrain struct {
 // removed and its pods rescheduled elsewhere?", by cluster-autoscaler's
 // removal simulation (simulator.RemovalSimulator.SimulateNodeRemoval): the
 // drain rules (see [Block]; mirror, DaemonSet, terminal and terminating
-// pods skipped; a pod annotated safe-to-evict "true" always movable),
-// then the PDBs of pdbs (nil: the fork's own, those fed to the Cache or
-// reserve.Ledger it came from), then the node removed and its other
+// pods skipped; a pod annotated safe-to-evict "true" always movable,
+// whatever its PDBs), with the PDBs of pdbs (nil: the fork's own, those
+// fed to the Cache or reserve.Ledger it came from), then the node removed and its other
 // pods scheduled one by one onto the remaining nodes, in the node's pod
 // order, by the scheduler configured by cfg (filters and scores, where
 // cluster-autoscaler checks filters only).
@@ -99,8 +110,10 @@ func Drain(f *snapshot.Fork, nodes []string, pdbs PDBLister, cfg framework.Confi
 // cluster-autoscaler's RemovalSimulator.FindNodesToRemove does with
 // persisted simulations: the candidates are taken in the given order and
 // each is simulated as by [Drain] on the cluster where the removable
-// candidates before it are gone and their pods moved, PDB disruptions
-// they used counted. The answer has one NodeDrain per candidate, in
+// candidates before it are gone and their pods moved, the PDB
+// disruptions their moved pods take used up (a PDB may go below zero, as
+// cluster-autoscaler's remaining-PDB tracker does: then it blocks every
+// later candidate with a pod it covers). The answer has one NodeDrain per candidate, in
 // order; the removable ones form the subset.
 //
 // f is as before the call. Cost and errors as [Drain].
@@ -165,7 +178,7 @@ func simulateRemoval(s *framework.Scheduler, f *snapshot.Fork, n string, b *budg
 	used := map[*policyv1.PodDisruptionBudget]int{}
 	for _, pi := range f.Get(n).Pods() {
 		p := pi.Pod()
-		skip, block, err := drainRule(p, b)
+		skip, safe, block, err := drainRule(p, b)
 		if err != nil {
 			return NodeDrain{}, nil, err
 		}
@@ -182,13 +195,21 @@ func simulateRemoval(s *framework.Scheduler, f *snapshot.Fork, n string, b *budg
 			return NodeDrain{}, nil, err
 		}
 		for _, m := range ms {
-			used[m]++
-			if used[m] > b.remaining(m) {
+			// The pdb rule, which a safe-to-evict pod never reaches.
+			if !safe && b.remaining(m) < 1 {
 				d.Block, d.BlockingPod = NotEnoughPdb, p
 				return d, nil, nil
 			}
 		}
+		for _, m := range ms {
+			used[m]++
+		}
 		move = append(move, pi)
+	}
+	for m, n := range used {
+		if n > b.remaining(m) {
+			d.Risky = true
+		}
 	}
 	if err := f.RemoveNode(n); err != nil {
 		return NodeDrain{}, nil, err
@@ -219,45 +240,52 @@ func simulateRemoval(s *framework.Scheduler, f *snapshot.Fork, n string, b *budg
 
 // drainRule applies cluster-autoscaler's default drain rules in its
 // order: skip (mirror, terminating, DaemonSet, terminal), allow
-// (safe-to-evict "true"), then block (not replicated, kube-system without
-// PDB, safe-to-evict "false", local storage).
-func drainRule(p *v1.Pod, b *budgets) (skip bool, block Block, err error) {
+// (safe-to-evict "true": safe, no later rule applies, the pdb rule
+// included), then block (not replicated, kube-system without PDB,
+// safe-to-evict "false", local storage); the caller applies the pdb
+// rule to a pod neither skipped, safe nor blocked.
+func drainRule(p *v1.Pod, b *budgets) (skip, safe bool, block Block, err error) {
 	if _, ok := p.Annotations[v1.MirrorPodAnnotationKey]; ok {
-		return true, "", nil
+		return true, false, "", nil
 	}
 	if p.DeletionTimestamp != nil {
-		return true, "", nil
+		return true, false, "", nil
 	}
 	ctrl := metav1.GetControllerOf(p)
 	if ctrl != nil && ctrl.Kind == "DaemonSet" {
-		return true, "", nil
+		return true, false, "", nil
 	}
 	if p.Annotations[SafeToEvictAnnotation] == "true" {
-		return false, "", nil
+		return false, true, "", nil
 	}
 	if p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
-		return true, "", nil
+		return true, false, "", nil
 	}
-	if ctrl == nil {
-		return false, NotReplicated, nil
+	if ctrl == nil || !replicatedKinds[ctrl.Kind] {
+		return false, false, NotReplicated, nil
 	}
 	if p.Namespace == metav1.NamespaceSystem {
 		ms, err := b.matching(p)
 		if err != nil {
-			return false, "", err
+			return false, false, "", err
 		}
 		if len(ms) == 0 {
-			return false, UnmovableKubeSystemPod, nil
+			return false, false, UnmovableKubeSystemPod, nil
 		}
 	}
 	if p.Annotations[SafeToEvictAnnotation] == "false" {
-		return false, NotSafeToEvictAnnotation, nil
+		return false, false, NotSafeToEvictAnnotation, nil
 	}
 	if hasBlockingLocalStorage(p) {
-		return false, LocalStorageRequested, nil
+		return false, false, LocalStorageRequested, nil
 	}
-	return false, "", nil
+	return false, false, "", nil
 }
+
+// replicatedKinds are the controller kinds whose pods cluster-autoscaler
+// counts as replicated with its default
+// --skip-nodes-with-custom-controller-pods (drainability/rules/replicated).
+var replicatedKinds = map[string]bool{"ReplicationController": true, "ReplicaSet": true, "Job": true, "StatefulSet": true}
 
 // hasBlockingLocalStorage: a hostPath volume, or an emptyDir whose medium
 // is not Memory, not named in the safe-to-evict-local-volumes annotation

@@ -61,18 +61,34 @@ func TestDrainRules(t *testing.T) {
 		extra     *v1.Pod // added to n1
 		pdbs      pdbs
 		removable bool
+		risky     bool
 		block     whatif.Block
 		blocking  string
 	}{
 		// web-a and web-b (1 CPU each) move to n2 and n3 (2 free each);
 		// ds and static are skipped.
 		{name: "removable", removable: true},
-		// The PDB allows 1 disruption; draining n1 evicts 2 web pods:
-		// 2 > 1, web-b (the second) blocks.
-		{name: "PDB blocks", pdbs: pdbs{pdb("web", "web", 1)}, block: whatif.NotEnoughPdb, blocking: "web-b"},
-		// 2 allowed, 2 evicted: 2 <= 2.
+		// The PDB allows no disruption: web-a, the first pod it covers,
+		// blocks (cluster-autoscaler's pdb rule: allowed < 1).
+		{name: "PDB blocks", pdbs: pdbs{pdb("web", "web", 0)}, block: whatif.NotEnoughPdb, blocking: "web-a"},
+		// The PDB allows 1 disruption and draining n1 evicts 2 web pods:
+		// each pod passes the rule (1 >= 1), so n1 is removable, but
+		// risky (2 > 1: one eviction at a time). It was blocked before.
+		{name: "PDB allows one at a time", pdbs: pdbs{pdb("web", "web", 1)}, removable: true, risky: true},
+		// 2 allowed, 2 evicted: 2 <= 2, not risky.
 		{name: "PDB allows", pdbs: pdbs{pdb("web", "web", 2)}, removable: true},
+		// safe-to-evict "true" comes before the pdb rule: a pod so
+		// annotated moves although its PDB allows no disruption (risky:
+		// 1 eviction > 0 allowed, as cluster-autoscaler's CanRemovePods
+		// says). It was blocked before.
+		{name: "safe-to-evict under an exhausted PDB", pdbs: pdbs{pdb("cache", "cache", 0)},
+			extra: owned(snapshottest.MakePod("cache").Label("app", "cache").Annotation(whatif.SafeToEvictAnnotation, "true").Node("n1").Obj(), "ReplicaSet", "cache"), removable: true, risky: true},
 		{name: "not replicated", extra: snapshottest.MakePod("bare").Node("n1").Obj(), block: whatif.NotReplicated, blocking: "bare"},
+		// A controller of a kind cluster-autoscaler does not know to
+		// replace pods (its default --skip-nodes-with-custom-controller-
+		// pods): not replicated. It was movable before.
+		{name: "custom controller", extra: owned(snapshottest.MakePod("canary").Node("n1").Obj(), "Rollout", "canary"), block: whatif.NotReplicated, blocking: "canary"},
+		{name: "StatefulSet", extra: owned(snapshottest.MakePod("db-0").Node("n1").Obj(), "StatefulSet", "db"), removable: true},
 		{name: "not replicated but safe-to-evict", extra: snapshottest.MakePod("bare").Annotation(whatif.SafeToEvictAnnotation, "true").Node("n1").Obj(), removable: true},
 		{name: "safe-to-evict false", extra: owned(snapshottest.MakePod("pinned").Annotation(whatif.SafeToEvictAnnotation, "false").Node("n1").Obj(), "ReplicaSet", "x"), block: whatif.NotSafeToEvictAnnotation, blocking: "pinned"},
 		{name: "kube-system without PDB", extra: owned(snapshottest.MakePod("dns").Namespace("kube-system").Node("n1").Obj(), "ReplicaSet", "dns"), block: whatif.UnmovableKubeSystemPod, blocking: "dns"},
@@ -102,6 +118,7 @@ func TestDrainRules(t *testing.T) {
 			d := got[0]
 			assert.Equal(t, before, contentOf(f))
 			assert.Equal(t, tc.removable, d.Removable)
+			assert.Equal(t, tc.risky, d.Risky)
 			assert.Equal(t, tc.block, d.Block)
 			if tc.blocking != "" {
 				require.NotNil(t, d.BlockingPod)
@@ -176,13 +193,7 @@ func TestRemovableNodesGreedy(t *testing.T) {
 // is removable (1 <= 1); greedily a uses the budget and b is blocked
 // (1 > 1 - 1 = 0).
 func TestRemovableNodesPDBBudget(t *testing.T) {
-	nodes := []*v1.Node{
-		snapshottest.MakeNode("a").Capacity("cpu", "4", "pods", "110").Obj(),
-		snapshottest.MakeNode("b").Capacity("cpu", "4", "pods", "110").Obj(),
-		snapshottest.MakeNode("c").Capacity("cpu", "4", "pods", "110").Obj(),
-	}
-	pods := []*v1.Pod{rsPod("web-a", "a", "1"), rsPod("web-b", "b", "1")}
-	f := forkOf(t, nodes, pods)
+	f := forkOf(t, nodesABC(), []*v1.Pod{rsPod("web-a", "a", "1"), rsPod("web-b", "b", "1")})
 	l := pdbs{pdb("web", "web", 1)}
 	alone, err := whatif.Drain(f, []string{"a", "b"}, l, framework.Config{})
 	require.NoError(t, err)
@@ -212,4 +223,35 @@ func TestDrainErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "PodDisruptionBudget default/bad: spec.selector")
 	assert.Equal(t, before, contentOf(f))
 	assert.Equal(t, 0, f.Depth())
+}
+
+// TestRemovableNodesPDBOverdrawn: the PDB allows 1 disruption and covers
+// web-a1 and web-a2 on a and web-b on b (1 CPU pods, 4 CPU nodes, c
+// empty). Greedily, a is removable (each pod passes: 1 >= 1) but risky
+// (2 evictions > 1), and its two evictions overdraw the budget to
+// 1 - 2 = -1, so b is blocked (web-b: -1 < 1), as cluster-autoscaler's
+// remaining-PDB tracker answers. Alone, b is removable.
+func TestRemovableNodesPDBOverdrawn(t *testing.T) {
+	f := forkOf(t, nodesABC(), []*v1.Pod{rsPod("web-a1", "a", "1"), rsPod("web-a2", "a", "1"), rsPod("web-b", "b", "1")})
+	l := pdbs{pdb("web", "web", 1)}
+	greedy, err := whatif.RemovableNodes(f, []string{"a", "b"}, l, framework.Config{})
+	require.NoError(t, err)
+	assert.True(t, greedy[0].Removable)
+	assert.True(t, greedy[0].Risky)
+	assert.False(t, greedy[1].Removable)
+	assert.Equal(t, whatif.NotEnoughPdb, greedy[1].Block)
+	assert.Equal(t, "web-b", greedy[1].BlockingPod.Name)
+	alone, err := whatif.Drain(f, []string{"b"}, l, framework.Config{})
+	require.NoError(t, err)
+	assert.True(t, alone[0].Removable)
+	assert.False(t, alone[0].Risky)
+}
+
+// nodesABC are a, b and c, 4 CPU each.
+func nodesABC() []*v1.Node {
+	var out []*v1.Node
+	for _, n := range []string{"a", "b", "c"} {
+		out = append(out, snapshottest.MakeNode(n).Capacity("cpu", "4", "pods", "110").Obj())
+	}
+	return out
 }

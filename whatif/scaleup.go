@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -303,10 +304,30 @@ type estimators struct{ all, last *framework.Scheduler }
 // lastNode narrows the candidates to the last node added.
 type lastNode struct{ n *newNodesOnly }
 
-func (lastNode) Name() string { return "LastNewNode" }
+// lastNodeName is lastNode's plugin name; lastNodeText is the reason
+// [placeLast] gives the nodes it excluded.
+const (
+	lastNodeName = "LastNewNode"
+	lastNodeText = "node(s) were not the last node added by the scale-up estimate"
+)
+
+func (lastNode) Name() string { return lastNodeName }
 
 func (l lastNode) PreFilter(*snapshot.PodInfo) (framework.PreFilterResult, error) {
 	return framework.PreFilterResult{NodeNames: l.n.names[len(l.n.names)-1:]}, nil
+}
+
+// placeLast places pi on the last node added only (s.last). When the pod
+// does not fit, the nodes lastNode's PreFilter excluded are reported as
+// not being the last node added, in the estimate's own words like
+// newNodesOnly's, instead of the framework's "node(s) didn't satisfy
+// plugin(s) [LastNewNode]", which names an internal plugin.
+func placeLast(s estimators, f *snapshot.Fork, pi *snapshot.PodInfo) (Placement, error) {
+	p, err := place(s.last, f, pi)
+	if d := p.Diagnosis; err == nil && d != nil && d.NotCandidates > 0 && slices.Contains(d.UnschedulablePlugins, lastNodeName) {
+		d.NotCandidate.Text = lastNodeText
+	}
+	return p, err
 }
 
 // newNodesOnly rejects the nodes not added by the estimate. It is
@@ -469,7 +490,7 @@ func estimate(s estimators, f *snapshot.Fork, newOnly *newNodesOnly, classes []*
 			pi := c.pods[k]
 			if !first && last != "" {
 				var err error
-				if p, err = place(s.last, f, pi); err != nil {
+				if p, err = placeLast(s, f, pi); err != nil {
 					return GroupEstimate{}, err
 				}
 				if p.Node != "" {
@@ -494,7 +515,7 @@ func estimate(s estimators, f *snapshot.Fork, newOnly *newNodesOnly, classes []*
 				newOnly.add(name)
 				last = name
 				var err error
-				if p, err = place(s.last, f, pi); err != nil {
+				if p, err = placeLast(s, f, pi); err != nil {
 					return GroupEstimate{}, err
 				}
 				if p.Node != "" {

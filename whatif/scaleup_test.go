@@ -238,3 +238,25 @@ func TestScaleUpEmptyLastNode(t *testing.T) {
 	assert.Contains(t, ge.Pending[1].Diagnosis.Message(), "1 Insufficient cpu")
 	assert.Equal(t, "node limit: group small may add 1 node(s)", ge.Pending[2].Why)
 }
+
+// TestScaleUpPendingMessage: huge (64 CPU) fits no fresh small node
+// (4 CPU). Its diagnosis comes from the cycle on the node just added
+// (small-new-0), the other node (old) excluded: the message says so in
+// the estimate's words, as huge-2's does for the nodes the estimate did
+// not add, and names no internal plugin (it said "1 node(s) didn't
+// satisfy plugin(s) [LastNewNode]").
+func TestScaleUpPendingMessage(t *testing.T) {
+	old, pending, groups := scaleUpCase()
+	huge2 := pending[len(pending)-1].DeepCopy()
+	huge2.Name = "huge-2"
+	pending = append(pending, huge2)
+	got, err := whatif.ScaleUp(forkOf(t, []*v1.Node{old}, nil), pending, groups[:1], whatif.ScaleUpConfig{})
+	require.NoError(t, err)
+	ge := got.Groups[0]
+	require.Equal(t, []string{"huge", "huge-2"}, names(ge.Pending))
+	assert.Equal(t, "default/huge: 0/2 nodes are available: 1 Insufficient cpu, 1 node(s) were not the last node added by the scale-up estimate.", ge.Pending[0].String())
+	assert.Equal(t, "default/huge-2: 0/2 nodes are available: 1 Insufficient cpu, 1 node(s) were not added by the scale-up estimate.", ge.Pending[1].String())
+	for _, p := range ge.Pending {
+		assert.NotContains(t, p.String(), "LastNewNode")
+	}
+}

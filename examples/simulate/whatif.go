@@ -322,13 +322,14 @@ func drainJSON(ds []whatif.NodeDrain) any {
 	type node struct {
 		Node        string          `json:"node"`
 		Removable   bool            `json:"removable"`
+		Risky       bool            `json:"risky,omitempty"`
 		Block       string          `json:"block,omitempty"`
 		BlockingPod string          `json:"blockingPod,omitempty"`
 		Moved       []placementJSON `json:"moved"`
 	}
 	out := make([]node, 0, len(ds))
 	for _, d := range ds {
-		n := node{Node: d.Node, Removable: d.Removable, Block: string(d.Block), Moved: placementsJSON(d.Moved)}
+		n := node{Node: d.Node, Removable: d.Removable, Risky: d.Risky, Block: string(d.Block), Moved: placementsJSON(d.Moved)}
 		if d.BlockingPod != nil {
 			n.BlockingPod = d.BlockingPod.Namespace + "/" + d.BlockingPod.Name
 		}
@@ -351,7 +352,11 @@ func drainTable(w io.Writer, ds []whatif.NodeDrain) {
 				moved = append(moved, m.Pod.Key().Name+"->"+m.Node)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%v\t%s\t%s\t%s\n", d.Node, d.Removable, d.Block, pod, strings.Join(moved, " "))
+		removable := fmt.Sprint(d.Removable)
+		if d.Risky {
+			removable += " (risky)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.Node, removable, d.Block, pod, strings.Join(moved, " "))
 	}
 	_ = tw.Flush()
 }

@@ -82,6 +82,22 @@ b     false      NotEnoughPdb  default/api-2
 `, out.String())
 }
 
+// TestWhatifDrainRisky: risky.yaml's PDB allows one disruption and a
+// runs two of its pods (api-1, 2 CPU, and api-3, 1 CPU): a is removable
+// (api-1 to b, 2 CPU free; api-3 to c, 1 CPU free) but risky.
+func TestWhatifDrainRisky(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := runWhatif([]string{"-drain", "a", "-objects", whatifCluster, "-objects", "testdata/whatif/risky.yaml"}, &out, &errb)
+	require.Equal(t, exitOK, code, errb.String())
+	assert.Equal(t, `NODE  REMOVABLE     BLOCK  POD  MOVED
+a     true (risky)              api-1->b api-3->c
+`, out.String())
+	out.Reset()
+	code = runWhatif([]string{"-drain", "a", "-o", "json", "-objects", whatifCluster, "-objects", "testdata/whatif/risky.yaml"}, &out, &errb)
+	require.Equal(t, exitOK, code, errb.String())
+	assert.Contains(t, out.String(), `"risky": true`)
+}
+
 func TestWhatifJSON(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := runWhatif([]string{"-scale-up", "testdata/whatif/groups.yaml", "-o", "json", "-objects", whatifCluster}, &out, &errb)
