@@ -76,7 +76,7 @@ func (f *interPodAffinity) NodeLocalFor(pod *snapshot.PodInfo, cluster any) bool
 	if isNilCluster(c) {
 		return interpod.TermsOf(pod) == nil
 	}
-	return interpod.Inert(interpod.TermsOf(pod), c.NumNodes(), c.Node)
+	return interpod.Inert(interpod.TermsOf(pod), cluster, c.NumNodes(), c.Node)
 }
 
 func (f *interPodAffinity) PreFilterCluster(pod *snapshot.PodInfo, cluster score.Cluster) (PreFilterResult, error) {
@@ -91,7 +91,8 @@ func (f *interPodAffinity) PreFilterCluster(pod *snapshot.PodInfo, cluster score
 	if ns == nil {
 		ns, _ = cluster.(interpod.NamespaceLister)
 	}
-	st := interpod.NewFilter(pod.Pod(), t, ns, cluster.NumNodes(), cluster.Node)
+	n := cluster.NumNodes()
+	st := interpod.NewFilter(pod.Pod(), t, ns, interpod.IndexFor(cluster, n, cluster.Node), n, cluster.Node)
 	if st == nil {
 		return PreFilterResult{}, nil
 	}

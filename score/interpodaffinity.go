@@ -112,7 +112,7 @@ func (s *interPodAffinity) NodeLocalFor(pod *snapshot.PodInfo, cluster any) bool
 	if c == nil {
 		return interpod.TermsOf(pod) == nil
 	}
-	return interpod.Inert(interpod.TermsOf(pod), c.NumNodes(), c.Node)
+	return interpod.Inert(interpod.TermsOf(pod), cluster, c.NumNodes(), c.Node)
 }
 
 func (s *interPodAffinity) Prepare(pod *snapshot.PodInfo, cluster Cluster) (PodScorer, error) {
@@ -123,8 +123,9 @@ func (s *interPodAffinity) Prepare(pod *snapshot.PodInfo, cluster Cluster) (PodS
 	if t != nil && t.Err != nil {
 		return nil, fmt.Errorf("%w: %w", t.Err, ErrInvalidPod)
 	}
+	n := cluster.NumNodes()
 	st := interpod.NewScore(pod.Pod(), t, s.hard, s.args.IgnorePreferredTermsOfExistingPods,
-		s.args.namespaceLister(cluster), cluster.NumNodes(), cluster.Node)
+		s.args.namespaceLister(cluster), interpod.IndexFor(cluster, n, cluster.Node), n, cluster.Node)
 	if st == nil {
 		return nil, nil
 	}

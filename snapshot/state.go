@@ -152,6 +152,9 @@ type state struct {
 	// objs are the cluster objects other than nodes and pods
 	// (objects.go); copy-on-write by tok like the node tree.
 	objs *objects.Set
+	// aff indexes the pods' pod (anti-)affinity terms
+	// (affinity_index.go); copy-on-write by tok.
+	aff affIndex
 }
 
 // recycler lets a Fork reuse the copies a reverted layer made. While a
@@ -415,6 +418,7 @@ func (s *state) appendNode(ni *NodeInfo) {
 	s.set(i, ni)
 	s.names.set(s, ni.name, i)
 	s.addImages(ni, 1)
+	s.affNode(ni, 1)
 	s.nodeSet = nextGeneration()
 }
 
@@ -437,6 +441,7 @@ func (s *state) removeAt(i int) *NodeInfo {
 		}
 	}
 	s.addImages(ni, -1)
+	s.affNode(ni, -1)
 	s.nodeSet = nextGeneration()
 	return ni
 }
@@ -459,6 +464,7 @@ func (s *state) replaceNode(i int, fresh *NodeInfo) {
 	s.addImages(old, -1)
 	s.set(i, fresh)
 	s.addImages(fresh, 1)
+	s.affRelabel(old, fresh)
 	s.nodeSet = nextGeneration()
 }
 
