@@ -24,9 +24,11 @@ type nodeReader interface {
 // → total, for every value the nodes of c carry (plus one no node has),
 // and the number of values with a total; and the pod count.
 type indexDump struct {
-	Pods   int
-	Groups [interpod.NumKinds]map[string]map[string]int64
-	Lens   [interpod.NumKinds]map[string]int
+	Pods     int
+	Groups   [interpod.NumKinds]map[string]map[string]int64
+	Lens     [interpod.NumKinds]map[string]int
+	Views    map[string]map[string]int64
+	ViewLens map[string]int
 }
 
 func dumpIndex(ix interpod.Index, c nodeReader) indexDump {
@@ -36,17 +38,27 @@ func dumpIndex(ix interpod.Index, c nodeReader) indexDump {
 			values[v] = true
 		}
 	}
-	d := indexDump{Pods: ix.NumPodsWithAffinity()}
+	d := indexDump{Pods: ix.NumPodsWithAffinity(), Views: map[string]map[string]int64{}, ViewLens: map[string]int{}}
+	counts := func(dm interpod.Domains) map[string]int64 {
+		m := map[string]int64{}
+		for v := range values {
+			if c := dm.Count(v); c != 0 {
+				m[v] = c
+			}
+		}
+		return m
+	}
+	ix.MatchViews(func(t *interpod.Term, dm interpod.Domains) bool {
+		d.Views[t.Key()], d.ViewLens[t.Key()] = counts(dm), dm.Len()
+		if ix.MatchCounts(t) != dm {
+			panic("MatchCounts disagrees with MatchViews for " + t.Key())
+		}
+		return true
+	})
 	for k := range interpod.NumKinds {
 		d.Groups[k], d.Lens[k] = map[string]map[string]int64{}, map[string]int{}
 		ix.TermGroups(k, func(t *interpod.Term, dm interpod.Domains) bool {
-			m := map[string]int64{}
-			for v := range values {
-				if c := dm.Count(v); c != 0 {
-					m[v] = c
-				}
-			}
-			d.Groups[k][t.Key()], d.Lens[k][t.Key()] = m, dm.Len()
+			d.Groups[k][t.Key()], d.Lens[k][t.Key()] = counts(dm), dm.Len()
 			return true
 		})
 	}
@@ -80,8 +92,13 @@ func randomTermPod(r *rand.Rand, name string) *v1.Pod {
 			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": []string{"a", "b"}[r.IntN(2)]}},
 			TopologyKey:   []string{"zone", v1.LabelHostname}[r.IntN(2)],
 		}
-		if r.IntN(2) == 0 {
+		switch r.IntN(4) {
+		case 0:
 			term.Namespaces = []string{"default", "team"}
+		case 1:
+			term.NamespaceSelector = &metav1.LabelSelector{}
+		case 2:
+			term.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"team": "x"}}
 		}
 		w := v1.WeightedPodAffinityTerm{Weight: int32(1 + r.IntN(3)), PodAffinityTerm: term}
 		switch r.IntN(4) {

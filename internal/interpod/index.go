@@ -82,6 +82,15 @@ type Index interface {
 	// term and the group's domains; it stops when yield returns false.
 	// O(groups of kind k); no allocation.
 	TermGroups(k Kind, yield func(t *Term, d Domains) bool)
+	// MatchCounts returns, for a [Term.Static] term whose key some
+	// existing pod's term has, the number of pods on the cluster's nodes
+	// that the term matches, per value of its topology key (the domains
+	// of upstream's PreFilter and PreScore counts for that term); nil
+	// for any other term. O(1); no allocation.
+	MatchCounts(t *Term) Domains
+	// MatchViews calls yield for each term whose counts MatchCounts
+	// keeps, until yield returns false. O(such terms).
+	MatchViews(yield func(t *Term, d Domains) bool)
 }
 
 // IndexOf returns the index a cluster (a *snapshot.Snapshot or
@@ -103,6 +112,7 @@ func IndexFor[N NodeInfo[P], P PodInfo](cluster any, n int, node func(int) N) In
 type scanIndex struct {
 	pods   int
 	groups [NumKinds]map[string]*scanGroup
+	views  map[string]*scanGroup
 }
 
 type scanGroup struct {
@@ -114,9 +124,9 @@ func (g *scanGroup) Count(v string) int64 { return g.counts[v] }
 func (g *scanGroup) Len() int             { return len(g.counts) }
 
 // ScanIndex builds the [Index] of nodes node(0..n-1) by walking their
-// pods with affinity: the reference an incremental index must equal, and
-// the index of a cluster that keeps none. O(nodes + pods with affinity
-// × their terms); allocates the maps.
+// pods: the reference an incremental index must equal, and the index of
+// a cluster that keeps none. O(nodes + pods with affinity × their terms
+// + pods × distinct static terms); allocates the maps.
 func ScanIndex[N NodeInfo[P], P PodInfo](n int, node func(int) N) Index {
 	ix := &scanIndex{}
 	for i := range n {
@@ -147,10 +157,49 @@ func ScanIndex[N NodeInfo[P], P PodInfo](n int, node func(int) N) Index {
 			}
 		}
 	}
+	for k := range NumKinds {
+		for key, g := range ix.groups[k] {
+			if !g.term.static || ix.views[key] != nil {
+				continue
+			}
+			if ix.views == nil {
+				ix.views = map[string]*scanGroup{}
+			}
+			v := &scanGroup{term: g.term, counts: map[string]int64{}}
+			for i := range n {
+				ni := node(i)
+				val, ok := ni.Node().Labels[g.term.TopologyKey]
+				if !ok {
+					continue
+				}
+				for _, p := range ni.Pods() {
+					if g.term.Matches(p.Pod(), nil) {
+						v.counts[val]++
+					}
+				}
+			}
+			ix.views[key] = v
+		}
+	}
 	return ix
 }
 
 func (ix *scanIndex) NumPodsWithAffinity() int { return ix.pods }
+
+func (ix *scanIndex) MatchCounts(t *Term) Domains {
+	if v := ix.views[t.key]; v != nil && t.static {
+		return v
+	}
+	return nil
+}
+
+func (ix *scanIndex) MatchViews(yield func(*Term, Domains) bool) {
+	for _, v := range ix.views {
+		if !yield(v.term, v) {
+			return
+		}
+	}
+}
 
 func (ix *scanIndex) TermGroups(k Kind, yield func(*Term, Domains) bool) {
 	for _, g := range ix.groups[k] {

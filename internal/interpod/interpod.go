@@ -136,13 +136,42 @@ type Filter struct {
 	affinity, anti []incoming
 	// selfMatch: the pod matches all its own affinity terms (the first
 	// pod of a group, upstream's satisfiesSelfAffinityCheck).
-	selfMatch  bool
-	affCounts  counts
-	antiCounts counts
+	selfMatch bool
+	// affD[i]: per value of affinity[i]'s key, the existing pods that
+	// match all the affinity terms; affAny: some such pod is on a node
+	// with a term's key (upstream's affinityCounts is not empty).
+	affD   []Domains
+	affAny bool
+	// antiD[i]: per value of anti[i]'s key, the existing pods that match
+	// anti[i] (upstream's antiAffinityCounts, which also adds up the
+	// other terms with that key: the same verdict, as every term is
+	// checked).
+	antiD []Domains
 	// existing: the groups of existing pods' required anti-affinity
 	// terms that match the pod and count somewhere (upstream's
 	// existingAntiAffinityCounts is their sum).
 	existing []group
+}
+
+// pairDomains reads one key's values out of a counts map.
+type pairDomains struct {
+	m   counts
+	key string
+}
+
+func (d pairDomains) Count(v string) int64 { return d.m[pair{d.key, v}] }
+func (d pairDomains) Len() int             { return len(d.m) }
+
+// views returns, for each term, the counts ix keeps of the pods it
+// matches (Index.MatchCounts), or nil unless ix keeps them for all.
+func views(ix Index, ts []incoming) []Domains {
+	ds := make([]Domains, len(ts))
+	for i, tm := range ts {
+		if ds[i] = ix.MatchCounts(tm.Term); ds[i] == nil {
+			return nil
+		}
+	}
+	return ds
 }
 
 // group is a matched term group of an [Index] and what one unit of its
@@ -172,11 +201,15 @@ func matchGroups(gs []group, ix Index, k Kind, pod *v1.Pod, nsLabels map[string]
 // required anti-affinity terms that match pod (the pod's namespace labels
 // come from lister, nil when unknown), and, if pod has required terms,
 // the counts per topology pair of the existing pods that match all its
-// affinity terms and of those that match each anti-affinity term (over
-// every pod). nil when upstream's PreFilter returns Skip (no term on
-// either side matters). Cost: O(ix's required anti-affinity groups) term
-// matches, plus, only for a pod with required terms, O(nodes + pods ×
-// terms); allocates the matched groups and the maps.
+// affinity terms and of those that match each anti-affinity term. Those
+// counts are ix's (Index.MatchCounts) when it keeps them for every such
+// term (static terms that existing pods also hold, at most one affinity
+// term: the replicas of a workload with (anti-)affinity to itself), else
+// counted over every pod. nil when upstream's PreFilter returns Skip (no
+// term on either side matters). Cost: O(ix's required anti-affinity
+// groups) term matches, plus, only for a pod with required terms whose
+// counts ix does not keep, O(nodes + pods × terms); allocates the
+// matched groups and, for the count, the maps.
 func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister NamespaceLister, ix Index, n int, node func(int) N) *Filter {
 	ns := &namespaces{lister: lister}
 	f := &Filter{}
@@ -187,7 +220,15 @@ func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister Namespace
 	nsLabels, _ := ns.labels(pod.Namespace)
 	f.existing = matchGroups(nil, ix, RequiredAntiAffinity, pod, nsLabels, 1)
 	if len(f.affinity)+len(f.anti) > 0 {
-		f.affCounts, f.antiCounts = counts{}, counts{}
+		f.selfMatch = matchesAll(f.affinity, pod)
+		if len(f.affinity) <= 1 {
+			f.affD, f.antiD = views(ix, f.affinity), views(ix, f.anti)
+			if (f.affD != nil || len(f.affinity) == 0) && (f.antiD != nil || len(f.anti) == 0) {
+				f.affAny = len(f.affD) > 0 && f.affD[0].Len() > 0
+				return f
+			}
+		}
+		affCounts, antiCounts := counts{}, counts{}
 		for i := range n {
 			ni := node(i)
 			nd := ni.Node()
@@ -195,17 +236,24 @@ func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister Namespace
 				p := ep.Pod()
 				if matchesAll(f.affinity, p) {
 					for _, tm := range f.affinity {
-						f.affCounts.add(nd, tm.TopologyKey)
+						affCounts.add(nd, tm.TopologyKey)
 					}
 				}
 				for _, tm := range f.anti {
 					if tm.matches(p) {
-						f.antiCounts.add(nd, tm.TopologyKey)
+						antiCounts.add(nd, tm.TopologyKey)
 					}
 				}
 			}
 		}
-		f.selfMatch = matchesAll(f.affinity, pod)
+		f.affD, f.antiD = make([]Domains, len(f.affinity)), make([]Domains, len(f.anti))
+		for i, tm := range f.affinity {
+			f.affD[i] = pairDomains{affCounts, tm.TopologyKey}
+		}
+		for i, tm := range f.anti {
+			f.antiD[i] = pairDomains{antiCounts, tm.TopologyKey}
+		}
+		f.affAny = len(affCounts) > 0
 	}
 	if len(f.existing) == 0 && len(f.affinity)+len(f.anti) == 0 {
 		return nil
@@ -219,25 +267,23 @@ func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister Namespace
 func (f *Filter) Check(n *v1.Node) Result {
 	if len(f.affinity) > 0 {
 		exist := true
-		for _, tm := range f.affinity {
+		for i, tm := range f.affinity {
 			v, ok := n.Labels[tm.TopologyKey]
 			if !ok {
 				// All topology labels must exist, also for self-affinity.
 				return AffinityNotMatch
 			}
-			if f.affCounts[pair{tm.TopologyKey, v}] <= 0 {
+			if f.affD[i].Count(v) <= 0 {
 				exist = false
 			}
 		}
-		if !exist && !(len(f.affCounts) == 0 && f.selfMatch) {
+		if !exist && !(!f.affAny && f.selfMatch) {
 			return AffinityNotMatch
 		}
 	}
-	if len(f.antiCounts) > 0 {
-		for _, tm := range f.anti {
-			if v, ok := n.Labels[tm.TopologyKey]; ok && f.antiCounts[pair{tm.TopologyKey, v}] > 0 {
-				return AntiAffinityNotMatch
-			}
+	for i, tm := range f.anti {
+		if v, ok := n.Labels[tm.TopologyKey]; ok && f.antiD[i].Count(v) > 0 {
+			return AntiAffinityNotMatch
 		}
 	}
 	for _, g := range f.existing {
@@ -275,12 +321,14 @@ func HasPreferred(pod *v1.Pod) bool {
 // that pod matches adds hardWeight; (3) each preferred affinity
 // (anti-affinity) term of the existing pod that pod matches adds
 // (subtracts) its weight. (2) and (3) use pod's namespace labels from
-// lister and are read from ix's groups, one match per group. With
-// ignoreExisting, a pod without preferred terms is not scored. nil when
-// upstream's PreScore returns Skip (no term matched anything): every
-// node scores 0. Cost: O(ix's groups of those kinds) term matches, plus
-// O(nodes + pods × terms) only for a pod with preferred terms of its own;
-// allocates the matched groups and the maps.
+// lister and are read from ix's groups, one match per group; (1) reads
+// ix's counts (Index.MatchCounts) when it keeps them for each of pod's
+// preferred terms, else counts over every pod. With ignoreExisting, a
+// pod without preferred terms is not scored. nil when upstream's
+// PreScore returns Skip (no term matched anything): every node scores 0.
+// Cost: O(ix's groups of those kinds) term matches, plus O(nodes + pods ×
+// terms) only for a pod with preferred terms whose counts ix does not
+// keep; allocates the matched groups and, for the count, the maps.
 func NewScore[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, hardWeight int32, ignoreExisting bool, lister NamespaceLister, ix Index, n int, node func(int) N) *Score {
 	has := HasPreferred(pod)
 	if ignoreExisting && !has {
@@ -297,6 +345,20 @@ func NewScore[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, hardWeight int32,
 	if has && t != nil {
 		pref := resolve(t.PreferredAffinity, ns)
 		prefAnti := resolve(t.PreferredAntiAffinity, ns)
+		pd, ad := views(ix, pref), views(ix, prefAnti)
+		if (pd != nil || len(pref) == 0) && (ad != nil || len(prefAnti) == 0) {
+			for i, tm := range pref {
+				if pd[i].Len() > 0 {
+					s.groups = append(s.groups, group{tm.TopologyKey, pd[i], int64(tm.Weight)})
+				}
+			}
+			for i, tm := range prefAnti {
+				if ad[i].Len() > 0 {
+					s.groups = append(s.groups, group{tm.TopologyKey, ad[i], -int64(tm.Weight)})
+				}
+			}
+			pref, prefAnti = nil, nil
+		}
 		add := func(nd *v1.Node, key string, w int64) {
 			v, ok := nd.Labels[key]
 			if !ok {
@@ -313,6 +375,9 @@ func NewScore[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, hardWeight int32,
 			m[v] += w
 		}
 		for i := range n {
+			if len(pref)+len(prefAnti) == 0 {
+				break
+			}
 			ni := node(i)
 			nd := ni.Node()
 			if len(nd.Labels) == 0 {

@@ -8,7 +8,11 @@
 // internal/selector only, and reads nodes and pods through the small
 // generic [NodeInfo] and [PodInfo] interfaces (which *snapshot.NodeInfo and
 // *snapshot.PodInfo satisfy). A pod's parsed terms are cached by snapshot
-// on its PodInfo and read through [TermsOf], which snapshot sets.
+// on its PodInfo and read through [TermsOf], which snapshot sets. The
+// existing pods' terms are read through an [Index] (snapshot keeps one
+// per Snapshot and Fork, incrementally: [IndexOf]; [ScanIndex] builds one
+// for other clusters), so that a pod's preparation costs O(groups of equal
+// terms), not O(pods).
 //
 // The feature gates are upstream v1.37.2's defaults:
 // InterPodAffinityHostnameFastPath and
@@ -60,7 +64,16 @@ type Term struct {
 	sel selector.Selector
 	// key is [Term.Key].
 	key string
+	// static: the namespaces it matches do not depend on namespace
+	// labels (no namespaceSelector, or the empty one: every namespace).
+	static bool
 }
+
+// Static reports whether the namespaces t matches are fixed: t has no
+// namespaceSelector, or the empty one (every namespace), so that which
+// pods it matches depends only on the pods ([Term.Matches] with nil
+// namespace labels gives the answer for every pod).
+func (t *Term) Static() bool { return t.static }
 
 // Matches is upstream's AffinityTerm.Matches: pod's namespace is one of
 // the term's names or its labels (nsLabels, nil for an unknown namespace)
@@ -193,6 +206,7 @@ func newTerm(pod *v1.Pod, in *v1.PodAffinityTerm) (Term, error) {
 	}
 	t.names = selector.NewNamespaces(names...)
 	t.key = termKey(in.TopologyKey, names, in.NamespaceSelector, merged)
+	t.static = in.NamespaceSelector == nil || nsSel.Empty()
 	return t, nil
 }
 
