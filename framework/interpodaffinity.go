@@ -18,11 +18,14 @@ const interPodAffinityName = "InterPodAffinity"
 // args are validated as score.NewInterPodAffinity does (only Namespaces
 // matters here; errors wrap [ErrInvalidConfig] and name the field).
 //
-// PreFilterCluster counts, per topology pair (key, value), the existing
-// pods whose required anti-affinity terms match the pod (read from the
-// nodes' lists of pods with pod affinity, kept by snapshot) and, for a pod
-// with required terms, the existing pods that match all its affinity
-// terms and those matching each anti-affinity term. Terms match as in
+// PreFilterCluster finds, per topology pair (key, value), the existing
+// pods whose required anti-affinity terms match the pod (from the
+// snapshot's index of existing pods' terms, grouped by equal terms: one
+// match per group) and, for a pod with required terms, the existing pods
+// that match all its affinity terms and those matching each
+// anti-affinity term (the index's counts when it keeps them: terms that
+// existing pods hold too, as replicas of a workload with (anti-)affinity
+// to itself; else counted over every pod). Terms match as in
 // score.NewInterPodAffinity (namespaces, namespaceSelector over
 // Args.Namespaces or the cluster's namespaces, matchLabelKeys and
 // mismatchLabelKeys). A node then fails, first failure only:
@@ -43,9 +46,12 @@ const interPodAffinityName = "InterPodAffinity"
 // message.
 //
 // Not node-local: a Scheduler with it does not use its equivalence cache.
-// Cost: PreFilterCluster O(nodes + pods with pod affinity × their terms),
-// plus O(all pods × terms) only for a pod with required terms of its own,
-// allocating the counts; per node O(terms) map look-ups, no allocation.
+// Cost on a snapshot.Snapshot or Fork: PreFilterCluster O(groups of equal
+// required anti-affinity terms held by existing pods) term matches, plus
+// O(nodes + all pods × terms) only for a pod with required terms whose
+// counts the index does not keep, allocating the counts; per node
+// O(terms + matched groups) map look-ups, no allocation. On another
+// score.Cluster the index is first built by walking every node.
 // PreFilter (without the cluster) is an error. Safe for concurrent use.
 func NewInterPodAffinity(args score.InterPodAffinityArgs) (Filter, error) {
 	if _, err := score.NewInterPodAffinity(args); err != nil {
@@ -69,14 +75,15 @@ func (*interPodAffinity) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, erro
 // NodeLocalFor reports that PreFilterCluster returns no filter for pod
 // over cluster: the pod has no pod (anti-)affinity and no node holds a
 // pod that has (interpod.Inert), so that the equivalence cache may serve
-// the pod (internal/scoring.PodNodeLocal). O(nodes) until the first such
-// pod; no allocation.
+// the pod (internal/scoring.PodNodeLocal). O(1) on a snapshot.Snapshot or
+// Fork (their count of pods with pod affinity), else O(nodes) until the
+// first such pod; no allocation.
 func (f *interPodAffinity) NodeLocalFor(pod *snapshot.PodInfo, cluster any) bool {
 	c, _ := cluster.(score.Cluster)
 	if isNilCluster(c) {
 		return interpod.TermsOf(pod) == nil
 	}
-	return interpod.Inert(interpod.TermsOf(pod), c.NumNodes(), c.Node)
+	return interpod.Inert(interpod.TermsOf(pod), cluster, c.NumNodes(), c.Node)
 }
 
 func (f *interPodAffinity) PreFilterCluster(pod *snapshot.PodInfo, cluster score.Cluster) (PreFilterResult, error) {
@@ -91,7 +98,8 @@ func (f *interPodAffinity) PreFilterCluster(pod *snapshot.PodInfo, cluster score
 	if ns == nil {
 		ns, _ = cluster.(interpod.NamespaceLister)
 	}
-	st := interpod.NewFilter(pod.Pod(), t, ns, cluster.NumNodes(), cluster.Node)
+	n := cluster.NumNodes()
+	st := interpod.NewFilter(pod.Pod(), t, ns, interpod.IndexFor(cluster, n, cluster.Node), n, cluster.Node)
 	if st == nil {
 		return PreFilterResult{}, nil
 	}

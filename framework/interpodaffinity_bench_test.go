@@ -114,3 +114,14 @@ func BenchmarkInterPodAffinity(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkScheduleAfterAffinityPod is BenchmarkSchedule in a process
+// that has parsed a pod with pod anti-affinity (none is on the cluster):
+// InterPodAffinity's inertness check must stay O(1) per pod (it reads
+// the snapshot's count of pods with terms), not fall back to reading
+// every node.
+func BenchmarkScheduleAfterAffinityPod(b *testing.B) {
+	anti, _ := ipaBenchPods()
+	_ = snapshot.MustPodInfo(anti)
+	benchSchedule(b, 0)
+}

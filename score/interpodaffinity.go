@@ -80,11 +80,15 @@ func (a *InterPodAffinityArgs) namespaceLister(cluster any) interpod.NamespaceLi
 // A pod whose terms match nothing is skipped (every node 0).
 //
 // Not node-local (a node's score depends on other nodes' pods): a
-// Scheduler with it does not use its equivalence cache. Cost: Prepare
-// O(nodes) plus O(pods with pod affinity × their terms) (the nodes' lists
-// of such pods, kept by snapshot), and O(all pods × terms) only for a pod
-// with preferred terms of its own; Score O(topology keys) map look-ups
-// per node, no allocation. Errors: a pod whose selectors do not parse
+// Scheduler with it does not use its equivalence cache. Cost on a
+// snapshot.Snapshot or Fork: Prepare O(groups of equal terms held by
+// existing pods) term matches (the snapshot's index of existing pods'
+// terms, with per-domain totals), plus, only for a pod with preferred
+// terms of its own whose counts the index does not keep (it keeps them
+// for terms that existing pods hold too), O(nodes + all pods × terms);
+// Score O(topology keys + matched groups) map look-ups per node, no
+// allocation. On another Cluster the index is first built by walking
+// every node. Errors: a pod whose selectors do not parse
 // (wrapping [ErrInvalidPod]); args out of range (wrapping
 // [ErrInvalidConfig], naming the field). Safe for concurrent use.
 func NewInterPodAffinity(args InterPodAffinityArgs) (Scorer, error) {
@@ -105,14 +109,15 @@ func (*interPodAffinity) Name() string { return InterPodAffinityName }
 // NodeLocalFor reports that Prepare skips pod over cluster: the pod has
 // no pod (anti-)affinity and no node holds a pod that has
 // (interpod.Inert), so that framework's equivalence cache may serve the
-// pod (internal/scoring.PodNodeLocal). O(nodes) until the first such pod;
-// no allocation.
+// pod (internal/scoring.PodNodeLocal). O(1) on a snapshot.Snapshot or
+// Fork (their count of pods with pod affinity), else O(nodes) until the
+// first such pod; no allocation.
 func (s *interPodAffinity) NodeLocalFor(pod *snapshot.PodInfo, cluster any) bool {
 	c, _ := cluster.(Cluster)
 	if c == nil {
 		return interpod.TermsOf(pod) == nil
 	}
-	return interpod.Inert(interpod.TermsOf(pod), c.NumNodes(), c.Node)
+	return interpod.Inert(interpod.TermsOf(pod), cluster, c.NumNodes(), c.Node)
 }
 
 func (s *interPodAffinity) Prepare(pod *snapshot.PodInfo, cluster Cluster) (PodScorer, error) {
@@ -123,8 +128,9 @@ func (s *interPodAffinity) Prepare(pod *snapshot.PodInfo, cluster Cluster) (PodS
 	if t != nil && t.Err != nil {
 		return nil, fmt.Errorf("%w: %w", t.Err, ErrInvalidPod)
 	}
+	n := cluster.NumNodes()
 	st := interpod.NewScore(pod.Pod(), t, s.hard, s.args.IgnorePreferredTermsOfExistingPods,
-		s.args.namespaceLister(cluster), cluster.NumNodes(), cluster.Node)
+		s.args.namespaceLister(cluster), interpod.IndexFor(cluster, n, cluster.Node), n, cluster.Node)
 	if st == nil {
 		return nil, nil
 	}

@@ -4,9 +4,10 @@ import "github.com/schedkit/schedkit/internal/interpod"
 
 // Pods with pod affinity or anti-affinity, per node (upstream NodeInfo's
 // PodsWithAffinity; its PodsWithRequiredAntiAffinity is the subset with
-// required anti-affinity terms). InterPodAffinity reads only these pods
-// for existing pods' terms, so a cluster without such pods costs it one
-// length check per node. The list is kept on add and remove; a Fork's
+// required anti-affinity terms). interpod.ScanIndex reads only these
+// pods for existing pods' terms; a Snapshot or Fork serves InterPodAffinity
+// from its incremental index instead (affinity_index.go). The list is
+// kept on add and remove; a Fork's
 // copy of a node shares the list's backing array with the parent, so the
 // array is never written in place: add and remove build a new one
 // (O(pods with affinity on the node), one allocation, only for such

@@ -53,22 +53,7 @@ func BenchmarkForkAddPodRevert(b *testing.B) {
 		c, _ := benchCache(b, n)
 		snap := c.Snapshot()
 		pi := snapshot.MustPodInfo(st.MakePod("new").Req("cpu", "1", "memory", "1Gi").Obj())
-		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
-			f := snap.Fork()
-			runtime.GC()
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				f.Fork()
-				if err := f.AddPodInfo(pi, snap.Node(i%n).Name()); err != nil {
-					b.Fatal(err)
-				}
-				if err := f.Revert(); err != nil {
-					b.Fatal(err)
-				}
-				i += 7919
-			}
-		})
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) { forkAddPodRevert(b, snap, pi) })
 	}
 }
 

@@ -209,7 +209,9 @@ func (c *Cache) addAssignedLocked(pi *PodInfo) {
 	c.removePodLocked(pi.key)
 	c.pods[pi.key] = nodeName
 	if i, ok := c.st.index(nodeName); ok {
-		c.st.mutable(i).addPod(pi)
+		ni := c.st.mutable(i)
+		ni.addPod(pi)
+		c.st.affPod(ni, pi, 1)
 		return
 	}
 	g := c.ghosts[nodeName]
@@ -235,7 +237,8 @@ func (c *Cache) removePodLocked(k PodKey) bool {
 	}
 	delete(c.pods, k)
 	if i, ok := c.st.index(nodeName); ok {
-		c.st.mutable(i).removePod(k)
+		ni := c.st.mutable(i)
+		c.st.affPod(ni, ni.removePod(k), -1)
 		return true
 	}
 	if g := c.ghosts[nodeName]; g != nil {

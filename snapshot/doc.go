@@ -84,6 +84,17 @@
 // the nodes changed, not to the cluster. Node look-up by index or name is O(1); iteration allocates
 // nothing.
 //
+// Every Snapshot and Fork also indexes its pods' pod (anti-)affinity
+// terms for InterPodAffinity (affinity_index.go): the count of pods with
+// terms, equal terms grouped with per-domain totals, and, for each term
+// some pod holds, the pods it matches per domain. A pod without terms
+// that no held term matches costs nothing there; a pod with terms costs
+// O(its terms) map updates, plus one count over every pod the first time
+// a new term appears; every pod added or removed is matched against the
+// held terms (O(distinct held terms)). The first change to a group in a
+// layer copies it (a bounded number of allocations), so Fork, Revert and
+// Commit stay O(1).
+//
 // # Layer
 //
 // The bottom of the public packages: cluster state only. snapshot imports

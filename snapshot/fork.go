@@ -181,7 +181,9 @@ func (f *Fork) AddPodInfo(pi *PodInfo, nodeName string) error {
 	if f.st.node(i).podIndexHash(pi.keyHash, pi.key) >= 0 {
 		return fmt.Errorf("pod %s on node %s: %w", pi.key, nodeName, ErrPodExists)
 	}
-	f.st.mutable(i).addPod(pi)
+	ni := f.st.mutable(i)
+	ni.addPod(pi)
+	f.st.affPod(ni, pi, 1)
 	return nil
 }
 
@@ -195,6 +197,7 @@ func (f *Fork) RemovePod(k PodKey, nodeName string) error {
 	if f.st.node(i).podIndexHash(h, k) < 0 {
 		return fmt.Errorf("pod %s on node %s: %w", k, nodeName, ErrPodNotFound)
 	}
-	f.st.mutable(i).removePodHash(h, k)
+	ni := f.st.mutable(i)
+	f.st.affPod(ni, ni.removePodHash(h, k), -1)
 	return nil
 }

@@ -156,6 +156,9 @@ type state struct {
 	// means NvidiaDevices (decoder()). Set once by NewCacheWithDevices,
 	// copied with the state.
 	dec DeviceDecoder
+	// aff indexes the pods' pod (anti-)affinity terms
+	// (affinity_index.go); copy-on-write by tok.
+	aff affIndex
 }
 
 // decoder returns the state's DeviceDecoder.
@@ -427,6 +430,7 @@ func (s *state) appendNode(ni *NodeInfo) {
 	s.set(i, ni)
 	s.names.set(s, ni.name, i)
 	s.addImages(ni, 1)
+	s.affNode(ni, 1)
 	s.nodeSet = nextGeneration()
 }
 
@@ -449,6 +453,7 @@ func (s *state) removeAt(i int) *NodeInfo {
 		}
 	}
 	s.addImages(ni, -1)
+	s.affNode(ni, -1)
 	s.nodeSet = nextGeneration()
 	return ni
 }
@@ -471,6 +476,7 @@ func (s *state) replaceNode(i int, fresh *NodeInfo) {
 	s.addImages(old, -1)
 	s.set(i, fresh)
 	s.addImages(fresh, 1)
+	s.affRelabel(old, fresh)
 	s.nodeSet = nextGeneration()
 }
 

@@ -2,6 +2,7 @@ package interpod
 
 import (
 	"math"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -129,30 +130,87 @@ const (
 )
 
 // Filter is upstream's InterPodAffinity PreFilter state. Read-only after
-// [NewFilter]; Check is safe for concurrent use and allocates nothing.
+// [NewFilter]; Check is safe for concurrent use and allocates nothing
+// (while the cluster it was prepared over is not changed).
 type Filter struct {
 	affinity, anti []incoming
 	// selfMatch: the pod matches all its own affinity terms (the first
 	// pod of a group, upstream's satisfiesSelfAffinityCheck).
-	selfMatch  bool
-	affCounts  counts
-	antiCounts counts
-	existing   counts
-	// existingKeys: the distinct keys of existing.
-	existingKeys []string
+	selfMatch bool
+	// affD[i]: per value of affinity[i]'s key, the existing pods that
+	// match all the affinity terms; affAny: some such pod is on a node
+	// with a term's key (upstream's affinityCounts is not empty).
+	affD   []Domains
+	affAny bool
+	// antiD[i]: per value of anti[i]'s key, the existing pods that match
+	// anti[i] (upstream's antiAffinityCounts, which also adds up the
+	// other terms with that key: the same verdict, as every term is
+	// checked).
+	antiD []Domains
+	// existing: the groups of existing pods' required anti-affinity
+	// terms that match the pod and count somewhere (upstream's
+	// existingAntiAffinityCounts is their sum).
+	existing []group
+}
+
+// pairDomains reads one key's values out of a counts map.
+type pairDomains struct {
+	m   counts
+	key string
+}
+
+func (d pairDomains) Count(v string) int64 { return d.m[pair{d.key, v}] }
+func (d pairDomains) Len() int             { return len(d.m) }
+
+// views returns, for each term, the counts ix keeps of the pods it
+// matches (Index.MatchCounts), or nil unless ix keeps them for all.
+func views(ix Index, ts []incoming) []Domains {
+	ds := make([]Domains, len(ts))
+	for i, tm := range ts {
+		if ds[i] = ix.MatchCounts(tm.Term); ds[i] == nil {
+			return nil
+		}
+	}
+	return ds
+}
+
+// group is a matched term group of an [Index] and what one unit of its
+// total is worth to the pod.
+type group struct {
+	key  string
+	d    Domains
+	mult int64
+}
+
+// matchGroups appends to gs the groups of kind k in ix with an entry
+// whose term matches pod (in the namespace with labels nsLabels), each
+// worth mult. O(groups of kind k) term matches.
+func matchGroups(gs []group, ix Index, k Kind, pod *v1.Pod, nsLabels map[string]string, mult int64) []group {
+	ix.TermGroups(k, func(t *Term, d Domains) bool {
+		if d.Len() > 0 && t.Matches(pod, nsLabels) {
+			gs = append(gs, group{t.TopologyKey, d, mult})
+		}
+		return true
+	})
+	return gs
 }
 
 // NewFilter prepares the filter for pod (t its parsed terms, nil for
-// none) over nodes node(0..n-1), upstream's PreFilter: the counts, per
-// topology pair, of existing pods whose required anti-affinity terms
-// match pod (over the nodes' PodsWithAffinity; the pod's namespace labels
-// come from lister, nil when unknown), and, if pod has required terms, of
-// the existing pods that match all its affinity terms and of those that
-// match each anti-affinity term (over every pod). nil when upstream's
-// PreFilter returns Skip (no term on either side matters). Cost: O(nodes
-// + pods with affinity × their terms) plus, only for a pod with required
-// terms, O(pods × terms); allocates the maps.
-func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister NamespaceLister, n int, node func(int) N) *Filter {
+// none) over nodes node(0..n-1) whose existing pods' terms ix indexes
+// ([IndexFor]), upstream's PreFilter: the groups of existing pods'
+// required anti-affinity terms that match pod (the pod's namespace labels
+// come from lister, nil when unknown), and, if pod has required terms,
+// the counts per topology pair of the existing pods that match all its
+// affinity terms and of those that match each anti-affinity term. Those
+// counts are ix's (Index.MatchCounts) when it keeps them for every such
+// term (static terms that existing pods also hold, at most one affinity
+// term: the replicas of a workload with (anti-)affinity to itself), else
+// counted over every pod. nil when upstream's PreFilter returns Skip (no
+// term on either side matters). Cost: O(ix's required anti-affinity
+// groups) term matches, plus, only for a pod with required terms whose
+// counts ix does not keep, O(nodes + pods × terms); allocates the
+// matched groups and, for the count, the maps.
+func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister NamespaceLister, ix Index, n int, node func(int) N) *Filter {
 	ns := &namespaces{lister: lister}
 	f := &Filter{}
 	if t != nil {
@@ -160,29 +218,17 @@ func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister Namespace
 		f.anti = resolve(t.RequiredAntiAffinity, ns)
 	}
 	nsLabels, _ := ns.labels(pod.Namespace)
-	for i := range n {
-		ni := node(i)
-		for _, ep := range ni.PodsWithAffinity() {
-			et := TermsOf(ep)
-			if et == nil {
-				continue
-			}
-			for j := range et.RequiredAntiAffinity {
-				tm := &et.RequiredAntiAffinity[j]
-				if tm.Matches(pod, nsLabels) {
-					if f.existing == nil {
-						f.existing = counts{}
-					}
-					if _, ok := ni.Node().Labels[tm.TopologyKey]; ok && !containsKey(f.existingKeys, tm.TopologyKey) {
-						f.existingKeys = append(f.existingKeys, tm.TopologyKey)
-					}
-					f.existing.add(ni.Node(), tm.TopologyKey)
-				}
+	f.existing = matchGroups(nil, ix, RequiredAntiAffinity, pod, nsLabels, 1)
+	if len(f.affinity)+len(f.anti) > 0 {
+		f.selfMatch = matchesAll(f.affinity, pod)
+		if len(f.affinity) <= 1 {
+			f.affD, f.antiD = views(ix, f.affinity), views(ix, f.anti)
+			if (f.affD != nil || len(f.affinity) == 0) && (f.antiD != nil || len(f.anti) == 0) {
+				f.affAny = len(f.affD) > 0 && f.affD[0].Len() > 0
+				return f
 			}
 		}
-	}
-	if len(f.affinity)+len(f.anti) > 0 {
-		f.affCounts, f.antiCounts = counts{}, counts{}
+		affCounts, antiCounts := counts{}, counts{}
 		for i := range n {
 			ni := node(i)
 			nd := ni.Node()
@@ -190,17 +236,24 @@ func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister Namespace
 				p := ep.Pod()
 				if matchesAll(f.affinity, p) {
 					for _, tm := range f.affinity {
-						f.affCounts.add(nd, tm.TopologyKey)
+						affCounts.add(nd, tm.TopologyKey)
 					}
 				}
 				for _, tm := range f.anti {
 					if tm.matches(p) {
-						f.antiCounts.add(nd, tm.TopologyKey)
+						antiCounts.add(nd, tm.TopologyKey)
 					}
 				}
 			}
 		}
-		f.selfMatch = matchesAll(f.affinity, pod)
+		f.affD, f.antiD = make([]Domains, len(f.affinity)), make([]Domains, len(f.anti))
+		for i, tm := range f.affinity {
+			f.affD[i] = pairDomains{affCounts, tm.TopologyKey}
+		}
+		for i, tm := range f.anti {
+			f.antiD[i] = pairDomains{antiCounts, tm.TopologyKey}
+		}
+		f.affAny = len(affCounts) > 0
 	}
 	if len(f.existing) == 0 && len(f.affinity)+len(f.anti) == 0 {
 		return nil
@@ -208,44 +261,33 @@ func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister Namespace
 	return f
 }
 
-func containsKey(keys []string, k string) bool {
-	for _, x := range keys {
-		if x == k {
-			return true
-		}
-	}
-	return false
-}
-
 // Check is upstream's Filter for one node (feature gate
 // InterPodAffinityHostnameFastPath off): the first failing check. O(terms
-// + existing keys) map look-ups; allocates nothing.
+// + matched existing groups) map look-ups; allocates nothing.
 func (f *Filter) Check(n *v1.Node) Result {
 	if len(f.affinity) > 0 {
 		exist := true
-		for _, tm := range f.affinity {
+		for i, tm := range f.affinity {
 			v, ok := n.Labels[tm.TopologyKey]
 			if !ok {
 				// All topology labels must exist, also for self-affinity.
 				return AffinityNotMatch
 			}
-			if f.affCounts[pair{tm.TopologyKey, v}] <= 0 {
+			if f.affD[i].Count(v) <= 0 {
 				exist = false
 			}
 		}
-		if !exist && !(len(f.affCounts) == 0 && f.selfMatch) {
+		if !exist && !(!f.affAny && f.selfMatch) {
 			return AffinityNotMatch
 		}
 	}
-	if len(f.antiCounts) > 0 {
-		for _, tm := range f.anti {
-			if v, ok := n.Labels[tm.TopologyKey]; ok && f.antiCounts[pair{tm.TopologyKey, v}] > 0 {
-				return AntiAffinityNotMatch
-			}
+	for i, tm := range f.anti {
+		if v, ok := n.Labels[tm.TopologyKey]; ok && f.antiD[i].Count(v) > 0 {
+			return AntiAffinityNotMatch
 		}
 	}
-	for _, k := range f.existingKeys {
-		if v, ok := n.Labels[k]; ok && f.existing[pair{k, v}] > 0 {
+	for _, g := range f.existing {
+		if v, ok := n.Labels[g.key]; ok && g.d.Count(v) > 0 {
 			return ExistingAntiAffinityNotMatch
 		}
 	}
@@ -253,10 +295,13 @@ func (f *Filter) Check(n *v1.Node) Result {
 }
 
 // Score is upstream's InterPodAffinity PreScore state: per topology key
-// and value, the summed weights. Read-only after [NewScore]; Raw is safe
-// for concurrent use and allocates nothing.
+// and value, the summed weights of the pod's own preferred terms, and the
+// matched groups of existing pods' terms. Read-only after [NewScore]; Raw
+// is safe for concurrent use and allocates nothing (while the cluster it
+// was prepared over is not changed).
 type Score struct {
-	topo map[string]map[string]int64
+	topo   map[string]map[string]int64
+	groups []group
 }
 
 // HasPreferred reports whether pod has preferred pod affinity or
@@ -268,92 +313,92 @@ func HasPreferred(pod *v1.Pod) bool {
 }
 
 // NewScore is upstream's PreScore for pod (t its parsed terms) over nodes
-// node(0..n-1): for each existing pod on a node with labels, (1) each of
-// pod's preferred affinity (anti-affinity) terms the existing pod matches
-// adds (subtracts) its weight to the pair (topologyKey, the node's value);
+// node(0..n-1) whose existing pods' terms ix indexes ([IndexFor]): for
+// each existing pod on a node with labels, (1) each of pod's preferred
+// affinity (anti-affinity) terms the existing pod matches adds
+// (subtracts) its weight to the pair (topologyKey, the node's value);
 // (2) if hardWeight > 0, each required affinity term of the existing pod
 // that pod matches adds hardWeight; (3) each preferred affinity
 // (anti-affinity) term of the existing pod that pod matches adds
 // (subtracts) its weight. (2) and (3) use pod's namespace labels from
-// lister. Without preferred terms of its own, pod is scored only against
-// the pods with affinity (PodsWithAffinity), and not at all with
-// ignoreExisting. nil when upstream's PreScore returns Skip (no term
-// matched anything): every node scores 0. Cost: O(nodes + pods with
-// affinity × their terms), or O(pods × terms) for a pod with preferred
-// terms; allocates the maps.
-func NewScore[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, hardWeight int32, ignoreExisting bool, lister NamespaceLister, n int, node func(int) N) *Score {
+// lister and are read from ix's groups, one match per group; (1) reads
+// ix's counts (Index.MatchCounts) when it keeps them for each of pod's
+// preferred terms, else counts over every pod. With ignoreExisting, a
+// pod without preferred terms is not scored. nil when upstream's
+// PreScore returns Skip (no term matched anything): every node scores 0.
+// Cost: O(ix's groups of those kinds) term matches, plus O(nodes + pods ×
+// terms) only for a pod with preferred terms whose counts ix does not
+// keep; allocates the matched groups and, for the count, the maps.
+func NewScore[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, hardWeight int32, ignoreExisting bool, lister NamespaceLister, ix Index, n int, node func(int) N) *Score {
 	has := HasPreferred(pod)
 	if ignoreExisting && !has {
 		return nil
 	}
 	ns := &namespaces{lister: lister}
-	var pref, prefAnti []incoming
-	if t != nil {
-		pref = resolve(t.PreferredAffinity, ns)
-		prefAnti = resolve(t.PreferredAntiAffinity, ns)
-	}
 	nsLabels, _ := ns.labels(pod.Namespace)
-	s := &Score{topo: map[string]map[string]int64{}}
-	touched := false
-	add := func(nd *v1.Node, key string, w int64) {
-		v, ok := nd.Labels[key]
-		if !ok {
-			return
-		}
-		m := s.topo[key]
-		if m == nil {
-			m = map[string]int64{}
-			s.topo[key] = m
-		}
-		m[v] += w
-		touched = true
+	s := &Score{}
+	if hardWeight > 0 {
+		s.groups = matchGroups(s.groups, ix, RequiredAffinity, pod, nsLabels, int64(hardWeight))
 	}
-	for i := range n {
-		ni := node(i)
-		nd := ni.Node()
-		if len(nd.Labels) == 0 {
-			continue
-		}
-		pods := ni.PodsWithAffinity()
-		if has {
-			pods = ni.Pods()
-		}
-		for _, ep := range pods {
-			p := ep.Pod()
-			for _, tm := range pref {
-				if tm.matches(p) {
-					add(nd, tm.TopologyKey, int64(tm.Weight*1))
+	s.groups = matchGroups(s.groups, ix, PreferredAffinity, pod, nsLabels, 1)
+	s.groups = matchGroups(s.groups, ix, PreferredAntiAffinity, pod, nsLabels, -1)
+	if has && t != nil {
+		pref := resolve(t.PreferredAffinity, ns)
+		prefAnti := resolve(t.PreferredAntiAffinity, ns)
+		pd, ad := views(ix, pref), views(ix, prefAnti)
+		if (pd != nil || len(pref) == 0) && (ad != nil || len(prefAnti) == 0) {
+			for i, tm := range pref {
+				if pd[i].Len() > 0 {
+					s.groups = append(s.groups, group{tm.TopologyKey, pd[i], int64(tm.Weight)})
 				}
 			}
-			for _, tm := range prefAnti {
-				if tm.matches(p) {
-					add(nd, tm.TopologyKey, int64(tm.Weight*-1))
+			for i, tm := range prefAnti {
+				if ad[i].Len() > 0 {
+					s.groups = append(s.groups, group{tm.TopologyKey, ad[i], -int64(tm.Weight)})
 				}
 			}
-			et := TermsOf(ep)
-			if et == nil {
+			pref, prefAnti = nil, nil
+		}
+		add := func(nd *v1.Node, key string, w int64) {
+			v, ok := nd.Labels[key]
+			if !ok {
+				return
+			}
+			if s.topo == nil {
+				s.topo = map[string]map[string]int64{}
+			}
+			m := s.topo[key]
+			if m == nil {
+				m = map[string]int64{}
+				s.topo[key] = m
+			}
+			m[v] += w
+		}
+		for i := range n {
+			if len(pref)+len(prefAnti) == 0 {
+				break
+			}
+			ni := node(i)
+			nd := ni.Node()
+			if len(nd.Labels) == 0 {
 				continue
 			}
-			if hardWeight > 0 {
-				for j := range et.RequiredAffinity {
-					if tm := &et.RequiredAffinity[j]; tm.Matches(pod, nsLabels) {
-						add(nd, tm.TopologyKey, int64(hardWeight*1))
+			for _, ep := range ni.Pods() {
+				p := ep.Pod()
+				for _, tm := range pref {
+					if tm.matches(p) {
+						add(nd, tm.TopologyKey, int64(tm.Weight))
+					}
+				}
+				for _, tm := range prefAnti {
+					if tm.matches(p) {
+						add(nd, tm.TopologyKey, -int64(tm.Weight))
 					}
 				}
 			}
-			for j := range et.PreferredAffinity {
-				if tm := &et.PreferredAffinity[j]; tm.Matches(pod, nsLabels) {
-					add(nd, tm.TopologyKey, int64(tm.Weight*1))
-				}
-			}
-			for j := range et.PreferredAntiAffinity {
-				if tm := &et.PreferredAntiAffinity[j]; tm.Matches(pod, nsLabels) {
-					add(nd, tm.TopologyKey, int64(tm.Weight*-1))
-				}
-			}
 		}
 	}
-	if !touched {
+	if len(s.topo) == 0 && len(s.groups) == 0 {
 		return nil
 	}
 	return s
@@ -368,11 +413,26 @@ func (s *Score) Raw(n *v1.Node) int64 {
 			sum += vs[v]
 		}
 	}
+	for _, g := range s.groups {
+		if v, ok := n.Labels[g.key]; ok {
+			sum += g.mult * g.d.Count(v)
+		}
+	}
 	return sum
 }
 
-// Keys returns the number of topology keys with a weight.
-func (s *Score) Keys() int { return len(s.topo) }
+// Keys returns the number of distinct topology keys with a weight.
+// O(keys × groups); allocates nothing.
+func (s *Score) Keys() int {
+	k := len(s.topo)
+	for i, g := range s.groups {
+		if _, ok := s.topo[g.key]; ok || slices.ContainsFunc(s.groups[:i], func(h group) bool { return h.key == g.key }) {
+			continue
+		}
+		k++
+	}
+	return k
+}
 
 // Normalize is upstream's NormalizeScore: 100 × (raw − min) / (max −
 // min) over the candidates, truncated (0 for all when max = min).
@@ -395,20 +455,21 @@ func Normalize(scores []int64) {
 
 // Inert reports that InterPodAffinity's filter and score do nothing for
 // a pod with terms t (nil: no pod affinity or anti-affinity) over a
-// cluster of n nodes: the pod has no terms and no node holds a pod with
-// terms, so neither the pod's own terms nor existing pods' terms (required
+// cluster: the pod has no terms and no node holds a pod with terms, so
+// neither the pod's own terms nor existing pods' terms (required
 // anti-affinity for the filter; affinity and anti-affinity, required with
-// hardPodAffinityWeight or preferred, for the score) can apply. Framework's
-// equivalence cache serves such pods (internal/scoring.PodNodeLocal).
-// O(1) in a process that has never parsed a pod with terms (see
-// everParsed); else O(n) length checks until the first node with such a
-// pod. No allocation.
-func Inert[N NodeInfo[P], P PodInfo](t *Terms, n int, node func(int) N) bool {
+// hardPodAffinityWeight or preferred, for the score) can apply.
+// Framework's equivalence cache serves such pods
+// (internal/scoring.PodNodeLocal). O(1) for a cluster that keeps an
+// [Index] (snapshot's count of pods with affinity, kept on every pod and
+// node change); else O(n) length checks of node(0..n-1) until the first
+// node with such a pod. No allocation.
+func Inert[N NodeInfo[P], P PodInfo](t *Terms, cluster any, n int, node func(int) N) bool {
 	if t != nil {
 		return false
 	}
-	if !everParsed.Load() {
-		return true
+	if ix := IndexOf(cluster); ix != nil {
+		return ix.NumPodsWithAffinity() == 0
 	}
 	for i := range n {
 		if len(node(i).PodsWithAffinity()) > 0 {

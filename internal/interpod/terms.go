@@ -8,7 +8,11 @@
 // internal/selector only, and reads nodes and pods through the small
 // generic [NodeInfo] and [PodInfo] interfaces (which *snapshot.NodeInfo and
 // *snapshot.PodInfo satisfy). A pod's parsed terms are cached by snapshot
-// on its PodInfo and read through [TermsOf], which snapshot sets.
+// on its PodInfo and read through [TermsOf], which snapshot sets. The
+// existing pods' terms are read through an [Index] (snapshot keeps one
+// per Snapshot and Fork, incrementally: [IndexOf]; [ScanIndex] builds one
+// for other clusters), so that a pod's preparation costs O(groups of equal
+// terms), not O(pods).
 //
 // The feature gates are upstream v1.37.2's defaults:
 // InterPodAffinityHostnameFastPath and
@@ -23,7 +27,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,7 +62,18 @@ type Term struct {
 	// sel: the labelSelector with matchLabelKeys and mismatchLabelKeys
 	// merged in.
 	sel selector.Selector
+	// key is [Term.Key].
+	key string
+	// static: the namespaces it matches do not depend on namespace
+	// labels (no namespaceSelector, or the empty one: every namespace).
+	static bool
 }
+
+// Static reports whether the namespaces t matches are fixed: t has no
+// namespaceSelector, or the empty one (every namespace), so that which
+// pods it matches depends only on the pods ([Term.Matches] with nil
+// namespace labels gives the answer for every pod).
+func (t *Term) Static() bool { return t.static }
 
 // Matches is upstream's AffinityTerm.Matches: pod's namespace is one of
 // the term's names or its labels (nsLabels, nil for an unknown namespace)
@@ -89,16 +103,6 @@ func HasAffinity(pod *v1.Pod) bool {
 	return a != nil && (a.PodAffinity != nil || a.PodAntiAffinity != nil)
 }
 
-// everParsed becomes true, for the life of the process, the first time
-// Parse meets a pod with pod (anti-)affinity. Every *snapshot.PodInfo's
-// terms come from Parse (snapshot.NewPodInfo is its only constructor), so
-// while it is false no node anywhere can hold a pod with terms and
-// [Inert] answers without looking at the nodes. A process-wide value,
-// and deliberately so: it is a one-way hint that only enables that
-// shortcut (a process that has seen such a pod takes the O(nodes) path),
-// so it couples no two owners' results.
-var everParsed atomic.Bool
-
 // Parse parses pod's pod (anti-)affinity terms as upstream's NewPodInfo,
 // with matchLabelKeys (key In (the pod's value)) and mismatchLabelKeys
 // (key NotIn (the pod's value)) merged into each labelSelector that is not
@@ -111,7 +115,6 @@ func Parse(pod *v1.Pod) *Terms {
 	if !HasAffinity(pod) {
 		return nil
 	}
-	everParsed.Store(true)
 	a := pod.Spec.Affinity
 	t := &Terms{}
 	var errs []error
@@ -187,7 +190,8 @@ func parsePreferred(pod *v1.Pod, in []v1.WeightedPodAffinityTerm) ([]Term, error
 // applyMatchLabelKeysAndMismatchLabelKeys.
 func newTerm(pod *v1.Pod, in *v1.PodAffinityTerm) (Term, error) {
 	// Upstream's messages, without naming the selector.
-	sel, err := selector.FromLabelSelector(mergeLabelKeys(in, pod.Labels))
+	merged := mergeLabelKeys(in, pod.Labels)
+	sel, err := selector.FromLabelSelector(merged)
 	if err != nil {
 		return Term{}, err
 	}
@@ -196,11 +200,13 @@ func newTerm(pod *v1.Pod, in *v1.PodAffinityTerm) (Term, error) {
 		return Term{}, err
 	}
 	t := Term{TopologyKey: in.TopologyKey, sel: sel, nsSel: nsSel}
+	names := in.Namespaces
 	if len(in.Namespaces) == 0 && in.NamespaceSelector == nil {
-		t.names = selector.NewNamespaces(pod.Namespace)
-	} else {
-		t.names = selector.NewNamespaces(in.Namespaces...)
+		names = []string{pod.Namespace}
 	}
+	t.names = selector.NewNamespaces(names...)
+	t.key = termKey(in.TopologyKey, names, in.NamespaceSelector, merged)
+	t.static = in.NamespaceSelector == nil || nsSel.Empty()
 	return t, nil
 }
 

@@ -1,0 +1,255 @@
+package interpod
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Kind names one of a pod's four term lists.
+type Kind uint8
+
+const (
+	// RequiredAffinity: requiredDuringScheduling pod affinity terms.
+	RequiredAffinity Kind = iota
+	// RequiredAntiAffinity: requiredDuringScheduling pod anti-affinity
+	// terms.
+	RequiredAntiAffinity
+	// PreferredAffinity: preferredDuringScheduling pod affinity terms.
+	PreferredAffinity
+	// PreferredAntiAffinity: preferredDuringScheduling pod anti-affinity
+	// terms.
+	PreferredAntiAffinity
+	// NumKinds is the number of kinds.
+	NumKinds
+)
+
+// List returns t's term list of kind k (nil for none).
+func (t *Terms) List(k Kind) []Term {
+	switch k {
+	case RequiredAffinity:
+		return t.RequiredAffinity
+	case RequiredAntiAffinity:
+		return t.RequiredAntiAffinity
+	case PreferredAffinity:
+		return t.PreferredAffinity
+	case PreferredAntiAffinity:
+		return t.PreferredAntiAffinity
+	}
+	return nil
+}
+
+// Value is what one term of kind k held by an existing pod adds to its
+// group's total in its domain: 1 for a required term (a count), the
+// weight for a preferred one (a sum of weights, upstream's scoring adds
+// or subtracts it).
+func (k Kind) Value(t *Term) int64 {
+	if k == PreferredAffinity || k == PreferredAntiAffinity {
+		return int64(t.Weight)
+	}
+	return 1
+}
+
+// Key identifies what a term matches and where it counts: its topology
+// key, its resolved namespaces, its namespaceSelector and its merged
+// labelSelector (not its weight). Terms with equal keys match exactly the
+// same pods ([Term.Matches] gives the same answer for every pod), so an
+// index may test one of them for the whole group. Computed by [Parse].
+func (t *Term) Key() string { return t.key }
+
+// Domains are one group's totals per topology value (of the group's
+// topology key): [Kind.Value] summed over the group's terms held by pods
+// on nodes with that value. Count is 0 for a value with no entry; Len is
+// the number of values with an entry (a non-zero total). Read-only for
+// the reader; O(1) reads, no allocation.
+type Domains interface {
+	Count(value string) int64
+	Len() int
+}
+
+// Index is a cluster's index of its existing pods' terms, grouped by
+// [Term.Key] per [Kind], with per-domain totals. snapshot keeps one per
+// Snapshot and Fork, updated on every pod and node change; [ScanIndex]
+// builds one by walking the nodes for clusters that keep none.
+type Index interface {
+	// NumPodsWithAffinity is the number of pods with pod affinity or
+	// anti-affinity ([HasAffinity]) on the cluster's nodes; O(1).
+	NumPodsWithAffinity() int
+	// TermGroups calls yield, in no particular order, for each group of
+	// equal terms of kind k that pods on the nodes hold: a representative
+	// term and the group's domains; it stops when yield returns false.
+	// O(groups of kind k); no allocation.
+	TermGroups(k Kind, yield func(t *Term, d Domains) bool)
+	// MatchCounts returns, for a [Term.Static] term whose key some
+	// existing pod's term has, the number of pods on the cluster's nodes
+	// that the term matches, per value of its topology key (the domains
+	// of upstream's PreFilter and PreScore counts for that term); nil
+	// for any other term. O(1); no allocation.
+	MatchCounts(t *Term) Domains
+	// MatchViews calls yield for each term whose counts MatchCounts
+	// keeps, until yield returns false. O(such terms).
+	MatchViews(yield func(t *Term, d Domains) bool)
+}
+
+// IndexOf returns the index a cluster (a *snapshot.Snapshot or
+// *snapshot.Fork) keeps, or nil; snapshot sets it in its init.
+var IndexOf = func(cluster any) Index { return nil }
+
+// IndexFor returns cluster's index, or, for a cluster that keeps none,
+// builds one by walking its nodes node(0..n-1) ([ScanIndex]: O(nodes +
+// pods with affinity × their terms), allocating).
+func IndexFor[N NodeInfo[P], P PodInfo](cluster any, n int, node func(int) N) Index {
+	if ix := IndexOf(cluster); ix != nil {
+		return ix
+	}
+	return ScanIndex(n, node)
+}
+
+// scanIndex is the deliberately simple Index: maps built by one walk
+// over every node's pods with affinity.
+type scanIndex struct {
+	pods   int
+	groups [NumKinds]map[string]*scanGroup
+	views  map[string]*scanGroup
+}
+
+type scanGroup struct {
+	term   *Term
+	counts map[string]int64
+}
+
+func (g *scanGroup) Count(v string) int64 { return g.counts[v] }
+func (g *scanGroup) Len() int             { return len(g.counts) }
+
+// ScanIndex builds the [Index] of nodes node(0..n-1) by walking their
+// pods: the reference an incremental index must equal, and the index of
+// a cluster that keeps none. O(nodes + pods with affinity × their terms
+// + pods × distinct static terms); allocates the maps.
+func ScanIndex[N NodeInfo[P], P PodInfo](n int, node func(int) N) Index {
+	ix := &scanIndex{}
+	for i := range n {
+		ni := node(i)
+		labels := ni.Node().Labels
+		for _, ep := range ni.PodsWithAffinity() {
+			t := TermsOf(ep)
+			if t == nil {
+				continue
+			}
+			ix.pods++
+			for k := range NumKinds {
+				ts := t.List(k)
+				for j := range ts {
+					tm := &ts[j]
+					if ix.groups[k] == nil {
+						ix.groups[k] = map[string]*scanGroup{}
+					}
+					g := ix.groups[k][tm.key]
+					if g == nil {
+						g = &scanGroup{term: tm, counts: map[string]int64{}}
+						ix.groups[k][tm.key] = g
+					}
+					if v, ok := labels[tm.TopologyKey]; ok {
+						g.counts[v] += k.Value(tm)
+					}
+				}
+			}
+		}
+	}
+	for k := range NumKinds {
+		for key, g := range ix.groups[k] {
+			if !g.term.static || ix.views[key] != nil {
+				continue
+			}
+			if ix.views == nil {
+				ix.views = map[string]*scanGroup{}
+			}
+			v := &scanGroup{term: g.term, counts: map[string]int64{}}
+			for i := range n {
+				ni := node(i)
+				val, ok := ni.Node().Labels[g.term.TopologyKey]
+				if !ok {
+					continue
+				}
+				for _, p := range ni.Pods() {
+					if g.term.Matches(p.Pod(), nil) {
+						v.counts[val]++
+					}
+				}
+			}
+			ix.views[key] = v
+		}
+	}
+	return ix
+}
+
+func (ix *scanIndex) NumPodsWithAffinity() int { return ix.pods }
+
+func (ix *scanIndex) MatchCounts(t *Term) Domains {
+	if v := ix.views[t.key]; v != nil && t.static {
+		return v
+	}
+	return nil
+}
+
+func (ix *scanIndex) MatchViews(yield func(*Term, Domains) bool) {
+	for _, v := range ix.views {
+		if !yield(v.term, v) {
+			return
+		}
+	}
+}
+
+func (ix *scanIndex) TermGroups(k Kind, yield func(*Term, Domains) bool) {
+	for _, g := range ix.groups[k] {
+		if !yield(g.term, g) {
+			return
+		}
+	}
+}
+
+// termKey is [Term.Key]: quoted fields, so that no two different terms
+// share a key.
+func termKey(topologyKey string, names []string, nsSel, sel *metav1.LabelSelector) string {
+	var b strings.Builder
+	b.WriteString(strconv.Quote(topologyKey))
+	ns := slices.Clone(names)
+	slices.Sort(ns)
+	ns = slices.Compact(ns)
+	b.WriteString(" ns[")
+	for _, n := range ns {
+		b.WriteString(strconv.Quote(n))
+		b.WriteByte(' ')
+	}
+	b.WriteString("] nsSel ")
+	selectorKey(&b, nsSel)
+	b.WriteString(" sel ")
+	selectorKey(&b, sel)
+	return b.String()
+}
+
+func selectorKey(b *strings.Builder, s *metav1.LabelSelector) {
+	if s == nil {
+		b.WriteString("nil")
+		return
+	}
+	b.WriteString("{")
+	keys := make([]string, 0, len(s.MatchLabels))
+	for k := range s.MatchLabels {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		b.WriteString(strconv.Quote(k) + "=" + strconv.Quote(s.MatchLabels[k]) + " ")
+	}
+	b.WriteString("|")
+	for _, e := range s.MatchExpressions {
+		b.WriteString(strconv.Quote(e.Key) + " " + strconv.Quote(string(e.Operator)) + " (")
+		for _, v := range e.Values {
+			b.WriteString(strconv.Quote(v) + " ")
+		}
+		b.WriteString(") ")
+	}
+	b.WriteString("}")
+}

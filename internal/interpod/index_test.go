@@ -1,0 +1,115 @@
+package interpod_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/schedkit/schedkit/internal/interpod"
+	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/snapshottest"
+)
+
+// scanOnly is an index without match counts: the filter and score then
+// count the incoming pod's own terms over every pod (the plain path).
+type scanOnly struct{ interpod.Index }
+
+func (scanOnly) MatchCounts(*interpod.Term) interpod.Domains { return nil }
+
+// replicaTemplates: workloads whose pods carry terms about their own
+// label (so that a replica's terms equal the existing replicas'), mixed
+// kinds, keys and namespace forms, one with two affinity terms.
+func replicaTemplates() []*v1.Pod {
+	term := func(app, key string, nss []string, nsSel *metav1.LabelSelector) v1.PodAffinityTerm {
+		return v1.PodAffinityTerm{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
+			TopologyKey: key, Namespaces: nss, NamespaceSelector: nsSel}
+	}
+	mk := func(app, ns string, a *v1.Affinity) *v1.Pod {
+		p := snapshottest.MakePod(app).Namespace(ns).Label("app", app).Obj()
+		p.Spec.Affinity = a
+		return p
+	}
+	host, zone := v1.LabelHostname, "zone"
+	return []*v1.Pod{
+		mk("web", "default", &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term("web", host, nil, nil)}}}),
+		mk("db", "team", &v1.Affinity{PodAffinity: &v1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term("db", zone, []string{"team", "default"}, nil)}}}),
+		mk("api", "default", &v1.Affinity{PodAffinity: &v1.PodAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.WeightedPodAffinityTerm{{Weight: 3, PodAffinityTerm: term("api", host, nil, &metav1.LabelSelector{})}}},
+			PodAntiAffinity: &v1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.WeightedPodAffinityTerm{{Weight: 2, PodAffinityTerm: term("web", zone, nil, nil)}}}}),
+		mk("two", "default", &v1.Affinity{PodAffinity: &v1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term("two", zone, nil, nil), term("two", host, nil, nil)}}}),
+		mk("sel", "team", &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term("sel", zone, nil, &metav1.LabelSelector{MatchLabels: map[string]string{"x": "y"}})}}}),
+	}
+}
+
+// TestMatchCountsEqualScan: for replicas of workloads with terms about
+// themselves, on random clusters, the filter's verdict on every node and
+// the raw score of every node are the same whether the incoming pod's
+// term counts come from the snapshot's match counts or from counting
+// over every pod, for both hard weights and ignoreExisting settings; and
+// the match counts were used.
+func TestMatchCountsEqualScan(t *testing.T) {
+	tmpls := replicaTemplates()
+	viewed := 0
+	for seed := range uint64(60) {
+		r := rand.New(rand.NewPCG(seed, 11))
+		var nodes []*v1.Node
+		var pods []*v1.Pod
+		for i := range 2 + r.IntN(8) {
+			name := fmt.Sprint("n", i)
+			w := snapshottest.MakeNode(name).Label(v1.LabelHostname, []string{name, "shared"}[min(r.IntN(6), 1)])
+			if r.IntN(5) > 0 {
+				w.Label("zone", fmt.Sprint("z", r.IntN(3)))
+			}
+			nodes = append(nodes, w.Obj())
+			for j := range r.IntN(4) {
+				p := tmpls[r.IntN(len(tmpls))].DeepCopy()
+				if r.IntN(4) == 0 {
+					p.Spec.Affinity = nil // a plain pod with the workload's label
+				}
+				p.Name = fmt.Sprintf("p%d-%d", i, j)
+				p.Spec.NodeName = name
+				pods = append(pods, p)
+			}
+		}
+		snap := snapshottest.Snapshot(t, nodes, pods...)
+		ix := interpod.IndexOf(snap)
+		scan := scanOnly{interpod.ScanIndex(snap.NumNodes(), snap.Node)}
+		for k, tmpl := range tmpls {
+			pod := tmpl.DeepCopy()
+			pod.Name = "incoming"
+			terms := interpod.TermsOf(snapshot.MustPodInfo(pod))
+			for kind := range interpod.NumKinds {
+				for j := range terms.List(kind) {
+					if ix.MatchCounts(&terms.List(kind)[j]) != nil {
+						viewed++
+					}
+				}
+			}
+			msg := fmt.Sprintf("seed %d template %d", seed, k)
+			fast := interpod.NewFilter(pod, terms, nil, ix, snap.NumNodes(), snap.Node)
+			slow := interpod.NewFilter(pod, terms, nil, scan, snap.NumNodes(), snap.Node)
+			require.Equal(t, slow == nil, fast == nil, msg)
+			for i := range snap.NumNodes() {
+				if fast != nil {
+					require.Equal(t, slow.Check(snap.Node(i).Node()), fast.Check(snap.Node(i).Node()), "%s node %d", msg, i)
+				}
+			}
+			for _, hard := range []int32{0, 1, 7} {
+				for _, ignore := range []bool{false, true} {
+					fs := interpod.NewScore(pod, terms, hard, ignore, nil, ix, snap.NumNodes(), snap.Node)
+					ss := interpod.NewScore(pod, terms, hard, ignore, nil, scan, snap.NumNodes(), snap.Node)
+					require.Equal(t, ss == nil, fs == nil, "%s hard %d ignore %v", msg, hard, ignore)
+					for i := range snap.NumNodes() {
+						if fs != nil {
+							require.Equal(t, ss.Raw(snap.Node(i).Node()), fs.Raw(snap.Node(i).Node()), "%s hard %d node %d", msg, hard, i)
+						}
+					}
+				}
+			}
+		}
+	}
+	require.Greater(t, viewed, 200, "the match counts were used")
+}
