@@ -130,7 +130,7 @@ func (s *state) affNode(ni *NodeInfo, d int) {
 			s.viewPod(ni, p, d)
 		}
 	}
-	for _, p := range ni.affinityPods {
+	for _, p := range ni.PodsWithAffinity() {
 		s.affTerms(ni, p, d)
 	}
 	if d < 0 {
@@ -143,7 +143,7 @@ func (s *state) affNode(ni *NodeInfo, d int) {
 // affRelabel records node old replaced by fresh (same pods, fresh in
 // the tree): only a change of labels moves totals.
 func (s *state) affRelabel(old, fresh *NodeInfo) {
-	if len(old.affinityPods) == 0 && s.aff.nviews == 0 || maps.Equal(old.node.Labels, fresh.node.Labels) {
+	if len(old.PodsWithAffinity()) == 0 && s.aff.nviews == 0 || maps.Equal(old.node.Labels, fresh.node.Labels) {
 		return
 	}
 	s.affNode(old, -1)

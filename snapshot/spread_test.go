@@ -48,10 +48,7 @@ func recomputedGroups(ni *snapshot.NodeInfo) groupView {
 	return out
 }
 
-type nodeReader interface {
-	NumNodes() int
-	Node(int) *snapshot.NodeInfo
-}
+// nodeReader is declared in affinity_index_test.go.
 
 // checkGroups requires every node's index to equal its pods counted from
 // scratch, and returns the groups per node name.
