@@ -329,7 +329,8 @@ func printTable(out io.Writer, rows []row, dir, size string) {
 	fmt.Fprintln(out, "UP = kube-scheduler v1.37.2 in process on a fake clientset; SK = schedkit framework.Loop over reserve.Ledger")
 	fmt.Fprintln(out, "sched/pend: the workload's createPods pods bound / not bound at the end; pods/s over the measured (collectMetrics) pods;")
 	fmt.Fprintln(out, "shape: pods-per-node histogram (pods×nodes), 'same' when equal; skew: max skew per spread topology key;")
-	fmt.Fprintln(out, "anti: pods violating required anti-affinity; taint: pods on untolerated-taint or unmatched nodes; pre: pods preempted")
+	fmt.Fprintln(out, "anti: pods violating required anti-affinity; taint: pods on untolerated-taint or unmatched nodes;")
+	fmt.Fprintln(out, "pre: pods evicted by preemption, 'same' when SK evicted exactly UP's pods")
 	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "TEST CASE\tWORKLOAD\tNODES\tPODS\tMEAS\tCI-MIN\tUP sched/pend\tUP pods/s\tSK sched/pend\tSK pods/s\tSK/UP\tshape UP|SK\tskew UP|SK\tanti\ttaint\tpre\t")
@@ -368,7 +369,11 @@ func printTable(out io.Writer, rows []row, dir, size string) {
 			skew += "|" + sk.Placement.skew()
 			anti += "|" + fmt.Sprint(sk.Placement.AntiAffinityViolations)
 			taint += "|" + fmt.Sprint(sk.Placement.OnTaintedOrUnmatched)
-			pre += "|0"
+			if up.Preempted > 0 && slices.Equal(up.Evicted, sk.Evicted) {
+				pre += "|same"
+			} else {
+				pre += "|" + fmt.Sprint(sk.Preempted)
+			}
 		}
 		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", lead, upCounts, upRate, skCounts, skRate, ratio, shape, skew, anti, taint, pre)
 	}
