@@ -601,3 +601,18 @@ func TestLiveWorkloads(t *testing.T) {
 	assert.Equal(t, "b", w.Services("ns")[0].Name)
 	assert.Nil(t, w.ReplicaSet("ns", "x"))
 }
+
+// TestParseGates: -feature-gates takes Gate=bool pairs; anything else is
+// an error quoting the flag and the bad pair.
+func TestParseGates(t *testing.T) {
+	g, err := parseGates("SchedulerAsyncPreemption=false, OpportunisticBatching=true")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]bool{"SchedulerAsyncPreemption": false, "OpportunisticBatching": true}, g)
+	g, err = parseGates("")
+	require.NoError(t, err)
+	assert.Nil(t, g)
+	for _, bad := range []string{"A", "A=maybe", "=true", "A=true,,B=false"} {
+		_, err := parseGates(bad)
+		assert.ErrorContains(t, err, "is not Gate=true or Gate=false", bad)
+	}
+}
