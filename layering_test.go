@@ -19,7 +19,8 @@ import (
 //	   internal/shareddata and any internal package not listed: import
 //	   no public schedkit package (but may import each other)
 //	1  snapshot: cluster state; imports layer 0 only
-//	2  internal/nodeview (snapshot's private face), snapshot/load
+//	2  internal/nodeview (snapshot's private face), snapshot/load,
+//	   snapshot/load/openb (the openb trace's device schema)
 //	3  snapshot/snapshottest, internal/scoring (score's private face)
 //	4  score, reserve
 //	5  gpushare: GPU sharing, above snapshot and score
@@ -38,6 +39,7 @@ var layers = map[string]int{
 	"snapshot":              1,
 	"internal/nodeview":     2,
 	"snapshot/load":         2,
+	"snapshot/load/openb":   2,
 	"snapshot/snapshottest": 3,
 	"internal/scoring":      3,
 	"score":                 4,

@@ -109,7 +109,8 @@ type Config struct {
 	// pods to the profile; with no chooser there, a whole-GPU
 	// nvidia.com/gpu demand gets no devices (the kubelet's device plugin
 	// picks them; NodeResourcesFit counts the extended resource) and
-	// placing an annotated demand (snapshot.AnnotationGPUCount) on a node
+	// placing any other demand (a share schema's, e.g. the openb
+	// annotations) on a node
 	// with devices is an error wrapping [ErrInvalidConfig].
 	// gpushare.BestFit{} is the FGD simulator's default choice.
 	DeviceChooser snapshot.DeviceChooser

@@ -12,6 +12,7 @@ import (
 	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/load/openb"
 	"github.com/schedkit/schedkit/snapshot/snapshottest"
 )
 
@@ -59,7 +60,7 @@ func eqTemplates(seed uint64) []*v1.Pod {
 		mkPod("named").Req("cpu", "100m").RequiredNodeName("node-00003", "node-00007").Obj(),
 		mkPod("huge").Req("cpu", "500", "memory", "1Ti").Obj(),
 		mkPod("nozone").Req("cpu", "100m").NodeSelector("topology.kubernetes.io/zone", "nowhere").Obj(),
-		mkPod("gpu").Req("cpu", "100m").Annotation(snapshot.AnnotationGPUCount, "1").Obj(),
+		mkPod("gpu").Req("cpu", "100m").Annotation(openb.AnnotationGPUCount, "1").Obj(),
 	)
 	// Pods with pod (anti-)affinity: a zone anti-affinity group, a
 	// self-affine zone group, and a pod preferring to avoid web pods.

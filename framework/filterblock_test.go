@@ -11,6 +11,7 @@ import (
 
 	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/load/openb"
 	"github.com/schedkit/schedkit/snapshot/snapshottest"
 )
 
@@ -81,7 +82,7 @@ func fbNode(rng *rand.Rand, name string) *v1.Node {
 	if gpus := rng.IntN(10); gpus > 0 {
 		res = append(res, "alibabacloud.com/gpu-count", fmt.Sprint(gpus), "alibabacloud.com/gpu-milli", fmt.Sprint(gpus*[]int{500, 1000, 70000}[rng.IntN(3)]))
 		if m := []string{"", "A10", "T4", "V100M16"}[rng.IntN(4)]; m != "" {
-			w = w.Label(snapshot.LabelGPUModel, m)
+			w = w.Label(openb.LabelGPUModel, m)
 		}
 	}
 	w = w.Capacity(res...)
@@ -102,10 +103,10 @@ func fbPod(rng *rand.Rand, name string) *v1.Pod {
 	w := snapshottest.MakePod(name).Req("cpu", fmt.Sprintf("%dm", rng.IntN(4000)), "memory", fmt.Sprintf("%dMi", rng.IntN(8000)),
 		[]string{"example.com/a", "example.com/b", "example.com/c", "ephemeral-storage"}[rng.IntN(4)], fmt.Sprint(rng.IntN(3)))
 	if rng.IntN(2) == 0 {
-		w = w.Annotation(snapshot.AnnotationGPUCount, fmt.Sprint(1+rng.IntN(9))).
-			Annotation(snapshot.AnnotationGPUMilli, fmt.Sprint([]int{1, 250, 500, 999, 1000}[rng.IntN(5)]))
+		w = w.Annotation(openb.AnnotationGPUCount, fmt.Sprint(1+rng.IntN(9))).
+			Annotation(openb.AnnotationGPUMilli, fmt.Sprint([]int{1, 250, 500, 999, 1000}[rng.IntN(5)]))
 		if m := []string{"", "T4", "T4|V100M16", "|A10", "H100"}[rng.IntN(5)]; m != "" {
-			w = w.Annotation(snapshot.AnnotationGPUModel, m)
+			w = w.Annotation(openb.AnnotationGPUModel, m)
 		}
 	}
 	if rng.IntN(3) == 0 {
@@ -125,7 +126,7 @@ func fbCluster(t *testing.T, rng *rand.Rand) *snapshot.Fork {
 	for i := range 12 {
 		nodes = append(nodes, fbNode(rng, fmt.Sprintf("n%d", i)))
 	}
-	f := snapshottest.Snapshot(t, nodes).Fork()
+	f := snapshottest.SnapshotWithDevices(t, openb.Devices, nodes).Fork()
 	for i := range 40 {
 		_ = f.AddPod(fbPod(rng, fmt.Sprintf("b%d", i)), fmt.Sprintf("n%d", rng.IntN(12)))
 	}
@@ -145,7 +146,7 @@ func TestFiltersAgainstPlainReference(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 3))
 		f := fbCluster(t, rng)
 		for i := range 40 {
-			pod := snapshot.MustPodInfo(fbPod(rng, fmt.Sprintf("p%d", i)))
+			pod := openb.MustPodInfo(fbPod(rng, fmt.Sprintf("p%d", i)))
 			for _, p := range pairs {
 				res, err := p.f.PreFilter(pod)
 				require.NoError(t, err)
@@ -193,7 +194,7 @@ func TestFusedFiltersAgree(t *testing.T) {
 			if i%3 == 0 {
 				w.Spec.Containers[0].Ports = []v1.ContainerPort{{HostPort: 8080, ContainerPort: 80}}
 			}
-			pod := snapshot.MustPodInfo(w)
+			pod := openb.MustPodInfo(w)
 			s.pfs, s.pfNames = s.pfs[:0], s.pfNames[:0]
 			for _, fl := range s.filters {
 				res, err := RunPreFilter(fl, pod, f)
@@ -240,7 +241,7 @@ func TestNodeSelectorAgainstLabelMap(t *testing.T) {
 		}
 		nodes = append(nodes, n)
 	}
-	snap := snapshottest.Snapshot(t, nodes)
+	snap := snapshottest.SnapshotWithDevices(t, openb.Devices, nodes)
 	for i := range 200 {
 		sel := map[string]string{}
 		for range 1 + rng.IntN(3) {
@@ -251,7 +252,7 @@ func TestNodeSelectorAgainstLabelMap(t *testing.T) {
 		}
 		pod := snapshottest.MakePod(fmt.Sprintf("p%d", i)).Obj()
 		pod.Spec.NodeSelector = sel
-		res, err := (&nodeAffinityPlugin{}).PreFilter(snapshot.MustPodInfo(pod))
+		res, err := (&nodeAffinityPlugin{}).PreFilter(openb.MustPodInfo(pod))
 		require.NoError(t, err)
 		for _, ni := range snap.Nodes() {
 			match := true

@@ -22,7 +22,7 @@ type gpuDevicesPlugin struct{}
 //
 // GPUDevices is the device-level filter for GPU sharing (no upstream
 // equivalent: upstream counts GPUs as an opaque integer): a pod asking for
-// N devices (or a milli-GPU share of one, snapshot.AnnotationGPUMilli) fits
+// N devices (or a milli-GPU share of one, snapshot.GPURequest) fits
 // a node with at least N devices of an allowed model, each with that much
 // free milli-GPU. It is the device half of the FGD simulator's
 // Open-Gpu-Share filter (gpushare.Fits; NodeResourcesFit does cpu and
@@ -49,19 +49,18 @@ var _ Filter = gpuDevicesPlugin{}
 func (gpuDevicesPlugin) Name() string { return GPUDevicesName }
 
 // PreFilter skips pods that ask for no device and looks the pod's models
-// up once ([snapshot.GPUModelID]).
+// up once (their numbers in the nodes' FilterBlocks).
 func (gpuDevicesPlugin) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
 	g := pod.GPU()
 	if g.Count == 0 {
 		return PreFilterResult{}, nil
 	}
 	f := &gpuFilter{t: gpushare.TaskOf(pod), g: g, nvidia: snapshot.NoResource}
-	// A shortfall counts devices: the reason names the device-count
-	// resource (NoResource when no node declares it).
-	f.devices, _ = snapshot.LookupResource(snapshot.ResourceGPUCount)
+	// A shortfall counts devices: the reason names the decoder's
+	// device-count resource (NoResource when no node declares it).
+	f.devices, _ = snapshot.LookupResource(g.CountResource)
 	if g.Whole {
 		f.nvidia, _ = snapshot.LookupResource(snapshot.ResourceNvidiaGPU)
-		f.devices = f.nvidia
 	}
 	for _, m := range f.t.Models {
 		if m == "" {
@@ -69,7 +68,7 @@ func (gpuDevicesPlugin) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error
 		}
 		f.constrained = true
 		// A model no node has matches nothing: leave it out.
-		if id, ok := snapshot.GPUModelID(m); ok {
+		if id, ok := layout.GPUModelID(m); ok {
 			f.models = append(f.models, id)
 		}
 	}
@@ -77,8 +76,8 @@ func (gpuDevicesPlugin) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error
 }
 
 type gpuFilter struct {
-	// devices is the resource a device shortfall names: nvidia.com/gpu
-	// for whole GPUs, alibabacloud.com/gpu-count for shares.
+	// devices is the resource a device shortfall names: the demand's
+	// CountResource (nvidia.com/gpu for whole GPUs).
 	devices snapshot.ResourceID
 	t       gpushare.Task
 	// constrained: the pod names at least one model; models are the ids

@@ -12,23 +12,24 @@ import (
 	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/load/openb"
 	st "github.com/schedkit/schedkit/snapshot/snapshottest"
 )
 
 func gpuNode(name, model, gpus string) *v1.Node {
 	return st.MakeNode(name).Capacity("cpu", "64", "memory", "256Gi", "pods", "110",
 		"alibabacloud.com/gpu-count", gpus, "alibabacloud.com/gpu-milli", gpus+"000").
-		Label(snapshot.LabelGPUModel, model).Obj()
+		Label(openb.LabelGPUModel, model).Obj()
 }
 
 func gpuPod(name, count, milli string) *st.PodWrapper {
 	return st.MakePod(name).Req("cpu", "2", "memory", "4Gi").
-		Annotation(snapshot.AnnotationGPUCount, count).Annotation(snapshot.AnnotationGPUMilli, milli)
+		Annotation(openb.AnnotationGPUCount, count).Annotation(openb.AnnotationGPUMilli, milli)
 }
 
 func TestGPUDevicesFilter(t *testing.T) {
-	c := st.Cache(t, []*v1.Node{gpuNode("t4", "T4", "2"), gpuNode("v100", "V100M16", "1")},
-		gpuPod("used", "1", "800").Annotation(snapshot.AnnotationGPUIndex, "0").Node("v100").Obj())
+	c := st.CacheWithDevices(t, openb.Devices, []*v1.Node{gpuNode("t4", "T4", "2"), gpuNode("v100", "V100M16", "1")},
+		gpuPod("used", "1", "800").Annotation(openb.AnnotationGPUIndex, "0").Node("v100").Obj())
 	snap := c.Snapshot()
 	filters := append(framework.DefaultFilters(), framework.NewGPUDevices())
 	s, err := framework.New(framework.Config{Filters: filters, Seed: 1, DeviceChooser: gpushare.BestFit{}, NodeReasons: true})
@@ -43,7 +44,7 @@ func TestGPUDevicesFilter(t *testing.T) {
 		// two whole GPUs: only t4 has two idle devices.
 		{"two whole", gpuPod("a", "2", "1000").Obj(), "t4", ""},
 		// model constraint V100M16: v100 has 200 free, 300 does not fit.
-		{"model and share", gpuPod("b", "1", "300").Annotation(snapshot.AnnotationGPUModel, "V100M16").Obj(), "",
+		{"model and share", gpuPod("b", "1", "300").Annotation(openb.AnnotationGPUModel, "V100M16").Obj(), "",
 			"0/2 nodes are available: 1 Insufficient GPU devices, 1 node(s) had no GPU of an allowed model."},
 		// three GPUs fit nowhere.
 		{"too many", gpuPod("c", "3", "1000").Obj(), "", "0/2 nodes are available: 2 Insufficient GPU devices."},
@@ -51,7 +52,7 @@ func TestGPUDevicesFilter(t *testing.T) {
 		{"cpu only", st.MakePod("d").Req("cpu", "1").Obj(), "any", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := s.SchedulePod(snap, snapshot.MustPodInfo(tc.pod))
+			d, err := s.SchedulePod(snap, openb.MustPodInfo(tc.pod))
 			require.NoError(t, err)
 			switch tc.want {
 			case "":
@@ -60,8 +61,8 @@ func TestGPUDevicesFilter(t *testing.T) {
 				for _, r := range d.Diagnosis.Reasons {
 					if r.Plugin == framework.GPUDevicesName && r.Text == "Insufficient GPU devices" {
 						// The shortfall counts devices, and names the device-count resource (it named cpu, the zero value).
-						assert.Equal(t, snapshot.ResourceGPUCount, r.Resource.Name(), "%s", r)
-						assert.Equal(t, tc.pod.Annotations[snapshot.AnnotationGPUCount], strconv.FormatInt(r.Requested, 10), "%s", r)
+						assert.Equal(t, openb.ResourceGPUCount, r.Resource.Name(), "%s", r)
+						assert.Equal(t, tc.pod.Annotations[openb.AnnotationGPUCount], strconv.FormatInt(r.Requested, 10), "%s", r)
 					}
 				}
 			case "any":
@@ -82,15 +83,15 @@ func TestGPUDevicesFilter(t *testing.T) {
 // partly used GPU's 500 free would otherwise be stranded only if tasks
 // were larger. The device choice travels with the decision.
 func TestFGDDeviceChoice(t *testing.T) {
-	c := st.Cache(t, []*v1.Node{gpuNode("n", "T4", "2")},
-		gpuPod("half", "1", "500").Annotation(snapshot.AnnotationGPUIndex, "0").Node("n").Obj())
+	c := st.CacheWithDevices(t, openb.Devices, []*v1.Node{gpuNode("n", "T4", "2")},
+		gpuPod("half", "1", "500").Annotation(openb.AnnotationGPUIndex, "0").Node("n").Obj())
 	w, err := gpushare.NewWorkload([]gpushare.Task{{MilliCPU: 2000, GPUCount: 1, MilliGPU: 500}, {MilliCPU: 2000, GPUCount: 1, MilliGPU: 1000}}, []float64{1, 1})
 	require.NoError(t, err)
 	p, err := score.NewProfile(score.Weighted{Scorer: gpushare.NewScorer(gpushare.NewFGD(w)), Weight: 1})
 	require.NoError(t, err)
 	s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.NewGPUDevices()), Profile: p, Seed: 1})
 	require.NoError(t, err)
-	d, err := s.SchedulePod(c.Snapshot(), snapshot.MustPodInfo(gpuPod("new", "1", "500").Obj()))
+	d, err := s.SchedulePod(c.Snapshot(), openb.MustPodInfo(gpuPod("new", "1", "500").Obj()))
 	require.NoError(t, err)
 	require.True(t, d.Scheduled())
 	devs, ok := d.Pod.Devices()
@@ -121,7 +122,7 @@ func (lastDevice) ChooseDevices(pod *snapshot.PodInfo, node *snapshot.NodeInfo) 
 }
 
 func TestDeviceChooserDecides(t *testing.T) {
-	c := st.Cache(t, []*v1.Node{gpuNode("n", "T4", "4")})
+	c := st.CacheWithDevices(t, openb.Devices, []*v1.Node{gpuNode("n", "T4", "4")})
 	flat := score.PerNode("flat", func(*snapshot.PodInfo, *snapshot.NodeInfo) int64 { return 1 })
 	for _, tc := range []struct {
 		name    string
@@ -139,7 +140,7 @@ func TestDeviceChooserDecides(t *testing.T) {
 			require.NoError(t, err)
 			s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.NewGPUDevices()), Profile: p, DeviceChooser: tc.devices})
 			require.NoError(t, err)
-			d, err := s.SchedulePod(c.Snapshot(), snapshot.MustPodInfo(gpuPod("p", "1", "250").Obj()))
+			d, err := s.SchedulePod(c.Snapshot(), openb.MustPodInfo(gpuPod("p", "1", "250").Obj()))
 			require.NoError(t, err)
 			devs, ok := d.Pod.Devices()
 			require.True(t, ok)
@@ -153,14 +154,14 @@ func TestDeviceChooserDecides(t *testing.T) {
 // the Config, is a configuration error naming the pod, the node and the
 // fix; a pod asking for no device, or a node without devices, needs none.
 func TestNoDeviceChooser(t *testing.T) {
-	c := st.Cache(t, []*v1.Node{gpuNode("n", "T4", "4"), st.MakeNode("cpu").Capacity("cpu", "8", "memory", "8Gi", "pods", "10").Obj()})
+	c := st.CacheWithDevices(t, openb.Devices, []*v1.Node{gpuNode("n", "T4", "4"), st.MakeNode("cpu").Capacity("cpu", "8", "memory", "8Gi", "pods", "10").Obj()})
 	s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.NewGPUDevices())})
 	require.NoError(t, err)
-	_, err = s.SchedulePod(c.Snapshot(), snapshot.MustPodInfo(gpuPod("p", "1", "250").Obj()))
+	_, err = s.SchedulePod(c.Snapshot(), openb.MustPodInfo(gpuPod("p", "1", "250").Obj()))
 	require.ErrorIs(t, err, framework.ErrInvalidConfig)
 	assert.Contains(t, err.Error(), "pod default/p asks for GPU devices on node n")
 	assert.Contains(t, err.Error(), "Config.DeviceChooser")
-	d, err := s.SchedulePod(c.Snapshot(), snapshot.MustPodInfo(st.MakePod("cpu-only").Req("cpu", "1").Obj()))
+	d, err := s.SchedulePod(c.Snapshot(), openb.MustPodInfo(st.MakePod("cpu-only").Req("cpu", "1").Obj()))
 	require.NoError(t, err)
 	assert.True(t, d.Scheduled())
 }
@@ -169,11 +170,11 @@ func TestNoDeviceChooser(t *testing.T) {
 // usable share; a 500m share pod is not placed there (issue 17, item 4).
 func TestZeroGPUMilliNode(t *testing.T) {
 	zero := st.MakeNode("zero").Capacity("cpu", "64", "memory", "256Gi", "pods", "110",
-		"alibabacloud.com/gpu-count", "2", "alibabacloud.com/gpu-milli", "0").Label(snapshot.LabelGPUModel, "T4").Obj()
-	c := st.Cache(t, []*v1.Node{zero})
+		"alibabacloud.com/gpu-count", "2", "alibabacloud.com/gpu-milli", "0").Label(openb.LabelGPUModel, "T4").Obj()
+	c := st.CacheWithDevices(t, openb.Devices, []*v1.Node{zero})
 	s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.NewGPUDevices()), Seed: 1})
 	require.NoError(t, err)
-	d, err := s.SchedulePod(c.Snapshot(), snapshot.MustPodInfo(gpuPod("share", "1", "500").Obj()))
+	d, err := s.SchedulePod(c.Snapshot(), openb.MustPodInfo(gpuPod("share", "1", "500").Obj()))
 	require.NoError(t, err)
 	require.False(t, d.Scheduled(), "placed on %s", d.Node)
 	assert.Equal(t, "0/1 nodes are available: 1 Insufficient GPU devices.", d.Diagnosis.Message())
@@ -188,7 +189,7 @@ func TestZeroGPUMilliNode(t *testing.T) {
 func TestManyNvidiaGPUsSchedule(t *testing.T) {
 	node := st.MakeNode("ts").Capacity("cpu", "64", "memory", "256Gi", "pods", "110", "nvidia.com/gpu", "128").
 		Label(snapshot.LabelNvidiaGPUModel, "A100").Obj()
-	c := st.Cache(t, []*v1.Node{node}, st.MakePod("used").Req("cpu", "1", "nvidia.com/gpu", "65").Node("ts").Obj())
+	c := st.CacheWithDevices(t, openb.Devices, []*v1.Node{node}, st.MakePod("used").Req("cpu", "1", "nvidia.com/gpu", "65").Node("ts").Obj())
 	snap := c.Snapshot()
 	fgd, err := gpushare.NewWorkload([]gpushare.Task{{MilliCPU: 1000, GPUCount: 1, MilliGPU: 1000}}, []float64{1})
 	require.NoError(t, err)
@@ -208,12 +209,12 @@ func TestManyNvidiaGPUsSchedule(t *testing.T) {
 				// 128 - 65 = 63 left.
 				{"sixty-three", st.MakePod("63").Req("cpu", "1", "nvidia.com/gpu", "63").Obj(), ""},
 				{"sixty-four", st.MakePod("64").Req("cpu", "1", "nvidia.com/gpu", "64").Obj(), "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."},
-				{"allowed model", st.MakePod("a").Req("cpu", "1", "nvidia.com/gpu", "2").Annotation(snapshot.AnnotationGPUModel, "A100").Obj(), ""},
-				{"other model", st.MakePod("h").Req("cpu", "1", "nvidia.com/gpu", "2").Annotation(snapshot.AnnotationGPUModel, "H100").Obj(),
+				{"allowed model", st.MakePod("a").Req("cpu", "1", "nvidia.com/gpu", "2").Annotation(openb.AnnotationGPUModel, "A100").Obj(), ""},
+				{"other model", st.MakePod("h").Req("cpu", "1", "nvidia.com/gpu", "2").Annotation(openb.AnnotationGPUModel, "H100").Obj(),
 					"0/1 nodes are available: 1 node(s) had no GPU of an allowed model."},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
-					pi, err := snapshot.NewPodInfo(tc.pod)
+					pi, err := snapshot.DecodePodInfo(tc.pod, openb.Devices)
 					require.NoError(t, err)
 					d, err := s.SchedulePod(snap, pi)
 					require.NoError(t, err)
@@ -232,7 +233,7 @@ func TestManyNvidiaGPUsSchedule(t *testing.T) {
 	require.NoError(t, err)
 	s, err := framework.New(framework.Config{Filters: append(framework.DefaultFilters(), framework.NewGPUDevices()), Seed: 1})
 	require.NoError(t, err)
-	fresh := st.Cache(t, []*v1.Node{node}).Snapshot()
+	fresh := st.CacheWithDevices(t, openb.Devices, []*v1.Node{node}).Snapshot()
 	d, err := s.SchedulePod(fresh, big)
 	require.NoError(t, err)
 	assert.Equal(t, "ts", d.Node, "a 65-GPU pod on an empty 128-GPU node")
@@ -262,7 +263,7 @@ func (c badChooser) ChooseDevices(*snapshot.PodInfo, *snapshot.NodeInfo) (snapsh
 // before, the decision named the node (Scheduled() true) and a wrong
 // answer was charged silently.
 func TestDeviceChoiceErrors(t *testing.T) {
-	c := st.Cache(t, []*v1.Node{gpuNode("n", "T4", "2")})
+	c := st.CacheWithDevices(t, openb.Devices, []*v1.Node{gpuNode("n", "T4", "2")})
 	one := snapshot.DeviceSet(0).With(0)
 	for _, tc := range []struct {
 		name string
@@ -278,7 +279,7 @@ func TestDeviceChoiceErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := framework.New(framework.Config{DeviceChooser: tc.dc, Seed: 1})
 			require.NoError(t, err)
-			d, err := s.SchedulePod(c.Snapshot(), snapshot.MustPodInfo(tc.pod))
+			d, err := s.SchedulePod(c.Snapshot(), openb.MustPodInfo(tc.pod))
 			require.ErrorIs(t, err, framework.ErrInvalidConfig)
 			assert.Contains(t, err.Error(), tc.msg)
 			assert.False(t, d.Scheduled(), "the decision names node %q", d.Node)

@@ -94,13 +94,23 @@ func NewLoop(s *Scheduler, ledger *reserve.Ledger, bind BindFunc) *Loop {
 	return &Loop{sched: s, ledger: ledger, bind: bind, queued: map[snapshot.PodKey]bool{}}
 }
 
-// Add parses pod and queues it; see [Loop.AddPodInfo].
+// Add parses pod with the ledger's DeviceDecoder (reserve.WithDeviceDecoder)
+// and queues it; see [Loop.AddPodInfo].
 func (l *Loop) Add(pod *v1.Pod) error {
-	pi, err := snapshot.NewPodInfo(pod)
+	pi, err := snapshot.DecodePodInfo(pod, l.decoder())
 	if err != nil {
 		return err
 	}
 	return l.AddPodInfo(pi)
+}
+
+// decoder returns the DeviceDecoder pods are parsed with: the ledger's
+// (snapshot.NvidiaDevices without a ledger).
+func (l *Loop) decoder() snapshot.DeviceDecoder {
+	if l.ledger == nil {
+		return snapshot.NvidiaDevices
+	}
+	return l.ledger.Snapshot().DeviceDecoder()
 }
 
 // AddPodInfo queues a pending pod. A pod already queued or set aside as
@@ -131,7 +141,7 @@ func (l *Loop) AddPodInfo(pi *snapshot.PodInfo) error {
 		}
 		q := p.DeepCopy()
 		q.Spec.Priority = &prio
-		if pi, err = snapshot.NewPodInfo(q); err != nil {
+		if pi, err = snapshot.DecodePodInfo(q, l.decoder()); err != nil {
 			return err
 		}
 	}

@@ -12,18 +12,19 @@ import (
 	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/load/openb"
 	st "github.com/schedkit/schedkit/snapshot/snapshottest"
 )
 
 func gpuNodeObj(name, gpus string) *v1.Node {
 	return st.MakeNode(name).Capacity("cpu", "32", "memory", "128Gi", "pods", "110",
 		"alibabacloud.com/gpu-count", gpus, "alibabacloud.com/gpu-milli", gpus+"000").
-		Label(snapshot.LabelGPUModel, "T4").Obj()
+		Label(openb.LabelGPUModel, "T4").Obj()
 }
 
 func sharePod(name, milli string) *st.PodWrapper {
 	return st.MakePod(name).Req("cpu", "1", "memory", "1Gi").
-		Annotation(snapshot.AnnotationGPUCount, "1").Annotation(snapshot.AnnotationGPUMilli, milli)
+		Annotation(openb.AnnotationGPUCount, "1").Annotation(openb.AnnotationGPUMilli, milli)
 }
 
 // The adapter gives exactly the gpushare policy's score on the node's
@@ -33,9 +34,9 @@ func TestGPUShareMatchesPolicy(t *testing.T) {
 	w, err := gpushare.NewWorkload([]gpushare.Task{{MilliCPU: 1000, GPUCount: 1, MilliGPU: 500}, {MilliCPU: 4000, GPUCount: 2, MilliGPU: 1000}}, []float64{3, 1})
 	require.NoError(t, err)
 	policies := []gpushare.NodeScorer{gpushare.NewFGD(w), gpushare.BestFit{}, gpushare.DotProduct{}, gpushare.GPUPacking{}, gpushare.GPUClustering{}}
-	c := st.Cache(t, []*v1.Node{gpuNodeObj("a", "2"), gpuNodeObj("b", "4"), gpuNodeObj("c", "1")},
+	c := st.CacheWithDevices(t, openb.Devices, []*v1.Node{gpuNodeObj("a", "2"), gpuNodeObj("b", "4"), gpuNodeObj("c", "1")},
 		sharePod("x", "300").Node("b").Obj())
-	pod := snapshot.MustPodInfo(sharePod("new", "500").Obj())
+	pod := openb.MustPodInfo(sharePod("new", "500").Obj())
 	for _, pol := range policies {
 		t.Run(pol.Name(), func(t *testing.T) {
 			s := gpushare.NewScorer(pol)
@@ -69,11 +70,11 @@ func assertGPUShare(t *testing.T, s *gpushare.Scorer, pol gpushare.NodeScorer, p
 }
 
 func TestRandomGPU(t *testing.T) {
-	c := st.Cache(t, []*v1.Node{gpuNodeObj("a", "1"), gpuNodeObj("b", "1"), gpuNodeObj("c", "1"), gpuNodeObj("d", "1")})
+	c := st.CacheWithDevices(t, openb.Devices, []*v1.Node{gpuNodeObj("a", "1"), gpuNodeObj("b", "1"), gpuNodeObj("c", "1"), gpuNodeObj("d", "1")})
 	snap := c.Snapshot()
 	nodes := []*snapshot.NodeInfo{snap.Get("a"), snap.Get("b"), snap.Get("c"), snap.Get("d")}
 	scores := func(seed uint64, pod string) []int64 {
-		ps, err := gpushare.RandomScorer{Seed: seed}.Prepare(snapshot.MustPodInfo(sharePod(pod, "100").Obj()), snap)
+		ps, err := gpushare.RandomScorer{Seed: seed}.Prepare(openb.MustPodInfo(sharePod(pod, "100").Obj()), snap)
 		require.NoError(t, err)
 		out := make([]int64, len(nodes))
 		ps.Score(nodes, out)
@@ -105,7 +106,7 @@ func TestRandomGPU(t *testing.T) {
 func TestGPUShareMemoAlternatingStates(t *testing.T) {
 	w, err := gpushare.NewWorkload([]gpushare.Task{{MilliCPU: 1000, GPUCount: 1, MilliGPU: 500}, {MilliCPU: 2000, GPUCount: 1, MilliGPU: 1000}}, []float64{1, 1})
 	require.NoError(t, err)
-	c := st.Cache(t, []*v1.Node{gpuNodeObj("a", "4"), gpuNodeObj("b", "2")}, sharePod("x", "300").Node("a").Obj())
+	c := st.CacheWithDevices(t, openb.Devices, []*v1.Node{gpuNodeObj("a", "4"), gpuNodeObj("b", "2")}, sharePod("x", "300").Node("a").Obj())
 	snap := c.Snapshot()
 	fork := snap.Fork()
 	require.NoError(t, fork.AddPod(sharePod("y", "600").Node("a").Obj(), "a"))
@@ -115,7 +116,7 @@ func TestGPUShareMemoAlternatingStates(t *testing.T) {
 	s := gpushare.NewScorer(fgd)
 	for round := range 4 {
 		for _, milli := range []string{"200", "500", "700", "1000"} {
-			pod := snapshot.MustPodInfo(sharePod("p"+milli, milli).Obj())
+			pod := openb.MustPodInfo(sharePod("p"+milli, milli).Obj())
 			for _, cl := range []score.Cluster{snap, fork} {
 				nodes := []*snapshot.NodeInfo{cl.Get("a"), cl.Get("b")}
 				if round >= 2 {
@@ -136,9 +137,9 @@ func TestGPUShareMemoAlternatingStates(t *testing.T) {
 func TestGPUShareScoreAllocs(t *testing.T) {
 	w, err := gpushare.NewWorkload([]gpushare.Task{{MilliCPU: 1000, GPUCount: 1, MilliGPU: 500}}, []float64{1})
 	require.NoError(t, err)
-	c := st.Cache(t, []*v1.Node{gpuNodeObj("a", "8"), gpuNodeObj("b", "2")})
+	c := st.CacheWithDevices(t, openb.Devices, []*v1.Node{gpuNodeObj("a", "8"), gpuNodeObj("b", "2")})
 	s := gpushare.NewScorer(gpushare.NewFGD(w))
-	pod := snapshot.MustPodInfo(sharePod("p", "500").Obj())
+	pod := openb.MustPodInfo(sharePod("p", "500").Obj())
 	snaps := []*snapshot.Snapshot{c.Snapshot()}
 	require.NoError(t, c.AddPod(sharePod("x", "300").Node("a").Obj()))
 	snaps = append(snaps, c.Snapshot()) // node a in another state
@@ -164,10 +165,10 @@ func TestGPUShareScoreAllocs(t *testing.T) {
 // the NodeInfo untouched by Place), and the classes of the GPU pods on it;
 // TaskOf reads a pod's requests and device demand.
 func TestNodeStateOf(t *testing.T) {
-	c := st.Cache(t, []*v1.Node{gpuNodeObj("n", "4")},
-		sharePod("s", "300").Annotation(snapshot.AnnotationGPUIndex, "0").Node("n").Obj(),
-		sharePod("over", "900").Annotation(snapshot.AnnotationGPUIndex, "0").Node("n").Obj(),
-		st.MakePod("w").Req("cpu", "2").Annotation(snapshot.AnnotationGPUCount, "2").Annotation(snapshot.AnnotationGPUIndex, "2-3").Node("n").Obj())
+	c := st.CacheWithDevices(t, openb.Devices, []*v1.Node{gpuNodeObj("n", "4")},
+		sharePod("s", "300").Annotation(openb.AnnotationGPUIndex, "0").Node("n").Obj(),
+		sharePod("over", "900").Annotation(openb.AnnotationGPUIndex, "0").Node("n").Obj(),
+		st.MakePod("w").Req("cpu", "2").Annotation(openb.AnnotationGPUCount, "2").Annotation(openb.AnnotationGPUIndex, "2-3").Node("n").Obj())
 	ni := c.Snapshot().Get("n")
 	ns := gpushare.NodeStateOf(ni, nil)
 	assert.Equal(t, int64(32000-4000), ns.FreeMilliCPU)
@@ -185,7 +186,7 @@ func TestNodeStateOf(t *testing.T) {
 	require.NoError(t, ns.Place(gpushare.Task{GPUCount: 1, MilliGPU: 500}, gpushare.DeviceSet(0).With(1)))
 	assert.Equal(t, int64(1000), ni.Devices()[1].FreeMilliGPU, "Place changes the copy only")
 
-	pi := snapshot.MustPodInfo(sharePod("p", "250").Annotation(snapshot.AnnotationGPUModel, "T4|A100").Obj())
+	pi := openb.MustPodInfo(sharePod("p", "250").Annotation(openb.AnnotationGPUModel, "T4|A100").Obj())
 	assert.Equal(t, gpushare.Task{MilliCPU: 1000, Memory: 1 << 30, GPUCount: 1, MilliGPU: 250, Models: []string{"T4", "A100"}}, gpushare.TaskOf(pi))
 }
 
@@ -193,9 +194,9 @@ func TestNodeStateOf(t *testing.T) {
 // devices, the choice the framework, the ledger and replay get when the
 // caller passes it.
 func TestBestFitChooser(t *testing.T) {
-	c := st.Cache(t, []*v1.Node{gpuNodeObj("n", "3")},
-		sharePod("a", "600").Annotation(snapshot.AnnotationGPUIndex, "1").Node("n").Obj(),
-		sharePod("b", "300").Annotation(snapshot.AnnotationGPUIndex, "2").Node("n").Obj())
+	c := st.CacheWithDevices(t, openb.Devices, []*v1.Node{gpuNodeObj("n", "3")},
+		sharePod("a", "600").Annotation(openb.AnnotationGPUIndex, "1").Node("n").Obj(),
+		sharePod("b", "300").Annotation(openb.AnnotationGPUIndex, "2").Node("n").Obj())
 	ni := c.Snapshot().Get("n")
 	var dc snapshot.DeviceChooser = gpushare.BestFit{}
 	for _, tc := range []struct {
@@ -210,11 +211,11 @@ func TestBestFitChooser(t *testing.T) {
 		{"bigger share", sharePod("p", "500").Obj(), []int{2}, true},
 		// one whole GPU: the lowest-index idle device.
 		{"whole", sharePod("p", "1000").Obj(), []int{0}, true},
-		{"two whole", sharePod("p", "1000").Annotation(snapshot.AnnotationGPUCount, "2").Obj(), nil, false},
-		{"other model", sharePod("p", "100").Annotation(snapshot.AnnotationGPUModel, "A100").Obj(), nil, false},
+		{"two whole", sharePod("p", "1000").Annotation(openb.AnnotationGPUCount, "2").Obj(), nil, false},
+		{"other model", sharePod("p", "100").Annotation(openb.AnnotationGPUModel, "A100").Obj(), nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			devs, ok := dc.ChooseDevices(snapshot.MustPodInfo(tc.pod), ni)
+			devs, ok := dc.ChooseDevices(openb.MustPodInfo(tc.pod), ni)
 			require.Equal(t, tc.found, ok)
 			if ok {
 				assert.Equal(t, tc.want, devs.AppendIndexes(nil))

@@ -10,6 +10,7 @@ import (
 	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/replay"
 	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/load/openb"
 	"github.com/schedkit/schedkit/snapshot/snapshottest"
 )
 
@@ -26,10 +27,10 @@ func FuzzNewInputGPU(f *testing.F) {
 	f.Add("-1", "x", "")
 	f.Fuzz(func(t *testing.T, count, milli, models string) {
 		pod := snapshottest.MakePod("p").Namespace("ns").Req("cpu", "1").Obj()
-		pod.Annotations = map[string]string{snapshot.AnnotationGPUCount: count, snapshot.AnnotationGPUMilli: milli, snapshot.AnnotationGPUModel: models}
+		pod.Annotations = map[string]string{openb.AnnotationGPUCount: count, openb.AnnotationGPUMilli: milli, openb.AnnotationGPUModel: models}
 		before := pod.DeepCopy()
-		pi, perr := snapshot.NewPodInfo(pod)
-		in, err := replay.NewInput(nil, []*v1.Pod{pod}, false)
+		pi, perr := snapshot.DecodePodInfo(pod, openb.Devices)
+		in, err := replay.NewInput(nil, []*v1.Pod{pod}, false, openb.Devices)
 		assert.Equal(t, before, pod, "the input pod is not modified")
 		if perr != nil {
 			require.ErrorIs(t, err, replay.ErrInput)
@@ -43,7 +44,7 @@ func FuzzNewInputGPU(f *testing.F) {
 		// gpu-milli is interned only once some pod requested it: in a fresh
 		// process a pod without GPU demand leaves it unknown, and then it
 		// requests none.
-		if id, ok := snapshot.LookupResource(snapshot.ResourceGPUMilli); ok {
+		if id, ok := snapshot.LookupResource(openb.ResourceGPUMilli); ok {
 			assert.Equal(t, task.TotalMilliGPU(), prepared.Requested().Get(id))
 		} else {
 			assert.Zero(t, task.TotalMilliGPU(), "a pod with GPU demand requests gpu-milli, so it is interned")

@@ -23,19 +23,24 @@ import (
 //     are queued at once, as a cluster's pending pods are); set At, Leave
 //     and Leaves for Config.Departures, or clear Batch for one-by-one
 //     arrivals;
-//   - a pod whose GPU demand is annotated (snapshot.AnnotationGPUCount,
-//     as the Alibaba GPU-sharing scheduler's pods are) and not requested
-//     also requests it as snapshot.ResourceGPUMilli on its first
-//     container (count × milli), in a copy, so that NodeResourcesFit
-//     checks the node's GPU total and resource scorers can weigh GPUs.
+//   - a pod whose GPU demand is a share of devices (not
+//     snapshot.GPURequest.Whole) that dec names a MilliResource for (as
+//     openb.Devices does for the Alibaba GPU-sharing scheduler's
+//     annotations) and that does not request it, also requests it on its
+//     first container (count × milli), in a copy, so that
+//     NodeResourcesFit checks the node's GPU total and resource scorers
+//     can weigh GPUs.
+//
+// dec (nil: snapshot.NvidiaDevices) reads the devices of nodes and pods;
+// Input.Devices records it for Run.
 //
 // Errors wrap [ErrInput] and name the object: a nil object, a node listed
 // twice or invalid (snapshot.Cache.AddNode), a bound pod on a node not
-// among nodes, an invalid pod (snapshot.NewPodInfo), a pod to schedule
+// among nodes, an invalid pod (snapshot.DecodePodInfo), a pod to schedule
 // listed twice. Bound pods are checked before the pods to schedule. The objects
 // given are not changed; Input shares the unchanged ones. O(nodes + pods).
-func NewInput(nodes []*v1.Node, pods []*v1.Pod, unbind bool) (*Input, error) {
-	cache := snapshot.NewCache()
+func NewInput(nodes []*v1.Node, pods []*v1.Pod, unbind bool, dec snapshot.DeviceDecoder) (*Input, error) {
+	cache := snapshot.NewCacheWithDevices(dec)
 	names := make(map[string]bool, len(nodes))
 	for i, n := range nodes {
 		if n == nil {
@@ -49,7 +54,7 @@ func NewInput(nodes []*v1.Node, pods []*v1.Pod, unbind bool) (*Input, error) {
 			return nil, fmt.Errorf("%w: %w", ErrInput, err)
 		}
 	}
-	in := &Input{Nodes: nodes, Batch: true}
+	in := &Input{Nodes: nodes, Batch: true, Devices: dec}
 	var pending []*v1.Pod
 	for i, p := range pods {
 		switch {
@@ -69,7 +74,7 @@ func NewInput(nodes []*v1.Node, pods []*v1.Pod, unbind bool) (*Input, error) {
 		if !names[p.Spec.NodeName] {
 			return nil, fmt.Errorf("%w: pod %s/%s: spec.nodeName %q: no such node in the input", ErrInput, p.Namespace, p.Name, p.Spec.NodeName)
 		}
-		pi, err := snapshot.NewPodInfo(p)
+		pi, err := snapshot.DecodePodInfo(p, dec)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInput, err)
 		}
@@ -77,7 +82,7 @@ func NewInput(nodes []*v1.Node, pods []*v1.Pod, unbind bool) (*Input, error) {
 	}
 	seen := make(map[snapshot.PodKey]bool, len(pending))
 	for _, p := range pending {
-		pi, err := snapshot.NewPodInfo(p)
+		pi, err := snapshot.DecodePodInfo(p, dec)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInput, err)
 		}
@@ -86,7 +91,7 @@ func NewInput(nodes []*v1.Node, pods []*v1.Pod, unbind bool) (*Input, error) {
 		}
 		seen[pi.Key()] = true
 		if pp := withGPURequest(p, pi); pp != p {
-			if pi, err = snapshot.NewPodInfo(pp); err != nil {
+			if pi, err = snapshot.DecodePodInfo(pp, dec); err != nil {
 				return nil, fmt.Errorf("%w: %w", ErrInput, err)
 			}
 		}
@@ -95,16 +100,16 @@ func NewInput(nodes []*v1.Node, pods []*v1.Pod, unbind bool) (*Input, error) {
 	return in, nil
 }
 
-// withGPURequest returns pod with its annotated GPU demand also requested
-// as snapshot.ResourceGPUMilli (on the first container), or pod itself for
-// a pod without the annotation, without GPU demand, or requesting it
-// already. pi is pod parsed.
+// withGPURequest returns pod with its device-share demand also requested
+// as the demand's MilliResource (on the first container), or pod itself
+// for a pod without a share demand (none, whole devices, or no
+// MilliResource) or requesting it already. pi is pod parsed.
 func withGPURequest(pod *v1.Pod, pi *snapshot.PodInfo) *v1.Pod {
-	t := gpushare.TaskOf(pi)
-	if _, ok := pod.Annotations[snapshot.AnnotationGPUCount]; !ok || !t.UsesGPU() || len(pod.Spec.Containers) == 0 {
+	t, g := gpushare.TaskOf(pi), pi.GPU()
+	if g.Whole || g.MilliResource == "" || !t.UsesGPU() || len(pod.Spec.Containers) == 0 {
 		return pod
 	}
-	if _, ok := pod.Spec.Containers[0].Resources.Requests[snapshot.ResourceGPUMilli]; ok {
+	if _, ok := pod.Spec.Containers[0].Resources.Requests[g.MilliResource]; ok {
 		return pod
 	}
 	c := *pod
@@ -114,7 +119,7 @@ func withGPURequest(pod *v1.Pod, pi *snapshot.PodInfo) *v1.Pod {
 	for k, v := range ctr.Resources.Requests {
 		req[k] = v
 	}
-	req[snapshot.ResourceGPUMilli] = *resource.NewQuantity(t.TotalMilliGPU(), resource.DecimalSI)
+	req[g.MilliResource] = *resource.NewQuantity(t.TotalMilliGPU(), resource.DecimalSI)
 	ctr.Resources.Requests = req
 	return &c
 }

@@ -12,13 +12,14 @@ import (
 	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/replay"
 	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/load/openb"
 	"github.com/schedkit/schedkit/snapshot/snapshottest"
 )
 
 // gpuPod asks for count GPUs of milli each in the Alibaba annotations.
 func gpuPod(name, count, milli string) *v1.Pod {
 	return snapshottest.MakePod(name).Req("cpu", "1", "memory", "1Gi").
-		Annotation(snapshot.AnnotationGPUCount, count).Annotation(snapshot.AnnotationGPUMilli, milli).Obj()
+		Annotation(openb.AnnotationGPUCount, count).Annotation(openb.AnnotationGPUMilli, milli).Obj()
 }
 
 func keys(in *replay.Input) (bound, arrivals []string) {
@@ -40,7 +41,7 @@ func TestNewInputSplit(t *testing.T) {
 	pending := snapshottest.MakePod("pending").Obj()
 	pods := []*v1.Pod{pending, mirror, api, static, running}
 
-	in, err := replay.NewInput(nodes, pods, false)
+	in, err := replay.NewInput(nodes, pods, false, openb.Devices)
 	require.NoError(t, err)
 	bound, arrivals := keys(in)
 	assert.Equal(t, []string{"default/mirror", "default/api", "default/static", "default/running"}, bound)
@@ -50,7 +51,7 @@ func TestNewInputSplit(t *testing.T) {
 
 	// unbind: only the static and mirror pods stay; the others are
 	// scheduled anew, after the pending pods in input order.
-	in, err = replay.NewInput(nodes, pods, true)
+	in, err = replay.NewInput(nodes, pods, true, openb.Devices)
 	require.NoError(t, err)
 	bound, arrivals = keys(in)
 	assert.Equal(t, []string{"default/mirror", "default/static"}, bound)
@@ -68,22 +69,22 @@ func TestNewInputGPURequest(t *testing.T) {
 	nvidia := snapshottest.MakePod("nv").Req("cpu", "1", "nvidia.com/gpu", "2").Obj()
 	boundShare := gpuPod("bound-share", "1", "500")
 	boundShare.Spec.NodeName = "node-a"
-	in, err := replay.NewInput([]*v1.Node{node("node-a")}, []*v1.Pod{share, multi, cpu, nvidia, boundShare}, false)
+	in, err := replay.NewInput([]*v1.Node{node("node-a")}, []*v1.Pod{share, multi, cpu, nvidia, boundShare}, false, openb.Devices)
 	require.NoError(t, err)
 	require.Len(t, in.Arrivals, 4)
-	id, ok := snapshot.LookupResource(snapshot.ResourceGPUMilli)
+	id, ok := snapshot.LookupResource(openb.ResourceGPUMilli)
 	require.True(t, ok)
 	// share: 1 × 470; multi: 4 × 1000.
 	assert.Equal(t, int64(470), in.Arrivals[0].Pod.Requested().Get(id))
 	assert.Equal(t, gpushare.Task{MilliCPU: 1000, Memory: 1 << 30, GPUCount: 1, MilliGPU: 470}, gpushare.TaskOf(in.Arrivals[0].Pod))
 	assert.Equal(t, int64(4000), in.Arrivals[1].Pod.Requested().Get(id))
-	assert.NotContains(t, share.Spec.Containers[0].Resources.Requests, snapshot.ResourceGPUMilli, "the input pod is not modified")
+	assert.NotContains(t, share.Spec.Containers[0].Resources.Requests, openb.ResourceGPUMilli, "the input pod is not modified")
 	assert.Same(t, cpu, in.Arrivals[2].Pod.Pod())
 	assert.Same(t, nvidia, in.Arrivals[3].Pod.Pod(), "nvidia.com/gpu is a request already")
 	require.Len(t, in.Bound, 1)
-	q := in.Bound[0].Spec.Containers[0].Resources.Requests[snapshot.ResourceGPUMilli]
+	q := in.Bound[0].Spec.Containers[0].Resources.Requests[openb.ResourceGPUMilli]
 	assert.Equal(t, int64(500), q.Value())
-	assert.NotContains(t, boundShare.Spec.Containers[0].Resources.Requests, snapshot.ResourceGPUMilli)
+	assert.NotContains(t, boundShare.Spec.Containers[0].Resources.Requests, openb.ResourceGPUMilli)
 
 	// The request is what NodeResourcesFit checks: node-a has no GPUs, so
 	// share and multi are refused for gpu-milli (and nv for nvidia.com/gpu);
@@ -109,7 +110,7 @@ func TestNewInputErrors(t *testing.T) {
 		{"pod twice", nil, []*v1.Pod{snapshottest.MakePod("p").Obj(), snapshottest.MakePod("p").Obj()}, "pod default/p: listed twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := replay.NewInput(tc.nodes, tc.pods, false)
+			_, err := replay.NewInput(tc.nodes, tc.pods, false, openb.Devices)
 			require.ErrorIs(t, err, replay.ErrInput)
 			assert.EqualError(t, err, "replay: bad input: "+tc.want)
 		})

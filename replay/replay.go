@@ -40,6 +40,10 @@ type Input struct {
 	// the ledger before the first arrival: PodTopologySpread's system
 	// defaults find a Deployment's ReplicaSet there.
 	Objects []runtime.Object
+	// Devices reads the devices of Nodes and of the pods (NewInput's
+	// decoder); nil means snapshot.NvidiaDevices. The ledger Run
+	// schedules over decodes with it.
+	Devices snapshot.DeviceDecoder
 	// Batch queues every arrival at once and lets the scheduling queue
 	// order them (priority, then arrival order), as for a set of objects
 	// read from a cluster; otherwise each pod is scheduled as it arrives.
@@ -49,7 +53,8 @@ type Input struct {
 // Arrival is a pod to schedule and, for Config.Departures, its trace
 // times.
 type Arrival struct {
-	// Pod is the parsed pod (snapshot.NewPodInfo), without spec.nodeName.
+	// Pod is the parsed pod (snapshot.DecodePodInfo with Input.Devices),
+	// without spec.nodeName.
 	Pod *snapshot.PodInfo
 	// At is the arrival time on the trace clock (any origin); Leave is
 	// the departure time, meaningful when Leaves is set. Both are read
@@ -173,7 +178,7 @@ func Run(ctx context.Context, in *Input, cfg Config) (*Report, error) {
 	if cfg.DeviceChooser == nil {
 		cfg.DeviceChooser = gpushare.BestFit{}
 	}
-	ledger := reserve.New(reserve.WithDeviceChooser(reportedChooser{cfg.DeviceChooser}))
+	ledger := reserve.New(reserve.WithDeviceDecoder(in.Devices), reserve.WithDeviceChooser(reportedChooser{cfg.DeviceChooser}))
 	names := make(map[string]bool, len(in.Nodes))
 	for _, n := range in.Nodes {
 		if n == nil {

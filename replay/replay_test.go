@@ -16,6 +16,7 @@ import (
 	"github.com/schedkit/schedkit/replay"
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/load/openb"
 	"github.com/schedkit/schedkit/snapshot/snapshottest"
 )
 
@@ -35,7 +36,7 @@ func node(name string, labels ...string) *v1.Node {
 
 func arrival(t *testing.T, p *v1.Pod) replay.Arrival {
 	t.Helper()
-	pi, err := snapshot.NewPodInfo(p)
+	pi, err := snapshot.DecodePodInfo(p, openb.Devices)
 	require.NoError(t, err)
 	return replay.Arrival{Pod: pi}
 }
@@ -310,10 +311,10 @@ func TestRunBoundDevices(t *testing.T) {
 		"alibabacloud.com/gpu-count", "3", "alibabacloud.com/gpu-milli", "3000").Obj()
 	share := func(name, milli string) *snapshottest.PodWrapper {
 		return snapshottest.MakePod(name).Req("cpu", "1").Node("g").
-			Annotation(snapshot.AnnotationGPUCount, "1").Annotation(snapshot.AnnotationGPUMilli, milli)
+			Annotation(openb.AnnotationGPUCount, "1").Annotation(openb.AnnotationGPUMilli, milli)
 	}
-	in := &replay.Input{Nodes: []*v1.Node{gpu}, Bound: []*v1.Pod{
-		share("a", "600").Annotation(snapshot.AnnotationGPUIndex, "2").Obj(),
+	in := &replay.Input{Devices: openb.Devices, Nodes: []*v1.Node{gpu}, Bound: []*v1.Pod{
+		share("a", "600").Annotation(openb.AnnotationGPUIndex, "2").Obj(),
 		share("b", "500").Obj(),
 		share("c", "300").Obj(),
 		share("d", "900").Obj(),
@@ -353,11 +354,11 @@ func TestRunBoundDevices(t *testing.T) {
 func TestRunDefaultFiltersShareGPUs(t *testing.T) {
 	gpu := snapshottest.MakeNode("g").Capacity("cpu", "32", "memory", "64Gi", "pods", "110",
 		"alibabacloud.com/gpu-count", "2", "alibabacloud.com/gpu-milli", "2000").Obj()
-	in := &replay.Input{Nodes: []*v1.Node{gpu}}
+	in := &replay.Input{Devices: openb.Devices, Nodes: []*v1.Node{gpu}}
 	for i := range 3 {
 		p := snapshottest.MakePod(fmt.Sprintf("s%d", i)).Req("cpu", "1", "alibabacloud.com/gpu-milli", "600").
-			Annotation(snapshot.AnnotationGPUCount, "1").Annotation(snapshot.AnnotationGPUMilli, "600").Obj()
-		in.Arrivals = append(in.Arrivals, replay.Arrival{Pod: snapshot.MustPodInfo(p)})
+			Annotation(openb.AnnotationGPUCount, "1").Annotation(openb.AnnotationGPUMilli, "600").Obj()
+		in.Arrivals = append(in.Arrivals, replay.Arrival{Pod: openb.MustPodInfo(p)})
 	}
 	rep, err := replay.Run(context.Background(), in, replay.Config{})
 	require.NoError(t, err)

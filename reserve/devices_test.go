@@ -10,6 +10,7 @@ import (
 	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/reserve"
 	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/load/openb"
 	st "github.com/schedkit/schedkit/snapshot/snapshottest"
 )
 
@@ -18,9 +19,9 @@ import (
 func TestReserveZeroGPUMilli(t *testing.T) {
 	l := newLedger(t, st.MakeNode("zero").Capacity("cpu", "8", "memory", "16Gi", "pods", "10",
 		"alibabacloud.com/gpu-count", "2", "alibabacloud.com/gpu-milli", "0").Obj())
-	pod := snapshot.MustPodInfo(st.MakePod("share").Req("cpu", "1").
-		Annotation(snapshot.AnnotationGPUCount, "1").Annotation(snapshot.AnnotationGPUMilli, "500").Obj())
-	milli, _ := snapshot.Intern(snapshot.ResourceGPUMilli)
+	pod := openb.MustPodInfo(st.MakePod("share").Req("cpu", "1").
+		Annotation(openb.AnnotationGPUCount, "1").Annotation(openb.AnnotationGPUMilli, "500").Obj())
+	milli, _ := snapshot.Intern(openb.ResourceGPUMilli)
 	reasons, err := l.Reserve(pod, "zero")
 	require.NoError(t, err)
 	// requested 1 x 500; two devices of capacity 0.
@@ -37,12 +38,12 @@ func TestReserveManyNvidiaGPUs(t *testing.T) {
 	require.NoError(t, l.AddPod(st.MakePod("big").Req("cpu", "1", "nvidia.com/gpu", "65").Node("ts").Obj()))
 	gpu, ok := snapshot.LookupResource(snapshot.ResourceNvidiaGPU)
 	require.True(t, ok)
-	four := snapshot.MustPodInfo(st.MakePod("four").Req("cpu", "1", "nvidia.com/gpu", "4").Obj())
+	four := openb.MustPodInfo(st.MakePod("four").Req("cpu", "1", "nvidia.com/gpu", "4").Obj())
 	reasons, err := l.Reserve(four, "ts")
 	require.NoError(t, err)
 	assert.Empty(t, reasons, "4 of the 63 left")
 	// 128 - 65 - 4 = 59 left.
-	reasons, err = l.Fits(snapshot.MustPodInfo(st.MakePod("sixty").Req("nvidia.com/gpu", "60").Obj()), "ts")
+	reasons, err = l.Fits(openb.MustPodInfo(st.MakePod("sixty").Req("nvidia.com/gpu", "60").Obj()), "ts")
 	require.NoError(t, err)
 	require.Len(t, reasons, 1)
 	assert.Equal(t, gpu, reasons[0].Resource)
@@ -59,10 +60,10 @@ func TestReserveManyNvidiaGPUs(t *testing.T) {
 // and recorded, for holds and for bound pods alike.
 func TestLedgerMakesNoDeviceChoice(t *testing.T) {
 	gpuNode := st.MakeNode("g").Capacity("cpu", "32", "memory", "64Gi", "pods", "10",
-		"alibabacloud.com/gpu-count", "2", "alibabacloud.com/gpu-milli", "2000").Label(snapshot.LabelGPUModel, "T4").Obj()
+		"alibabacloud.com/gpu-count", "2", "alibabacloud.com/gpu-milli", "2000").Label(openb.LabelGPUModel, "T4").Obj()
 	nvidia := st.MakeNode("nv").Capacity("cpu", "32", "memory", "64Gi", "pods", "10", "nvidia.com/gpu", "2").Obj()
 	share := func(name, milli string) *st.PodWrapper {
-		return st.MakePod(name).Req("cpu", "1").Annotation(snapshot.AnnotationGPUCount, "1").Annotation(snapshot.AnnotationGPUMilli, milli)
+		return st.MakePod(name).Req("cpu", "1").Annotation(openb.AnnotationGPUCount, "1").Annotation(openb.AnnotationGPUMilli, milli)
 	}
 	free := func(l *reserve.Ledger, node string) []int64 {
 		var out []int64
@@ -73,26 +74,26 @@ func TestLedgerMakesNoDeviceChoice(t *testing.T) {
 	}
 
 	l := newLedger(t, gpuNode, nvidia)
-	_, err := l.Reserve(snapshot.MustPodInfo(share("a", "300").Obj()), "g")
+	_, err := l.Reserve(openb.MustPodInfo(share("a", "300").Obj()), "g")
 	require.ErrorIs(t, err, reserve.ErrInvalid)
 	assert.Contains(t, err.Error(), "pod default/a asks for GPU devices on node g and records none")
 	assert.Empty(t, l.Holds(), "nothing held")
-	unfit, err := l.Reserve(snapshot.MustPodInfo(st.MakePod("w").Req("cpu", "1", "nvidia.com/gpu", "2").Obj()), "nv")
+	unfit, err := l.Reserve(openb.MustPodInfo(st.MakePod("w").Req("cpu", "1", "nvidia.com/gpu", "2").Obj()), "nv")
 	require.NoError(t, err)
 	require.Nil(t, unfit)
 	assert.Equal(t, []int64{1000, 1000}, free(l, "nv"), "whole GPUs: held on no device")
-	unfit, err = l.Reserve(snapshot.MustPodInfo(st.MakePod("w2").Req("cpu", "1", "nvidia.com/gpu", "1").Obj()), "nv")
+	unfit, err = l.Reserve(openb.MustPodInfo(st.MakePod("w2").Req("cpu", "1", "nvidia.com/gpu", "1").Obj()), "nv")
 	require.NoError(t, err)
 	require.Len(t, unfit, 1, "the extended resource is counted")
 	require.NoError(t, l.AddPod(share("b", "300").Node("g").Obj()))
 	assert.Equal(t, []int64{1000, 1000}, free(l, "g"), "bound without devices: charged to none")
 
 	// With a chooser: best fit, for holds and bound pods.
-	l = reserve.New(reserve.WithDeviceChooser(gpushare.BestFit{}))
+	l = reserve.New(reserve.WithDeviceDecoder(openb.Devices), reserve.WithDeviceChooser(gpushare.BestFit{}))
 	require.NoError(t, l.AddNode(gpuNode))
 	require.NoError(t, l.AddPod(share("b", "300").Node("g").Obj()))
 	assert.Equal(t, []int64{700, 1000}, free(l, "g"), "bound pod on the chooser's device 0")
-	pi := snapshot.MustPodInfo(share("a", "600").Obj())
+	pi := openb.MustPodInfo(share("a", "600").Obj())
 	unfit, err = l.Reserve(pi, "g")
 	require.NoError(t, err)
 	require.Nil(t, unfit)
@@ -104,7 +105,7 @@ func TestLedgerMakesNoDeviceChoice(t *testing.T) {
 	require.True(t, ok, "the hold records the chooser's devices")
 	assert.Equal(t, snapshot.DeviceSet(0).With(0), devs)
 	// A bound pod reported before its node is placed when the node comes.
-	l = reserve.New(reserve.WithDeviceChooser(gpushare.BestFit{}))
+	l = reserve.New(reserve.WithDeviceDecoder(openb.Devices), reserve.WithDeviceChooser(gpushare.BestFit{}))
 	require.NoError(t, l.AddPod(share("early", "400").Node("g").Obj()))
 	require.NoError(t, l.AddNode(gpuNode))
 	assert.Equal(t, []int64{600, 1000}, free(l, "g"))
@@ -119,8 +120,8 @@ func TestJournalKeepsDevices(t *testing.T) {
 	l := newLedger(t, node)
 	var buf bytes.Buffer
 	require.NoError(t, l.SetJournal(&buf))
-	pi := snapshot.MustPodInfo(st.MakePod("p").Req("cpu", "1").
-		Annotation(snapshot.AnnotationGPUCount, "2").Annotation(snapshot.AnnotationGPUMilli, "500").Obj()).
+	pi := openb.MustPodInfo(st.MakePod("p").Req("cpu", "1").
+		Annotation(openb.AnnotationGPUCount, "2").Annotation(openb.AnnotationGPUMilli, "500").Obj()).
 		WithDevices(snapshot.DeviceSet(0).With(1).With(3))
 	unfit, err := l.Reserve(pi, "g")
 	require.NoError(t, err)

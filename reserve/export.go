@@ -91,7 +91,9 @@ func (l *Ledger) Export(w io.Writer) error {
 }
 
 // Import reads what [Ledger.Export] wrote and returns a ledger in that
-// state (without a journal). The document must be whole and unaltered:
+// state (without a journal), made with opts (give the exporting ledger's
+// [WithDeviceDecoder]: the document holds objects, which are decoded
+// again). The document must be whole and unaltered:
 // its checksum is verified before anything is decoded. Errors (the ledger
 // is not returned): a document that is not one complete JSON object, has
 // no checksum or a checksum that does not match its state
@@ -101,7 +103,7 @@ func (l *Ledger) Export(w io.Writer) error {
 // ([ErrDuplicate], naming it and both places); a hold or share that
 // contradicts the rest ([ErrInvalid]). O(size of the input); reads all of
 // r.
-func Import(r io.Reader) (*Ledger, error) {
+func Import(r io.Reader, opts ...Option) (*Ledger, error) {
 	if r == nil {
 		return nil, fmt.Errorf("Import: reader is nil: %w", ErrInvalid)
 	}
@@ -132,7 +134,7 @@ func Import(r io.Reader) (*Ledger, error) {
 	if err := dec.Decode(&st); err != nil {
 		return nil, fmt.Errorf("Import: state: %w: %w", ErrInvalid, err)
 	}
-	l := New()
+	l := New(opts...)
 	nodes := map[string]int{}
 	for i, n := range st.Nodes {
 		if n != nil {
@@ -159,7 +161,7 @@ func Import(r io.Reader) (*Ledger, error) {
 			return nil, fmt.Errorf("Import: pods[%d]: %w: %w", i, ErrInvalid, err)
 		}
 	}
-	d := decoded{record: record{Op: opBegin, Reservations: st.Reservations, Holds: st.Holds, Draws: st.Draws, Lapsed: st.Lapsed}}
+	d := decoded{record: record{Op: opBegin, Reservations: st.Reservations, Holds: st.Holds, Draws: st.Draws, Lapsed: st.Lapsed}, dec: l.view.DeviceDecoder()}
 	if err := d.decodeImage(); err != nil {
 		return nil, fmt.Errorf("Import: %w: %w", ErrInvalid, err)
 	}

@@ -480,7 +480,7 @@ func (e *CorruptJournalError) Unwrap() []error { return []error{ErrCorruptJourna
 // inspection, and either restore a copy, or truncate it to the error's
 // Offset (losing the Following records it counts) and replay again.
 func (l *Ledger) Replay(r io.Reader) (ReplayResult, error) {
-	recs, res, err := decodeJournal(r)
+	recs, res, err := decodeJournal(r, l.view.DeviceDecoder())
 	if err != nil {
 		return ReplayResult{}, err
 	}
@@ -513,6 +513,8 @@ type decoded struct {
 	res         *reservation   // reservation
 	image       []*reservation // begin
 	draws       []decodedDraw  // begin
+	// dec parses the pods of holds (the ledger's DeviceDecoder).
+	dec snapshot.DeviceDecoder
 }
 
 type decodedHold struct {
@@ -555,8 +557,9 @@ func intactFrame(b []byte) (int, bool) {
 	return end, crc == binary.BigEndian.Uint32(b[8:12])
 }
 
-// decodeJournal reads and validates every intact record.
-func decodeJournal(r io.Reader) ([]decoded, ReplayResult, error) {
+// decodeJournal reads and validates every intact record, parsing pods
+// with dec.
+func decodeJournal(r io.Reader, dec snapshot.DeviceDecoder) ([]decoded, ReplayResult, error) {
 	var res ReplayResult
 	var out []decoded
 	br := bufio.NewReader(r)
@@ -601,7 +604,7 @@ func decodeJournal(r io.Reader) ([]decoded, ReplayResult, error) {
 			}
 			return out, res, endOfJournal(b, len(out), &res)
 		}
-		d, err := decodeRecord(frame.Bytes()[frameHeader:], len(out) == 0)
+		d, err := decodeRecord(frame.Bytes()[frameHeader:], len(out) == 0, dec)
 		if err != nil {
 			cerr := &CorruptJournalError{Record: len(out), Offset: res.Bytes, Err: err}
 			b, rerr := rest()
@@ -682,8 +685,8 @@ func isVersion1(b []byte) bool {
 	return crc32.Checksum(b[8:8+size], castagnoli) == binary.BigEndian.Uint32(b[4:8])
 }
 
-func decodeRecord(payload []byte, first bool) (decoded, error) {
-	var d decoded
+func decodeRecord(payload []byte, first bool, dec snapshot.DeviceDecoder) (decoded, error) {
+	d := decoded{dec: dec}
 	if err := json.Unmarshal(payload, &d.record); err != nil {
 		return d, err
 	}
@@ -742,7 +745,7 @@ func decodeRecord(payload []byte, first bool) (decoded, error) {
 
 func (d *decoded) decodeHolds() error {
 	for i := range d.Holds {
-		h, err := decodeHold(&d.Holds[i])
+		h, err := decodeHold(&d.Holds[i], d.dec)
 		if err != nil {
 			return fmt.Errorf("holds[%d]: %w", i, err)
 		}
@@ -789,8 +792,8 @@ func (d *decoded) decodeDraws() error {
 	return nil
 }
 
-func decodeHold(h *holdJSON) (decodedHold, error) {
-	pi, err := snapshot.NewPodInfo(h.Pod)
+func decodeHold(h *holdJSON, dec snapshot.DeviceDecoder) (decodedHold, error) {
+	pi, err := snapshot.DecodePodInfo(h.Pod, dec)
 	if err != nil {
 		return decodedHold{}, err
 	}

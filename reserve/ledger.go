@@ -173,7 +173,8 @@ type Option func(*Ledger)
 // when it joins the ledger's snapshot (to no device if dc finds none: an
 // informer's report is a fact). Without a chooser (the default) the
 // ledger makes no device choice: reserving a pod whose demand is annotated
-// ([snapshot.AnnotationGPUCount]) without recorded devices on a node with
+// by a share schema (not [snapshot.GPURequest].Whole; e.g. the openb
+// annotations) without recorded devices on a node with
 // devices is an error ([ErrInvalid]) — choose its devices first
 // ([snapshot.PodInfo.WithDevices]), as the framework's cycle does — while
 // a whole-GPU nvidia.com/gpu demand ([snapshot.GPURequest].Whole, whose
@@ -184,6 +185,17 @@ type Option func(*Ledger)
 // gpushare.BestFit{} is the FGD simulator's default choice.
 func WithDeviceChooser(dc snapshot.DeviceChooser) Option {
 	return func(l *Ledger) { l.devices = dc }
+}
+
+// WithDeviceDecoder makes the ledger read the devices of the nodes and
+// pods its informer methods take, and of the pods in a journal it
+// replays or a document it imports, with dec (for example openb.Devices,
+// package snapshot/load/openb); the default is snapshot.NvidiaDevices.
+// Pods the caller parses for Reserve should use the same decoder
+// (snapshot.DecodePodInfo). Give it before any event: it starts the
+// ledger's state afresh.
+func WithDeviceDecoder(dec snapshot.DeviceDecoder) Option {
+	return func(l *Ledger) { l.view = snapshot.NewCacheWithDevices(dec).Snapshot().Fork() }
 }
 
 // ---- informer side --------------------------------------------------------
@@ -282,7 +294,7 @@ func (l *Ledger) AddPod(pod *v1.Pod) error {
 		}
 		return nil
 	}
-	pi, err := snapshot.NewPodInfo(pod)
+	pi, err := snapshot.DecodePodInfo(pod, l.view.DeviceDecoder())
 	if err != nil {
 		return fmt.Errorf("AddPod: %w: %w", ErrInvalid, err)
 	}
@@ -962,15 +974,18 @@ func (l *Ledger) plan(pod *snapshot.PodInfo, nodeName string, p *plan) ([]Insuff
 // whole-GPU nvidia.com/gpu demand is held on no device and an annotated
 // demand is an error wrapping ErrInvalid). It
 // brings the view up to date first, so a GPU reservation costs O(holds)
-// map look-ups more than a plain one. The reason names
-// snapshot.ResourceGPUMilli: requested = share × devices, used and
+// map look-ups more than a plain one. The reason names the demand's
+// MilliResource (NoResource if it has none): requested = share × devices, used and
 // capacity summed over the node's devices. A whole-GPU nvidia.com/gpu
 // demand on a node counting its GPUs as a scalar
 // (snapshot.NodeInfo.ScalarGPUDemand) has no device check.
 func (l *Ledger) deviceFit(pod *snapshot.PodInfo, nodeName string) (*snapshot.PodInfo, *Insufficient, error) {
 	l.syncView()
 	g := pod.GPU()
-	id, _ := snapshot.Intern(snapshot.ResourceGPUMilli)
+	id := snapshot.NoResource
+	if g.MilliResource != "" {
+		id, _ = snapshot.Intern(g.MilliResource)
+	}
 	in := &Insufficient{Resource: id, Requested: arith.Add(0, g.MilliGPU*int64(g.Count))}
 	ni := l.view.Get(nodeName)
 	if ni == nil {

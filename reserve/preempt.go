@@ -24,7 +24,10 @@ func (l *Ledger) Evict(node string, victims []snapshot.PodKey) error {
 			return fmt.Errorf("reserve: Evict: victim %q: empty or repeated key: %w", k, ErrInvalid)
 		}
 		seen[k] = true
-		if _, n, ok := l.PodPhase(k); !ok || n != node {
+		switch _, n, ok := l.PodPhase(k); {
+		case !ok:
+			return fmt.Errorf("reserve: Evict: victim %s is not in the ledger: %w", k, ErrNotHeld)
+		case n != node:
 			return fmt.Errorf("reserve: Evict: victim %s is not on node %q (it is on %q): %w", k, node, n, ErrNotHeld)
 		}
 	}

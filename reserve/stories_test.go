@@ -10,6 +10,7 @@ import (
 
 	"github.com/schedkit/schedkit/reserve"
 	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/load/openb"
 	st "github.com/schedkit/schedkit/snapshot/snapshottest"
 )
 
@@ -21,9 +22,11 @@ func pod(name, cpu string) *snapshot.PodInfo {
 	return snapshot.MustPodInfo(st.MakePod(name).Req("cpu", cpu).Obj())
 }
 
+// newLedger returns a ledger holding nodes that reads devices with
+// openb.Devices, so the GPU stories can use the trace's annotations.
 func newLedger(t *testing.T, nodes ...*v1.Node) *reserve.Ledger {
 	t.Helper()
-	l := reserve.New()
+	l := reserve.New(reserve.WithDeviceDecoder(openb.Devices))
 	for _, n := range nodes {
 		require.NoError(t, l.AddNode(n))
 	}

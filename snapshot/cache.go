@@ -52,9 +52,16 @@ type Cache struct {
 	ghosts map[string]*NodeInfo // pods on nodes the cache does not know
 }
 
-// NewCache returns an empty cache.
-func NewCache() *Cache {
-	return &Cache{st: state{tok: newToken()}, pods: map[PodKey]string{}, ghosts: map[string]*NodeInfo{}}
+// NewCache returns an empty cache that reads devices with [NvidiaDevices].
+func NewCache() *Cache { return NewCacheWithDevices(nil) }
+
+// NewCacheWithDevices returns an empty cache that reads the devices of
+// the nodes and pods it is fed with dec (nil: [NvidiaDevices]), as do its
+// snapshots and their forks ([Snapshot.DeviceDecoder]); e.g.
+// openb.Devices (package snapshot/load/openb) for the Alibaba GPU sharing
+// schema.
+func NewCacheWithDevices(dec DeviceDecoder) *Cache {
+	return &Cache{st: state{tok: newToken(), dec: dec}, pods: map[PodKey]string{}, ghosts: map[string]*NodeInfo{}}
 }
 
 // Snapshot returns an immutable snapshot of the current state; O(1).
@@ -92,13 +99,13 @@ func (c *Cache) AddNode(node *v1.Node) error {
 func (c *Cache) UpdateNode(node *v1.Node) error { return c.AddNode(node) }
 
 func (c *Cache) upsertNode(node *v1.Node) error {
-	fresh, err := newNodeInfo(node)
+	fresh, err := newNodeInfo(node, c.st.decoder())
 	if err != nil {
 		return err
 	}
 	if i, ok := c.st.index(node.Name); ok {
 		ni := c.st.node(i).clone(c.st.tok)
-		_ = ni.setNode(node) // validated above
+		_ = ni.setNode(node, c.st.decoder()) // validated above
 		c.st.replaceNode(i, ni)
 		return nil
 	}
@@ -151,7 +158,7 @@ func (c *Cache) AddPod(pod *v1.Pod) error {
 		defer c.mu.Unlock()
 		return c.notAssignedLocked(pod, kind)
 	}
-	pi, err := NewPodInfo(pod)
+	pi, err := DecodePodInfo(pod, c.st.decoder())
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,8 @@
 package snapshot
 
 import (
-	"fmt"
 	"math/bits"
 	"slices"
-	"strconv"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -15,56 +12,39 @@ import (
 // Device-level GPU accounting, as plain counted data. A node carries
 // devices (GPUs with a model and a capacity in milli-GPU, 1000 = one GPU);
 // a pod asks for a share of one device or for whole devices, optionally
-// restricted to models; a bound or held pod records which devices it uses
-// ([PodInfo.Devices]), and NodeInfo subtracts its share from each. The
-// snapshot never chooses devices: the choice is an input (the gpu-index
-// annotation, [PodInfo.WithDevices]) made by whoever places the pod — the
-// framework's cycle asks a [DeviceChooser] (package gpushare implements the
-// FGD paper's policies as choosers), and the reservation ledger takes one
-// as an option. A GPU pod whose devices are unknown is counted in
-// Requested like any pod but charged to no device (see [NodeInfo.Devices]).
-// The Kubernetes mapping is the one of the Alibaba GPU sharing scheduler
-// used by the openb trace (see
-// ../shared/data/alibaba-clusterdata-gpu-v2023/SOURCE.md), with plain
-// nvidia.com/gpu whole-device requests as a fallback.
+// restricted to models ([GPURequest]); a bound or held pod records which
+// devices it uses ([PodInfo.Devices]), and NodeInfo subtracts its share
+// from each. The snapshot never chooses devices: the choice is an input (a
+// recorded choice the [DeviceDecoder] reads, [PodInfo.WithDevices]) made by
+// whoever places the pod — the framework's cycle asks a [DeviceChooser]
+// (package gpushare implements the FGD paper's policies as choosers), and
+// the reservation ledger takes one as an option. A GPU pod whose devices
+// are unknown is counted in Requested like any pod but charged to no
+// device (see [NodeInfo.Devices]).
+//
+// Nor does the snapshot know any vendor's or trace's annotation schema:
+// a [DeviceDecoder] reads devices from the objects. The default,
+// [NvidiaDevices], reads the Kubernetes device plugin's nvidia.com/gpu
+// (whole devices); package snapshot/load/openb reads the Alibaba GPU
+// sharing scheduler's schema the openb trace uses (shares of a device,
+// allowed models, recorded device indexes).
 const (
-	// ResourceGPUCount (node allocatable) is the number of GPUs.
-	ResourceGPUCount v1.ResourceName = "alibabacloud.com/gpu-count"
-	// ResourceGPUMilli (node allocatable) is the node's total milli-GPU;
-	// each device gets ResourceGPUMilli / ResourceGPUCount (1000 when the
-	// key is absent; an explicit 0, or less than one milli-GPU per device,
-	// gives devices of capacity 0, on which no GPU pod fits).
-	ResourceGPUMilli v1.ResourceName = "alibabacloud.com/gpu-milli"
-	// LabelGPUModel (node label) is the model of the node's GPUs.
-	LabelGPUModel = "alibabacloud.com/gpu-card-model"
-	// ResourceNvidiaGPU (node allocatable, pod request) counts whole GPUs
-	// when the node has no ResourceGPUCount.
+	// ResourceNvidiaGPU (node allocatable, pod request) counts whole GPUs:
+	// [NvidiaDevices] gives a node that many devices and a pod requesting
+	// it a whole-device demand.
 	//
 	// The device model holds at most MaxDevices (64) devices per
 	// node and per pod. Beyond that, GPUs are counted as the ordinary
 	// extended resource upstream counts them as ("scalar accounting"): a
-	// node with more than 64 GPUs (ResourceGPUCount or ResourceNvidiaGPU,
-	// as GPU time-slicing advertises, e.g. 8 GPUs x 16 replicas = 128) has
-	// no devices, and a pod requesting more than 64 nvidia.com/gpu has no
-	// device demand; NodeResourcesFit checks the count against the node's
-	// allocatable, and the GPUDevices filter lets whole-GPU nvidia.com/gpu
-	// demands through to such a node. The pod annotations stay limited to
-	// 64 devices (an error above).
+	// node with more than 64 GPUs (as GPU time-slicing advertises, e.g. 8
+	// GPUs x 16 replicas = 128) has no devices, and a pod requesting more
+	// than 64 nvidia.com/gpu has no device demand; NodeResourcesFit checks
+	// the count against the node's allocatable, and the GPUDevices filter
+	// lets whole-GPU nvidia.com/gpu demands through to such a node
+	// ([NodeInfo.ScalarGPUDemand]).
 	ResourceNvidiaGPU v1.ResourceName = "nvidia.com/gpu"
 	// LabelNvidiaGPUModel is the model label GPU feature discovery sets.
 	LabelNvidiaGPUModel = "nvidia.com/gpu.product"
-
-	// AnnotationGPUCount (pod) is the number of devices the pod needs.
-	AnnotationGPUCount = "alibabacloud.com/gpu-count"
-	// AnnotationGPUMilli (pod) is the milli-GPU it needs on each device,
-	// 1..1000 (values above 1000 are read as 1000, as the trace's tooling
-	// clamps them).
-	AnnotationGPUMilli = "alibabacloud.com/gpu-milli"
-	// AnnotationGPUModel (pod) lists the allowed models, "|"-separated.
-	AnnotationGPUModel = "alibabacloud.com/gpu-card-model"
-	// AnnotationGPUIndex (bound pod) lists the device indexes it uses,
-	// "-"-separated ("0-1-2").
-	AnnotationGPUIndex = "alibabacloud.com/gpu-index"
 )
 
 const (
@@ -78,8 +58,8 @@ const (
 
 // Device is one GPU of a node: plain counted data.
 type Device struct {
-	// Model is the GPU model, e.g. "V100M16" (the node label
-	// LabelGPUModel or LabelNvidiaGPUModel).
+	// Model is the GPU model, e.g. "V100M16" (from a node label, read by
+	// the DeviceDecoder).
 	Model string
 	// CapacityMilliGPU is the device's capacity in milli-GPU, normally
 	// MilliPerDevice. A device of capacity 0 never hosts anything.
@@ -142,74 +122,100 @@ type GPURequest struct {
 	// Models are the allowed device models; empty means any.
 	Models []string
 	// Whole reports a demand read from an nvidia.com/gpu request (whole
-	// devices, also counted as that extended resource) rather than from
-	// the annotations.
+	// devices, also counted as that extended resource) rather than from a
+	// share schema.
 	Whole bool
+	// CountResource and MilliResource name the resources a device
+	// shortfall is reported as (Insufficient.Resource): the device count
+	// (the GPUDevices filter's reasons) and the milli-GPU total (the
+	// reservation ledger's); set by the decoder, "" for none.
+	CountResource, MilliResource v1.ResourceName
 }
 
-// parseGPURequest reads the pod's device demand from the annotations, or
-// from an nvidia.com/gpu request. Errors name the pod and annotation.
-func parseGPURequest(pod *v1.Pod, req *Vector) (GPURequest, DeviceSet, bool, error) {
-	var g GPURequest
-	a := pod.Annotations
-	bad := func(key, val, why string) error {
-		return fmt.Errorf("pod %s/%s: metadata.annotations[%s]=%q: %s: %w", pod.Namespace, pod.Name, key, val, why, ErrInvalidObject)
+// DeviceDecoder reads GPU devices from Kubernetes objects: how a node
+// advertises its devices and how a pod asks for them is a vendor's or a
+// scheduler's schema, not cluster state, so the snapshot takes it as an
+// input. A Cache decodes with the decoder it was made with
+// ([NewCacheWithDevices]; [NvidiaDevices] by default), and its snapshots
+// and forks with the same ([Snapshot.DeviceDecoder]); a PodInfo built
+// outside them names its decoder ([DecodePodInfo]). Implementations must be
+// safe for concurrent use and deterministic (the same object gives the same
+// answer).
+type DeviceDecoder interface {
+	// NodeDevices returns the node's devices, all free, in device index
+	// order; nil for none. allocatable is the node's parsed
+	// status.allocatable (read-only). At most MaxDevices devices: a node
+	// with more GPUs than that has none (scalar accounting). Called once
+	// per node object; it may allocate.
+	NodeDevices(node *v1.Node, allocatable *Vector) []Device
+	// PodDevices returns the pod's device demand (Count 0: none), the
+	// devices it records using and whether it records any (a bound pod's
+	// recorded choice; recorded implies devices.Len() == demand.Count).
+	// requested is the pod's effective request vector (read-only).
+	// Errors name the pod and field and wrap ErrInvalidObject.
+	PodDevices(pod *v1.Pod, requested *Vector) (demand GPURequest, devices DeviceSet, recorded bool, err error)
+}
+
+// NvidiaDevices is the default DeviceDecoder, the Kubernetes device
+// plugin's mapping: a node's allocatable nvidia.com/gpu gives that many
+// devices of capacity MilliPerDevice and of the model in its
+// nvidia.com/gpu.product label; a pod's nvidia.com/gpu request is a
+// whole-device demand (Whole, any model) with no recorded devices (the
+// kubelet's device plugin picks them). Above MaxDevices, neither: scalar
+// accounting (see ResourceNvidiaGPU). Its demands name nvidia.com/gpu as
+// CountResource and no MilliResource.
+var NvidiaDevices DeviceDecoder = nvidiaDecoder{}
+
+type nvidiaDecoder struct{}
+
+// NodeDevices: see NvidiaDevices. O(devices); one allocation.
+func (nvidiaDecoder) NodeDevices(node *v1.Node, alloc *Vector) []Device {
+	id, ok := LookupResource(ResourceNvidiaGPU)
+	if !ok {
+		return nil
 	}
-	if s, ok := a[AnnotationGPUCount]; ok && s != "" {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 0 {
-			return g, 0, false, bad(AnnotationGPUCount, s, "want a non-negative integer")
-		}
-		if n > MaxDevices {
-			return g, 0, false, bad(AnnotationGPUCount, s, fmt.Sprintf("more than %d devices", MaxDevices))
-		}
-		g.Count = n
-		g.MilliGPU = MilliPerDevice
-		if m, ok := a[AnnotationGPUMilli]; ok && m != "" {
-			v, err := strconv.ParseInt(strings.TrimSpace(m), 10, 64)
-			if err != nil || v < 0 {
-				return g, 0, false, bad(AnnotationGPUMilli, m, "want a non-negative integer")
-			}
-			g.MilliGPU = min(v, MilliPerDevice)
-		}
-		if g.Count == 0 || g.MilliGPU == 0 {
-			g = GPURequest{}
-		}
-	} else if id, ok := LookupResource(ResourceNvidiaGPU); ok && req.Get(id) > 0 && req.Get(id) <= MaxDevices {
-		// Above MaxDevices: no device demand, scalar accounting only.
-		g.Count, g.MilliGPU = int(req.Get(id)), MilliPerDevice
-		g.Whole = true
+	return uniformDevices(alloc.Get(id), MilliPerDevice, node.Labels[LabelNvidiaGPUModel])
+}
+
+// PodDevices: see NvidiaDevices. O(1); allocates nothing.
+func (nvidiaDecoder) PodDevices(_ *v1.Pod, req *Vector) (GPURequest, DeviceSet, bool, error) {
+	return nvidiaRequest(req), 0, false, nil
+}
+
+// nvidiaRequest returns the whole-device demand of an nvidia.com/gpu
+// request in req (the pod's effective requests): Count = the request,
+// MilliGPU = MilliPerDevice, Whole, CountResource nvidia.com/gpu, no
+// MilliResource; the zero GPURequest when the request is
+// absent, 0 or above MaxDevices (scalar accounting). O(1).
+func nvidiaRequest(req *Vector) GPURequest {
+	id, ok := LookupResource(ResourceNvidiaGPU)
+	if !ok || req.Get(id) <= 0 || req.Get(id) > MaxDevices {
+		return GPURequest{}
 	}
-	if g.Count > 0 {
-		for _, m := range strings.Split(a[AnnotationGPUModel], "|") {
-			if m = strings.TrimSpace(m); m != "" {
-				g.Models = append(g.Models, m)
-			}
-		}
+	return GPURequest{Count: int(req.Get(id)), MilliGPU: MilliPerDevice, Whole: true, CountResource: ResourceNvidiaGPU}
+}
+
+// uniformDevices returns count devices of model, each of capacity
+// perDevice milli-GPU (clamped to >= 0) and all free: nil when count is
+// not in [1, MaxDevices]. O(count), one allocation.
+func uniformDevices(count, perDevice int64, model string) []Device {
+	if count <= 0 || count > MaxDevices {
+		return nil
 	}
-	var set DeviceSet
-	assigned := false
-	if s, ok := a[AnnotationGPUIndex]; ok && s != "" && g.Count > 0 {
-		for _, f := range strings.Split(s, "-") {
-			i, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || i < 0 || i >= MaxDevices {
-				return g, 0, false, bad(AnnotationGPUIndex, s, "want device indexes 0..63 separated by '-'")
-			}
-			set = set.With(i)
-		}
-		if set.Len() != g.Count {
-			return g, 0, false, bad(AnnotationGPUIndex, s, fmt.Sprintf("names %d devices, the pod asks for %d", set.Len(), g.Count))
-		}
-		assigned = true
+	perDevice = max(0, perDevice)
+	devs := make([]Device, count)
+	for i := range devs {
+		devs[i] = Device{Model: model, CapacityMilliGPU: perDevice, FreeMilliGPU: perDevice}
 	}
-	return g, set, assigned, nil
+	return devs
 }
 
 // GPU returns the pod's device demand (Count 0 for none). Read-only.
 func (p *PodInfo) GPU() *GPURequest { return &p.gpu }
 
 // Devices returns the devices the pod uses on its node and whether they
-// are known (from the gpu-index annotation or [PodInfo.WithDevices]).
+// are known (recorded on the pod, as the DeviceDecoder read them, or set by
+// [PodInfo.WithDevices]).
 func (p *PodInfo) Devices() (DeviceSet, bool) { return p.devices, p.assigned }
 
 // WithDevices returns a copy of p that uses the given devices; O(1), one
@@ -218,33 +224,6 @@ func (p *PodInfo) WithDevices(devs DeviceSet) *PodInfo {
 	c := *p
 	c.devices, c.assigned = devs, true
 	return &c
-}
-
-// parseDevices builds a node's devices from its allocatable and labels:
-// nil for none, and for more than MaxDevices GPUs (scalar
-// accounting, see ResourceNvidiaGPU). An explicit gpu-milli of 0 is zero
-// capacity, not an absent value.
-func parseDevices(node *v1.Node, alloc *Vector) []Device {
-	count, perDevice, model := int64(0), MilliPerDevice, ""
-	if id, ok := LookupResource(ResourceGPUCount); ok && alloc.Get(id) > 0 {
-		count = alloc.Get(id)
-		if _, set := node.Status.Allocatable[ResourceGPUMilli]; set {
-			mid, _ := LookupResource(ResourceGPUMilli)
-			perDevice = max(0, alloc.Get(mid)) / count
-		}
-		model = node.Labels[LabelGPUModel]
-	} else if id, ok := LookupResource(ResourceNvidiaGPU); ok && alloc.Get(id) > 0 {
-		count = alloc.Get(id)
-		model = node.Labels[LabelNvidiaGPUModel]
-	}
-	if count == 0 || count > MaxDevices {
-		return nil
-	}
-	devs := make([]Device, count)
-	for i := range devs {
-		devs[i] = Device{Model: model, CapacityMilliGPU: perDevice, FreeMilliGPU: perDevice}
-	}
-	return devs
 }
 
 // ScalarGPUDemand reports whether g is a demand the node serves by scalar

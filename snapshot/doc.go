@@ -59,6 +59,14 @@
 // the framework or the reservation ledger (package gpushare holds the
 // policies). A GPU pod reported without devices counts in Requested but
 // on no device.
+// How objects describe devices is a schema the snapshot does not know: a
+// [DeviceDecoder] reads it. A Cache decodes with the one it is made with
+// ([NewCacheWithDevices]; [NvidiaDevices], the device plugin's
+// nvidia.com/gpu, by default), and its snapshots and forks with the same
+// ([Snapshot.DeviceDecoder]); [DecodePodInfo] parses a pod with a given
+// one. The Alibaba GPU sharing scheduler's annotations, which the openb
+// trace uses, are decoded by package snapshot/load/openb: a loader, like
+// snapshot/load.
 //
 // # Concurrency
 //

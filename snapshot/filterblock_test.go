@@ -12,6 +12,7 @@ import (
 	"github.com/schedkit/schedkit/internal/layout"
 	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/load/openb"
 	st "github.com/schedkit/schedkit/snapshot/snapshottest"
 )
 
@@ -30,7 +31,7 @@ func wantFilterBlock(t *testing.T, ni *snapshot.NodeInfo) layout.FilterBlock {
 	var free []int64
 	for _, d := range ni.Devices() {
 		free = append(free, min(max(d.FreeMilliGPU, 0), 65535))
-		id, ok := snapshot.GPUModelID(d.Model)
+		id, ok := layout.GPUModelID(d.Model)
 		if d.Model == "" {
 			require.False(t, ok)
 		} else {
@@ -97,7 +98,7 @@ func filterBlockNode(rng *rand.Rand, name string) *v1.Node {
 		if n.Labels == nil {
 			n.Labels = map[string]string{}
 		}
-		n.Labels[snapshot.LabelGPUModel] = model
+		n.Labels[openb.LabelGPUModel] = model
 	}
 	effects := []v1.TaintEffect{"", v1.TaintEffectPreferNoSchedule, v1.TaintEffectNoSchedule, v1.TaintEffectNoExecute}
 	if e := effects[rng.IntN(len(effects))]; e != "" {
@@ -118,7 +119,7 @@ func TestFilterBlockReference(t *testing.T) {
 			for i := range 8 {
 				nodes = append(nodes, filterBlockNode(rng, fmt.Sprintf("n%d", i)))
 			}
-			f := st.Snapshot(t, nodes).Fork()
+			f := st.SnapshotWithDevices(t, openb.Devices, nodes).Fork()
 			checkFilterBlocks(t, f, 0)
 			var added []snapshot.PodKey
 			where := map[snapshot.PodKey]string{}
@@ -146,9 +147,9 @@ func TestFilterBlockReference(t *testing.T) {
 						if k == 2 {
 							index += fmt.Sprintf("-%d", first+1)
 						}
-						w = w.Annotation(snapshot.AnnotationGPUCount, fmt.Sprint(k)).
-							Annotation(snapshot.AnnotationGPUMilli, fmt.Sprint(1+rng.IntN(1000))).
-							Annotation(snapshot.AnnotationGPUIndex, index)
+						w = w.Annotation(openb.AnnotationGPUCount, fmt.Sprint(k)).
+							Annotation(openb.AnnotationGPUMilli, fmt.Sprint(1+rng.IntN(1000))).
+							Annotation(openb.AnnotationGPUIndex, index)
 					}
 					node := fmt.Sprintf("n%d", rng.IntN(8))
 					pod := w.Obj()
@@ -166,13 +167,13 @@ func TestFilterBlockReference(t *testing.T) {
 // TestGPUModelID: models are numbered from 1 once a node with them is
 // parsed; "" and unknown names have none.
 func TestGPUModelID(t *testing.T) {
-	_, ok := snapshot.GPUModelID("never-seen-model")
+	_, ok := layout.GPUModelID("never-seen-model")
 	require.False(t, ok)
-	_, ok = snapshot.GPUModelID("")
+	_, ok = layout.GPUModelID("")
 	require.False(t, ok)
-	n := st.MakeNode("g").Capacity("cpu", "8", "alibabacloud.com/gpu-count", "2").Label(snapshot.LabelGPUModel, "FB-MODEL-X").Obj()
-	ni := st.Snapshot(t, []*v1.Node{n}).Get("g")
-	id, ok := snapshot.GPUModelID("FB-MODEL-X")
+	n := st.MakeNode("g").Capacity("cpu", "8", "alibabacloud.com/gpu-count", "2").Label(openb.LabelGPUModel, "FB-MODEL-X").Obj()
+	ni := st.SnapshotWithDevices(t, openb.Devices, []*v1.Node{n}).Get("g")
+	id, ok := layout.GPUModelID("FB-MODEL-X")
 	require.True(t, ok)
 	require.Positive(t, id)
 	require.Equal(t, id, nodeview.FilterBlock(ni).GPUModel)

@@ -93,7 +93,7 @@ func (f *Fork) Snapshot() *Snapshot {
 func (f *Fork) AddNode(node *v1.Node, pods ...*v1.Pod) error {
 	pis := make([]*PodInfo, 0, len(pods))
 	for _, p := range pods {
-		pi, err := NewPodInfo(p)
+		pi, err := DecodePodInfo(p, f.st.decoder())
 		if err != nil {
 			return err
 		}
@@ -104,7 +104,7 @@ func (f *Fork) AddNode(node *v1.Node, pods ...*v1.Pod) error {
 
 // AddNodeInfo is AddNode with pre-parsed pods.
 func (f *Fork) AddNodeInfo(node *v1.Node, pods ...*PodInfo) error {
-	ni, err := newNodeInfo(node)
+	ni, err := newNodeInfo(node, f.st.decoder())
 	if err != nil {
 		return err
 	}
@@ -135,7 +135,7 @@ func (f *Fork) UpdateNode(node *v1.Node) error {
 		return err
 	}
 	fresh := f.st.node(i).clone(f.st.tok)
-	if err := fresh.setNode(node); err != nil {
+	if err := fresh.setNode(node, f.st.decoder()); err != nil {
 		return err
 	}
 	f.st.replaceNode(i, fresh)
@@ -161,7 +161,7 @@ func (f *Fork) RemoveNode(name string) error {
 // on both. To move a pod, RemovePod it from its node first; a
 // reserve.Ledger or a [Cache] tracks pods by key and moves them.
 func (f *Fork) AddPod(pod *v1.Pod, nodeName string) error {
-	pi, err := NewPodInfo(pod)
+	pi, err := DecodePodInfo(pod, f.st.decoder())
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"unique"
 	"unsafe"
@@ -78,16 +77,17 @@ func (n *NodeInfo) bloomMayHave(h uint64) bool {
 	return n.podBloom[w0]&b0 != 0 && n.podBloom[w1]&b1 != 0
 }
 
-// newNodeInfo parses node. Errors name the node and field.
-func newNodeInfo(node *v1.Node) (*NodeInfo, error) {
+// newNodeInfo parses node, its devices with dec. Errors name the node and
+// field.
+func newNodeInfo(node *v1.Node, dec DeviceDecoder) (*NodeInfo, error) {
 	ni := &NodeInfo{}
-	if err := ni.setNode(node); err != nil {
+	if err := ni.setNode(node, dec); err != nil {
 		return nil, err
 	}
 	return ni, nil
 }
 
-func (n *NodeInfo) setNode(node *v1.Node) error {
+func (n *NodeInfo) setNode(node *v1.Node, dec DeviceDecoder) error {
 	if node == nil {
 		return fmt.Errorf("node is nil: %w", ErrInvalidObject)
 	}
@@ -112,7 +112,7 @@ func (n *NodeInfo) setNode(node *v1.Node) error {
 			}
 		}
 	}
-	devices := parseDevices(node, &alloc)
+	devices := dec.NodeDevices(node, &alloc)
 	n.node = node
 	if n.name == "" {
 		// A private copy: allocated next to the other nodes' names
@@ -140,7 +140,7 @@ func (n *NodeInfo) setNode(node *v1.Node) error {
 	}
 	n.head.FilterBlock.GPUModel = 0
 	if len(devices) > 0 {
-		n.head.FilterBlock.GPUModel = registerGPUModel(devices[0].Model)
+		n.head.FilterBlock.GPUModel = layout.RegisterGPUModel(devices[0].Model)
 	}
 	n.allocatable = alloc
 	n.images = images
@@ -363,66 +363,6 @@ func (n *NodeInfo) Requested() *Vector { return &n.requested }
 // 100m / 200 MiB ([PodRequests.NonZeroMilliCPU]). Only CPU and Memory are
 // set.
 func (n *NodeInfo) NonZeroRequested() *Vector { return &n.nonZero }
-
-// gpuModels numbers the GPU model names of the nodes parsed so far (from
-// 1; "" is 0), process-wide like the resource names. Readers load the
-// map without locking; a new name copies it.
-//
-// It is a global on purpose and couples nothing: it is an append-only
-// intern table (a name's number never changes once given), and numbers
-// are only compared with each other (FilterBlock.GPUModel against the
-// numbers of a pod's allowed models), never stored outside the process or
-// read as an order, so two caches, ledgers or simulators in one process
-// see consistent numbers and no result depends on which parsed a model
-// first. A per-cache table would need the cache at every look-up (the
-// GPUDevices filter's PreFilter has only the pod) and would make a
-// NodeInfo's block meaningless outside the state that numbered it. Its
-// only cost is memory: one entry per distinct model name ever parsed (a
-// handful in real clusters: node labels from GPU feature discovery).
-var gpuModels struct {
-	mu  sync.Mutex
-	ids atomic.Pointer[map[string]int32]
-}
-
-func registerGPUModel(name string) int32 {
-	if name == "" {
-		return 0
-	}
-	if id, ok := GPUModelID(name); ok {
-		return id
-	}
-	gpuModels.mu.Lock()
-	defer gpuModels.mu.Unlock()
-	var old map[string]int32
-	if p := gpuModels.ids.Load(); p != nil {
-		old = *p
-	}
-	if id, ok := old[name]; ok {
-		return id
-	}
-	m := make(map[string]int32, len(old)+1)
-	for k, v := range old {
-		m[k] = v
-	}
-	id := int32(len(old) + 1)
-	m[strings.Clone(name)] = id
-	gpuModels.ids.Store(&m)
-	return id
-}
-
-// GPUModelID returns the number a node's devices of the GPU model name
-// get in its fast-path FilterBlock (package internal/layout) and whether
-// a node with that model has been parsed in this process (no node has a
-// model that was never registered). O(1), no allocation, safe for
-// concurrent use.
-func GPUModelID(name string) (int32, bool) {
-	p := gpuModels.ids.Load()
-	if p == nil || name == "" {
-		return 0, false
-	}
-	id, ok := (*p)[name]
-	return id, ok
-}
 
 // Free returns Allocatable minus Requested for r, never below 0.
 func (n *NodeInfo) Free(r ResourceID) int64 {

@@ -57,9 +57,20 @@ type PodInfo struct {
 	assigned  bool
 }
 
-// NewPodInfo parses pod. Errors (wrapping [ErrInvalidObject] or
-// [ErrNegativeQuantity]) name the pod and field; O(containers × resources).
-func NewPodInfo(pod *v1.Pod) (*PodInfo, error) {
+// NewPodInfo parses pod, reading its device demand with [NvidiaDevices]:
+// DecodePodInfo(pod, NvidiaDevices). Errors (wrapping [ErrInvalidObject]
+// or [ErrNegativeQuantity]) name the pod and field; O(containers ×
+// resources).
+func NewPodInfo(pod *v1.Pod) (*PodInfo, error) { return DecodePodInfo(pod, NvidiaDevices) }
+
+// DecodePodInfo parses pod, reading its device demand and recorded devices
+// with dec (nil: [NvidiaDevices]); use the decoder of the state the pod
+// joins ([Snapshot.DeviceDecoder]). Errors as NewPodInfo, and the
+// decoder's; O(containers × resources) plus the decoder's cost.
+func DecodePodInfo(pod *v1.Pod, dec DeviceDecoder) (*PodInfo, error) {
+	if dec == nil {
+		dec = NvidiaDevices
+	}
 	if pod == nil {
 		return nil, fmt.Errorf("pod is nil: %w", ErrInvalidObject)
 	}
@@ -70,7 +81,7 @@ func NewPodInfo(pod *v1.Pod) (*PodInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	gpu, devs, assigned, err := parseGPURequest(pod, &req.Requested)
+	gpu, devs, assigned, err := dec.PodDevices(pod, &req.Requested)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/schedkit/schedkit/internal/layout"
 	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/load/openb"
 	st "github.com/schedkit/schedkit/snapshot/snapshottest"
 )
 
@@ -60,9 +61,9 @@ func (r *refModel) view() map[string]nodeView {
 		alloc, _ := snapshot.NewVector(n.Status.Allocatable)
 		v := nodeView{Name: name, AllocCPU: alloc.MilliCPU(), AllocMem: alloc.Memory(), GPUFree: 4000}
 		for k, p := range r.pods[name] {
-			if p.Annotations[snapshot.AnnotationGPUCount] == "1" {
+			if p.Annotations[openb.AnnotationGPUCount] == "1" {
 				v.GPUFree -= 300
-			} else if p.Annotations[snapshot.AnnotationGPUCount] == "2" {
+			} else if p.Annotations[openb.AnnotationGPUCount] == "2" {
 				v.GPUFree -= 2000
 			}
 			req, err := snapshot.ComputePodRequests(p)
@@ -175,9 +176,9 @@ func randomOp(rng *rand.Rand, ref *refModel, seq int) op {
 		}
 		switch rng.IntN(6) {
 		case 0:
-			w = w.Annotation(snapshot.AnnotationGPUCount, "1").Annotation(snapshot.AnnotationGPUMilli, "300").Annotation(snapshot.AnnotationGPUIndex, "0")
+			w = w.Annotation(openb.AnnotationGPUCount, "1").Annotation(openb.AnnotationGPUMilli, "300").Annotation(openb.AnnotationGPUIndex, "0")
 		case 1:
-			w = w.Annotation(snapshot.AnnotationGPUCount, "2").Annotation(snapshot.AnnotationGPUMilli, "1000").Annotation(snapshot.AnnotationGPUIndex, "2-3")
+			w = w.Annotation(openb.AnnotationGPUCount, "2").Annotation(openb.AnnotationGPUMilli, "1000").Annotation(openb.AnnotationGPUIndex, "2-3")
 		}
 		return op{kind: 2, node: names[rng.IntN(len(names))], pod: w.Obj()}
 	default:
@@ -267,7 +268,7 @@ func applyCache(t *testing.T, c *snapshot.Cache, o op) {
 }
 
 func seedCache(t *testing.T, rng *rand.Rand) (*snapshot.Cache, *refModel) {
-	c := snapshot.NewCache()
+	c := snapshot.NewCacheWithDevices(openb.Devices)
 	ref := newRef()
 	for i := range 5 + rng.IntN(100) {
 		name := fmt.Sprintf("n%d", i)

@@ -39,6 +39,11 @@ type view struct {
 // NumNodes returns the number of nodes; O(1).
 func (s *view) NumNodes() int { return s.st.n }
 
+// DeviceDecoder returns the decoder the state reads devices with: the
+// Cache's ([NewCacheWithDevices]), [NvidiaDevices] by default. Parse pods
+// that join the state with it ([DecodePodInfo]). O(1).
+func (s *view) DeviceDecoder() DeviceDecoder { return s.st.decoder() }
+
 // Node returns node i, 0 <= i < NumNodes(); O(1), allocates nothing. It
 // panics if i is out of range, like a slice index.
 func (s *view) Node(i int) *NodeInfo {

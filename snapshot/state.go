@@ -152,6 +152,18 @@ type state struct {
 	// objs are the cluster objects other than nodes and pods
 	// (objects.go); copy-on-write by tok like the node tree.
 	objs *objects.Set
+	// dec reads devices from the nodes and pods this state parses; nil
+	// means NvidiaDevices (decoder()). Set once by NewCacheWithDevices,
+	// copied with the state.
+	dec DeviceDecoder
+}
+
+// decoder returns the state's DeviceDecoder.
+func (s *state) decoder() DeviceDecoder {
+	if s.dec == nil {
+		return NvidiaDevices
+	}
+	return s.dec
 }
 
 // recycler lets a Fork reuse the copies a reverted layer made. While a

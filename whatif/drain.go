@@ -198,7 +198,7 @@ func simulateRemoval(s *framework.Scheduler, f *snapshot.Fork, n string, b *budg
 		// rescheduled (NodeName would pin it to the removed node).
 		c := *pi.Pod()
 		c.Spec.NodeName = ""
-		npi, err := snapshot.NewPodInfo(&c)
+		npi, err := snapshot.DecodePodInfo(&c, decoderOf(f))
 		if err != nil {
 			return NodeDrain{}, nil, err
 		}

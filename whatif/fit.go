@@ -46,7 +46,7 @@ func FitCount(f *snapshot.Fork, template *v1.Pod, limit int, cfg framework.Confi
 	case limit < 0:
 		return FitResult{}, fmt.Errorf("template %s/%s: limit %d is negative: %w", template.Namespace, template.Name, limit, ErrInvalidInput)
 	}
-	if _, err := snapshot.NewPodInfo(copyOf(template, copyName(template, 0))); err != nil {
+	if _, err := snapshot.DecodePodInfo(copyOf(template, copyName(template, 0)), decoderOf(f)); err != nil {
 		return FitResult{}, fmt.Errorf("template %s/%s: %w: %w", template.Namespace, template.Name, err, ErrInvalidInput)
 	}
 	s, err := framework.New(cfg)
@@ -62,7 +62,7 @@ func FitCount(f *snapshot.Fork, template *v1.Pod, limit int, cfg framework.Confi
 		if i == limit {
 			return res, nil
 		}
-		pi, err := snapshot.NewPodInfo(copyOf(template, copyName(template, i)))
+		pi, err := snapshot.DecodePodInfo(copyOf(template, copyName(template, i)), decoderOf(f))
 		if err != nil {
 			return FitResult{}, err
 		}
@@ -78,4 +78,13 @@ func FitCount(f *snapshot.Fork, template *v1.Pod, limit int, cfg framework.Confi
 		res.Count++
 	}
 	return res, nil
+}
+
+// decoderOf returns the DeviceDecoder pods joining f are parsed with: f's
+// (nil for a nil f, whose error the caller reports later).
+func decoderOf(f *snapshot.Fork) snapshot.DeviceDecoder {
+	if f == nil {
+		return nil
+	}
+	return f.DeviceDecoder()
 }

@@ -101,7 +101,7 @@ func PlaceGang(f *snapshot.Fork, g Gang, cfg framework.Config) (GangResult, erro
 		if p == nil {
 			return GangResult{}, fmt.Errorf("gang: Pods[%d] is nil: %w", i, ErrInvalidInput)
 		}
-		pi, err := snapshot.NewPodInfo(p)
+		pi, err := snapshot.DecodePodInfo(p, decoderOf(f))
 		if err != nil {
 			return GangResult{}, fmt.Errorf("gang: Pods[%d]: %w: %w", i, err, ErrInvalidInput)
 		}

@@ -177,7 +177,7 @@ func ScaleUp(f *snapshot.Fork, pending []*v1.Pod, groups []NodeGroup, cfg ScaleU
 		if p == nil {
 			return ScaleUpResult{}, fmt.Errorf("pending[%d] is nil: %w", i, ErrInvalidInput)
 		}
-		pi, err := snapshot.NewPodInfo(p)
+		pi, err := snapshot.DecodePodInfo(p, decoderOf(f))
 		if err != nil {
 			return ScaleUpResult{}, fmt.Errorf("pending[%d]: %w: %w", i, err, ErrInvalidInput)
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/examples/internal/openb"
 	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/replay"
 	"github.com/schedkit/schedkit/snapshot"
@@ -24,20 +25,20 @@ func FuzzPreparePod(f *testing.F) {
 	f.Add(" 3 ", "1001", "A10", uint64(0b111))
 	f.Fuzz(func(t *testing.T, count, milli, models string, devs uint64) {
 		pod := snapshottest.MakePod("p").Namespace("ns").Req("cpu", "1").Obj()
-		pod.Annotations = map[string]string{snapshot.AnnotationGPUCount: count, snapshot.AnnotationGPUMilli: milli, snapshot.AnnotationGPUModel: models}
-		pi, err := snapshot.NewPodInfo(pod)
+		pod.Annotations = map[string]string{openb.AnnotationGPUCount: count, openb.AnnotationGPUMilli: milli, openb.AnnotationGPUCardModel: models}
+		pi, err := snapshot.DecodePodInfo(pod, openb.Devices)
 		if err != nil {
 			return
 		}
 		task := gpushare.TaskOf(pi)
-		in, err := replay.NewInput(nil, []*v1.Pod{pod}, false)
+		in, err := replay.NewInput(nil, []*v1.Pod{pod}, false, openb.Devices)
 		require.NoError(t, err)
 		prepared := in.Arrivals[0].Pod
 		assert.Equal(t, task, gpushare.TaskOf(prepared))
 		// gpu-milli is interned only once some pod requested it: in a fresh
 		// process a pod without GPU demand leaves it unknown, and then it
 		// requests none.
-		if id, ok := snapshot.LookupResource(snapshot.ResourceGPUMilli); ok {
+		if id, ok := snapshot.LookupResource(openb.ResourceGPUMilli); ok {
 			assert.Equal(t, task.TotalMilliGPU(), prepared.Requested().Get(id))
 		} else {
 			assert.Zero(t, task.TotalMilliGPU(), "a pod with GPU demand requests gpu-milli, so it is interned")
@@ -46,7 +47,7 @@ func FuzzPreparePod(f *testing.F) {
 		if !task.UsesGPU() || set.Len() != task.GPUCount {
 			return
 		}
-		bound, err := snapshot.NewPodInfo(boundPod(prepared.Pod(), "n", set))
+		bound, err := snapshot.DecodePodInfo(boundPod(prepared.Pod(), "n", set), openb.Devices)
 		require.NoError(t, err)
 		got, ok := bound.Devices()
 		assert.True(t, ok)

@@ -27,14 +27,14 @@ func gpuPod(name string, count, milli int64, models ...string) *v1.Pod {
 
 // TestBoundPod: the devices a bind chose are what the snapshot charges.
 func TestBoundPod(t *testing.T) {
-	c := snapshot.NewCache()
+	c := snapshot.NewCacheWithDevices(openb.Devices)
 	require.NoError(t, c.AddNode(gpuNode("n", 4, "T4")))
 	p := gpuPod("p", 2, 1000)
 	devs := gpushare.DeviceSet(0).With(1).With(3)
 	b := boundPod(p, "n", devs)
-	assert.Equal(t, "1-3", b.Annotations[snapshot.AnnotationGPUIndex])
+	assert.Equal(t, "1-3", b.Annotations[openb.AnnotationGPUIndex])
 	assert.Empty(t, p.Spec.NodeName, "the input pod is not modified")
-	assert.NotContains(t, p.Annotations, snapshot.AnnotationGPUIndex)
+	assert.NotContains(t, p.Annotations, openb.AnnotationGPUIndex)
 	require.NoError(t, c.AddPod(b))
 	free := []int64{}
 	for _, d := range c.Snapshot().Get("n").Devices() {
@@ -44,9 +44,9 @@ func TestBoundPod(t *testing.T) {
 
 	// The replay's bind reports the parsed pod with the chosen devices to
 	// the ledger instead: the node ends up the same.
-	l := reserve.New()
+	l := reserve.New(reserve.WithDeviceDecoder(openb.Devices))
 	require.NoError(t, l.AddNode(gpuNode("n", 4, "T4")))
-	require.NoError(t, l.AddPodInfo(snapshot.MustPodInfo(p).WithDevices(devs), "n"))
+	require.NoError(t, l.AddPodInfo(mustPodInfo(p).WithDevices(devs), "n"))
 	want, got := c.Snapshot().Get("n"), l.Snapshot().Get("n")
 	assert.Equal(t, want.Devices(), got.Devices())
 	assert.Equal(t, want.Requested(), got.Requested())
@@ -56,7 +56,7 @@ func TestBoundPod(t *testing.T) {
 // randomCluster builds a cache of n GPU nodes with random shares already
 // bound on random devices, in the simulator's encoding.
 func randomCluster(t testing.TB, r *rand.Rand, n int) *snapshot.Snapshot {
-	c := snapshot.NewCache()
+	c := snapshot.NewCacheWithDevices(openb.Devices)
 	models := []string{"T4", "P100", "G2"}
 	for i := range n {
 		node := gpuNode(fmt.Sprintf("n%d", i), r.IntN(9), models[r.IntN(3)])
@@ -84,7 +84,7 @@ func TestExplainedGPU(t *testing.T) {
 	for _, ni := range snap.Nodes() {
 		infos = append(infos, ni)
 	}
-	pods := []*snapshot.PodInfo{snapshot.MustPodInfo(gpuPod("share", 1, 500)), snapshot.MustPodInfo(gpuPod("two", 2, 1000)), snapshot.MustPodInfo(gpuPod("cpu", 0, 0))}
+	pods := []*snapshot.PodInfo{mustPodInfo(gpuPod("share", 1, 500)), mustPodInfo(gpuPod("two", 2, 1000)), mustPodInfo(gpuPod("cpu", 0, 0))}
 	var tasks []gpushare.Task
 	for _, p := range pods {
 		tasks = append(tasks, gpushare.TaskOf(p))
@@ -122,12 +122,12 @@ func TestExplainedGPU(t *testing.T) {
 // that can host it, drawn from the seed (so some pods land on different
 // devices than best fit would choose).
 func TestRandomGPUDevices(t *testing.T) {
-	c := snapshot.NewCache()
+	c := snapshot.NewCacheWithDevices(openb.Devices)
 	require.NoError(t, c.AddNode(gpuNode("n", 8, "T4")))
 	require.NoError(t, c.AddPod(boundPod(gpuPod("b", 1, 700), "n", gpushare.DeviceSet(0).With(2))))
 	ni := c.Snapshot().Get("n")
 	r := newRandomGPU(1)
-	pi := snapshot.MustPodInfo(gpuPod("p", 1, 300))
+	pi := mustPodInfo(gpuPod("p", 1, 300))
 	seen := map[gpushare.DeviceSet]bool{}
 	for range 50 {
 		devs, ok := r.ChooseDevices(pi, ni)
@@ -136,7 +136,7 @@ func TestRandomGPUDevices(t *testing.T) {
 		seen[devs] = true
 	}
 	assert.Greater(t, len(seen), 3, "devices drawn at random")
-	_, ok := r.ChooseDevices(snapshot.MustPodInfo(gpuPod("big", 8, 1000)), ni)
+	_, ok := r.ChooseDevices(mustPodInfo(gpuPod("big", 8, 1000)), ni)
 	assert.False(t, ok, "8 whole GPUs do not fit beside a share")
 }
 
@@ -158,7 +158,7 @@ func TestRankTieBreak(t *testing.T) {
 	require.Len(t, p.Scorers(), 3)
 	assert.Equal(t, int64(2*101*101), p.Scorers()[0].Weight)
 
-	pi := snapshot.MustPodInfo(gpuPod("p", 1, 500))
+	pi := mustPodInfo(gpuPod("p", 1, 500))
 	plain := make([]int64, len(infos))
 	ranked := make([]int64, len(infos))
 	require.NoError(t, base.Score(pi, snap, infos, plain))

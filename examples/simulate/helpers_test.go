@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/examples/internal/openb"
 	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/internal/shareddata"
 	"github.com/schedkit/schedkit/snapshot"
@@ -83,7 +84,7 @@ func boundPod(pod *v1.Pod, node string, devs gpushare.DeviceSet) *v1.Pod {
 		for k, v := range pod.Annotations {
 			c.Annotations[k] = v
 		}
-		c.Annotations[snapshot.AnnotationGPUIndex] = formatIndex(devs)
+		c.Annotations[openb.AnnotationGPUIndex] = formatIndex(devs)
 	}
 	return &c
 }
@@ -99,4 +100,14 @@ func formatIndex(devs gpushare.DeviceSet) string {
 		b.WriteString(strconv.Itoa(k))
 	}
 	return b.String()
+}
+
+// mustPodInfo parses pod with the trace's device schema; it panics on
+// error (test inputs are valid).
+func mustPodInfo(pod *v1.Pod) *snapshot.PodInfo {
+	pi, err := snapshot.DecodePodInfo(pod, openb.Devices)
+	if err != nil {
+		panic(err)
+	}
+	return pi
 }

@@ -83,12 +83,12 @@ func (c *cluster) capacity() int64 {
 // mirror pods; annotated GPU demand is also requested as gpu-milli), and
 // learns FGD's target workload and the capacities.
 func (c *cluster) finish(nodes []*v1.Node, pods []*v1.Pod, unbind bool) error {
-	in, err := replay.NewInput(nodes, pods, unbind)
+	in, err := replay.NewInput(nodes, pods, unbind, openb.Devices)
 	if err != nil {
 		return fromReplay(err)
 	}
 	c.nodes, c.bound = in.Nodes, in.Bound
-	cache := snapshot.NewCache()
+	cache := snapshot.NewCacheWithDevices(openb.Devices)
 	for _, n := range nodes {
 		if err := cache.AddNode(n); err != nil {
 			return inputErr("%v", err)
@@ -102,7 +102,7 @@ func (c *cluster) finish(nodes []*v1.Node, pods []*v1.Pod, unbind bool) error {
 	}
 	var shapes []gpushare.Task
 	for _, p := range c.bound {
-		pi, err := snapshot.NewPodInfo(p)
+		pi, err := snapshot.DecodePodInfo(p, openb.Devices)
 		if err != nil {
 			return inputErr("%v", err)
 		}

@@ -7,9 +7,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/examples/internal/openb"
 	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/score"
-	"github.com/schedkit/schedkit/snapshot"
 )
 
 // policyDef is a scheduling policy the simulator knows by name. Every
@@ -37,7 +37,7 @@ type policyEnv struct {
 }
 
 // gpuResource is the resource the resource scorers weigh GPUs by.
-var gpuResource = score.ResourceSpec{Name: snapshot.ResourceGPUMilli, Weight: 1}
+var gpuResource = score.ResourceSpec{Name: openb.ResourceGPUMilli, Weight: 1}
 
 func cpuMem() []score.ResourceSpec {
 	return []score.ResourceSpec{{Name: v1.ResourceCPU, Weight: 1}, {Name: v1.ResourceMemory, Weight: 1}}
@@ -70,7 +70,7 @@ var policies = []policyDef{
 		profile: func(*policyEnv) (*score.Profile, error) { return one(score.NewMostAllocated(cpuMemGPU()...)) }},
 	{name: "balanced", tie: tieRandom, doc: "NodeResourcesBalancedAllocation on cpu, memory, GPU",
 		profile: func(*policyEnv) (*score.Profile, error) {
-			return one(score.NewBalancedAllocation(v1.ResourceCPU, v1.ResourceMemory, snapshot.ResourceGPUMilli))
+			return one(score.NewBalancedAllocation(v1.ResourceCPU, v1.ResourceMemory, openb.ResourceGPUMilli))
 		}},
 	{name: "binpack", tie: tieRandom, doc: "Volcano binpack on cpu, memory, GPU",
 		profile: func(*policyEnv) (*score.Profile, error) { return one(score.NewBinPack(cpuMemGPU()...)) }},

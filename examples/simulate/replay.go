@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/schedkit/schedkit/examples/internal/openb"
 	"github.com/schedkit/schedkit/framework"
 	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/replay"
@@ -71,7 +72,7 @@ func (c *cluster) arrivals(spec *runSpec) ([]*snapshot.PodInfo, error) {
 		}
 		p := *src.Pod()
 		p.Name = src.Pod().Name + "-clone-" + strconv.Itoa(n)
-		pi, err := snapshot.NewPodInfo(&p)
+		pi, err := snapshot.DecodePodInfo(&p, openb.Devices)
 		if err != nil {
 			return nil, err
 		}
@@ -100,7 +101,7 @@ func (c *cluster) replay(ctx context.Context, spec *runSpec, prog *progress) (*r
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", spec.policy.name, err)
 	}
-	in := &replay.Input{Nodes: c.nodes, Bound: c.bound, Batch: c.batch, Objects: c.objects, Arrivals: make([]replay.Arrival, len(order))}
+	in := &replay.Input{Devices: openb.Devices, Nodes: c.nodes, Bound: c.bound, Batch: c.batch, Objects: c.objects, Arrivals: make([]replay.Arrival, len(order))}
 	for i, pi := range order {
 		in.Arrivals[i].Pod = pi
 		// Clones drawn by -inflate have no trace times (and -inflate

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/schedkit/schedkit/examples/internal/openb"
 	"github.com/schedkit/schedkit/framework"
 	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/replay"
@@ -28,7 +29,7 @@ func TestOwnMainGetsTheSameReport(t *testing.T) {
 
 	objs, err := load.Files(paths...)
 	require.NoError(t, err)
-	in, err := replay.NewInput(objs.Nodes, objs.Pods, true)
+	in, err := replay.NewInput(objs.Nodes, objs.Pods, true, openb.Devices)
 	require.NoError(t, err)
 	var tasks []gpushare.Task
 	for _, a := range in.Arrivals {

@@ -12,6 +12,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/examples/internal/openb"
 	"github.com/schedkit/schedkit/framework"
 	"github.com/schedkit/schedkit/snapshot"
 	"github.com/schedkit/schedkit/snapshot/load"
@@ -106,7 +107,7 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 			pending = append(pending, p)
 		}
 	}
-	cache := snapshot.NewCache()
+	cache := snapshot.NewCacheWithDevices(openb.Devices)
 	for _, n := range objs.Nodes {
 		if err := cache.AddNode(n); err != nil {
 			return whatifUsage(stderr, err.Error())

@@ -15,6 +15,7 @@ import (
 	"github.com/schedkit/schedkit/framework"
 	"github.com/schedkit/schedkit/reserve"
 	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/load/openb"
 )
 
 // The factories have upstream's
@@ -285,8 +286,8 @@ func TestWithoutPreScoreAndPreFilter(t *testing.T) {
 // instead of refusing it (a ledger without a chooser refuses it).
 func TestReservePluginGPUShare(t *testing.T) {
 	gn := node("g", "8", "16Gi")
-	gn.Status.Allocatable[snapshot.ResourceGPUCount] = resource.MustParse("2")
-	gn.Status.Allocatable[snapshot.ResourceGPUMilli] = resource.MustParse("2000")
+	gn.Status.Allocatable[openb.ResourceGPUCount] = resource.MustParse("2")
+	gn.Status.Allocatable[openb.ResourceGPUMilli] = resource.MustParse("2000")
 	n := newNodeInfo(gn, 1)
 	ctx := context.Background()
 	pl, err := NewSchedkitReserve(ctx, nil, cluster(n))
@@ -294,7 +295,7 @@ func TestReservePluginGPUShare(t *testing.T) {
 	rp := pl.(*ReservePlugin)
 	require.NoError(t, rp.Ledger().AddNode(gn))
 	p := pod("share", "1", "1Gi")
-	p.Annotations = map[string]string{snapshot.AnnotationGPUCount: "1", snapshot.AnnotationGPUMilli: "500"}
+	p.Annotations = map[string]string{openb.AnnotationGPUCount: "1", openb.AnnotationGPUMilli: "500"}
 	require.True(t, rp.Reserve(ctx, newCycleState(), p, "g").IsSuccess())
 	devs := rp.Ledger().Snapshot().Get("g").Devices()
 	require.Len(t, devs, 2)

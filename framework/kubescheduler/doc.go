@@ -11,8 +11,8 @@
 // your own [score.Scorer], [framework.Filter] or [reserve.Ledger] with
 // [WrapScorer], [WrapFilter] or [WrapLedger], decode args with [DecodeArgs],
 // implement [PodSigner] for upstream's batching (see
-// examples/kube-scheduler/myscheduler). Put capacity rules in a Filter: a
-// pod refused at Reserve is retried on the same node. One handle's plugins
-// share one mirror (with the ledger), synced once per cycle, owned by them;
-// Score and Filter take no lock and allocate nothing on the common path.
+// examples/kube-scheduler/myscheduler). Put capacity rules in a Filter: a pod
+// refused at Reserve is retried on the same node. One handle's plugins share
+// one mirror (with the ledger), synced once per cycle, owned by them; Score and
+// Filter take no lock and allocate nothing on the common path.
 package kubescheduler

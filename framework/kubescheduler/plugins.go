@@ -46,7 +46,7 @@ type nodeMirror = mirror.Mirror[fwk.NodeInfo]
 var mirrors sync.Map // weak.Pointer[byte] (the handle) → weak.Pointer[nodeMirror]
 
 func mirrorFor(h fwk.Handle) *nodeMirror {
-	m := mirror.New(mirror.Methods[fwk.NodeInfo, fwk.PodInfo]())
+	m := mirror.New(mirror.Methods[fwk.NodeInfo, fwk.PodInfo](), mirror.Devices)
 	if v := reflect.ValueOf(h); h != nil && v.Kind() == reflect.Pointer && !v.IsNil() {
 		key := weak.Make((*byte)(v.UnsafePointer()))
 		if w, ok := mirrors.Load(key); ok {
@@ -95,7 +95,7 @@ func (p *plugin) pod(cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*sna
 			cs.Write(syncedKey, (*synced)(p.m))
 		}
 	}
-	return snapshot.NewPodInfo(pod)
+	return p.m.PodInfo(pod)
 }
 
 // ScorePlugin runs a [score.Scorer] as a PreScore + Score plugin: PreScore

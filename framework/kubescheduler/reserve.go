@@ -67,7 +67,7 @@ func NewSchedkitReserve(ctx context.Context, obj runtime.Object, h fwk.Handle) (
 	if err := DecodeArgs(ReserveName, obj, &struct{}{}); err != nil {
 		return nil, err
 	}
-	return wrapLedger(klog.FromContext(ctx), ReserveName, reserve.New(reserve.WithDeviceChooser(gpushare.BestFit{})), h)
+	return wrapLedger(klog.FromContext(ctx), ReserveName, reserve.New(reserve.WithDeviceDecoder(mirror.Devices), reserve.WithDeviceChooser(gpushare.BestFit{})), h)
 }
 
 // Name returns the plugin name.
@@ -81,7 +81,7 @@ func (p *ReservePlugin) InformerErrors() int64 { return p.errs.Load() }
 
 // Reserve holds pod on nodeName (taking the node from the scheduler if need be).
 func (p *ReservePlugin) Reserve(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
-	pi, err := snapshot.NewPodInfo(pod)
+	pi, err := snapshot.DecodePodInfo(pod, p.ledger.Snapshot().DeviceDecoder())
 	if err != nil {
 		return fwk.AsStatus(err)
 	}

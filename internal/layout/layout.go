@@ -68,7 +68,7 @@ type FilterBlock struct {
 	// NumPods is NumPods().
 	NumPods int32
 	// GPUModel identifies the model of the node's devices (all devices of
-	// a node have one model): snapshot.GPUModelID of its name; 0 when the
+	// a node have one model): GPUModelID of its name; 0 when the
 	// node has no devices.
 	GPUModel int32
 	// GPUFree holds the free milli-GPU of the node's freest devices (up to

@@ -18,7 +18,7 @@ import (
 // synced is a mirror synced with nodes.
 func synced(t *testing.T, nodes ...*fakeNode) *Mirror[*fakeNode] {
 	t.Helper()
-	m := New(src)
+	m := New(src, nil)
 	_, err := m.Sync(nodes)
 	require.NoError(t, err)
 	return m

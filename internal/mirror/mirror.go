@@ -10,6 +10,7 @@ import (
 
 	"github.com/schedkit/schedkit/reserve"
 	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/load/openb"
 )
 
 // Source reads one entry of the mirrored list. Node may return nil (the
@@ -120,9 +121,15 @@ type entry struct {
 	pods  map[*v1.Pod]*snapshot.PodInfo
 }
 
-// New returns an empty Mirror reading entries through src.
-func New[N comparable](src Source[N]) *Mirror[N] {
-	m := &Mirror[N]{src: src, cache: snapshot.NewCache(), byName: map[string]*entry{}, seed: maphash.MakeSeed()}
+// Devices is the DeviceDecoder the kube-scheduler adapters read nodes and
+// pods with: openb.Devices (the Alibaba GPU sharing scheduler's
+// annotations, else nvidia.com/gpu), as schedkit's adapters always have.
+var Devices = openb.Devices
+
+// New returns an empty Mirror reading entries through src and the devices
+// of their nodes and pods with dec (nil: snapshot.NvidiaDevices).
+func New[N comparable](src Source[N], dec snapshot.DeviceDecoder) *Mirror[N] {
+	m := &Mirror[N]{src: src, cache: snapshot.NewCacheWithDevices(dec), byName: map[string]*entry{}, seed: maphash.MakeSeed()}
 	m.cur.Store(&view[N]{snap: m.cache.Snapshot(), seed: m.seed})
 	return m
 }
@@ -326,6 +333,11 @@ func (m *Mirror[N]) newSlot() int32 {
 	return m.nslots - 1
 }
 
+// PodInfo parses pod with the mirror's DeviceDecoder.
+func (m *Mirror[N]) PodInfo(pod *v1.Pod) (*snapshot.PodInfo, error) {
+	return snapshot.DecodePodInfo(pod, m.cur.Load().snap.DeviceDecoder())
+}
+
 // podInfos parses the pods of n, reusing those in prev.
 func (m *Mirror[N]) podInfos(n N, node *v1.Node, prev map[*v1.Pod]*snapshot.PodInfo) (map[*v1.Pod]*snapshot.PodInfo, error) {
 	k := m.src.NumPods(n)
@@ -335,7 +347,7 @@ func (m *Mirror[N]) podInfos(n N, node *v1.Node, prev map[*v1.Pod]*snapshot.PodI
 		pi := prev[pod]
 		if pi == nil {
 			var err error
-			if pi, err = snapshot.NewPodInfo(pod); err != nil {
+			if pi, err = m.PodInfo(pod); err != nil {
 				return nil, fmt.Errorf("mirror: node %s: %w", node.Name, err)
 			}
 		}

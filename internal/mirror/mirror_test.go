@@ -55,7 +55,7 @@ func pod(name, cpu string) *v1.Pod {
 
 func TestSyncRebuildsOnlyChangedNodes(t *testing.T) {
 	a, b := newNode("a", "4", 10), newNode("b", "4", 20)
-	m := New(src)
+	m := New(src, nil)
 	s1, err := m.Sync([]*fakeNode{a, b})
 	require.NoError(t, err)
 	require.Equal(t, 2, s1.NumNodes())
@@ -100,7 +100,7 @@ func TestSyncRebuildsOnlyChangedNodes(t *testing.T) {
 // adds, pod changes, node updates and removals.
 func TestLookup(t *testing.T) {
 	a, b, c := newNode("a", "4", 1), newNode("b", "4", 1), newNode("c", "4", 1)
-	m := New(src)
+	m := New(src, nil)
 	_, err := m.Sync([]*fakeNode{a, b, c})
 	require.NoError(t, err)
 	for _, n := range []*fakeNode{a, b, c} {
@@ -165,7 +165,7 @@ func TestLookup(t *testing.T) {
 // look-ups stay as they were, and the next good Sync completes the work.
 func TestSyncErrorsChangeNothingPublished(t *testing.T) {
 	a, b := newNode("a", "4", 1), newNode("b", "4", 1)
-	m := New(src)
+	m := New(src, nil)
 	s0, err := m.Sync([]*fakeNode{a, b})
 	require.NoError(t, err)
 
@@ -204,7 +204,7 @@ func TestSyncErrorsChangeNothingPublished(t *testing.T) {
 // a random sequence of pod adds and removes, node adds, updates and
 // removals.
 func TestSyncMatchesFromScratch(t *testing.T) {
-	m := New(src)
+	m := New(src, nil)
 	var list []*fakeNode
 	for step := range 300 {
 		switch step % 7 {
@@ -264,7 +264,7 @@ func TestSyncMatchesFromScratch(t *testing.T) {
 // Lookups run on the framework's goroutines while Sync runs (go test -race).
 func TestLookupConcurrentWithSync(t *testing.T) {
 	a, b := newNode("a", "4", 1), newNode("b", "4", 1)
-	m := New(src)
+	m := New(src, nil)
 	_, err := m.Sync([]*fakeNode{a, b})
 	require.NoError(t, err)
 	var wg sync.WaitGroup
@@ -312,7 +312,7 @@ func (m *methodsNode) GetPods() []methodsPod {
 func TestMethods(t *testing.T) {
 	n := newNode("a", "4", 3)
 	n.addPod(pod("p", "1"))
-	m := New(Methods[*methodsNode, methodsPod]())
+	m := New(Methods[*methodsNode, methodsPod](), nil)
 	e := &methodsNode{n}
 	s, err := m.Sync([]*methodsNode{e})
 	require.NoError(t, err)

@@ -41,6 +41,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -138,7 +139,8 @@ func Identify(obj runtime.Object) (Key, error) {
 }
 
 // Validate returns obj's key after checking what the scheduling rules
-// read, as the API server's validation would: a cluster-scoped object
+// read, as the API server's validation would: metadata.name (and a
+// non-empty metadata.namespace) by the kind's naming rule; a cluster-scoped object
 // without metadata.namespace; namespace labels valid label keys and
 // values; Service and ReplicationController spec.selector valid labels;
 // ReplicaSet, StatefulSet and PodDisruptionBudget spec.selector a valid
@@ -163,7 +165,7 @@ func Validate(obj runtime.Object) (Key, error) {
 // Check returns what is wrong with the content of obj, an object
 // [Identify] accepts (see [Validate]), one field error per problem.
 func Check(obj runtime.Object) field.ErrorList {
-	var errs field.ErrorList
+	errs := checkNames(obj)
 	switch o := obj.(type) {
 	case *v1.Namespace:
 		if o.Namespace != "" {
@@ -195,6 +197,42 @@ func Check(obj runtime.Object) field.ErrorList {
 		}
 		if o.Value > HighestUserDefinablePriority && !strings.HasPrefix(o.Name, "system-") {
 			errs = append(errs, field.Invalid(field.NewPath("value"), o.Value, "must not exceed 1000000000 unless the name starts with system-"))
+		}
+	}
+	return errs
+}
+
+// checkNames checks metadata.name with the rule the API server applies to
+// the kind (k8s.io/apimachinery/pkg/api/validation): a DNS-1123 label for
+// a Namespace and a StatefulSet, a DNS-1035 label for a Service, a
+// DNS-1123 subdomain for the others; and a non-empty metadata.namespace of a namespaced kind as a
+// Namespace name. An empty namespace is accepted (the API server defaults
+// it to "default"; schedkit keys it as given). An empty name is
+// [Identify]'s error, not repeated here.
+func checkNames(obj runtime.Object) field.ErrorList {
+	m, ok := obj.(metav1.Object)
+	if !ok || m.GetName() == "" {
+		return nil
+	}
+	nameRule := apivalidation.NameIsDNSSubdomain
+	namespaced := true
+	switch obj.(type) {
+	case *v1.Namespace:
+		nameRule, namespaced = apivalidation.ValidateNamespaceName, false
+	case *v1.Service:
+		nameRule = apivalidation.NameIsDNS1035Label
+	case *appsv1.StatefulSet:
+		nameRule = apivalidation.NameIsDNSLabel
+	case *schedulingv1.PriorityClass:
+		namespaced = false
+	}
+	var errs field.ErrorList
+	for _, msg := range nameRule(m.GetName(), false) {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), m.GetName(), msg))
+	}
+	if ns := m.GetNamespace(); namespaced && ns != "" {
+		for _, msg := range apivalidation.ValidateNamespaceName(ns, false) {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "namespace"), ns, msg))
 		}
 	}
 	return errs

@@ -279,10 +279,17 @@ type TB interface {
 }
 
 // Cache returns a cache holding nodes and the bound pods; a pod without
-// spec.nodeName fails the test.
+// spec.nodeName fails the test. CacheWithDevices(t, nil, nodes, pods...).
 func Cache(t TB, nodes []*v1.Node, pods ...*v1.Pod) *snapshot.Cache {
 	t.Helper()
-	c := snapshot.NewCache()
+	return CacheWithDevices(t, nil, nodes, pods...)
+}
+
+// CacheWithDevices is Cache with devices read by dec
+// (snapshot.NewCacheWithDevices; nil: snapshot.NvidiaDevices).
+func CacheWithDevices(t TB, dec snapshot.DeviceDecoder, nodes []*v1.Node, pods ...*v1.Pod) *snapshot.Cache {
+	t.Helper()
+	c := snapshot.NewCacheWithDevices(dec)
 	for _, n := range nodes {
 		if err := c.AddNode(n); err != nil {
 			t.Fatalf("snapshottest: AddNode: %v", err)
@@ -303,4 +310,22 @@ func Cache(t TB, nodes []*v1.Node, pods ...*v1.Pod) *snapshot.Cache {
 func Snapshot(t TB, nodes []*v1.Node, pods ...*v1.Pod) *snapshot.Snapshot {
 	t.Helper()
 	return Cache(t, nodes, pods...).Snapshot()
+}
+
+// SnapshotWithDevices returns CacheWithDevices(t, dec, nodes,
+// pods...).Snapshot().
+func SnapshotWithDevices(t TB, dec snapshot.DeviceDecoder, nodes []*v1.Node, pods ...*v1.Pod) *snapshot.Snapshot {
+	t.Helper()
+	return CacheWithDevices(t, dec, nodes, pods...).Snapshot()
+}
+
+// PodInfo returns pod parsed with dec (snapshot.DecodePodInfo); an error
+// fails the test.
+func PodInfo(t TB, dec snapshot.DeviceDecoder, pod *v1.Pod) *snapshot.PodInfo {
+	t.Helper()
+	pi, err := snapshot.DecodePodInfo(pod, dec)
+	if err != nil {
+		t.Fatalf("snapshottest: DecodePodInfo: %v", err)
+	}
+	return pi
 }

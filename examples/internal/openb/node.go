@@ -7,27 +7,39 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	schema "github.com/schedkit/schedkit/snapshot/load/openb"
 )
+
+// Devices reads the devices of the objects [Node.Object] and [Pod.Object]
+// make (and of any object of the same schema): the core's decoder
+// (openb.Devices of package snapshot/load/openb). Give it to the caches,
+// ledgers and replay inputs that hold them.
+var Devices = schema.Devices
 
 // Names used by the trace's authors (cluster-trace-gpu-v2023
 // pod_csv_to_yaml.py and node_yaml/openb_node_list_gpu_node.yaml). GPU
 // demand is not a Kubernetes resource request: pods carry it in annotations,
-// nodes advertise it as two extended resources.
+// nodes advertise it as two extended resources. The schema is the core's
+// package snapshot/load/openb (its decoder is [Devices]); these are its
+// names.
 const (
 	// Namespace holds every trace pod.
 	Namespace = "paib-gpu"
 	// ResourceGPUCount is a node's number of whole GPUs.
-	ResourceGPUCount v1.ResourceName = "alibabacloud.com/gpu-count"
+	ResourceGPUCount = schema.ResourceGPUCount
 	// ResourceGPUMilli is a node's GPU capacity in thousandths (GPUs × 1000).
-	ResourceGPUMilli v1.ResourceName = "alibabacloud.com/gpu-milli"
+	ResourceGPUMilli = schema.ResourceGPUMilli
 	// LabelGPUCardModel is a node's GPU model label.
-	LabelGPUCardModel = "alibabacloud.com/gpu-card-model"
+	LabelGPUCardModel = schema.LabelGPUModel
 	// AnnotationGPUCount is a pod's number of GPUs.
-	AnnotationGPUCount = "alibabacloud.com/gpu-count"
+	AnnotationGPUCount = schema.AnnotationGPUCount
 	// AnnotationGPUMilli is a pod's per-GPU share in thousandths, 0..1000.
-	AnnotationGPUMilli = "alibabacloud.com/gpu-milli"
+	AnnotationGPUMilli = schema.AnnotationGPUMilli
 	// AnnotationGPUCardModel is a pod's allowed GPU models, "|"-separated.
-	AnnotationGPUCardModel = "alibabacloud.com/gpu-card-model"
+	AnnotationGPUCardModel = schema.AnnotationGPUModel
+	// AnnotationGPUIndex is a bound pod's device indexes, "-"-separated.
+	AnnotationGPUIndex = schema.AnnotationGPUIndex
 	// MaxPods is every node's pods capacity in the authors' node YAML.
 	MaxPods = 1001
 )
