@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -303,6 +304,30 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 	placed := map[snapshot.PodKey]*v1.Pod{} // bound pods, the workload's and churn's
 	churnPods := map[snapshot.PodKey]*v1.Pod{}
 	evicted := map[snapshot.PodKey]bool{}
+	// blocked are the unschedulable pods that PodTopologySpread or
+	// InterPodAffinity rejected somewhere, in the order they failed: a
+	// pod bound elsewhere may let them fit, so they are requeued after
+	// each bind (upstream's queueing hints move them on an assigned pod's
+	// add event; a pod that fit nowhere for its resources alone is left
+	// for the events that free some).
+	var blocked []*snapshot.PodInfo
+	requeueAll := func() {
+		loop.Requeue()
+		clear(blocked)
+		blocked = blocked[:0]
+	}
+	requeueBlocked := func() error {
+		for _, pi := range blocked {
+			if loop.Remove(pi.Key()) { // still set aside, not deleted
+				if err := loop.AddPodInfo(pi); err != nil {
+					return err
+				}
+			}
+		}
+		clear(blocked)
+		blocked = blocked[:0]
+		return nil
+	}
 	loop.SetPreemption(preemptOptions(), func(_ context.Context, node string, victims []*snapshot.PodInfo) error {
 		keys := make([]snapshot.PodKey, len(victims))
 		for i, v := range victims {
@@ -333,7 +358,16 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 				return nil
 			}
 			if a.Preemption != nil && a.Preemption.Found() {
-				loop.Requeue()
+				requeueAll()
+			}
+			if d := a.Diagnosis; !a.Scheduled() && (a.Preemption == nil || !a.Preemption.Found()) && d != nil &&
+				(slices.Contains(d.UnschedulablePlugins, score.PodTopologySpreadName) || slices.Contains(d.UnschedulablePlugins, score.InterPodAffinityName)) {
+				blocked = append(blocked, a.Pod)
+			}
+			if a.Bound() && len(blocked) > 0 {
+				if err := requeueBlocked(); err != nil {
+					return err
+				}
 			}
 			if a.Bound() {
 				now := time.Now()
@@ -391,7 +425,7 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 			if err := addNode(o); err != nil {
 				return err
 			}
-			loop.Requeue()
+			requeueAll()
 		case *v1.Pod:
 			churnPods[snapshot.KeyOf(o)] = o
 			return loop.Add(o)
@@ -402,7 +436,7 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 		switch o := obj.(type) {
 		case *v1.Node:
 			delete(nodes, o.Name)
-			loop.Requeue()
+			requeueAll()
 			return ledger.RemoveNode(o.Name)
 		case *v1.Pod:
 			k := snapshot.KeyOf(o)
@@ -410,7 +444,7 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 			ledger.RemovePod(k)
 			delete(placed, k)
 			delete(churnPods, k)
-			loop.Requeue()
+			requeueAll()
 		default:
 			return object(obj, true)
 		}
@@ -446,7 +480,7 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 					break
 				}
 			}
-			loop.Requeue()
+			requeueAll()
 		case s.Kind == stepPods:
 			start := time.Now()
 			for _, pod := range s.Pods {
@@ -480,7 +514,7 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 				delete(placed, k)
 				obs.deleted(k)
 			}
-			loop.Requeue()
+			requeueAll()
 			stepErr = drain(tick)
 		case s.Kind == stepStartMetrics:
 			obs.startWindow(s.Window)

@@ -616,3 +616,17 @@ func TestParseGates(t *testing.T) {
 		assert.ErrorContains(t, err, "is not Gate=true or Gate=false", bad)
 	}
 }
+
+// TestEndToEndPodAddUnblocks runs upstream's EventHandlingPodAdd/10Pods
+// (2 nodes, 41 pods): 10 pods a zone-less hostname spread constraint
+// (maxSkew 1) and 10 pods a required pod affinity keep pending until
+// other pods are bound, which upstream's queue moves them on (an
+// assigned pod's add event). SK requeues the pods PodTopologySpread or
+// InterPodAffinity rejected after each bind: both bind all 41. Before,
+// SK requeued only on node adds and pod deletions and left 19 pending.
+func TestEndToEndPodAddUnblocks(t *testing.T) {
+	p := smallestPlan(t, "EventHandlingPodAdd")
+	require.Equal(t, 41, p.Pods)
+	up, sk := runBoth(t, p)
+	assert.Equal(t, up.bound, sk.bound)
+}
