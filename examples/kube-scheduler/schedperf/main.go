@@ -379,8 +379,11 @@ func printTable(out io.Writer, rows []row, dir, size string) {
 	fmt.Fprintln(out, "pre: pods evicted by preemption, 'same' when SK evicted exactly UP's pods")
 	for _, r := range rows {
 		if len(r.FeatureGates) > 0 {
-			fmt.Fprintf(out, "UP feature gates (-feature-gates): %v\n", r.FeatureGates)
-			break
+			var gs []string
+			for _, k := range slices.Sorted(maps.Keys(r.FeatureGates)) {
+				gs = append(gs, fmt.Sprintf("%s=%t", k, r.FeatureGates[k]))
+			}
+			fmt.Fprintf(out, "UP feature gates (-feature-gates) on %s: %s\n", r.TestCase, strings.Join(gs, ","))
 		}
 	}
 	fmt.Fprintln(out)
