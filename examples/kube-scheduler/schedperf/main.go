@@ -20,12 +20,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -46,6 +48,9 @@ type row struct {
 	// ThresholdMetric is what Threshold bounds (SchedulingThroughput:
 	// pods/s, the default).
 	ThresholdMetric string `json:"thresholdMetric"`
+	// FeatureGates are the -feature-gates overrides UP ran with (on top
+	// of the test case's and workload's own gates).
+	FeatureGates map[string]bool `json:"featureGates,omitempty"`
 	// Skipped says why neither scheduler ran the workload.
 	Skipped  string     `json:"skipped,omitempty"`
 	Upstream sideResult `json:"upstream"`
@@ -65,6 +70,8 @@ type options struct {
 	progress  string
 	logs      bool
 	from      string
+	gates     map[string]bool
+	seed      uint64
 }
 
 func main() {
@@ -79,10 +86,19 @@ func main() {
 	flag.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), on, off")
 	flag.BoolVar(&o.logs, "logs", false, "keep kube-scheduler's logs (klog, on stderr)")
 	flag.StringVar(&o.from, "from", "", "print the table of an earlier -o json output instead of running")
+	var gates string
+	flag.StringVar(&gates, "feature-gates", "", "comma-separated Gate=true|false for UP, over the workload's own (e.g. SchedulerAsyncPreemption=false)")
+	flag.Uint64Var(&o.seed, "seed", 1, "seed of SK's tie-breaking among equally scored nodes (framework.Config.Seed)")
 	flag.Parse()
 	if wl != "" {
 		o.workloads = strings.Split(wl, ",")
 	}
+	var err error
+	if o.gates, err = parseGates(gates); err != nil {
+		fmt.Fprintln(os.Stderr, "schedperf:", err)
+		os.Exit(2)
+	}
+	schedkitSeed = o.seed
 	if err := run(context.Background(), o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "schedperf:", err)
 		os.Exit(1)
@@ -208,6 +224,9 @@ func selectRows(tcs []*testCase, o options) ([]*plan, []row, error) {
 		} else if sel := tc.DefaultThresholdMetricSelector; sel != nil {
 			r.ThresholdMetric = sel.Name
 		}
+		if len(o.gates) > 0 {
+			r.FeatureGates = o.gates
+		}
 		var p *plan
 		switch {
 		case r.Pods > o.maxPods:
@@ -221,6 +240,15 @@ func selectRows(tcs []*testCase, o options) ([]*plan, []row, error) {
 			}
 			r.Measured = p.Measured
 			r.Skipped = p.Unrunnable
+			if len(o.gates) > 0 {
+				w := *p.W
+				w.FeatureGates = maps.Clone(w.FeatureGates)
+				if w.FeatureGates == nil {
+					w.FeatureGates = map[string]bool{}
+				}
+				maps.Copy(w.FeatureGates, o.gates)
+				p.W = &w
+			}
 		}
 		plans = append(plans, p)
 		rows = append(rows, r)
@@ -231,6 +259,24 @@ func selectRows(tcs []*testCase, o options) ([]*plan, []row, error) {
 		}
 	}
 	return plans, rows, nil
+}
+
+// parseGates parses -feature-gates: Gate=true|false, comma-separated;
+// nil for "".
+func parseGates(s string) (map[string]bool, error) {
+	if s == "" {
+		return nil, nil
+	}
+	out := map[string]bool{}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		b, err := strconv.ParseBool(v)
+		if !ok || k == "" || err != nil {
+			return nil, fmt.Errorf("-feature-gates %q: %q is not Gate=true or Gate=false", s, kv)
+		}
+		out[k] = b
+	}
+	return out, nil
 }
 
 // needsTestHooks reports whether the directory's test passes Go hooks to
@@ -329,7 +375,17 @@ func printTable(out io.Writer, rows []row, dir, size string) {
 	fmt.Fprintln(out, "UP = kube-scheduler v1.37.2 in process on a fake clientset; SK = schedkit framework.Loop over reserve.Ledger")
 	fmt.Fprintln(out, "sched/pend: the workload's createPods pods bound / not bound at the end; pods/s over the measured (collectMetrics) pods;")
 	fmt.Fprintln(out, "shape: pods-per-node histogram (pods×nodes), 'same' when equal; skew: max skew per spread topology key;")
-	fmt.Fprintln(out, "anti: pods violating required anti-affinity; taint: pods on untolerated-taint or unmatched nodes; pre: pods preempted")
+	fmt.Fprintln(out, "anti: pods violating required anti-affinity; taint: pods on untolerated-taint or unmatched nodes;")
+	fmt.Fprintln(out, "pre: pods evicted by preemption, 'same' when SK evicted exactly UP's pods")
+	for _, r := range rows {
+		if len(r.FeatureGates) > 0 {
+			var gs []string
+			for _, k := range slices.Sorted(maps.Keys(r.FeatureGates)) {
+				gs = append(gs, fmt.Sprintf("%s=%t", k, r.FeatureGates[k]))
+			}
+			fmt.Fprintf(out, "UP feature gates (-feature-gates) on %s: %s\n", r.TestCase, strings.Join(gs, ","))
+		}
+	}
 	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "TEST CASE\tWORKLOAD\tNODES\tPODS\tMEAS\tCI-MIN\tUP sched/pend\tUP pods/s\tSK sched/pend\tSK pods/s\tSK/UP\tshape UP|SK\tskew UP|SK\tanti\ttaint\tpre\t")
@@ -368,7 +424,11 @@ func printTable(out io.Writer, rows []row, dir, size string) {
 			skew += "|" + sk.Placement.skew()
 			anti += "|" + fmt.Sprint(sk.Placement.AntiAffinityViolations)
 			taint += "|" + fmt.Sprint(sk.Placement.OnTaintedOrUnmatched)
-			pre += "|0"
+			if up.Preempted > 0 && slices.Equal(up.Evicted, sk.Evicted) {
+				pre += "|same"
+			} else {
+				pre += "|" + fmt.Sprint(sk.Preempted)
+			}
 		}
 		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", lead, upCounts, upRate, skCounts, skRate, ratio, shape, skew, anti, taint, pre)
 	}

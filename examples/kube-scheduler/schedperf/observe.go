@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -22,10 +23,16 @@ type sideResult struct {
 	// "" when it did not need to (upstream's plugin skips every pod then).
 	Spreading string `json:"spreading,omitempty"`
 	// Scheduled and Pending count the workload's createPods pods at the
-	// end (bound, not bound); Preempted the pods the scheduler deleted.
-	Scheduled int `json:"scheduled"`
-	Pending   int `json:"pending"`
-	Preempted int `json:"preempted"`
+	// end (bound, not bound); Preempted the pods the scheduler deleted
+	// (preemption victims, the workload's and churn's), Evicted their
+	// keys ("namespace/name", sorted).
+	Scheduled int      `json:"scheduled"`
+	Pending   int      `json:"pending"`
+	Preempted int      `json:"preempted"`
+	Evicted   []string `json:"evicted,omitempty"`
+	// bound lists the workload's createPods pods bound at the end
+	// ("namespace/name", sorted): the test compares the two sides.
+	bound []string
 	// MeasuredPods were bound in the measured windows (createPods ops with
 	// collectMetrics, or start/stopCollectingMetrics) over
 	// MeasuredSeconds: from the window's start (the first pod's creation)
@@ -214,16 +221,19 @@ func (o *observer) stopWindow() {
 // finish fills res from the observations and the cluster's final state.
 func (o *observer) finish(res *sideResult, nodes []*v1.Node, pods []*v1.Pod) {
 	o.mu.Lock()
-	for _, ps := range o.pods {
+	res.bound = res.bound[:0]
+	for k, ps := range o.pods {
 		if !ps.created || ps.deleted {
 			continue
 		}
 		if ps.node != "" {
 			res.Scheduled++
+			res.bound = append(res.bound, k.String())
 		} else {
 			res.Pending++
 		}
 	}
+	slices.Sort(res.bound)
 	secs := 0.0
 	for _, m := range o.measured {
 		res.MeasuredPods += m.pods
@@ -235,4 +245,14 @@ func (o *observer) finish(res *sideResult, nodes []*v1.Node, pods []*v1.Pod) {
 		res.PodsPerSecond = float64(res.MeasuredPods) / secs
 	}
 	res.Placement = measurePlacement(nodes, pods, o.nsLabels)
+}
+
+// sortedKeys lists the keys of set as "namespace/name", sorted.
+func sortedKeys(set map[snapshot.PodKey]bool) []string {
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k.String())
+	}
+	slices.Sort(out)
+	return out
 }

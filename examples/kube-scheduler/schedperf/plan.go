@@ -13,6 +13,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,8 +22,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
-	_ "k8s.io/kubernetes/pkg/apis/core/install"       // API defaulting for core objects
-	_ "k8s.io/kubernetes/pkg/apis/policy/install"     // ... PodDisruptionBudgets
+	_ "k8s.io/kubernetes/pkg/apis/core/install"   // API defaulting for core objects
+	_ "k8s.io/kubernetes/pkg/apis/policy/install" // ... PodDisruptionBudgets
+	"k8s.io/kubernetes/pkg/apis/scheduling"
 	_ "k8s.io/kubernetes/pkg/apis/scheduling/install" // ... PriorityClasses
 	"sigs.k8s.io/yaml"
 )
@@ -31,8 +33,12 @@ import (
 // the order the workload's ops create them; both schedulers are fed the
 // same plan. Objects carry what a real API server would add (defaults,
 // names for generateName, UIDs) since the fake clientset and schedkit's
-// Loop add none; Priority admission is not applied, as scheduler_perf
-// disables it too.
+// Loop add none. Priority admission, which scheduler_perf disables, is
+// applied to one case only (see admitPriority): a pod naming a
+// PriorityClass without spec.priority, which upstream's scheduler would
+// otherwise run at priority 0 (it never reads PriorityClasses) and
+// schedkit's Loop at the class's value; no template of the suite names a
+// class.
 type plan struct {
 	TC       *testCase
 	W        *workload
@@ -134,6 +140,8 @@ type planner struct {
 	nextNode   int
 	names      map[string]int
 	namespaces map[string]bool
+	// classes are the PriorityClasses createAny ops made so far.
+	classes map[string]*schedulingv1.PriorityClass
 }
 
 func (pl *planner) path(p string) string {
@@ -151,7 +159,7 @@ func (pl *planner) name(prefix string) string {
 
 // buildPlan unrolls workload w of tc.
 func buildPlan(tc *testCase, w *workload) (*plan, error) {
-	pl := &planner{tc: tc, w: w, dir: filepath.Dir(tc.File), names: map[string]int{}, namespaces: map[string]bool{}}
+	pl := &planner{tc: tc, w: w, dir: filepath.Dir(tc.File), names: map[string]int{}, namespaces: map[string]bool{}, classes: map[string]*schedulingv1.PriorityClass{}}
 	p := &plan{TC: tc, W: w}
 	for _, o := range tc.Ops {
 		s, err := pl.step(o, p)
@@ -223,8 +231,13 @@ func (pl *planner) step(o op, p *plan) (*step, error) {
 			if err != nil {
 				return nil, err
 			}
-			if pod, ok := obj.(*v1.Pod); ok && pod.Spec.SchedulerName == "" {
-				pod.Spec.SchedulerName = v1.DefaultSchedulerName
+			if pod, ok := obj.(*v1.Pod); ok {
+				if pod.Spec.SchedulerName == "" {
+					pod.Spec.SchedulerName = v1.DefaultSchedulerName
+				}
+				if err := pl.admitPriority(pod); err != nil {
+					return nil, fmt.Errorf("churn template %s: %w", tp, err)
+				}
 			}
 			c.templates = append(c.templates, obj)
 		}
@@ -438,6 +451,9 @@ func (pl *planner) pods(o op, p *plan) (*step, error) {
 				Message: "Scheduling is blocked due to non-empty scheduling gates",
 			})
 		}
+		if err := pl.admitPriority(pod); err != nil {
+			return nil, fmt.Errorf("pod %d: %w", i, err)
+		}
 		if len(pod.Spec.ResourceClaims) > 0 {
 			p.Unrunnable = fmt.Sprintf("DRA: pods of createPods (workloadTemplate[%d]) have resourceClaims, which need the resource claim controller", o.Index)
 			return nil, nil
@@ -502,6 +518,9 @@ func (pl *planner) any(o op, p *plan) (*step, error) {
 			m.SetName(pl.name(ca.Namespace + "/" + m.GetGenerateName())[len(ca.Namespace)+1:])
 		}
 		m.SetUID(types.UID(ca.Namespace + "/" + m.GetName()))
+		if pc, ok := obj.(*schedulingv1.PriorityClass); ok {
+			pl.classes[pc.Name] = pc
+		}
 		if ns, ok := obj.(*v1.Namespace); ok {
 			if pl.namespaces[ns.Name] {
 				return nil, fmt.Errorf("%s: namespace %s already exists", ca.TemplatePath, ns.Name)
@@ -511,6 +530,43 @@ func (pl *planner) any(o op, p *plan) (*step, error) {
 		s.Objects = append(s.Objects, obj)
 	}
 	return s, nil
+}
+
+// systemClasses are the PriorityClasses every cluster has (the API
+// server creates them; k8s.io/kubernetes/pkg/apis/scheduling).
+var systemClasses = map[string]int32{
+	scheduling.SystemNodeCritical:    scheduling.SystemCriticalPriority + 1000,
+	scheduling.SystemClusterCritical: scheduling.SystemCriticalPriority,
+}
+
+// admitPriority does what the Priority admission plugin does to a pod
+// that names a PriorityClass and has no spec.priority: it sets
+// spec.priority to the class's value and, if unset, spec.preemptionPolicy
+// to the class's (PreemptLowerPriority by default). The class must be a
+// system class or one a createAny op made earlier; an unknown class is an
+// error naming the pod and the field. Pods without a class, or with a
+// priority, are left alone (globalDefault classes are not applied).
+func (pl *planner) admitPriority(pod *v1.Pod) error {
+	name := pod.Spec.PriorityClassName
+	if name == "" || pod.Spec.Priority != nil {
+		return nil
+	}
+	value, ok := systemClasses[name]
+	policy := v1.PreemptLowerPriority
+	if pc := pl.classes[name]; pc != nil {
+		value, ok = pc.Value, true
+		if pc.PreemptionPolicy != nil {
+			policy = *pc.PreemptionPolicy
+		}
+	}
+	if !ok {
+		return fmt.Errorf("pod %s%s: spec.priorityClassName %q: no PriorityClass of that name is created before this op", pod.Name, pod.GenerateName, name)
+	}
+	pod.Spec.Priority = &value
+	if pod.Spec.PreemptionPolicy == nil {
+		pod.Spec.PreemptionPolicy = &policy
+	}
+	return nil
 }
 
 // decodeObject renders a template (env nil: plain YAML, as churn reads

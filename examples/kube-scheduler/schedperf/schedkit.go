@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -14,10 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	resourcehelper "k8s.io/component-helpers/resource"
-	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
-	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
-	"k8s.io/klog/v2"
 
 	"github.com/schedkit/schedkit/framework"
 	"github.com/schedkit/schedkit/reserve"
@@ -30,9 +27,8 @@ import (
 // not implement (its filters are upstream's default profile without the
 // volume and DRA plugins: NodeName, NodeUnschedulable, TaintToleration,
 // NodeAffinity, NodePorts, NodeResourcesFit, PodTopologySpread,
-// InterPodAffinity — see schedkitConfig; it does not preempt here). "" if none. Preemption is checked after the run
-// (needsPreemption), since whether a higher-priority pod needs victims
-// depends on where the others went.
+// InterPodAffinity — see schedkitConfig — and it preempts as upstream's
+// DefaultPreemption, see preemptOptions). "" if none.
 func schedkitUnsupported(p *plan) string {
 	if p.TC.SchedulerConfigPath != "" {
 		return fmt.Sprintf("custom scheduler config %s (schedkit runs upstream's default profile)", p.TC.SchedulerConfigPath)
@@ -156,7 +152,7 @@ func spreadingReason(p *plan) string {
 // created; the defaults would look on the cycle's snapshot, which the
 // runner does not feed them to). spreading is spreadingReason(p).
 func schedkitConfig(p *plan, workloads snapshot.Workloads) (cfg framework.Config, spreading string, err error) {
-	cfg = framework.Config{Seed: 1}
+	cfg = framework.Config{Seed: schedkitSeed}
 	spreading = spreadingReason(p)
 	if spreading == "" {
 		return cfg, "", nil
@@ -259,11 +255,33 @@ func (w *liveWorkloads) StatefulSet(ns, name string) *appsv1.StatefulSet {
 	return w.idx.StatefulSet(ns, name)
 }
 
+// schedkitSeed seeds schedkit's tie-breaking among equally scored nodes
+// (Config.Seed); tests vary it to see which placements depend on ties.
+var schedkitSeed uint64 = 1
+
+// preemptOptions are the Loop's preemption options: upstream's
+// DefaultPreemptionArgs defaults (minCandidateNodesPercentage 10,
+// minCandidateNodesAbsolute 100), which upstream's default profile runs
+// with, so that both schedulers do the same amount of dry-run work. Below
+// 100 potential nodes both examine every one and choose the same node and
+// victims whenever the choice is unique; above, upstream starts its
+// sample at a random offset and schedkit at Offset 0, so they may pick
+// different (equally good) nodes. PriorityClasses and PDBs are read from
+// the ledger's snapshot at each cycle (Objects nil): the runner feeds the
+// ledger the workload's objects as it creates them.
+func preemptOptions() framework.PreemptOptions {
+	return framework.PreemptOptions{MinCandidateNodesPercentage: 10, MinCandidateNodesAbsolute: 100}
+}
+
 // runSchedkit runs p through schedkit's Loop over a Ledger: nodes and
 // bound pods fed to the ledger as informer events would be, each
 // createPods op's pods added to the loop and scheduled (ScheduleOne until
 // the queue is empty), unschedulable pods requeued when nodes are added or
-// pods deleted (upstream moves them back on such events).
+// pods deleted (upstream moves them back on such events). A pod that fits
+// nowhere preempts (Loop.SetPreemption with preemptOptions): its victims
+// are evicted from the ledger by the EvictFunc, which records them, and
+// the unschedulable pods are requeued (the victims' deletions are cluster
+// events upstream moves them on).
 func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResult) {
 	res.Ran = true
 	ledger := reserve.New()
@@ -285,6 +303,47 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 	var nodeOrder []string
 	placed := map[snapshot.PodKey]*v1.Pod{} // bound pods, the workload's and churn's
 	churnPods := map[snapshot.PodKey]*v1.Pod{}
+	evicted := map[snapshot.PodKey]bool{}
+	// blocked are the unschedulable pods that PodTopologySpread or
+	// InterPodAffinity rejected somewhere, in the order they failed: a
+	// pod bound elsewhere may let them fit, so they are requeued after
+	// each bind (upstream's queueing hints move them on an assigned pod's
+	// add event; a pod that fit nowhere for its resources alone is left
+	// for the events that free some).
+	var blocked []*snapshot.PodInfo
+	requeueAll := func() {
+		loop.Requeue()
+		clear(blocked)
+		blocked = blocked[:0]
+	}
+	requeueBlocked := func() error {
+		for _, pi := range blocked {
+			if loop.Remove(pi.Key()) { // still set aside, not deleted
+				if err := loop.AddPodInfo(pi); err != nil {
+					return err
+				}
+			}
+		}
+		clear(blocked)
+		blocked = blocked[:0]
+		return nil
+	}
+	loop.SetPreemption(preemptOptions(), func(_ context.Context, node string, victims []*snapshot.PodInfo) error {
+		keys := make([]snapshot.PodKey, len(victims))
+		for i, v := range victims {
+			keys[i] = v.Key()
+		}
+		if err := ledger.Evict(node, keys); err != nil {
+			return err
+		}
+		for _, k := range keys {
+			evicted[k] = true
+			obs.deleted(k)
+			delete(placed, k)
+			delete(churnPods, k)
+		}
+		return nil
+	})
 
 	drain := func(tick func()) error {
 		for {
@@ -297,6 +356,18 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 			}
 			if !ok {
 				return nil
+			}
+			if a.Preemption != nil && a.Preemption.Found() {
+				requeueAll()
+			}
+			if d := a.Diagnosis; !a.Scheduled() && (a.Preemption == nil || !a.Preemption.Found()) && d != nil &&
+				(slices.Contains(d.UnschedulablePlugins, score.PodTopologySpreadName) || slices.Contains(d.UnschedulablePlugins, score.InterPodAffinityName)) {
+				blocked = append(blocked, a.Pod)
+			}
+			if a.Bound() && len(blocked) > 0 {
+				if err := requeueBlocked(); err != nil {
+					return err
+				}
 			}
 			if a.Bound() {
 				now := time.Now()
@@ -354,7 +425,7 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 			if err := addNode(o); err != nil {
 				return err
 			}
-			loop.Requeue()
+			requeueAll()
 		case *v1.Pod:
 			churnPods[snapshot.KeyOf(o)] = o
 			return loop.Add(o)
@@ -365,7 +436,7 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 		switch o := obj.(type) {
 		case *v1.Node:
 			delete(nodes, o.Name)
-			loop.Requeue()
+			requeueAll()
 			return ledger.RemoveNode(o.Name)
 		case *v1.Pod:
 			k := snapshot.KeyOf(o)
@@ -373,7 +444,7 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 			ledger.RemovePod(k)
 			delete(placed, k)
 			delete(churnPods, k)
-			loop.Requeue()
+			requeueAll()
 		default:
 			return object(obj, true)
 		}
@@ -409,7 +480,7 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 					break
 				}
 			}
-			loop.Requeue()
+			requeueAll()
 		case s.Kind == stepPods:
 			start := time.Now()
 			for _, pod := range s.Pods {
@@ -443,7 +514,7 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 				delete(placed, k)
 				obs.deleted(k)
 			}
-			loop.Requeue()
+			requeueAll()
 			stepErr = drain(tick)
 		case s.Kind == stepStartMetrics:
 			obs.startWindow(s.Window)
@@ -471,56 +542,8 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 	for _, pod := range placed {
 		podList = append(podList, pod)
 	}
+	res.Preempted = len(evicted)
+	res.Evicted = sortedKeys(evicted)
 	obs.finish(&res, nodeList, podList)
-	if reason := needsPreemption(loop.Unschedulable(), nodeList, podList); reason != "" {
-		res.Unsupported = reason
-	}
 	return res
-}
-
-// needsPreemption reports a pending pod that would fit on some node (its
-// taints and required node affinity allowing it) once the bound pods of
-// lower priority there were evicted: upstream's DefaultPreemption would
-// then evict them, and schedkit, which does not preempt, is not
-// comparable. It checks cpu, memory and the pod count.
-func needsPreemption(pending []*snapshot.PodInfo, nodes []*v1.Node, bound []*v1.Pod) string {
-	type use struct{ cpu, mem, pods int64 }
-	byNode := map[string][]*v1.Pod{}
-	for _, p := range bound {
-		byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p)
-	}
-	logger := klog.Background()
-	for _, pi := range pending {
-		pod := pi.Pod()
-		prio := corev1helpers.PodPriority(pod)
-		req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-		for _, n := range nodes {
-			if _, bad := corev1helpers.FindMatchingUntoleratedTaint(logger, n.Spec.Taints, pod.Spec.Tolerations, func(t *v1.Taint) bool {
-				return t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute
-			}, true); bad {
-				continue
-			}
-			if ok, _ := nodeaffinity.GetRequiredNodeAffinity(pod).Match(n); !ok {
-				continue
-			}
-			var u use
-			victims := 0
-			for _, q := range byNode[n.Name] {
-				if corev1helpers.PodPriority(q) >= prio {
-					r := resourcehelper.PodRequests(q, resourcehelper.PodResourcesOptions{})
-					u.cpu += r.Cpu().MilliValue()
-					u.mem += r.Memory().Value()
-					u.pods++
-				} else {
-					victims++
-				}
-			}
-			a := n.Status.Allocatable
-			if victims > 0 && u.cpu+req.Cpu().MilliValue() <= a.Cpu().MilliValue() &&
-				u.mem+req.Memory().Value() <= a.Memory().Value() && u.pods+1 <= a.Pods().Value() {
-				return fmt.Sprintf("preemption: pending pod %s (priority %d) fits on %s after evicting %d lower-priority pods", pi.Key(), prio, n.Name, victims)
-			}
-		}
-	}
-	return ""
 }

@@ -419,6 +419,7 @@ func runUpstream(ctx context.Context, p *plan, timeout time.Duration, progress f
 	}
 	u.mu.Lock()
 	res.Preempted = len(u.preempted)
+	res.Evicted = sortedKeys(u.preempted)
 	u.mu.Unlock()
 	u.obs.finish(&res, nodes, pods)
 	return res
