@@ -54,8 +54,10 @@
 // --min-replica-count, blocks there); a pod annotated safe-to-evict
 // "on-completion" is moved like any other (it waits for such pods to
 // finish); the priority expander takes each group's priority as a number instead of regular expressions
-// over group names; least-waste counts no waste for a resource the
-// template has no capacity of (it divides by zero).
+// over group names; least-waste reads a template's cpu or memory from
+// status.allocatable when status.capacity lacks it, rejects a template
+// with neither, and counts no waste for a zero capacity (it reads
+// status.capacity only and divides by zero).
 //
 // # Concurrency
 //

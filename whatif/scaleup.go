@@ -11,6 +11,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/schedkit/schedkit/framework"
@@ -45,8 +46,10 @@ const (
 	// ExpanderLeastWaste picks the group whose new nodes would leave the
 	// smallest fraction of CPU plus memory unused: (capacity − requested)
 	// / capacity for each, capacity being the template's status.capacity
-	// times the nodes added and requested the sum of the placed pods'
-	// containers' requests (cluster-autoscaler expander/waste).
+	// (status.allocatable for a resource status.capacity lacks) times the
+	// nodes added and requested the sum of the placed pods' containers'
+	// requests (cluster-autoscaler expander/waste). A template with
+	// neither of cpu or of memory is an error wrapping ErrInvalidInput.
 	ExpanderLeastWaste Expander = iota
 	// ExpanderMostPods picks the group that places the most pods.
 	ExpanderMostPods
@@ -284,6 +287,13 @@ func (cfg *ScaleUpConfig) validate(groups []NodeGroup) error {
 			return fmt.Errorf("group %s: Template is nil: %w", g.Name, ErrInvalidInput)
 		case g.MaxNodes < 0:
 			return fmt.Errorf("group %s: MaxNodes %d is negative: %w", g.Name, g.MaxNodes, ErrInvalidInput)
+		}
+		if cfg.Expander == ExpanderLeastWaste {
+			for _, r := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
+				if _, ok := wasteBase(g.Template, r); !ok {
+					return fmt.Errorf("group %s: Template has no %s in status.capacity or status.allocatable (least-waste computes waste from it): %w", g.Name, r, ErrInvalidInput)
+				}
+			}
 		}
 		seen[g.Name] = true
 	}
@@ -556,22 +566,34 @@ func fromTemplate(template *v1.Node, name string) *v1.Node {
 
 // waste is the least-waste expander's score of nodes new nodes of
 // template holding pods that request cpu (milli) and mem (bytes) in their
-// containers; a resource the template has no capacity of wastes nothing
-// (where the expander divides by zero).
+// containers, each resource's capacity taken by wasteBase; a zero
+// capacity wastes nothing (where the expander divides by zero).
 func waste(nodes int, cpu, mem int64, template *v1.Node) float64 {
 	if nodes == 0 {
 		return 0
 	}
 	w := 0.0
-	cq := template.Status.Capacity[v1.ResourceCPU]
+	cq, _ := wasteBase(template, v1.ResourceCPU)
 	if avail := cq.MilliValue() * int64(nodes); avail > 0 {
 		w += float64(avail-cpu) / float64(avail)
 	}
-	mq := template.Status.Capacity[v1.ResourceMemory]
+	mq, _ := wasteBase(template, v1.ResourceMemory)
 	if avail := mq.Value() * int64(nodes); avail > 0 {
 		w += float64(avail-mem) / float64(avail)
 	}
 	return w
+}
+
+// wasteBase is the template's capacity of r for least-waste: its
+// status.capacity entry, else its status.allocatable entry (templates
+// written by hand often give allocatable only); ok is false when it has
+// neither.
+func wasteBase(template *v1.Node, r v1.ResourceName) (q resource.Quantity, ok bool) {
+	if q, ok = template.Status.Capacity[r]; ok {
+		return q, true
+	}
+	q, ok = template.Status.Allocatable[r]
+	return q, ok
 }
 
 // expand applies the expander to the groups that placed a pod.

@@ -260,3 +260,40 @@ func TestScaleUpPendingMessage(t *testing.T) {
 		assert.NotContains(t, p.String(), "LastNewNode")
 	}
 }
+
+// TestScaleUpWasteFromAllocatable: templates giving status.allocatable
+// only (no status.capacity) score as scaleUpCase's templates with both:
+// small 1/3, large 0.75, small chosen; a template with neither cpu nor
+// memory is an error naming the group and the resource under
+// least-waste, and is accepted by the other expanders.
+func TestScaleUpWasteFromAllocatable(t *testing.T) {
+	old, pending, groups := scaleUpCase()
+	for i := range groups {
+		groups[i].Template.Status.Capacity = nil
+	}
+	f := forkOf(t, []*v1.Node{old}, []*v1.Pod{snapshottest.MakePod("used").Req("cpu", "1").Node("old").Obj()})
+	got, err := whatif.ScaleUp(f, pending, groups, whatif.ScaleUpConfig{})
+	require.NoError(t, err)
+	assert.InDelta(t, 1.0/3, got.Groups[0].Waste, 1e-12)
+	assert.InDelta(t, 0.75, got.Groups[1].Waste, 1e-12)
+	assert.Equal(t, 0, got.Chosen)
+	assert.Equal(t, "least-waste: small (waste 0.3333)", got.Why)
+
+	before := contentOf(f)
+	for _, c := range []struct {
+		template *v1.Node
+		msg      string
+	}{
+		{snapshottest.MakeNode("t").Obj(), "group bare: Template has no cpu in status.capacity or status.allocatable"},
+		{snapshottest.MakeNode("t").Allocatable("cpu", "4", "pods", "110").Obj(), "group bare: Template has no memory in status.capacity or status.allocatable"},
+	} {
+		bad := append(groups[:1:1], whatif.NodeGroup{Name: "bare", Template: c.template, MaxNodes: 1})
+		_, err = whatif.ScaleUp(f, pending, bad, whatif.ScaleUpConfig{})
+		assert.ErrorIs(t, err, whatif.ErrInvalidInput)
+		assert.ErrorContains(t, err, c.msg)
+		_, err = whatif.ScaleUp(f, pending, bad, whatif.ScaleUpConfig{Expander: whatif.ExpanderMostPods})
+		assert.NoError(t, err)
+	}
+	assert.Equal(t, before, contentOf(f))
+	assert.Equal(t, 0, f.Depth())
+}

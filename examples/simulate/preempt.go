@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -53,16 +54,19 @@ func (m *priorityMap) String() string {
 }
 
 // Set parses CLASS=PRIORITY pairs, comma-separated; a repeated flag
-// adds to the map. Errors name the pair: an unknown class, a priority
-// that is not a 32-bit integer, a class given twice.
+// adds to the map, and an empty value is no pair (as if the flag were
+// not given). Errors name the pair: an empty pair ("LS=1,,BE=0", a
+// trailing comma), an unknown class, a priority that is not a 32-bit
+// integer, a class given twice; on error the map is as before the call.
 func (m *priorityMap) Set(s string) error {
-	if *m == nil {
-		*m = priorityMap{}
+	if strings.TrimSpace(s) == "" {
+		return nil
 	}
-	for part := range strings.SplitSeq(s, ",") {
+	add := priorityMap{}
+	for i, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
 		if part == "" {
-			continue
+			return fmt.Errorf("%q: pair %d is empty, want CLASS=PRIORITY,...", s, i+1)
 		}
 		class, value, ok := strings.Cut(part, "=")
 		class, value = strings.TrimSpace(class), strings.TrimSpace(value)
@@ -76,11 +80,16 @@ func (m *priorityMap) Set(s string) error {
 		if err != nil {
 			return fmt.Errorf("%q: priority %q is not an integer in [%d, %d]", part, value, math.MinInt32, math.MaxInt32)
 		}
-		if _, dup := (*m)[openb.QoS(class)]; dup {
+		_, dup := (*m)[openb.QoS(class)]
+		if _, dup2 := add[openb.QoS(class)]; dup || dup2 {
 			return fmt.Errorf("%q: class %s given twice", part, class)
 		}
-		(*m)[openb.QoS(class)] = int32(p)
+		add[openb.QoS(class)] = int32(p)
 	}
+	if *m == nil {
+		*m = priorityMap{}
+	}
+	maps.Copy(*m, add)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"path/filepath"
 	"testing"
 
@@ -113,6 +114,9 @@ func TestPreemptionFlags(t *testing.T) {
 		{append(trace, "-priority-map", "Ls=1"), `"Ls=1": class "Ls" is not a trace qos class (LS, BE, Burstable, Guaranteed)`},
 		{append(trace, "-priority-map", "LS"), `"LS": want CLASS=PRIORITY`},
 		{append(trace, "-priority-map", "LS=1,BE=0,LS=2"), `"LS=2": class LS given twice`},
+		{append(trace, "-priority-map", "LS=1000,,BE=0"), `invalid value "LS=1000,,BE=0" for flag -priority-map: "LS=1000,,BE=0": pair 2 is empty, want CLASS=PRIORITY,...`},
+		{append(trace, "-priority-map", "LS=1000,"), `for flag -priority-map: "LS=1000,": pair 2 is empty`},
+		{append(trace, "-priority-map", "LS=1", "-priority-map", "BE=0,LS=2"), `"LS=2": class LS given twice`},
 		{[]string{"-objects", preemptCluster, "-preemption", "-priority-map", "LS=1"}, "-priority-map applies to trace input"},
 		{[]string{"-nodes", preemptNodes, "-pods", preemptPods, "-priority-map", "LS=1"}, "-priority-map needs -preemption"},
 	} {
@@ -120,4 +124,21 @@ func TestPreemptionFlags(t *testing.T) {
 		assert.Equal(t, exitUsage, r.code, "%v", tc.args)
 		assert.Contains(t, r.stderr, tc.want, "%v", tc.args)
 	}
+}
+
+// TestPriorityMapSet: an explicit empty -priority-map is as if not given
+// (no -preemption needed, no map); a bad value leaves the map as it was.
+func TestPriorityMapSet(t *testing.T) {
+	o, _, err := parse([]string{"-nodes", preemptNodes, "-pods", preemptPods, "-priority-map", ""}, io.Discard)
+	require.NoError(t, err)
+	assert.Nil(t, o.priorityMap)
+
+	var m priorityMap
+	require.NoError(t, m.Set("LS=1000"))
+	require.Error(t, m.Set("BE=0,,Burstable=5"))
+	require.Error(t, m.Set("BE=0,LS=1"))
+	assert.Equal(t, priorityMap{"LS": 1000}, m)
+	require.NoError(t, m.Set(" "))
+	require.NoError(t, m.Set("BE=0"))
+	assert.Equal(t, "BE=0,LS=1000", m.String())
 }

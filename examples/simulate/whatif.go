@@ -65,7 +65,7 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.fit, "fit", "", "how many copies of the Pod in `TEMPLATE` (YAML or JSON) fit the -objects cluster")
 	fs.IntVar(&o.limit, "limit", 1000, "with -fit: the most copies `N` to place")
-	fs.StringVar(&o.scaleUp, "scale-up", "", "estimate the nodes of each group in `GROUPS` (Node templates) that the -objects pending pods need")
+	fs.StringVar(&o.scaleUp, "scale-up", "", "estimate the nodes of each group in `GROUPS` (Node templates) that the -objects pending pods need; each Node is a group named by metadata.name, its size from status.allocatable (and status.capacity, which least-waste prefers), annotations "+maxNodesAnnotation+" (nodes it may add, default 100) and "+priorityAnnotation+" (rank for -expander priority, default 0)")
 	fs.StringVar(&o.expander, "expander", "least-waste", "with -scale-up: `EXPANDER` least-waste, most-pods, priority or random")
 	fs.StringVar(&o.drain, "drain", "", "can the comma-separated `NODES` (or all) be drained, each alone")
 	fs.BoolVar(&o.greedy, "greedy", false, "with -drain: the largest removable subset, greedily, in the order given")
@@ -133,8 +133,11 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case o.fit != "":
 		t, err := load.Files(o.fit)
-		if err != nil || len(t.Pods) != 1 {
-			return whatifUsage(stderr, fmt.Sprintf("-fit %s: want exactly one Pod (%v)", o.fit, err))
+		if err != nil {
+			return whatifUsage(stderr, fmt.Sprintf("-fit %s: %v", o.fit, err))
+		}
+		if len(t.Pods) != 1 {
+			return whatifUsage(stderr, fmt.Sprintf("-fit %s: want exactly one Pod, the file has %d Pods, %d Nodes and %d other objects", o.fit, len(t.Pods), len(t.Nodes), len(t.Others)))
 		}
 		res, err := whatif.FitCount(f, t.Pods[0], o.limit, cfg)
 		if err != nil {

@@ -37,6 +37,14 @@ small  2      2       0        1.000
 large  1      2       0        1.500
 least-waste: small (waste 1.0000)
 `},
+		// The same templates with status.allocatable only: the same
+		// waste, read from allocatable.
+		{"scale-up allocatable only", []string{"-scale-up", "testdata/whatif/groups-allocatable.yaml"}, `0 pending pods fit existing nodes
+GROUP  NODES  PLACED  PENDING  WASTE
+small  2      2       0        1.000
+large  1      2       0        1.500
+least-waste: small (waste 1.0000)
+`},
 		{"scale-up priority", []string{"-scale-up", "testdata/whatif/groups.yaml", "-expander", "priority"}, `0 pending pods fit existing nodes
 GROUP  NODES  PLACED  PENDING  WASTE
 small  2      2       0        1.000
@@ -132,4 +140,22 @@ func TestWhatifUsage(t *testing.T) {
 		assert.Equal(t, exitUsage, runWhatif(args, &out, &errb), name)
 		assert.Contains(t, errb.String(), "simulate: ", name)
 	}
+}
+
+// TestWhatifFitNotOnePod: a -fit file without exactly one Pod names the
+// file and says what it holds (the cluster file: 5 Pods, 3 Nodes).
+func TestWhatifFitNotOnePod(t *testing.T) {
+	var out, errb bytes.Buffer
+	assert.Equal(t, exitUsage, runWhatif([]string{"-fit", whatifCluster, "-objects", whatifCluster}, &out, &errb))
+	assert.Contains(t, errb.String(), "simulate: -fit "+whatifCluster+": want exactly one Pod, the file has 5 Pods, 3 Nodes and 0 other objects")
+	assert.NotContains(t, errb.String(), "<nil>")
+}
+
+// TestWhatifScaleUpHelp: -h documents the group annotations -scale-up
+// reads.
+func TestWhatifScaleUpHelp(t *testing.T) {
+	var out, errb bytes.Buffer
+	assert.Equal(t, exitOK, runWhatif([]string{"-scale-up", "testdata/whatif/groups.yaml", "-h"}, &out, &errb))
+	assert.Contains(t, errb.String(), maxNodesAnnotation+" (nodes it may add, default 100)")
+	assert.Contains(t, errb.String(), priorityAnnotation+" (rank for -expander priority, default 0)")
 }
