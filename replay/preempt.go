@@ -13,9 +13,10 @@ import (
 // preemptionEvicter returns the Loop's EvictFunc for Config.Preemption:
 // it evicts the victims from the ledger (reserve.Ledger.Evict: all or
 // none) and accounts for them: rep's eviction counts (by the victim's
-// priority), the timeline, and for a victim that was an arrival its
-// departure (placedOn cleared, so a later departure event is a no-op) and
-// its share of the allocated demand (unallocate). On error nothing is
+// priority), the timeline, and for a victim that was an arrival
+// rep.EvictedPlaced, its departure (placedOn cleared, so a later
+// departure event is a no-op) and its share of the allocated demand
+// (unallocate). On error nothing is
 // evicted. It also makes rep's by-priority maps.
 func preemptionEvicter(in *Input, ledger *reserve.Ledger, rep *Report, tl *timeline, placedOn []string, unallocate func(gpushare.Task)) framework.EvictFunc {
 	rep.PreemptionsByPriority, rep.EvictedByPriority = map[int32]int{}, map[int32]int{}
@@ -47,6 +48,7 @@ func preemptionEvicter(in *Input, ledger *reserve.Ledger, rep *Report, tl *timel
 			t := gpushare.TaskOf(v)
 			tl.remove(t, node)
 			if i, ok := arrival[v.Key()]; ok {
+				rep.EvictedPlaced++
 				placedOn[i] = ""
 				unallocate(t)
 			}

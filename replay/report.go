@@ -11,7 +11,9 @@ import (
 // examples/simulate prints for a run.
 type Report struct {
 	// Arrived counts the pods that went through a scheduling cycle;
-	// Placed + Unschedulable = Arrived.
+	// Placed + Unschedulable = Arrived. Placed includes the pods that
+	// were later evicted (Config.Preemption) or departed; [Report.Running]
+	// is the ones still running after the last arrival.
 	Arrived       int `json:"arrived"`
 	Placed        int `json:"placed"`
 	Unschedulable int `json:"unschedulable"`
@@ -22,8 +24,12 @@ type Report struct {
 	// cycle. PreemptionsByPriority splits them by the preemptor's
 	// priority, EvictedByPriority the evicted pods by their own. Empty
 	// without Config.Preemption.
-	Preemptions           int           `json:"preemptions,omitempty"`
-	Evicted               int           `json:"evicted,omitempty"`
+	Preemptions int `json:"preemptions,omitempty"`
+	Evicted     int `json:"evicted,omitempty"`
+	// EvictedPlaced counts the evicted pods that were arrivals placed by
+	// the run; the other Evicted - EvictedPlaced were bound in the input
+	// (Input.Bound).
+	EvictedPlaced         int           `json:"evictedPlaced,omitempty"`
 	PreemptionsByPriority map[int32]int `json:"preemptionsByPriority,omitempty"`
 	EvictedByPriority     map[int32]int `json:"evictedByPriority,omitempty"`
 	// Reasons counts the unschedulable pods by the reason most nodes gave
@@ -78,6 +84,13 @@ type Report struct {
 	// Final is the cluster after the last arrival (departures after it
 	// are not replayed). The caller owns it; it is immutable.
 	Final *snapshot.Snapshot `json:"-"`
+}
+
+// Running is the number of arrivals on a node after the last arrival:
+// Placed - EvictedPlaced - Departed (equal to Placed without
+// Config.Preemption and Config.Departures). O(1).
+func (r *Report) Running() int {
+	return r.Placed - r.EvictedPlaced - r.Departed
 }
 
 // PodsPerSecond is Arrived / Wall in pods per second, 0 when Wall is 0.

@@ -53,11 +53,26 @@ func TestPreemptionObjects(t *testing.T) {
 	assert.Equal(t, []priorityCount{{0, 1}}, s.EvictedByPriority)
 	// The run's own counts.
 	assert.Equal(t, map[int32]int{0: 1}, s.Results[0].EvictedByPriority)
+	// db-1 was bound in the input, not placed by the run: high-1 still
+	// runs (placed minus evicted would say 0).
+	assert.Zero(t, s.Results[0].EvictedPlaced)
+	require.NotNil(t, s.Running)
+	assert.Equal(t, 1.0, *s.Running)
+	require.NotNil(t, s.Results[0].Running)
+	assert.Equal(t, 1, *s.Results[0].Running)
 
-	rep, _ = jsonReport(t, "-objects", preemptCluster, "-policy", "default")
+	rep, r := jsonReport(t, "-objects", preemptCluster, "-policy", "default")
 	require.False(t, rep.Preemption)
 	assert.Zero(t, rep.Summaries[0].Preemptions)
 	assert.Empty(t, rep.Summaries[0].EvictedByPriority)
+	// Without -preemption the output has no running count.
+	assert.Nil(t, rep.Summaries[0].Running)
+	assert.NotContains(t, r.stdout, `"running"`)
+	assert.NotContains(t, r.stdout, `"evictedPlaced"`)
+	r = runMain(t, "-objects", preemptCluster, "-policy", "default", "-timing=false")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, "RUNNING")
+	assert.Contains(t, r.stdout, "   POLICY  RUNS  ARRIVED  PLACED  UNSCHED   CPU%  MEM%  GPU%  GPU-FRAG%  NODES\n")
 }
 
 // TestPreemptionTracePriorityMap: pods.csv on two 8-CPU nodes. The four
@@ -78,6 +93,13 @@ func TestPreemptionTracePriorityMap(t *testing.T) {
 		assert.Equal(t, []priorityCount{{1000, 2}}, s.PreemptionsByPriority, s.Policy)
 		assert.Equal(t, 3.0, s.Evicted, s.Policy)
 		assert.Equal(t, []priorityCount{{0, 3}}, s.EvictedByPriority, s.Policy)
+		// The three evicted BE pods were placed by the run: 7 - 3 run at
+		// the end.
+		require.NotNil(t, s.Running, s.Policy)
+		assert.Equal(t, 4.0, *s.Running, s.Policy)
+		assert.Equal(t, 3, s.Results[0].EvictedPlaced, s.Policy)
+		require.NotNil(t, s.Results[0].Running, s.Policy)
+		assert.Equal(t, 4, *s.Results[0].Running, s.Policy)
 		// 6 (ls-0) + 2 (burst-0) + 4 (a BE pod) + 2 (ls-1) of 16 CPU.
 		assert.InDelta(t, 14.0/16, s.CPURatio, 1e-9, s.Policy)
 		// The allocation curve's last point counts the evicted pods out
@@ -96,6 +118,9 @@ func TestPreemptionTracePriorityMap(t *testing.T) {
 
 	r := runMain(t, append(trace, "-preemption", "-priority-map", "LS=1000", "-timing=false")...)
 	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "\nwith preemption: PLACED counts the pods later evicted too; RUNNING is the placed pods still running after the last arrival (PLACED minus the placed pods evicted or departed)\n")
+	assert.Contains(t, r.stdout, "\n   POLICY  RUNS  ARRIVED  PLACED  RUNNING  UNSCHED   CPU%  MEM%  GPU%  GPU-FRAG%  NODES\n"+
+		"  default     1        7       7        4        0  100.0")
 	assert.Contains(t, r.stdout, "\npreemptions by the preemptor's priority, evicted pods by their own (mean per run):\n"+
 		"  default       2 preemptions (priority 1000: 2); 3 evicted (priority 0: 3)\n"+
 		"  most          2 preemptions (priority 1000: 2); 3 evicted (priority 0: 3)\n")

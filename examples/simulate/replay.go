@@ -39,6 +39,8 @@ type runResult struct {
 	Seed       uint64 `json:"seed"`
 	Percentage int32  `json:"percentageOfNodesToScore"`
 	replay.Report
+	// Running is replay.Report.Running (-preemption only, nil without).
+	Running *int `json:"running,omitempty"`
 	// Curve is the run's allocation curve (see summary.Curve).
 	Curve []*float64 `json:"curve"`
 	// Skew is how evenly the run left its workloads spread (objects
@@ -131,6 +133,10 @@ func (c *cluster) replay(ctx context.Context, spec *runSpec, prog *progress) (*r
 		return nil, fromReplay(err)
 	}
 	res := &runResult{Policy: spec.policy.name, Seed: spec.seed, Percentage: spec.percentage, Report: *rep}
+	if spec.preemption {
+		n := rep.Running()
+		res.Running = &n
+	}
 	res.Curve = res.curve()
 	if c.objectsInput {
 		res.Skew = workloadSkew(rep.Final)

@@ -15,17 +15,21 @@ import (
 // summary is one policy's result: the mean over its runs (one per
 // shuffle seed) and the runs themselves.
 type summary struct {
-	Policy        string  `json:"policy"`
-	Doc           string  `json:"description"`
-	Runs          int     `json:"runs"`
-	Arrived       float64 `json:"arrived"`
-	Placed        float64 `json:"placed"`
-	Unschedulable float64 `json:"unschedulable"`
-	CPURatio      float64 `json:"cpuAllocationRatio"`
-	MemoryRatio   float64 `json:"memoryAllocationRatio"`
-	GPURatio      float64 `json:"gpuAllocationRatio"`
-	GPUFragRatio  float64 `json:"gpuFragmentationRatio"`
-	NodesUsed     float64 `json:"nodesUsed"`
+	Policy  string  `json:"policy"`
+	Doc     string  `json:"description"`
+	Runs    int     `json:"runs"`
+	Arrived float64 `json:"arrived"`
+	Placed  float64 `json:"placed"`
+	// Running (-preemption only, nil without) is the pods placed and
+	// still running after the last arrival: Placed minus the placed pods
+	// evicted (and departed; replay.Report.Running).
+	Running       *float64 `json:"running,omitempty"`
+	Unschedulable float64  `json:"unschedulable"`
+	CPURatio      float64  `json:"cpuAllocationRatio"`
+	MemoryRatio   float64  `json:"memoryAllocationRatio"`
+	GPURatio      float64  `json:"gpuAllocationRatio"`
+	GPUFragRatio  float64  `json:"gpuFragmentationRatio"`
+	NodesUsed     float64  `json:"nodesUsed"`
 	// WallSeconds and PodsPerSecond are omitted with -timing=false.
 	WallSeconds   *float64 `json:"wallSeconds,omitempty"`
 	PodsPerSecond *float64 `json:"podsPerSecond,omitempty"`
@@ -65,7 +69,8 @@ type report struct {
 }
 
 // summarize averages the runs of each policy, in the order given.
-func summarize(order []*policyDef, results []*runResult, timing bool) []*summary {
+// With preemption each summary has Running.
+func summarize(order []*policyDef, results []*runResult, timing, preemption bool) []*summary {
 	var out []*summary
 	for _, p := range order {
 		s := &summary{Policy: p.name, Doc: p.doc}
@@ -73,6 +78,7 @@ func summarize(order []*policyDef, results []*runResult, timing bool) []*summary
 		var wall time.Duration
 		var curves [][]*float64
 		var skews [][]keySkew
+		var running float64
 		for _, r := range results {
 			if r.Policy != p.name {
 				continue
@@ -80,6 +86,7 @@ func summarize(order []*policyDef, results []*runResult, timing bool) []*summary
 			s.Results = append(s.Results, r)
 			s.Arrived += float64(r.Arrived)
 			s.Placed += float64(r.Placed)
+			running += float64(r.Report.Running())
 			s.Unschedulable += float64(r.Unschedulable)
 			s.CPURatio += r.CPU.Ratio
 			s.MemoryRatio += r.Memory.Ratio
@@ -111,6 +118,10 @@ func summarize(order []*policyDef, results []*runResult, timing bool) []*summary
 			return cmp.Or(-cmp.Compare(a.Pods, b.Pods), cmp.Compare(a.Reason, b.Reason))
 		})
 		s.meanPreemptions(n)
+		if preemption {
+			running /= n
+			s.Running = &running
+		}
 		s.Curve = meanCurve(curves)
 		s.Skew = meanSkew(skews)
 		if timing {
@@ -200,18 +211,29 @@ func (r *report) writeTable(w io.Writer) error {
 	} else {
 		b.WriteString("CPU%, MEM%, GPU%, GPU-FRAG% and NODES: the cluster after the last arrival\n")
 	}
+	if r.Preemption {
+		b.WriteString("with preemption: PLACED counts the pods later evicted too; RUNNING is the placed pods still running after the last arrival (PLACED minus the placed pods evicted or departed)\n")
+	}
 	if r.Axis == "GPU" {
 		b.WriteString("GPU-FRAG%: share of the free GPU capacity that pods shaped like the arrivals cannot use (FGD paper, section 4)\n")
 	}
 	b.WriteByte('\n')
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "POLICY\tRUNS\tARRIVED\tPLACED\tUNSCHED\tCPU%\tMEM%\tGPU%\tGPU-FRAG%\tNODES\t"
+	head := "POLICY\tRUNS\tARRIVED\tPLACED\t"
+	if r.Preemption {
+		head += "RUNNING\t"
+	}
+	head += "UNSCHED\tCPU%\tMEM%\tGPU%\tGPU-FRAG%\tNODES\t"
 	if r.timing {
 		head += "WALL\tPODS/S\t"
 	}
 	fmt.Fprintln(tw, head)
 	for _, s := range r.Summaries {
-		line := fmt.Sprintf("%s\t%d\t%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t", s.Policy, s.Runs, num(s.Arrived), num(s.Placed), num(s.Unschedulable),
+		line := fmt.Sprintf("%s\t%d\t%s\t%s\t", s.Policy, s.Runs, num(s.Arrived), num(s.Placed))
+		if r.Preemption && s.Running != nil {
+			line += num(*s.Running) + "\t"
+		}
+		line += fmt.Sprintf("%s\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t", num(s.Unschedulable),
 			100*s.CPURatio, 100*s.MemoryRatio, 100*s.GPURatio, 100*s.GPUFragRatio, num(s.NodesUsed))
 		if r.timing && s.WallSeconds != nil {
 			pps := 0.0

@@ -331,7 +331,7 @@ func simulate(ctx context.Context, o *options, pols []*policyDef, stdout, stderr
 	for _, e := range c.skipped {
 		rep.Skipped = append(rep.Skipped, e.Error())
 	}
-	rep.Summaries = summarize(pols, results, o.timing)
+	rep.Summaries = summarize(pols, results, o.timing, o.preemption)
 	if o.placements != "" {
 		if err := writePlacements(o.placements, results); err != nil {
 			return err
