@@ -5,15 +5,20 @@ package inprocess
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
@@ -48,6 +53,9 @@ func LoadConfig(path string) (*config.KubeSchedulerConfiguration, error) {
 // object tracker.
 type Cluster struct {
 	Client *fake.Clientset
+
+	// informers is the scheduler's informer factory, set by Start.
+	informers informers.SharedInformerFactory
 
 	mu       sync.Mutex
 	failBind func(*v1.Binding) error
@@ -161,6 +169,7 @@ func (c *Cluster) Start(ctx context.Context, cfg *config.KubeSchedulerConfigurat
 	if err != nil {
 		return nil, fmt.Errorf("inprocess: creating scheduler: %w", err)
 	}
+	c.informers = informerFactory
 	informerFactory.Start(ctx.Done())
 	informerFactory.WaitForCacheSync(ctx.Done())
 	if err := sched.WaitForHandlersSync(ctx); err != nil {
@@ -209,5 +218,56 @@ func (c *Cluster) WaitBound(ctx context.Context, want int, timeout time.Duration
 			return out, fmt.Errorf("inprocess: %d of %d pods bound", bound, want)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// WaitSeen waits until the scheduler's informer for obj's kind holds obj,
+// for the kinds upstream's plugins look up (Services, ReplicaSets,
+// StatefulSets, ReplicationControllers, PodDisruptionBudgets, Namespaces)
+// when the scheduler watches that kind; other objects return at once.
+// Objects written to the fake clientset reach the informers
+// asynchronously: without this, the first pods after a Service can be
+// scored before the scheduler sees it (no system default spreading).
+// Call it after Start; an error when timeout passes first.
+func (c *Cluster) WaitSeen(ctx context.Context, obj runtime.Object, timeout time.Duration) error {
+	if c.informers == nil {
+		return errors.New("inprocess: WaitSeen before Start")
+	}
+	var inf cache.SharedIndexInformer
+	switch obj.(type) {
+	case *v1.Service:
+		inf = c.informers.Core().V1().Services().Informer()
+	case *v1.ReplicationController:
+		inf = c.informers.Core().V1().ReplicationControllers().Informer()
+	case *v1.Namespace:
+		inf = c.informers.Core().V1().Namespaces().Informer()
+	case *appsv1.ReplicaSet:
+		inf = c.informers.Apps().V1().ReplicaSets().Informer()
+	case *appsv1.StatefulSet:
+		inf = c.informers.Apps().V1().StatefulSets().Informer()
+	case *policyv1.PodDisruptionBudget:
+		inf = c.informers.Policy().V1().PodDisruptionBudgets().Informer()
+	default:
+		return nil
+	}
+	if !inf.HasSynced() { // not one the scheduler started: it never reads it
+		return nil
+	}
+	key, err := cache.MetaNamespaceKeyFunc(obj)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		if _, ok, _ := inf.GetStore().GetByKey(key); ok {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("inprocess: the scheduler's informer did not see %T %s within %v", obj, key, timeout)
+		}
+		time.Sleep(100 * time.Microsecond)
 	}
 }

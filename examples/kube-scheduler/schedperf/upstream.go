@@ -309,6 +309,22 @@ func runUpstream(ctx context.Context, p *plan, timeout time.Duration, progress f
 		u.throttle()
 		return tracker.Delete(gvr, m.GetNamespace(), m.GetName())
 	}
+	// createSeen creates objs and waits until the scheduler's informers
+	// hold those it reads (a Service created just before pods must be
+	// seen when they are scored, as schedkit's ledger sees it).
+	createSeen := func(objs []runtime.Object) error {
+		for _, o := range objs {
+			if err := create(o); err != nil {
+				return err
+			}
+		}
+		for _, o := range objs {
+			if err := cluster.WaitSeen(runCtx, o, 10*time.Second); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	expected := map[string]int{} // pods of skipWaitToCompletion ops a barrier waits for
 	for _, s := range p.Steps {
 		if err := runCtx.Err(); err != nil {
@@ -324,17 +340,9 @@ func runUpstream(ctx context.Context, p *plan, timeout time.Duration, progress f
 				}
 			}
 		case stepObjects:
-			for _, o := range s.Objects {
-				if stepErr = create(o); stepErr != nil {
-					break
-				}
-			}
+			stepErr = createSeen(s.Objects)
 		case stepPods:
-			for _, o := range s.Objects {
-				if stepErr = create(o); stepErr != nil {
-					break
-				}
-			}
+			stepErr = createSeen(s.Objects)
 			if stepErr != nil {
 				break
 			}
