@@ -145,7 +145,9 @@ func (c *Cache) RemoveNode(name string) error {
 // moved if its node changed; an unbound pod changes nothing; a pod in
 // phase Succeeded or Failed is removed. Errors, which change nothing: a
 // nil pod or an empty metadata.name, invalid requests of a bound pod
-// ([NewPodInfo]; [ErrInvalidObject], [ErrNegativeQuantity]), and an
+// ([NewPodInfo]; [ErrInvalidObject], [ErrNegativeQuantity]), a bound pod
+// recording a GPU device its (known) node does not have
+// ([ErrInvalidObject]), and an
 // unbound report of a pod the cache has bound ([ErrInvalidObject]). Only a
 // bound pod is parsed. O(containers + pods on the node).
 func (c *Cache) AddPod(pod *v1.Pod) error {
@@ -164,8 +166,7 @@ func (c *Cache) AddPod(pod *v1.Pod) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.addAssignedLocked(pi)
-	return nil
+	return c.addAssignedLocked(pi)
 }
 
 // UpdatePod is [Cache.AddPod]: the informer's update carries the whole new
@@ -187,8 +188,7 @@ func (c *Cache) AddPodInfo(pi *PodInfo) error {
 	if kind != informer.Assigned {
 		return c.notAssignedLocked(pi.pod, kind)
 	}
-	c.addAssignedLocked(pi)
-	return nil
+	return c.addAssignedLocked(pi)
 }
 
 // notAssignedLocked applies an Unbound or Terminal report of pod.
@@ -204,15 +204,20 @@ func (c *Cache) notAssignedLocked(pod *v1.Pod, kind informer.Kind) error {
 	return nil
 }
 
-func (c *Cache) addAssignedLocked(pi *PodInfo) {
+func (c *Cache) addAssignedLocked(pi *PodInfo) error {
 	nodeName := pi.pod.Spec.NodeName
+	if i, ok := c.st.index(nodeName); ok {
+		if err := c.st.node(i).checkDevices(pi); err != nil {
+			return err
+		}
+	}
 	c.removePodLocked(pi.key)
 	c.pods[pi.key] = nodeName
 	if i, ok := c.st.index(nodeName); ok {
 		ni := c.st.mutable(i)
 		ni.addPod(pi)
 		c.st.affPod(ni, pi, 1)
-		return
+		return nil
 	}
 	g := c.ghosts[nodeName]
 	if g == nil {
@@ -220,6 +225,7 @@ func (c *Cache) addAssignedLocked(pi *PodInfo) {
 		c.ghosts[nodeName] = g
 	}
 	g.addPod(pi)
+	return nil
 }
 
 // RemovePod removes the pod with key k wherever it is; an unknown pod is a

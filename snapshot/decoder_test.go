@@ -66,3 +66,32 @@ func TestDeviceDecoder(t *testing.T) {
 	assert.Equal(t, []int64{100}, free(f.Get("n2")), "Fork.AddPod decodes the pod")
 	assert.Equal(t, oneDevice{}, f.Snapshot().DeviceDecoder())
 }
+
+// TestRecordedDeviceBeyondNode: a bound pod recording a device its node
+// does not have (gpu-index 7 on a 2-GPU node) is an error naming the pod,
+// the device and the node, through the Cache and a Fork, and changes
+// nothing; before, its 700 milli-GPU was charged to no device.
+func TestRecordedDeviceBeyondNode(t *testing.T) {
+	c := snapshot.NewCacheWithDevices(openb.Devices)
+	require.NoError(t, c.AddNode(st.MakeNode("g1").Capacity("cpu", "4", "memory", "8Gi", "pods", "110",
+		string(openb.ResourceGPUCount), "2", string(openb.ResourceGPUMilli), "2000").Obj()))
+	pod := func(index string) *v1.Pod {
+		return st.MakePod("gi").Req("cpu", "1").Annotation(openb.AnnotationGPUCount, "1").
+			Annotation(openb.AnnotationGPUMilli, "700").Annotation(openb.AnnotationGPUIndex, index).Node("g1").Obj()
+	}
+	before := c.Snapshot()
+	err := c.AddPod(pod("7"))
+	require.ErrorIs(t, err, snapshot.ErrInvalidObject)
+	assert.Equal(t, "pod default/gi: records GPU device 7, node g1 has 2: snapshot: invalid object", err.Error())
+	after := c.Snapshot()
+	assert.Equal(t, before.Node(0).Devices(), after.Node(0).Devices())
+	assert.Zero(t, after.Node(0).NumPods(), "the pod is not counted")
+
+	f := after.Fork()
+	err = f.AddPod(pod("7"), "g1")
+	require.ErrorIs(t, err, snapshot.ErrInvalidObject)
+	assert.Zero(t, f.Node(0).NumPods())
+
+	require.NoError(t, c.AddPod(pod("1")))
+	assert.Equal(t, int64(300), c.Snapshot().Node(0).Devices()[1].FreeMilliGPU, "device 1: 1000 - 700")
+}

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"fmt"
 	"math/bits"
 	"slices"
 
@@ -250,6 +251,19 @@ func (n *NodeInfo) ScalarGPUDemand(g *GPURequest) bool {
 // without recorded devices is counted in Requested but charged to no
 // device. Read-only.
 func (n *NodeInfo) Devices() []Device { return n.devices }
+
+// checkDevices returns an error (wrapping [ErrInvalidObject], naming the
+// pod, the device and the node) when p records a device n does not have:
+// charging it would lose the pod's share silently. O(1).
+func (n *NodeInfo) checkDevices(p *PodInfo) error {
+	if p.gpu.Count == 0 || !p.assigned || p.devices == 0 {
+		return nil
+	}
+	if top := 63 - bits.LeadingZeros64(uint64(p.devices)); top >= len(n.devices) {
+		return fmt.Errorf("pod %s: records GPU device %d, node %s has %d: %w", p.key, top, n.name, len(n.devices), ErrInvalidObject)
+	}
+	return nil
+}
 
 // chargeDevices charges (sign +1) or releases (-1) the pod's device
 // shares: the devices the pod records (PodInfo.Devices). A GPU pod without

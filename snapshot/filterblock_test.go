@@ -139,10 +139,13 @@ func TestFilterBlockReference(t *testing.T) {
 					added = slices.Delete(added, i, i+1)
 				default:
 					name := fmt.Sprintf("p%d", step)
+					node := fmt.Sprintf("n%d", rng.IntN(8))
 					w := st.MakePod(name).Req("cpu", "100m", "example.com/fb", fmt.Sprint(rng.IntN(2)))
-					if rng.IntN(2) == 0 {
-						// Devices are an input: the pod names them.
-						k, first := 1+rng.IntN(2), rng.IntN(8)
+					// Devices are an input: the pod names them, among the
+					// node's own (a device it lacks is an error; a later
+					// UpdateNode may still shrink them).
+					if k, n := 1+rng.IntN(2), len(f.Get(node).Devices()); rng.IntN(2) == 0 && n >= k {
+						first := rng.IntN(n - k + 1)
 						index := fmt.Sprint(first)
 						if k == 2 {
 							index += fmt.Sprintf("-%d", first+1)
@@ -151,7 +154,6 @@ func TestFilterBlockReference(t *testing.T) {
 							Annotation(openb.AnnotationGPUMilli, fmt.Sprint(1+rng.IntN(1000))).
 							Annotation(openb.AnnotationGPUIndex, index)
 					}
-					node := fmt.Sprintf("n%d", rng.IntN(8))
 					pod := w.Obj()
 					require.NoError(t, f.AddPod(pod, node))
 					pk := snapshot.KeyOf(pod)

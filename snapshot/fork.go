@@ -153,7 +153,8 @@ func (f *Fork) RemoveNode(name string) error {
 }
 
 // AddPod binds pod to the node called nodeName (pod.spec.nodeName is not
-// read). It fails, changing nothing, for an unknown node, an invalid pod or
+// read). It fails, changing nothing, for an unknown node, an invalid pod, a
+// pod recording a GPU device the node does not have ([ErrInvalidObject]) or
 // a pod already on that node. O(pods on the node).
 //
 // A Fork does not index pods across nodes (as cluster-autoscaler's
@@ -180,6 +181,9 @@ func (f *Fork) AddPodInfo(pi *PodInfo, nodeName string) error {
 	}
 	if f.st.node(i).podIndexHash(pi.keyHash, pi.key) >= 0 {
 		return fmt.Errorf("pod %s on node %s: %w", pi.key, nodeName, ErrPodExists)
+	}
+	if err := f.st.node(i).checkDevices(pi); err != nil {
+		return err
 	}
 	ni := f.st.mutable(i)
 	ni.addPod(pi)
