@@ -273,7 +273,8 @@ func (l *Ledger) RemoveNode(name string) error {
 // reports bound on that reservation's node after all — draws on the
 // reservation again, up to what is left, so the capacity is not given out
 // twice (see [Reservation]). Errors (nil pod, empty metadata.name, invalid
-// requests of a bound pod, the unbound report of a bound pod) wrap
+// requests of a bound pod, a bound pod recording a GPU device its known
+// node does not have, the unbound report of a bound pod) wrap
 // [ErrInvalid] and [snapshot.ErrInvalidObject], name the pod and field,
 // and change nothing. O(containers + pods on the node).
 func (l *Ledger) AddPod(pod *v1.Pod) error {
@@ -300,6 +301,9 @@ func (l *Ledger) AddPod(pod *v1.Pod) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if err := snapshot.CheckRecordedDevices(pi, l.view.Get(pod.Spec.NodeName)); err != nil {
+		return fmt.Errorf("AddPod: %w: %w", ErrInvalid, err)
+	}
 	l.observeBound(pi, pod.Spec.NodeName)
 	return nil
 }
@@ -311,8 +315,9 @@ func (l *Ledger) UpdatePod(pod *v1.Pod) error { return l.AddPod(pod) }
 // bound pod, without re-parsing it: for a simulator or a loop that binds
 // without an API server, it turns the pod's hold or confirmation into a
 // bound pod at once and keeps the devices pi records (pi.Devices). The pod
-// object's spec.nodeName is not read. Errors: a nil pod or an empty node
-// name (wrapping ErrInvalid). O(pods on the node).
+// object's spec.nodeName is not read. Errors: a nil pod, an empty node
+// name, or a pod recording a GPU device its known node does not have
+// ([snapshot.CheckRecordedDevices]), wrapping ErrInvalid. O(pods on the node).
 func (l *Ledger) AddPodInfo(pi *snapshot.PodInfo, nodeName string) error {
 	if pi == nil {
 		return fmt.Errorf("AddPodInfo: pod is nil: %w", ErrInvalid)
@@ -322,6 +327,9 @@ func (l *Ledger) AddPodInfo(pi *snapshot.PodInfo, nodeName string) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if err := snapshot.CheckRecordedDevices(pi, l.view.Get(nodeName)); err != nil {
+		return fmt.Errorf("AddPodInfo: %w: %w", ErrInvalid, err)
+	}
 	l.observeBound(pi, nodeName)
 	return nil
 }

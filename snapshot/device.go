@@ -255,8 +255,16 @@ func (n *NodeInfo) Devices() []Device { return n.devices }
 // checkDevices returns an error (wrapping [ErrInvalidObject], naming the
 // pod, the device and the node) when p records a device n does not have:
 // charging it would lose the pod's share silently. O(1).
-func (n *NodeInfo) checkDevices(p *PodInfo) error {
-	if p.gpu.Count == 0 || !p.assigned || p.devices == 0 {
+func (n *NodeInfo) checkDevices(p *PodInfo) error { return CheckRecordedDevices(p, n) }
+
+// CheckRecordedDevices returns an error wrapping [ErrInvalidObject],
+// naming the pod, the device and the node, when p, a GPU pod recording its
+// devices ([PodInfo.Devices]), records one that n does not have; nil
+// otherwise (and for a nil n). The Cache and reserve.Ledger call it before
+// they count a bound pod on a known node. O(1), no allocation unless it
+// fails.
+func CheckRecordedDevices(p *PodInfo, n *NodeInfo) error {
+	if n == nil || p.gpu.Count == 0 || !p.assigned || p.devices == 0 {
 		return nil
 	}
 	if top := 63 - bits.LeadingZeros64(uint64(p.devices)); top >= len(n.devices) {

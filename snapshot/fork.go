@@ -153,9 +153,11 @@ func (f *Fork) RemoveNode(name string) error {
 }
 
 // AddPod binds pod to the node called nodeName (pod.spec.nodeName is not
-// read). It fails, changing nothing, for an unknown node, an invalid pod, a
-// pod recording a GPU device the node does not have ([ErrInvalidObject]) or
-// a pod already on that node. O(pods on the node).
+// read). It fails, changing nothing, for an unknown node, an invalid pod or
+// a pod already on that node. O(pods on the node). A pod recording a GPU
+// device the node does not have is charged to none of its devices (as
+// after an UpdateNode that removes devices); the Cache and the Ledger
+// reject such a pod when its node is known.
 //
 // A Fork does not index pods across nodes (as cluster-autoscaler's
 // ClusterSnapshot does not): adding a pod that is on another node counts it
@@ -181,9 +183,6 @@ func (f *Fork) AddPodInfo(pi *PodInfo, nodeName string) error {
 	}
 	if f.st.node(i).podIndexHash(pi.keyHash, pi.key) >= 0 {
 		return fmt.Errorf("pod %s on node %s: %w", pi.key, nodeName, ErrPodExists)
-	}
-	if err := f.st.node(i).checkDevices(pi); err != nil {
-		return err
 	}
 	ni := f.st.mutable(i)
 	ni.addPod(pi)
