@@ -14,7 +14,7 @@ import "github.com/schedkit/schedkit/internal/interpod"
 // pods).
 
 func init() {
-	interpod.TermsOf = func(p any) *interpod.Terms { return p.(*PodInfo).affinity }
+	interpod.TermsOf = func(p any) *interpod.Terms { return p.(*PodInfo).shape.affinity }
 }
 
 // PodsWithAffinity returns the node's pods that have pod affinity or pod
@@ -27,7 +27,7 @@ func (n *NodeInfo) PodsWithAffinity() []*PodInfo {
 }
 
 func (n *NodeInfo) addAffinityPod(p *PodInfo) {
-	if p.affinity == nil {
+	if p.shape.affinity == nil {
 		return
 	}
 	n.ownIndexes()
@@ -37,7 +37,7 @@ func (n *NodeInfo) addAffinityPod(p *PodInfo) {
 }
 
 func (n *NodeInfo) removeAffinityPod(p *PodInfo) {
-	if p.affinity == nil || n.idx == nil {
+	if p.shape.affinity == nil || n.idx == nil {
 		return
 	}
 	for i, q := range n.idx.affinityPods {

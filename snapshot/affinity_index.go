@@ -153,7 +153,7 @@ func (s *state) affRelabel(old, fresh *NodeInfo) {
 // affTerms records the terms of p (on node ni) joining or leaving: the
 // groups and the views' references.
 func (s *state) affTerms(ni *NodeInfo, p *PodInfo, d int) {
-	t := p.affinity
+	t := p.shape.affinity
 	if t == nil {
 		return
 	}
@@ -179,7 +179,7 @@ func (s *state) viewPod(ni *NodeInfo, p *PodInfo, d int) {
 	var buf [8]*termGroup
 	hits := buf[:0]
 	s.eachView(func(g *termGroup) bool {
-		if _, ok := ni.node.Labels[g.term.TopologyKey]; ok && g.term.Matches(p.pod, nil) {
+		if _, ok := ni.node.Labels[g.term.TopologyKey]; ok && g.term.Matches(p.shape.tmpl, nil) {
 			hits = append(hits, g)
 		}
 		return true
@@ -214,7 +214,7 @@ func (s *state) viewRef(tm *interpod.Term, d int) {
 				continue
 			}
 			for _, p := range ni.pods {
-				if tm.Matches(p.pod, nil) {
+				if tm.Matches(p.shape.tmpl, nil) {
 					m[v]++
 				}
 			}

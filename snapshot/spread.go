@@ -44,16 +44,16 @@ func (n *NodeInfo) ownIndexes() {
 }
 
 func (n *NodeInfo) addSpreadPod(p *PodInfo) {
-	if p.spreadClass == (spread.Class{}) {
+	if p.shape.spreadClass == (spread.Class{}) {
 		return
 	}
 	n.ownIndexes()
-	n.idx.spreadGroups = spread.AddToGroups(n.idx.spreadGroups, p.spreadClass, p.pod.Namespace, p.pod.Labels)
+	n.idx.spreadGroups = spread.AddToGroups(n.idx.spreadGroups, p.shape.spreadClass, p.shape.tmpl.Namespace, p.shape.tmpl.Labels)
 }
 
 func (n *NodeInfo) removeSpreadPod(p *PodInfo) {
 	if n.idx != nil {
-		n.idx.spreadGroups = spread.RemoveFromGroups(n.idx.spreadGroups, p.spreadClass)
+		n.idx.spreadGroups = spread.RemoveFromGroups(n.idx.spreadGroups, p.shape.spreadClass)
 	}
 }
 

@@ -173,7 +173,7 @@ func ScanIndex[N NodeInfo[P], P PodInfo](n int, node func(int) N) Index {
 					continue
 				}
 				for _, p := range ni.Pods() {
-					if g.term.Matches(p.Pod(), nil) {
+					if g.term.Matches(p.Template(), nil) {
 						v.counts[val]++
 					}
 				}

@@ -9,8 +9,10 @@ import (
 	"github.com/schedkit/schedkit/internal/selector"
 )
 
-// PodInfo is the engine's view of a pod (*snapshot.PodInfo).
-type PodInfo interface{ Pod() *v1.Pod }
+// PodInfo is the engine's view of a pod (*snapshot.PodInfo): its
+// template, of which the engine reads namespace and labels (a lean
+// record's shared skeleton, snapshot.PodInfo.Template).
+type PodInfo interface{ Template() *v1.Pod }
 
 // NodeInfo is the engine's view of a node (*snapshot.NodeInfo): its
 // object, all its pods, and those with pod (anti-)affinity (upstream's
@@ -233,7 +235,7 @@ func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister Namespace
 			ni := node(i)
 			nd := ni.Node()
 			for _, ep := range ni.Pods() {
-				p := ep.Pod()
+				p := ep.Template()
 				if matchesAll(f.affinity, p) {
 					for _, tm := range f.affinity {
 						affCounts.add(nd, tm.TopologyKey)
@@ -384,7 +386,7 @@ func NewScore[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, hardWeight int32,
 				continue
 			}
 			for _, ep := range ni.Pods() {
-				p := ep.Pod()
+				p := ep.Template()
 				for _, tm := range pref {
 					if tm.matches(p) {
 						add(nd, tm.TopologyKey, int64(tm.Weight))
