@@ -20,12 +20,7 @@ import (
 // start/stopCollectingMetrics window.
 func starvationPlan(t *testing.T) *plan {
 	t.Helper()
-	tc := testCaseNamed(t, suite(t), "StarvationIndependent")
-	w, err := tc.pickWorkload("10Nodes_100Cloggers")
-	require.NoError(t, err)
-	p, err := buildPlan(tc, w)
-	require.NoError(t, err)
-	return p
+	return workloadPlan(t, "StarvationIndependent", "10Nodes_100Cloggers")
 }
 
 // TestMeasuredCountsWindow: the victims of StarvationIndependent are
