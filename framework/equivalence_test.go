@@ -55,6 +55,25 @@ func eqTemplates(seed uint64) []*v1.Pod {
 			AllocatedResources: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)}}}
 		ts = append(ts, p)
 	}
+	// ts[1]'s requests with other static parts: a zone selector, a
+	// toleration, a preferred zone (the shared shapes path serves them
+	// from one request shape).
+	for i, mod := range []func(*v1.Pod){
+		func(p *v1.Pod) { p.Spec.NodeSelector = map[string]string{"topology.kubernetes.io/zone": "c"} },
+		func(p *v1.Pod) {
+			p.Spec.Tolerations = append(p.Spec.Tolerations, v1.Toleration{Key: "spot", Operator: v1.TolerationOpExists})
+		},
+		func(p *v1.Pod) {
+			p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{{
+				Weight: 3, Preference: v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{{
+					Key: "topology.kubernetes.io/zone", Operator: v1.NodeSelectorOpIn, Values: []string{"a"}}}}}}}}
+		},
+	} {
+		p := ts[1].DeepCopy()
+		p.Name = fmt.Sprintf("sameshape%d", i)
+		mod(p)
+		ts = append(ts, p)
+	}
 	ts = append(ts,
 		mkPod("pref").Req("cpu", "250m", "memory", "256Mi").
 			PreferredNodeAffinity(5, "topology.kubernetes.io/zone", v1.NodeSelectorOpIn, "b").Obj(),
@@ -247,6 +266,22 @@ func checkEquivalenceWith(t *testing.T, seed uint64, pct int32, breakdown, ipa b
 		if dc.Scheduled() && cluster == score.Cluster(f) {
 			require.NoError(t, f.AddPodInfo(dc.Pod, dc.Node))
 			bound = append(bound, placed{pi.Key(), dc.Node})
+		}
+	}
+	// Cycles scoring every node without breakdowns took the shared
+	// shapes path (equivalence_shape.go), cycles with breakdowns never.
+	for _, s := range []*Scheduler{cached, budget} {
+		shaped := 0
+		for _, e := range s.classes.entries {
+			if e.shaped {
+				shaped++
+			}
+		}
+		if pct == 100 && !breakdown && !ipa {
+			require.NotEmpty(t, s.classes.shapes.entries, "seed %d", seed)
+		} else if breakdown {
+			require.Zero(t, shaped, "seed %d", seed)
+			require.Empty(t, s.classes.shapes.entries, "seed %d", seed)
 		}
 	}
 }

@@ -1,0 +1,544 @@
+package framework
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/schedkit/schedkit/internal/layout"
+	"github.com/schedkit/schedkit/internal/nodeview"
+	"github.com/schedkit/schedkit/snapshot"
+)
+
+// Shared request shapes: the equivalence cache's path for a class whose
+// filters and scorers split into two parts (see shapeSplit and
+// internal/scoring's PodProfile.Split):
+//
+//   - the static part reads the node object alone, never the node's pods
+//     (NodeUnschedulable, TaintToleration, NodeAffinity, NodeName;
+//     ImageLocality, TaintToleration's and NodeAffinity's scores). While
+//     the node set is unchanged (layout.View.NodeSetVersion) it does not
+//     change, so the class evaluates it once per node and keeps, per
+//     node, a byte: 0 when a static filter rejects the node, else the
+//     node's static group, one per distinct (weighted static plain score,
+//     raw scores of the normalisers) — few in practice (at most
+//     maxShapeGroups, else the class takes the per-node path);
+//   - the request part reads the pod's requests and host ports and the
+//     node's amounts and used ports (NodeResourcesFit, NodePorts;
+//     LeastAllocated, MostAllocated, RequestedToCapacityRatio,
+//     BalancedAllocation). It is kept per request shape (shapeEntry),
+//     shared by every class with the same requests and host ports,
+//     refreshed for the nodes changed since the shape last looked: a pod
+//     placed costs each shape in use one node, not each class.
+//
+// A pod of the class then costs the shape's changed nodes, O(blocks), and
+// two passes over one byte and one int64 per node: the first counts per
+// group the feasible nodes, their highest request score and its ties;
+// the normalisers' maxima are those of the groups with a feasible node;
+// each group's static total follows (normalised with AddNormalizedByMax
+// exactly as the uncached cycle normalises each node); the highest total,
+// its ties and the feasible count follow per group, and the second pass
+// finds the k-th tie in visiting order from the rotating start, k drawn
+// as selectHost draws it. The decision is that of the uncached cycle:
+// every node is visited (the path is taken only when the cycle scores
+// every node, without breakdowns), a node is feasible exactly when both
+// parts' filters pass, and its total is the sum of the same weighted
+// scores.
+
+// maxShapeGroups is the most static groups a class may have on the shared
+// shapes path (its per-node code is a byte, 0 meaning rejected).
+const maxShapeGroups = 255
+
+// shapeEntry is one request shape's per-node results: dyn[i] is the
+// weighted sum of the request-only scorers' scores of node i, or -1 when
+// the request-only filters reject it (weights are at least 1 and scores
+// at least 0, so a sum is never negative).
+type shapeEntry struct {
+	key     string
+	used    uint64 // LRU tick
+	gen     uint64 // changes when the entry is evicted or dropped
+	nodeSet int64
+	n       int
+	pfs     []PodFilter   // the request-only filters
+	fused   []fusedFilter // cap fixed at preparation
+	pp      shapeScorer
+	blocks  []int64
+	vers    []int64
+	dyn     []int64
+}
+
+// shapeScorer is the part of a prepared profile a shape scores with.
+type shapeScorer interface {
+	AddPlainPart(nodes []*snapshot.NodeInfo, totals []int64, requests bool) error
+}
+
+// shapeCache is the request shapes of a classCache, LRU, as many as it
+// has classes.
+type shapeCache struct {
+	entries []*shapeEntry
+	index   map[string]*shapeEntry
+	gen     uint64
+}
+
+// shapeSplit splits a class's prepared filters (after fuse) into the
+// static ones and the request ones; ok is false when one of them is of
+// neither kind (a custom filter, GPUDevices, PodTopologySpread, ...).
+// Fused runs are split into two fusedFilters of their own.
+func shapeSplit(pfs []PodFilter) (static, requests []PodFilter, sf, rf []fusedFilter, ok bool) {
+	sf, rf = make([]fusedFilter, 0, len(pfs)), make([]fusedFilter, 0, len(pfs))
+	for _, pf := range pfs {
+		switch f := pf.(type) {
+		case *fusedFilter:
+			if f.gpu != nil {
+				return nil, nil, nil, nil, false
+			}
+			if f.unschedulable || f.hasTaints {
+				sf = append(sf, fusedFilter{unschedulable: f.unschedulable, taints: f.taints, hasTaints: f.hasTaints, names: f.names})
+				static = append(static, &sf[len(sf)-1])
+			}
+			if f.fit != nil {
+				rf = append(rf, fusedFilter{fit: f.fit, names: f.names})
+				requests = append(requests, &rf[len(rf)-1])
+			}
+		case unschedulableFilter, taintFilter, nodeNameFilter, *affinityFilter:
+			static = append(static, pf)
+		case *fitFilter, portsFilter:
+			requests = append(requests, pf)
+		default:
+			return nil, nil, nil, nil, false
+		}
+	}
+	return static, requests, sf, rf, true
+}
+
+// shapeKey appends the key of pod's request shape to buf: everything the
+// request-only filters and scorers read of a pod — its containers' and
+// init containers' resources, restart policies and ports, its overhead
+// and pod-level resources (protobuf encoded), then the requests snapshot
+// derives (they also depend on the status of a pod resized in place).
+func shapeKey(buf []byte, pod *snapshot.PodInfo) ([]byte, error) {
+	src := &pod.Pod().Spec
+	spec := v1.PodSpec{Overhead: src.Overhead, Resources: src.Resources}
+	strip := func(cs []v1.Container) []v1.Container {
+		out := make([]v1.Container, len(cs))
+		for i := range cs {
+			out[i] = v1.Container{Resources: cs[i].Resources, RestartPolicy: cs[i].RestartPolicy, Ports: cs[i].Ports}
+		}
+		return out
+	}
+	spec.Containers, spec.InitContainers = strip(src.Containers), strip(src.InitContainers)
+	b, err := spec.Marshal()
+	if err != nil {
+		return buf, fmt.Errorf("framework: pod %s: encoding requests: %w", pod.Key(), err)
+	}
+	buf = append(buf, b...)
+	req := pod.Requests()
+	buf = appendVector(buf, &req.Pending)
+	buf = appendVector(buf, &req.Requested)
+	buf = appendVector(buf, &req.Scoring)
+	return buf, nil
+}
+
+// prepareShaped sets e up for the shared shapes path over vc (node set of
+// e.n nodes): splits its filters, makes its shape key and evaluates the
+// static part of every node. It reports false, leaving e for the per-node
+// path, when the filters do not split, the pod's key cannot be made, a
+// static score is out of range, or the nodes have too many static groups.
+func (c *classCache) prepareShaped(e *classEntry, vc nodeview.View, pod *snapshot.PodInfo) bool {
+	static, requests, sf, rf, ok := shapeSplit(e.pfs)
+	if !ok {
+		return false
+	}
+	key, err := shapeKey(c.key[:0:0], pod)
+	if err != nil {
+		return false
+	}
+	n := e.n
+	e.code = resize(e.code, n)
+	e.gPlain = e.gPlain[:0]
+	e.gRaw = resize(e.gRaw, e.pp.NumNormalizing())
+	for k := range e.gRaw {
+		e.gRaw[k] = e.gRaw[k][:0]
+	}
+	e.gRep = e.gRep[:0]
+	nk := len(e.gRaw)
+	raws := make([][]int64, nk)
+	for b := range vc.NumBlocks() {
+		nodes, _ := vc.Block(b)
+		lo := b * layout.BlockSize
+		c.batch, c.batchIdx = c.batch[:0], c.batchIdx[:0]
+		for j, ni := range nodes {
+			var fits bool
+			c.scratch, fits = fitsAll(static, ni, c.scratch)
+			e.code[lo+j] = 0
+			if fits {
+				c.batch = append(c.batch, ni)
+				c.batchIdx = append(c.batchIdx, int32(lo+j))
+			}
+		}
+		m := len(c.batch)
+		if m == 0 {
+			continue
+		}
+		plain := resize(c.tmp, m)
+		c.tmp = plain
+		clear(plain)
+		if err := e.pp.AddPlainPart(c.batch, plain, false); err != nil {
+			clear(c.batch)
+			return false
+		}
+		for k := range nk {
+			raws[k] = resize(raws[k], m)
+			e.pp.Raw(k, c.batch, raws[k])
+		}
+		last := 0
+		for j, i := range c.batchIdx {
+			// The node's group: the last one matched, else a search.
+			g := 0
+			if last > 0 && e.sameGroup(last-1, plain[j], raws, j) {
+				g = last
+			} else {
+				for h := range e.gPlain {
+					if e.sameGroup(h, plain[j], raws, j) {
+						g = h + 1
+						break
+					}
+				}
+			}
+			if g == 0 {
+				if len(e.gPlain) == maxShapeGroups {
+					clear(c.batch)
+					return false
+				}
+				e.gPlain = append(e.gPlain, plain[j])
+				for k := range nk {
+					e.gRaw[k] = append(e.gRaw[k], raws[k][j])
+				}
+				e.gRep = append(e.gRep, i)
+				g = len(e.gPlain)
+			}
+			e.code[i], last = uint8(g), g
+		}
+		clear(c.batch)
+	}
+	e.shapeKey = string(key)
+	e.spfs, e.sfused = static, sf
+	e.rpfs, e.rfused = requests, rf
+	e.shape, e.shapeGen = nil, 0
+	return true
+}
+
+// sameGroup reports whether static group h has the plain score plain and
+// the raw scores raws[k][j].
+func (e *classEntry) sameGroup(h int, plain int64, raws [][]int64, j int) bool {
+	if e.gPlain[h] != plain {
+		return false
+	}
+	for k := range raws {
+		if e.gRaw[k][h] != raws[k][j] {
+			return false
+		}
+	}
+	return true
+}
+
+// shapeFor returns e's shape over vc, refreshed: every node changed since
+// the shape last looked is filtered and scored again. A shape not cached
+// is made (evicting the least recently used one when there are as many
+// as the capacity for n nodes). On an error (a score out of range) the
+// shape is dropped.
+func (c *classCache) shapeFor(e *classEntry, vc nodeview.View) (*shapeEntry, error) {
+	sc := &c.shapes
+	sh := e.shape
+	if sh == nil || sh.gen != e.shapeGen {
+		sh = sc.index[e.shapeKey]
+		if sh == nil {
+			sh = sc.insert(e.shapeKey, c.capacity(e.n))
+		}
+		e.shape, e.shapeGen = sh, sh.gen
+	}
+	sh.used = c.tick
+	nodeSet := vc.NodeSetVersion()
+	if sh.pp == nil || sh.nodeSet != nodeSet || sh.n != e.n {
+		sh.prepare(e, nodeSet)
+	}
+	for b := range len(sh.blocks) {
+		if err := c.refreshShapeBlock(sh, vc, b); err != nil {
+			sc.drop(sh)
+			return nil, err
+		}
+	}
+	return sh, nil
+}
+
+// insert gives key a shape entry, evicting the least recently used one if
+// the cache has limit entries or more.
+func (sc *shapeCache) insert(key string, limit int) *shapeEntry {
+	if sc.index == nil {
+		sc.index = make(map[string]*shapeEntry)
+	}
+	for len(sc.entries) > max(limit, 1) {
+		last := len(sc.entries) - 1
+		sc.evict()
+		sc.entries[last] = nil
+		sc.entries = sc.entries[:last]
+	}
+	var sh *shapeEntry
+	if len(sc.entries) < max(limit, 1) {
+		sh = &shapeEntry{}
+		sc.entries = append(sc.entries, sh)
+	} else {
+		sh = sc.entries[sc.evict()]
+	}
+	sh.key = key
+	sc.index[key] = sh
+	return sh
+}
+
+// evict drops the least recently used shape, moves it to the end of
+// sc.entries and returns its index there. O(shapes).
+func (sc *shapeCache) evict() int {
+	lru := 0
+	for i, x := range sc.entries {
+		if x.used < sc.entries[lru].used {
+			lru = i
+		}
+	}
+	last := len(sc.entries) - 1
+	sc.entries[lru], sc.entries[last] = sc.entries[last], sc.entries[lru]
+	sc.drop(sc.entries[last])
+	return last
+}
+
+// drop forgets sh's results and takes it out of the index (classes
+// pointing at it see its generation change), keeping its memory.
+func (sc *shapeCache) drop(sh *shapeEntry) {
+	if sc.index[sh.key] == sh {
+		delete(sc.index, sh.key)
+	}
+	sc.gen++
+	sh.gen = sc.gen
+	sh.pp, sh.nodeSet, sh.n = nil, 0, 0
+	clear(sh.pfs)
+	clear(sh.fused)
+	sh.pfs, sh.fused = sh.pfs[:0], sh.fused[:0]
+	clear(sh.blocks)
+}
+
+// prepare makes sh ready for node set nodeSet with class e's request
+// filters and profile (any class of the shape gives the same results),
+// every node unknown.
+func (sh *shapeEntry) prepare(e *classEntry, nodeSet int64) {
+	clear(sh.pfs)
+	sh.fused = make([]fusedFilter, 0, len(e.rfused))
+	sh.pfs = sh.pfs[:0]
+	for _, pf := range e.rpfs {
+		if ff, ok := pf.(*fusedFilter); ok {
+			sh.fused = append(sh.fused, *ff)
+			pf = &sh.fused[len(sh.fused)-1]
+		}
+		sh.pfs = append(sh.pfs, pf)
+	}
+	sh.pp, sh.nodeSet, sh.n = e.pp, nodeSet, e.n
+	nb := (e.n + layout.BlockSize - 1) / layout.BlockSize
+	sh.blocks = resize(sh.blocks, nb)
+	clear(sh.blocks)
+	sh.vers = resize(sh.vers, e.n)
+	sh.dyn = resize(sh.dyn, e.n)
+}
+
+// refreshShapeBlock recomputes the nodes of block b that changed since sh
+// last saw it.
+func (c *classCache) refreshShapeBlock(sh *shapeEntry, vc nodeview.View, b int) error {
+	v := vc.BlockVersion(b)
+	if v == sh.blocks[b] {
+		return nil
+	}
+	nodes, vers := vc.Block(b)
+	lo := b * layout.BlockSize
+	seen := sh.vers[lo : lo+len(vers)]
+	all := sh.blocks[b] == 0
+	c.batch, c.batchIdx = c.batch[:0], c.batchIdx[:0]
+	for j, nv := range vers {
+		if seen[j] == nv && !all {
+			continue
+		}
+		i, ni := lo+j, nodes[j]
+		seen[j] = nv
+		var fits bool
+		c.scratch, fits = fitsAll(sh.pfs, ni, c.scratch)
+		sh.dyn[i] = -1
+		if fits {
+			c.batch = append(c.batch, ni)
+			c.batchIdx = append(c.batchIdx, int32(i))
+		}
+	}
+	if len(c.batch) > 0 {
+		tmp := resize(c.tmp, len(c.batch))
+		c.tmp = tmp
+		clear(tmp)
+		err := sh.pp.AddPlainPart(c.batch, tmp, true)
+		clear(c.batch)
+		if err != nil {
+			return err
+		}
+		for j, i := range c.batchIdx {
+			sh.dyn[i] = tmp[j]
+		}
+	}
+	sh.blocks[b] = v
+	return nil
+}
+
+// shapeGroups is scheduleShaped's per-group scratch, indexed by a node's
+// code (a byte: no bounds checks).
+type shapeGroups struct {
+	cnt  [maxShapeGroups + 1]int32 // feasible nodes
+	top  [maxShapeGroups + 1]int64 // their highest request score
+	want [maxShapeGroups + 1]int64 // the request score a node needs to have the highest total; -2: none
+	// per block: how many nodes have the highest total
+	ties []int32
+}
+
+// scheduleShaped is scheduleRanked for a class on the shared shapes path:
+// it leaves the chosen node alone in s.feasible and its total in
+// s.totals for finish, having drawn among ties itself. ok is false when
+// no node is feasible; an error (a score out of range) means the entry
+// must be dropped. Three passes over the nodes' codes and request
+// scores, without data-dependent branches but the last's stop.
+func (s *Scheduler) scheduleShaped(e *classEntry, vc nodeview.View, d *Decision) (ok bool, err error) {
+	c := &s.classes
+	sh, err := c.shapeFor(e, vc)
+	if err != nil {
+		return false, fmt.Errorf("framework: scoring pod %s: %w", d.Pod.Key(), err)
+	}
+	n, ng := e.n, len(e.gPlain)+1
+	if c.groups == nil {
+		c.groups = new(shapeGroups)
+	}
+	sg := c.groups
+	cnt, top, want := &sg.cnt, &sg.top, &sg.want
+	clear(cnt[:ng])
+	for g := range ng {
+		top[g] = -1
+	}
+	code, dyn := e.code[:n], sh.dyn[:n]
+	for i, g := range code {
+		x := dyn[i]
+		if x < 0 {
+			g = 0 // infeasible: counted in group 0, which is ignored
+		}
+		cnt[g]++
+		top[g] = max(top[g], x)
+	}
+	// The groups with a feasible node: the normalisers' maxima among them,
+	// then each group's static total.
+	c.batch, c.batchIdx = c.batch[:0], c.batchIdx[:0]
+	feasible := 0
+	for g := 1; g < ng; g++ {
+		if cnt[g] == 0 {
+			continue
+		}
+		feasible += int(cnt[g])
+		i := int(e.gRep[g-1])
+		nodes, _ := vc.Block(i / layout.BlockSize)
+		c.batch = append(c.batch, nodes[i%layout.BlockSize])
+		c.batchIdx = append(c.batchIdx, int32(g))
+	}
+	defer clear(c.batch)
+	d.Feasible, d.Evaluated = feasible, n
+	if feasible == 0 {
+		return false, nil
+	}
+	m := len(c.batch)
+	gs := resize(c.tmp, m)
+	c.tmp = gs
+	for j, g := range c.batchIdx {
+		gs[j] = e.gPlain[g-1]
+	}
+	raw := resize(c.rawBuf, max(m, cap(c.rawBuf)))[:m]
+	c.rawBuf = raw[:cap(raw)]
+	for k := range e.gRaw {
+		mx := int64(0)
+		for j, g := range c.batchIdx {
+			raw[j] = e.gRaw[k][g-1]
+			mx = max(mx, raw[j])
+		}
+		if err := e.pp.AddNormalizedByMax(k, c.batch, raw, gs, mx); err != nil {
+			return false, fmt.Errorf("framework: scoring pod %s: %w", d.Pod.Key(), err)
+		}
+	}
+	// The highest total and per group the request score a node needs to
+	// have it (-2: none; infeasible nodes have -1).
+	var best int64
+	for j, g := range c.batchIdx {
+		if t := gs[j] + top[g]; j == 0 || t > best {
+			best = t
+		}
+	}
+	for g := range ng {
+		want[g] = -2
+	}
+	for j, g := range c.batchIdx {
+		if gs[j]+top[g] == best {
+			want[g] = top[g]
+		}
+	}
+	// Its ties, per block.
+	nb := (n + layout.BlockSize - 1) / layout.BlockSize
+	sg.ties = resize(sg.ties, nb)
+	nties := 0
+	for b := range nb {
+		lo, hi := blockRange(b, n)
+		cs, ds := code[lo:hi], dyn[lo:hi]
+		ds = ds[:len(cs)]
+		t := int32(0)
+		for j, g := range cs {
+			if ds[j] == want[g] {
+				t++
+			}
+		}
+		sg.ties[b] = t
+		nties += int(t)
+	}
+	// The k-th tie in visiting order from the rotating start, k drawn as
+	// selectHost draws it.
+	k := 0
+	if nties > 1 {
+		k = s.rng.IntN(nties)
+	}
+	start := s.next % n
+	chosen := -1
+	for _, rg := range [2][2]int{{start, n}, {0, start}} {
+		for lo := rg[0]; lo < rg[1] && chosen < 0; {
+			b := lo / layout.BlockSize
+			blo, bhi := blockRange(b, n)
+			hi := min(rg[1], bhi)
+			if lo == blo && hi == bhi { // a whole block: its count
+				if t := int(sg.ties[b]); k >= t {
+					k -= t
+					lo = hi
+					continue
+				}
+			}
+			for i := lo; i < hi; i++ {
+				if dyn[i] == want[code[i]] {
+					if k == 0 {
+						chosen = i
+						break
+					}
+					k--
+				}
+			}
+			lo = hi
+		}
+	}
+	if chosen < 0 {
+		panic("framework: shared shapes cycle: the drawn tie was not found")
+	}
+	nodes, _ := vc.Block(chosen / layout.BlockSize)
+	s.feasible = append(s.feasible[:0], nodes[chosen%layout.BlockSize])
+	s.totals = resize(s.totals, max(1, cap(s.totals)))
+	s.totals[0] = best
+	return true, nil
+}
