@@ -84,17 +84,17 @@ type classEntry struct {
 	rank  ranking
 
 	// The shared shapes path (equivalence_shape.go), when shaped: the
-	// per-node arrays above are then not used (nor allocated).
-	shaped bool
-	code   []uint8   // per node: 0 rejected by a static filter, else its group g
-	gPlain []int64   // gPlain[g-1]: group g's weighted static plain score
-	gRaw   [][]int64 // gRaw[k][g-1]: group g's raw score of normaliser k
-	gRep   []int32   // gRep[g-1]: a node of group g
-	// The static and the request filters (fused ones point into sfused
-	// and rfused, cap fixed), and the shape's key and entry.
+	// per-node arrays above are then not used (nor allocated). The static
+	// and the request filters (fused ones point into sfused and rfused,
+	// cap fixed), the keys of the class's static part and request shape,
+	// and their entries as last found (valid while their generation is).
+	shaped         bool
 	spfs, rpfs     []PodFilter
 	sfused, rfused []fusedFilter
+	staticKey      string
 	shapeKey       string
+	static         *staticEntry
+	staticGen      uint64
 	shape          *shapeEntry
 	shapeGen       uint64
 }
@@ -155,10 +155,12 @@ type classCache struct {
 	scratch  []Reason
 	segs     [][2]int32 // node ranges a cached cycle visited, in order
 	rawBuf   []int64
-	dirty    []int32 // blocks a ranked cycle found changed
+	raws     [][]int64 // evalStatic's raw scores per normaliser
+	dirty    []int32   // blocks a ranked cycle found changed
 
-	shapes shapeCache   // request shapes (equivalence_shape.go)
-	groups *shapeGroups // scheduleShaped's scratch
+	shapes  lru[shapeEntry, *shapeEntry]   // request shapes (equivalence_shape.go)
+	statics lru[staticEntry, *staticEntry] // static parts
+	groups  *shapeGroups                   // scheduleShaped's scratch
 }
 
 // classKey appends pod's equivalence key to buf: the protobuf encoding of
@@ -308,7 +310,7 @@ func (e *classEntry) drop() {
 	e.shaped = false
 	clear(e.spfs)
 	clear(e.rpfs)
-	e.spfs, e.rpfs, e.sfused, e.rfused, e.shape = nil, nil, nil, nil, nil
+	e.spfs, e.rpfs, e.sfused, e.rfused, e.shape, e.static = nil, nil, nil, nil, nil, nil
 }
 
 // prepare makes e ready for node set nodeSet of n nodes with the cycle's

@@ -7,6 +7,7 @@ import (
 
 	"github.com/schedkit/schedkit/internal/layout"
 	"github.com/schedkit/schedkit/internal/nodeview"
+	"github.com/schedkit/schedkit/internal/scoring"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -18,8 +19,10 @@ import (
 //     (NodeUnschedulable, TaintToleration, NodeAffinity, NodeName;
 //     ImageLocality, TaintToleration's and NodeAffinity's scores). While
 //     the node set is unchanged (layout.View.NodeSetVersion) it does not
-//     change, so the class evaluates it once per node and keeps, per
-//     node, a byte: 0 when a static filter rejects the node, else the
+//     change. It is evaluated once per node set and kept per static key
+//     (staticEntry: the pod's tolerations, node selector, node affinity,
+//     node name and images), shared by every class with that key: per
+//     node a byte, 0 when a static filter rejects the node, else the
 //     node's static group, one per distinct (weighted static plain score,
 //     raw scores of the normalisers) — few in practice (at most
 //     maxShapeGroups, else the class takes the per-node path);
@@ -32,18 +35,18 @@ import (
 //     placed costs each shape in use one node, not each class.
 //
 // A pod of the class then costs the shape's changed nodes, O(blocks), and
-// two passes over one byte and one int64 per node: the first counts per
-// group the feasible nodes, their highest request score and its ties;
-// the normalisers' maxima are those of the groups with a feasible node;
-// each group's static total follows (normalised with AddNormalizedByMax
-// exactly as the uncached cycle normalises each node); the highest total,
-// its ties and the feasible count follow per group, and the second pass
-// finds the k-th tie in visiting order from the rotating start, k drawn
-// as selectHost draws it. The decision is that of the uncached cycle:
-// every node is visited (the path is taken only when the cycle scores
-// every node, without breakdowns), a node is feasible exactly when both
-// parts' filters pass, and its total is the sum of the same weighted
-// scores.
+// passes over one byte and one int64 per node: the first counts per
+// group the feasible nodes and their highest request score; the
+// normalisers' maxima are those of the groups with a feasible node; each
+// group's static total follows (normalised with AddNormalizedByMax
+// exactly as the uncached cycle normalises each node), then the highest
+// total; the second pass counts its ties per block, and the k-th tie in
+// visiting order from the rotating start, k drawn as selectHost draws
+// it, is found from the block counts. The decision is that of the
+// uncached cycle: every node is visited (the path is taken only when the
+// cycle scores every node, without breakdowns), a node is feasible
+// exactly when both parts' filters pass, and its total is the sum of the
+// same weighted scores.
 
 // maxShapeGroups is the most static groups a class may have on the shared
 // shapes path (its per-node code is a byte, 0 meaning rejected).
@@ -54,31 +57,118 @@ const maxShapeGroups = 255
 // the request-only filters reject it (weights are at least 1 and scores
 // at least 0, so a sum is never negative).
 type shapeEntry struct {
-	key     string
-	used    uint64 // LRU tick
-	gen     uint64 // changes when the entry is evicted or dropped
+	lruEntry
 	nodeSet int64
 	n       int
 	pfs     []PodFilter   // the request-only filters
 	fused   []fusedFilter // cap fixed at preparation
-	pp      shapeScorer
+	pp      scoring.PodProfile
 	blocks  []int64
 	vers    []int64
 	dyn     []int64
 }
 
-// shapeScorer is the part of a prepared profile a shape scores with.
-type shapeScorer interface {
-	AddPlainPart(nodes []*snapshot.NodeInfo, totals []int64, requests bool) error
+// staticEntry is one static key's per-node groups for node set nodeSet
+// of n nodes (valid when n > 0).
+type staticEntry struct {
+	lruEntry
+	nodeSet int64
+	n       int
+	code    []uint8   // per node: 0 rejected by a static filter, else its group g
+	gPlain  []int64   // gPlain[g-1]: group g's weighted static plain score
+	gRaw    [][]int64 // gRaw[k][g-1]: group g's raw score of normaliser k
+	gRep    []int32   // gRep[g-1]: a node of group g
 }
 
-// shapeCache is the request shapes of a classCache, LRU, as many as it
-// has classes.
-type shapeCache struct {
-	entries []*shapeEntry
-	index   map[string]*shapeEntry
+// lruEntry is what lru keeps of an entry: its key, when it was last used,
+// and a generation that changes when it is dropped, so that a class
+// holding a pointer to it knows.
+type lruEntry struct {
+	key  string
+	used uint64
+	gen  uint64
+}
+
+func (e *lruEntry) meta() *lruEntry { return e }
+
+// lru is a set of entries by key, the least recently used dropped when a
+// new one does not fit.
+type lru[E any, P interface {
+	*E
+	meta() *lruEntry
+	reset()
+}] struct {
+	entries []P
+	index   map[string]P
 	gen     uint64
 }
+
+// find returns the entry of key, made (empty, reset) if there is none;
+// with limit entries or more, the least recently used ones are dropped
+// first and the last one's memory reused. It marks the entry used at
+// tick. O(1), or O(entries) when it drops.
+func (c *lru[E, P]) find(key string, limit int, tick uint64) P {
+	x := c.index[key]
+	if x == nil {
+		if c.index == nil {
+			c.index = make(map[string]P)
+		}
+		limit = max(limit, 1)
+		for len(c.entries) > limit {
+			last := len(c.entries) - 1
+			c.evict()
+			c.entries[last] = nil
+			c.entries = c.entries[:last]
+		}
+		if len(c.entries) < limit {
+			x = new(E)
+			c.entries = append(c.entries, x)
+		} else {
+			x = c.entries[c.evict()]
+		}
+		x.meta().key = key
+		c.index[key] = x
+	}
+	x.meta().used = tick
+	return x
+}
+
+// evict drops the least recently used entry, moves it to the end of
+// c.entries and returns its index there. O(entries).
+func (c *lru[E, P]) evict() int {
+	lru := 0
+	for i, x := range c.entries {
+		if x.meta().used < c.entries[lru].meta().used {
+			lru = i
+		}
+	}
+	last := len(c.entries) - 1
+	c.entries[lru], c.entries[last] = c.entries[last], c.entries[lru]
+	c.drop(c.entries[last])
+	return last
+}
+
+// drop forgets x's results (keeping its memory) and takes it out of the
+// index; its generation changes.
+func (c *lru[E, P]) drop(x P) {
+	m := x.meta()
+	if c.index[m.key] == x {
+		delete(c.index, m.key)
+	}
+	c.gen++
+	m.gen = c.gen
+	x.reset()
+}
+
+func (sh *shapeEntry) reset() {
+	sh.pp, sh.nodeSet, sh.n = nil, 0, 0
+	clear(sh.pfs)
+	clear(sh.fused)
+	sh.pfs, sh.fused = sh.pfs[:0], sh.fused[:0]
+	clear(sh.blocks)
+}
+
+func (st *staticEntry) reset() { st.nodeSet, st.n = 0, 0 }
 
 // shapeSplit splits a class's prepared filters (after fuse) into the
 // static ones and the request ones; ok is false when one of them is of
@@ -111,66 +201,125 @@ func shapeSplit(pfs []PodFilter) (static, requests []PodFilter, sf, rf []fusedFi
 	return static, requests, sf, rf, true
 }
 
-// shapeKey appends the key of pod's request shape to buf: everything the
-// request-only filters and scorers read of a pod — its containers' and
-// init containers' resources, restart policies and ports, its overhead
-// and pod-level resources (protobuf encoded), then the requests snapshot
-// derives (they also depend on the status of a pod resized in place).
-func shapeKey(buf []byte, pod *snapshot.PodInfo) ([]byte, error) {
+// partKeys returns the keys of pod's static part and request shape:
+// everything the static filters and scorers read of a pod (tolerations,
+// node selector, node affinity, node name, the images of its containers,
+// init containers and image volumes, in order) and everything the
+// request ones read (its containers' and init containers' resources,
+// restart policies and ports, its overhead and pod-level resources, then
+// the requests snapshot derives, which also depend on the status of a
+// pod resized in place), protobuf encoded.
+func partKeys(pod *snapshot.PodInfo) (static, shape string, err error) {
 	src := &pod.Pod().Spec
-	spec := v1.PodSpec{Overhead: src.Overhead, Resources: src.Resources}
-	strip := func(cs []v1.Container) []v1.Container {
-		out := make([]v1.Container, len(cs))
-		for i := range cs {
-			out[i] = v1.Container{Resources: cs[i].Resources, RestartPolicy: cs[i].RestartPolicy, Ports: cs[i].Ports}
+	st := v1.PodSpec{Tolerations: src.Tolerations, NodeSelector: src.NodeSelector, NodeName: src.NodeName}
+	if a := src.Affinity; a != nil && a.NodeAffinity != nil {
+		st.Affinity = &v1.Affinity{NodeAffinity: a.NodeAffinity}
+	}
+	rq := v1.PodSpec{Overhead: src.Overhead, Resources: src.Resources}
+	for _, cs := range [2]*[]v1.Container{&src.InitContainers, &src.Containers} {
+		imgs, reqs := make([]v1.Container, len(*cs)), make([]v1.Container, len(*cs))
+		for i, c := range *cs {
+			imgs[i] = v1.Container{Image: c.Image}
+			reqs[i] = v1.Container{Resources: c.Resources, RestartPolicy: c.RestartPolicy, Ports: c.Ports}
 		}
-		return out
+		if cs == &src.Containers {
+			st.Containers, rq.Containers = imgs, reqs
+		} else {
+			st.InitContainers, rq.InitContainers = imgs, reqs
+		}
 	}
-	spec.Containers, spec.InitContainers = strip(src.Containers), strip(src.InitContainers)
-	b, err := spec.Marshal()
+	for _, vol := range src.Volumes {
+		if vol.Image != nil {
+			st.Volumes = append(st.Volumes, v1.Volume{VolumeSource: v1.VolumeSource{Image: &v1.ImageVolumeSource{Reference: vol.Image.Reference}}})
+		}
+	}
+	sb, err := st.Marshal()
 	if err != nil {
-		return buf, fmt.Errorf("framework: pod %s: encoding requests: %w", pod.Key(), err)
+		return "", "", fmt.Errorf("framework: pod %s: encoding its static part: %w", pod.Key(), err)
 	}
-	buf = append(buf, b...)
+	rb, err := rq.Marshal()
+	if err != nil {
+		return "", "", fmt.Errorf("framework: pod %s: encoding its requests: %w", pod.Key(), err)
+	}
 	req := pod.Requests()
-	buf = appendVector(buf, &req.Pending)
-	buf = appendVector(buf, &req.Requested)
-	buf = appendVector(buf, &req.Scoring)
-	return buf, nil
+	rb = appendVector(rb, &req.Pending)
+	rb = appendVector(rb, &req.Requested)
+	rb = appendVector(rb, &req.Scoring)
+	return string(sb), string(rb), nil
 }
 
 // prepareShaped sets e up for the shared shapes path over vc (node set of
-// e.n nodes): splits its filters, makes its shape key and evaluates the
-// static part of every node. It reports false, leaving e for the per-node
-// path, when the filters do not split, the pod's key cannot be made, a
-// static score is out of range, or the nodes have too many static groups.
+// e.n nodes): splits its filters, makes its keys and finds (or evaluates)
+// its static part. It reports false, leaving e for the per-node path,
+// when the filters do not split, the pod's keys cannot be made, a static
+// score is out of range, or the nodes have too many static groups.
 func (c *classCache) prepareShaped(e *classEntry, vc nodeview.View, pod *snapshot.PodInfo) bool {
 	static, requests, sf, rf, ok := shapeSplit(e.pfs)
 	if !ok {
 		return false
 	}
-	key, err := shapeKey(c.key[:0:0], pod)
+	sk, rk, err := partKeys(pod)
 	if err != nil {
 		return false
 	}
-	n := e.n
-	e.code = resize(e.code, n)
-	e.gPlain = e.gPlain[:0]
-	e.gRaw = resize(e.gRaw, e.pp.NumNormalizing())
-	for k := range e.gRaw {
-		e.gRaw[k] = e.gRaw[k][:0]
+	e.staticKey, e.shapeKey = sk, rk
+	e.spfs, e.sfused = static, sf
+	e.rpfs, e.rfused = requests, rf
+	e.shape, e.static = nil, nil
+	_, err = c.staticFor(e, vc)
+	return err == nil
+}
+
+// staticFor returns e's static part over vc, evaluating it if it is not
+// cached for vc's node set. Errors (a static score out of range, too many
+// groups) drop the entry.
+func (c *classCache) staticFor(e *classEntry, vc nodeview.View) (*staticEntry, error) {
+	st := e.static
+	if st == nil || st.gen != e.staticGen {
+		st = c.statics.find(e.staticKey, c.capacity(e.n), c.tick)
+		e.static, e.staticGen = st, st.gen
+	} else {
+		st.used = c.tick
 	}
-	e.gRep = e.gRep[:0]
-	nk := len(e.gRaw)
-	raws := make([][]int64, nk)
+	nodeSet := vc.NodeSetVersion()
+	if st.n == e.n && st.nodeSet == nodeSet {
+		return st, nil
+	}
+	if err := c.evalStatic(st, e, vc); err != nil {
+		c.statics.drop(st)
+		return nil, err
+	}
+	st.nodeSet, st.n = nodeSet, e.n
+	return st, nil
+}
+
+// errTooManyGroups: the nodes have more than maxShapeGroups static groups.
+var errTooManyGroups = fmt.Errorf("framework: more than %d static groups", maxShapeGroups)
+
+// evalStatic evaluates the static part of class e (its static filters and
+// its profile's node-object scorers) on every node of vc into st.
+// O(nodes × (filters + scorers + groups)).
+func (c *classCache) evalStatic(st *staticEntry, e *classEntry, vc nodeview.View) error {
+	n := e.n
+	st.code = resize(st.code, n)
+	st.gPlain = st.gPlain[:0]
+	st.gRaw = resize(st.gRaw, e.pp.NumNormalizing())
+	for k := range st.gRaw {
+		st.gRaw[k] = st.gRaw[k][:0]
+	}
+	st.gRep = st.gRep[:0]
+	nk := len(st.gRaw)
+	raws := resize(c.raws, nk)
+	c.raws = raws
+	defer clear(c.batch)
 	for b := range vc.NumBlocks() {
 		nodes, _ := vc.Block(b)
 		lo := b * layout.BlockSize
 		c.batch, c.batchIdx = c.batch[:0], c.batchIdx[:0]
 		for j, ni := range nodes {
 			var fits bool
-			c.scratch, fits = fitsAll(static, ni, c.scratch)
-			e.code[lo+j] = 0
+			c.scratch, fits = fitsAll(e.spfs, ni, c.scratch)
+			st.code[lo+j] = 0
 			if fits {
 				c.batch = append(c.batch, ni)
 				c.batchIdx = append(c.batchIdx, int32(lo+j))
@@ -184,8 +333,7 @@ func (c *classCache) prepareShaped(e *classEntry, vc nodeview.View, pod *snapsho
 		c.tmp = plain
 		clear(plain)
 		if err := e.pp.AddPlainPart(c.batch, plain, false); err != nil {
-			clear(c.batch)
-			return false
+			return err
 		}
 		for k := range nk {
 			raws[k] = resize(raws[k], m)
@@ -195,47 +343,41 @@ func (c *classCache) prepareShaped(e *classEntry, vc nodeview.View, pod *snapsho
 		for j, i := range c.batchIdx {
 			// The node's group: the last one matched, else a search.
 			g := 0
-			if last > 0 && e.sameGroup(last-1, plain[j], raws, j) {
+			if last > 0 && st.sameGroup(last-1, plain[j], raws, j) {
 				g = last
 			} else {
-				for h := range e.gPlain {
-					if e.sameGroup(h, plain[j], raws, j) {
+				for h := range st.gPlain {
+					if st.sameGroup(h, plain[j], raws, j) {
 						g = h + 1
 						break
 					}
 				}
 			}
 			if g == 0 {
-				if len(e.gPlain) == maxShapeGroups {
-					clear(c.batch)
-					return false
+				if len(st.gPlain) == maxShapeGroups {
+					return errTooManyGroups
 				}
-				e.gPlain = append(e.gPlain, plain[j])
+				st.gPlain = append(st.gPlain, plain[j])
 				for k := range nk {
-					e.gRaw[k] = append(e.gRaw[k], raws[k][j])
+					st.gRaw[k] = append(st.gRaw[k], raws[k][j])
 				}
-				e.gRep = append(e.gRep, i)
-				g = len(e.gPlain)
+				st.gRep = append(st.gRep, i)
+				g = len(st.gPlain)
 			}
-			e.code[i], last = uint8(g), g
+			st.code[i], last = uint8(g), g
 		}
-		clear(c.batch)
 	}
-	e.shapeKey = string(key)
-	e.spfs, e.sfused = static, sf
-	e.rpfs, e.rfused = requests, rf
-	e.shape, e.shapeGen = nil, 0
-	return true
+	return nil
 }
 
 // sameGroup reports whether static group h has the plain score plain and
 // the raw scores raws[k][j].
-func (e *classEntry) sameGroup(h int, plain int64, raws [][]int64, j int) bool {
-	if e.gPlain[h] != plain {
+func (st *staticEntry) sameGroup(h int, plain int64, raws [][]int64, j int) bool {
+	if st.gPlain[h] != plain {
 		return false
 	}
 	for k := range raws {
-		if e.gRaw[k][h] != raws[k][j] {
+		if st.gRaw[k][h] != raws[k][j] {
 			return false
 		}
 	}
@@ -244,85 +386,28 @@ func (e *classEntry) sameGroup(h int, plain int64, raws [][]int64, j int) bool {
 
 // shapeFor returns e's shape over vc, refreshed: every node changed since
 // the shape last looked is filtered and scored again. A shape not cached
-// is made (evicting the least recently used one when there are as many
+// is made (dropping the least recently used one when there are as many
 // as the capacity for n nodes). On an error (a score out of range) the
 // shape is dropped.
 func (c *classCache) shapeFor(e *classEntry, vc nodeview.View) (*shapeEntry, error) {
-	sc := &c.shapes
 	sh := e.shape
 	if sh == nil || sh.gen != e.shapeGen {
-		sh = sc.index[e.shapeKey]
-		if sh == nil {
-			sh = sc.insert(e.shapeKey, c.capacity(e.n))
-		}
+		sh = c.shapes.find(e.shapeKey, c.capacity(e.n), c.tick)
 		e.shape, e.shapeGen = sh, sh.gen
+	} else {
+		sh.used = c.tick
 	}
-	sh.used = c.tick
 	nodeSet := vc.NodeSetVersion()
 	if sh.pp == nil || sh.nodeSet != nodeSet || sh.n != e.n {
 		sh.prepare(e, nodeSet)
 	}
 	for b := range len(sh.blocks) {
 		if err := c.refreshShapeBlock(sh, vc, b); err != nil {
-			sc.drop(sh)
+			c.shapes.drop(sh)
 			return nil, err
 		}
 	}
 	return sh, nil
-}
-
-// insert gives key a shape entry, evicting the least recently used one if
-// the cache has limit entries or more.
-func (sc *shapeCache) insert(key string, limit int) *shapeEntry {
-	if sc.index == nil {
-		sc.index = make(map[string]*shapeEntry)
-	}
-	for len(sc.entries) > max(limit, 1) {
-		last := len(sc.entries) - 1
-		sc.evict()
-		sc.entries[last] = nil
-		sc.entries = sc.entries[:last]
-	}
-	var sh *shapeEntry
-	if len(sc.entries) < max(limit, 1) {
-		sh = &shapeEntry{}
-		sc.entries = append(sc.entries, sh)
-	} else {
-		sh = sc.entries[sc.evict()]
-	}
-	sh.key = key
-	sc.index[key] = sh
-	return sh
-}
-
-// evict drops the least recently used shape, moves it to the end of
-// sc.entries and returns its index there. O(shapes).
-func (sc *shapeCache) evict() int {
-	lru := 0
-	for i, x := range sc.entries {
-		if x.used < sc.entries[lru].used {
-			lru = i
-		}
-	}
-	last := len(sc.entries) - 1
-	sc.entries[lru], sc.entries[last] = sc.entries[last], sc.entries[lru]
-	sc.drop(sc.entries[last])
-	return last
-}
-
-// drop forgets sh's results and takes it out of the index (classes
-// pointing at it see its generation change), keeping its memory.
-func (sc *shapeCache) drop(sh *shapeEntry) {
-	if sc.index[sh.key] == sh {
-		delete(sc.index, sh.key)
-	}
-	sc.gen++
-	sh.gen = sc.gen
-	sh.pp, sh.nodeSet, sh.n = nil, 0, 0
-	clear(sh.pfs)
-	clear(sh.fused)
-	sh.pfs, sh.fused = sh.pfs[:0], sh.fused[:0]
-	clear(sh.blocks)
 }
 
 // prepare makes sh ready for node set nodeSet with class e's request
@@ -408,11 +493,15 @@ type shapeGroups struct {
 // scores, without data-dependent branches but the last's stop.
 func (s *Scheduler) scheduleShaped(e *classEntry, vc nodeview.View, d *Decision) (ok bool, err error) {
 	c := &s.classes
+	st, err := c.staticFor(e, vc)
+	if err != nil {
+		return false, fmt.Errorf("framework: scoring pod %s: %w", d.Pod.Key(), err)
+	}
 	sh, err := c.shapeFor(e, vc)
 	if err != nil {
 		return false, fmt.Errorf("framework: scoring pod %s: %w", d.Pod.Key(), err)
 	}
-	n, ng := e.n, len(e.gPlain)+1
+	n, ng := e.n, len(st.gPlain)+1
 	if c.groups == nil {
 		c.groups = new(shapeGroups)
 	}
@@ -422,7 +511,7 @@ func (s *Scheduler) scheduleShaped(e *classEntry, vc nodeview.View, d *Decision)
 	for g := range ng {
 		top[g] = -1
 	}
-	code, dyn := e.code[:n], sh.dyn[:n]
+	code, dyn := st.code[:n], sh.dyn[:n]
 	for i, g := range code {
 		x := dyn[i]
 		if x < 0 {
@@ -440,7 +529,7 @@ func (s *Scheduler) scheduleShaped(e *classEntry, vc nodeview.View, d *Decision)
 			continue
 		}
 		feasible += int(cnt[g])
-		i := int(e.gRep[g-1])
+		i := int(st.gRep[g-1])
 		nodes, _ := vc.Block(i / layout.BlockSize)
 		c.batch = append(c.batch, nodes[i%layout.BlockSize])
 		c.batchIdx = append(c.batchIdx, int32(g))
@@ -454,14 +543,14 @@ func (s *Scheduler) scheduleShaped(e *classEntry, vc nodeview.View, d *Decision)
 	gs := resize(c.tmp, m)
 	c.tmp = gs
 	for j, g := range c.batchIdx {
-		gs[j] = e.gPlain[g-1]
+		gs[j] = st.gPlain[g-1]
 	}
 	raw := resize(c.rawBuf, max(m, cap(c.rawBuf)))[:m]
 	c.rawBuf = raw[:cap(raw)]
-	for k := range e.gRaw {
+	for k := range st.gRaw {
 		mx := int64(0)
 		for j, g := range c.batchIdx {
-			raw[j] = e.gRaw[k][g-1]
+			raw[j] = st.gRaw[k][g-1]
 			mx = max(mx, raw[j])
 		}
 		if err := e.pp.AddNormalizedByMax(k, c.batch, raw, gs, mx); err != nil {
