@@ -158,9 +158,11 @@ type classCache struct {
 	raws     [][]int64 // evalStatic's raw scores per normaliser
 	dirty    []int32   // blocks a ranked cycle found changed
 
-	shapes  lru[shapeEntry, *shapeEntry]   // request shapes (equivalence_shape.go)
-	statics lru[staticEntry, *staticEntry] // static parts
-	groups  *shapeGroups                   // scheduleShaped's scratch
+	shapes   lru[shapeEntry, *shapeEntry]   // request shapes (equivalence_shape.go)
+	statics  lru[staticEntry, *staticEntry] // static parts
+	changes  changeLog                      // the nodes changed, for the shapes
+	logNodes []*snapshot.NodeInfo           // shapeFor's scratch
+	groups   *shapeGroups                   // scheduleShaped's scratch
 }
 
 // classKey appends pod's equivalence key to buf: the protobuf encoding of

@@ -63,10 +63,67 @@ type shapeEntry struct {
 	pfs     []PodFilter   // the request-only filters
 	fused   []fusedFilter // cap fixed at preparation
 	pp      scoring.PodProfile
-	blocks  []int64
-	vers    []int64
+	pos     uint64 // the changeLog position its results are for
 	dyn     []int64
 }
+
+// changeLog is a Scheduler's record of which nodes changed, shared by
+// its request shapes: the node and block versions as last synced, and
+// the indexes of the nodes found changed, in order, log[j] at position
+// base+j. A shape whose results are for position p (all nodes as of
+// then) is brought up to date by evaluating the nodes logged since p;
+// with p < base (the log was restarted or trimmed since) it evaluates
+// every node. Invariant: a node not logged since p has, in the view last
+// synced, the version it had at p.
+type changeLog struct {
+	nodeSet int64
+	n       int
+	blocks  []int64
+	vers    []int64
+	log     []int32
+	base    uint64
+}
+
+// sync brings the log up to vc: O(blocks) plus 64 per changed block.
+// A new node set restarts it (every shape then evaluates every node).
+func (cl *changeLog) sync(vc nodeview.View) {
+	n, nb := vc.NumNodes(), vc.NumBlocks()
+	if nodeSet := vc.NodeSetVersion(); nodeSet != cl.nodeSet || n != cl.n || cl.base == 0 {
+		cl.base += uint64(len(cl.log)) + 1
+		cl.log = cl.log[:0]
+		cl.nodeSet, cl.n = nodeSet, n
+		cl.blocks, cl.vers = resize(cl.blocks, nb), resize(cl.vers, n)
+		for b := range nb {
+			cl.blocks[b] = vc.BlockVersion(b)
+			_, vers := vc.Block(b)
+			copy(cl.vers[b*layout.BlockSize:], vers)
+		}
+		return
+	}
+	if len(cl.log) > 4*n+1024 { // trim: shapes behind evaluate every node
+		cl.base += uint64(len(cl.log))
+		cl.log = cl.log[:0]
+	}
+	for b := range nb {
+		v := vc.BlockVersion(b)
+		if v == cl.blocks[b] {
+			continue
+		}
+		_, vers := vc.Block(b)
+		lo := b * layout.BlockSize
+		seen := cl.vers[lo : lo+len(vers)]
+		for j, nv := range vers {
+			if seen[j] != nv {
+				seen[j] = nv
+				cl.log = append(cl.log, int32(lo+j))
+			}
+		}
+		cl.blocks[b] = v
+	}
+}
+
+// end is the position after the last logged change.
+func (cl *changeLog) end() uint64 { return cl.base + uint64(len(cl.log)) }
 
 // staticEntry is one static key's per-node groups for node set nodeSet
 // of n nodes (valid when n > 0).
@@ -164,8 +221,7 @@ func (sh *shapeEntry) reset() {
 	sh.pp, sh.nodeSet, sh.n = nil, 0, 0
 	clear(sh.pfs)
 	clear(sh.fused)
-	sh.pfs, sh.fused = sh.pfs[:0], sh.fused[:0]
-	clear(sh.blocks)
+	sh.pfs, sh.fused, sh.pos = sh.pfs[:0], sh.fused[:0], 0
 }
 
 func (st *staticEntry) reset() { st.nodeSet, st.n = 0, 0 }
@@ -385,10 +441,10 @@ func (st *staticEntry) sameGroup(h int, plain int64, raws [][]int64, j int) bool
 }
 
 // shapeFor returns e's shape over vc, refreshed: every node changed since
-// the shape last looked is filtered and scored again. A shape not cached
-// is made (dropping the least recently used one when there are as many
-// as the capacity for n nodes). On an error (a score out of range) the
-// shape is dropped.
+// the shape last looked (c.changes, synced to vc) is filtered and scored
+// again. A shape not cached is made (dropping the least recently used one
+// when there are as many as the capacity for n nodes). On an error (a
+// score out of range) the shape is dropped.
 func (c *classCache) shapeFor(e *classEntry, vc nodeview.View) (*shapeEntry, error) {
 	sh := e.shape
 	if sh == nil || sh.gen != e.shapeGen {
@@ -397,16 +453,33 @@ func (c *classCache) shapeFor(e *classEntry, vc nodeview.View) (*shapeEntry, err
 	} else {
 		sh.used = c.tick
 	}
+	cl := &c.changes
 	nodeSet := vc.NodeSetVersion()
 	if sh.pp == nil || sh.nodeSet != nodeSet || sh.n != e.n {
 		sh.prepare(e, nodeSet)
 	}
-	for b := range len(sh.blocks) {
-		if err := c.refreshShapeBlock(sh, vc, b); err != nil {
-			c.shapes.drop(sh)
-			return nil, err
+	var err error
+	if sh.pos < cl.base {
+		for b := range vc.NumBlocks() {
+			nodes, _ := vc.Block(b)
+			if err = c.evalShape(sh, nodes, nil, b*layout.BlockSize); err != nil {
+				break
+			}
 		}
+	} else if log := cl.log[sh.pos-cl.base:]; len(log) > 0 {
+		c.logNodes = c.logNodes[:0]
+		for _, i := range log {
+			nodes, _ := vc.Block(int(i) / layout.BlockSize)
+			c.logNodes = append(c.logNodes, nodes[int(i)%layout.BlockSize])
+		}
+		err = c.evalShape(sh, c.logNodes, log, 0)
+		clear(c.logNodes)
 	}
+	if err != nil {
+		c.shapes.drop(sh)
+		return nil, err
+	}
+	sh.pos = cl.end()
 	return sh, nil
 }
 
@@ -424,32 +497,20 @@ func (sh *shapeEntry) prepare(e *classEntry, nodeSet int64) {
 		}
 		sh.pfs = append(sh.pfs, pf)
 	}
-	sh.pp, sh.nodeSet, sh.n = e.pp, nodeSet, e.n
-	nb := (e.n + layout.BlockSize - 1) / layout.BlockSize
-	sh.blocks = resize(sh.blocks, nb)
-	clear(sh.blocks)
-	sh.vers = resize(sh.vers, e.n)
+	sh.pp, sh.nodeSet, sh.n, sh.pos = e.pp, nodeSet, e.n, 0
 	sh.dyn = resize(sh.dyn, e.n)
 }
 
-// refreshShapeBlock recomputes the nodes of block b that changed since sh
-// last saw it.
-func (c *classCache) refreshShapeBlock(sh *shapeEntry, vc nodeview.View, b int) error {
-	v := vc.BlockVersion(b)
-	if v == sh.blocks[b] {
-		return nil
-	}
-	nodes, vers := vc.Block(b)
-	lo := b * layout.BlockSize
-	seen := sh.vers[lo : lo+len(vers)]
-	all := sh.blocks[b] == 0
+// evalShape filters and scores nodes for sh: nodes[j] is node idx[j], or
+// lo+j when idx is nil.
+func (c *classCache) evalShape(sh *shapeEntry, nodes []*snapshot.NodeInfo, idx []int32, lo int) error {
 	c.batch, c.batchIdx = c.batch[:0], c.batchIdx[:0]
-	for j, nv := range vers {
-		if seen[j] == nv && !all {
-			continue
+	defer clear(c.batch)
+	for j, ni := range nodes {
+		i := lo + j
+		if idx != nil {
+			i = int(idx[j])
 		}
-		i, ni := lo+j, nodes[j]
-		seen[j] = nv
 		var fits bool
 		c.scratch, fits = fitsAll(sh.pfs, ni, c.scratch)
 		sh.dyn[i] = -1
@@ -458,20 +519,18 @@ func (c *classCache) refreshShapeBlock(sh *shapeEntry, vc nodeview.View, b int) 
 			c.batchIdx = append(c.batchIdx, int32(i))
 		}
 	}
-	if len(c.batch) > 0 {
-		tmp := resize(c.tmp, len(c.batch))
-		c.tmp = tmp
-		clear(tmp)
-		err := sh.pp.AddPlainPart(c.batch, tmp, true)
-		clear(c.batch)
-		if err != nil {
-			return err
-		}
-		for j, i := range c.batchIdx {
-			sh.dyn[i] = tmp[j]
-		}
+	if len(c.batch) == 0 {
+		return nil
 	}
-	sh.blocks[b] = v
+	tmp := resize(c.tmp, len(c.batch))
+	c.tmp = tmp
+	clear(tmp)
+	if err := sh.pp.AddPlainPart(c.batch, tmp, true); err != nil {
+		return err
+	}
+	for j, i := range c.batchIdx {
+		sh.dyn[i] = tmp[j]
+	}
 	return nil
 }
 
@@ -497,6 +556,7 @@ func (s *Scheduler) scheduleShaped(e *classEntry, vc nodeview.View, d *Decision)
 	if err != nil {
 		return false, fmt.Errorf("framework: scoring pod %s: %w", d.Pod.Key(), err)
 	}
+	c.changes.sync(vc)
 	sh, err := c.shapeFor(e, vc)
 	if err != nil {
 		return false, fmt.Errorf("framework: scoring pod %s: %w", d.Pod.Key(), err)
