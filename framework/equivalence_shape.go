@@ -537,8 +537,12 @@ func (c *classCache) evalShape(sh *shapeEntry, nodes []*snapshot.NodeInfo, idx [
 // shapeGroups is scheduleShaped's per-group scratch, indexed by a node's
 // code (a byte: no bounds checks).
 type shapeGroups struct {
-	cnt  [maxShapeGroups + 1]int32 // feasible nodes
-	top  [maxShapeGroups + 1]int64 // their highest request score
+	cnt [maxShapeGroups + 1]int32 // feasible nodes
+	top [maxShapeGroups + 1]int64 // their highest request score
+	// lanes of the first pass, so that consecutive nodes of one group do
+	// not wait on each other's store
+	lcnt [4][maxShapeGroups + 1]int32
+	ltop [4][maxShapeGroups + 1]int64
 	want [maxShapeGroups + 1]int64 // the request score a node needs to have the highest total; -2: none
 	// per block: how many nodes have the highest total
 	ties []int32
@@ -567,18 +571,53 @@ func (s *Scheduler) scheduleShaped(e *classEntry, vc nodeview.View, d *Decision)
 	}
 	sg := c.groups
 	cnt, top, want := &sg.cnt, &sg.top, &sg.want
-	clear(cnt[:ng])
-	for g := range ng {
-		top[g] = -1
+	for l := range sg.lcnt {
+		clear(sg.lcnt[l][:ng])
+		for g := range ng {
+			sg.ltop[l][g] = -1
+		}
 	}
 	code, dyn := st.code[:n], sh.dyn[:n]
-	for i, g := range code {
-		x := dyn[i]
-		if x < 0 {
-			g = 0 // infeasible: counted in group 0, which is ignored
+	c0, c1, c2, c3 := &sg.lcnt[0], &sg.lcnt[1], &sg.lcnt[2], &sg.lcnt[3]
+	t0, t1, t2, t3 := &sg.ltop[0], &sg.ltop[1], &sg.ltop[2], &sg.ltop[3]
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		// Infeasible nodes are counted in group 0, which is ignored.
+		cs, ds := code[i:i+4:i+4], dyn[i:i+4:i+4]
+		g0, g1, g2, g3 := cs[0], cs[1], cs[2], cs[3]
+		x0, x1, x2, x3 := ds[0], ds[1], ds[2], ds[3]
+		if x0 < 0 {
+			g0 = 0
 		}
-		cnt[g]++
-		top[g] = max(top[g], x)
+		if x1 < 0 {
+			g1 = 0
+		}
+		if x2 < 0 {
+			g2 = 0
+		}
+		if x3 < 0 {
+			g3 = 0
+		}
+		c0[g0]++
+		c1[g1]++
+		c2[g2]++
+		c3[g3]++
+		t0[g0] = max(t0[g0], x0)
+		t1[g1] = max(t1[g1], x1)
+		t2[g2] = max(t2[g2], x2)
+		t3[g3] = max(t3[g3], x3)
+	}
+	for ; i < n; i++ {
+		g, x := code[i], dyn[i]
+		if x < 0 {
+			g = 0
+		}
+		c0[g]++
+		t0[g] = max(t0[g], x)
+	}
+	for g := range ng {
+		cnt[g] = c0[g] + c1[g] + c2[g] + c3[g]
+		top[g] = max(t0[g], t1[g], t2[g], t3[g])
 	}
 	// The groups with a feasible node: the normalisers' maxima among them,
 	// then each group's static total.
