@@ -630,3 +630,85 @@ func TestEquivalenceRankedMaxMoves(t *testing.T) {
 	require.Less(t, totals[3], totals[4], "then the zone-b nodes' normalised affinity rose")
 	require.Equal(t, EquivalenceStats{Filled: 1, Cached: 7, Classes: 1}, cached.EquivalenceStats())
 }
+
+// TestEquivalenceShapesTooManyGroups: nodes with 0 to 299
+// PreferNoSchedule taints give a pod that tolerates none of them 300
+// static groups (TaintToleration's raw score is the count), more than a
+// byte holds: the class takes the per-node ranked path instead, with the
+// same decisions as the reference, while a pod tolerating the taints (one
+// group) takes the shared shapes path.
+func TestEquivalenceShapesTooManyGroups(t *testing.T) {
+	var nodes []*v1.Node
+	for i := range 300 {
+		w := mkNode(fmt.Sprintf("node-%05d", i)).Capacity("cpu", "8", "memory", "32Gi", "pods", "110")
+		for j := range i {
+			w.Taint(fmt.Sprintf("t%d", j), "x", v1.TaintEffectPreferNoSchedule)
+		}
+		nodes = append(nodes, w.Obj())
+	}
+	f := snapshottest.Snapshot(t, nodes).Fork()
+	cfg := Config{PercentageOfNodesToScore: 100, Seed: 5}
+	cached := mustNew(t, cfg)
+	cfg.EquivalenceClasses = -1
+	ref := mustNew(t, opaque(t, cfg))
+	plain := mkPod("plain").Req("cpu", "1").Obj()
+	tol := mkPod("tol").Req("cpu", "1").Obj()
+	tol.Spec.Tolerations = []v1.Toleration{{Operator: v1.TolerationOpExists}}
+	for i := range 20 {
+		p := []*v1.Pod{plain, tol}[i%2].DeepCopy()
+		p.Name = fmt.Sprint(p.Name, i)
+		pi := snapshot.MustPodInfo(p)
+		dr, err := ref.SchedulePod(f, pi)
+		require.NoError(t, err)
+		dc, err := cached.SchedulePod(f, pi)
+		require.NoError(t, err)
+		require.Equal(t, outcomeOf(dr), outcomeOf(dc), "pod %d", i)
+		require.NoError(t, f.AddPodInfo(pi, dc.Node))
+	}
+	require.Equal(t, EquivalenceStats{Filled: 2, Cached: 18, Classes: 2}, cached.EquivalenceStats())
+	shaped := map[bool]int{}
+	for _, e := range cached.classes.entries {
+		shaped[e.shaped]++
+	}
+	require.Equal(t, map[bool]int{true: 1, false: 1}, shaped)
+}
+
+// TestEquivalenceShapesChangeLog: a rare class comes back after more
+// placements than the shapes' change log keeps (it is trimmed past 4 ×
+// nodes + 1024 entries), and after the node set changed: its shape then
+// evaluates every node again, and every decision is the reference's.
+func TestEquivalenceShapesChangeLog(t *testing.T) {
+	nodes := genCluster(4, 20)
+	f := snapshottest.Snapshot(t, nodes).Fork()
+	cfg := Config{PercentageOfNodesToScore: 100, Seed: 9}
+	cached := mustNew(t, cfg)
+	cfg.EquivalenceClasses = -1
+	ref := mustNew(t, opaque(t, cfg))
+	common := mkPod("common").Req("cpu", "10m", "memory", "16Mi").Obj()
+	rare := mkPod("rare").Req("cpu", "20m", "memory", "16Mi").Obj()
+	trimmed := false
+	for i := range 1700 {
+		tpl := common
+		if i%600 == 0 || i == 1650 {
+			tpl = rare
+		}
+		if i == 1300 {
+			require.NoError(t, f.AddNode(mkNode("late").Capacity("cpu", "64", "memory", "256Gi", "pods", "110").Obj()))
+		}
+		p := tpl.DeepCopy()
+		p.Name = fmt.Sprint(p.Name, i)
+		pi := snapshot.MustPodInfo(p)
+		dr, err := ref.SchedulePod(f, pi)
+		require.NoError(t, err)
+		dc, err := cached.SchedulePod(f, pi)
+		require.NoError(t, err)
+		require.Equal(t, outcomeOf(dr), outcomeOf(dc), "pod %d", i)
+		require.True(t, dc.Scheduled())
+		require.NoError(t, f.AddPodInfo(pi, dc.Node))
+		trimmed = trimmed || cached.classes.changes.base > 1 && i < 1300
+	}
+	require.True(t, trimmed, "the change log was trimmed")
+	for _, e := range cached.classes.entries {
+		require.True(t, e.shaped)
+	}
+}
