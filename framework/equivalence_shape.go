@@ -190,6 +190,17 @@ func (c *lru[E, P]) find(key string, limit int, tick uint64) P {
 	return x
 }
 
+// hold returns x, the entry of key a holder found when x had generation
+// gen, if it still has it, else the entry find returns; either is marked
+// used at tick.
+func (c *lru[E, P]) hold(x P, gen uint64, key string, limit int, tick uint64) P {
+	if x == nil || x.meta().gen != gen {
+		return c.find(key, limit, tick)
+	}
+	x.meta().used = tick
+	return x
+}
+
 // evict drops the least recently used entry, moves it to the end of
 // c.entries and returns its index there. O(entries).
 func (c *lru[E, P]) evict() int {
@@ -330,13 +341,8 @@ func (c *classCache) prepareShaped(e *classEntry, vc nodeview.View, pod *snapsho
 // cached for vc's node set. Errors (a static score out of range, too many
 // groups) drop the entry.
 func (c *classCache) staticFor(e *classEntry, vc nodeview.View) (*staticEntry, error) {
-	st := e.static
-	if st == nil || st.gen != e.staticGen {
-		st = c.statics.find(e.staticKey, c.capacity(e.n), c.tick)
-		e.static, e.staticGen = st, st.gen
-	} else {
-		st.used = c.tick
-	}
+	st := c.statics.hold(e.static, e.staticGen, e.staticKey, c.capacity(e.n), c.tick)
+	e.static, e.staticGen = st, st.gen
 	nodeSet := vc.NodeSetVersion()
 	if st.n == e.n && st.nodeSet == nodeSet {
 		return st, nil
@@ -446,13 +452,8 @@ func (st *staticEntry) sameGroup(h int, plain int64, raws [][]int64, j int) bool
 // when there are as many as the capacity for n nodes). On an error (a
 // score out of range) the shape is dropped.
 func (c *classCache) shapeFor(e *classEntry, vc nodeview.View) (*shapeEntry, error) {
-	sh := e.shape
-	if sh == nil || sh.gen != e.shapeGen {
-		sh = c.shapes.find(e.shapeKey, c.capacity(e.n), c.tick)
-		e.shape, e.shapeGen = sh, sh.gen
-	} else {
-		sh.used = c.tick
-	}
+	sh := c.shapes.hold(e.shape, e.shapeGen, e.shapeKey, c.capacity(e.n), c.tick)
+	e.shape, e.shapeGen = sh, sh.gen
 	cl := &c.changes
 	nodeSet := vc.NodeSetVersion()
 	if sh.pp == nil || sh.nodeSet != nodeSet || sh.n != e.n {
@@ -695,38 +696,11 @@ func (s *Scheduler) scheduleShaped(e *classEntry, vc nodeview.View, d *Decision)
 	if nties > 1 {
 		k = s.rng.IntN(nties)
 	}
-	start := s.next % n
-	chosen := -1
-	for _, rg := range [2][2]int{{start, n}, {0, start}} {
-		for lo := rg[0]; lo < rg[1] && chosen < 0; {
-			b := lo / layout.BlockSize
-			blo, bhi := blockRange(b, n)
-			hi := min(rg[1], bhi)
-			if lo == blo && hi == bhi { // a whole block: its count
-				if t := int(sg.ties[b]); k >= t {
-					k -= t
-					lo = hi
-					continue
-				}
-			}
-			for i := lo; i < hi; i++ {
-				if dyn[i] == want[code[i]] {
-					if k == 0 {
-						chosen = i
-						break
-					}
-					k--
-				}
-			}
-			lo = hi
-		}
-	}
+	chosen := kthTie(n, s.next%n, k, func(b int) int { return int(sg.ties[b]) },
+		func(i int) bool { return dyn[i] == want[code[i]] })
 	if chosen < 0 {
 		panic("framework: shared shapes cycle: the drawn tie was not found")
 	}
-	nodes, _ := vc.Block(chosen / layout.BlockSize)
-	s.feasible = append(s.feasible[:0], nodes[chosen%layout.BlockSize])
-	s.totals = resize(s.totals, max(1, cap(s.totals)))
-	s.totals[0] = best
+	s.chooseAlone(vc, chosen, best)
 	return true, nil
 }

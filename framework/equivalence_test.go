@@ -614,15 +614,7 @@ func TestEquivalenceRankedMaxMoves(t *testing.T) {
 		PreferredNodeAffinity(10, "fast", v1.NodeSelectorOpIn, "true").Obj()
 	var totals []int64
 	for i := range 8 {
-		p := tpl.DeepCopy()
-		p.Name = fmt.Sprint("p", i)
-		pi := snapshot.MustPodInfo(p)
-		dr, err := ref.SchedulePod(f, pi)
-		require.NoError(t, err)
-		dc, err := cached.SchedulePod(f, pi)
-		require.NoError(t, err)
-		require.Equal(t, outcomeOf(dr), outcomeOf(dc), "pod %d", i)
-		require.NoError(t, f.AddPodInfo(pi, dc.Node))
+		dc := placeBoth(t, ref, cached, f, tpl, i)
 		totals = append(totals, dc.Total)
 	}
 	require.Equal(t, "node-00151", f.Node(151).Name())
@@ -655,15 +647,7 @@ func TestEquivalenceShapesTooManyGroups(t *testing.T) {
 	tol := mkPod("tol").Req("cpu", "1").Obj()
 	tol.Spec.Tolerations = []v1.Toleration{{Operator: v1.TolerationOpExists}}
 	for i := range 20 {
-		p := []*v1.Pod{plain, tol}[i%2].DeepCopy()
-		p.Name = fmt.Sprint(p.Name, i)
-		pi := snapshot.MustPodInfo(p)
-		dr, err := ref.SchedulePod(f, pi)
-		require.NoError(t, err)
-		dc, err := cached.SchedulePod(f, pi)
-		require.NoError(t, err)
-		require.Equal(t, outcomeOf(dr), outcomeOf(dc), "pod %d", i)
-		require.NoError(t, f.AddPodInfo(pi, dc.Node))
+		placeBoth(t, ref, cached, f, []*v1.Pod{plain, tol}[i%2], i)
 	}
 	require.Equal(t, EquivalenceStats{Filled: 2, Cached: 18, Classes: 2}, cached.EquivalenceStats())
 	shaped := map[bool]int{}
@@ -695,20 +679,27 @@ func TestEquivalenceShapesChangeLog(t *testing.T) {
 		if i == 1300 {
 			require.NoError(t, f.AddNode(mkNode("late").Capacity("cpu", "64", "memory", "256Gi", "pods", "110").Obj()))
 		}
-		p := tpl.DeepCopy()
-		p.Name = fmt.Sprint(p.Name, i)
-		pi := snapshot.MustPodInfo(p)
-		dr, err := ref.SchedulePod(f, pi)
-		require.NoError(t, err)
-		dc, err := cached.SchedulePod(f, pi)
-		require.NoError(t, err)
-		require.Equal(t, outcomeOf(dr), outcomeOf(dc), "pod %d", i)
-		require.True(t, dc.Scheduled())
-		require.NoError(t, f.AddPodInfo(pi, dc.Node))
+		placeBoth(t, ref, cached, f, tpl, i)
 		trimmed = trimmed || cached.classes.changes.base > 1 && i < 1300
 	}
 	require.True(t, trimmed, "the change log was trimmed")
 	for _, e := range cached.classes.entries {
 		require.True(t, e.shaped)
 	}
+}
+
+// placeBoth schedules copy i of tpl with ref and s on f, requires the
+// same outcome, a node, and adds the pod there; it returns s's decision.
+func placeBoth(t *testing.T, ref, s *Scheduler, f *snapshot.Fork, tpl *v1.Pod, i int) Decision {
+	p := tpl.DeepCopy()
+	p.Name = fmt.Sprint(p.Name, i)
+	pi := snapshot.MustPodInfo(p)
+	dr, err := ref.SchedulePod(f, pi)
+	require.NoError(t, err)
+	d, err := s.SchedulePod(f, pi)
+	require.NoError(t, err)
+	require.Equal(t, outcomeOf(dr), outcomeOf(d), "pod %d", i)
+	require.True(t, d.Scheduled(), "pod %d", i)
+	require.NoError(t, f.AddPodInfo(pi, d.Node))
+	return d
 }
