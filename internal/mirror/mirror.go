@@ -60,6 +60,7 @@ type Mirror[N comparable] struct {
 	ledger  atomic.Pointer[reserve.Ledger]
 	seed    maphash.Seed
 	syncs   atomic.Uint64               // Sync calls, for res
+	synced  atomic.Uint64               // syncs when the last successful Sync returned
 	res     atomic.Pointer[resolved[N]] // the last candidates Score resolved
 }
 
@@ -221,7 +222,9 @@ func (m *Mirror[N]) Sync(list []N) (*snapshot.Snapshot, error) {
 		for _, i := range m.moved {
 			m.prevGen[i] = m.src.Generation(list[i])
 		}
-		return m.publish(false), nil
+		snap := m.publish(false)
+		m.synced.Store(m.syncs.Load())
+		return snap, nil
 	}
 	m.epoch++
 	for _, n := range list {
@@ -249,7 +252,9 @@ func (m *Mirror[N]) Sync(list []N) (*snapshot.Snapshot, error) {
 	for _, n := range list {
 		m.prevGen = append(m.prevGen, m.src.Generation(n))
 	}
-	return m.publish(!same), nil
+	snap := m.publish(!same)
+	m.synced.Store(m.syncs.Load())
+	return snap, nil
 }
 
 // samePositions reports whether list holds the entries of the previous
@@ -293,8 +298,12 @@ func (m *Mirror[N]) publish(listed bool) *snapshot.Snapshot {
 	if listed {
 		v.list = append([]N(nil), m.prev...)
 		for p, n := range v.list {
+			// An entry whose generation is not the listed one (the list
+			// names a node twice) is left out: looked up, it is converted.
 			if node := m.src.Node(n); node != nil {
-				v.ents[p] = m.byName[node.Name]
+				if e := m.byName[node.Name]; e != nil && e.gen == m.prevGen[p] {
+					v.ents[p] = e
+				}
 			}
 		}
 		v.index()
