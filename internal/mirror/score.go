@@ -48,7 +48,8 @@ type resolved[N comparable] struct {
 // resolve finds candidates in the published view: by position (a
 // candidate following the previous one's position, as a host's filtered
 // list in list order, costs one comparison; any other, a hash probe),
-// then one generation read each; a candidate the mirror does not hold as
+// then one generation read each (none when the last Sync succeeded: it
+// read them all); a candidate the mirror does not hold as
 // it is is converted. The result is kept and returned again for the same
 // candidate slice (same first element and length) until the next Sync
 // (the adapter's score plugins share one cycle's list). Errors: a
