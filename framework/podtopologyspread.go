@@ -5,6 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/internal/spread"
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
@@ -145,7 +146,11 @@ func (f *podTopologySpreadPlugin) PreFilterCluster(pod *snapshot.PodInfo, cluste
 	if cluster != nil {
 		n = cluster.NumNodes()
 	}
-	st := spread.NewFilter(cs, p, n, func(i int) *snapshot.NodeInfo { return cluster.Node(i) }, podInclusion(p))
+	var bv spread.Blocks[*snapshot.NodeInfo]
+	if v, ok := nodeview.ViewOf(cluster); ok {
+		bv = v
+	}
+	st := spread.NewFilter(cs, p, n, func(i int) *snapshot.NodeInfo { return cluster.Node(i) }, podInclusion(p), f.cfg.Memo, bv)
 	return PreFilterResult{Filter: spreadFilter{st}}, nil
 }
 

@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/internal/spread"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -130,7 +131,11 @@ func (s *podTopologySpread) Prepare(pod *snapshot.PodInfo, cluster Cluster) (Pod
 		return nil, nil
 	}
 	requireAll := len(p.Spec.TopologySpreadConstraints) > 0 || !s.cfg.System
-	st := spread.NewScore(cs, requireAll, p, cluster.NumNodes(), cluster.Node, podInclusion(p))
+	var bv spread.Blocks[*snapshot.NodeInfo]
+	if v, ok := nodeview.ViewOf(cluster); ok {
+		bv = v
+	}
+	st := spread.NewScore(cs, requireAll, p, cluster.NumNodes(), cluster.Node, podInclusion(p), s.cfg.Memo, bv)
 	if st == nil {
 		return nil, nil
 	}
