@@ -610,7 +610,11 @@ type Score[N NodeInfo[P], P PodInfo] struct {
 // for no constraints or no nodes (upstream's Skip).
 // O(n × (labels × constraints + groups per node)) plus the selector once
 // per pod class, as [NewFilter]; no pass at all when every constraint is
-// a hostname one.
+// a hostname one. With a memo m and blocks bv and inclusion policies
+// that include every node, the pass reads only the nodes changed since
+// the memo last saw them (O(blocks × domains per block + changed
+// nodes), as [NewFilter]), and keeps the memo's blocks, from which
+// [Score.Raw] reads each candidate's values and counts.
 func NewScore[N NodeInfo[P], P PodInfo](cs []Constraint, requireAll bool, pod *v1.Pod, n int, node func(int) N, in Inclusion[N], m *Memo, bv Blocks[N]) *Score[N, P] {
 	if len(cs) == 0 || n == 0 {
 		return nil
@@ -712,7 +716,12 @@ func (s *Score[N, P]) weights(kept int, seen []domains) []float64 {
 // table of counts, the weights follow, then a pass over the table:
 // O(len(nodes) × constraints × labels); allocates the weights, the
 // per-constraint domain sets and, with hostname constraints, a selector
-// memo; the table comes from a pool.
+// memo; the table comes from a pool. When [NewScore] counted through the
+// memo, a candidate found at its position in the cluster's blocks
+// (candidates in the cluster's order, rotated, with gaps, cost O(nodes)
+// position compares in all) and unchanged since (its version) is read
+// from the memo's block instead of the node: O(constraints) per node,
+// no label or group read.
 func (s *Score[N, P]) Raw(nodes []N, out []int64) {
 	k := len(s.cs)
 	tp := rawPool.Get().(*[]int32)
@@ -883,7 +892,8 @@ var rawPool = sync.Pool{New: func() any { return new([]int32) }}
 // Normalize is upstream's NormalizeScore: ignored nodes get 0; the others
 // 100 × (max + min − s) / max over the raw scores of the nodes not
 // ignored, or 100 each when that max is 0. O(len(nodes) × constraints ×
-// labels). scores[j] belongs to nodes[j].
+// labels) with requireAll, O(len(nodes)) without (no node is ignored).
+// scores[j] belongs to nodes[j].
 func (s *Score[N, P]) Normalize(nodes []N, scores []int64) {
 	ignored := func(ni N) bool { return s.requireAll && s.Ignored(ni.Labels()) } // no label read without requireAll
 	lo, hi := int64(math.MaxInt64), int64(0)
