@@ -139,7 +139,7 @@ func TestMemoMatchesDirectPass(t *testing.T) {
 			}
 		}
 	}
-	for step := range 300 {
+	for step := range 150 {
 		switch op := rng.IntN(20); {
 		case op < 8:
 			addPod()
