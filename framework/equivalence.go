@@ -101,6 +101,9 @@ type classEntry struct {
 	staticGen      uint64
 	shape          *shapeEntry
 	shapeGen       uint64
+
+	names []string  // the plugin names of pfs ("" for a fused filter)
+	diag  classDiag // reason kinds per node (equivalence_diag.go)
 }
 
 // EquivalenceStats counts a Scheduler's cycles by how the equivalence
@@ -122,9 +125,9 @@ type EquivalenceStats struct {
 	// node the uncached cycle would not have scored) and the full cycle
 	// decided instead.
 	Uncached uint64
-	// Diagnosed cycles found no feasible node in the cache and ran the
-	// full cycle for the diagnosis (counted here, not in Cached or
-	// Filled).
+	// Diagnosed cycles found no feasible node in the cache and took the
+	// diagnosis from the class's remembered reasons, or ran the full cycle
+	// for it (counted here, not in Cached or Filled).
 	Diagnosed uint64
 	// Classes is the number of classes with an entry now.
 	Classes int
@@ -333,6 +336,8 @@ func (e *classEntry) prepare(s *Scheduler, pp scoring.PodProfile, vc nodeview.Vi
 		}
 		e.pfs = append(e.pfs, pf)
 	}
+	e.names = append(e.names[:0], s.pfNames...)
+	e.diag.reset()
 	e.pp, e.nodeSet, e.n, e.ready = pp, nodeSet, n, true
 	k := pp.NumNormalizing()
 	e.byMax = true
@@ -441,9 +446,12 @@ func fitsAll(pfs []PodFilter, ni *snapshot.NodeInfo, scratch []Reason) ([]Reason
 }
 
 // runClass runs the cached cycle for class e and reports whether it
-// decided d; kind is then set to served. Otherwise d is reset for the
-// full cycle, which runs instead: after an error (the class is dropped,
-// and kind stays) or when no node is feasible (kind is set to Diagnosed).
+// decided d; kind is then set to served, or to Diagnosed when no node is
+// feasible and d carries the Diagnosis made from the class's reason kinds
+// (diagnoseClass). Otherwise d is reset for the full cycle, which runs
+// instead: after an error (the class is dropped, and kind stays) or when
+// no node is feasible and diagnoseClass declined (kind is set to
+// Diagnosed).
 func (s *Scheduler) runClass(e *classEntry, vc nodeview.View, d *Decision, served *uint64, kind **uint64) bool {
 	ok, err := s.scheduleClass(e, vc, d)
 	switch {
@@ -454,6 +462,9 @@ func (s *Scheduler) runClass(e *classEntry, vc nodeview.View, d *Decision, serve
 		return true
 	default:
 		*kind = &s.classes.stats.Diagnosed
+		if s.diagnoseClass(e, vc, d) { // equivalence_diag.go
+			return true
+		}
 	}
 	*d = Decision{Pod: d.Pod}
 	return false
