@@ -1,6 +1,7 @@
 package interpod
 
 import (
+	"hash/maphash"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,6 +59,16 @@ func (k Kind) Value(t *Term) int64 {
 // same pods ([Term.Matches] gives the same answer for every pod), so an
 // index may test one of them for the whole group. Computed by [Parse].
 func (t *Term) Key() string { return t.key }
+
+// KeyHash is [Hash]([Term.Key]), computed once by [Parse]; O(1).
+func (t *Term) KeyHash() uint64 { return t.keyHash }
+
+var hashSeed = maphash.MakeSeed()
+
+// Hash is a process-wide 64-bit hash of s (hash/maphash with one seed
+// per process), for indexes keyed by term keys and topology values;
+// O(len(s)), no allocation.
+func Hash(s string) uint64 { return maphash.String(hashSeed, s) }
 
 // Domains are one group's totals per topology value (of the group's
 // topology key): [Kind.Value] summed over the group's terms held by pods
