@@ -70,6 +70,12 @@ func (g *termGroup) Count(v string) int64 {
 	return c
 }
 
+// CountHashed is interpod.Domains': Count(v) for h = interpod.Hash(v).
+func (g *termGroup) CountHashed(h uint64, v string) int64 {
+	c, _ := g.domains.get(h, v)
+	return c
+}
+
 // Len is interpod.Domains': the number of values with a total.
 func (g *termGroup) Len() int { return g.domains.n }
 

@@ -77,6 +77,9 @@ func Hash(s string) uint64 { return maphash.String(hashSeed, s) }
 // the reader; O(1) reads, no allocation.
 type Domains interface {
 	Count(value string) int64
+	// CountHashed is Count(value) for h = [Hash](value), which a reader
+	// that checks several Domains against one value computes once.
+	CountHashed(h uint64, value string) int64
 	Len() int
 }
 
@@ -131,8 +134,9 @@ type scanGroup struct {
 	counts map[string]int64
 }
 
-func (g *scanGroup) Count(v string) int64 { return g.counts[v] }
-func (g *scanGroup) Len() int             { return len(g.counts) }
+func (g *scanGroup) Count(v string) int64                 { return g.counts[v] }
+func (g *scanGroup) CountHashed(_ uint64, v string) int64 { return g.counts[v] }
+func (g *scanGroup) Len() int                             { return len(g.counts) }
 
 // ScanIndex builds the [Index] of nodes node(0..n-1) by walking their
 // pods: the reference an incremental index must equal, and the index of
