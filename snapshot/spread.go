@@ -31,6 +31,8 @@ type podIndexes struct {
 	// affinityPods are the pods with pod (anti-)affinity (affinity.go);
 	// its backing array is never written in place (Forks share it).
 	affinityPods []*PodInfo
+	// affBuf is this node's own memory for affinityPods (affinity.go).
+	affBuf []*PodInfo
 	// spreadGroups count the pods per class; private to this node.
 	spreadGroups []spread.Group
 }
