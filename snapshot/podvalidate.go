@@ -2,8 +2,11 @@ package snapshot
 
 import (
 	"fmt"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -58,6 +61,7 @@ func validateScheduling(pod *v1.Pod) error {
 		}
 		errs = append(errs, validateInclusionPolicy(p.Child("nodeAffinityPolicy"), c.NodeAffinityPolicy)...)
 		errs = append(errs, validateInclusionPolicy(p.Child("nodeTaintsPolicy"), c.NodeTaintsPolicy)...)
+		errs = append(errs, validateLabelKeys(p, c.MatchLabelKeys, nil, c.LabelSelector)...)
 		errs = append(errs, metav1validation.ValidateLabelSelector(c.LabelSelector, metav1validation.LabelSelectorValidationOptions{}, p.Child("labelSelector"))...)
 	}
 	if a := pod.Spec.Affinity; a != nil {
@@ -101,8 +105,62 @@ func validateTerm(p *field.Path, t *v1.PodAffinityTerm) field.ErrorList {
 	opts := metav1validation.LabelSelectorValidationOptions{}
 	errs := metav1validation.ValidateLabelSelector(t.LabelSelector, opts, p.Child("labelSelector"))
 	errs = append(errs, metav1validation.ValidateLabelSelector(t.NamespaceSelector, opts, p.Child("namespaceSelector"))...)
+	for _, ns := range t.Namespaces {
+		for _, msg := range apivalidation.ValidateNamespaceName(ns, false) {
+			errs = append(errs, field.Invalid(p.Child("namespace"), ns, msg))
+		}
+	}
+	errs = append(errs, validateLabelKeys(p, t.MatchLabelKeys, t.MismatchLabelKeys, t.LabelSelector)...)
 	if t.TopologyKey == "" {
 		errs = append(errs, field.Required(p.Child("topologyKey"), "can not be empty"))
 	}
 	return append(errs, metav1validation.ValidateLabelName(t.TopologyKey, p.Child("topologyKey"))...)
+}
+
+// validateLabelKeys checks the matchLabelKeys and mismatchLabelKeys of a
+// term or constraint at p against its labelSelector as the API server does
+// for a new pod under v1.37's default feature gates (pkg/apis/core/validation
+// ValidateMatchLabelKeysAndMismatchLabelKeys, used for spread constraints
+// too since MatchLabelKeysInPodTopologySpreadSelectorMerge): each key a
+// valid label name, forbidden without a labelSelector; a matchLabelKeys
+// key in a matchExpression after the selector named it already (in
+// matchLabels or an earlier expression: the API server validates after
+// merging matchLabelKeys into the selector); a key in both lists. Field paths as upstream's, including p.Index(i) (not
+// p.matchLabelKeys[i]) for the selector duplicate.
+func validateLabelKeys(p *field.Path, match, mismatch []string, sel *metav1.LabelSelector) field.ErrorList {
+	var errs field.ErrorList
+	for _, l := range []struct {
+		name string
+		keys []string
+	}{{"matchLabelKeys", match}, {"mismatchLabelKeys", mismatch}} {
+		if len(l.keys) == 0 {
+			continue
+		}
+		if sel == nil {
+			errs = append(errs, field.Forbidden(p.Child(l.name), "must not be specified when labelSelector is not set"))
+			continue
+		}
+		for i, k := range l.keys {
+			errs = append(errs, metav1validation.ValidateLabelName(k, p.Child(l.name).Index(i))...)
+		}
+	}
+	if sel != nil && len(match) > 0 {
+		for j, e := range sel.MatchExpressions {
+			i := slices.Index(match, e.Key)
+			if i < 0 {
+				continue
+			}
+			_, seen := sel.MatchLabels[e.Key]
+			seen = seen || slices.ContainsFunc(sel.MatchExpressions[:j], func(r metav1.LabelSelectorRequirement) bool { return r.Key == e.Key })
+			if seen {
+				errs = append(errs, field.Invalid(p.Index(i), e.Key, "exists in both matchLabelKeys and labelSelector"))
+			}
+		}
+	}
+	for i, k := range match {
+		if slices.Contains(mismatch, k) {
+			errs = append(errs, field.Invalid(p.Child("matchLabelKeys").Index(i), k, "exists in both matchLabelKeys and mismatchLabelKeys"))
+		}
+	}
+	return errs
 }

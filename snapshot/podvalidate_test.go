@@ -68,6 +68,19 @@ func TestInvalidSchedulingFieldsRejected(t *testing.T) {
 			preferred(101, term)},
 		{"preferred term", "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.topologyKey: Required value",
 			preferred(1, v1.PodAffinityTerm{LabelSelector: sel})},
+		{"matchLabelKeys without selector", "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].matchLabelKeys: Forbidden: must not be specified when labelSelector is not set",
+			anti(v1.PodAffinityTerm{TopologyKey: v1.LabelHostname, MatchLabelKeys: []string{"version"}})},
+		{"key in both lists", `spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].matchLabelKeys[0]: Invalid value: "version": exists in both matchLabelKeys and mismatchLabelKeys`,
+			anti(v1.PodAffinityTerm{LabelSelector: sel, TopologyKey: v1.LabelHostname, MatchLabelKeys: []string{"version"}, MismatchLabelKeys: []string{"version"}})},
+		// As the API server stores it: app In (web) merged from
+		// matchLabelKeys, and app=web in matchLabels already.
+		{"matchLabelKeys key in the selector", `spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0][0]: Invalid value: "app": exists in both matchLabelKeys and labelSelector`,
+			anti(v1.PodAffinityTerm{TopologyKey: v1.LabelHostname, MatchLabelKeys: []string{"app"}, LabelSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{"app": "web"}, MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"web"}}}}})},
+		{"spread matchLabelKeys", `spec.topologySpreadConstraints[0].matchLabelKeys[0]: Invalid value: "bad key!"`,
+			spread(with(func(c *v1.TopologySpreadConstraint) { c.MatchLabelKeys = []string{"bad key!"} }))},
+		{"namespace name", `spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].namespace: Invalid value: "Bad_NS"`,
+			anti(v1.PodAffinityTerm{LabelSelector: sel, TopologyKey: v1.LabelHostname, Namespaces: []string{"Bad_NS"}})},
 	}
 	c := snapshot.NewCache()
 	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{v1.LabelHostname: "n1", v1.LabelTopologyZone: "z1"}},
