@@ -103,8 +103,12 @@ type fullPodInfo struct {
 
 // NewPodInfo parses pod, reading its device demand with [NvidiaDevices]:
 // DecodePodInfo(pod, NvidiaDevices). Errors (wrapping [ErrInvalidObject]
-// or [ErrNegativeQuantity]) name the pod and field; O(containers ×
-// resources).
+// or [ErrNegativeQuantity]) name the pod and field: among them the
+// topology spread constraints and pod (anti-)affinity terms the API
+// server rejects (maxSkew ≤ 0, an empty topologyKey, an unknown
+// whenUnsatisfiable or operator, ...; see validateScheduling in
+// podvalidate.go). O(containers × resources + constraints² + terms ×
+// requirements).
 func NewPodInfo(pod *v1.Pod) (*PodInfo, error) { return DecodePodInfo(pod, NvidiaDevices) }
 
 // DecodePodInfo parses pod into a full record (it retains pod), reading
@@ -121,6 +125,9 @@ func DecodePodInfo(pod *v1.Pod, dec DeviceDecoder) (*PodInfo, error) {
 	}
 	if pod.Name == "" {
 		return nil, fmt.Errorf("pod in namespace %q: metadata.name is empty: %w", pod.Namespace, ErrInvalidObject)
+	}
+	if err := validateScheduling(pod); err != nil {
+		return nil, err
 	}
 	req, err := ComputePodRequests(pod)
 	if err != nil {
