@@ -158,12 +158,41 @@ func (pl *planner) name(prefix string) string {
 	return fmt.Sprintf("%s%05d", prefix, pl.names[prefix]-1)
 }
 
+// unrollPodSets replaces each createPodSets op by its createPods op
+// repeated count times, the i-th in namespace namespacePrefix-i, as
+// upstream's unrollWorkloadTemplate does (scheduler_perf.go); the copies
+// keep the op's index for messages.
+func unrollPodSets(ops []op, w *workload) ([]op, error) {
+	out := make([]op, 0, len(ops))
+	for _, o := range ops {
+		if o.PodSets == nil {
+			out = append(out, o)
+			continue
+		}
+		n, err := w.count(o.PodSets.Count, o.PodSets.CountParam)
+		if err != nil {
+			return nil, fmt.Errorf("workloadTemplate[%d] (opcode createPodSets): %w", o.Index, err)
+		}
+		for i := range n {
+			pods := o.PodSets.CreatePodsOp
+			ns := fmt.Sprintf("%s-%d", o.PodSets.NamespacePrefix, i)
+			pods.Namespace = &ns
+			out = append(out, op{Code: "createPods", Index: o.Index, Pods: &pods})
+		}
+	}
+	return out, nil
+}
+
 // buildPlan unrolls workload w of tc.
 func buildPlan(tc *testCase, w *workload) (*plan, error) {
 	pl := &planner{tc: tc, w: w, dir: filepath.Dir(tc.File), names: map[string]int{}, namespaces: map[string]bool{}, classes: map[string]*schedulingv1.PriorityClass{}}
 	p := &plan{TC: tc, W: w}
 	var open *startMetricsOp // the start/stopCollectingMetrics window
-	for _, o := range tc.Ops {
+	ops, err := unrollPodSets(tc.Ops, w)
+	if err != nil {
+		return nil, fmt.Errorf("%s: test case %s, workload %s: %w", tc.File, tc.Name, w.Name, err)
+	}
+	for _, o := range ops {
 		s, err := pl.step(o, p)
 		if err != nil {
 			return nil, fmt.Errorf("%s: test case %s, workload %s, workloadTemplate[%d] (opcode %s): %w", tc.File, tc.Name, w.Name, o.Index, o.Code, err)

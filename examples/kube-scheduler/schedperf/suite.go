@@ -100,7 +100,8 @@ type op struct {
 	Sleep      *sleepOp
 	Delete     *deletePodsOp
 	StartM     *startMetricsOp
-	Other      any // opcodes this runner does not execute (DRA, pod groups, updates, profiles)
+	PodSets    *createPodSetsOp // unrolled by buildPlan (unrollPodSets)
+	Other      any              // opcodes this runner does not execute (DRA, pod groups, updates, profiles)
 }
 
 type createNodesOp struct {
@@ -308,8 +309,8 @@ func decodeOp(raw json.RawMessage, index int) (op, error) {
 	case "stopCollectingMetrics":
 		v = &stopMetricsOp{}
 	case "createPodSets":
-		o.Other = &createPodSetsOp{}
-		v = o.Other
+		o.PodSets = &createPodSetsOp{}
+		v = o.PodSets
 	case "createPodGroups":
 		o.Other = &createPodGroupsOp{}
 		v = o.Other
