@@ -144,4 +144,3 @@ func TestLeanDecisionsEqualFull(t *testing.T) {
 	require.Greater(t, placed, 200, "enough pods placed")
 	require.Greater(t, preempted, 20, "enough preemptions found")
 }
-

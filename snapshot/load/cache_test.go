@@ -104,8 +104,8 @@ func checkReadCache(t *testing.T, in []byte, strict bool) {
 func TestReadCacheFormats(t *testing.T) {
 	bound := strings.Replace(podYAML, "spec:", "spec:\n  nodeName: n1", 1)
 	for name, in := range map[string]string{
-		"nodes and pods": nodeYAML + "---\n" + podYAML + "---\n" + bound,
-		"kubectl List":   kubectlOutput,
+		"nodes and pods":      nodeYAML + "---\n" + podYAML + "---\n" + bound,
+		"kubectl List":        kubectlOutput,
 		"pod before its node": bound + "---\n" + nodeYAML,
 		"JSON stream": `{"apiVersion":"v1","kind":"Node","metadata":{"name":"j1"}}` +
 			`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"nodeName":"j1","containers":[{"name":"c","resources":{"requests":{"cpu":"1"}}}]}}`,
