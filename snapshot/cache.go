@@ -66,6 +66,11 @@ type CacheOption func(*Cache)
 // the cache are kept as given.
 func LeanPods() CacheOption { return func(c *Cache) { c.lean = true } }
 
+// WithDeviceDecoder makes the cache read devices with dec (nil:
+// [NvidiaDevices]), as [NewCacheWithDevices] does; for callers that take
+// CacheOptions, such as snapshot/load's ReadCache.
+func WithDeviceDecoder(dec DeviceDecoder) CacheOption { return func(c *Cache) { c.st.dec = dec } }
+
 // NewCache returns an empty cache that reads devices with [NvidiaDevices],
 // configured by opts.
 func NewCache(opts ...CacheOption) *Cache { return NewCacheWithDevices(nil, opts...) }

@@ -220,3 +220,28 @@ func TestCacheLeanPodsBadInput(t *testing.T) {
 	}
 	require.ErrorIs(t, snapshot.NewCache(snapshot.LeanPods()).AddPodInfo(nil), snapshot.ErrInvalidObject)
 }
+
+// Lean is safe for concurrent use: records made at once from goroutines
+// share one template.
+func TestLeanConcurrent(t *testing.T) {
+	const workers, each = 4, 50
+	out := make([][]*snapshot.PodInfo, workers)
+	done := make(chan int)
+	for w := range workers {
+		go func() {
+			for i := range each {
+				out[w] = append(out[w], snapshot.MustPodInfo(leanTestPod(fmt.Sprintf("web-%d-%d", w, i))).Lean())
+			}
+			done <- w
+		}()
+	}
+	for range workers {
+		<-done
+	}
+	first := out[0][0].Template()
+	for _, rs := range out {
+		for _, r := range rs {
+			require.Same(t, first, r.Template())
+		}
+	}
+}

@@ -56,6 +56,14 @@
 // [Read] takes any io.Reader (stdin, an embedded file, a string in a test);
 // [Options] turns on strict field checking or rejection of other kinds.
 //
+// To fill a cache without holding every object, [Options.ReadCache] and
+// [Options.FilesCache] stream the objects into a new snapshot.Cache as
+// they are decoded; with snapshot.LeanPods the cache keeps lean pod
+// records, so a large cluster loads in a fraction of the memory:
+//
+//	cache, rest, err := load.Options{}.FilesCache([]string{"cluster/"}, snapshot.LeanPods())
+//	// rest.Pods: the unbound (pending) and terminal pods, which a cache does not take
+//
 // # Concurrency
 //
 // All functions are safe for concurrent use: the only shared state is the

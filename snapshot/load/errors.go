@@ -129,6 +129,16 @@ func (l *errorList) add(e *Error) {
 	}
 }
 
+// merge adds o's errors after l's, as if each had been added to l.
+func (l *errorList) merge(o *errorList) {
+	for _, e := range o.errs {
+		if len(l.errs) < maxErrors {
+			l.errs = append(l.errs, e)
+		}
+	}
+	l.total += o.total
+}
+
 func (l *errorList) err() error {
 	switch {
 	case l.total == 0:

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/schedkit/schedkit/snapshot"
 	"github.com/schedkit/schedkit/snapshot/load"
 )
 
@@ -407,6 +408,13 @@ func TestReadErrors(t *testing.T) {
 			if tt.msg != "" {
 				assert.Contains(t, err.Error(), tt.msg)
 			}
+			// Streaming into a cache reports the same errors and
+			// returns no cache.
+			c, cobjs, cerr := tt.opts.ReadCache(strings.NewReader(tt.in), "in.yaml", snapshot.LeanPods())
+			require.Error(t, cerr)
+			assert.Nil(t, c)
+			assert.Equal(t, load.Objects{}, cobjs)
+			assert.Equal(t, err.Error(), cerr.Error())
 		})
 	}
 }

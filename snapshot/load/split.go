@@ -20,56 +20,65 @@ type document struct {
 	json  []byte // the document as JSON; "null" or empty for an empty document
 }
 
-// split cuts data into documents and converts each to JSON, using
+// split cuts data into documents and converts each to JSON, passing
+// them to emit in order as it goes (one document is held at a time), using
 // apimachinery's util/yaml: a stream whose first non-blank byte is '{' is
 // read as concatenated JSON values (the rule of yaml.NewYAMLOrJSONDecoder);
 // anything else, or JSON that fails to parse but is valid YAML, as
 // "---"-separated YAML documents. Syntax errors are reported through errs,
 // and a syntax error in one YAML document does not stop the next.
-func split(file string, data []byte, strict bool, errs *errorList) []document {
+func split(file string, data []byte, strict bool, errs *errorList, emit func(document)) {
 	if !yaml.IsJSONBuffer(data) {
-		return splitYAML(file, data, strict, errs)
+		splitYAML(file, data, strict, errs, emit)
+		return
 	}
-	docs, jerr := splitJSON(file, data)
+	// The stream is checked whole before any document is emitted, since
+	// a syntax error anywhere makes it YAML.
+	jerr := splitJSON(file, data, nil)
 	if jerr == nil {
-		return docs
+		_ = splitJSON(file, data, emit)
+		return
 	}
 	// Like YAMLOrJSONDecoder, fall back to YAML: "{a: 1}" is YAML but not
 	// JSON. When YAML fails as well, the JSON error is the more useful one.
 	var yerrs errorList
-	if docs := splitYAML(file, data, strict, &yerrs); yerrs.total == 0 {
-		return docs
+	if splitYAML(file, data, strict, &yerrs, func(document) {}); yerrs.total == 0 {
+		splitYAML(file, data, strict, &yerrs, emit)
+		return
 	}
 	errs.add(jerr)
-	return nil
 }
 
-// splitJSON reads a stream of concatenated JSON values.
-func splitJSON(file string, data []byte) ([]document, *Error) {
+// splitJSON reads a stream of concatenated JSON values, passing each to
+// emit (nil: only check the syntax).
+func splitJSON(file string, data []byte, emit func(document)) *Error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var (
-		docs  []document
+		n     int
 		lines lineCounter
 	)
 	for {
 		var raw json.RawMessage
 		err := dec.Decode(&raw)
 		if err == io.EOF {
-			return docs, nil
+			return nil
 		}
 		if err != nil {
-			e := &Error{File: file, Document: len(docs) + 1, Err: fmt.Errorf("%w: %w", ErrSyntax, err)}
+			e := &Error{File: file, Document: n + 1, Err: fmt.Errorf("%w: %w", ErrSyntax, err)}
 			var syn *json.SyntaxError
 			if errors.As(err, &syn) {
 				e.Line = lines.at(data, int(syn.Offset))
 			} else {
 				e.Line = lines.at(data, int(dec.InputOffset()))
 			}
-			return nil, e
+			return e
 		}
-		end := int(dec.InputOffset())
-		start := end - len(raw)
-		docs = append(docs, document{index: len(docs) + 1, line: lines.at(data, start), json: raw})
+		n++
+		if emit != nil {
+			end := int(dec.InputOffset())
+			start := end - len(raw)
+			emit(document{index: n, line: lines.at(data, start), json: raw})
+		}
 	}
 }
 
@@ -83,21 +92,20 @@ var yamlLine = regexp.MustCompile(`^(?:error converting YAML to JSON: )?yaml: li
 // '\n' (CRLF and a missing final newline are normalised), except the "---"
 // line that ends a document. So document k+1 starts at line
 // start(k) + lines(k) + 1.
-func splitYAML(file string, data []byte, strict bool, errs *errorList) []document {
+func splitYAML(file string, data []byte, strict bool, errs *errorList, emit func(document)) {
 	r := yaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var docs []document
 	line := 1
 	for index := 1; ; index++ {
 		chunk, err := r.Read()
 		if err == io.EOF {
-			return docs
+			return
 		}
 		if err != nil {
 			// Only a bad separator ("---foo") gets here; the reader has lost
 			// its place, so the rest of the file is not read.
 			errs.add(&Error{File: file, Line: separatorLine(data, line), Document: index,
 				Err: fmt.Errorf("%w: %w", ErrSyntax, err)})
-			return nil
+			return
 		}
 		start := line
 		line += bytes.Count(chunk, []byte{'\n'}) + 1
@@ -127,7 +135,7 @@ func splitYAML(file string, data []byte, strict bool, errs *errorList) []documen
 			errs.add(e)
 			continue
 		}
-		docs = append(docs, document{index: index, line: start, json: js})
+		emit(document{index: index, line: start, json: js})
 	}
 }
 
