@@ -9,10 +9,12 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 
 	"github.com/schedkit/schedkit/internal/arith"
 	"github.com/schedkit/schedkit/internal/informer"
 	"github.com/schedkit/schedkit/internal/nodeview"
+	"github.com/schedkit/schedkit/internal/objects"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -215,6 +217,9 @@ func (l *Ledger) AddNode(node *v1.Node) error {
 	if node.Name == "" {
 		return fmt.Errorf("AddNode: metadata.name is empty: %w", ErrInvalid)
 	}
+	if errs := objects.MetaNames(node.Name, "", apivalidation.NameIsDNSSubdomain); len(errs) > 0 {
+		return fmt.Errorf("AddNode: node %q: %w: %w: %w", node.Name, errs.ToAggregate(), ErrInvalid, snapshot.ErrInvalidObject)
+	}
 	alloc, err := snapshot.NewVector(node.Status.Allocatable)
 	if err != nil {
 		return fmt.Errorf("node %s: status.allocatable: %w: %w", node.Name, ErrInvalid, err)
@@ -282,6 +287,9 @@ func (l *Ledger) AddPod(pod *v1.Pod) error {
 	if err != nil {
 		return fmt.Errorf("AddPod: %w: %w: %w", err, ErrInvalid, snapshot.ErrInvalidObject)
 	}
+	if err := checkNotPlaceholderKey("AddPod", snapshot.KeyOf(pod)); err != nil {
+		return err
+	}
 	switch kind {
 	case informer.Terminal:
 		l.RemovePod(snapshot.KeyOf(pod))
@@ -324,6 +332,9 @@ func (l *Ledger) AddPodInfo(pi *snapshot.PodInfo, nodeName string) error {
 	}
 	if nodeName == "" {
 		return fmt.Errorf("AddPodInfo: pod %s: node name is empty: %w", pi.Key(), ErrInvalid)
+	}
+	if err := checkNotPlaceholderKey("AddPodInfo", pi.Key()); err != nil {
+		return err
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -931,6 +942,9 @@ type plan struct {
 // returning it by value cost a copy and a clear per Reserve).
 func (l *Ledger) plan(pod *snapshot.PodInfo, nodeName string, p *plan) ([]Insufficient, error) {
 	k := pod.Key()
+	if err := checkNotPlaceholderKey("Reserve", k); err != nil {
+		return nil, err
+	}
 	h := nodeview.KeyHash(pod)
 	i, ok := l.held.get(h, k, l.recs)
 	if !ok {

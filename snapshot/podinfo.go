@@ -81,6 +81,9 @@ func DecodePodInfo(pod *v1.Pod, dec DeviceDecoder) (*PodInfo, error) {
 	if pod.Name == "" {
 		return nil, fmt.Errorf("pod in namespace %q: metadata.name is empty: %w", pod.Namespace, ErrInvalidObject)
 	}
+	if err := checkPodNames(pod); err != nil {
+		return nil, err
+	}
 	req, err := ComputePodRequests(pod)
 	if err != nil {
 		return nil, err
