@@ -509,9 +509,12 @@ func (l *Ledger) Fits(pod *snapshot.PodInfo, nodeName string) ([]Insufficient, e
 //
 // Results:
 //   - nil, nil: the pod is held (or was already held, confirmed or bound on
-//     this node: a no-op).
+//     this node: a no-op; the ledger never resizes a hold — a held or
+//     confirmed pod reserved again on its node with a different request is
+//     an [ErrInvalid] error naming both requests: Unreserve it first).
 //   - reasons, nil: it does not fit; nothing changed.
-//   - nil, err: nil pod ([ErrInvalid]); unknown node ([ErrNodeNotFound]);
+//   - nil, err: nil pod, a pod in [ReservationNamespace], or a different
+//     request for a held pod ([ErrInvalid]); unknown node ([ErrNodeNotFound]);
 //     the pod is held or bound on another node ([ErrConflict], naming both
 //     nodes); the journal failed ([ErrJournal]).
 //
@@ -528,6 +531,9 @@ func (l *Ledger) Reserve(pod *snapshot.PodInfo, nodeName string) ([]Insufficient
 // time at or after deadline releases the hold unless it was confirmed or
 // bound first. The zero time means no deadline. Deadlines are kept at
 // nanosecond precision (time.Time.UnixNano), clamped to years 1678–2262.
+// The ledger reads no clock (the caller owns time), so a deadline already
+// past is not an error: the hold is granted and the next Expire with a
+// time at or after it releases it.
 func (l *Ledger) ReserveUntil(pod *snapshot.PodInfo, nodeName string, deadline time.Time) ([]Insufficient, error) {
 	if pod == nil {
 		return nil, fmt.Errorf("Reserve: pod is nil: %w", ErrInvalid)
@@ -953,6 +959,10 @@ func (l *Ledger) plan(pod *snapshot.PodInfo, nodeName string, p *plan) ([]Insuff
 	if ok {
 		rec := &l.recs[i]
 		if l.nodes[rec.node].name == nodeName {
+			if rec.phase != Bound && rec.pi != pod && !rec.pi.Requested().Equal(pod.Requested()) {
+				return nil, fmt.Errorf("pod %s is %s on node %s requesting %v, cannot reserve it again requesting %v (Unreserve it first): %w",
+					k, rec.phase, nodeName, rec.pi.Requested(), pod.Requested(), ErrInvalid)
+			}
 			p.noop = true
 			return nil, nil
 		}
