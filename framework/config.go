@@ -98,13 +98,21 @@ type Config struct {
 	// ranked totals), no pointers (the cache keeps no NodeInfo alive);
 	// with the default profile (TaintToleration normalises, NodeAffinity
 	// too for pods with preferred terms) 25–41 bytes, so the default
-	// budget holds at most 105–172 MB. Cost per pod served from the
-	// cache: O(spec size) to find the class, the filters and scorers run
-	// on the nodes changed since the class last saw them (one node per pod
-	// placed since), then O(nodes) passes over cached int64s — or, when
-	// every node is scored (percentage 100, or fewer than 100 nodes)
-	// without Breakdown and the normalising scorers are the built-in ones,
-	// O(blocks of 64 nodes) plus O(64) per changed block;
+	// budget holds at most 105–172 MB. When every node is scored
+	// (percentage 100, or fewer than 100 nodes) without Breakdown and
+	// every filter and scorer the pod is prepared with is a built-in one
+	// other than GPUDevices (see equivalence_shape.go), a class instead shares per-node results with the classes of equal
+	// static part (tolerations, node selector, node affinity, images: 1
+	// byte per node) and of equal requests and host ports (8 bytes per
+	// node), at most as many of each as classes. Cost per pod served from
+	// the cache: O(spec size) to find the class, the filters and scorers
+	// run on the nodes changed since the class last saw them (one node per
+	// pod placed since), then O(nodes) passes over cached int64s — or,
+	// when every node is scored without Breakdown and the normalising
+	// scorers are the built-in ones, O(blocks of 64 nodes) plus O(64) per
+	// changed block; on the shared path, the nodes changed since the
+	// class's request shape last looked (about one per request shape in
+	// use), then three passes over a byte and an int64 per node;
 	// [Scheduler.EquivalenceStats] counts how cycles were served.
 	EquivalenceClasses int
 	// DeviceChooser picks the GPU devices of a pod asking for some, on the

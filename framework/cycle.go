@@ -268,7 +268,7 @@ func (s *Scheduler) schedulePod(cluster score.Cluster, pod *snapshot.PodInfo, on
 		if pp, err := scoring.Prepare(s.profile, pod, cluster, true); err != nil {
 			class.drop()
 		} else {
-			class.prepare(s, pp, vc.NodeSetVersion(), numAll)
+			class.prepare(s, pp, vc, pod, numAll)
 			if s.runClass(class, vc, &d, &s.classes.stats.Filled, &kind) {
 				return s.finish(d, cluster)
 			}

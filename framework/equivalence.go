@@ -33,7 +33,11 @@ import (
 // too: a pod then costs the nodes changed since its class last looked
 // (one per pod placed since, so about the number of classes in use) plus
 // the O(nodes) passes, and each class one full cycle when it is first
-// seen.
+// seen. When every node is scored and the filters and scorers split into
+// a static part and a request part (equivalence_shape.go), classes share
+// both instead: a pod then costs the nodes changed since its request
+// shape last looked (about the number of shapes in use) plus two passes
+// over a byte and an int64 per node, whatever the number of classes.
 //
 // Decisions are exactly those of the uncached cycle: the same filters and
 // scorers run on the same nodes, only fewer times; the cached path is
@@ -82,6 +86,24 @@ type classEntry struct {
 
 	byMax bool // every normaliser NormalizesByMax (a ranking may be kept)
 	rank  ranking
+
+	// The shared shapes path (equivalence_shape.go), when shaped: the
+	// per-node arrays above are then not used (nor allocated). The static
+	// and the request filters (fused ones point into sfused and rfused,
+	// cap fixed), the keys of the class's static part and request shape,
+	// and their entries as last found (valid while their generation is).
+	shaped         bool
+	spfs, rpfs     []PodFilter
+	sfused, rfused []fusedFilter
+	staticKey      string
+	shapeKey       string
+	static         *staticEntry
+	staticGen      uint64
+	shape          *shapeEntry
+	shapeGen       uint64
+
+	names []string  // the plugin names of pfs ("" for a fused filter)
+	diag  classDiag // reason kinds per node (equivalence_diag.go)
 }
 
 // EquivalenceStats counts a Scheduler's cycles by how the equivalence
@@ -103,9 +125,9 @@ type EquivalenceStats struct {
 	// node the uncached cycle would not have scored) and the full cycle
 	// decided instead.
 	Uncached uint64
-	// Diagnosed cycles found no feasible node in the cache and ran the
-	// full cycle for the diagnosis (counted here, not in Cached or
-	// Filled).
+	// Diagnosed cycles found no feasible node in the cache and took the
+	// diagnosis from the class's remembered reasons, or ran the full cycle
+	// for it (counted here, not in Cached or Filled).
 	Diagnosed uint64
 	// Classes is the number of classes with an entry now.
 	Classes int
@@ -140,7 +162,14 @@ type classCache struct {
 	scratch  []Reason
 	segs     [][2]int32 // node ranges a cached cycle visited, in order
 	rawBuf   []int64
-	dirty    []int32 // blocks a ranked cycle found changed
+	raws     [][]int64 // evalStatic's raw scores per normaliser
+	dirty    []int32   // blocks a ranked cycle found changed
+
+	shapes   lru[shapeEntry, *shapeEntry]   // request shapes (equivalence_shape.go)
+	statics  lru[staticEntry, *staticEntry] // static parts
+	changes  changeLog                      // the nodes changed, for the shapes
+	logNodes []*snapshot.NodeInfo           // shapeFor's scratch
+	groups   *shapeGroups                   // scheduleShaped's scratch
 }
 
 // classKey appends pod's equivalence key to buf: the protobuf encoding of
@@ -287,12 +316,17 @@ func (e *classEntry) drop() {
 	e.pfs, e.fused, e.pp = e.pfs[:0], e.fused[:0], nil
 	clear(e.blocks)
 	e.n = 0
+	e.shaped = false
+	clear(e.spfs)
+	clear(e.rpfs)
+	e.spfs, e.rpfs, e.sfused, e.rfused, e.shape, e.static = nil, nil, nil, nil, nil, nil
 }
 
 // prepare makes e ready for node set nodeSet of n nodes with the cycle's
 // prepared filters (s.pfs after fuse, copied) and profile, and marks every
 // node unknown.
-func (e *classEntry) prepare(s *Scheduler, pp scoring.PodProfile, nodeSet int64, n int) {
+func (e *classEntry) prepare(s *Scheduler, pp scoring.PodProfile, vc nodeview.View, pod *snapshot.PodInfo, n int) {
+	nodeSet := vc.NodeSetVersion()
 	e.drop()
 	e.fused = make([]fusedFilter, 0, len(s.pfs))
 	for _, pf := range s.pfs {
@@ -302,24 +336,34 @@ func (e *classEntry) prepare(s *Scheduler, pp scoring.PodProfile, nodeSet int64,
 		}
 		e.pfs = append(e.pfs, pf)
 	}
+	e.names = append(e.names[:0], s.pfNames...)
+	e.diag.reset()
 	e.pp, e.nodeSet, e.n, e.ready = pp, nodeSet, n, true
+	k := pp.NumNormalizing()
+	e.byMax = true
+	for j := range k {
+		e.byMax = e.byMax && pp.NormalizesByMax(j)
+	}
+	// The shared shapes path serves cycles that score every node without
+	// breakdowns (s.percentage and s.breakdown are the Scheduler's for
+	// good, and n the node set's).
+	if e.byMax && !s.breakdown && numFeasibleNodesToFind(s.percentage, n) >= n && pp.Split() &&
+		s.classes.prepareShaped(e, vc, pod) {
+		e.shaped = true
+		return
+	}
 	nb := (n + layout.BlockSize - 1) / layout.BlockSize
 	e.blocks = resize(e.blocks, nb)
 	clear(e.blocks)            // versions are never 0 for a block with nodes
 	e.vers = resize(e.vers, n) // read only in blocks seen (blocks[b] != 0)
 	e.ok = resize(e.ok, n)
 	e.plain = resize(e.plain, n)
-	k := pp.NumNormalizing()
 	if cap(e.raw) < k {
 		e.raw = make([][]int64, k)
 	}
 	e.raw = e.raw[:k]
 	for j := range e.raw {
 		e.raw[j] = resize(e.raw[j], n)
-	}
-	e.byMax = true
-	for j := range k {
-		e.byMax = e.byMax && pp.NormalizesByMax(j)
 	}
 }
 
@@ -402,9 +446,12 @@ func fitsAll(pfs []PodFilter, ni *snapshot.NodeInfo, scratch []Reason) ([]Reason
 }
 
 // runClass runs the cached cycle for class e and reports whether it
-// decided d; kind is then set to served. Otherwise d is reset for the
-// full cycle, which runs instead: after an error (the class is dropped,
-// and kind stays) or when no node is feasible (kind is set to Diagnosed).
+// decided d; kind is then set to served, or to Diagnosed when no node is
+// feasible and d carries the Diagnosis made from the class's reason kinds
+// (diagnoseClass). Otherwise d is reset for the full cycle, which runs
+// instead: after an error (the class is dropped, and kind stays) or when
+// no node is feasible and diagnoseClass declined (kind is set to
+// Diagnosed).
 func (s *Scheduler) runClass(e *classEntry, vc nodeview.View, d *Decision, served *uint64, kind **uint64) bool {
 	ok, err := s.scheduleClass(e, vc, d)
 	switch {
@@ -415,6 +462,9 @@ func (s *Scheduler) runClass(e *classEntry, vc nodeview.View, d *Decision, serve
 		return true
 	default:
 		*kind = &s.classes.stats.Diagnosed
+		if s.diagnoseClass(e, vc, d) { // equivalence_diag.go
+			return true
+		}
 	}
 	*d = Decision{Pod: d.Pod}
 	return false
@@ -431,6 +481,9 @@ func (s *Scheduler) scheduleClass(e *classEntry, vc nodeview.View, d *Decision) 
 	c := &s.classes
 	n := e.n
 	numToFind := numFeasibleNodesToFind(s.percentage, n)
+	if e.shaped {
+		return s.scheduleShaped(e, vc, d) // equivalence_shape.go
+	}
 	if numToFind >= n && e.byMax && !s.breakdown {
 		return s.scheduleRanked(e, vc, d) // ranked.go
 	}

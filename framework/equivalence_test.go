@@ -55,6 +55,25 @@ func eqTemplates(seed uint64) []*v1.Pod {
 			AllocatedResources: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)}}}
 		ts = append(ts, p)
 	}
+	// ts[1]'s requests with other static parts: a zone selector, a
+	// toleration, a preferred zone (the shared shapes path serves them
+	// from one request shape).
+	for i, mod := range []func(*v1.Pod){
+		func(p *v1.Pod) { p.Spec.NodeSelector = map[string]string{"topology.kubernetes.io/zone": "c"} },
+		func(p *v1.Pod) {
+			p.Spec.Tolerations = append(p.Spec.Tolerations, v1.Toleration{Key: "spot", Operator: v1.TolerationOpExists})
+		},
+		func(p *v1.Pod) {
+			p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{{
+				Weight: 3, Preference: v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{{
+					Key: "topology.kubernetes.io/zone", Operator: v1.NodeSelectorOpIn, Values: []string{"a"}}}}}}}}
+		},
+	} {
+		p := ts[1].DeepCopy()
+		p.Name = fmt.Sprintf("sameshape%d", i)
+		mod(p)
+		ts = append(ts, p)
+	}
 	ts = append(ts,
 		mkPod("pref").Req("cpu", "250m", "memory", "256Mi").
 			PreferredNodeAffinity(5, "topology.kubernetes.io/zone", v1.NodeSelectorOpIn, "b").Obj(),
@@ -247,6 +266,22 @@ func checkEquivalenceWith(t *testing.T, seed uint64, pct int32, breakdown, ipa b
 		if dc.Scheduled() && cluster == score.Cluster(f) {
 			require.NoError(t, f.AddPodInfo(dc.Pod, dc.Node))
 			bound = append(bound, placed{pi.Key(), dc.Node})
+		}
+	}
+	// Cycles scoring every node without breakdowns took the shared
+	// shapes path (equivalence_shape.go), cycles with breakdowns never.
+	for _, s := range []*Scheduler{cached, budget} {
+		shaped := 0
+		for _, e := range s.classes.entries {
+			if e.shaped {
+				shaped++
+			}
+		}
+		if pct == 100 && !breakdown && !ipa {
+			require.NotEmpty(t, s.classes.shapes.entries, "seed %d", seed)
+		} else if breakdown {
+			require.Zero(t, shaped, "seed %d", seed)
+			require.Empty(t, s.classes.shapes.entries, "seed %d", seed)
 		}
 	}
 }
@@ -579,19 +614,92 @@ func TestEquivalenceRankedMaxMoves(t *testing.T) {
 		PreferredNodeAffinity(10, "fast", v1.NodeSelectorOpIn, "true").Obj()
 	var totals []int64
 	for i := range 8 {
-		p := tpl.DeepCopy()
-		p.Name = fmt.Sprint("p", i)
-		pi := snapshot.MustPodInfo(p)
-		dr, err := ref.SchedulePod(f, pi)
-		require.NoError(t, err)
-		dc, err := cached.SchedulePod(f, pi)
-		require.NoError(t, err)
-		require.Equal(t, outcomeOf(dr), outcomeOf(dc), "pod %d", i)
-		require.NoError(t, f.AddPodInfo(pi, dc.Node))
+		dc := placeBoth(t, ref, cached, f, tpl, i)
 		totals = append(totals, dc.Total)
 	}
 	require.Equal(t, "node-00151", f.Node(151).Name())
 	require.Equal(t, 4, f.Node(151).NumPods(), "the fast node was filled first")
 	require.Less(t, totals[3], totals[4], "then the zone-b nodes' normalised affinity rose")
 	require.Equal(t, EquivalenceStats{Filled: 1, Cached: 7, Classes: 1}, cached.EquivalenceStats())
+}
+
+// TestEquivalenceShapesTooManyGroups: nodes with 0 to 299
+// PreferNoSchedule taints give a pod that tolerates none of them 300
+// static groups (TaintToleration's raw score is the count), more than a
+// byte holds: the class takes the per-node ranked path instead, with the
+// same decisions as the reference, while a pod tolerating the taints (one
+// group) takes the shared shapes path.
+func TestEquivalenceShapesTooManyGroups(t *testing.T) {
+	var nodes []*v1.Node
+	for i := range 300 {
+		w := mkNode(fmt.Sprintf("node-%05d", i)).Capacity("cpu", "8", "memory", "32Gi", "pods", "110")
+		for j := range i {
+			w.Taint(fmt.Sprintf("t%d", j), "x", v1.TaintEffectPreferNoSchedule)
+		}
+		nodes = append(nodes, w.Obj())
+	}
+	f := snapshottest.Snapshot(t, nodes).Fork()
+	cfg := Config{PercentageOfNodesToScore: 100, Seed: 5}
+	cached := mustNew(t, cfg)
+	cfg.EquivalenceClasses = -1
+	ref := mustNew(t, opaque(t, cfg))
+	plain := mkPod("plain").Req("cpu", "1").Obj()
+	tol := mkPod("tol").Req("cpu", "1").Obj()
+	tol.Spec.Tolerations = []v1.Toleration{{Operator: v1.TolerationOpExists}}
+	for i := range 20 {
+		placeBoth(t, ref, cached, f, []*v1.Pod{plain, tol}[i%2], i)
+	}
+	require.Equal(t, EquivalenceStats{Filled: 2, Cached: 18, Classes: 2}, cached.EquivalenceStats())
+	shaped := map[bool]int{}
+	for _, e := range cached.classes.entries {
+		shaped[e.shaped]++
+	}
+	require.Equal(t, map[bool]int{true: 1, false: 1}, shaped)
+}
+
+// TestEquivalenceShapesChangeLog: a rare class comes back after more
+// placements than the shapes' change log keeps (it is trimmed past 4 ×
+// nodes + 1024 entries), and after the node set changed: its shape then
+// evaluates every node again, and every decision is the reference's.
+func TestEquivalenceShapesChangeLog(t *testing.T) {
+	nodes := genCluster(4, 20)
+	f := snapshottest.Snapshot(t, nodes).Fork()
+	cfg := Config{PercentageOfNodesToScore: 100, Seed: 9}
+	cached := mustNew(t, cfg)
+	cfg.EquivalenceClasses = -1
+	ref := mustNew(t, opaque(t, cfg))
+	common := mkPod("common").Req("cpu", "10m", "memory", "16Mi").Obj()
+	rare := mkPod("rare").Req("cpu", "20m", "memory", "16Mi").Obj()
+	trimmed := false
+	for i := range 1700 {
+		tpl := common
+		if i%600 == 0 || i == 1650 {
+			tpl = rare
+		}
+		if i == 1300 {
+			require.NoError(t, f.AddNode(mkNode("late").Capacity("cpu", "64", "memory", "256Gi", "pods", "110").Obj()))
+		}
+		placeBoth(t, ref, cached, f, tpl, i)
+		trimmed = trimmed || cached.classes.changes.base > 1 && i < 1300
+	}
+	require.True(t, trimmed, "the change log was trimmed")
+	for _, e := range cached.classes.entries {
+		require.True(t, e.shaped)
+	}
+}
+
+// placeBoth schedules copy i of tpl with ref and s on f, requires the
+// same outcome, a node, and adds the pod there; it returns s's decision.
+func placeBoth(t *testing.T, ref, s *Scheduler, f *snapshot.Fork, tpl *v1.Pod, i int) Decision {
+	p := tpl.DeepCopy()
+	p.Name = fmt.Sprint(p.Name, i)
+	pi := snapshot.MustPodInfo(p)
+	dr, err := ref.SchedulePod(f, pi)
+	require.NoError(t, err)
+	d, err := s.SchedulePod(f, pi)
+	require.NoError(t, err)
+	require.Equal(t, outcomeOf(dr), outcomeOf(d), "pod %d", i)
+	require.True(t, d.Scheduled(), "pod %d", i)
+	require.NoError(t, f.AddPodInfo(pi, d.Node))
+	return d
 }

@@ -15,6 +15,9 @@ import (
 // Explain's (wrapped).
 func (s *Scheduler) finish(d Decision, cluster score.Cluster) (Decision, error) {
 	defer clear(s.feasible)
+	if d.Diagnosis != nil { // no feasible node (diagnoseClass)
+		return d, nil
+	}
 	pod := d.Pod
 	totals := s.totals[:len(s.feasible)]
 	best := s.selectHost(totals)

@@ -157,31 +157,29 @@ func TestIPAIncomingAntiAffinity(t *testing.T) {
 }
 
 // TestIPABadInput: args out of range name the field; a pod whose selector
-// does not parse is rejected with upstream's message; PreFilter without
-// the cluster is an error.
+// does not parse is rejected by NewPodInfo naming the fields; PreFilter
+// without the cluster is an error.
 func TestIPABadInput(t *testing.T) {
 	_, err := NewInterPodAffinity(score.InterPodAffinityArgs{HardPodAffinityWeight: ptrTo(int32(101))})
 	require.ErrorIs(t, err, ErrInvalidConfig)
 	assert.Contains(t, err.Error(), "hardPodAffinityWeight")
 	f, err := NewInterPodAffinity(score.InterPodAffinityArgs{})
 	require.NoError(t, err)
-	pod := withAffinity(mkPod("p").Obj(), []v1.PodAffinityTerm{{TopologyKey: zoneKey, LabelSelector: &metav1.LabelSelector{
-		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus"}}}}}, nil)
-	res, err := RunPreFilter(f, snapshot.MustPodInfo(pod), snapshottest.Snapshot(t, zonedNodes()))
-	require.NoError(t, err)
-	assert.Equal(t, `parsing pod: requiredAffinityTerms: "Bogus" is not a valid label selector operator`, res.Reject)
-	_, err = f.PreFilter(snapshot.MustPodInfo(pod))
-	require.True(t, errors.Is(err, ErrInvalidConfig))
-
-	// Two lists fail: upstream's aggregate, in NewPodInfo's order
-	// (required before preferred), not the spec's.
+	// A selector that does not parse is rejected by the API server, and
+	// so by NewPodInfo (before, PreFilter rejected the pod with
+	// upstream's parse message); every invalid list is named.
 	bogus := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus"}}}
 	two := withAffinity(mkPod("p").Obj(), nil, []v1.PodAffinityTerm{{TopologyKey: zoneKey, LabelSelector: bogus}})
 	two.Spec.Affinity.PodAffinity = &v1.PodAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.WeightedPodAffinityTerm{
 		{Weight: 1, PodAffinityTerm: v1.PodAffinityTerm{TopologyKey: zoneKey, LabelSelector: bogus}}}}
-	res, err = RunPreFilter(f, snapshot.MustPodInfo(two), snapshottest.Snapshot(t, zonedNodes()))
-	require.NoError(t, err)
-	assert.Equal(t, `parsing pod: [requiredAntiAffinityTerms: "Bogus" is not a valid label selector operator, preferredAffinityTerms: "Bogus" is not a valid label selector operator]`, res.Reject)
+	_, err = snapshot.NewPodInfo(two)
+	require.ErrorIs(t, err, snapshot.ErrInvalidObject)
+	assert.Contains(t, err.Error(), "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.labelSelector.matchExpressions[0].operator")
+	assert.Contains(t, err.Error(), "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector.matchExpressions[0].operator")
+
+	pod := withAffinity(mkPod("p").Obj(), []v1.PodAffinityTerm{ipaTerm(zoneKey, "web")}, nil)
+	_, err = f.PreFilter(snapshot.MustPodInfo(pod))
+	require.True(t, errors.Is(err, ErrInvalidConfig))
 }
 
 // TestIPASchedulerBypassesCache: a Scheduler with InterPodAffinity (filter

@@ -25,7 +25,7 @@ func (nodeNamePlugin) Name() string { return nodeNameName }
 
 // PreFilter narrows to spec.nodeName; O(1).
 func (nodeNamePlugin) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
-	name := pod.Pod().Spec.NodeName
+	name := pod.NodeName()
 	if name == "" {
 		return PreFilterResult{}, nil
 	}

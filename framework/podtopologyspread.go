@@ -5,6 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/internal/spread"
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
@@ -88,12 +89,22 @@ type podTopologySpreadPlugin struct {
 // cluster it is given. Cost: PreFilterCluster reads no pod: the
 // snapshot keeps, per node, its pods grouped by namespace and labels with
 // a count per group (maintained on pod add and remove, copied with the
-// node on write, so Fork/Commit/Revert keep their cost), and the pass
-// costs O(nodes × (constraints × node labels + groups per node)) pointer
-// compares plus the selector once per distinct pod class, allocating the
-// per-domain counts; per node O(constraints × node labels) compares and a
-// domain look-up, no allocation. PreFilter (without the cluster) is an error
-// for a pod with DoNotSchedule constraints.
+// node on write, so Fork/Commit/Revert keep their cost), and a pass over
+// every node costs O(nodes × (constraints × node labels + groups per
+// node)) pointer compares plus the selector once per distinct pod class,
+// allocating the per-domain counts. On a Snapshot or Fork, for a pod
+// whose inclusion policies include every node (no required node affinity
+// to honour, taints not honoured), the filter keeps a memo (bounded: 8
+// queries of constraints, selector and namespace, one value and count
+// per node and constraint each) of per-64-node-block partial counts
+// checked against the snapshot's block and node versions, so the pass
+// re-reads only the nodes changed since the previous pod with the same
+// constraints: O(blocks × domains per block + changed nodes × (labels +
+// groups)) — for a zone constraint after one pod bound, about nodes/64 ×
+// zones additions. The snapshot itself keeps no more than before:
+// Fork/Commit/Revert are unchanged. Per node O(constraints × node labels)
+// compares and a domain look-up, no allocation. PreFilter (without the
+// cluster) is an error for a pod with DoNotSchedule constraints.
 // Safe for concurrent use.
 func NewPodTopologySpread(args score.PodTopologySpreadArgs) (Filter, error) {
 	var lister spread.Lister
@@ -145,7 +156,11 @@ func (f *podTopologySpreadPlugin) PreFilterCluster(pod *snapshot.PodInfo, cluste
 	if cluster != nil {
 		n = cluster.NumNodes()
 	}
-	st := spread.NewFilter(cs, p, n, func(i int) *snapshot.NodeInfo { return cluster.Node(i) }, podInclusion(p))
+	var bv spread.Blocks[*snapshot.NodeInfo]
+	if v, ok := nodeview.ViewOf(cluster); ok {
+		bv = v
+	}
+	st := spread.NewFilter(cs, p, n, func(i int) *snapshot.NodeInfo { return cluster.Node(i) }, podInclusion(p), f.cfg.Memo, bv)
 	return PreFilterResult{Filter: spreadFilter{st}}, nil
 }
 

@@ -3,9 +3,11 @@ package framework
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
@@ -88,5 +90,134 @@ func BenchmarkPodTopologySpread(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// ptsCycleShape is one of scheduler_perf's topology-spreading workloads as
+// examples/kube-scheduler/sidebyside's BenchmarkPodTopologySpreadSideBySide
+// builds them (zone labels moon-1..3, one unlabelled pod per node).
+type ptsCycleShape struct {
+	name     string
+	pod      func(i int) *v1.Pod
+	services []*v1.Service
+}
+
+var ptsCycleShapes = []ptsCycleShape{
+	{
+		name: "TopologySpreading",
+		pod: func(i int) *v1.Pod {
+			p := mkPod(fmt.Sprintf("spreading-pod-%d", i)).Label("color", "blue").Req("cpu", "100m", "memory", "500Mi").Obj()
+			p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{
+				MaxSkew: 5, TopologyKey: zoneKey, WhenUnsatisfiable: v1.DoNotSchedule,
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"color": "blue"}},
+			}}
+			return p
+		},
+	},
+	{
+		name: "DefaultTopologySpreading",
+		pod: func(i int) *v1.Pod {
+			return mkPod(fmt.Sprintf("pod-%d", i)).Namespace("service-ns").Label("app", "scheduler-perf").Req("cpu", "100m", "memory", "500Mi").Obj()
+		},
+		services: []*v1.Service{{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "service-ns", Name: "service-1"},
+			Spec:       v1.ServiceSpec{Selector: map[string]string{"app": "scheduler-perf"}},
+		}},
+	},
+}
+
+// BenchmarkPodTopologySpreadCycle is one pod of the side-by-side
+// benchmark's loop (examples/kube-scheduler/sidebyside, schedkit's side)
+// per op: parse the pod, PreFilterCluster, Filter on every node, Prepare,
+// Score and Normalize every feasible node, bind the pod to the best node
+// on the fork. Every nodes/5 pods the fork starts again from the
+// snapshot (untimed), as the side-by-side benchmark measures nodes/5
+// pods per run.
+func BenchmarkPodTopologySpreadCycle(b *testing.B) {
+	for _, sh := range ptsCycleShapes {
+		for _, n := range []int{1000, 5000} {
+			b.Run(fmt.Sprintf("shape=%s/nodes=%d", sh.name, n), func(b *testing.B) {
+				c := snapshot.NewCache()
+				zones := []string{"moon-1", "moon-2", "moon-3"}
+				for i := range n {
+					name := fmt.Sprintf("scheduler-perf-%d", i)
+					require.NoError(b, c.AddNode(mkNode(name).Label(zoneKey, zones[i%3]).Label(v1.LabelHostname, name).
+						Capacity("pods", "110", "cpu", "4", "memory", "32Gi").Obj()))
+					require.NoError(b, c.AddPod(mkPod(fmt.Sprintf("pod-init-%d", i)).Req("cpu", "100m", "memory", "500Mi").Node(name).Obj()))
+				}
+				for _, s := range sh.services {
+					require.NoError(b, c.AddObject(s))
+				}
+				flt, err := NewPodTopologySpread(score.PodTopologySpreadArgs{})
+				require.NoError(b, err)
+				sc, err := score.NewPodTopologySpread(score.PodTopologySpreadArgs{})
+				require.NoError(b, err)
+				snap := c.Snapshot()
+				f := snap.Fork()
+				feasible := make([]int, 0, n)
+				fnodes := make([]*snapshot.NodeInfo, 0, n)
+				scores := make([]int64, n)
+				var reasons []Reason
+				i, ops := 0, 0
+				var cpu time.Duration
+				b.ReportAllocs()
+				start := cpuTime()
+				for b.Loop() {
+					if i == n/5 {
+						b.StopTimer()
+						cpu += cpuTime() - start
+						f, i = snap.Fork(), 0
+						start = cpuTime()
+						b.StartTimer()
+					}
+					ops++
+					pi, err := snapshot.NewPodInfo(sh.pod(i))
+					if err != nil {
+						b.Fatal(err)
+					}
+					res, err := flt.(ClusterFilter).PreFilterCluster(pi, f)
+					if err != nil {
+						b.Fatal(err)
+					}
+					feasible, fnodes = feasible[:0], fnodes[:0]
+					for j := range f.NumNodes() {
+						ni := f.Node(j)
+						if res.Filter != nil {
+							if reasons = res.Filter.Filter(ni, reasons[:0]); len(reasons) > 0 {
+								continue
+							}
+						}
+						feasible, fnodes = append(feasible, j), append(fnodes, ni)
+					}
+					out := scores[:len(fnodes)]
+					clear(out)
+					ps, err := sc.Prepare(pi, f)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if ps != nil {
+						ps.Score(fnodes, out)
+						if err := ps.(score.Normalizer).Normalize(fnodes, out); err != nil {
+							b.Fatal(err)
+						}
+					}
+					choice, top := -1, int64(-1)
+					for k, j := range feasible {
+						if out[k] > top {
+							choice, top = j, out[k]
+						}
+					}
+					if choice < 0 {
+						b.Fatalf("pod %d fits no node", i)
+					}
+					if err := f.AddPodInfo(pi, f.Node(choice).Name()); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+				cpu += cpuTime() - start
+				b.ReportMetric(float64(ops)/cpu.Seconds(), "pods/cpu-s")
+			})
+		}
 	}
 }

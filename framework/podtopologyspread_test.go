@@ -244,11 +244,11 @@ func TestSpreadBadInput(t *testing.T) {
 	bad := spreadPod(zoneKey, 1, func(c *v1.TopologySpreadConstraint) {
 		c.LabelSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus"}}}
 	})
-	snap := snapshottest.Snapshot(t, []*v1.Node{mkNode("n1").Label(zoneKey, "a").Obj()})
-	_, err := f.PreFilterCluster(snapshot.MustPodInfo(bad), snap)
-	require.ErrorIs(t, err, ErrInvalidPod)
+	// NewPodInfo rejects it (PreFilterCluster did before it validated).
+	_, err := snapshot.NewPodInfo(bad)
+	require.ErrorIs(t, err, snapshot.ErrInvalidObject)
 	assert.Contains(t, err.Error(), "spec.topologySpreadConstraints[0].labelSelector")
-	_, err = f.PreFilter(snapshot.MustPodInfo(bad))
+	_, err = f.PreFilter(snapshot.MustPodInfo(spreadPod(zoneKey, 1, nil)))
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, ErrInvalidConfig))
 }

@@ -145,8 +145,8 @@ func moreImportant(a, b *victim) int {
 	return cmp.Or(cmp.Compare(a.pi.Key().Namespace, b.pi.Key().Namespace), cmp.Compare(a.pi.Key().Name, b.pi.Key().Name))
 }
 
-func startNanos(p *v1.Pod) int64 {
-	if t := p.Status.StartTime; t != nil {
+func startNanos(p *snapshot.PodInfo) int64 {
+	if t, ok := p.StartTime(); ok {
 		return t.UnixNano()
 	}
 	return math.MaxInt64
@@ -326,7 +326,7 @@ func (r *preemptRun) run() (Preemption, error) {
 			if err != nil {
 				return out, err
 			}
-			if vp < r.prio && terminatingByPreemption(p.Pod()) {
+			if vp < r.prio && p.Terminating() && terminatingByPreemption(p.Pod()) {
 				out.Message = preemptionPrefix + msgTerminatingVictim
 				return out, nil
 			}
@@ -563,8 +563,12 @@ func unresolvable(reasons []Reason) bool {
 // priority returns p's priority (O(1) plus a lookup for a pod with only
 // priorityClassName).
 func (r *preemptRun) priority(p *snapshot.PodInfo) (int32, error) {
-	if pr := p.Pod().Spec.Priority; pr != nil {
+	t := p.Template()
+	if pr := t.Spec.Priority; pr != nil {
 		return *pr, nil
+	}
+	if t.Spec.PriorityClassName == "" {
+		return 0, nil
 	}
 	return PodPriority(p.Pod(), r.opts.Objects)
 }
@@ -604,7 +608,7 @@ func (r *preemptRun) selectVictims(ni *snapshot.NodeInfo) (*candidate, []Reason,
 			return nil, nil, err
 		}
 		if vp < r.prio {
-			pot = append(pot, victim{pi: p, prio: vp, start: startNanos(p.Pod())})
+			pot = append(pot, victim{pi: p, prio: vp, start: startNanos(p)})
 		}
 	}
 	r.pot = pot
@@ -707,15 +711,15 @@ func (r *preemptRun) pdbViolations(pot []victim) ([]bool, error) {
 		if err != nil {
 			return nil, err
 		}
-		p := pot[i].pi.Pod()
-		if len(pdbs) == 0 || len(p.Labels) == 0 {
+		podLabels := pot[i].pi.Template().Labels
+		if len(pdbs) == 0 || len(podLabels) == 0 {
 			continue
 		}
 		for _, d := range pdbs {
-			if d.sel.Empty() || !d.sel.Matches(labels.Set(p.Labels)) {
+			if d.sel.Empty() || !d.sel.Matches(labels.Set(podLabels)) {
 				continue
 			}
-			if _, ok := d.pdb.Status.DisruptedPods[p.Name]; ok {
+			if _, ok := d.pdb.Status.DisruptedPods[pot[i].pi.Key().Name]; ok {
 				continue
 			}
 			if r.allowed == nil {
@@ -801,7 +805,7 @@ func (r *preemptRun) noCandidateMessage(numAll int, failed []nodeFailure) (strin
 			r.pot = r.pot[:0]
 			for _, p := range f.node.Pods() {
 				if vp, err := r.priority(p); err == nil && vp < r.prio {
-					r.pot = append(r.pot, victim{pi: p, prio: vp, start: startNanos(p.Pod())})
+					r.pot = append(r.pot, victim{pi: p, prio: vp, start: startNanos(p)})
 				}
 			}
 			c, reasons, err := r.slowSelect(f.node.Name(), r.pot)

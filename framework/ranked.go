@@ -145,45 +145,27 @@ func (s *Scheduler) scheduleRanked(e *classEntry, vc nodeview.View, d *Decision)
 	if ties > 1 {
 		k = s.rng.IntN(ties)
 	}
-	start := s.next % n
-	best := -1
-	for _, rg := range [2][2]int{{start, n}, {0, start}} {
-		for lo := rg[0]; lo < rg[1] && best < 0; {
-			b := lo / layout.BlockSize
-			blo, bhi := blockRange(b, n)
-			hi := min(rg[1], bhi)
-			if lo == blo && hi == bhi { // a whole block: its summary
-				if r.feas[b] == 0 || r.top[b] != top {
-					lo = hi
-					continue
-				}
-				if t := int(r.ties[b]); k >= t {
-					k -= t
-					lo = hi
-					continue
-				}
-			}
-			for i := lo; i < hi; i++ {
-				if e.ok[i] && r.tot[i] == top {
-					if k == 0 {
-						best = i
-						break
-					}
-					k--
-				}
-			}
-			lo = hi
+	best := kthTie(n, s.next%n, k, func(b int) int {
+		if r.feas[b] == 0 || r.top[b] != top {
+			return 0
 		}
-	}
+		return int(r.ties[b])
+	}, func(i int) bool { return e.ok[i] && r.tot[i] == top })
 	if best < 0 {
 		panic("framework: ranked cycle: the drawn tie was not found")
 	}
-	nodes, _ := vc.Block(best / layout.BlockSize)
-	s.feasible = append(s.feasible[:0], nodes[best%layout.BlockSize])
-	s.totals = resize(s.totals, max(1, cap(s.totals)))
-	s.totals[0] = top
+	s.chooseAlone(vc, best, top)
 	s.next = (s.next + n) % n
 	return true, nil
+}
+
+// chooseAlone leaves node i of vc alone in s.feasible with total in
+// s.totals, for finish (which then draws nothing).
+func (s *Scheduler) chooseAlone(vc nodeview.View, i int, total int64) {
+	nodes, _ := vc.Block(i / layout.BlockSize)
+	s.feasible = append(s.feasible[:0], nodes[i%layout.BlockSize])
+	s.totals = resize(s.totals, max(1, cap(s.totals)))
+	s.totals[0] = total
 }
 
 // rankBlock redoes block b's node totals with the ranking's maxima and
@@ -233,6 +215,37 @@ func (s *Scheduler) rankBlock(e *classEntry, vc nodeview.View, b int) error {
 	}
 	r.top[b], r.ties[b] = top, ties
 	return nil
+}
+
+// kthTie returns the k-th (from 0) of the n nodes in visiting order from
+// start (wrapping) for which match reports true, or -1 if there are not
+// that many; ties(b) is how many nodes of block b match, so that a whole
+// block is skipped at once. O(blocks + BlockSize) calls.
+func kthTie(n, start, k int, ties func(b int) int, match func(i int) bool) int {
+	for _, rg := range [2][2]int{{start, n}, {0, start}} {
+		for lo := rg[0]; lo < rg[1]; {
+			b := lo / layout.BlockSize
+			blo, bhi := blockRange(b, n)
+			hi := min(rg[1], bhi)
+			if lo == blo && hi == bhi { // a whole block: its count
+				if t := ties(b); k >= t {
+					k -= t
+					lo = hi
+					continue
+				}
+			}
+			for i := lo; i < hi; i++ {
+				if match(i) {
+					if k == 0 {
+						return i
+					}
+					k--
+				}
+			}
+			lo = hi
+		}
+	}
+	return -1
 }
 
 // blockRange returns the node indexes [lo, hi) of block b among n nodes.

@@ -27,7 +27,11 @@ func preemptionEvicter(in *Input, ledger *reserve.Ledger, rep *Report, tl *timel
 		classes := ledger.Snapshot()
 		for i, v := range victims {
 			keys[i] = v.Key()
-			prio, err := framework.PodPriority(v.Pod(), classes)
+			p := v.Template() // no rebuild of a lean record's pod
+			if p.Spec.Priority == nil && p.Spec.PriorityClassName != "" {
+				p = v.Pod() // an error names the pod
+			}
+			prio, err := framework.PodPriority(p, classes)
 			if err != nil {
 				return fmt.Errorf("replay: evicting pod %s: %w", v.Key(), err)
 			}

@@ -191,16 +191,15 @@ func (rj *recordedJournal) lastBoundary(cut int) int {
 // NUL bytes (a file whose size reached the disk before its data did):
 // replay applies every complete record, reports the rest as torn, and the
 // ledger's own state is exactly the live ledger's after the last complete
-// record. By default it cuts at every 5th byte; SCHEDKIT_EXHAUSTIVE=1 cuts
-// at every byte (a few minutes).
+// record. By default it cuts at every 37th byte (a prime, so the cuts fall
+// at every offset within a record over the journal);
+// SCHEDKIT_EXHAUSTIVE=1 cuts at every byte (minutes).
 func TestJournalTornAtEveryOffsetLarge(t *testing.T) {
 	rj := bigJournal(t, 1, 200)
 	n := len(rj.data)
-	step := 5
+	step := 37
 	if os.Getenv("SCHEDKIT_EXHAUSTIVE") != "" {
 		step = 1
-	} else if testing.Short() || raceEnabled {
-		step = 37
 	}
 	cuts, nulFilled := 0, 0
 	for cut := 0; cut <= n; cut += step {
@@ -253,17 +252,15 @@ func TestJournalNULTail(t *testing.T) {
 // of the damaged record (and changes nothing), or gives exactly the live
 // state. A replay that succeeds with any other state is a silent loss;
 // there must be none. By default it flips every bit of every record header
-// (where a flipped length used to pass for a torn tail) and of every 5th
-// payload byte; SCHEDKIT_EXHAUSTIVE=1 flips every bit of the journal (a
-// few minutes).
+// (where a flipped length used to pass for a torn tail) and of every 41st
+// payload byte; SCHEDKIT_EXHAUSTIVE=1 flips every bit of the journal
+// (tens of minutes under -race).
 func TestJournalEveryBitFlip(t *testing.T) {
 	rj := bigJournal(t, 3, 250)
 	final := rj.states[len(rj.data)]
-	payloadStride := 5
+	payloadStride := 41
 	if os.Getenv("SCHEDKIT_EXHAUSTIVE") != "" {
 		payloadStride = 1
-	} else if testing.Short() || raceEnabled {
-		payloadStride = 41
 	}
 	var mu sync.Mutex
 	var flips, reported, exact, silent int

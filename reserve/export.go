@@ -51,9 +51,14 @@ type envelope struct {
 // Everything is sorted (nodes and reservations by name, pods by namespace
 // and name), so two ledgers in the same state export the same bytes. The
 // journal is not part of the state. O(nodes + pods); allocates the
-// encoding. Errors come from w.
+// encoding. Errors come from w, or wrap [ErrInvalid] when the ledger
+// holds a lean record ([WithLeanPods]), whose pod object it cannot write.
 func (l *Ledger) Export(w io.Writer) error {
 	l.mu.Lock()
+	if err := l.leanRecord("Export"); err != nil {
+		l.mu.Unlock()
+		return err
+	}
 	st := state{Nodes: []*v1.Node{}, Pods: []*v1.Pod{}, Reservations: []Reservation{}}
 	for _, name := range l.nodeIdx.sortedNames(l.nodes) {
 		if i, _ := l.nodeIndex(name); l.nodes[i].present {

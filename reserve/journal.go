@@ -241,6 +241,9 @@ func (l *Ledger) SetJournal(w io.Writer) error {
 		l.j = nil
 		return nil
 	}
+	if err := l.leanRecord("SetJournal"); err != nil {
+		return err
+	}
 	j := &journal{w: w}
 	l.j = j
 	_ = j.append(l.image())
@@ -257,6 +260,22 @@ func (l *Ledger) JournalErr() error {
 		return nil
 	}
 	return l.j.err
+}
+
+// leanRecord returns the error of op for the first lean record the
+// ledger holds ([WithLeanPods]; a hold of a lean record): op writes the
+// pod objects, which a lean record does not have. O(pods).
+func (l *Ledger) leanRecord(op string) error {
+	for i := range l.recs {
+		if rec := &l.recs[i]; rec.pi != nil && !rec.pi.Retained() {
+			return leanError(op, rec.key)
+		}
+	}
+	return nil
+}
+
+func leanError(op string, k snapshot.PodKey) error {
+	return fmt.Errorf("%s: pod %s is a lean record (reserve.WithLeanPods, snapshot.LeanPods or snapshot.PodInfo.Lean), without the pod object it must write; use a ledger without WithLeanPods and full records: %w", op, k, ErrInvalid)
 }
 
 // image returns the begin record that rebuilds the ledger's own state.
@@ -341,6 +360,11 @@ type holdPlan struct {
 func (l *Ledger) logHolds(hs []holdPlan) error {
 	if l.j == nil {
 		return nil
+	}
+	for _, h := range hs {
+		if !h.pi.Retained() {
+			return leanError("journaling a hold", h.pi.Key())
+		}
 	}
 	rec := &record{Op: opHold, Holds: make([]holdJSON, 0, len(hs))}
 	for _, h := range hs {

@@ -117,6 +117,9 @@ type Ledger struct {
 	// (WithDeviceChooser); nil for none.
 	devices snapshot.DeviceChooser
 
+	// lean: bound pods are kept as lean records (WithLeanPods).
+	lean bool
+
 	ver     uint64 // bumped by every change the overlay snapshot shows
 	snap    *snapshot.Snapshot
 	snapVer uint64
@@ -198,6 +201,21 @@ func WithDeviceChooser(dc snapshot.DeviceChooser) Option {
 // ledger's state afresh.
 func WithDeviceDecoder(dec snapshot.DeviceDecoder) Option {
 	return func(l *Ledger) { l.view = snapshot.NewCacheWithDevices(dec).Snapshot().Fork() }
+}
+
+// WithLeanPods makes the ledger keep a lean record
+// ([snapshot.PodInfo.Lean]) of every pod it counts as bound (AddPod,
+// UpdatePod, AddPodInfo): what scheduling reads, without the pod object,
+// the templates of a workload's replicas shared — a simulator can then
+// hold millions of pods. Decisions are the same. Holds and confirmations
+// keep the records the caller reserved. Without it (the default) the
+// ledger keeps the objects and records it is given. What needs the pod
+// objects fails while the ledger holds a lean record, with an error
+// ([ErrInvalid]) naming the pod and this option: [Ledger.Export],
+// [Ledger.SetJournal] (its begin record holds the bound pods), and
+// journaling a hold of a lean record.
+func WithLeanPods() Option {
+	return func(l *Ledger) { l.lean = true }
 }
 
 // ---- informer side --------------------------------------------------------
@@ -307,6 +325,9 @@ func (l *Ledger) AddPod(pod *v1.Pod) error {
 	if err != nil {
 		return fmt.Errorf("AddPod: %w: %w", ErrInvalid, err)
 	}
+	if l.lean {
+		pi = pi.Lean()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := snapshot.CheckRecordedDevices(pi, l.view.Get(pod.Spec.NodeName)); err != nil {
@@ -325,7 +346,8 @@ func (l *Ledger) UpdatePod(pod *v1.Pod) error { return l.AddPod(pod) }
 // bound pod at once and keeps the devices pi records (pi.Devices). The pod
 // object's spec.nodeName is not read. Errors: a nil pod, an empty node
 // name, or a pod recording a GPU device its known node does not have
-// ([snapshot.CheckRecordedDevices]), wrapping ErrInvalid. O(pods on the node).
+// ([snapshot.CheckRecordedDevices]), wrapping ErrInvalid. With
+// [WithLeanPods] the ledger keeps pi.Lean(). O(pods on the node).
 func (l *Ledger) AddPodInfo(pi *snapshot.PodInfo, nodeName string) error {
 	if pi == nil {
 		return fmt.Errorf("AddPodInfo: pod is nil: %w", ErrInvalid)
@@ -335,6 +357,9 @@ func (l *Ledger) AddPodInfo(pi *snapshot.PodInfo, nodeName string) error {
 	}
 	if err := checkNotPlaceholderKey("AddPodInfo", pi.Key()); err != nil {
 		return err
+	}
+	if l.lean {
+		pi = pi.Lean()
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -780,7 +805,7 @@ func (l *Ledger) SnapshotFor(pod *snapshot.PodInfo) (snap *snapshot.Snapshot, re
 	var f *snapshot.Fork
 	for _, r := range l.res {
 		n := &l.nodes[r.node]
-		if !n.present || !r.matches(pod.Pod()) {
+		if !n.present || !r.matches(pod) {
 			continue
 		}
 		pr, d := l.pickReservation(n, pod)

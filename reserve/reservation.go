@@ -143,8 +143,9 @@ func parseReservation(r Reservation) (*reservation, error) {
 }
 
 // matches reports whether pod may draw on r.
-func (r *reservation) matches(pod *v1.Pod) bool {
+func (r *reservation) matches(pi *snapshot.PodInfo) bool {
 	o := &r.spec.Owner
+	pod := pi.Template() // namespace, labels, owner references
 	if o.Namespace != "" && o.Namespace != pod.Namespace {
 		return false
 	}
@@ -184,7 +185,7 @@ func (l *Ledger) pickReservation(n *nodeAgg, pod *snapshot.PodInfo) (*reservatio
 		if r.spec.AllocateOnce && len(r.pods) > 0 {
 			continue
 		}
-		if !r.matches(pod.Pod()) {
+		if !r.matches(pod) {
 			continue
 		}
 		if d := r.shareFor(pod.Requested()); !d.IsZero() {

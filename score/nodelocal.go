@@ -73,3 +73,27 @@ func init() {
 	scoring.ProfileNodeLocal = profileNodeLocal
 	scoring.ProfileNodeLocalFor = profileNodeLocalFor
 }
+
+// Parts of a profile for framework's shared request shapes
+// (scoring.PodProfile.Split): what a built-in scorer's scores of a node
+// depend on besides the pod.
+const (
+	partOther    = iota // anything else (or unknown: a custom scorer)
+	partNode            // the node object alone, not the node's pods
+	partRequests        // the pod's requests and the node's allocatable and requested amounts alone
+)
+
+// scorerPart returns s's part: ImageLocality, TaintToleration and
+// NodeAffinity read the node object (images, taints, labels; image
+// spread changes only with the node set); LeastAllocated, MostAllocated,
+// RequestedToCapacityRatio and BalancedAllocation read the pod's requests
+// and the node's amounts. Exactly these types.
+func scorerPart(s Scorer) int {
+	switch s.(type) {
+	case *imageLocality, *taintToleration, *nodeAffinity:
+		return partNode
+	case *leastAllocated, *mostAllocated, *requestedToCapacityRatio, *balancedAllocation:
+		return partRequests
+	}
+	return partOther
+}

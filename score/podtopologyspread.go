@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/internal/spread"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -94,8 +95,16 @@ var _ Scorer = (*podTopologySpread)(nil)
 // compares plus the selector once per distinct pod class, and no pass at
 // all when every constraint is a hostname one; Score O(candidates ×
 // constraints × node labels) plus, for hostname constraints, the
-// candidate's groups; allocates per call, not per node. Safe for
-// concurrent use.
+// candidate's groups; allocates per call, not per node. On a Snapshot
+// or Fork, for a pod whose inclusion policies include every node, a memo
+// of per-64-node-block counts (as framework's PodTopologySpread filter
+// keeps; bounded, checked against the snapshot's block and node
+// versions) makes Prepare re-read only the nodes changed since the
+// previous pod with the same constraints — O(blocks × domains per block
+// + changed nodes) — and Score read each unchanged candidate's domain
+// and hostname count from the memo instead of the node: O(candidates ×
+// constraints) when the candidates come in the cluster's order (rotated,
+// with gaps, as a Scheduler passes them). Safe for concurrent use.
 func NewPodTopologySpread(args PodTopologySpreadArgs) (Scorer, error) {
 	var lister spread.Lister
 	if args.Workloads != nil {
@@ -130,7 +139,11 @@ func (s *podTopologySpread) Prepare(pod *snapshot.PodInfo, cluster Cluster) (Pod
 		return nil, nil
 	}
 	requireAll := len(p.Spec.TopologySpreadConstraints) > 0 || !s.cfg.System
-	st := spread.NewScore(cs, requireAll, p, cluster.NumNodes(), cluster.Node, podInclusion(p))
+	var bv spread.Blocks[*snapshot.NodeInfo]
+	if v, ok := nodeview.ViewOf(cluster); ok {
+		bv = v
+	}
+	st := spread.NewScore(cs, requireAll, p, cluster.NumNodes(), cluster.Node, podInclusion(p), s.cfg.Memo, bv)
 	if st == nil {
 		return nil, nil
 	}

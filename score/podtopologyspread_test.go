@@ -117,18 +117,16 @@ func TestPodTopologySpreadOwnConstraint(t *testing.T) {
 	assert.False(t, nodeLocal, "a node's score depends on other nodes' pods")
 }
 
-// TestPodTopologySpreadBadSelector: a malformed labelSelector fails
-// Prepare naming the field.
+// TestPodTopologySpreadBadSelector: a malformed labelSelector is rejected
+// by NewPodInfo naming the field (it failed Prepare before NewPodInfo
+// validated the constraints).
 func TestPodTopologySpreadBadSelector(t *testing.T) {
-	snap, _ := cluster(t, spreadNodes())
-	s, err := score.NewPodTopologySpread(score.PodTopologySpreadArgs{})
-	require.NoError(t, err)
 	pod := replica("incoming", "")
 	pod.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{
 		MaxSkew: 1, TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: v1.ScheduleAnyway,
 		LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus"}}},
 	}}
-	_, err = s.Prepare(podInfo(t, pod), snap)
-	require.ErrorIs(t, err, score.ErrInvalidPod)
+	_, err := snapshot.NewPodInfo(pod)
+	require.ErrorIs(t, err, snapshot.ErrInvalidObject)
 	assert.Contains(t, err.Error(), "spec.topologySpreadConstraints[0].labelSelector")
 }

@@ -320,6 +320,54 @@ func (pp *podProfile) AddPlain(nodes []*snapshot.NodeInfo, totals []int64) error
 	return nil
 }
 
+// Split is scoring.PodProfile's.
+func (pp *podProfile) Split() bool {
+	for i, ps := range pp.ps {
+		if ps == nil {
+			continue
+		}
+		switch scorerPart(pp.p.entries[i].Scorer) {
+		case partOther:
+			return false
+		case partRequests:
+			if _, norm := ps.(Normalizer); norm {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// AddPlainPart is scoring.PodProfile's.
+func (pp *podProfile) AddPlainPart(nodes []*snapshot.NodeInfo, totals []int64, requests bool) error {
+	want := partNode
+	if requests {
+		want = partRequests
+	}
+	n := len(nodes)
+	tot := totals[:n]
+	p, pair := pp.p, pp.pair
+	fused := pp.fused && requests // the pair is of request-only scorers
+	for start := 0; start < n; start += chunkSize {
+		end := min(start+chunkSize, n)
+		chunk := nodes[start:end]
+		buf := pp.buf[:end-start]
+		if fused {
+			cpuMemTotals(chunk, pair.least, pair.balanced, p.entries[pair.la].Weight, p.entries[pair.ba].Weight, tot[start:end])
+		}
+		for _, i := range pp.plain {
+			if (fused && (i == pair.la || i == pair.ba)) || scorerPart(p.entries[i].Scorer) != want {
+				continue
+			}
+			pp.ps[i].Score(chunk, buf)
+			if err := p.accumulate(i, nodes, start, buf, tot); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // accumulate adds weight × scores[j] to tot[off+j], checking the range: the
 // loop keeps the largest score seen as unsigned (a negative score is huge)
 // with a branch-free max and looks for the culprit only when it is out of

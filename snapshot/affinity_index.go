@@ -23,14 +23,16 @@ import (
 //     count for an incoming pod with that term, e.g. the next replica of a
 //     workload with anti-affinity to itself.
 //
-// Copy-on-write like the node tree: the group maps and each group's
-// domain map are ovmaps (an immutable base and a delta owned by one
-// writer token), groups carry the token of the writer that may change
-// them in place. A state is copied by value on Fork, so Fork stays O(1)
-// and Revert O(1) (the old headers come back); the first change to a
-// group in a layer copies the group (one allocation), the kind's group
-// delta and the group's domain delta (each up to 32 + base/8 entries,
-// amortised O(1) per change, see ovmap).
+// Persistent like the node tree: the group maps, the views and each
+// group's domains are pmaps (hash tries whose nodes carry the token of
+// the writer that may change them in place; a writer with another token
+// copies the nodes on the path it changes). A state is copied by value
+// on Fork, so Fork stays O(1) and Revert O(1) (the old roots come back);
+// a change in a layer copies O(log16 entries) trie nodes per map it
+// touches, whatever the maps' sizes and whatever the layers below
+// changed, and a Fork layer takes those copies from its recycler, which
+// gets them back on Revert: a steady Fork → AddPod → Revert loop
+// allocates nothing, also for a pod with terms.
 //
 // Costs per change: a pod without terms costs O(views) term matches (one
 // length check with no views) and changes only the views whose term
@@ -38,36 +40,90 @@ import (
 // key no pod held before creates its view by matching every pod (O(nodes
 // + pods), once). Adding or removing a node costs its pods' share;
 // replacing a node whose labels changed, twice that.
+//
+// The Domains that TermGroups, MatchCounts and MatchViews hand out point
+// into the tries: valid while the state they came from is not changed
+// (and, in a Fork layer, while the layer is open), as NodeInfos are.
 
 type affIndex struct {
 	pods   int
-	groups [interpod.NumKinds]ovmap[*termGroup]
+	groups [interpod.NumKinds]pmap[termGroup]
 	// views: per key of a static term some pod holds
 	// (interpod.Term.Static), the pods that term matches per value of its
 	// topology key (interpod.Index.MatchCounts); members counts the terms
 	// holding the view, which is dropped at 0.
-	views  ovmap[*termGroup]
-	nviews int
+	views pmap[termGroup]
 }
 
 // termGroup is a group of equal terms: a representative, how many terms
-// it holds (it is dropped at 0), and its totals per topology value.
+// it holds (it is dropped at 0), and its totals per topology value (no
+// entry for a total of 0).
 type termGroup struct {
-	owner   uint64
 	term    *interpod.Term
 	members int64
-	domains ovmap[int64]
-	size    int // values with an entry in domains
+	domains pmap[int64]
 }
 
 // Count is interpod.Domains': the total for topology value v, 0 if none.
 func (g *termGroup) Count(v string) int64 {
-	c, _ := g.domains.get(v)
+	c, _ := g.domains.get(hashString(v), v)
+	return c
+}
+
+// CountHashed is interpod.Domains': Count(v) for h = interpod.Hash(v).
+func (g *termGroup) CountHashed(h uint64, v string) int64 {
+	c, _ := g.domains.get(h, v)
 	return c
 }
 
 // Len is interpod.Domains': the number of values with a total.
-func (g *termGroup) Len() int { return g.size }
+func (g *termGroup) Len() int { return g.domains.n }
+
+// affRecycler is the part of a Fork's recycler that keeps the index's
+// trie nodes: those made in a layer go back to the spare lists when it
+// is reverted (recycler's open, revert, commit and forget call these).
+type affRecycler struct {
+	counts pool[pnode[int64]]
+	groups pool[pnode[termGroup]]
+	marks  [][2]int
+}
+
+func (r *affRecycler) open() {
+	r.marks = append(r.marks, [2]int{len(r.counts.log), len(r.groups.log)})
+}
+
+func (r *affRecycler) revert() {
+	m := r.marks[len(r.marks)-1]
+	r.marks = r.marks[:len(r.marks)-1]
+	r.counts.spare = moveTail(r.counts.spare, &r.counts.log, m[0])
+	r.groups.spare = moveTail(r.groups.spare, &r.groups.log, m[1])
+}
+
+func (r *affRecycler) commit() { r.marks = r.marks[:len(r.marks)-1] }
+
+func (r *affRecycler) forget() {
+	clear(r.counts.log)
+	clear(r.groups.log)
+	r.counts.log, r.groups.log = r.counts.log[:0], r.groups.log[:0]
+	for i := range r.marks {
+		r.marks[i] = [2]int{}
+	}
+}
+
+// countW and groupW are the state's writers of its tries.
+func (s *state) countW() pwriter[int64] {
+	if s.rec.logging() {
+		return pwriter[int64]{s.tok, &s.rec.aff.counts}
+	}
+	return pwriter[int64]{s.tok, nil}
+}
+
+func (s *state) groupW() pwriter[termGroup] {
+	if s.rec.logging() {
+		return pwriter[termGroup]{s.tok, &s.rec.aff.groups}
+	}
+	return pwriter[termGroup]{s.tok, nil}
+}
 
 // affState returns the current state of a Snapshot or Fork (or of a
 // type embedding one), whose index interpod.IndexOf returns.
@@ -87,20 +143,7 @@ func (s *state) NumPodsWithAffinity() int { return s.aff.pods }
 
 // TermGroups is interpod.Index's; O(groups of kind k), no allocation.
 func (s *state) TermGroups(k interpod.Kind, yield func(*interpod.Term, interpod.Domains) bool) {
-	m := &s.aff.groups[k]
-	for key, g := range m.base {
-		if _, over := m.delta[key]; over {
-			continue
-		}
-		if !yield(g.term, g) {
-			return
-		}
-	}
-	for _, e := range m.delta {
-		if !e.del && !yield(e.v.term, e.v) {
-			return
-		}
-	}
+	s.aff.groups[k].each(func(e *pent[termGroup]) bool { return yield(e.val.term, &e.val) })
 }
 
 // affPod records pod p joining (d = 1, p is already on ni) or leaving
@@ -143,7 +186,7 @@ func (s *state) affNode(ni *NodeInfo, d int) {
 // affRelabel records node old replaced by fresh (same pods, fresh in
 // the tree): only a change of labels moves totals.
 func (s *state) affRelabel(old, fresh *NodeInfo) {
-	if len(old.PodsWithAffinity()) == 0 && s.aff.nviews == 0 || maps.Equal(old.node.Labels, fresh.node.Labels) {
+	if len(old.PodsWithAffinity()) == 0 && s.aff.views.n == 0 || maps.Equal(old.node.Labels, fresh.node.Labels) {
 		return
 	}
 	s.affNode(old, -1)
@@ -153,7 +196,7 @@ func (s *state) affRelabel(old, fresh *NodeInfo) {
 // affTerms records the terms of p (on node ni) joining or leaving: the
 // groups and the views' references.
 func (s *state) affTerms(ni *NodeInfo, p *PodInfo, d int) {
-	t := p.affinity
+	t := p.shape.affinity
 	if t == nil {
 		return
 	}
@@ -169,25 +212,25 @@ func (s *state) affTerms(ni *NodeInfo, p *PodInfo, d int) {
 }
 
 // viewPod counts pod p on node ni in (d = 1) or out of (d = -1) every
-// view whose term matches it. O(views) term matches; allocates only when
-// a matching view is first changed in this writer's layer.
+// view whose term matches it. O(views) term matches; allocates only
+// outside a Fork layer, for the trie nodes it copies.
 func (s *state) viewPod(ni *NodeInfo, p *PodInfo, d int) {
-	if s.aff.nviews == 0 {
+	if s.aff.views.n == 0 {
 		return
 	}
-	// Collect first: changing a view may copy the map being walked.
-	var buf [8]*termGroup
+	// Collect first: changing a view changes the trie being walked.
+	var buf [8]*interpod.Term
 	hits := buf[:0]
-	s.eachView(func(g *termGroup) bool {
-		if _, ok := ni.node.Labels[g.term.TopologyKey]; ok && g.term.Matches(p.pod, nil) {
-			hits = append(hits, g)
+	s.aff.views.each(func(e *pent[termGroup]) bool {
+		if _, ok := ni.node.Labels[e.val.term.TopologyKey]; ok && e.val.term.Matches(p.shape.tmpl, nil) {
+			hits = append(hits, e.val.term)
 		}
 		return true
 	})
-	for _, g := range hits {
-		g = s.ownView(g)
-		g.add(s.tok, ni.node.Labels[g.term.TopologyKey], int64(d))
-		s.aff.views.set(s.tok, g.term.Key(), g)
+	for _, t := range hits {
+		g, _ := s.aff.views.get(t.KeyHash(), t.Key())
+		g.add(s.countW(), ni.node.Labels[t.TopologyKey], int64(d))
+		s.aff.views.set(s.groupW(), t.KeyHash(), t.Key(), g)
 	}
 }
 
@@ -199,13 +242,13 @@ func (s *state) viewRef(tm *interpod.Term, d int) {
 	if !tm.Static() {
 		return
 	}
-	key := tm.Key()
-	g, _ := s.aff.views.get(key)
-	if g == nil {
+	h, key := tm.KeyHash(), tm.Key()
+	g, ok := s.aff.views.get(h, key)
+	if !ok {
 		if d < 0 {
 			return // unreachable: the term joined with its view
 		}
-		g = &termGroup{owner: s.tok, term: tm}
+		g = termGroup{term: tm}
 		m := map[string]int64{}
 		for i := range s.n {
 			ni := s.node(i)
@@ -214,57 +257,30 @@ func (s *state) viewRef(tm *interpod.Term, d int) {
 				continue
 			}
 			for _, p := range ni.pods {
-				if tm.Matches(p.pod, nil) {
+				if tm.Matches(p.shape.tmpl, nil) {
 					m[v]++
 				}
 			}
 		}
-		g.domains.base, g.size = m, len(m)
-		s.aff.nviews++
-	} else {
-		g = s.ownView(g)
+		w := s.countW()
+		for v, c := range m {
+			g.domains.set(w, hashString(v), v, c)
+		}
 	}
 	g.members += int64(d)
 	if g.members == 0 {
-		s.aff.views.del(s.tok, key)
-		s.aff.nviews--
+		s.aff.views.del(s.groupW(), h, key)
 		return
 	}
-	s.aff.views.set(s.tok, key, g)
+	s.aff.views.set(s.groupW(), h, key, g)
 }
 
-func (s *state) ownView(g *termGroup) *termGroup {
-	if g.owner == s.tok {
-		return g
-	}
-	c := *g
-	c.owner = s.tok
-	return &c
-}
-
-func (s *state) eachView(yield func(*termGroup) bool) {
-	m := &s.aff.views
-	for key, g := range m.base {
-		if _, over := m.delta[key]; over {
-			continue
-		}
-		if !yield(g) {
-			return
-		}
-	}
-	for _, e := range m.delta {
-		if !e.del && !yield(e.v) {
-			return
-		}
-	}
-}
-
-// MatchCounts is interpod.Index's; O(1), no allocation.
+// MatchCounts is interpod.Index's; O(log views), no allocation.
 func (s *state) MatchCounts(t *interpod.Term) interpod.Domains {
-	if !t.Static() || s.aff.nviews == 0 {
+	if !t.Static() || s.aff.views.n == 0 {
 		return nil
 	}
-	if g, _ := s.aff.views.get(t.Key()); g != nil {
+	if g := s.aff.views.ref(t.KeyHash(), t.Key()); g != nil {
 		return g
 	}
 	return nil
@@ -272,41 +288,37 @@ func (s *state) MatchCounts(t *interpod.Term) interpod.Domains {
 
 // MatchViews is interpod.Index's.
 func (s *state) MatchViews(yield func(*interpod.Term, interpod.Domains) bool) {
-	s.eachView(func(g *termGroup) bool { return yield(g.term, g) })
+	s.aff.views.each(func(e *pent[termGroup]) bool { return yield(e.val.term, &e.val) })
 }
 
-// add adds c to the total of value v (g owned by tok).
-func (g *termGroup) add(tok uint64, v string, c int64) {
-	old := g.Count(v)
-	n := old + c
-	switch {
-	case n == 0:
-		g.domains.del(tok, v)
-		g.size--
-	case old == 0:
-		g.domains.set(tok, v, n)
-		g.size++
-	default:
-		g.domains.set(tok, v, n)
+// add adds c to the total of value v.
+func (g *termGroup) add(w pwriter[int64], v string, c int64) {
+	if c == 0 {
+		return
+	}
+	h := hashString(v)
+	n, _ := g.domains.get(h, v)
+	if n += c; n == 0 {
+		g.domains.del(w, h, v)
+	} else {
+		g.domains.set(w, h, v, n)
 	}
 }
 
 func (s *state) affTerm(k interpod.Kind, tm *interpod.Term, labels map[string]string, d int) {
 	m := &s.aff.groups[k]
-	key := tm.Key()
-	g, _ := m.get(key)
-	if g == nil {
-		g = &termGroup{owner: s.tok, term: tm}
-	} else {
-		g = s.ownView(g)
+	h, key := tm.KeyHash(), tm.Key()
+	g, ok := m.get(h, key)
+	if !ok {
+		g = termGroup{term: tm}
 	}
 	g.members += int64(d)
 	if v, ok := labels[tm.TopologyKey]; ok {
-		g.add(s.tok, v, int64(d)*k.Value(tm))
+		g.add(s.countW(), v, int64(d)*k.Value(tm))
 	}
 	if g.members == 0 {
-		m.del(s.tok, key)
+		m.del(s.groupW(), h, key)
 		return
 	}
-	m.set(s.tok, key, g)
+	m.set(s.groupW(), h, key, g)
 }

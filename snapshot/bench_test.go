@@ -17,9 +17,9 @@ var benchSizes = []int{1000, 5000, 15000}
 const podsPerNode = 30
 
 // benchCache builds n nodes with 30 pods each.
-func benchCache(b testing.TB, n int) (*snapshot.Cache, []*v1.Pod) {
+func benchCache(b testing.TB, n int, opts ...snapshot.CacheOption) (*snapshot.Cache, []*v1.Pod) {
 	b.Helper()
-	c := snapshot.NewCache()
+	c := snapshot.NewCache(opts...)
 	tmpl := st.MakePod("tmpl").Req("cpu", "100m", "memory", "256Mi").Obj()
 	pi := snapshot.MustPodInfo(tmpl)
 	_ = pi
@@ -135,22 +135,29 @@ func BenchmarkIterateNodes(b *testing.B) {
 }
 
 // BenchmarkMemoryPerNode reports the heap a cache holds per node (30 pods
-// each, PodInfos included).
+// each, PodInfos included), with full records (the default) and with
+// lean ones (LeanPods).
 func BenchmarkMemoryPerNode(b *testing.B) {
-	for _, n := range benchSizes {
-		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
-			for b.Loop() {
-				var m0, m1 runtime.MemStats
-				runtime.GC()
-				runtime.ReadMemStats(&m0)
-				c, _ := benchCache(b, n)
-				snap := c.Snapshot()
-				runtime.GC()
-				runtime.ReadMemStats(&m1)
-				runtime.KeepAlive(snap)
-				b.ReportMetric(float64(m1.HeapAlloc-m0.HeapAlloc)/float64(n), "bytes/node")
-			}
-		})
+	modes := []struct {
+		name string
+		opts []snapshot.CacheOption
+	}{{"full", nil}, {"lean", []snapshot.CacheOption{snapshot.LeanPods()}}}
+	for _, mode := range modes {
+		for _, n := range benchSizes {
+			b.Run(fmt.Sprintf("pods=%s/nodes=%d", mode.name, n), func(b *testing.B) {
+				for b.Loop() {
+					var m0, m1 runtime.MemStats
+					runtime.GC()
+					runtime.ReadMemStats(&m0)
+					c, _ := benchCache(b, n, mode.opts...)
+					snap := c.Snapshot()
+					runtime.GC()
+					runtime.ReadMemStats(&m1)
+					runtime.KeepAlive(snap)
+					b.ReportMetric(float64(m1.HeapAlloc-m0.HeapAlloc)/float64(n), "bytes/node")
+				}
+			})
+		}
 	}
 }
 

@@ -50,19 +50,41 @@ type Cache struct {
 	st     state
 	pods   map[PodKey]string    // pod -> node name it is on (or waiting for)
 	ghosts map[string]*NodeInfo // pods on nodes the cache does not know
+	lean   bool                 // LeanPods: store lean records
 }
 
-// NewCache returns an empty cache that reads devices with [NvidiaDevices].
-func NewCache() *Cache { return NewCacheWithDevices(nil) }
+// CacheOption configures a Cache ([NewCache], [NewCacheWithDevices]).
+type CacheOption func(*Cache)
+
+// LeanPods makes the cache store a lean record ([PodInfo.Lean]) of every
+// pod it is fed (AddPod, UpdatePod, AddPodInfo): what scheduling reads,
+// without the pod object, with the templates of a workload's replicas
+// shared. The cache's decisions are the same; [PodInfo.Pod] of a pod it
+// holds is then a rebuilt pod that lacks what a lean record drops (see
+// there). Without it (the default) the cache keeps the objects it is
+// given, which [PodInfo.Pod] returns as they are. Pods added to a Fork of
+// the cache are kept as given.
+func LeanPods() CacheOption { return func(c *Cache) { c.lean = true } }
+
+// NewCache returns an empty cache that reads devices with [NvidiaDevices],
+// configured by opts.
+func NewCache(opts ...CacheOption) *Cache { return NewCacheWithDevices(nil, opts...) }
 
 // NewCacheWithDevices returns an empty cache that reads the devices of
 // the nodes and pods it is fed with dec (nil: [NvidiaDevices]), as do its
 // snapshots and their forks ([Snapshot.DeviceDecoder]); e.g.
 // openb.Devices (package snapshot/load/openb) for the Alibaba GPU sharing
-// schema.
-func NewCacheWithDevices(dec DeviceDecoder) *Cache {
-	return &Cache{st: state{tok: newToken(), dec: dec}, pods: map[PodKey]string{}, ghosts: map[string]*NodeInfo{}}
+// schema. opts configure it.
+func NewCacheWithDevices(dec DeviceDecoder, opts ...CacheOption) *Cache {
+	c := &Cache{st: state{tok: newToken(), dec: dec}, pods: map[PodKey]string{}, ghosts: map[string]*NodeInfo{}}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
 }
+
+// LeanPods reports whether the cache stores lean records ([LeanPods]).
+func (c *Cache) LeanPods() bool { return c.lean }
 
 // Snapshot returns an immutable snapshot of the current state; O(1).
 func (c *Cache) Snapshot() *Snapshot {
@@ -144,7 +166,8 @@ func (c *Cache) RemoveNode(name string) error {
 // (see [Cache]): a bound pod (spec.nodeName set) is added, or updated and
 // moved if its node changed; an unbound pod changes nothing; a pod in
 // phase Succeeded or Failed is removed. Errors, which change nothing: a
-// nil pod or an empty metadata.name, invalid requests of a bound pod
+// nil pod or an empty metadata.name, invalid requests, topology spread
+// constraints or pod (anti-)affinity terms of a bound pod
 // ([NewPodInfo]; [ErrInvalidObject], [ErrNegativeQuantity]), a bound pod
 // recording a GPU device its (known) node does not have
 // ([ErrInvalidObject]), and an
@@ -164,6 +187,9 @@ func (c *Cache) AddPod(pod *v1.Pod) error {
 	if err != nil {
 		return err
 	}
+	if c.lean {
+		pi = pi.Lean()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.addAssignedLocked(pi)
@@ -173,20 +199,24 @@ func (c *Cache) AddPod(pod *v1.Pod) error {
 // object, so an update of an unknown pod adds it.
 func (c *Cache) UpdatePod(pod *v1.Pod) error { return c.AddPod(pod) }
 
-// AddPodInfo is AddPod with a pre-parsed pod (its pod object is
-// classified as AddPod classifies it).
+// AddPodInfo is AddPod with a pre-parsed pod (classified as AddPod
+// classifies its pod object; a lean record by its node name and phase).
+// With [LeanPods] the cache stores pi.Lean().
 func (c *Cache) AddPodInfo(pi *PodInfo) error {
 	if pi == nil {
 		return fmt.Errorf("pod is nil: %w", ErrInvalidObject)
 	}
-	kind, err := informer.Classify(pi.pod)
+	kind, err := pi.classify()
 	if err != nil {
 		return fmt.Errorf("%w: %w", err, ErrInvalidObject)
+	}
+	if c.lean && kind == informer.Assigned {
+		pi = pi.Lean()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if kind != informer.Assigned {
-		return c.notAssignedLocked(pi.pod, kind)
+		return c.notAssignedLocked(pi.Pod(), kind)
 	}
 	return c.addAssignedLocked(pi)
 }
@@ -205,7 +235,7 @@ func (c *Cache) notAssignedLocked(pod *v1.Pod, kind informer.Kind) error {
 }
 
 func (c *Cache) addAssignedLocked(pi *PodInfo) error {
-	nodeName := pi.pod.Spec.NodeName
+	nodeName := pi.nodeName
 	if i, ok := c.st.index(nodeName); ok {
 		if err := c.st.node(i).checkDevices(pi); err != nil {
 			return err

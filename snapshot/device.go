@@ -227,7 +227,7 @@ func uniformDevices(count, perDevice int64, model string) []Device {
 }
 
 // GPU returns the pod's device demand (Count 0 for none). Read-only.
-func (p *PodInfo) GPU() *GPURequest { return &p.gpu }
+func (p *PodInfo) GPU() *GPURequest { return &p.shape.gpu }
 
 // Devices returns the devices the pod uses on its node and whether they
 // are known (recorded on the pod, as the DeviceDecoder read them, or set by
@@ -279,7 +279,7 @@ func (n *NodeInfo) checkDevices(p *PodInfo) error { return CheckRecordedDevices(
 // they count a bound pod on a known node. O(1), no allocation unless it
 // fails.
 func CheckRecordedDevices(p *PodInfo, n *NodeInfo) error {
-	if n == nil || p.gpu.Count == 0 || !p.assigned || p.devices == 0 {
+	if n == nil || p.shape.gpu.Count == 0 || !p.assigned || p.devices == 0 {
 		return nil
 	}
 	if top := 63 - bits.LeadingZeros64(uint64(p.devices)); top >= len(n.devices) {
@@ -292,13 +292,13 @@ func CheckRecordedDevices(p *PodInfo, n *NodeInfo) error {
 // shares: the devices the pod records (PodInfo.Devices). A GPU pod without
 // recorded devices is charged to none: the snapshot makes no device choice.
 func (n *NodeInfo) chargeDevices(p *PodInfo, sign int64) {
-	if p.gpu.Count == 0 || !p.assigned || len(n.devices) == 0 {
+	if p.shape.gpu.Count == 0 || !p.assigned || len(n.devices) == 0 {
 		return
 	}
 	for v := uint64(p.devices); v != 0; v &= v - 1 {
 		i := bits.TrailingZeros64(v)
 		if i < len(n.devices) {
-			n.devices[i].FreeMilliGPU = arith.Sub(n.devices[i].FreeMilliGPU, sign*p.gpu.MilliGPU)
+			n.devices[i].FreeMilliGPU = arith.Sub(n.devices[i].FreeMilliGPU, sign*p.shape.gpu.MilliGPU)
 		}
 	}
 }

@@ -17,7 +17,10 @@ import (
 // allows); the first change to a node in a layer copies that node's
 // NodeInfo, its 64-node chunk, the chunk's 64-chunk mid and, once per
 // layer, the root (NumNodes()/4096 pointers); later changes to the same node in the same
-// layer change it in place. Revert keeps the discarded layer's copies and
+// layer change it in place; a pod with pod (anti-)affinity terms, or one
+// that a term some pod holds matches, also copies O(log) nodes of the
+// InterPodAffinity index's tries per term or matching term, whatever the
+// index's size. Revert keeps the discarded layer's copies and
 // the next layers copy into them, so a steady Fork → change → Revert loop
 // allocates nothing. Reads have the cost of the same reads on a Snapshot.
 //

@@ -258,10 +258,10 @@ func (n *NodeInfo) addPod(p *PodInfo) {
 	n.pods = append(n.pods, p)
 	n.podHashes = append(n.podHashes, p.keyHash)
 	n.bloomAdd(p.keyHash)
-	n.requested.Add(&p.req.Requested)
-	n.nonZero.base[CPU] = arith.Add(n.nonZero.base[CPU], p.req.NonZeroMilliCPU)
-	n.nonZero.base[Memory] = arith.Add(n.nonZero.base[Memory], p.req.NonZeroMemory)
-	n.usedPorts = append(n.usedPorts, p.hostPorts...)
+	n.requested.Add(&p.shape.req.Requested)
+	n.nonZero.base[CPU] = arith.Add(n.nonZero.base[CPU], p.shape.req.NonZeroMilliCPU)
+	n.nonZero.base[Memory] = arith.Add(n.nonZero.base[Memory], p.shape.req.NonZeroMemory)
+	n.usedPorts = append(n.usedPorts, p.shape.hostPorts...)
 	n.addAffinityPod(p)
 	n.addSpreadPod(p)
 	n.touch()
@@ -320,10 +320,10 @@ func (n *NodeInfo) removePodHash(h uint64, k PodKey) *PodInfo {
 		n.bloomAdd(h)
 	}
 	n.chargeDevices(p, -1)
-	n.requested.Sub(&p.req.Requested)
-	n.nonZero.base[CPU] = arith.Sub(n.nonZero.base[CPU], p.req.NonZeroMilliCPU)
-	n.nonZero.base[Memory] = arith.Sub(n.nonZero.base[Memory], p.req.NonZeroMemory)
-	for _, hp := range p.hostPorts {
+	n.requested.Sub(&p.shape.req.Requested)
+	n.nonZero.base[CPU] = arith.Sub(n.nonZero.base[CPU], p.shape.req.NonZeroMilliCPU)
+	n.nonZero.base[Memory] = arith.Sub(n.nonZero.base[Memory], p.shape.req.NonZeroMemory)
+	for _, hp := range p.shape.hostPorts {
 		for j, u := range n.usedPorts {
 			if u == hp {
 				n.usedPorts = append(n.usedPorts[:j], n.usedPorts[j+1:]...)

@@ -31,6 +31,8 @@ type podIndexes struct {
 	// affinityPods are the pods with pod (anti-)affinity (affinity.go);
 	// its backing array is never written in place (Forks share it).
 	affinityPods []*PodInfo
+	// affBuf is this node's own memory for affinityPods (affinity.go).
+	affBuf []*PodInfo
 	// spreadGroups count the pods per class; private to this node.
 	spreadGroups []spread.Group
 }
@@ -44,16 +46,16 @@ func (n *NodeInfo) ownIndexes() {
 }
 
 func (n *NodeInfo) addSpreadPod(p *PodInfo) {
-	if p.spreadClass == (spread.Class{}) {
+	if p.shape.spreadClass == (spread.Class{}) {
 		return
 	}
 	n.ownIndexes()
-	n.idx.spreadGroups = spread.AddToGroups(n.idx.spreadGroups, p.spreadClass, p.pod.Namespace, p.pod.Labels)
+	n.idx.spreadGroups = spread.AddToGroups(n.idx.spreadGroups, p.shape.spreadClass, p.shape.tmpl.Namespace, p.shape.tmpl.Labels)
 }
 
 func (n *NodeInfo) removeSpreadPod(p *PodInfo) {
 	if n.idx != nil {
-		n.idx.spreadGroups = spread.RemoveFromGroups(n.idx.spreadGroups, p.spreadClass)
+		n.idx.spreadGroups = spread.RemoveFromGroups(n.idx.spreadGroups, p.shape.spreadClass)
 	}
 }
 

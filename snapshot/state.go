@@ -187,6 +187,8 @@ type recycler struct {
 	spareMids   []*mid
 	spareChunks []*chunk
 	spareNodes  []*NodeInfo
+
+	aff affRecycler // the affinity index's trie nodes
 }
 
 func (r *recycler) logging() bool { return r != nil && len(r.marks) > 0 }
@@ -194,6 +196,7 @@ func (r *recycler) logging() bool { return r != nil && len(r.marks) > 0 }
 // open starts a layer's log.
 func (r *recycler) open() {
 	r.marks = append(r.marks, [4]int{len(r.trees), len(r.mids), len(r.chunks), len(r.nodes)})
+	r.aff.open()
 }
 
 // revert moves the top layer's copies to the spare lists.
@@ -204,12 +207,14 @@ func (r *recycler) revert() {
 	r.spareMids = moveTail(r.spareMids, &r.mids, m[1])
 	r.spareChunks = moveTail(r.spareChunks, &r.chunks, m[2])
 	r.spareNodes = moveTail(r.spareNodes, &r.nodes, m[3])
+	r.aff.revert()
 }
 
 // commit folds the top layer's log into the layer below; at the base,
 // which is never reverted, the log is dropped.
 func (r *recycler) commit() {
 	r.marks = r.marks[:len(r.marks)-1]
+	r.aff.commit()
 	if len(r.marks) == 0 {
 		r.forget()
 	}
@@ -225,6 +230,7 @@ func (r *recycler) forget() {
 	for i := range r.marks {
 		r.marks[i] = [4]int{}
 	}
+	r.aff.forget()
 }
 
 func moveTail[T any](spare []*T, log *[]*T, from int) []*T {

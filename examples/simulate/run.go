@@ -45,6 +45,8 @@ type options struct {
 	timing             bool
 	preemption         bool        // -preemption (preempt.go)
 	priorityMap        priorityMap // -priority-map (preempt.go)
+	cpuProfile         string      // -cpuprofile (profile.go)
+	memProfile         string      // -memprofile (profile.go)
 }
 
 // listFlag collects repeated or comma-separated values.
@@ -151,6 +153,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	o.scale = 1
 	fs.Var(finiteFloat{&o.scale}, "scale", "size `F` of the built-in synthetic workload (1: 1,500 nodes, 8,000 pods)")
 	preemptionFlags(fs, o)
+	profileFlags(fs, o)
 	fs.BoolVar(&o.timing, "timing", true, "report wall time and pods/s (false: output depends only on the inputs and seeds)")
 	fs.Usage = func() {
 		out := fs.Output()
@@ -244,7 +247,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simulate: %v (see -h)\n", err)
 		return exitUsage
 	}
-	if err := simulate(context.Background(), o, pols, stdout, stderr); err != nil {
+	stop, err := startProfiles(o)
+	if err != nil {
+		fmt.Fprintf(stderr, "simulate: %v\n", err)
+		return exitError
+	}
+	err = simulate(context.Background(), o, pols, stdout, stderr)
+	if perr := stop(); err == nil && perr != nil {
+		err = perr
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "simulate: %s\n", oneLine(err))
 		if errors.Is(err, errInput) {
 			return exitUsage

@@ -56,7 +56,7 @@ func workloadSkew(s *snapshot.Snapshot) []keySkew {
 			}
 		}
 		for _, pi := range ni.Pods() {
-			w := workloadOf(pi.Pod(), s)
+			w := workloadOf(pi.Template(), s) // namespace, owner, labels
 			if w == "" {
 				continue
 			}

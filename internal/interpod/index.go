@@ -1,6 +1,7 @@
 package interpod
 
 import (
+	"hash/maphash"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,13 +60,27 @@ func (k Kind) Value(t *Term) int64 {
 // index may test one of them for the whole group. Computed by [Parse].
 func (t *Term) Key() string { return t.key }
 
+// KeyHash is [Hash]([Term.Key]), computed once by [Parse]; O(1).
+func (t *Term) KeyHash() uint64 { return t.keyHash }
+
+var hashSeed = maphash.MakeSeed()
+
+// Hash is a process-wide 64-bit hash of s (hash/maphash with one seed
+// per process), for indexes keyed by term keys and topology values;
+// O(len(s)), no allocation.
+func Hash(s string) uint64 { return maphash.String(hashSeed, s) }
+
 // Domains are one group's totals per topology value (of the group's
 // topology key): [Kind.Value] summed over the group's terms held by pods
 // on nodes with that value. Count is 0 for a value with no entry; Len is
 // the number of values with an entry (a non-zero total). Read-only for
-// the reader; O(1) reads, no allocation.
+// the reader; no allocation; Len O(1), Count O(1) expected for map-backed
+// Domains and O(log16 values) trie hops for snapshot's index.
 type Domains interface {
 	Count(value string) int64
+	// CountHashed is Count(value) for h = [Hash](value), which a reader
+	// that checks several Domains against one value computes once.
+	CountHashed(h uint64, value string) int64
 	Len() int
 }
 
@@ -86,7 +101,8 @@ type Index interface {
 	// existing pod's term has, the number of pods on the cluster's nodes
 	// that the term matches, per value of its topology key (the domains
 	// of upstream's PreFilter and PreScore counts for that term); nil
-	// for any other term. O(1); no allocation.
+	// for any other term. O(1) expected (snapshot's: O(log16 terms));
+	// no allocation.
 	MatchCounts(t *Term) Domains
 	// MatchViews calls yield for each term whose counts MatchCounts
 	// keeps, until yield returns false. O(such terms).
@@ -120,8 +136,9 @@ type scanGroup struct {
 	counts map[string]int64
 }
 
-func (g *scanGroup) Count(v string) int64 { return g.counts[v] }
-func (g *scanGroup) Len() int             { return len(g.counts) }
+func (g *scanGroup) Count(v string) int64                 { return g.counts[v] }
+func (g *scanGroup) CountHashed(_ uint64, v string) int64 { return g.counts[v] }
+func (g *scanGroup) Len() int                             { return len(g.counts) }
 
 // ScanIndex builds the [Index] of nodes node(0..n-1) by walking their
 // pods: the reference an incremental index must equal, and the index of
@@ -173,7 +190,7 @@ func ScanIndex[N NodeInfo[P], P PodInfo](n int, node func(int) N) Index {
 					continue
 				}
 				for _, p := range ni.Pods() {
-					if g.term.Matches(p.Pod(), nil) {
+					if g.term.Matches(p.Template(), nil) {
 						v.counts[val]++
 					}
 				}

@@ -11,7 +11,7 @@ import (
 
 type fakePod struct{ p *v1.Pod }
 
-func (f fakePod) Pod() *v1.Pod { return f.p }
+func (f fakePod) Template() *v1.Pod { return f.p }
 
 type fakeNode struct{ withTerms []fakePod }
 

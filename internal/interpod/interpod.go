@@ -3,14 +3,17 @@ package interpod
 import (
 	"math"
 	"slices"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/schedkit/schedkit/internal/selector"
 )
 
-// PodInfo is the engine's view of a pod (*snapshot.PodInfo).
-type PodInfo interface{ Pod() *v1.Pod }
+// PodInfo is the engine's view of a pod (*snapshot.PodInfo): its
+// template, of which the engine reads namespace and labels (a lean
+// record's shared skeleton, snapshot.PodInfo.Template).
+type PodInfo interface{ Template() *v1.Pod }
 
 // NodeInfo is the engine's view of a node (*snapshot.NodeInfo): its
 // object, all its pods, and those with pod (anti-)affinity (upstream's
@@ -151,6 +154,40 @@ type Filter struct {
 	// terms that match the pod and count somewhere (upstream's
 	// existingAntiAffinityCounts is their sum).
 	existing []group
+	// byKey: antiD and existing grouped by topology key, so that Check
+	// reads each key's node label and hashes its value once.
+	byKey []keyDomains
+}
+
+// keyDomains are the Domains a node's value of one topology key is
+// checked against: the pod's anti-affinity terms' and the existing
+// pods' matched anti-affinity groups'.
+type keyDomains struct {
+	key            string
+	anti, existing []Domains
+}
+
+// keyed returns f.byKey for f's anti-affinity counts and existing groups.
+func (f *Filter) keyed() []keyDomains {
+	var out []keyDomains
+	at := func(key string) *keyDomains {
+		for i := range out {
+			if out[i].key == key {
+				return &out[i]
+			}
+		}
+		out = append(out, keyDomains{key: key})
+		return &out[len(out)-1]
+	}
+	for i, tm := range f.anti {
+		k := at(tm.TopologyKey)
+		k.anti = append(k.anti, f.antiD[i])
+	}
+	for _, g := range f.existing {
+		k := at(g.key)
+		k.existing = append(k.existing, g.d)
+	}
+	return out
 }
 
 // pairDomains reads one key's values out of a counts map.
@@ -159,8 +196,9 @@ type pairDomains struct {
 	key string
 }
 
-func (d pairDomains) Count(v string) int64 { return d.m[pair{d.key, v}] }
-func (d pairDomains) Len() int             { return len(d.m) }
+func (d pairDomains) Count(v string) int64                 { return d.m[pair{d.key, v}] }
+func (d pairDomains) CountHashed(_ uint64, v string) int64 { return d.m[pair{d.key, v}] }
+func (d pairDomains) Len() int                             { return len(d.m) }
 
 // views returns, for each term, the counts ix keeps of the pods it
 // matches (Index.MatchCounts), or nil unless ix keeps them for all.
@@ -225,6 +263,7 @@ func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister Namespace
 			f.affD, f.antiD = views(ix, f.affinity), views(ix, f.anti)
 			if (f.affD != nil || len(f.affinity) == 0) && (f.antiD != nil || len(f.anti) == 0) {
 				f.affAny = len(f.affD) > 0 && f.affD[0].Len() > 0
+				f.byKey = f.keyed()
 				return f
 			}
 		}
@@ -233,7 +272,7 @@ func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister Namespace
 			ni := node(i)
 			nd := ni.Node()
 			for _, ep := range ni.Pods() {
-				p := ep.Pod()
+				p := ep.Template()
 				if matchesAll(f.affinity, p) {
 					for _, tm := range f.affinity {
 						affCounts.add(nd, tm.TopologyKey)
@@ -258,6 +297,7 @@ func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister Namespace
 	if len(f.existing) == 0 && len(f.affinity)+len(f.anti) == 0 {
 		return nil
 	}
+	f.byKey = f.keyed()
 	return f
 }
 
@@ -281,15 +321,29 @@ func (f *Filter) Check(n *v1.Node) Result {
 			return AffinityNotMatch
 		}
 	}
-	for i, tm := range f.anti {
-		if v, ok := n.Labels[tm.TopologyKey]; ok && f.antiD[i].Count(v) > 0 {
-			return AntiAffinityNotMatch
+	// Every anti-affinity term is checked before the existing pods'
+	// terms (upstream's order of verdicts), each key's value read once.
+	existing := false
+	for i := range f.byKey {
+		k := &f.byKey[i]
+		v, ok := n.Labels[k.key]
+		if !ok {
+			continue
+		}
+		h := Hash(v)
+		for _, d := range k.anti {
+			if d.CountHashed(h, v) > 0 {
+				return AntiAffinityNotMatch
+			}
+		}
+		for _, d := range k.existing {
+			if !existing && d.CountHashed(h, v) > 0 {
+				existing = true
+			}
 		}
 	}
-	for _, g := range f.existing {
-		if v, ok := n.Labels[g.key]; ok && g.d.Count(v) > 0 {
-			return ExistingAntiAffinityNotMatch
-		}
+	if existing {
+		return ExistingAntiAffinityNotMatch
 	}
 	return Pass
 }
@@ -384,7 +438,7 @@ func NewScore[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, hardWeight int32,
 				continue
 			}
 			for _, ep := range ni.Pods() {
-				p := ep.Pod()
+				p := ep.Template()
 				for _, tm := range pref {
 					if tm.matches(p) {
 						add(nd, tm.TopologyKey, int64(tm.Weight))
@@ -401,6 +455,8 @@ func NewScore[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, hardWeight int32,
 	if len(s.topo) == 0 && len(s.groups) == 0 {
 		return nil
 	}
+	// Raw reads each key's node label and hashes its value once.
+	slices.SortStableFunc(s.groups, func(a, b group) int { return strings.Compare(a.key, b.key) })
 	return s
 }
 
@@ -413,9 +469,18 @@ func (s *Score) Raw(n *v1.Node) int64 {
 			sum += vs[v]
 		}
 	}
-	for _, g := range s.groups {
-		if v, ok := n.Labels[g.key]; ok {
-			sum += g.mult * g.d.Count(v)
+	var v string
+	var h uint64
+	ok := false
+	for i := range s.groups {
+		g := &s.groups[i]
+		if i == 0 || g.key != s.groups[i-1].key {
+			if v, ok = n.Labels[g.key]; ok {
+				h = Hash(v)
+			}
+		}
+		if ok {
+			sum += g.mult * g.d.CountHashed(h, v)
 		}
 	}
 	return sum

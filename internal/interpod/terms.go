@@ -62,8 +62,9 @@ type Term struct {
 	// sel: the labelSelector with matchLabelKeys and mismatchLabelKeys
 	// merged in.
 	sel selector.Selector
-	// key is [Term.Key].
-	key string
+	// key is [Term.Key]; keyHash is [Hash](key).
+	key     string
+	keyHash uint64
 	// static: the namespaces it matches do not depend on namespace
 	// labels (no namespaceSelector, or the empty one: every namespace).
 	static bool
@@ -206,6 +207,7 @@ func newTerm(pod *v1.Pod, in *v1.PodAffinityTerm) (Term, error) {
 	}
 	t.names = selector.NewNamespaces(names...)
 	t.key = termKey(in.TopologyKey, names, in.NamespaceSelector, merged)
+	t.keyHash = Hash(t.key)
 	t.static = in.NamespaceSelector == nil || nsSel.Empty()
 	return t, nil
 }

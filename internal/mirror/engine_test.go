@@ -215,6 +215,57 @@ func TestScoreResolvesOncePerSync(t *testing.T) {
 	assert.Equal(t, int64(81), got)
 }
 
+// After a successful Sync, a candidate that is a listed entry is taken
+// at its entry without reading its generation again; after a failed
+// Sync, whose changes were not published, each generation is read, so
+// an entry changed in place is converted and scored as it is, not as
+// the view last saw it.
+func TestScoreAfterFailedSyncReadsGenerations(t *testing.T) {
+	a, b := newNode("a", "4", 1), newNode("b", "4", 1)
+	m := synced(t, a, b)
+	la, err := score.NewLeastAllocated()
+	require.NoError(t, err)
+	pi := podInfo(t, pod("p", "1"))
+	list := []*fakeNode{a, b}
+	sc, err := m.Score(la, pi, list)
+	require.NoError(t, err)
+	got, err := sc.Of(a)
+	require.NoError(t, err)
+	assert.Equal(t, int64(81), got)
+
+	a.addPod(pod("a1", "3"))
+	bad := pod("bad", "1")
+	bad.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse("-1")
+	b.addPod(bad)
+	_, err = m.Sync(list)
+	require.Error(t, err)
+	sc, err = m.Score(la, pi, list[:1]) // b does not convert
+	require.NoError(t, err)
+	got, err = sc.Of(a)
+	require.NoError(t, err)
+	assert.Equal(t, int64(37), got, "a scored with its new pod, though the view has the old a")
+}
+
+// A list naming a node twice at different generations: each entry is
+// scored as it is (the one the mirror does not hold is converted), also
+// when the Sync succeeded and generations are not read again.
+func TestScoreListNamingANodeTwice(t *testing.T) {
+	a := newNode("a", "4", 1)
+	a2 := a.clone()
+	a2.addPod(pod("a1", "3"))
+	m := synced(t, a, a2)
+	la, err := score.NewLeastAllocated()
+	require.NoError(t, err)
+	sc, err := m.Score(la, podInfo(t, pod("p", "1")), []*fakeNode{a, a2})
+	require.NoError(t, err)
+	got, err := sc.Of(a)
+	require.NoError(t, err)
+	assert.Equal(t, int64(81), got)
+	got, err = sc.Of(a2)
+	require.NoError(t, err)
+	assert.Equal(t, int64(37), got)
+}
+
 // mustFilter returns f, panicking on err (arguments fixed in the test).
 func mustFilter(f framework.Filter, err error) framework.Filter {
 	if err != nil {

@@ -3,8 +3,10 @@ package mirror
 import (
 	"fmt"
 	"hash/maphash"
+	"reflect"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -58,6 +60,7 @@ type Mirror[N comparable] struct {
 	ledger  atomic.Pointer[reserve.Ledger]
 	seed    maphash.Seed
 	syncs   atomic.Uint64               // Sync calls, for res
+	synced  atomic.Uint64               // syncs when the last successful Sync returned
 	res     atomic.Pointer[resolved[N]] // the last candidates Score resolved
 }
 
@@ -72,6 +75,10 @@ type view[N comparable] struct {
 	ents  []*entry // ents[pos]: list[pos]'s entry, nil without a node
 	table []int32  // position+1, 0 empty; len a power of two ≥ 2 len(list)
 	seed  maphash.Seed
+	// addr: the table hashes an entry's address mixed with salt (see
+	// hash), not its value with maphash.
+	addr bool
+	salt uint64
 }
 
 // find returns n's position in v.list, or -1: one hash of n (its
@@ -82,7 +89,7 @@ func (v *view[N]) find(n N) int {
 		return -1
 	}
 	mask := uint64(len(v.table) - 1)
-	for h := maphash.Comparable(v.seed, n) & mask; ; h = (h + 1) & mask {
+	for h := v.hash(n) & mask; ; h = (h + 1) & mask {
 		p := v.table[h] - 1
 		if p < 0 {
 			return -1
@@ -93,6 +100,48 @@ func (v *view[N]) find(n N) int {
 	}
 }
 
+// hash is n's hash for the table: with addr, a mix of n's address word
+// (a pointer's value, an interface's data word) and a salt drawn from the
+// seed, a few instructions; else maphash of n.
+func (v *view[N]) hash(n N) uint64 {
+	if v.addr {
+		w := *(*uint64)(unsafe.Add(unsafe.Pointer(&n), unsafe.Sizeof(n)-8))
+		return mix64(w ^ v.salt)
+	}
+	return maphash.Comparable(v.seed, n)
+}
+
+// mix64 is MurmurHash3's 64-bit finaliser: every input bit reaches the
+// low bits the table's mask keeps (an address's low bits are zeros).
+func mix64(x uint64) uint64 {
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	return x ^ x>>33
+}
+
+// addressed reports whether entries equal as values are exactly those
+// with the same address word, so that hash may hash the word: N is a
+// pointer, or an interface whose every entry in list holds a pointer (or
+// nil) — an entry equal to one of them holds the same pointer, while an
+// interface holding a value keeps it boxed, equal values at different
+// addresses. O(len(list)) for an interface, O(1) otherwise.
+func addressed[N comparable](list []N) bool {
+	switch reflect.TypeFor[N]().Kind() {
+	case reflect.Pointer, reflect.UnsafePointer:
+		return true
+	case reflect.Interface:
+		for _, n := range list {
+			if t := reflect.TypeOf(any(n)); t != nil && t.Kind() != reflect.Pointer && t.Kind() != reflect.UnsafePointer {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
 // index fills v.table for v.list.
 func (v *view[N]) index() {
 	size := 16
@@ -100,9 +149,10 @@ func (v *view[N]) index() {
 		size *= 2
 	}
 	v.table = make([]int32, size)
+	v.addr, v.salt = addressed(v.list), maphash.Comparable(v.seed, uint64(0))
 	mask := uint64(size - 1)
 	for p, n := range v.list {
-		h := maphash.Comparable(v.seed, n) & mask
+		h := v.hash(n) & mask
 		for v.table[h] != 0 {
 			h = (h + 1) & mask
 		}
@@ -158,6 +208,9 @@ func (m *Mirror[N]) Sync(list []N) (*snapshot.Snapshot, error) {
 	same := m.samePositions(list)
 	m.moved = m.moved[:0]
 	if same {
+		// One generation read per entry; prev already holds list, and
+		// prevGen changes only at the rebuilt positions, once all of them
+		// succeeded (after an error the next Sync finds them again).
 		for i, n := range list {
 			if m.src.Generation(n) != m.prevGen[i] {
 				if err := m.rebuild(n); err != nil {
@@ -166,26 +219,31 @@ func (m *Mirror[N]) Sync(list []N) (*snapshot.Snapshot, error) {
 				m.moved = append(m.moved, int32(i))
 			}
 		}
-	} else {
-		m.epoch++
-		for _, n := range list {
-			node := m.src.Node(n)
-			if node == nil {
-				continue
-			}
-			if e := m.byName[node.Name]; e != nil && e.gen == m.src.Generation(n) && e.node == node {
-				e.epoch = m.epoch
-				continue
-			}
-			if err := m.rebuild(n); err != nil {
-				return nil, err
-			}
+		for _, i := range m.moved {
+			m.prevGen[i] = m.src.Generation(list[i])
 		}
-		for name, e := range m.byName {
-			if e.epoch != m.epoch {
-				if err := m.removeNode(name, e); err != nil {
-					return nil, err
-				}
+		snap := m.publish(false)
+		m.synced.Store(m.syncs.Load())
+		return snap, nil
+	}
+	m.epoch++
+	for _, n := range list {
+		node := m.src.Node(n)
+		if node == nil {
+			continue
+		}
+		if e := m.byName[node.Name]; e != nil && e.gen == m.src.Generation(n) && e.node == node {
+			e.epoch = m.epoch
+			continue
+		}
+		if err := m.rebuild(n); err != nil {
+			return nil, err
+		}
+	}
+	for name, e := range m.byName {
+		if e.epoch != m.epoch {
+			if err := m.removeNode(name, e); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -194,7 +252,9 @@ func (m *Mirror[N]) Sync(list []N) (*snapshot.Snapshot, error) {
 	for _, n := range list {
 		m.prevGen = append(m.prevGen, m.src.Generation(n))
 	}
-	return m.publish(!same), nil
+	snap := m.publish(!same)
+	m.synced.Store(m.syncs.Load())
+	return snap, nil
 }
 
 // samePositions reports whether list holds the entries of the previous
@@ -234,12 +294,16 @@ func (m *Mirror[N]) publish(listed bool) *snapshot.Snapshot {
 		e.ours = snap.Get(e.node.Name)
 		slots[e.slot] = e
 	}
-	v := &view[N]{snap: snap, slots: slots, list: old.list, table: old.table, seed: m.seed, ents: make([]*entry, len(m.prev))}
+	v := &view[N]{snap: snap, slots: slots, list: old.list, table: old.table, seed: m.seed, addr: old.addr, salt: old.salt, ents: make([]*entry, len(m.prev))}
 	if listed {
 		v.list = append([]N(nil), m.prev...)
 		for p, n := range v.list {
+			// An entry whose generation is not the listed one (the list
+			// names a node twice) is left out: looked up, it is converted.
 			if node := m.src.Node(n); node != nil {
-				v.ents[p] = m.byName[node.Name]
+				if e := m.byName[node.Name]; e != nil && e.gen == m.prevGen[p] {
+					v.ents[p] = e
+				}
 			}
 		}
 		v.index()

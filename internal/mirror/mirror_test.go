@@ -319,3 +319,52 @@ func TestMethods(t *testing.T) {
 	assert.Equal(t, int64(1000), s.Get("a").Requested().MilliCPU())
 	assert.Same(t, s.Get("a"), m.Lookup(e))
 }
+
+// entryOf is an interface entry type, as upstream's fwk.NodeInfo; boxed
+// holds a value that is not pointer-shaped, so equal entries are boxed at
+// different addresses.
+type entryOf interface{ fake() *fakeNode }
+
+type boxed struct {
+	n   *fakeNode
+	tag int
+}
+
+func (b boxed) fake() *fakeNode { return b.n }
+
+type pointed struct{ n *fakeNode }
+
+func (p *pointed) fake() *fakeNode { return p.n }
+
+var ifaceSrc = Source[entryOf]{
+	Node:       func(e entryOf) *v1.Node { return e.fake().node },
+	Generation: func(e entryOf) int64 { return e.fake().gen },
+	NumPods:    func(e entryOf) int { return len(e.fake().pods) },
+	Pod:        func(e entryOf, i int) *v1.Pod { return e.fake().pods[i] },
+}
+
+// Entries are found by value equality whatever they hold: the table hashes
+// an entry's address only when every entry is a pointer (upstream's
+// NodeInfos), where equal means same address; a list holding a boxed value
+// is hashed by value, so an equal value boxed elsewhere is still found.
+func TestLookupByAddressOrValue(t *testing.T) {
+	a, b := newNode("a", "4", 1), newNode("b", "4", 1)
+	pa, pb := &pointed{a}, &pointed{b}
+	m := New(ifaceSrc, nil)
+	_, err := m.Sync([]entryOf{pa, pb})
+	require.NoError(t, err)
+	assert.True(t, m.cur.Load().addr, "a list of pointers is hashed by address")
+	assert.Same(t, m.Current().Get("b"), m.Lookup(pb))
+	assert.Nil(t, m.Lookup(&pointed{b}), "another pointer is another entry")
+
+	m = New(ifaceSrc, nil)
+	_, err = m.Sync([]entryOf{pa, boxed{b, 7}})
+	require.NoError(t, err)
+	assert.False(t, m.cur.Load().addr, "a boxed value: hashed by value")
+	for range 3 {
+		again := entryOf(boxed{b, 7}) // equal, boxed anew
+		assert.Same(t, m.Current().Get("b"), m.Lookup(again))
+		assert.Same(t, m.Current().Get("a"), m.Lookup(pa))
+	}
+	assert.Nil(t, m.Lookup(boxed{b, 8}))
+}

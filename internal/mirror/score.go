@@ -48,13 +48,22 @@ type resolved[N comparable] struct {
 // resolve finds candidates in the published view: by position (a
 // candidate following the previous one's position, as a host's filtered
 // list in list order, costs one comparison; any other, a hash probe),
-// then one generation read each; a candidate the mirror does not hold as
+// then one generation read each (none when the last Sync succeeded: it
+// read them all); a candidate the mirror does not hold as
 // it is is converted. The result is kept and returned again for the same
 // candidate slice (same first element and length) until the next Sync
 // (the adapter's score plugins share one cycle's list). Errors: a
 // candidate that does not convert. O(candidates), no map look-up.
 func (m *Mirror[N]) resolve(candidates []N) (*resolved[N], error) {
+	// verified: v is the view of the last Sync, which succeeded and read
+	// the generation of every listed entry, so a candidate that is a
+	// listed entry (same identity) has its entry's generation (the caller
+	// does not change candidates in place between Syncs): no second read.
+	// Otherwise (a Sync failed since, or runs now) each generation is read.
+	s1 := m.syncs.Load()
+	verified := m.synced.Load() == s1
 	v, syncs := m.cur.Load(), m.syncs.Load()
+	verified = verified && syncs == s1
 	if r := m.res.Load(); r != nil && r.syncs == syncs && r.v == v && r.n == len(candidates) && (r.n == 0 || r.first == &candidates[0]) {
 		return r, nil
 	}
@@ -71,7 +80,7 @@ func (m *Mirror[N]) resolve(candidates []N) (*resolved[N], error) {
 			p = v.find(c)
 		}
 		if p >= 0 {
-			if e := v.ents[p]; e != nil && e.gen == m.src.Generation(c) {
+			if e := v.ents[p]; e != nil && (verified || e.gen == m.src.Generation(c)) {
 				r.ours[i], next = e.ours, p+1
 				if next == k {
 					next = 0

@@ -111,6 +111,20 @@ type PodProfile interface {
 	// turn, so a chunk stays in cache; a LeastAllocated and
 	// BalancedAllocation pair is scored in one pass. Allocates nothing.
 	AddPlain(nodes []*snapshot.NodeInfo, totals []int64) error
+	// Split reports whether every prepared scorer is a built-in whose
+	// scores of a node depend, besides the pod, either on the node object
+	// alone (not on its pods: ImageLocality, TaintToleration,
+	// NodeAffinity) or on the pod's requests and the node's allocatable
+	// and requested amounts alone (LeastAllocated, MostAllocated,
+	// RequestedToCapacityRatio, BalancedAllocation), with every
+	// normalising scorer of the first kind — so that pods with equal
+	// requests share the second part (framework's shared request shapes).
+	// O(scorers).
+	Split() bool
+	// AddPlainPart is AddPlain restricted to the non-normalising scorers
+	// of one part of a Split profile: the request-only ones if requests,
+	// else the node-object ones. Same checks, errors and cost.
+	AddPlainPart(nodes []*snapshot.NodeInfo, totals []int64, requests bool) error
 }
 
 // The functions package score sets in its init, which runs before that of

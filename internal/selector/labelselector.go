@@ -3,6 +3,7 @@ package selector
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -100,6 +101,38 @@ func Match(s *Selector, ls []Label) bool {
 // metadata.labels) satisfies s. Allocates nothing.
 func MatchMap(s *Selector, m map[string]string) bool {
 	return !s.nothing && matchAllMap(s.reqs, m)
+}
+
+// AppendKey appends to b a key of s: two Selectors have equal keys
+// exactly when they hold the same requirements (key, operator, values)
+// in the same order, or are both [Nothing] — so equal keys match the same
+// label sets (selectors that match the same sets may still differ). For
+// caches of results per selector. O(requirements × values); allocates
+// only to grow b.
+func (s *Selector) AppendKey(b []byte) []byte {
+	if s.nothing {
+		return append(b, 'N')
+	}
+	b = append(strconv.AppendInt(append(b, 'S'), int64(len(s.reqs)), 10), ':')
+	for i := range s.reqs {
+		r := &s.reqs[i]
+		b = appendField(appendField(b, r.key), string(r.op))
+		if r.values == nil {
+			b = appendField(append(b, 'O'), r.one)
+			continue
+		}
+		b = append(strconv.AppendInt(append(b, 'V'), int64(len(r.values)), 10), ':')
+		for _, v := range r.values {
+			b = appendField(b, v)
+		}
+	}
+	return b
+}
+
+// appendField appends s length-prefixed, so that no content can forge
+// another sequence of fields.
+func appendField(b []byte, s string) []byte {
+	return append(append(strconv.AppendInt(b, int64(len(s)), 10), ':'), s...)
 }
 
 // Namespaces is a set of namespace names, as inter-pod affinity terms

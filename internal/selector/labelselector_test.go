@@ -199,3 +199,45 @@ func FuzzFromLabelSelector(f *testing.F) {
 		}
 	})
 }
+
+// TestAppendKey: equal selectors have equal keys; selectors that differ
+// in a key, operator, value, number of values or Nothing have different
+// keys, also where a naive concatenation would collide.
+func TestAppendKey(t *testing.T) {
+	mk := func(ls *metav1.LabelSelector) Selector {
+		s, err := FromLabelSelector(ls)
+		require.NoError(t, err)
+		return s
+	}
+	expr := func(key string, op metav1.LabelSelectorOperator, vals ...string) *metav1.LabelSelector {
+		return &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: key, Operator: op, Values: vals}}}
+	}
+	sels := []Selector{
+		Nothing(),
+		{},
+		mk(&metav1.LabelSelector{MatchLabels: map[string]string{"app": "a"}}),
+		mk(&metav1.LabelSelector{MatchLabels: map[string]string{"app": "ab"}}),
+		mk(&metav1.LabelSelector{MatchLabels: map[string]string{"appa": "b"}}),
+		mk(&metav1.LabelSelector{MatchLabels: map[string]string{"app": "a", "b": "c"}}),
+		mk(expr("app", metav1.LabelSelectorOpNotIn, "a")),
+		mk(expr("app", metav1.LabelSelectorOpIn, "a", "b")),
+		mk(expr("app", metav1.LabelSelectorOpIn, "b", "a")),
+		mk(expr("app", metav1.LabelSelectorOpExists)),
+		mk(expr("app", metav1.LabelSelectorOpDoesNotExist)),
+		FromSet(map[string]string{"app": "a", "b": "c"}),
+	}
+	keys := map[string]int{}
+	for i := range sels {
+		k := string(sels[i].AppendKey(nil))
+		if j, dup := keys[k]; dup {
+			// Only the two spellings of {app=a, b=c} may share a key.
+			require.Equal(t, []int{5, 11}, []int{j, i}, "key %q", k)
+			continue
+		}
+		keys[k] = i
+	}
+	require.Len(t, keys, len(sels)-1)
+	again := mk(&metav1.LabelSelector{MatchLabels: map[string]string{"app": "a"}})
+	assert.Equal(t, string(sels[2].AppendKey(nil)), string(again.AppendKey([]byte{})))
+	assert.Equal(t, "x"+string(sels[2].AppendKey(nil)), string(sels[2].AppendKey([]byte("x"))))
+}

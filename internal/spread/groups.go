@@ -26,7 +26,9 @@ import (
 // groups per node) map-free pointer compares, plus O(classes ×
 // selector size) for the selector itself. Pods of one ReplicaSet,
 // StatefulSet revision hash aside, share one class, so a node with 30
-// pods of 3 Deployments has 3 groups.
+// pods of 3 Deployments has 3 groups. On top of the groups, a [Memo]
+// (memo.go) keeps per-64-node-block partial counts per query, so that a
+// pass re-reads only the nodes changed since the last one.
 
 // Class identifies a pod class: namespace and labels, interned
 // (package unique), so that two pods have the same class exactly when

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"sync"
 	"unique"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -32,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/schedkit/schedkit/internal/layout"
 	"github.com/schedkit/schedkit/internal/selector"
 )
 
@@ -81,6 +83,9 @@ type Config struct {
 	// Lister finds the pod's Services and controller; nil: the cluster's
 	// (see [Config.ListerOf]).
 	Lister Lister
+	// Memo caches the passes' per-block counts (memo.go); nil: none.
+	// [NewConfig] sets a new one.
+	Memo *Memo
 }
 
 // ListerOf returns the lister for a cycle over cluster: the configured
@@ -142,7 +147,7 @@ func NewConfig(defaults []v1.TopologySpreadConstraint, defaultingType string, li
 	if len(errs) > 0 {
 		return Config{}, fmt.Errorf("%w: %w", errs.ToAggregate(), ErrInvalidArgs)
 	}
-	cfg := Config{Defaults: defaults, Lister: lister}
+	cfg := Config{Defaults: defaults, Lister: lister, Memo: &Memo{}}
 	if defaultingType == SystemDefaulting {
 		cfg.Defaults, cfg.System = SystemDefaultConstraints(), true
 	}
@@ -381,6 +386,7 @@ type PodInfo interface{ Pod() *v1.Pod }
 // object, its labels as handles (for the node-affinity check) and its
 // pods.
 type NodeInfo[P PodInfo] interface {
+	comparable // a pointer: the memo's blocks are matched by identity
 	Node() *v1.Node
 	Labels() []selector.Label
 	Pods() []P
@@ -462,15 +468,39 @@ type Filter struct {
 // with no matching pod. nil for no constraints (upstream's Skip).
 // It reads each node's label handles and its pod groups ([GroupsOf]),
 // not its pods: O(n × (labels × constraints + groups per node)) plus the
-// selector once per pod class; allocates the per-domain maps.
-func NewFilter[N NodeInfo[P], P PodInfo](cs []Constraint, pod *v1.Pod, n int, node func(int) N, in Inclusion[N]) *Filter {
+// selector once per pod class; allocates the per-domain maps. With a
+// memo m and the cluster's blocks bv (both non-nil; bv describes the same
+// n nodes) and inclusion policies that include every node, the pass
+// reads only the nodes changed since the memo last saw them (memo.go):
+// O(blocks × domains per block + changed nodes × (labels + groups)).
+func NewFilter[N NodeInfo[P], P PodInfo](cs []Constraint, pod *v1.Pod, n int, node func(int) N, in Inclusion[N], m *Memo, bv Blocks[N]) *Filter {
 	if len(cs) == 0 {
 		return nil
 	}
 	f := &Filter{cs: cs, counts: make([]domains, len(cs)), min: make([]int, len(cs)), self: make([]bool, len(cs))}
-	ms := make([]*matcher, len(cs))
 	for i := range cs {
 		f.self[i] = cs[i].Selector.Matches(pod.Labels)
+	}
+	if !in.allTrivial(cs) || memoCounts(m, modeFilter, cs, pod.Namespace, bv, f.counts) == nil {
+		filterPass(f, pod, n, node, in)
+	}
+	for i := range cs {
+		// Upstream's critical path: the smallest count, MaxInt32 with no
+		// domain; 0 when there are fewer domains than minDomains.
+		m := f.counts[i].min()
+		if f.counts[i].size() < int(cs[i].MinDomains) {
+			m = 0
+		}
+		f.min[i] = m
+	}
+	return f
+}
+
+// filterPass is NewFilter's direct pass over the n nodes.
+func filterPass[N NodeInfo[P], P PodInfo](f *Filter, pod *v1.Pod, n int, node func(int) N, in Inclusion[N]) {
+	cs := f.cs
+	ms := make([]*matcher, len(cs))
+	for i := range cs {
 		ms[i] = newMatcher(cs[i].Selector, pod.Namespace)
 	}
 	vals := make([]unique.Handle[string], len(cs))
@@ -492,16 +522,6 @@ func NewFilter[N NodeInfo[P], P PodInfo](cs []Constraint, pod *v1.Pod, n int, no
 			f.counts[i].add(vals[i], ms[i].count(groups))
 		}
 	}
-	for i := range cs {
-		// Upstream's critical path: the smallest count, MaxInt32 with no
-		// domain; 0 when there are fewer domains than minDomains.
-		m := f.counts[i].min()
-		if f.counts[i].size() < int(cs[i].MinDomains) {
-			m = 0
-		}
-		f.min[i] = m
-	}
-	return f
 }
 
 // values writes the value of each constraint's key in ls to vals and
@@ -522,6 +542,16 @@ func values(ls []selector.Label, cs []Constraint, vals []unique.Handle[string]) 
 // node tolerated), so that the per-node check can be skipped.
 func (in *Inclusion[N]) trivial(c *Constraint) bool {
 	return (!c.HonorAffinity || in.affinity == nil) && (!c.HonorTaints || in.tolerated == nil)
+}
+
+// allTrivial reports that every constraint's inclusion is trivial.
+func (in *Inclusion[N]) allTrivial(cs []Constraint) bool {
+	for i := range cs {
+		if !in.trivial(&cs[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // Check is upstream's Filter for one node, given its labels as handles
@@ -565,6 +595,11 @@ type Score[N NodeInfo[P], P PodInfo] struct {
 	ns         string
 	requireAll bool
 	counts     []domains
+	// bv and blocks, when the memo counted: the cluster's blocks and the
+	// memo's blocks of the pass (memo.go), which Raw reads instead of the
+	// nodes they still describe.
+	bv     Blocks[N]
+	blocks []*block
 }
 
 // NewScore counts, for the ScheduleAnyway constraints cs of pod, the
@@ -575,20 +610,41 @@ type Score[N NodeInfo[P], P PodInfo] struct {
 // for no constraints or no nodes (upstream's Skip).
 // O(n × (labels × constraints + groups per node)) plus the selector once
 // per pod class, as [NewFilter]; no pass at all when every constraint is
-// a hostname one.
-func NewScore[N NodeInfo[P], P PodInfo](cs []Constraint, requireAll bool, pod *v1.Pod, n int, node func(int) N, in Inclusion[N]) *Score[N, P] {
+// a hostname one. With a memo m and blocks bv and inclusion policies
+// that include every node, the pass reads only the nodes changed since
+// the memo last saw them (O(blocks × domains per block + changed
+// nodes), as [NewFilter]), and keeps the memo's blocks, from which
+// [Score.Raw] reads each candidate's values and counts.
+func NewScore[N NodeInfo[P], P PodInfo](cs []Constraint, requireAll bool, pod *v1.Pod, n int, node func(int) N, in Inclusion[N], m *Memo, bv Blocks[N]) *Score[N, P] {
 	if len(cs) == 0 || n == 0 {
 		return nil
 	}
 	s := &Score[N, P]{cs: cs, ns: pod.Namespace, requireAll: requireAll, counts: make([]domains, len(cs))}
+	md := modeScoreAny
+	if requireAll {
+		md = modeScoreAll
+	}
+	if in.allTrivial(cs) {
+		if s.blocks = memoCounts(m, md, cs, pod.Namespace, bv, s.counts); s.blocks != nil {
+			s.bv = bv
+			return s
+		}
+	}
+	for i := range cs {
+		if !cs[i].hostname {
+			scorePass(s, pod, n, node, in)
+			break
+		}
+	}
+	return s
+}
+
+// scorePass is NewScore's direct pass over the n nodes.
+func scorePass[N NodeInfo[P], P PodInfo](s *Score[N, P], pod *v1.Pod, n int, node func(int) N, in Inclusion[N]) {
+	cs, requireAll := s.cs, s.requireAll
 	ms := make([]*matcher, len(cs))
-	pass := false
 	for i := range cs {
 		ms[i] = newMatcher(cs[i].Selector, pod.Namespace)
-		pass = pass || !cs[i].hostname
-	}
-	if !pass {
-		return s
 	}
 	vals := make([]unique.Handle[string], len(cs))
 	for j := 0; j < n; j++ {
@@ -617,7 +673,6 @@ func NewScore[N NodeInfo[P], P PodInfo](cs []Constraint, requireAll bool, pod *v
 			s.counts[i].add(v, ms[i].count(groups))
 		}
 	}
-	return s
 }
 
 // Constraints returns the constraints scored. Read-only.
@@ -630,36 +685,17 @@ func (s *Score[N, P]) Ignored(ls []selector.Label) bool {
 	return s.requireAll && !hasAllKeys(ls, s.cs)
 }
 
-// Weights returns upstream's TopologyNormalizingWeight per constraint for
-// the candidate set nodes: ln(domains + 2), where domains counts the
-// distinct values (a missing key is the value "") of the constraint's key
-// among the candidates not ignored, or for a hostname constraint the
-// candidates not ignored. O(len(nodes) × constraints × labels);
-// allocates the result and a set per constraint.
-func (s *Score[N, P]) Weights(nodes []N) []float64 {
+// weights returns upstream's TopologyNormalizingWeight per constraint:
+// ln(domains + 2), where domains is, for a hostname constraint, kept
+// (the candidates not ignored), otherwise the size of its entry in seen
+// (the distinct values of its key among those candidates, a missing key
+// being the value "").
+func (s *Score[N, P]) weights(kept int, seen []domains) []float64 {
 	w := make([]float64, len(s.cs))
-	kept := 0
-	seen := make([]domains, len(s.cs))
-	for _, ni := range nodes {
-		ls := ni.Labels()
-		if s.Ignored(ls) {
-			continue
-		}
-		kept++
-		for i := range s.cs {
-			if !s.cs[i].hostname {
-				v, ok := valueOf(ls, s.cs[i].key)
-				if !ok {
-					v = emptyValue
-				}
-				seen[i].add(v, 0)
-			}
-		}
-	}
 	for i := range s.cs {
-		size := seen[i].size()
-		if s.cs[i].hostname {
-			size = kept
+		size := kept
+		if !s.cs[i].hostname {
+			size = seen[i].size()
 		}
 		w[i] = math.Log(float64(size + 2))
 	}
@@ -667,63 +703,209 @@ func (s *Score[N, P]) Weights(nodes []N) []float64 {
 }
 
 // Raw writes upstream's Score of nodes[i] to out[i], taking nodes as the
-// candidate set (upstream's filteredNodes, which set the weights: see
-// [Score.Weights]): 0 for an ignored node, else round(Σ over constraints
-// whose key the node has of count × weight + maxSkew − 1), where count
-// is the matching pods in the node's domain, or on the node itself for a
-// hostname constraint (which upstream counts without inclusion
-// policies). O(len(nodes) × constraints × labels) plus the hostname
-// counts (the node's groups); allocates the weights and, with hostname
-// constraints, a per-call selector memo.
+// candidate set (upstream's filteredNodes, which set the weights
+// TopologyNormalizingWeight: ln(domains + 2) per constraint, domains
+// being the distinct values, a missing key being the value "", of the
+// constraint's key among the candidates not ignored, or for a hostname
+// constraint the number of those candidates): 0 for an ignored node,
+// else round(Σ over constraints whose key the node has of count × weight
+// + maxSkew − 1), where count is the matching pods in the node's domain,
+// or on the node itself for a hostname constraint (which upstream counts
+// without inclusion policies). One pass over the nodes reads each node's
+// labels once (and its groups for hostname constraints) into a scratch
+// table of counts, the weights follow, then a pass over the table:
+// O(len(nodes) × constraints × labels); allocates the weights, the
+// per-constraint domain sets and, with hostname constraints, a selector
+// memo; the table comes from a pool. When [NewScore] counted through the
+// memo, a candidate found at its position in the cluster's blocks
+// (candidates in the cluster's order, rotated, with gaps, cost O(nodes)
+// position compares in all) and unchanged since (its version) is read
+// from the memo's block instead of the node: O(constraints) per node,
+// no label or group read.
 func (s *Score[N, P]) Raw(nodes []N, out []int64) {
-	w := s.Weights(nodes)
+	k := len(s.cs)
+	tp := rawPool.Get().(*[]int32)
+	tab := *tp
+	if cap(tab) < len(nodes)*k {
+		tab = make([]int32, len(nodes)*k)
+	}
+	tab = tab[:len(nodes)*k]
+	seen := make([]domains, k)
 	var ms []*matcher
+	kept := 0
+	cur := cursor[N]{bv: s.bv, blocks: s.blocks, budget: 2*len(nodes) + 2*layout.BlockSize}
+	if s.blocks != nil {
+		cur.n = s.bv.NumNodes()
+	}
 	for j, ni := range nodes {
-		ls := ni.Labels()
-		if s.Ignored(ls) {
-			out[j] = 0
+		row := tab[j*k : (j+1)*k]
+		if vals, cnt := cur.find(ni); vals != nil {
+			if s.rowFromMemo(row, vals, cnt, seen) {
+				kept++
+			}
 			continue
 		}
-		var sc float64
+		ls := ni.Labels()
+		if s.requireAll && !hasAllKeys(ls, s.cs) {
+			row[0] = rawIgnored
+			continue
+		}
+		kept++
 		for i := range s.cs {
 			c := &s.cs[i]
 			v, ok := valueOf(ls, c.key)
-			if !ok {
-				continue
+			if !c.hostname {
+				if ok {
+					seen[i].add(v, 0)
+				} else {
+					seen[i].add(emptyValue, 0)
+				}
 			}
-			var cnt int64
-			if c.hostname {
+			switch {
+			case !ok:
+				row[i] = rawMissing
+			case c.hostname:
 				if ms == nil {
-					ms = make([]*matcher, len(s.cs))
+					ms = make([]*matcher, k)
 				}
 				if ms[i] == nil {
 					ms[i] = newMatcher(c.Selector, s.ns)
 				}
-				cnt = int64(ms[i].count(GroupsOf(ni)))
-			} else {
-				cnt = int64(s.counts[i].get(v))
+				row[i] = int32(ms[i].count(GroupsOf(ni)))
+			default:
+				row[i] = int32(s.counts[i].get(v))
 			}
-			sc += float64(cnt)*w[i] + float64(c.MaxSkew-1)
+		}
+	}
+	w := s.weights(kept, seen)
+	for j := range nodes {
+		row := tab[j*k : (j+1)*k]
+		if row[0] == rawIgnored {
+			out[j] = 0
+			continue
+		}
+		var sc float64
+		for i, cnt := range row {
+			if cnt != rawMissing {
+				sc += float64(cnt)*w[i] + float64(s.cs[i].MaxSkew-1)
+			}
 		}
 		out[j] = int64(math.Round(sc))
 	}
+	*tp = tab
+	rawPool.Put(tp)
 }
+
+// rowFromMemo is Raw's row for a node from the memo's values and counts
+// of its constraints: false for an ignored node.
+func (s *Score[N, P]) rowFromMemo(row []int32, vals []unique.Handle[string], cnt []int32, seen []domains) bool {
+	var missing unique.Handle[string]
+	if s.requireAll {
+		for _, v := range vals {
+			if v == missing {
+				row[0] = rawIgnored
+				return false
+			}
+		}
+	}
+	for i := range s.cs {
+		c := &s.cs[i]
+		v := vals[i]
+		if !c.hostname {
+			if v == missing {
+				seen[i].add(emptyValue, 0)
+			} else {
+				seen[i].add(v, 0)
+			}
+		}
+		switch {
+		case v == missing:
+			row[i] = rawMissing
+		case c.hostname:
+			row[i] = cnt[i]
+		default:
+			row[i] = int32(s.counts[i].get(v))
+		}
+	}
+	return true
+}
+
+// cursor finds candidates' positions in the cluster's blocks, assuming
+// they come in the cluster's order, possibly rotated and with gaps (as
+// a Scheduler filters them): each look-up scans on from the last
+// position found. The scans stop for good once they have stepped past
+// budget nodes in all, so that candidates in another order cost
+// O(nodes) more, not O(nodes²).
+type cursor[N comparable] struct {
+	bv     Blocks[N]
+	blocks []*block
+	n      int // nodes in bv
+	pos    int // the next position to look at
+	budget int
+	// the block at b: its nodes and versions in bv
+	b     int
+	nodes []N
+	vers  []int64
+	ok    bool
+}
+
+// find returns node ni's values and counts in the memo (k entries
+// each), or nil if it is not found or the memo's entry is stale (the
+// node changed since the pass).
+func (c *cursor[N]) find(ni N) ([]unique.Handle[string], []int32) {
+	for c.budget > 0 && c.n > 0 {
+		if c.pos >= c.n {
+			c.pos = 0
+		}
+		b, slot := c.pos/layout.BlockSize, c.pos%layout.BlockSize
+		if !c.ok || c.b != b {
+			c.nodes, c.vers = c.bv.Block(b)
+			c.b, c.ok = b, true
+		}
+		c.pos++
+		c.budget--
+		if c.nodes[slot] != ni {
+			continue
+		}
+		if b >= len(c.blocks) {
+			return nil, nil
+		}
+		e := c.blocks[b]
+		if slot >= e.n || e.slotVer[slot] != c.vers[slot] {
+			return nil, nil
+		}
+		k := len(e.vals) / layout.BlockSize
+		return e.vals[slot*k : (slot+1)*k], e.cnt[slot*k : (slot+1)*k]
+	}
+	return nil, nil
+}
+
+// Marks in Raw's table: an ignored node (its first entry), a missing key.
+const (
+	rawIgnored = -2
+	rawMissing = -1
+)
+
+// rawPool holds Raw's scratch tables.
+var rawPool = sync.Pool{New: func() any { return new([]int32) }}
 
 // Normalize is upstream's NormalizeScore: ignored nodes get 0; the others
 // 100 × (max + min − s) / max over the raw scores of the nodes not
 // ignored, or 100 each when that max is 0. O(len(nodes) × constraints ×
-// labels). scores[j] belongs to nodes[j].
+// labels) with requireAll, O(len(nodes)) without (no node is ignored).
+// scores[j] belongs to nodes[j].
 func (s *Score[N, P]) Normalize(nodes []N, scores []int64) {
+	ignored := func(ni N) bool { return s.requireAll && s.Ignored(ni.Labels()) } // no label read without requireAll
 	lo, hi := int64(math.MaxInt64), int64(0)
 	for j, ni := range nodes {
-		if s.Ignored(ni.Labels()) {
+		if ignored(ni) {
 			continue
 		}
 		lo, hi = min(lo, scores[j]), max(hi, scores[j])
 	}
 	for j, ni := range nodes {
 		switch {
-		case s.Ignored(ni.Labels()) || scores[j] == -1:
+		case ignored(ni) || scores[j] == -1:
 			// Upstream marks ignored nodes with -1 and zeroes every -1,
 			// which a raw score can only be with maxSkew 0 (invalid).
 			scores[j] = 0

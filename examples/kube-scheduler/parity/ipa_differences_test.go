@@ -63,3 +63,67 @@ func TestDifferenceIPAMatchLabelKeysAtParse(t *testing.T) {
 		assert.Equal(t, Verdict{Code: fwk.Success}, ourVerdicts(pre, []*snapshot.NodeInfo{snap.Get("n1")}).Verdicts[0])
 	}
 }
+
+// Difference (PodTopologySpread and InterPodAffinity): a pod whose
+// spread constraints or pod (anti-)affinity terms the API server's
+// validation rejects (here a selector operator "Bogus") cannot exist in a
+// cluster, but a simulator can be handed one. Upstream's plugins meet it
+// only at PreFilter: PodTopologySpread fails the cycle with an error,
+// InterPodAffinity rejects every node UnschedulableAndUnresolvable
+// ("parsing pod: ... is not a valid label selector operator"); as an
+// existing pod it is accepted into the scheduler's cache. schedkit rejects it when it parses
+// it (snapshot.NewPodInfo, the Cache, the Ledger, Forks), naming the pod
+// and the field path the API server names, before any state changes
+// (TestParseAgreesWithAPIValidation checks the verdicts and paths against
+// the API server's own validation on generated pods).
+func TestDifferenceInvalidPodRejectedAtParse(t *testing.T) {
+	ctx := context.Background()
+	u, err := NewSpreadUpstream(ctx)
+	require.NoError(t, err)
+	n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{v1.LabelHostname: "n1"}}}
+	u.Load([]*v1.Node{n}, nil)
+	require.NoError(t, u.LoadNamespaces(nil))
+	bogus := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus"}}}
+	spread := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "spread", Namespace: "default", Labels: map[string]string{"app": "web"}},
+		Spec: v1.PodSpec{TopologySpreadConstraints: []v1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: v1.LabelHostname, WhenUnsatisfiable: v1.DoNotSchedule, LabelSelector: bogus}}}}
+	anti := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "anti", Namespace: "default", Labels: map[string]string{"app": "web"}},
+		Spec: v1.PodSpec{Affinity: &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{TopologyKey: v1.LabelHostname, LabelSelector: bogus}}}}}}
+
+	// Upstream: an error at PreFilter.
+	spl, err := u.SpreadPlugin(ctx, nil)
+	require.NoError(t, err)
+	_, err = u.Filter(ctx, spl, spread)
+	require.ErrorContains(t, err, `"Bogus" is not a valid label selector operator`)
+	ipl, err := u.IPAPlugin(ctx, nil)
+	require.NoError(t, err)
+	res, err := u.Filter(ctx, ipl, anti)
+	require.NoError(t, err)
+	assert.Equal(t, fwk.UnschedulableAndUnresolvable, res.Verdicts[0].Code)
+	require.Len(t, res.Verdicts[0].Reasons, 1)
+	assert.Contains(t, res.Verdicts[0].Reasons[0], `parsing pod: `)
+	assert.Contains(t, res.Verdicts[0].Reasons[0], `"Bogus" is not a valid label selector operator`)
+
+	// schedkit: an error when the pod is parsed, naming it and the field
+	// path the API server's validation names.
+	for _, c := range []struct {
+		pod   *v1.Pod
+		field string
+	}{
+		{spread, "spec.topologySpreadConstraints[0].labelSelector.matchExpressions[0].operator"},
+		{anti, "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector.matchExpressions[0].operator"},
+	} {
+		upErrs, err := APISchedulingErrors(c.pod)
+		require.NoError(t, err)
+		require.Len(t, upErrs, 1)
+		assert.Equal(t, c.field, upErrs[0].Field)
+		_, err = snapshot.NewPodInfo(c.pod)
+		require.ErrorIs(t, err, snapshot.ErrInvalidObject)
+		assert.ErrorContains(t, err, "pod default/"+c.pod.Name+": "+c.field)
+		bound := c.pod.DeepCopy()
+		bound.Spec.NodeName = "n1"
+		cache := snapshot.NewCache()
+		require.NoError(t, cache.AddNode(n))
+		require.ErrorIs(t, cache.AddPod(bound), snapshot.ErrInvalidObject)
+		assert.Equal(t, 0, cache.NumPods(), "nothing changed")
+	}
+}

@@ -131,11 +131,14 @@ func (g *Gen) weightedTerms() []v1.WeightedPodAffinityTerm {
 // sometimes matchLabelKeys and mismatchLabelKeys.
 func (g *Gen) ipaTerm() v1.PodAffinityTerm {
 	t := v1.PodAffinityTerm{TopologyKey: g.pick(spreadKeys...)}
-	switch g.r.IntN(40) {
-	case 0:
-	case 1:
+	// nil and empty selectors 1 in 40 each, an invalid one 1 in 200 (a
+	// case holds dozens of terms, and one the API server would refuse
+	// makes the whole case one only schedkit's parse is checked on).
+	switch n := g.r.IntN(200); {
+	case n < 5:
+	case n < 10:
 		t.LabelSelector = &metav1.LabelSelector{}
-	case 2:
+	case n == 10:
 		t.LabelSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus"}}}
 	default:
 		t.LabelSelector = g.labelSelector()
@@ -160,11 +163,16 @@ func (g *Gen) ipaTerm() v1.PodAffinityTerm {
 		// known namespaces).
 		t.NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: metav1.LabelSelectorOpDoesNotExist}}}
 	}
-	if g.chance(0.2) {
+	// matchLabelKeys and mismatchLabelKeys need a labelSelector and may
+	// not share a key (the API server refuses both, rarely drawn here).
+	if g.chance(0.2) && (t.LabelSelector != nil || g.chance(0.05)) {
 		t.MatchLabelKeys = []string{g.pick("pod-template-hash", "version", "absent-key")}
 	}
-	if g.chance(0.15) {
+	if g.chance(0.15) && (t.LabelSelector != nil || g.chance(0.05)) {
 		t.MismatchLabelKeys = []string{g.pick("tier", "version")}
+		if len(t.MatchLabelKeys) > 0 && t.MatchLabelKeys[0] == "version" && !g.chance(0.05) {
+			t.MismatchLabelKeys[0] = "tier"
+		}
 	}
 	return t
 }

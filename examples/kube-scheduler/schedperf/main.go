@@ -17,6 +17,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -72,6 +73,9 @@ type options struct {
 	from      string
 	gates     map[string]bool
 	seed      uint64
+	// limit bounds each side's run of one workload (0: none); a side
+	// stopped by it reports what it did until then.
+	limit time.Duration
 }
 
 func main() {
@@ -89,7 +93,15 @@ func main() {
 	var gates string
 	flag.StringVar(&gates, "feature-gates", "", "comma-separated Gate=true|false for UP, over the workload's own (e.g. SchedulerAsyncPreemption=false)")
 	flag.Uint64Var(&o.seed, "seed", 1, "seed of SK's tie-breaking among equally scored nodes (framework.Config.Seed)")
+	flag.DurationVar(&o.limit, "limit", 0, "stop each scheduler's run of a workload after this long and report what it did until then (0: no limit)")
+	pct := flag.Int("percentage-of-nodes-to-score", -1, "percentageOfNodesToScore for both schedulers, 0-100 (100: every node; -1: the default, adaptive)")
+	flag.IntVar(&upParallelism, "up-parallelism", 0, "UP's parallelism (0: its default, 16; 1 filters nodes in order, as SK does)")
 	flag.Parse()
+	if *pct < -1 || *pct > 100 || upParallelism < 0 {
+		fmt.Fprintf(os.Stderr, "schedperf: -percentage-of-nodes-to-score %d: want -1 or 0-100; -up-parallelism %d: want >= 0\n", *pct, upParallelism)
+		os.Exit(2)
+	}
+	nodesToScore = int32(*pct)
 	if wl != "" {
 		o.workloads = strings.Split(wl, ",")
 	}
@@ -166,13 +178,13 @@ func run(ctx context.Context, o options, out io.Writer) error {
 			}
 		}
 		runtime.GC()
-		r.Upstream = runUpstream(ctx, p, o.timeout, progress)
+		r.Upstream = limited(ctx, o.limit, func(ctx context.Context) sideResult { return runUpstream(ctx, p, o.timeout, progress) })
 		runtime.GC()
 		if reason := schedkitUnsupported(p); reason != "" {
 			r.Schedkit.Unsupported = reason
 			progress(p.Pods)
 		} else {
-			r.Schedkit = runSchedkit(ctx, p, progress)
+			r.Schedkit = limited(ctx, o.limit, func(ctx context.Context) sideResult { return runSchedkit(ctx, p, progress) })
 		}
 		if r.Schedkit.Unsupported == "" && r.Upstream.PodsPerSecond > 0 && r.Schedkit.PodsPerSecond > 0 {
 			r.Ratio = r.Schedkit.PodsPerSecond / r.Upstream.PodsPerSecond
@@ -200,6 +212,25 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return fmt.Errorf("%d workload runs stopped with an error (see the notes)", stopped)
 	}
 	return nil
+}
+
+// limited runs one side under ctx, bounded by limit when it is positive;
+// a run the limit stopped says so in its Err (its counts are what it did
+// until then).
+func limited(ctx context.Context, limit time.Duration, run func(context.Context) sideResult) sideResult {
+	if limit <= 0 {
+		return run(ctx)
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	res := run(ctx)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if res.Err == "" {
+			res.Err = "the run ended"
+		}
+		res.Err = fmt.Sprintf("stopped by -limit %s: %s", limit, res.Err)
+	}
+	return res
 }
 
 // selectRows picks each selected test case's workload for o.size and

@@ -30,6 +30,9 @@ type sideResult struct {
 	Pending   int      `json:"pending"`
 	Preempted int      `json:"preempted"`
 	Evicted   []string `json:"evicted,omitempty"`
+	// Attempts counts SK's scheduling cycles (Loop.ScheduleOne calls that
+	// took a pod); 0 for UP.
+	Attempts int `json:"attempts,omitempty"`
 	// bound lists the workload's createPods pods bound at the end
 	// ("namespace/name", sorted): the test compares the two sides.
 	bound []string
@@ -173,7 +176,7 @@ func (o *observer) waitBound(ctx context.Context, ns string, sel map[string]stri
 			return fmt.Errorf("%d of %d pods in %s bound after %s", n, want, ns, timeout)
 		}
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return fmt.Errorf("%d of %d pods in %s bound when stopped: %w", n, want, ns, ctx.Err())
 		}
 		time.Sleep(2 * time.Millisecond)
 	}

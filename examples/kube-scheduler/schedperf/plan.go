@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -45,7 +46,7 @@ type plan struct {
 	Steps    []step
 	Nodes    int // nodes created by createNodes
 	Pods     int // pods created by createPods
-	Measured int // pods created by createPods ops with collectMetrics
+	Measured int // pods of createPods ops with collectMetrics or inside a start/stopCollectingMetrics window
 	// Unrunnable is why this runner runs neither scheduler on the workload
 	// (an op or object it cannot reproduce on a fake clientset); "" if it
 	// runs.
@@ -161,6 +162,7 @@ func (pl *planner) name(prefix string) string {
 func buildPlan(tc *testCase, w *workload) (*plan, error) {
 	pl := &planner{tc: tc, w: w, dir: filepath.Dir(tc.File), names: map[string]int{}, namespaces: map[string]bool{}, classes: map[string]*schedulingv1.PriorityClass{}}
 	p := &plan{TC: tc, W: w}
+	var open *startMetricsOp // the start/stopCollectingMetrics window
 	for _, o := range tc.Ops {
 		s, err := pl.step(o, p)
 		if err != nil {
@@ -169,9 +171,24 @@ func buildPlan(tc *testCase, w *workload) (*plan, error) {
 		if p.Unrunnable != "" {
 			return p, nil
 		}
-		if s != nil {
-			p.Steps = append(p.Steps, *s)
+		if s == nil {
+			continue
 		}
+		switch s.Kind {
+		case stepStartMetrics:
+			open = s.Window
+		case stepStopMetrics:
+			open = nil
+		case stepPods:
+			if open != nil && !s.Measure {
+				for _, pod := range s.Pods {
+					if (len(open.Namespaces) == 0 || slices.Contains(open.Namespaces, pod.Namespace)) && matches(pod.Labels, open.LabelSelector) {
+						p.Measured++
+					}
+				}
+			}
+		}
+		p.Steps = append(p.Steps, *s)
 	}
 	return p, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -153,6 +154,9 @@ func spreadingReason(p *plan) string {
 // runner does not feed them to). spreading is spreadingReason(p).
 func schedkitConfig(p *plan, workloads snapshot.Workloads) (cfg framework.Config, spreading string, err error) {
 	cfg = framework.Config{Seed: schedkitSeed}
+	if nodesToScore >= 0 {
+		cfg.PercentageOfNodesToScore = nodesToScore
+	}
 	spreading = spreadingReason(p)
 	if spreading == "" {
 		return cfg, "", nil
@@ -259,6 +263,15 @@ func (w *liveWorkloads) StatefulSet(ns, name string) *appsv1.StatefulSet {
 // (Config.Seed); tests vary it to see which placements depend on ties.
 var schedkitSeed uint64 = 1
 
+// nodesToScore is -percentage-of-nodes-to-score: both sides'
+// percentageOfNodesToScore, -1 for their default (adaptive);
+// upParallelism is -up-parallelism (0: UP's default). Tests and the
+// shape investigations change them.
+var (
+	nodesToScore  int32 = -1
+	upParallelism int
+)
+
 // preemptOptions are the Loop's preemption options: upstream's
 // DefaultPreemptionArgs defaults (minCandidateNodesPercentage 10,
 // minCandidateNodesAbsolute 100), which upstream's default profile runs
@@ -305,29 +318,64 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 	churnPods := map[snapshot.PodKey]*v1.Pod{}
 	evicted := map[snapshot.PodKey]bool{}
 	// blocked are the unschedulable pods that PodTopologySpread or
-	// InterPodAffinity rejected somewhere, in the order they failed: a
-	// pod bound elsewhere may let them fit, so they are requeued after
-	// each bind (upstream's queueing hints move them on an assigned pod's
-	// add event; a pod that fit nowhere for its resources alone is left
-	// for the events that free some).
-	var blocked []*snapshot.PodInfo
-	requeueAll := func() {
-		loop.Requeue()
-		clear(blocked)
-		blocked = blocked[:0]
+	// InterPodAffinity rejected somewhere, in the order they failed, with
+	// the plugins that rejected them: a pod bound elsewhere may let them
+	// fit, so a bind moves those whose plugins' queueing hints accept it
+	// (requeueOnBind; upstream moves them on an assigned pod's add
+	// event); a pod that fit nowhere for other reasons is left for the
+	// events that free some. A moved blocked pod waits out upstream's
+	// backoff (backoffDuration of its failed attempts) in waiting before
+	// it is queued again, as upstream's backoff queue holds it: without
+	// it a pod no event can help (StarvationIndependent's cloggers) is
+	// retried after every churn event ahead of lower-priority pods.
+	var blocked []blockedPod
+	failures := map[snapshot.PodKey]int{}
+	lastFailure := map[snapshot.PodKey]time.Time{}
+	waiting := &backoffHeap{}
+	inBackoff := map[snapshot.PodKey]bool{}
+	toBackoff := func(pi *snapshot.PodInfo) {
+		k := pi.Key()
+		if !loop.Remove(k) { // deleted meanwhile, or already moved
+			return
+		}
+		inBackoff[k] = true
+		heap.Push(waiting, backoffPod{pi: pi, ready: lastFailure[k].Add(backoffDuration(failures[k]))})
 	}
-	requeueBlocked := func() error {
-		for _, pi := range blocked {
-			if loop.Remove(pi.Key()) { // still set aside, not deleted
-				if err := loop.AddPodInfo(pi); err != nil {
-					return err
-				}
-			}
+	requeueAll := func() {
+		for _, b := range blocked {
+			toBackoff(b.pi)
 		}
 		clear(blocked)
 		blocked = blocked[:0]
+		loop.Requeue()
+	}
+	requeueOn := func(bound *v1.Pod) {
+		kept := blocked[:0]
+		for _, b := range blocked {
+			if requeueOnBind(b.pi.Pod(), b.plugins, bound, obs.nsLabels) {
+				toBackoff(b.pi)
+			} else {
+				kept = append(kept, b)
+			}
+		}
+		clear(blocked[len(kept):])
+		blocked = kept
+	}
+	// release queues the waiting pods whose backoff has ended.
+	release := func(now time.Time) error {
+		for waiting.Len() > 0 && !(*waiting)[0].ready.After(now) {
+			b := heap.Pop(waiting).(backoffPod)
+			if !inBackoff[b.pi.Key()] {
+				continue // deleted while waiting
+			}
+			delete(inBackoff, b.pi.Key())
+			if err := loop.AddPodInfo(b.pi); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
+	forget := func(k snapshot.PodKey) { delete(inBackoff, k) }
 	loop.SetPreemption(preemptOptions(), func(_ context.Context, node string, victims []*snapshot.PodInfo) error {
 		keys := make([]snapshot.PodKey, len(victims))
 		for i, v := range victims {
@@ -345,29 +393,44 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 		return nil
 	})
 
-	drain := func(tick func()) error {
+	// drain schedules until the queue is empty; while pods waitFor
+	// accepts are waiting out their backoff it waits for them (calling
+	// tick) and goes on.
+	drain := func(tick func(), waitFor func(snapshot.PodKey) bool) error {
 		for {
 			if tick != nil {
 				tick()
+			}
+			if err := release(time.Now()); err != nil {
+				return err
 			}
 			a, ok, err := loop.ScheduleOne(ctx)
 			if err != nil {
 				return err
 			}
 			if !ok {
-				return nil
+				if waitFor == nil || !slices.ContainsFunc(*waiting, func(b backoffPod) bool { return inBackoff[b.pi.Key()] && waitFor(b.pi.Key()) }) {
+					return nil
+				}
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(min(time.Until((*waiting)[0].ready), 5*time.Millisecond)):
+				}
+				continue
+			}
+			res.Attempts++
+			if !a.Scheduled() {
+				k := a.Pod.Key()
+				failures[k]++
+				lastFailure[k] = time.Now()
 			}
 			if a.Preemption != nil && a.Preemption.Found() {
 				requeueAll()
 			}
 			if d := a.Diagnosis; !a.Scheduled() && (a.Preemption == nil || !a.Preemption.Found()) && d != nil &&
 				(slices.Contains(d.UnschedulablePlugins, score.PodTopologySpreadName) || slices.Contains(d.UnschedulablePlugins, score.InterPodAffinityName)) {
-				blocked = append(blocked, a.Pod)
-			}
-			if a.Bound() && len(blocked) > 0 {
-				if err := requeueBlocked(); err != nil {
-					return err
-				}
+				blocked = append(blocked, blockedPod{pi: a.Pod, plugins: slices.Clone(d.UnschedulablePlugins)})
 			}
 			if a.Bound() {
 				now := time.Now()
@@ -376,6 +439,7 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 				pod := a.Pod.Pod().DeepCopy()
 				pod.Spec.NodeName = a.Node
 				placed[k] = pod
+				requeueOn(pod)
 				if progress != nil {
 					progress(1)
 				}
@@ -441,6 +505,7 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 		case *v1.Pod:
 			k := snapshot.KeyOf(o)
 			loop.Remove(k)
+			forget(k)
 			ledger.RemovePod(k)
 			delete(placed, k)
 			delete(churnPods, k)
@@ -490,7 +555,15 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 				}
 			}
 			if stepErr == nil {
-				stepErr = drain(tick)
+				var waitFor func(snapshot.PodKey) bool
+				if s.Wait { // the op waits for its pods, also those in backoff
+					mine := make(map[snapshot.PodKey]bool, len(s.Pods))
+					for _, pod := range s.Pods {
+						mine[snapshot.KeyOf(pod)] = true
+					}
+					waitFor = func(k snapshot.PodKey) bool { return mine[k] }
+				}
+				stepErr = drain(tick, waitFor)
 			}
 			if s.Measure {
 				obs.measure(start, []string{s.Namespace}, nil)
@@ -504,22 +577,26 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 		case s.Kind == stepSleep:
 			end := time.Now().Add(s.Sleep)
 			for time.Now().Before(end) && ctx.Err() == nil {
-				stepErr = drain(tick)
+				stepErr = drain(tick, nil)
 				time.Sleep(min(time.Until(end), 5*time.Millisecond))
 			}
 		case s.Kind == stepDelete:
 			for _, k := range obs.existing(s.Delete.Namespace, s.Delete.LabelSelector) {
 				loop.Remove(k)
+				forget(k)
 				ledger.RemovePod(k)
 				delete(placed, k)
 				obs.deleted(k)
 			}
 			requeueAll()
-			stepErr = drain(tick)
+			stepErr = drain(tick, nil)
 		case s.Kind == stepStartMetrics:
 			obs.startWindow(s.Window)
 		case s.Kind == stepStopMetrics:
 			obs.stopWindow()
+		case s.Kind == stepBarrier && s.Barrier.StageRequirement != "Attempted":
+			// Pods waiting out their backoff are not bound yet.
+			stepErr = drain(tick, func(snapshot.PodKey) bool { return true })
 		case s.Kind == stepBarrier, s.Kind == stepObjects:
 			// Every queued pod has been tried; the step's objects went
 			// to the ledger (and workloads) above.
@@ -529,7 +606,7 @@ func runSchedkit(ctx context.Context, p *plan, progress func(int)) (res sideResu
 			break
 		}
 	}
-	if err := drain(nil); err != nil && res.Err == "" && !errors.Is(err, context.Canceled) {
+	if err := drain(nil, nil); err != nil && res.Err == "" && !errors.Is(err, context.Canceled) {
 		res.Err = err.Error()
 	}
 	var nodeList []*v1.Node

@@ -40,8 +40,15 @@ func testCaseNamed(t *testing.T, tcs []*testCase, name string) *testCase {
 // smallestPlan unrolls the smallest workload of the suite's test case name.
 func smallestPlan(t *testing.T, name string) *plan {
 	t.Helper()
+	return workloadPlan(t, name, "smallest")
+}
+
+// workloadPlan unrolls the workload of test case name that
+// pickWorkload(size) picks.
+func workloadPlan(t *testing.T, name, size string) *plan {
+	t.Helper()
 	tc := testCaseNamed(t, suite(t), name)
-	w, err := tc.pickWorkload("smallest")
+	w, err := tc.pickWorkload(size)
 	require.NoError(t, err)
 	p, err := buildPlan(tc, w)
 	require.NoError(t, err)

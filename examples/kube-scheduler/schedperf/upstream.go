@@ -203,6 +203,16 @@ func runUpstream(ctx context.Context, p *plan, timeout time.Duration, progress f
 		res.Err = fmt.Sprintf("scheduler config: %v", err)
 		return res
 	}
+	if nodesToScore >= 0 {
+		pct := nodesToScore
+		cfg.PercentageOfNodesToScore = &pct
+		for i := range cfg.Profiles {
+			cfg.Profiles[i].PercentageOfNodesToScore = nil // the global value applies
+		}
+	}
+	if upParallelism > 0 {
+		cfg.Parallelism = int32(upParallelism)
+	}
 	cluster, err := inprocess.NewCluster(nil, nil)
 	if err != nil {
 		res.Err = err.Error()
@@ -446,7 +456,7 @@ func (u *upstreamRun) waitAttempted(ctx context.Context, ns string, sel map[stri
 			return nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("%d of %d pods in %s attempted after %s", n, want, ns, timeout)
+			return fmt.Errorf("%d of %d pods in %s attempted after %s", n, want, ns, time.Since(deadline.Add(-timeout)).Round(time.Second))
 		}
 		time.Sleep(2 * time.Millisecond)
 	}

@@ -3,7 +3,6 @@ package sidebyside
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -106,16 +105,8 @@ var upstreamIPANsPerPod = map[string][2]float64{}
 // PreScore run on its parallelizer's goroutines) and allocs/pod.
 func perPod(b *testing.B, iter func()) [2]float64 {
 	b.Helper()
-	b.ReportAllocs()
-	runtime.GC()
-	c0 := cpuTime()
-	iters := 0
-	for b.Loop() {
-		iter()
-		iters++
-	}
-	cpu := cpuTime() - c0
-	ns := [2]float64{float64(b.Elapsed().Nanoseconds()) / float64(iters), float64(cpu.Nanoseconds()) / float64(iters)}
+	wall, cpu, _ := timeLoop(b, iter)
+	ns := [2]float64{wall, cpu}
 	b.ReportMetric(ns[0], "ns/pod")
 	b.ReportMetric(ns[1], "cpu-ns/pod")
 	b.ReportMetric(1e9/ns[1], "pods/cpu-s")

@@ -3,7 +3,6 @@ package sidebyside
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -33,21 +32,11 @@ var upstreamNsPerNode = map[int][2]float64{}
 // shared machine) and allocs/node; it returns both ns/node.
 func perNode(b *testing.B, n int, iter func()) [2]float64 {
 	b.Helper()
-	b.ReportAllocs()
-	var ms0, ms1 runtime.MemStats
-	runtime.ReadMemStats(&ms0)
-	c0 := cpuTime()
-	iters := 0
-	for b.Loop() {
-		iter()
-		iters++
-	}
-	cpu := cpuTime() - c0
-	runtime.ReadMemStats(&ms1)
-	ns := [2]float64{float64(b.Elapsed().Nanoseconds()) / float64(iters*n), float64(cpu.Nanoseconds()) / float64(iters*n)}
+	wall, cpu, allocs := timeLoop(b, iter)
+	ns := [2]float64{wall / float64(n), cpu / float64(n)}
 	b.ReportMetric(ns[0], "ns/node")
 	b.ReportMetric(ns[1], "cpu-ns/node")
-	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/float64(iters*n), "allocs/node")
+	b.ReportMetric(allocs/float64(n), "allocs/node")
 	return ns
 }
 

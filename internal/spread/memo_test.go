@@ -1,0 +1,181 @@
+package spread_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/schedkit/schedkit/internal/nodeview"
+	"github.com/schedkit/schedkit/internal/spread"
+	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/snapshottest"
+)
+
+// memoPods are incoming pods whose passes the memo serves: zone and
+// hostname constraints, alone and together, both actions, a selector
+// In and one with matchLabelKeys, another namespace, a constraint on a
+// key some nodes lack.
+func memoPods() []*v1.Pod {
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "a"}}
+	in := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"a", "b"}}}}
+	c := func(key string, action v1.UnsatisfiableConstraintAction, s *metav1.LabelSelector) v1.TopologySpreadConstraint {
+		return v1.TopologySpreadConstraint{MaxSkew: 1, TopologyKey: key, WhenUnsatisfiable: action, LabelSelector: s}
+	}
+	var pods []*v1.Pod
+	for _, action := range []v1.UnsatisfiableConstraintAction{v1.DoNotSchedule, v1.ScheduleAnyway} {
+		for _, cs := range [][]v1.TopologySpreadConstraint{
+			{c(v1.LabelTopologyZone, action, sel)},
+			{c(v1.LabelHostname, action, sel)},
+			{c(v1.LabelTopologyZone, action, in), c(v1.LabelHostname, action, sel)},
+			{c("rack", action, sel), c(v1.LabelTopologyZone, action, in)},
+		} {
+			p := snapshottest.MakePod("incoming").Label("app", "a").Label("ver", "1").Obj()
+			p.Spec.TopologySpreadConstraints = cs
+			pods = append(pods, p)
+		}
+		p := snapshottest.MakePod("incoming").Namespace("other").Label("app", "a").Label("ver", "2").Obj()
+		p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{c(v1.LabelTopologyZone, action, sel)}
+		p.Spec.TopologySpreadConstraints[0].MatchLabelKeys = []string{"ver"}
+		pods = append(pods, p)
+	}
+	return pods
+}
+
+// TestMemoMatchesDirectPass: over a fork changed at random (pods added
+// and removed, node labels changed, nodes added and removed, layers
+// forked, committed and reverted, a snapshot taken), the filter counts
+// and the raw scores computed through one long-lived Memo equal those of
+// the direct pass over every node, for every pod of memoPods, with
+// candidates all nodes in a rotated order and random subsets in random
+// order. 130 nodes: three blocks, the last partial.
+func TestMemoMatchesDirectPass(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 3))
+	zones := []string{"z1", "z2", "z3", ""}
+	mkNode := func(i int) *v1.Node {
+		w := snapshottest.MakeNode(fmt.Sprintf("n%d", i)).Capacity("pods", "200", "cpu", "100")
+		if z := zones[rng.IntN(len(zones))]; z != "" {
+			w.Label(v1.LabelTopologyZone, z)
+		}
+		if rng.IntN(2) == 0 {
+			w.Label("rack", fmt.Sprint("r", rng.IntN(3)))
+		}
+		return w.Obj()
+	}
+	c := snapshot.NewCache()
+	for i := range 130 {
+		require.NoError(t, c.AddNode(mkNode(i)))
+	}
+	f := c.Snapshot().Fork()
+	nextNode, nextPod := 130, 0
+	type placed struct {
+		key  snapshot.PodKey
+		node string
+	}
+	var pods []placed
+	addPod := func() {
+		ni := f.Node(rng.IntN(f.NumNodes()))
+		w := snapshottest.MakePod(fmt.Sprintf("p%d", nextPod)).Label("app", []string{"a", "b", "c"}[rng.IntN(3)]).Label("ver", fmt.Sprint(1+rng.IntN(2)))
+		if rng.IntN(5) == 0 {
+			w.Namespace("other")
+		}
+		nextPod++
+		p := w.Obj()
+		require.NoError(t, f.AddPod(p, ni.Name()))
+		pods = append(pods, placed{snapshot.PodKey{Namespace: p.Namespace, Name: p.Name}, ni.Name()})
+	}
+	for range 400 {
+		addPod()
+	}
+	filterMemo, scoreMemo := &spread.Memo{}, &spread.Memo{}
+	incoming := memoPods()
+	check := func(step int) {
+		bv, ok := nodeview.ViewOf(f)
+		require.True(t, ok)
+		n := f.NumNodes()
+		node := func(i int) *snapshot.NodeInfo { return f.Node(i) }
+		all := make([]*snapshot.NodeInfo, n)
+		for i := range all {
+			all[i] = f.Node((i + step) % n)
+		}
+		subset := slices.Clone(all)
+		rng.Shuffle(len(subset), func(i, j int) { subset[i], subset[j] = subset[j], subset[i] })
+		subset = subset[:rng.IntN(n)+1]
+		for pi, pod := range incoming {
+			for _, action := range []v1.UnsatisfiableConstraintAction{v1.DoNotSchedule, v1.ScheduleAnyway} {
+				cfg := spread.Config{}
+				cs, err := cfg.Constraints(pod, action, nil)
+				require.NoError(t, err)
+				if len(cs) == 0 {
+					continue
+				}
+				in := spread.NewInclusion[*snapshot.NodeInfo](pod, nil)
+				if action == v1.DoNotSchedule {
+					fast := spread.NewFilter(cs, pod, n, node, in, filterMemo, spread.Blocks[*snapshot.NodeInfo](bv))
+					slow := spread.NewFilter(cs, pod, n, node, in, nil, nil)
+					for i := range n {
+						ls := f.Node(i).Labels()
+						require.Equal(t, slow.Check(ls), fast.Check(ls), "step %d pod %d node %d", step, pi, i)
+					}
+					continue
+				}
+				for _, requireAll := range []bool{false, true} {
+					fast := spread.NewScore(cs, requireAll, pod, n, node, in, scoreMemo, spread.Blocks[*snapshot.NodeInfo](bv))
+					slow := spread.NewScore(cs, requireAll, pod, n, node, in, nil, nil)
+					for _, cands := range [][]*snapshot.NodeInfo{all, subset} {
+						want, got := make([]int64, len(cands)), make([]int64, len(cands))
+						slow.Raw(cands, want)
+						fast.Raw(cands, got)
+						require.Equal(t, want, got, "step %d pod %d requireAll %v", step, pi, requireAll)
+						slow.Normalize(cands, want)
+						fast.Normalize(cands, got)
+						require.Equal(t, want, got, "step %d pod %d requireAll %v", step, pi, requireAll)
+					}
+				}
+			}
+		}
+	}
+	for step := range 150 {
+		switch op := rng.IntN(20); {
+		case op < 8:
+			addPod()
+		case op < 12 && len(pods) > 0:
+			k := rng.IntN(len(pods))
+			require.NoError(t, f.RemovePod(pods[k].key, pods[k].node))
+			pods = slices.Delete(pods, k, k+1)
+		case op < 14:
+			ni := f.Node(rng.IntN(f.NumNodes()))
+			fresh := mkNode(0)
+			fresh.Name, fresh.Labels[v1.LabelHostname] = ni.Name(), ni.Name()
+			require.NoError(t, f.UpdateNode(fresh))
+		case op < 15:
+			require.NoError(t, f.AddNode(mkNode(nextNode)))
+			nextNode++
+		case op < 16 && f.NumNodes() > 70:
+			name := f.Node(rng.IntN(f.NumNodes())).Name()
+			require.NoError(t, f.RemoveNode(name))
+			pods = slices.DeleteFunc(pods, func(p placed) bool { return p.node == name })
+		case op < 17:
+			f.Fork()
+		case op < 18 && f.Depth() > 0:
+			require.NoError(t, f.Commit())
+		case op < 19 && f.Depth() > 0:
+			// Reverting loses the layer's pods: rebuild the list.
+			require.NoError(t, f.Revert())
+			pods = pods[:0]
+			for i := range f.NumNodes() {
+				ni := f.Node(i)
+				for _, p := range ni.Pods() {
+					pods = append(pods, placed{p.Key(), ni.Name()})
+				}
+			}
+		default:
+			f = f.Snapshot().Fork()
+		}
+		check(step)
+	}
+}

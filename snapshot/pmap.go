@@ -1,0 +1,295 @@
+package snapshot
+
+import "github.com/schedkit/schedkit/internal/interpod"
+
+// pmap is a persistent hash map from string to V (a hash array mapped
+// trie): a 16-way trie on the key's 64-bit hash (interpod.Hash, 4 bits
+// per level, low bits first) whose leaves hold up to 8 entries. Like the
+// node tree, every node carries the token of the writer allowed to change
+// it in place; a writer with another token copies the nodes on the path
+// to the entry it changes (path copying). A pmap is a value (root and
+// length): copying it is O(1), and the copy and the original share every
+// node until one of them writes.
+//
+// Costs, for n entries: get O(log16 n) pointer hops and one hash; set and
+// del the same plus, for the first write of a token along a path, one
+// node copy per level (at most ⌈log16(n/8)⌉+1 nodes of under 1 KiB,
+// independent of what other writers changed) and, rarely, a leaf split
+// (up to 17 nodes). Nodes come from a pool when the writer has one (a
+// Fork layer: its copies are recycled on Revert), else from the heap.
+//
+// Entries are read in place (ref, each): a pointer into a leaf stays
+// valid while the pmap is not written by the leaf's owner and, for a
+// Fork layer's copies, while the layer is open.
+type pmap[V any] struct {
+	root *pnode[V]
+	n    int
+}
+
+const (
+	pmapBits   = 4
+	pmapFan    = 1 << pmapBits
+	pmapMask   = pmapFan - 1
+	pmapLeaf   = 8
+	pmapHashes = 64 // bits of hash; a leaf at this depth cannot split
+)
+
+type pent[V any] struct {
+	hash uint64
+	key  string
+	val  V
+}
+
+// pnode is an inner node (kids) or a leaf (ents[:n], then over).
+type pnode[V any] struct {
+	owner uint64
+	leaf  bool
+	n     uint8
+	kids  [pmapFan]*pnode[V]
+	ents  [pmapLeaf]pent[V]
+	// over holds the entries past pmapLeaf of a leaf at the last level,
+	// whose keys' 64-bit hashes are all equal; nil otherwise.
+	over []pent[V]
+}
+
+// pwriter is who writes a pmap: its token and, for a Fork layer, the
+// pool its new nodes come from (nil: the heap).
+type pwriter[V any] struct {
+	tok  uint64
+	pool *pool[pnode[V]]
+}
+
+// pool keeps a Fork's copies of one type: log holds those made since the
+// outermost open layer, spare the reverted ones (take, moveTail).
+type pool[T any] struct {
+	log, spare []*T
+}
+
+func (w pwriter[V]) alloc() *pnode[V] {
+	if w.pool == nil {
+		return &pnode[V]{owner: w.tok}
+	}
+	nd := take(&w.pool.spare, &w.pool.log)
+	nd.owner = w.tok
+	return nd
+}
+
+// own returns nd, copied if w does not own it.
+func (w pwriter[V]) own(nd *pnode[V]) *pnode[V] {
+	if nd.owner == w.tok {
+		return nd
+	}
+	c := w.alloc()
+	c.leaf, c.n = nd.leaf, nd.n
+	if nd.leaf {
+		c.kids = [pmapFan]*pnode[V]{}
+		copy(c.ents[:nd.n], nd.ents[:nd.n])
+		clear(c.ents[nd.n:])
+		c.over = nil
+		if len(nd.over) > 0 {
+			c.over = append([]pent[V](nil), nd.over...)
+		}
+	} else {
+		c.kids = nd.kids
+		clear(c.ents[:])
+		c.over = nil
+	}
+	return c
+}
+
+// newLeaf returns a leaf holding e.
+func (w pwriter[V]) newLeaf(e pent[V]) *pnode[V] {
+	nd := w.alloc()
+	nd.leaf, nd.n, nd.over = true, 1, nil
+	nd.kids = [pmapFan]*pnode[V]{}
+	nd.ents[0] = e
+	clear(nd.ents[1:])
+	return nd
+}
+
+// get returns the value of key k (h = interpod.Hash(k)).
+func (m *pmap[V]) get(h uint64, k string) (V, bool) {
+	if e := m.ref(h, k); e != nil {
+		return *e, true
+	}
+	var zero V
+	return zero, false
+}
+
+// ref returns a pointer to the value of key k in place (nil if absent).
+func (m *pmap[V]) ref(h uint64, k string) *V {
+	nd := m.root
+	for shift := uint(0); nd != nil; shift += pmapBits {
+		if nd.leaf {
+			for i := range nd.ents[:nd.n] {
+				if e := &nd.ents[i]; e.hash == h && e.key == k {
+					return &e.val
+				}
+			}
+			for i := range nd.over {
+				if e := &nd.over[i]; e.key == k {
+					return &e.val
+				}
+			}
+			return nil
+		}
+		nd = nd.kids[(h>>shift)&pmapMask]
+	}
+	return nil
+}
+
+// set sets key k (h = interpod.Hash(k)) to v.
+func (m *pmap[V]) set(w pwriter[V], h uint64, k string, v V) {
+	var added bool
+	m.root, added = m.setAt(w, m.root, 0, pent[V]{h, k, v})
+	if added {
+		m.n++
+	}
+}
+
+func (m *pmap[V]) setAt(w pwriter[V], nd *pnode[V], shift uint, e pent[V]) (*pnode[V], bool) {
+	if nd == nil {
+		return w.newLeaf(e), true
+	}
+	nd = w.own(nd)
+	if !nd.leaf {
+		i := (e.hash >> shift) & pmapMask
+		var added bool
+		nd.kids[i], added = m.setAt(w, nd.kids[i], shift+pmapBits, e)
+		return nd, added
+	}
+	for i := range nd.ents[:nd.n] {
+		if x := &nd.ents[i]; x.hash == e.hash && x.key == e.key {
+			x.val = e.val
+			return nd, false
+		}
+	}
+	for i := range nd.over {
+		if x := &nd.over[i]; x.key == e.key {
+			x.val = e.val
+			return nd, false
+		}
+	}
+	if nd.n < pmapLeaf {
+		nd.ents[nd.n] = e
+		nd.n++
+		return nd, true
+	}
+	if shift >= pmapHashes {
+		nd.over = append(nd.over, e)
+		return nd, true
+	}
+	// Split the full leaf into an inner node: its entries and e go one
+	// level down.
+	old := nd.ents
+	nd.leaf, nd.n = false, 0
+	clear(nd.ents[:])
+	for _, x := range old {
+		i := (x.hash >> shift) & pmapMask
+		nd.kids[i], _ = m.setAt(w, nd.kids[i], shift+pmapBits, x)
+	}
+	i := (e.hash >> shift) & pmapMask
+	nd.kids[i], _ = m.setAt(w, nd.kids[i], shift+pmapBits, e)
+	return nd, true
+}
+
+// del removes key k (h = interpod.Hash(k)) if present.
+func (m *pmap[V]) del(w pwriter[V], h uint64, k string) {
+	var removed bool
+	m.root, removed = m.delAt(w, m.root, 0, h, k)
+	if removed {
+		m.n--
+	}
+}
+
+// delAt returns the node replacing nd (nil when empty) and whether k was
+// there; nothing is copied when it was not.
+func (m *pmap[V]) delAt(w pwriter[V], nd *pnode[V], shift uint, h uint64, k string) (*pnode[V], bool) {
+	if nd == nil {
+		return nil, false
+	}
+	if !nd.leaf {
+		i := (h >> shift) & pmapMask
+		kid, removed := m.delAt(w, nd.kids[i], shift+pmapBits, h, k)
+		if !removed {
+			return nd, false
+		}
+		nd = w.own(nd)
+		nd.kids[i] = kid
+		if kid == nil && nd.kids == [pmapFan]*pnode[V]{} {
+			return nil, true
+		}
+		return nd, true
+	}
+	at := -1
+	for i := range nd.ents[:nd.n] {
+		if x := &nd.ents[i]; x.hash == h && x.key == k {
+			at = i
+		}
+	}
+	inOver := -1
+	for i := range nd.over {
+		if nd.over[i].key == k {
+			inOver = i
+		}
+	}
+	if at < 0 && inOver < 0 {
+		return nd, false
+	}
+	nd = w.own(nd)
+	if at >= 0 && len(nd.over) > 0 { // refill the slot from over
+		inOver = len(nd.over) - 1
+		nd.ents[at] = nd.over[inOver]
+	}
+	if inOver >= 0 {
+		last := len(nd.over) - 1
+		nd.over[inOver] = nd.over[last]
+		nd.over[last] = pent[V]{}
+		if nd.over = nd.over[:last]; last == 0 {
+			nd.over = nil
+		}
+		return nd, true
+	}
+	nd.n--
+	nd.ents[at] = nd.ents[nd.n]
+	nd.ents[nd.n] = pent[V]{}
+	if nd.n == 0 {
+		return nil, true
+	}
+	return nd, true
+}
+
+// each calls yield for each entry, in no particular order, until it
+// returns false; it reports whether it ran to the end. The map must not
+// be written meanwhile.
+func (m *pmap[V]) each(yield func(*pent[V]) bool) bool {
+	return eachNode(m.root, yield)
+}
+
+func eachNode[V any](nd *pnode[V], yield func(*pent[V]) bool) bool {
+	if nd == nil {
+		return true
+	}
+	if !nd.leaf {
+		for _, k := range nd.kids {
+			if !eachNode(k, yield) {
+				return false
+			}
+		}
+		return true
+	}
+	for i := range nd.ents[:nd.n] {
+		if !yield(&nd.ents[i]) {
+			return false
+		}
+	}
+	for i := range nd.over {
+		if !yield(&nd.over[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// hashString is the hash pmap keys use.
+func hashString(s string) uint64 { return interpod.Hash(s) }

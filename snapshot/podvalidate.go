@@ -1,0 +1,166 @@
+package snapshot
+
+import (
+	"fmt"
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// validateScheduling returns an error wrapping [ErrInvalidObject], naming
+// the pod and every invalid field path, for the scheduling fields the API
+// server's pod validation rejects (k8s.io/kubernetes v1.37.2
+// pkg/apis/core/validation: validateTopologySpreadConstraints,
+// validatePodAffinity, validatePodAntiAffinity, validatePodAffinityTerm):
+//
+//   - spec.topologySpreadConstraints[i]: maxSkew > 0; topologyKey not
+//     empty (upstream checks only that); whenUnsatisfiable DoNotSchedule
+//     or ScheduleAnyway; no two with the same {topologyKey,
+//     whenUnsatisfiable}; minDomains > 0 and only with DoNotSchedule;
+//     nodeAffinityPolicy and nodeTaintsPolicy Honor or Ignore when set; a
+//     valid labelSelector;
+//   - pod (anti-)affinity terms, required and preferred: weight 1..100
+//     (preferred); topologyKey a non-empty qualified name; valid
+//     labelSelector and namespaceSelector.
+//
+// nil for a valid pod. O(constraints² + terms × requirements); allocates
+// only on error.
+func validateScheduling(pod *v1.Pod) error {
+	var errs field.ErrorList
+	spec := field.NewPath("spec")
+	cs := pod.Spec.TopologySpreadConstraints
+	for i := range cs {
+		c := &cs[i]
+		p := spec.Child("topologySpreadConstraints").Index(i)
+		if c.MaxSkew <= 0 {
+			errs = append(errs, field.Invalid(p.Child("maxSkew"), c.MaxSkew, "must be greater than zero"))
+		}
+		if c.TopologyKey == "" {
+			errs = append(errs, field.Required(p.Child("topologyKey"), "can not be empty"))
+		}
+		if c.WhenUnsatisfiable != v1.DoNotSchedule && c.WhenUnsatisfiable != v1.ScheduleAnyway {
+			errs = append(errs, field.NotSupported(p.Child("whenUnsatisfiable"), c.WhenUnsatisfiable, []string{string(v1.DoNotSchedule), string(v1.ScheduleAnyway)}))
+		}
+		for j := i + 1; j < len(cs); j++ {
+			if cs[j].TopologyKey == c.TopologyKey && cs[j].WhenUnsatisfiable == c.WhenUnsatisfiable {
+				errs = append(errs, field.Duplicate(p.Child("{topologyKey, whenUnsatisfiable}"), fmt.Sprintf("{%v, %v}", c.TopologyKey, c.WhenUnsatisfiable)))
+				break
+			}
+		}
+		if c.MinDomains != nil {
+			if *c.MinDomains <= 0 {
+				errs = append(errs, field.Invalid(p.Child("minDomains"), *c.MinDomains, "must be greater than zero"))
+			}
+			if c.WhenUnsatisfiable != v1.DoNotSchedule {
+				errs = append(errs, field.Invalid(p.Child("minDomains"), *c.MinDomains, fmt.Sprintf("can only use minDomains if whenUnsatisfiable=%s, not %s", v1.DoNotSchedule, c.WhenUnsatisfiable)))
+			}
+		}
+		errs = append(errs, validateInclusionPolicy(p.Child("nodeAffinityPolicy"), c.NodeAffinityPolicy)...)
+		errs = append(errs, validateInclusionPolicy(p.Child("nodeTaintsPolicy"), c.NodeTaintsPolicy)...)
+		errs = append(errs, validateLabelKeys(p, c.MatchLabelKeys, nil, c.LabelSelector)...)
+		errs = append(errs, metav1validation.ValidateLabelSelector(c.LabelSelector, metav1validation.LabelSelectorValidationOptions{}, p.Child("labelSelector"))...)
+	}
+	if a := pod.Spec.Affinity; a != nil {
+		p := spec.Child("affinity")
+		if pa := a.PodAffinity; pa != nil {
+			errs = append(errs, validateTerms(p.Child("podAffinity"), pa.RequiredDuringSchedulingIgnoredDuringExecution, pa.PreferredDuringSchedulingIgnoredDuringExecution)...)
+		}
+		if pa := a.PodAntiAffinity; pa != nil {
+			errs = append(errs, validateTerms(p.Child("podAntiAffinity"), pa.RequiredDuringSchedulingIgnoredDuringExecution, pa.PreferredDuringSchedulingIgnoredDuringExecution)...)
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("pod %s: %w: %w", KeyOf(pod), errs.ToAggregate(), ErrInvalidObject)
+}
+
+func validateInclusionPolicy(p *field.Path, policy *v1.NodeInclusionPolicy) field.ErrorList {
+	if policy == nil || *policy == v1.NodeInclusionPolicyHonor || *policy == v1.NodeInclusionPolicyIgnore {
+		return nil
+	}
+	return field.ErrorList{field.NotSupported(p, *policy, []string{string(v1.NodeInclusionPolicyHonor), string(v1.NodeInclusionPolicyIgnore)})}
+}
+
+func validateTerms(p *field.Path, required []v1.PodAffinityTerm, preferred []v1.WeightedPodAffinityTerm) field.ErrorList {
+	var errs field.ErrorList
+	for i := range required {
+		errs = append(errs, validateTerm(p.Child("requiredDuringSchedulingIgnoredDuringExecution").Index(i), &required[i])...)
+	}
+	for i := range preferred {
+		wp := p.Child("preferredDuringSchedulingIgnoredDuringExecution").Index(i)
+		if w := preferred[i].Weight; w <= 0 || w > 100 {
+			errs = append(errs, field.Invalid(wp.Child("weight"), w, "must be in the range 1-100"))
+		}
+		errs = append(errs, validateTerm(wp.Child("podAffinityTerm"), &preferred[i].PodAffinityTerm)...)
+	}
+	return errs
+}
+
+func validateTerm(p *field.Path, t *v1.PodAffinityTerm) field.ErrorList {
+	opts := metav1validation.LabelSelectorValidationOptions{}
+	errs := metav1validation.ValidateLabelSelector(t.LabelSelector, opts, p.Child("labelSelector"))
+	errs = append(errs, metav1validation.ValidateLabelSelector(t.NamespaceSelector, opts, p.Child("namespaceSelector"))...)
+	for _, ns := range t.Namespaces {
+		for _, msg := range apivalidation.ValidateNamespaceName(ns, false) {
+			errs = append(errs, field.Invalid(p.Child("namespace"), ns, msg))
+		}
+	}
+	errs = append(errs, validateLabelKeys(p, t.MatchLabelKeys, t.MismatchLabelKeys, t.LabelSelector)...)
+	if t.TopologyKey == "" {
+		errs = append(errs, field.Required(p.Child("topologyKey"), "can not be empty"))
+	}
+	return append(errs, metav1validation.ValidateLabelName(t.TopologyKey, p.Child("topologyKey"))...)
+}
+
+// validateLabelKeys checks the matchLabelKeys and mismatchLabelKeys of a
+// term or constraint at p against its labelSelector as the API server does
+// for a new pod under v1.37's default feature gates (pkg/apis/core/validation
+// ValidateMatchLabelKeysAndMismatchLabelKeys, used for spread constraints
+// too since MatchLabelKeysInPodTopologySpreadSelectorMerge): each key a
+// valid label name, forbidden without a labelSelector; a matchLabelKeys
+// key in a matchExpression after the selector named it already (in
+// matchLabels or an earlier expression: the API server validates after
+// merging matchLabelKeys into the selector); a key in both lists. Field paths as upstream's, including p.Index(i) (not
+// p.matchLabelKeys[i]) for the selector duplicate.
+func validateLabelKeys(p *field.Path, match, mismatch []string, sel *metav1.LabelSelector) field.ErrorList {
+	var errs field.ErrorList
+	for _, l := range []struct {
+		name string
+		keys []string
+	}{{"matchLabelKeys", match}, {"mismatchLabelKeys", mismatch}} {
+		if len(l.keys) == 0 {
+			continue
+		}
+		if sel == nil {
+			errs = append(errs, field.Forbidden(p.Child(l.name), "must not be specified when labelSelector is not set"))
+			continue
+		}
+		for i, k := range l.keys {
+			errs = append(errs, metav1validation.ValidateLabelName(k, p.Child(l.name).Index(i))...)
+		}
+	}
+	if sel != nil && len(match) > 0 {
+		for j, e := range sel.MatchExpressions {
+			i := slices.Index(match, e.Key)
+			if i < 0 {
+				continue
+			}
+			_, seen := sel.MatchLabels[e.Key]
+			seen = seen || slices.ContainsFunc(sel.MatchExpressions[:j], func(r metav1.LabelSelectorRequirement) bool { return r.Key == e.Key })
+			if seen {
+				errs = append(errs, field.Invalid(p.Index(i), e.Key, "exists in both matchLabelKeys and labelSelector"))
+			}
+		}
+	}
+	for i, k := range match {
+		if slices.Contains(mismatch, k) {
+			errs = append(errs, field.Invalid(p.Child("matchLabelKeys").Index(i), k, "exists in both matchLabelKeys and mismatchLabelKeys"))
+		}
+	}
+	return errs
+}
