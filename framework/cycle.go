@@ -213,7 +213,7 @@ func (s *Scheduler) schedulePod(cluster score.Cluster, pod *snapshot.PodInfo, on
 		}
 		res, err := RunPreFilter(f, pod, cluster)
 		if err != nil {
-			return d, fmt.Errorf("framework: filter %s: pod %s: %w", f.Name(), pod.Key(), err)
+			return d, filterError(f, pod, err)
 		}
 		if res.Reject != "" {
 			d.Diagnosis = &Diagnosis{NumAllNodes: numAll, PreFilterMsg: res.Reject, UnschedulablePlugins: []string{f.Name()}}

@@ -114,7 +114,12 @@ func (l *Loop) decoder() snapshot.DeviceDecoder {
 }
 
 // AddPodInfo queues a pending pod. A pod already queued or set aside as
-// unschedulable is an error wrapping [ErrInvalidPod]. A pod with
+// unschedulable, or a pod with spec.nodeName set (upstream's scheduler
+// queues only unassigned pods — v1.37 eventhandlers.go addPod sends
+// assigned ones to the cache, except resize-deferred ones behind the
+// InPlacePodVerticalScalingSchedulerPreemption gate, which schedkit does
+// not model; report it with reserve.Ledger.AddPod), is an error wrapping
+// [ErrInvalidPod] that queues nothing. A pod with
 // priorityClassName but no spec.priority is queued with the class's value
 // in spec.priority (of a copy), as the API server's admission sets it;
 // the class is read from the ledger (or from SetPreemption's
@@ -126,6 +131,9 @@ func (l *Loop) AddPodInfo(pi *snapshot.PodInfo) error {
 	}
 	if l.queued[pi.Key()] {
 		return fmt.Errorf("framework: pod %s is already queued: %w", pi.Key(), ErrInvalidPod)
+	}
+	if n := pi.Pod().Spec.NodeName; n != "" {
+		return fmt.Errorf("framework: pod %s: spec.nodeName is %q: a bound pod is not queued (upstream's queue takes only unassigned pods); report it with reserve.Ledger.AddPod: %w", pi.Key(), n, ErrInvalidPod)
 	}
 	if p := pi.Pod(); p.Spec.Priority == nil && p.Spec.PriorityClassName != "" {
 		var classes PriorityClasses

@@ -468,7 +468,7 @@ func (r *preemptRun) preFilter() (pfs []PodFilter, owners []int, only map[string
 	for i, f := range r.s.filters {
 		res, err := RunPreFilter(f, r.pod, r.fork)
 		if err != nil {
-			return nil, nil, nil, false, fmt.Errorf("framework: filter %s: pod %s: %w", f.Name(), r.pod.Key(), err)
+			return nil, nil, nil, false, filterError(f, r.pod, err)
 		}
 		if res.Reject != "" {
 			return nil, nil, nil, true, nil

@@ -9,10 +9,12 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 
 	"github.com/schedkit/schedkit/internal/arith"
 	"github.com/schedkit/schedkit/internal/informer"
 	"github.com/schedkit/schedkit/internal/nodeview"
+	"github.com/schedkit/schedkit/internal/objects"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -233,6 +235,9 @@ func (l *Ledger) AddNode(node *v1.Node) error {
 	if node.Name == "" {
 		return fmt.Errorf("AddNode: metadata.name is empty: %w", ErrInvalid)
 	}
+	if errs := objects.MetaNames(node.Name, "", apivalidation.NameIsDNSSubdomain); len(errs) > 0 {
+		return fmt.Errorf("AddNode: node %q: %w: %w: %w", node.Name, errs.ToAggregate(), ErrInvalid, snapshot.ErrInvalidObject)
+	}
 	alloc, err := snapshot.NewVector(node.Status.Allocatable)
 	if err != nil {
 		return fmt.Errorf("node %s: status.allocatable: %w: %w", node.Name, ErrInvalid, err)
@@ -300,6 +305,9 @@ func (l *Ledger) AddPod(pod *v1.Pod) error {
 	if err != nil {
 		return fmt.Errorf("AddPod: %w: %w: %w", err, ErrInvalid, snapshot.ErrInvalidObject)
 	}
+	if err := checkNotPlaceholderKey("AddPod", snapshot.KeyOf(pod)); err != nil {
+		return err
+	}
 	switch kind {
 	case informer.Terminal:
 		l.RemovePod(snapshot.KeyOf(pod))
@@ -346,6 +354,9 @@ func (l *Ledger) AddPodInfo(pi *snapshot.PodInfo, nodeName string) error {
 	}
 	if nodeName == "" {
 		return fmt.Errorf("AddPodInfo: pod %s: node name is empty: %w", pi.Key(), ErrInvalid)
+	}
+	if err := checkNotPlaceholderKey("AddPodInfo", pi.Key()); err != nil {
+		return err
 	}
 	if l.lean {
 		pi = pi.Lean()
@@ -523,9 +534,12 @@ func (l *Ledger) Fits(pod *snapshot.PodInfo, nodeName string) ([]Insufficient, e
 //
 // Results:
 //   - nil, nil: the pod is held (or was already held, confirmed or bound on
-//     this node: a no-op).
+//     this node: a no-op; the ledger never resizes a hold — a held or
+//     confirmed pod reserved again on its node with a different request is
+//     an [ErrInvalid] error naming both requests: Unreserve it first).
 //   - reasons, nil: it does not fit; nothing changed.
-//   - nil, err: nil pod ([ErrInvalid]); unknown node ([ErrNodeNotFound]);
+//   - nil, err: nil pod, a pod in [ReservationNamespace], or a different
+//     request for a held pod ([ErrInvalid]); unknown node ([ErrNodeNotFound]);
 //     the pod is held or bound on another node ([ErrConflict], naming both
 //     nodes); the journal failed ([ErrJournal]).
 //
@@ -542,6 +556,9 @@ func (l *Ledger) Reserve(pod *snapshot.PodInfo, nodeName string) ([]Insufficient
 // time at or after deadline releases the hold unless it was confirmed or
 // bound first. The zero time means no deadline. Deadlines are kept at
 // nanosecond precision (time.Time.UnixNano), clamped to years 1678–2262.
+// The ledger reads no clock (the caller owns time), so a deadline already
+// past is not an error: the hold is granted and the next Expire with a
+// time at or after it releases it.
 func (l *Ledger) ReserveUntil(pod *snapshot.PodInfo, nodeName string, deadline time.Time) ([]Insufficient, error) {
 	if pod == nil {
 		return nil, fmt.Errorf("Reserve: pod is nil: %w", ErrInvalid)
@@ -956,6 +973,9 @@ type plan struct {
 // returning it by value cost a copy and a clear per Reserve).
 func (l *Ledger) plan(pod *snapshot.PodInfo, nodeName string, p *plan) ([]Insufficient, error) {
 	k := pod.Key()
+	if err := checkNotPlaceholderKey("Reserve", k); err != nil {
+		return nil, err
+	}
 	h := nodeview.KeyHash(pod)
 	i, ok := l.held.get(h, k, l.recs)
 	if !ok {
@@ -964,6 +984,10 @@ func (l *Ledger) plan(pod *snapshot.PodInfo, nodeName string, p *plan) ([]Insuff
 	if ok {
 		rec := &l.recs[i]
 		if l.nodes[rec.node].name == nodeName {
+			if rec.phase != Bound && rec.pi != pod && !rec.pi.Requested().Equal(pod.Requested()) {
+				return nil, fmt.Errorf("pod %s is %s on node %s requesting %v, cannot reserve it again requesting %v (Unreserve it first): %w",
+					k, rec.phase, nodeName, rec.pi.Requested(), pod.Requested(), ErrInvalid)
+			}
 			p.noop = true
 			return nil, nil
 		}

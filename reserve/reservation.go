@@ -7,11 +7,13 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/schedkit/schedkit/internal/arith"
+	"github.com/schedkit/schedkit/internal/objects"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -110,6 +112,9 @@ type draw struct {
 func parseReservation(r Reservation) (*reservation, error) {
 	if r.Name == "" {
 		return nil, fmt.Errorf("reservation: name is empty: %w", ErrInvalid)
+	}
+	if errs := objects.MetaNames(r.Name, "", apivalidation.NameIsDNSSubdomain); len(errs) > 0 {
+		return nil, fmt.Errorf("reservation %q: name (its placeholder pod's metadata.name): %w: %w", r.Name, errs.ToAggregate(), ErrInvalid)
 	}
 	if r.Node == "" {
 		return nil, fmt.Errorf("reservation %s: node is empty: %w", r.Name, ErrInvalid)
@@ -383,5 +388,20 @@ func (r *reservation) placeholderOf(left *snapshot.Vector) *snapshot.PodInfo {
 			Containers: []v1.Container{{Name: "reservation", Resources: v1.ResourceRequirements{Requests: rl}}},
 		},
 	}
+	objects.MarkPlaceholder(pod)     // its namespace is not a label: exempt from the name check
 	return snapshot.MustPodInfo(pod) // quantities are non-negative by construction
+}
+
+// checkNotPlaceholderKey refuses a pod in [ReservationNamespace]: the
+// ledger's placeholder pods live there, and a real pod with a
+// placeholder's key would break the snapshot's one-pod-per-key rule. The
+// API server never admits such a pod (the namespace is not a DNS label);
+// a placeholder taken from a ledger snapshot is refused too. Errors name
+// the pod and field and wrap [ErrInvalid] and [snapshot.ErrInvalidObject].
+func checkNotPlaceholderKey(op string, k snapshot.PodKey) error {
+	if k.Namespace != ReservationNamespace {
+		return nil
+	}
+	return fmt.Errorf("%s: pod %s: metadata.namespace %q is reserved for the ledger's reservation placeholders: %w: %w",
+		op, k, ReservationNamespace, ErrInvalid, snapshot.ErrInvalidObject)
 }

@@ -34,7 +34,8 @@ type Profile struct {
 
 // NewProfile builds a profile with upstream's rules (kube-scheduler v1.37
 // framework/runtime/framework.go getValidScoreWeights): weight 0 becomes
-// 1; a negative weight, a nil scorer, a repeated scorer name, or a sum of
+// 1; a negative weight, a nil scorer, an empty Name(), a [PerNode] with a
+// nil function, a repeated scorer name, or a sum of
 // weight × MaxScore that would exceed [MaxTotalScore] is an error wrapping
 // [ErrInvalidConfig] that names the scorer. The scorers keep their order
 // (it is the order of Explain's rows). O(scorers).
@@ -47,6 +48,14 @@ func NewProfile(scorers ...Weighted) (*Profile, error) {
 			return nil, fmt.Errorf("score: profile entry %d: scorer is nil: %w", i, ErrInvalidConfig)
 		}
 		name := w.Scorer.Name()
+		if name == "" {
+			return nil, fmt.Errorf("score: profile entry %d (%T): Name() is empty: %w", i, w.Scorer, ErrInvalidConfig)
+		}
+		if c, ok := w.Scorer.(interface{ check() error }); ok {
+			if err := c.check(); err != nil {
+				return nil, fmt.Errorf("score: profile entry %d: scorer %q: %w: %w", i, name, err, ErrInvalidConfig)
+			}
+		}
 		if seen[name] {
 			return nil, fmt.Errorf("score: profile entry %d: scorer %q appears twice: %w", i, name, ErrInvalidConfig)
 		}

@@ -119,7 +119,8 @@ type Explainer interface {
 // quick custom scorer; it pays an indirect call per node and does no
 // per-pod preparation, so a scorer on a hot path should implement
 // [Scorer] and [PodScorer] directly and hoist per-pod work into Prepare.
-// f must be safe for concurrent use.
+// f must be safe for concurrent use. An empty name or a nil f is refused by
+// [NewProfile] (ErrInvalidConfig).
 func PerNode(name string, f func(pod *snapshot.PodInfo, node *snapshot.NodeInfo) int64) Scorer {
 	return &perNode{name: name, f: f}
 }
@@ -130,6 +131,15 @@ type perNode struct {
 }
 
 func (p *perNode) Name() string { return p.name }
+
+// check is NewProfile's test of what PerNode could not refuse: a nil f
+// (which would panic at the first Score).
+func (p *perNode) check() error {
+	if p.f == nil {
+		return errors.New("PerNode function is nil")
+	}
+	return nil
+}
 
 func (p *perNode) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
 	return &perNodePod{f: p.f, pod: pod}, nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"strconv"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -101,6 +102,20 @@ func (s DeviceSet) AppendIndexes(dst []int) []int {
 		dst = append(dst, bits.TrailingZeros64(v))
 	}
 	return dst
+}
+
+// String lists the indexes in s, ascending, as "{0,2,5}" ("{}" when
+// empty); for messages and %v. O(devices in s); allocates.
+func (s DeviceSet) String() string {
+	b := make([]byte, 0, 2+3*s.Len())
+	b = append(b, '{')
+	for i, d := range s.AppendIndexes(make([]int, 0, MaxDevices)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(d), 10)
+	}
+	return string(append(b, '}'))
 }
 
 // DeviceChooser picks the devices a GPU pod uses on a node: the caller's

@@ -96,6 +96,9 @@ func (n *NodeInfo) setNode(node *v1.Node, dec DeviceDecoder) error {
 	if node.Name == "" {
 		return fmt.Errorf("node: metadata.name is empty: %w", ErrInvalidObject)
 	}
+	if err := checkNodeName(node.Name); err != nil {
+		return err
+	}
 	if n.name != "" && n.name != node.Name {
 		return fmt.Errorf("node %s: cannot become node %s: %w", n.name, node.Name, ErrInvalidObject)
 	}

@@ -126,6 +126,9 @@ func DecodePodInfo(pod *v1.Pod, dec DeviceDecoder) (*PodInfo, error) {
 	if pod.Name == "" {
 		return nil, fmt.Errorf("pod in namespace %q: metadata.name is empty: %w", pod.Namespace, ErrInvalidObject)
 	}
+	if err := checkPodNames(pod); err != nil {
+		return nil, err
+	}
 	if err := validateScheduling(pod); err != nil {
 		return nil, err
 	}

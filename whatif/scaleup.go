@@ -168,15 +168,18 @@ type GroupEstimate struct {
 // and for each later pod one or two cycles on the last node added alone;
 // O(pods × equivalence groups per controller) grouping and a sort.
 // Errors (f unchanged): a nil fork or pod, an invalid pod, a group with
-// no name, a repeated name, a nil template or a negative MaxNodes, a
+// no name, a repeated name, a nil template or a negative MaxNodes, a pod
+// listed twice in pending (same namespace/name), a
 // negative cfg.MaxNodes or MaxDuration, MaxDuration without Now, an
 // unknown Expander (wrapping [ErrInvalidInput]); an invalid scheduler
-// configuration; a new node's name taken by an existing node.
+// configuration; a new node's name taken by an existing node or not a
+// valid node name (wrapping ErrInvalidInput, naming the group and node).
 func ScaleUp(f *snapshot.Fork, pending []*v1.Pod, groups []NodeGroup, cfg ScaleUpConfig) (ScaleUpResult, error) {
 	if err := cfg.validate(groups); err != nil {
 		return ScaleUpResult{}, err
 	}
 	pis := make([]*snapshot.PodInfo, len(pending))
+	seen := make(map[snapshot.PodKey]int, len(pending))
 	for i, p := range pending {
 		if p == nil {
 			return ScaleUpResult{}, fmt.Errorf("pending[%d] is nil: %w", i, ErrInvalidInput)
@@ -185,6 +188,10 @@ func ScaleUp(f *snapshot.Fork, pending []*v1.Pod, groups []NodeGroup, cfg ScaleU
 		if err != nil {
 			return ScaleUpResult{}, fmt.Errorf("pending[%d]: %w: %w", i, err, ErrInvalidInput)
 		}
+		if j, dup := seen[pi.Key()]; dup {
+			return ScaleUpResult{}, fmt.Errorf("pending[%d]: pod %s: listed twice (also pending[%d]): %w", i, pi.Key(), j, ErrInvalidInput)
+		}
+		seen[pi.Key()] = i
 		pis[i] = pi
 	}
 	queueOrder(pis)
@@ -520,7 +527,7 @@ func estimate(s estimators, f *snapshot.Fork, newOnly *newNodesOnly, classes []*
 			default:
 				name := g.Name + "-new-" + strconv.Itoa(len(newOnly.names))
 				if err := f.AddNode(fromTemplate(g.Template, name)); err != nil {
-					return GroupEstimate{}, fmt.Errorf("group %s: %w", g.Name, err)
+					return GroupEstimate{}, fmt.Errorf("group %s: new node %s: %w: %w", g.Name, name, err, ErrInvalidInput)
 				}
 				newOnly.add(name)
 				last = name

@@ -18,7 +18,6 @@ import (
 	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/replay"
 	"github.com/schedkit/schedkit/snapshot"
-	"github.com/schedkit/schedkit/snapshot/load"
 )
 
 // errInput marks bad input (flags, files, rows, objects): exit status 2.
@@ -40,6 +39,7 @@ type cluster struct {
 	// objectsInput marks such an input (its report measures skew).
 	objects      []runtime.Object
 	objectsInput bool
+	warnings     []string            // unknown fields ignored without -strict (loadObjectFiles)
 	pods         []*snapshot.PodInfo // pods to schedule, in arrival order (prepared, see replay.NewInput)
 	// batch: every pod arrives at once and the scheduling queue orders
 	// them (priority, then input order), as for a set of objects.
@@ -236,14 +236,14 @@ func loadTrace(nodesPath, podsPath string, strict bool, prio priorityMap) (*clus
 // naming the file, document and field (a typo such as "resource:" for
 // "resources:" would otherwise drop the pod's requests silently).
 func loadObjects(paths []string, unbind, strict bool) (*cluster, error) {
-	objs, err := load.Options{Strict: strict}.Files(paths...)
+	objs, warnings, err := loadObjectFiles(paths, strict)
 	if err != nil {
 		return nil, inputErr("%v", err)
 	}
 	if len(objs.Nodes) == 0 {
 		return nil, inputErr("%s: no Node objects%s", strings.Join(paths, ", "), skippedKinds(objs.Skipped))
 	}
-	c := &cluster{source: fmt.Sprintf("objects from %s", strings.Join(paths, ", ")), batch: true, objects: objs.Others, objectsInput: true}
+	c := &cluster{source: fmt.Sprintf("objects from %s", strings.Join(paths, ", ")), batch: true, objects: objs.Others, objectsInput: true, warnings: warnings}
 	if err := c.finish(objs.Nodes, objs.Pods, unbind); err != nil {
 		return nil, err
 	}

@@ -293,6 +293,9 @@ func simulate(ctx context.Context, o *options, pols []*policyDef, stdout, stderr
 	if err != nil {
 		return err
 	}
+	for _, w := range c.warnings {
+		fmt.Fprintf(stderr, "simulate: %s\n", w)
+	}
 	for i, e := range c.skipped {
 		if i == 20 {
 			fmt.Fprintf(stderr, "simulate: ... and %d more malformed rows skipped\n", len(c.skipped)-20)

@@ -226,13 +226,30 @@ func checkNames(obj runtime.Object) field.ErrorList {
 	case *schedulingv1.PriorityClass:
 		namespaced = false
 	}
-	var errs field.ErrorList
-	for _, msg := range nameRule(m.GetName(), false) {
-		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), m.GetName(), msg))
+	if !namespaced {
+		return MetaNames(m.GetName(), "", nameRule)
 	}
-	if ns := m.GetNamespace(); namespaced && ns != "" {
-		for _, msg := range apivalidation.ValidateNamespaceName(ns, false) {
-			errs = append(errs, field.Invalid(field.NewPath("metadata", "namespace"), ns, msg))
+	return MetaNames(m.GetName(), m.GetNamespace(), nameRule)
+}
+
+// MetaNames checks name (metadata.name) with nameRule and a non-empty
+// namespace (metadata.namespace) as a Namespace name (a DNS-1123 label,
+// apimachinery ValidateNamespaceName), one field error per problem; an
+// empty name is not checked (the caller reports it). It is the one naming
+// check of the module: the kinds above, and pods (nameRule
+// NameIsDNSSubdomain, upstream pkg/apis/core/validation ValidatePodName)
+// and nodes (NameIsDNSSubdomain, ValidateNodeName) for snapshot and
+// reserve. O(len(name) + len(namespace)).
+func MetaNames(name, namespace string, nameRule apivalidation.ValidateNameFunc) field.ErrorList {
+	var errs field.ErrorList
+	if name != "" {
+		for _, msg := range nameRule(name, false) {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), name, msg))
+		}
+	}
+	if namespace != "" {
+		for _, msg := range apivalidation.ValidateNamespaceName(namespace, false) {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "namespace"), namespace, msg))
 		}
 	}
 	return errs
@@ -300,3 +317,19 @@ func sortedDelete[T interface{ GetName() string }](list []T, name string) []T {
 	out = append(out, list[:i]...)
 	return append(out, list[i+1:]...)
 }
+
+// placeholderMark is the pointer only [MarkPlaceholder] puts in a pod:
+// code outside this module cannot reach it, so no pod from a user or an
+// API server carries it.
+var placeholderMark = new(bool)
+
+// MarkPlaceholder marks pod as one of the reservation ledger's
+// placeholder pods (reserve.ReservationNamespace, a namespace no real pod
+// can have), which snapshot's name check lets through; it sets
+// spec.enableServiceLinks (which scheduling never reads) to a private
+// pointer. O(1).
+func MarkPlaceholder(pod *v1.Pod) { pod.Spec.EnableServiceLinks = placeholderMark }
+
+// IsPlaceholder reports whether pod was marked by [MarkPlaceholder]
+// (pointer identity: a copy of the pod is not a placeholder). O(1).
+func IsPlaceholder(pod *v1.Pod) bool { return pod.Spec.EnableServiceLinks == placeholderMark }

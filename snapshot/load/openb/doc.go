@@ -23,6 +23,23 @@
 // replay.NewInput's last argument; the kube-scheduler adapter
 // (framework/kubescheduler) reads every node and pod with it.
 //
+// # Scheduling GPU pods
+//
+// Decoding is not enough to schedule the trace's GPU pods: the default
+// filters do not look at devices, so add framework.NewGPUDevices (a node
+// needs enough free devices of an allowed model), and give the scheduler
+// a device choice — a profile scorer that is a snapshot.DeviceChooser
+// (gpushare's policy scorers) or framework.Config.DeviceChooser — or
+// placing a share demand on a node with devices is an error wrapping
+// framework.ErrInvalidConfig:
+//
+//	s, err := framework.New(framework.Config{
+//		Filters:       append(framework.DefaultFilters(), framework.NewGPUDevices()),
+//		DeviceChooser: gpushare.BestFit{},
+//	})
+//	ledger := reserve.New(reserve.WithDeviceDecoder(openb.Devices))
+//	d, err := s.Schedule(ledger, pi) // pi from snapshot.DecodePodInfo(pod, openb.Devices)
+//
 // Objects without the schema fall back to snapshot.NvidiaDevices (a node's
 // nvidia.com/gpu, a pod's nvidia.com/gpu request); the pod annotations
 // [AnnotationGPUModel] and [AnnotationGPUIndex] apply to such a request

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/schedkit/schedkit/snapshot/load"
+)
+
+// loadObjectFiles loads paths. Without strict it still reports, as
+// warnings (one line each, naming the file, document, object and field),
+// the fields k8s.io/api does not know or that appear twice — a typo such
+// as "resource:" for "resources:" would otherwise give a pod zero requests
+// silently: it loads strictly first and, only if that fails, loads again
+// leniently (so a clean input is read once). A path that is not a regular
+// file or a directory (a pipe such as /dev/stdin cannot be read twice) is
+// loaded once, leniently, without warnings.
+func loadObjectFiles(paths []string, strict bool) (load.Objects, []string, error) {
+	if !strict && !rereadable(paths) {
+		objs, err := load.Options{}.Files(paths...)
+		return objs, nil, err
+	}
+	objs, err := load.Options{Strict: true}.Files(paths...)
+	if err == nil || strict {
+		return objs, nil, err
+	}
+	var warnings []string
+	for _, e := range joined(err) {
+		if le := (*load.Error)(nil); errors.As(e, &le) && !errors.Is(le.Err, load.ErrUnknownField) {
+			continue // the lenient load reports it too
+		}
+		warnings = append(warnings, fmt.Sprintf("warning: %s (ignored; -strict rejects it)", strings.ReplaceAll(e.Error(), "\n", " ")))
+	}
+	objs, err = load.Options{}.Files(paths...)
+	if err != nil {
+		return objs, nil, err
+	}
+	return objs, warnings, nil
+}
+
+// rereadable reports whether every path is a regular file or a directory.
+func rereadable(paths []string) bool {
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil || !(fi.Mode().IsRegular() || fi.IsDir()) {
+			return false
+		}
+	}
+	return true
+}
+
+// joined lists the errors err joins (err itself when it joins none).
+func joined(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}

@@ -1,0 +1,37 @@
+package snapshot
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+
+	"github.com/schedkit/schedkit/internal/objects"
+)
+
+// checkPodNames checks a pod's metadata.name as a DNS-1123 subdomain and
+// its metadata.namespace, when set, as a DNS-1123 label, as the API server
+// does (k8s v1.37.2 pkg/apis/core/validation ValidatePodName,
+// ValidateNamespaceName). The reservation ledger's placeholder pods
+// (internal/objects.MarkPlaceholder) are exempt: their namespace is
+// deliberately not a label, so no real pod shares a key with them. Errors
+// name the pod and field and wrap [ErrInvalidObject]. O(len(names)).
+func checkPodNames(pod *v1.Pod) error {
+	if objects.IsPlaceholder(pod) {
+		return nil
+	}
+	if errs := objects.MetaNames(pod.Name, pod.Namespace, apivalidation.NameIsDNSSubdomain); len(errs) > 0 {
+		return fmt.Errorf("pod %s/%s: %w: %w", pod.Namespace, pod.Name, errs.ToAggregate(), ErrInvalidObject)
+	}
+	return nil
+}
+
+// checkNodeName checks a node's metadata.name as a DNS-1123 subdomain, as
+// the API server does (ValidateNodeName). Errors name the node and field
+// and wrap [ErrInvalidObject]. O(len(name)).
+func checkNodeName(name string) error {
+	if errs := objects.MetaNames(name, "", apivalidation.NameIsDNSSubdomain); len(errs) > 0 {
+		return fmt.Errorf("node %q: %w: %w", name, errs.ToAggregate(), ErrInvalidObject)
+	}
+	return nil
+}
