@@ -657,6 +657,8 @@ func TestEndToEndPodSetsNSSelector(t *testing.T) {
 	}
 	assert.Equal(t, map[string]int{"init-ns-0": 2, "init-ns-1": 2, "measure-ns-0": 6}, perNS)
 	assert.Equal(t, 6, p.Measured)
+	assert.Equal(t, 10, p.Pods)
+	assert.Equal(t, 10, p.TC.podCount(p.W), "the table's PODS column")
 	up, sk := runBoth(t, p)
 	for name, r := range map[string]sideResult{"upstream": up, "schedkit": sk} {
 		assert.Zero(t, r.Placement.AntiAffinityViolations, "%s: anti-affinity violations", name)

@@ -533,11 +533,16 @@ func (tc *testCase) nodeCount(w *workload) int {
 	return n
 }
 
-// podCount is the number of pods the workload's createPods ops make (churn
-// and steady-state replacements not counted).
+// podCount is the number of pods the workload's createPods ops make,
+// createPodSets unrolled (churn and steady-state replacements not
+// counted).
 func (tc *testCase) podCount(w *workload) int {
 	n := 0
-	for _, o := range tc.Ops {
+	ops, err := unrollPodSets(tc.Ops, w)
+	if err != nil {
+		ops = tc.Ops
+	}
+	for _, o := range ops {
 		if o.Pods != nil {
 			c, err := w.count(o.Pods.Count, o.Pods.CountParam)
 			if err != nil {
