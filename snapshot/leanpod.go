@@ -200,8 +200,11 @@ func (p *PodInfo) classify() (informer.Kind, error) {
 
 // rebuild is a lean record's Pod.
 func (p *PodInfo) rebuild() *v1.Pod {
-	t := p.shape.tmpl
-	q := &v1.Pod{ObjectMeta: t.ObjectMeta, Spec: t.Spec}
+	// A deep copy: the template's maps and slices are shared by every
+	// replica of the shape, and a caller may change the pod it gets.
+	q := &v1.Pod{}
+	p.shape.tmpl.ObjectMeta.DeepCopyInto(&q.ObjectMeta)
+	p.shape.tmpl.Spec.DeepCopyInto(&q.Spec)
 	q.Name, q.Namespace = p.key.Name, p.key.Namespace
 	q.Spec.NodeName = p.nodeName
 	q.Status.Phase = phaseNames[min(p.phase, phaseUnknown)]

@@ -245,3 +245,24 @@ func TestLeanConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestLeanPodIsACopy: the pod a lean record rebuilds is the caller's to
+// change: changing its labels or spec changes neither the record nor the
+// replicas sharing its template (a trial changed one rebuilt pod's label,
+// and every replica, and the decisions over them, changed with it).
+func TestLeanPodIsACopy(t *testing.T) {
+	mk := func(name string) *snapshot.PodInfo {
+		pi, err := snapshot.NewPodInfo(st.MakePod(name).Namespace("default").Label("app", "x").Req("cpu", "1").Node("n0").Obj())
+		require.NoError(t, err)
+		return pi.Lean()
+	}
+	a, b := mk("a"), mk("b")
+	require.Same(t, a.Template(), b.Template(), "replicas share one template")
+	p := a.Pod()
+	p.Labels["app"] = "HACKED"
+	p.Spec.Containers[0].Name = "changed"
+	assert.Equal(t, "x", a.Template().Labels["app"])
+	assert.Equal(t, "x", b.Pod().Labels["app"])
+	assert.Equal(t, "x", a.Pod().Labels["app"])
+	assert.NotEqual(t, "changed", b.Pod().Spec.Containers[0].Name)
+}

@@ -40,6 +40,17 @@ func TestNamesValidated(t *testing.T) {
 			require.Equal(t, 0, c.Snapshot().Get("n0").NumPods())
 		})
 	}
+	// spec.nodeName names a node: a bound pod on "Bad_Node" made the
+	// Ledger and the Cache count a node that could never be added (trial).
+	for _, bad := range []string{"Bad_Node", "bad node", "N0"} {
+		pod := st.MakePod("p").Namespace("default").Req("cpu", "1").Node(bad).Obj()
+		_, err := snapshot.NewPodInfo(pod)
+		require.ErrorIs(t, err, snapshot.ErrInvalidObject, bad)
+		require.ErrorContains(t, err, `pod default/p: spec.nodeName: Invalid value: "`+bad+`"`)
+		c := snapshot.NewCache()
+		require.ErrorIs(t, c.AddPod(pod), snapshot.ErrInvalidObject, bad)
+		require.Zero(t, c.NumPods(), bad)
+	}
 	for _, ok := range []struct{ ns, pod string }{{"", "p"}, {"default", "web-0.a"}, {"kube-system", "x"}} {
 		_, err := snapshot.NewPodInfo(st.MakePod(ok.pod).Namespace(ok.ns).Obj())
 		require.NoError(t, err, "%s/%s", ok.ns, ok.pod)

@@ -193,10 +193,11 @@ func hostPorts(pod *v1.Pod) []HostPort {
 // spec.nodeName, status.phase, status.startTime,
 // status.nominatedNodeName and a DisruptionTarget condition filled in —
 // which holds everything scheduling reads but lacks what a lean record
-// drops (uid, resourceVersion, managedFields, the rest of status). Its
-// maps and slices are the template's: read-only. O(1); one allocation per
-// call for a lean record (use Template and the per-pod accessors on hot
-// paths), none for a full one.
+// drops (uid, resourceVersion, managedFields, the rest of status). A lean
+// record's pod is a deep copy (changing it changes neither the record nor
+// the replicas sharing its template); a full record's is read-only.
+// O(size of the pod) and allocates for a lean record (use Template and the
+// per-pod accessors on hot paths); O(1), no allocation, for a full one.
 func (p *PodInfo) Pod() *v1.Pod {
 	if p.pod != nil {
 		return p.pod
