@@ -297,9 +297,17 @@ func (pp *podProfile) AddPlain(nodes []*snapshot.NodeInfo, totals []int64) error
 	if len(pp.plain) == 0 {
 		return nil
 	}
+	return pp.addPlain(nodes, totals, pp.fused, -1)
+}
+
+// addPlain adds the plain scorers' weighted scores of nodes to totals,
+// chunk by chunk: every plain scorer (part -1), or only those of one part
+// (scorerPart). fused: the LeastAllocated+BalancedAllocation pair is
+// scored together by cpuMemTotals.
+func (pp *podProfile) addPlain(nodes []*snapshot.NodeInfo, totals []int64, fused bool, part int) error {
 	n := len(nodes)
 	tot := totals[:n]
-	p, pair, fused := pp.p, pp.pair, pp.fused
+	p, pair := pp.p, pp.pair
 	for start := 0; start < n; start += chunkSize {
 		end := min(start+chunkSize, n)
 		chunk := nodes[start:end]
@@ -308,7 +316,7 @@ func (pp *podProfile) AddPlain(nodes []*snapshot.NodeInfo, totals []int64) error
 			cpuMemTotals(chunk, pair.least, pair.balanced, p.entries[pair.la].Weight, p.entries[pair.ba].Weight, tot[start:end])
 		}
 		for _, i := range pp.plain {
-			if fused && (i == pair.la || i == pair.ba) {
+			if (fused && (i == pair.la || i == pair.ba)) || (part >= 0 && scorerPart(p.entries[i].Scorer) != part) {
 				continue
 			}
 			pp.ps[i].Score(chunk, buf)
@@ -340,32 +348,11 @@ func (pp *podProfile) Split() bool {
 
 // AddPlainPart is scoring.PodProfile's.
 func (pp *podProfile) AddPlainPart(nodes []*snapshot.NodeInfo, totals []int64, requests bool) error {
-	want := partNode
 	if requests {
-		want = partRequests
+		// The fused pair is of request-only scorers.
+		return pp.addPlain(nodes, totals, pp.fused, partRequests)
 	}
-	n := len(nodes)
-	tot := totals[:n]
-	p, pair := pp.p, pp.pair
-	fused := pp.fused && requests // the pair is of request-only scorers
-	for start := 0; start < n; start += chunkSize {
-		end := min(start+chunkSize, n)
-		chunk := nodes[start:end]
-		buf := pp.buf[:end-start]
-		if fused {
-			cpuMemTotals(chunk, pair.least, pair.balanced, p.entries[pair.la].Weight, p.entries[pair.ba].Weight, tot[start:end])
-		}
-		for _, i := range pp.plain {
-			if (fused && (i == pair.la || i == pair.ba)) || scorerPart(p.entries[i].Scorer) != want {
-				continue
-			}
-			pp.ps[i].Score(chunk, buf)
-			if err := p.accumulate(i, nodes, start, buf, tot); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return pp.addPlain(nodes, totals, false, partNode)
 }
 
 // accumulate adds weight × scores[j] to tot[off+j], checking the range: the
