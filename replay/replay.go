@@ -287,10 +287,26 @@ func Run(ctx context.Context, in *Input, cfg Config) (*Report, error) {
 	// (reserve.Ledger.AddPodInfo): the same bound pod as the object with
 	// spec.nodeName and the gpu-index annotation would give, without
 	// copying and re-parsing it.
+	//
+	// A lean arrival scheduled as a full record (full) is bound as its
+	// lean record with the chosen devices when the ledger is lean: the
+	// ledger would otherwise make a lean record of the full one, at the
+	// cost of encoding its template.
 	var lastDevs gpushare.DeviceSet
+	leanOf := map[snapshot.PodKey]*snapshot.PodInfo{} // queued full records of lean arrivals
 	bind := func(_ context.Context, d framework.Decision) error {
-		lastDevs, _ = d.Pod.Devices()
-		return ledger.AddPodInfo(d.Pod, d.Node)
+		var assigned bool
+		lastDevs, assigned = d.Pod.Devices()
+		p := d.Pod
+		if l := leanOf[p.Key()]; l != nil {
+			delete(leanOf, p.Key())
+			if cfg.LeanPods {
+				if p = l; assigned {
+					p = l.WithDevices(lastDevs)
+				}
+			}
+		}
+		return ledger.AddPodInfo(p, d.Node)
 	}
 	loop := framework.NewLoop(sched, ledger, bind)
 
@@ -329,6 +345,9 @@ func Run(ctx context.Context, in *Input, cfg Config) (*Report, error) {
 		pi, err := full(in.Arrivals[e.pod].Pod, in.Devices)
 		if err != nil {
 			return nil, err
+		}
+		if pi != in.Arrivals[e.pod].Pod {
+			leanOf[pi.Key()] = in.Arrivals[e.pod].Pod
 		}
 		if err := loop.AddPodInfo(pi); err != nil {
 			return nil, err
