@@ -49,7 +49,10 @@
 // with PercentageOfNodesToScore and the framework's equivalence cache —
 // plus O(nodes + bound pods) to set up and O(nodes) to measure at the
 // end. Memory is O(nodes + pods): the ledger's snapshot, one [Placement]
-// and one [Sample] per pod. [Config.Explain] makes every cycle build its
+// and one [Sample] per pod. For millions of pods, keep them as lean
+// records: an [InputBuilder] with BuildOptions.Lean takes the pods one at
+// a time and keeps no pod object, and [Config.LeanPods] keeps none in the
+// ledger (examples/simulate does both). [Config.Explain] makes every cycle build its
 // score breakdown and adds one O(nodes × filters) pass for the explained
 // pod.
 //

@@ -40,6 +40,44 @@ import (
 // listed twice. Bound pods are checked before the pods to schedule. The objects
 // given are not changed; Input shares the unchanged ones. O(nodes + pods).
 func NewInput(nodes []*v1.Node, pods []*v1.Pod, unbind bool, dec snapshot.DeviceDecoder) (*Input, error) {
+	b, err := NewInputBuilder(nodes, dec, BuildOptions{Unbind: unbind})
+	if err != nil {
+		return nil, err
+	}
+	if err := b.AddAll(pods); err != nil {
+		return nil, err
+	}
+	return b.Input(), nil
+}
+
+// BuildOptions are an [InputBuilder]'s settings.
+type BuildOptions struct {
+	// Unbind schedules the pods that have spec.nodeName anew (as
+	// NewInput's unbind).
+	Unbind bool
+	// Lean keeps each arrival as a lean record (snapshot.PodInfo.Lean):
+	// the pod objects are not retained, and the replicas of a workload
+	// share one template, so that an Input holds millions of pods. Run
+	// schedules a lean arrival as the full record parsed from its
+	// PodInfo.Pod; decisions are the same. Bound pods stay objects.
+	Lean bool
+}
+
+// InputBuilder builds an [Input] pod by pod, as NewInput does from a
+// list, so that a caller generating or streaming pods need not hold them
+// all as objects at once. Not safe for concurrent use.
+type InputBuilder struct {
+	in    *Input
+	opts  BuildOptions
+	names map[string]bool
+	seen  map[snapshot.PodKey]bool
+	nodes *snapshot.Cache
+}
+
+// NewInputBuilder starts an Input over nodes, checked as NewInput checks
+// them (errors wrap [ErrInput] and name the node: nil, listed twice,
+// invalid). dec (nil: snapshot.NvidiaDevices) reads the devices. O(nodes).
+func NewInputBuilder(nodes []*v1.Node, dec snapshot.DeviceDecoder, o BuildOptions) (*InputBuilder, error) {
 	cache := snapshot.NewCacheWithDevices(dec)
 	names := make(map[string]bool, len(nodes))
 	for i, n := range nodes {
@@ -54,50 +92,106 @@ func NewInput(nodes []*v1.Node, pods []*v1.Pod, unbind bool, dec snapshot.Device
 			return nil, fmt.Errorf("%w: %w", ErrInput, err)
 		}
 	}
-	in := &Input{Nodes: nodes, Batch: true, Devices: dec}
-	var pending []*v1.Pod
+	return &InputBuilder{in: &Input{Nodes: nodes, Batch: true, Devices: dec}, opts: o, names: names,
+		seen: map[snapshot.PodKey]bool{}, nodes: cache}, nil
+}
+
+// Nodes returns a snapshot of the builder's nodes, without pods (for
+// their allocatable and devices). O(1).
+func (b *InputBuilder) Nodes() *snapshot.Snapshot { return b.nodes.Snapshot() }
+
+// Add adds pod: a bound pod (spec.nodeName set, unless unbound) to
+// Input.Bound, another to Input.Arrivals, prepared as NewInput prepares
+// them. Errors are NewInput's and change nothing; a pod is checked as it
+// is added, so a bound pod after a pod to schedule is checked after it.
+// O(size of the pod); pod is not changed (and not retained as an arrival
+// with BuildOptions.Lean).
+func (b *InputBuilder) Add(pod *v1.Pod) error {
+	if pod == nil {
+		return fmt.Errorf("%w: nil pod", ErrInput)
+	}
+	if b.bound(pod) {
+		return b.addBound(pod)
+	}
+	return b.addPending(pod)
+}
+
+// AddAll adds pods as NewInput does: nil pods are refused first, then
+// the bound pods are added (and checked), then the others. An error (see
+// NewInput) may leave the pods before the failing one added.
+func (b *InputBuilder) AddAll(pods []*v1.Pod) error {
+	var bound, pending []*v1.Pod
 	for i, p := range pods {
 		switch {
 		case p == nil:
-			return nil, fmt.Errorf("%w: pods[%d]: nil pod", ErrInput, i)
-		case unbind && p.Spec.NodeName != "" && !nodeBound(p):
-			c := *p
-			c.Spec.NodeName = ""
-			pending = append(pending, &c)
-		case p.Spec.NodeName != "":
-			in.Bound = append(in.Bound, p)
+			return fmt.Errorf("%w: pods[%d]: nil pod", ErrInput, i)
+		case b.bound(p):
+			bound = append(bound, p)
 		default:
 			pending = append(pending, p)
 		}
 	}
-	for i, p := range in.Bound {
-		if !names[p.Spec.NodeName] {
-			return nil, fmt.Errorf("%w: pod %s/%s: spec.nodeName %q: no such node in the input", ErrInput, p.Namespace, p.Name, p.Spec.NodeName)
+	for _, p := range bound {
+		if err := b.addBound(p); err != nil {
+			return err
 		}
-		pi, err := snapshot.DecodePodInfo(p, dec)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInput, err)
-		}
-		in.Bound[i] = withGPURequest(p, pi)
 	}
-	seen := make(map[snapshot.PodKey]bool, len(pending))
 	for _, p := range pending {
-		pi, err := snapshot.DecodePodInfo(p, dec)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInput, err)
+		if err := b.addPending(p); err != nil {
+			return err
 		}
-		if seen[pi.Key()] {
-			return nil, fmt.Errorf("%w: pod %s: listed twice", ErrInput, pi.Key())
-		}
-		seen[pi.Key()] = true
-		if pp := withGPURequest(p, pi); pp != p {
-			if pi, err = snapshot.DecodePodInfo(pp, dec); err != nil {
-				return nil, fmt.Errorf("%w: %w", ErrInput, err)
-			}
-		}
-		in.Arrivals = append(in.Arrivals, Arrival{Pod: pi})
 	}
-	return in, nil
+	return nil
+}
+
+// Input returns the Input built so far (shared with the builder: add no
+// more pods once it is used).
+func (b *InputBuilder) Input() *Input { return b.in }
+
+// bound reports whether p stays on its node (spec.nodeName set and not
+// unbound).
+func (b *InputBuilder) bound(p *v1.Pod) bool {
+	return p.Spec.NodeName != "" && (!b.opts.Unbind || nodeBound(p))
+}
+
+func (b *InputBuilder) addBound(p *v1.Pod) error {
+	if !b.names[p.Spec.NodeName] {
+		return fmt.Errorf("%w: pod %s/%s: spec.nodeName %q: no such node in the input", ErrInput, p.Namespace, p.Name, p.Spec.NodeName)
+	}
+	pi, err := snapshot.DecodePodInfo(p, b.in.Devices)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	b.in.Bound = append(b.in.Bound, withGPURequest(p, pi))
+	return nil
+}
+
+// addPending adds p as an arrival (a copy without spec.nodeName if it
+// has one: an unbound pod).
+func (b *InputBuilder) addPending(p *v1.Pod) error {
+	if p.Spec.NodeName != "" {
+		c := *p
+		c.Spec.NodeName = ""
+		p = &c
+	}
+	pi, err := snapshot.DecodePodInfo(p, b.in.Devices)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	if b.seen[pi.Key()] {
+		return fmt.Errorf("%w: pod %s: listed twice", ErrInput, pi.Key())
+	}
+	if pp := withGPURequest(p, pi); pp != p {
+		if pi, err = snapshot.DecodePodInfo(pp, b.in.Devices); err != nil {
+			return fmt.Errorf("%w: %w", ErrInput, err)
+		}
+	}
+	b.seen[pi.Key()] = true
+	if b.opts.Lean {
+		pi = pi.Lean()
+	}
+	b.in.Arrivals = append(b.in.Arrivals, Arrival{Pod: pi})
+	return nil
 }
 
 // withGPURequest returns pod with its device-share demand also requested

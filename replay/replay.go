@@ -110,6 +110,17 @@ type Config struct {
 	// victims leave the cluster for good (no controller recreates them);
 	// Report.Preemptions and Report.Evicted count them. nil: off.
 	Preemption *framework.PreemptOptions
+	// LeanPods keeps every pod the replay binds as a lean record
+	// (reserve.WithLeanPods): the ledger then holds what scheduling reads
+	// of each pod, not its object, so that a replay of millions of pods
+	// fits in memory. Decisions and the report are the same. A lean
+	// arrival (InputBuilder's BuildOptions.Lean) is scheduled as the
+	// full record parsed from its PodInfo.Pod, whatever this setting.
+	LeanPods bool
+	// EquivalenceClasses is framework.Config.EquivalenceClasses: how
+	// many pod classes the cycle's equivalence cache keeps (0: its
+	// default budget). It changes no decision, only the cost.
+	EquivalenceClasses int
 	// Progress, when set, is called after each event (an arrival
 	// scheduled or a departure) with the events done and the run's
 	// total; it must be cheap and, for concurrent Runs, safe for
@@ -186,7 +197,11 @@ func Run(ctx context.Context, in *Input, cfg Config) (*Report, error) {
 	if cfg.DeviceChooser == nil {
 		cfg.DeviceChooser = gpushare.BestFit{}
 	}
-	ledger := reserve.New(reserve.WithDeviceDecoder(in.Devices), reserve.WithDeviceChooser(reportedChooser{cfg.DeviceChooser}))
+	opts := []reserve.Option{reserve.WithDeviceDecoder(in.Devices), reserve.WithDeviceChooser(reportedChooser{cfg.DeviceChooser})}
+	if cfg.LeanPods {
+		opts = append(opts, reserve.WithLeanPods())
+	}
+	ledger := reserve.New(opts...)
 	names := make(map[string]bool, len(in.Nodes))
 	for _, n := range in.Nodes {
 		if n == nil {
@@ -260,6 +275,7 @@ func Run(ctx context.Context, in *Input, cfg Config) (*Report, error) {
 		Seed:                     cfg.Seed,
 		Breakdown:                cfg.Explain != "",
 		DeviceChooser:            cfg.DeviceChooser,
+		EquivalenceClasses:       cfg.EquivalenceClasses,
 	})
 	if err != nil {
 		return nil, err
@@ -271,10 +287,26 @@ func Run(ctx context.Context, in *Input, cfg Config) (*Report, error) {
 	// (reserve.Ledger.AddPodInfo): the same bound pod as the object with
 	// spec.nodeName and the gpu-index annotation would give, without
 	// copying and re-parsing it.
+	//
+	// A lean arrival scheduled as a full record (full) is bound as its
+	// lean record with the chosen devices when the ledger is lean: the
+	// ledger would otherwise make a lean record of the full one, at the
+	// cost of encoding its template.
 	var lastDevs gpushare.DeviceSet
+	leanOf := map[snapshot.PodKey]*snapshot.PodInfo{} // queued full records of lean arrivals
 	bind := func(_ context.Context, d framework.Decision) error {
-		lastDevs, _ = d.Pod.Devices()
-		return ledger.AddPodInfo(d.Pod, d.Node)
+		var assigned bool
+		lastDevs, assigned = d.Pod.Devices()
+		p := d.Pod
+		if l := leanOf[p.Key()]; l != nil {
+			delete(leanOf, p.Key())
+			if cfg.LeanPods {
+				if p = l; assigned {
+					p = l.WithDevices(lastDevs)
+				}
+			}
+		}
+		return ledger.AddPodInfo(p, d.Node)
 	}
 	loop := framework.NewLoop(sched, ledger, bind)
 
@@ -310,7 +342,14 @@ func Run(ctx context.Context, in *Input, cfg Config) (*Report, error) {
 			step()
 			continue
 		}
-		if err := loop.AddPodInfo(in.Arrivals[e.pod].Pod); err != nil {
+		pi, err := full(in.Arrivals[e.pod].Pod, in.Devices)
+		if err != nil {
+			return nil, err
+		}
+		if pi != in.Arrivals[e.pod].Pod {
+			leanOf[pi.Key()] = in.Arrivals[e.pod].Pod
+		}
+		if err := loop.AddPodInfo(pi); err != nil {
 			return nil, err
 		}
 		// A batch queues every pod first; the queue then orders them by
@@ -371,6 +410,37 @@ func Run(ctx context.Context, in *Input, cfg Config) (*Report, error) {
 	measure(rep, rep.Final, cfg.Workload)
 	tl.result(rep)
 	return rep, nil
+}
+
+// full returns pi, or for a lean record the full record parsed from its
+// pod (the cycle's plugins read the pod object; a lean record would
+// rebuild it at each read). A lean record's requests may come from status
+// it dropped (a pod resized in place): if the parsed record's differ, pi
+// itself is returned. O(size of the pod) for a lean record.
+func full(pi *snapshot.PodInfo, dec snapshot.DeviceDecoder) (*snapshot.PodInfo, error) {
+	if pi.Retained() {
+		return pi, nil
+	}
+	f, err := snapshot.DecodePodInfo(pi.Pod(), dec)
+	if err != nil {
+		return nil, fmt.Errorf("replay: pod %s: %w", pi.Key(), err)
+	}
+	a, b := pi.Requests(), f.Requests()
+	if a.NonZeroMilliCPU != b.NonZeroMilliCPU || a.NonZeroMemory != b.NonZeroMemory || !sameVector(&a.Requested, &b.Requested) ||
+		!sameVector(&a.Pending, &b.Pending) || !sameVector(&a.Scoring, &b.Scoring) {
+		return pi, nil
+	}
+	return f, nil
+}
+
+// sameVector reports whether a and b hold the same amounts.
+func sameVector(a, b *snapshot.Vector) bool {
+	for r := range max(a.Len(), b.Len()) {
+		if a.Get(snapshot.ResourceID(r)) != b.Get(snapshot.ResourceID(r)) {
+			return false
+		}
+	}
+	return true
 }
 
 // measure fills the end-of-run totals from the final snapshot.

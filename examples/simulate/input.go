@@ -81,25 +81,40 @@ func (c *cluster) capacity() int64 {
 // finish checks nodes and pods and prepares them as replay.NewInput
 // does (pods with spec.nodeName are bound, with unbind only static and
 // mirror pods; annotated GPU demand is also requested as gpu-milli), and
-// learns FGD's target workload and the capacities.
+// learns FGD's target workload and the capacities. The pods to schedule
+// are kept as lean records (replay.BuildOptions.Lean).
 func (c *cluster) finish(nodes []*v1.Node, pods []*v1.Pod, unbind bool) error {
-	in, err := replay.NewInput(nodes, pods, unbind, openb.Devices)
+	b, err := c.start(nodes, unbind)
 	if err != nil {
+		return err
+	}
+	if err := b.AddAll(pods); err != nil {
 		return fromReplay(err)
 	}
-	c.nodes, c.bound = in.Nodes, in.Bound
-	cache := snapshot.NewCacheWithDevices(openb.Devices)
-	for _, n := range nodes {
-		if err := cache.AddNode(n); err != nil {
-			return inputErr("%v", err)
-		}
+	return c.end(b)
+}
+
+// start begins loading nodes (checked, their capacities summed) and pods
+// (finish's AddAll, or one by one with Add, then end).
+func (c *cluster) start(nodes []*v1.Node, unbind bool) (*replay.InputBuilder, error) {
+	b, err := replay.NewInputBuilder(nodes, openb.Devices, replay.BuildOptions{Unbind: unbind, Lean: true})
+	if err != nil {
+		return nil, fromReplay(err)
 	}
-	for _, ni := range cache.Snapshot().Nodes() {
+	for _, ni := range b.Nodes().Nodes() {
 		c.milliCPU += ni.Allocatable().MilliCPU()
 		for _, d := range ni.Devices() {
 			c.gpuMilli += d.CapacityMilliGPU
 		}
 	}
+	return b, nil
+}
+
+// end finishes what start began: the cluster's nodes, bound pods and
+// pods to schedule, and FGD's target workload.
+func (c *cluster) end(b *replay.InputBuilder) error {
+	in := b.Input()
+	c.nodes, c.bound = in.Nodes, in.Bound
 	var shapes []gpushare.Task
 	for _, p := range c.bound {
 		pi, err := snapshot.DecodePodInfo(p, openb.Devices)
@@ -109,7 +124,8 @@ func (c *cluster) finish(nodes []*v1.Node, pods []*v1.Pod, unbind bool) error {
 		shapes = append(shapes, gpushare.TaskOf(pi))
 	}
 	c.index = make(map[*snapshot.PodInfo]int32, len(in.Arrivals))
-	var tasks []gpushare.Task
+	c.pods = make([]*snapshot.PodInfo, 0, len(in.Arrivals))
+	tasks := make([]gpushare.Task, 0, len(in.Arrivals))
 	for _, a := range in.Arrivals {
 		c.index[a.Pod] = int32(len(c.pods))
 		c.pods = append(c.pods, a.Pod)
@@ -120,6 +136,7 @@ func (c *cluster) finish(nodes []*v1.Node, pods []*v1.Pod, unbind bool) error {
 	if len(tasks) > 0 {
 		shapes = tasks
 	}
+	var err error
 	if len(shapes) > 0 {
 		c.workload, err = gpushare.WorkloadFromTasks(shapes, fgdPopularityPercent)
 	} else {

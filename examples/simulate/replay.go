@@ -74,12 +74,12 @@ func (c *cluster) arrivals(spec *runSpec) ([]*snapshot.PodInfo, error) {
 			break
 		}
 		p := *src.Pod()
-		p.Name = src.Pod().Name + "-clone-" + strconv.Itoa(n)
+		p.Name = src.Key().Name + "-clone-" + strconv.Itoa(n)
 		pi, err := snapshot.DecodePodInfo(&p, openb.Devices)
 		if err != nil {
 			return nil, err
 		}
-		order = append(order, pi)
+		order = append(order, pi.Lean())
 		total += d
 	}
 	for float64(total) > target && len(order) > 0 {
@@ -89,6 +89,16 @@ func (c *cluster) arrivals(spec *runSpec) ([]*snapshot.PodInfo, error) {
 	}
 	return order, nil
 }
+
+// classBudget is how many per-node entries (classes × nodes, each some 40
+// bytes) the cycle's equivalence cache may hold in a replay: four times
+// framework's default, so that the built-in workload's 860 pod classes
+// stay cached up to 20,000 nodes (-scale 13.34); at most about 700 MB.
+const classBudget = 1 << 24
+
+// equivalenceClasses is replay.Config.EquivalenceClasses for n nodes:
+// classBudget's share, at least 64 (framework's minimum).
+func equivalenceClasses(n int) int { return max(64, classBudget/max(n, 1)) }
 
 // replay runs spec over c and returns its result; prog counts the events
 // processed.
@@ -121,6 +131,8 @@ func (c *cluster) replay(ctx context.Context, spec *runSpec, prog *progress) (*r
 		Departures:               spec.departures,
 		Explain:                  spec.explain,
 		Workload:                 c.workload,
+		LeanPods:                 true,
+		EquivalenceClasses:       equivalenceClasses(len(c.nodes)),
 		Preemption:               spec.preemptOptions(),
 		Progress: func(done, total int) {
 			if done == 1 {

@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	v1 "k8s.io/api/core/v1"
-
 	"github.com/schedkit/schedkit/examples/internal/openb"
 )
 
@@ -121,12 +119,18 @@ func loadSynthetic(seed uint64, scale float64) (*cluster, error) {
 // nodes and numPods pods.
 func loadSyntheticSized(seed uint64, nodeScale float64, numPods int) (*cluster, error) {
 	nodes, pods := synthetic(seed, nodeScale, numPods)
-	objs := make([]*v1.Pod, len(pods))
-	for i, p := range pods {
-		objs[i] = p.Object()
-	}
 	c := &cluster{source: fmt.Sprintf("synthetic GPU cluster (seed %d, %d nodes, %d pods)", seed, len(nodes), len(pods))}
-	if err := c.finish(openb.NodeObjects(nodes), objs, false); err != nil {
+	// Pod by pod: only the lean records stay (a pod object is several KB).
+	b, err := c.start(openb.NodeObjects(nodes), false)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pods {
+		if err := b.Add(p.Object()); err != nil {
+			return nil, fromReplay(err)
+		}
+	}
+	if err := c.end(b); err != nil {
 		return nil, err
 	}
 	return c, nil
