@@ -105,13 +105,16 @@ func NewLoop(s *Scheduler, ledger *reserve.Ledger, bind BindFunc) *Loop {
 }
 
 // Add parses pod with the ledger's DeviceDecoder (reserve.WithDeviceDecoder)
-// and queues it; see [Loop.AddPodInfo].
+// and queues it; see [Loop.AddPodInfo]. A pod that does not parse is an
+// error wrapping [ErrInvalidPod] and the parser's error
+// (snapshot.ErrInvalidObject, ...). Every error starts
+// "framework: Loop.Add:".
 func (l *Loop) Add(pod *v1.Pod) error {
 	pi, err := snapshot.DecodePodInfo(pod, l.decoder())
 	if err != nil {
-		return err
+		return fmt.Errorf("framework: Loop.Add: %w: %w", err, ErrInvalidPod)
 	}
-	return l.AddPodInfo(pi)
+	return l.add("Add", pi)
 }
 
 // decoder returns the DeviceDecoder pods are parsed with: the ledger's
@@ -135,15 +138,18 @@ func (l *Loop) decoder() snapshot.DeviceDecoder {
 // the class is read from the ledger (or from SetPreemption's
 // opts.Objects), and an unknown class is an error wrapping ErrInvalidPod
 // that queues nothing. O(log n).
-func (l *Loop) AddPodInfo(pi *snapshot.PodInfo) error {
+func (l *Loop) AddPodInfo(pi *snapshot.PodInfo) error { return l.add("AddPodInfo", pi) }
+
+// add is AddPodInfo; op names the entry point in errors.
+func (l *Loop) add(op string, pi *snapshot.PodInfo) error {
 	if pi == nil {
-		return fmt.Errorf("framework: Loop.AddPodInfo: pod is nil: %w", ErrInvalidPod)
+		return fmt.Errorf("framework: Loop.%s: pod is nil: %w", op, ErrInvalidPod)
 	}
 	if l.queued[pi.Key()] {
-		return fmt.Errorf("framework: pod %s is already queued: %w", pi.Key(), ErrInvalidPod)
+		return fmt.Errorf("framework: Loop.%s: pod %s is already queued: %w", op, pi.Key(), ErrInvalidPod)
 	}
 	if n := pi.Pod().Spec.NodeName; n != "" {
-		return fmt.Errorf("framework: pod %s: spec.nodeName is %q: a bound pod is not queued (upstream's queue takes only unassigned pods); report it with reserve.Ledger.AddPod: %w", pi.Key(), n, ErrInvalidPod)
+		return fmt.Errorf("framework: Loop.%s: pod %s: spec.nodeName is %q: a bound pod is not queued (upstream's queue takes only unassigned pods); report it with reserve.Ledger.AddPod: %w", op, pi.Key(), n, ErrInvalidPod)
 	}
 	if p := pi.Pod(); p.Spec.Priority == nil && p.Spec.PriorityClassName != "" {
 		var classes PriorityClasses
@@ -154,13 +160,13 @@ func (l *Loop) AddPodInfo(pi *snapshot.PodInfo) error {
 			classes = l.preempt.Objects
 		}
 		prio, err := PodPriority(p, classes)
-		if err != nil {
-			return err
+		if err != nil { // the only error of a non-nil pod: an unknown class
+			return fmt.Errorf("framework: Loop.%s: pod %s: spec.priorityClassName: no PriorityClass %q: %w", op, pi.Key(), p.Spec.PriorityClassName, ErrInvalidPod)
 		}
 		q := p.DeepCopy()
 		q.Spec.Priority = &prio
 		if pi, err = snapshot.DecodePodInfo(q, l.decoder()); err != nil {
-			return err
+			return fmt.Errorf("framework: Loop.%s: %w: %w", op, err, ErrInvalidPod)
 		}
 	}
 	l.queued[pi.Key()] = true

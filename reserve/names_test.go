@@ -1,6 +1,7 @@
 package reserve_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -141,6 +142,7 @@ func TestReservationNamesValidated(t *testing.T) {
 			require.Nil(t, ins)
 			require.ErrorIs(t, err, reserve.ErrInvalid)
 			require.ErrorContains(t, err, tc.want)
+			require.True(t, strings.HasPrefix(err.Error(), "reserve: Ledger.AddReservation: reservation r: "), "%q names no entry point", err)
 			require.Empty(t, l.Reservations())
 		})
 	}

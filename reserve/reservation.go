@@ -281,7 +281,8 @@ func (l *Ledger) dropReservation(r *reservation) {
 // ([ErrInvalid], naming the field), unknown node ([ErrNodeNotFound]),
 // name in use ([ErrReservationExists]), journal failure ([ErrJournal]).
 // O(resources + reservations on the node).
-func (l *Ledger) AddReservation(r Reservation) ([]Insufficient, error) {
+func (l *Ledger) AddReservation(r Reservation) (_ []Insufficient, err error) {
+	defer named("AddReservation", &err)
 	res, err := parseReservation(r)
 	if err != nil {
 		return nil, err
@@ -322,7 +323,8 @@ func (l *Ledger) insertReservation(res *reservation, ni int32) {
 // capacity and slot are released at once; pods drawing on it keep their
 // whole requests. Errors: [ErrReservationNotFound]; a broken journal
 // ([ErrJournal], nothing changed; see [Ledger.SetJournal]).
-func (l *Ledger) RemoveReservation(name string) error {
+func (l *Ledger) RemoveReservation(name string) (err error) {
+	defer named("RemoveReservation", &err)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r, ok := l.res[name]
@@ -412,10 +414,10 @@ func (r *reservation) placeholderOf(left *snapshot.Vector) *snapshot.PodInfo {
 // API server never admits such a pod (the namespace is not a DNS label);
 // a placeholder taken from a ledger snapshot is refused too. Errors name
 // the pod and field and wrap [ErrInvalid] and [snapshot.ErrInvalidObject].
-func checkNotPlaceholderKey(op string, k snapshot.PodKey) error {
+func checkNotPlaceholderKey(k snapshot.PodKey) error {
 	if k.Namespace != ReservationNamespace {
 		return nil
 	}
-	return fmt.Errorf("%s: pod %s: metadata.namespace %q is reserved for the ledger's reservation placeholders: %w: %w",
-		op, k, ReservationNamespace, ErrInvalid, snapshot.ErrInvalidObject)
+	return fmt.Errorf("pod %s: metadata.namespace %q is reserved for the ledger's reservation placeholders: %w: %w",
+		k, ReservationNamespace, ErrInvalid, snapshot.ErrInvalidObject)
 }
