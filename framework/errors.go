@@ -13,4 +13,8 @@ var (
 	// ErrInvalidPod: a pod the scheduler cannot handle (nil, no name,
 	// already queued).
 	ErrInvalidPod = errors.New("framework: invalid pod")
+	// ErrAlreadyPlaced: a pod pending in a [Loop] that the ledger already
+	// holds, or reports bound, somewhere ([Attempt.Skipped]); the Loop
+	// dropped it.
+	ErrAlreadyPlaced = errors.New("framework: pod already placed")
 )

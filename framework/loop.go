@@ -40,6 +40,16 @@ type Attempt struct {
 	// found a node, the victims were evicted, the pod nominated to the
 	// node and requeued.
 	Preemption *Preemption
+	// Skipped is non-nil when the pod was dropped without a cycle because
+	// the ledger already holds it (phase Held or Confirmed: someone
+	// reserved it outside this Loop) or reports it bound (another
+	// scheduler bound it and the informer's report came before
+	// [Loop.Remove]); it wraps [ErrAlreadyPlaced] and names the pod, the
+	// phase and the node. Upstream likewise skips an assumed pod without
+	// requeueing it (v1.37 schedule_one.go skipPodSchedule) and drops a
+	// pod from its queue when the informer reports it assigned
+	// (eventhandlers.go updatePod). Decision holds only the pod.
+	Skipped error
 }
 
 // Bound reports whether the pod was scheduled and bound.
@@ -95,13 +105,16 @@ func NewLoop(s *Scheduler, ledger *reserve.Ledger, bind BindFunc) *Loop {
 }
 
 // Add parses pod with the ledger's DeviceDecoder (reserve.WithDeviceDecoder)
-// and queues it; see [Loop.AddPodInfo].
+// and queues it; see [Loop.AddPodInfo]. A pod that does not parse is an
+// error wrapping [ErrInvalidPod] and the parser's error
+// (snapshot.ErrInvalidObject, ...). Every error starts
+// "framework: Loop.Add:".
 func (l *Loop) Add(pod *v1.Pod) error {
 	pi, err := snapshot.DecodePodInfo(pod, l.decoder())
 	if err != nil {
-		return err
+		return fmt.Errorf("framework: Loop.Add: %w: %w", err, ErrInvalidPod)
 	}
-	return l.AddPodInfo(pi)
+	return l.add("Add", pi)
 }
 
 // decoder returns the DeviceDecoder pods are parsed with: the ledger's
@@ -125,15 +138,18 @@ func (l *Loop) decoder() snapshot.DeviceDecoder {
 // the class is read from the ledger (or from SetPreemption's
 // opts.Objects), and an unknown class is an error wrapping ErrInvalidPod
 // that queues nothing. O(log n).
-func (l *Loop) AddPodInfo(pi *snapshot.PodInfo) error {
+func (l *Loop) AddPodInfo(pi *snapshot.PodInfo) error { return l.add("AddPodInfo", pi) }
+
+// add is AddPodInfo; op names the entry point in errors.
+func (l *Loop) add(op string, pi *snapshot.PodInfo) error {
 	if pi == nil {
-		return fmt.Errorf("framework: Loop.AddPodInfo: pod is nil: %w", ErrInvalidPod)
+		return fmt.Errorf("framework: Loop.%s: pod is nil: %w", op, ErrInvalidPod)
 	}
 	if l.queued[pi.Key()] {
-		return fmt.Errorf("framework: pod %s is already queued: %w", pi.Key(), ErrInvalidPod)
+		return fmt.Errorf("framework: Loop.%s: pod %s is already queued: %w", op, pi.Key(), ErrInvalidPod)
 	}
 	if n := pi.Pod().Spec.NodeName; n != "" {
-		return fmt.Errorf("framework: pod %s: spec.nodeName is %q: a bound pod is not queued (upstream's queue takes only unassigned pods); report it with reserve.Ledger.AddPod: %w", pi.Key(), n, ErrInvalidPod)
+		return fmt.Errorf("framework: Loop.%s: pod %s: spec.nodeName is %q: a bound pod is not queued (upstream's queue takes only unassigned pods); report it with reserve.Ledger.AddPod: %w", op, pi.Key(), n, ErrInvalidPod)
 	}
 	if p := pi.Pod(); p.Spec.Priority == nil && p.Spec.PriorityClassName != "" {
 		var classes PriorityClasses
@@ -144,13 +160,13 @@ func (l *Loop) AddPodInfo(pi *snapshot.PodInfo) error {
 			classes = l.preempt.Objects
 		}
 		prio, err := PodPriority(p, classes)
-		if err != nil {
-			return err
+		if err != nil { // the only error of a non-nil pod: an unknown class
+			return fmt.Errorf("framework: Loop.%s: pod %s: spec.priorityClassName: no PriorityClass %q: %w", op, pi.Key(), p.Spec.PriorityClassName, ErrInvalidPod)
 		}
 		q := p.DeepCopy()
 		q.Spec.Priority = &prio
 		if pi, err = snapshot.DecodePodInfo(q, l.decoder()); err != nil {
-			return err
+			return fmt.Errorf("framework: Loop.%s: %w: %w", op, err, ErrInvalidPod)
 		}
 	}
 	l.queued[pi.Key()] = true
@@ -174,10 +190,7 @@ func (l *Loop) Remove(k snapshot.PodKey) bool {
 	if !l.queued[k] {
 		return false
 	}
-	delete(l.queued, k)
-	if l.preempt != nil {
-		l.sched.unnominate(k)
-	}
+	l.drop(k)
 	for i := range l.queue {
 		if l.queue[i].pi.Key() == k {
 			heap.Remove(&l.queue, i)
@@ -212,7 +225,8 @@ func (l *Loop) Requeue() int {
 }
 
 // ScheduleOne takes the first pod of the queue through one cycle and its
-// bind. ok is false when the queue was empty. err is ctx's error (nothing
+// bind (or drops it, see [Attempt.Skipped]). ok is false when the queue
+// was empty. err is ctx's error (nothing
 // was taken from the queue) or a scheduling error (a filter or scorer
 // failed, the ledger refused the pod); the pod is then requeued.
 func (l *Loop) ScheduleOne(ctx context.Context) (a Attempt, ok bool, err error) {
@@ -233,6 +247,12 @@ func (l *Loop) ScheduleOne(ctx context.Context) (a Attempt, ok bool, err error) 
 // attempt schedules and binds pi; retry reports that it should be queued
 // again.
 func (l *Loop) attempt(ctx context.Context, pi *snapshot.PodInfo) (a Attempt, retry bool, err error) {
+	if ph, node, ok := l.ledger.PodPhase(pi.Key()); ok {
+		l.drop(pi.Key())
+		a.Pod = pi
+		a.Skipped = fmt.Errorf("framework: Loop: pod %s: the ledger has it %s on node %s: %w", pi.Key(), ph, node, ErrAlreadyPlaced)
+		return a, false, nil
+	}
 	d, err := l.sched.Schedule(l.ledger, pi)
 	a.Decision = d
 	if err != nil {
@@ -252,10 +272,7 @@ func (l *Loop) attempt(ctx context.Context, pi *snapshot.PodInfo) (a Attempt, re
 		l.ledger.Unreserve(pi.Key())
 		return a, true, nil
 	}
-	delete(l.queued, pi.Key())
-	if l.preempt != nil {
-		l.sched.unnominate(pi.Key()) // bound: no longer nominated
-	}
+	l.drop(pi.Key()) // bound: no longer queued or nominated
 	// ErrNotHeld means the informer already reported the pod bound and
 	// then deleted: nothing is held either way.
 	_ = l.ledger.Confirm(pi.Key())
@@ -266,6 +283,15 @@ func (l *Loop) attempt(ctx context.Context, pi *snapshot.PodInfo) (a Attempt, re
 		_ = l.ledger.AddPodInfo(d.Pod, d.Node)
 	}
 	return a, false, nil
+}
+
+// drop forgets the pod with key k, which is out of the queue: it is no
+// longer queued nor nominated.
+func (l *Loop) drop(k snapshot.PodKey) {
+	delete(l.queued, k)
+	if l.preempt != nil {
+		l.sched.unnominate(k)
+	}
 }
 
 // preemptFor runs preemption for pi, which fit nowhere, and applies it.
@@ -298,7 +324,8 @@ func (l *Loop) preemptFor(ctx context.Context, pi *snapshot.PodInfo, a Attempt) 
 // ScheduleAll takes every pod queued at the call through one cycle and its
 // bind, in queue order, and returns the attempts in that order. Pods whose
 // bind failed go back into the queue after the pass (so each pod is tried
-// at most once per call); unschedulable pods are set aside. It stops early
+// at most once per call); unschedulable pods are set aside; pods the
+// ledger already holds or reports bound are dropped ([Attempt.Skipped]). It stops early
 // when ctx is done (returning ctx's error) or at a scheduling error (the
 // pod is requeued).
 func (l *Loop) ScheduleAll(ctx context.Context) ([]Attempt, error) {

@@ -52,5 +52,5 @@ func PodPriority(pod *v1.Pod, classes PriorityClasses) (int32, error) {
 	if p, ok := builtinPriority[name]; ok {
 		return p, nil
 	}
-	return 0, fmt.Errorf("framework: pod %s/%s: spec.priorityClassName: no PriorityClass %q: %w", pod.Namespace, pod.Name, name, ErrInvalidPod)
+	return 0, fmt.Errorf("framework: PodPriority: pod %s/%s: spec.priorityClassName: no PriorityClass %q: %w", pod.Namespace, pod.Name, name, ErrInvalidPod)
 }

@@ -1,9 +1,14 @@
 package reserve
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors. Every error the ledger returns wraps one of these (check
-// with errors.Is) and names the pod, node or reservation it is about. A pod
+// with errors.Is), starts with the method that returned it
+// ("reserve: Ledger.UpdatePod: ...") and names the pod, node or
+// reservation it is about. A pod
 // that does not fit is not an error: it is a non-nil []Insufficient.
 var (
 	// ErrInvalid: bad input — a nil pod or node, an empty name, a negative
@@ -41,3 +46,13 @@ var (
 	// reservations.
 	ErrNotEmpty = errors.New("reserve: ledger not empty")
 )
+
+// named prefixes *err, when not nil, with the entry point that returns it:
+// "reserve: Ledger.<op>: ...". Every exported Ledger method that can fail
+// defers it once, so each error names its entry point exactly once and
+// the helpers below add only the object and field.
+func named(op string, err *error) {
+	if *err != nil {
+		*err = fmt.Errorf("reserve: Ledger.%s: %w", op, *err)
+	}
+}

@@ -37,14 +37,15 @@ type GangUnfit struct {
 // ([ErrJournal]) — each naming the member index — and nothing changed.
 // One journal record for the whole gang, so a torn journal never replays
 // part of a gang. O(members × resources); allocates O(members).
-func (l *Ledger) ReserveGang(members []GangMember, deadline time.Time) (*GangUnfit, error) {
+func (l *Ledger) ReserveGang(members []GangMember, deadline time.Time) (_ *GangUnfit, err error) {
+	defer named("ReserveGang", &err)
 	seen := make(map[snapshot.PodKey]int, len(members))
 	for i, m := range members {
 		if m.Pod == nil {
-			return nil, fmt.Errorf("ReserveGang: member %d: pod is nil: %w", i, ErrInvalid)
+			return nil, fmt.Errorf("member %d: pod is nil: %w", i, ErrInvalid)
 		}
 		if j, dup := seen[m.Pod.Key()]; dup {
-			return nil, fmt.Errorf("ReserveGang: members %d and %d are both pod %s: %w", j, i, m.Pod.Key(), ErrInvalid)
+			return nil, fmt.Errorf("members %d and %d are both pod %s: %w", j, i, m.Pod.Key(), ErrInvalid)
 		}
 		seen[m.Pod.Key()] = i
 	}
@@ -67,7 +68,7 @@ func (l *Ledger) ReserveGang(members []GangMember, deadline time.Time) (*GangUnf
 		reasons, err := l.plan(m.Pod, m.Node, &p)
 		if err != nil {
 			rollback()
-			return nil, fmt.Errorf("ReserveGang: member %d: %w", i, err)
+			return nil, fmt.Errorf("member %d: %w", i, err)
 		}
 		if reasons != nil {
 			rollback()
@@ -86,7 +87,7 @@ func (l *Ledger) ReserveGang(members []GangMember, deadline time.Time) (*GangUnf
 	if len(applied) > 0 {
 		if err := l.logHolds(applied); err != nil {
 			rollback()
-			return nil, fmt.Errorf("ReserveGang: %w", err)
+			return nil, err
 		}
 	}
 	return nil, nil

@@ -228,15 +228,26 @@ func WithLeanPods() Option {
 // name the node and field and change nothing. O(resources) to update a
 // known node; adding one the ledger kept pods for (reported before it, or
 // left when it was removed) scans the bound pods.
-func (l *Ledger) AddNode(node *v1.Node) error {
+func (l *Ledger) AddNode(node *v1.Node) (err error) {
+	defer named("AddNode", &err)
+	return l.addNode(node)
+}
+
+// UpdateNode is [Ledger.AddNode].
+func (l *Ledger) UpdateNode(node *v1.Node) (err error) {
+	defer named("UpdateNode", &err)
+	return l.addNode(node)
+}
+
+func (l *Ledger) addNode(node *v1.Node) error {
 	if node == nil {
-		return fmt.Errorf("AddNode: node is nil: %w", ErrInvalid)
+		return fmt.Errorf("node is nil: %w", ErrInvalid)
 	}
 	if node.Name == "" {
-		return fmt.Errorf("AddNode: metadata.name is empty: %w", ErrInvalid)
+		return fmt.Errorf("node: metadata.name is empty: %w", ErrInvalid)
 	}
 	if errs := objects.MetaNames(node.Name, "", apivalidation.NameIsDNSSubdomain); len(errs) > 0 {
-		return fmt.Errorf("AddNode: node %q: %w: %w: %w", node.Name, errs.ToAggregate(), ErrInvalid, snapshot.ErrInvalidObject)
+		return fmt.Errorf("node %q: %w: %w: %w", node.Name, errs.ToAggregate(), ErrInvalid, snapshot.ErrInvalidObject)
 	}
 	alloc, err := snapshot.NewVector(node.Status.Allocatable)
 	if err != nil {
@@ -256,9 +267,6 @@ func (l *Ledger) AddNode(node *v1.Node) error {
 	return nil
 }
 
-// UpdateNode is [Ledger.AddNode].
-func (l *Ledger) UpdateNode(node *v1.Node) error { return l.AddNode(node) }
-
 // RemoveNode removes the node called name. Its bound pods, holds and
 // reservations stay recorded (outside snapshots, and nothing new can be
 // reserved there) until they are removed, or until the node comes back.
@@ -269,7 +277,7 @@ func (l *Ledger) RemoveNode(name string) error {
 	defer l.mu.Unlock()
 	i, ok := l.nodeIndex(name)
 	if !ok || !l.nodes[i].present {
-		return fmt.Errorf("RemoveNode: node %q: %w: %w", name, ErrNodeNotFound, snapshot.ErrNodeNotFound)
+		return fmt.Errorf("reserve: Ledger.RemoveNode: node %q: %w: %w", name, ErrNodeNotFound, snapshot.ErrNodeNotFound)
 	}
 	l.viewRemoveNode(name)
 	n := &l.nodes[i]
@@ -300,12 +308,23 @@ func (l *Ledger) RemoveNode(name string) error {
 // node does not have, the unbound report of a bound pod) wrap
 // [ErrInvalid] and [snapshot.ErrInvalidObject], name the pod and field,
 // and change nothing. O(containers + pods on the node).
-func (l *Ledger) AddPod(pod *v1.Pod) error {
+func (l *Ledger) AddPod(pod *v1.Pod) (err error) {
+	defer named("AddPod", &err)
+	return l.addPod(pod)
+}
+
+// UpdatePod is [Ledger.AddPod].
+func (l *Ledger) UpdatePod(pod *v1.Pod) (err error) {
+	defer named("UpdatePod", &err)
+	return l.addPod(pod)
+}
+
+func (l *Ledger) addPod(pod *v1.Pod) error {
 	kind, err := informer.Classify(pod)
 	if err != nil {
-		return fmt.Errorf("AddPod: %w: %w: %w", err, ErrInvalid, snapshot.ErrInvalidObject)
+		return fmt.Errorf("%w: %w: %w", err, ErrInvalid, snapshot.ErrInvalidObject)
 	}
-	if err := checkNotPlaceholderKey("AddPod", snapshot.KeyOf(pod)); err != nil {
+	if err := checkNotPlaceholderKey(snapshot.KeyOf(pod)); err != nil {
 		return err
 	}
 	switch kind {
@@ -317,13 +336,13 @@ func (l *Ledger) AddPod(pod *v1.Pod) error {
 		defer l.mu.Unlock()
 		k := snapshot.KeyOf(pod)
 		if i, ok := l.bound.get(nodeview.HashKey(k), k, l.recs); ok {
-			return fmt.Errorf("AddPod: %w: %w: %w", informer.UnbindError(pod, l.nodes[l.recs[i].node].name), ErrInvalid, snapshot.ErrInvalidObject)
+			return fmt.Errorf("%w: %w: %w", informer.UnbindError(pod, l.nodes[l.recs[i].node].name), ErrInvalid, snapshot.ErrInvalidObject)
 		}
 		return nil
 	}
 	pi, err := snapshot.DecodePodInfo(pod, l.view.DeviceDecoder())
 	if err != nil {
-		return fmt.Errorf("AddPod: %w: %w", ErrInvalid, err)
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if l.lean {
 		pi = pi.Lean()
@@ -331,14 +350,11 @@ func (l *Ledger) AddPod(pod *v1.Pod) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := snapshot.CheckRecordedDevices(pi, l.view.Get(pod.Spec.NodeName)); err != nil {
-		return fmt.Errorf("AddPod: %w: %w", ErrInvalid, err)
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	l.observeBound(pi, pod.Spec.NodeName)
 	return nil
 }
-
-// UpdatePod is [Ledger.AddPod].
-func (l *Ledger) UpdatePod(pod *v1.Pod) error { return l.AddPod(pod) }
 
 // AddPodInfo reports pi bound to nodeName, as [Ledger.AddPod] does for a
 // bound pod, without re-parsing it: for a simulator or a loop that binds
@@ -348,14 +364,15 @@ func (l *Ledger) UpdatePod(pod *v1.Pod) error { return l.AddPod(pod) }
 // name, or a pod recording a GPU device its known node does not have
 // ([snapshot.CheckRecordedDevices]), wrapping ErrInvalid. With
 // [WithLeanPods] the ledger keeps pi.Lean(). O(pods on the node).
-func (l *Ledger) AddPodInfo(pi *snapshot.PodInfo, nodeName string) error {
+func (l *Ledger) AddPodInfo(pi *snapshot.PodInfo, nodeName string) (err error) {
+	defer named("AddPodInfo", &err)
 	if pi == nil {
-		return fmt.Errorf("AddPodInfo: pod is nil: %w", ErrInvalid)
+		return fmt.Errorf("pod is nil: %w", ErrInvalid)
 	}
 	if nodeName == "" {
-		return fmt.Errorf("AddPodInfo: pod %s: node name is empty: %w", pi.Key(), ErrInvalid)
+		return fmt.Errorf("pod %s: node name is empty: %w", pi.Key(), ErrInvalid)
 	}
-	if err := checkNotPlaceholderKey("AddPodInfo", pi.Key()); err != nil {
+	if err := checkNotPlaceholderKey(pi.Key()); err != nil {
 		return err
 	}
 	if l.lean {
@@ -364,7 +381,7 @@ func (l *Ledger) AddPodInfo(pi *snapshot.PodInfo, nodeName string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := snapshot.CheckRecordedDevices(pi, l.view.Get(nodeName)); err != nil {
-		return fmt.Errorf("AddPodInfo: %w: %w", ErrInvalid, err)
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	l.observeBound(pi, nodeName)
 	return nil
@@ -504,9 +521,10 @@ func (l *Ledger) settleDraw(k snapshot.PodKey, nodeName string) {
 // [Ledger.Reserve]). It reserves nothing. Errors:
 // nil pod ([ErrInvalid]), unknown node ([ErrNodeNotFound]). O(resources of
 // the pod + reservations on the node); allocates only the reasons.
-func (l *Ledger) Fits(pod *snapshot.PodInfo, nodeName string) ([]Insufficient, error) {
+func (l *Ledger) Fits(pod *snapshot.PodInfo, nodeName string) (_ []Insufficient, err error) {
+	defer named("Fits", &err)
 	if pod == nil {
-		return nil, fmt.Errorf("Fits: pod is nil: %w", ErrInvalid)
+		return nil, fmt.Errorf("pod is nil: %w", ErrInvalid)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -548,8 +566,9 @@ func (l *Ledger) Fits(pod *snapshot.PodInfo, nodeName string) ([]Insufficient, e
 // PodInfo caches (nodeview.KeyHash), one node-name hash and
 // look-up, and O(resources of the pod); allocates nothing when the pod fits
 // and the node has no named reservations (with a journal: the record).
-func (l *Ledger) Reserve(pod *snapshot.PodInfo, nodeName string) ([]Insufficient, error) {
-	return l.ReserveUntil(pod, nodeName, time.Time{})
+func (l *Ledger) Reserve(pod *snapshot.PodInfo, nodeName string) (_ []Insufficient, err error) {
+	defer named("Reserve", &err)
+	return l.reserveUntil(pod, nodeName, time.Time{})
 }
 
 // ReserveUntil is [Ledger.Reserve] with a deadline: [Ledger.Expire] with a
@@ -559,9 +578,14 @@ func (l *Ledger) Reserve(pod *snapshot.PodInfo, nodeName string) ([]Insufficient
 // The ledger reads no clock (the caller owns time), so a deadline already
 // past is not an error: the hold is granted and the next Expire with a
 // time at or after it releases it.
-func (l *Ledger) ReserveUntil(pod *snapshot.PodInfo, nodeName string, deadline time.Time) ([]Insufficient, error) {
+func (l *Ledger) ReserveUntil(pod *snapshot.PodInfo, nodeName string, deadline time.Time) (_ []Insufficient, err error) {
+	defer named("ReserveUntil", &err)
+	return l.reserveUntil(pod, nodeName, deadline)
+}
+
+func (l *Ledger) reserveUntil(pod *snapshot.PodInfo, nodeName string, deadline time.Time) ([]Insufficient, error) {
 	if pod == nil {
-		return nil, fmt.Errorf("Reserve: pod is nil: %w", ErrInvalid)
+		return nil, fmt.Errorf("pod is nil: %w", ErrInvalid)
 	}
 	dl := deadlineNanos(deadline)
 	l.mu.Lock()
@@ -621,13 +645,13 @@ func (l *Ledger) Confirm(k snapshot.PodKey) error {
 	defer l.mu.Unlock()
 	i, ok := l.rec(k)
 	if !ok {
-		return fmt.Errorf("Confirm: pod %s: %w", k, ErrNotHeld)
+		return fmt.Errorf("reserve: Ledger.Confirm: pod %s: %w", k, ErrNotHeld)
 	}
 	if l.recs[i].phase != Held {
 		return nil
 	}
 	if err := l.logRelease(opConfirm, k); err != nil {
-		return fmt.Errorf("Confirm: pod %s: %w", k, err)
+		return fmt.Errorf("reserve: Ledger.Confirm: pod %s: %w", k, err)
 	}
 	l.confirm(i)
 	return nil
@@ -973,7 +997,7 @@ type plan struct {
 // returning it by value cost a copy and a clear per Reserve).
 func (l *Ledger) plan(pod *snapshot.PodInfo, nodeName string, p *plan) ([]Insufficient, error) {
 	k := pod.Key()
-	if err := checkNotPlaceholderKey("Reserve", k); err != nil {
+	if err := checkNotPlaceholderKey(k); err != nil {
 		return nil, err
 	}
 	h := nodeview.KeyHash(pod)

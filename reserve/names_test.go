@@ -1,6 +1,7 @@
 package reserve_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -79,4 +80,70 @@ func TestLedgerNamesValidated(t *testing.T) {
 	require.ErrorIs(t, err, reserve.ErrInvalid)
 	require.ErrorIs(t, err, snapshot.ErrInvalidObject)
 	require.Equal(t, 0, l.Snapshot().Get("n0").NumPods())
+}
+
+// TestPlaceholderUnmarked: the ledger's placeholder pods used to be marked
+// by setting spec.enableServiceLinks to a private pointer, which the name
+// check let through. The mark showed in every placeholder's spec (a field
+// the reservation never set), and a shallow copy of a placeholder kept the
+// pointer, so snapshot.NewPodInfo accepted a pod in ReservationNamespace,
+// a namespace the API server refuses. Placeholders are now parsed by the
+// ledger's own path (internal/nodeview.Placeholder) and carry no mark; any
+// pod in ReservationNamespace given by a caller is refused, the ledger
+// still refuses one (TestPlaceholderNamespaceRefused), and scheduling
+// around a reservation is unchanged.
+func TestPlaceholderUnmarked(t *testing.T) {
+	l := reserve.New()
+	require.NoError(t, l.AddNode(st.MakeNode("n0").Capacity("cpu", "4", "memory", "8Gi", "pods", "110").Obj()))
+	_, err := l.AddReservation(reserve.Reservation{Name: "r", Node: "n0", Capacity: st.List("cpu", "3"),
+		Owner: reserve.Owner{Namespace: "default", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}}})
+	require.NoError(t, err)
+	ph := l.Snapshot().Get("n0").Pods()[0]
+	require.Equal(t, reserve.ReservationNamespace, ph.Key().Namespace)
+	require.Nil(t, ph.Pod().Spec.EnableServiceLinks, "a placeholder's spec is what the reservation says, nothing more")
+
+	shallow := *ph.Pod()
+	_, err = snapshot.NewPodInfo(&shallow)
+	require.ErrorIs(t, err, snapshot.ErrInvalidObject)
+	require.ErrorContains(t, err, `pod reserve.schedkit.io/r: metadata.namespace: Invalid value: "reserve.schedkit.io"`)
+
+	// The reservation still holds its capacity against other pods: 1 cpu
+	// of 4 is free.
+	ins, err := l.Fits(snapshot.MustPodInfo(st.MakePod("other").Req("cpu", "2").Obj()), "n0")
+	require.NoError(t, err)
+	require.NotEmpty(t, ins)
+	ins, err = l.Fits(snapshot.MustPodInfo(st.MakePod("owned").Label("app", "x").Req("cpu", "2").Obj()), "n0")
+	require.NoError(t, err)
+	require.Empty(t, ins)
+}
+
+// TestReservationNamesValidated: a reservation's owner.namespace and node
+// are checked as the API server checks a namespace and a node name; before,
+// owner.namespace "Bad_NS" was accepted (second trial) and matched no pod
+// ever. Errors name the reservation and field and change nothing.
+func TestReservationNamesValidated(t *testing.T) {
+	l := reserve.New()
+	require.NoError(t, l.AddNode(st.MakeNode("n0").Capacity("cpu", "4", "memory", "8Gi", "pods", "110").Obj()))
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}
+	for _, tc := range []struct {
+		name string
+		r    reserve.Reservation
+		want string
+	}{
+		{"owner namespace", reserve.Reservation{Name: "r", Node: "n0", Capacity: st.List("cpu", "1"), Owner: reserve.Owner{Namespace: "Bad_NS", Selector: sel}},
+			`reservation r: owner.namespace "Bad_NS": a lowercase RFC 1123 label`},
+		{"owner namespace with dots", reserve.Reservation{Name: "r", Node: "n0", Capacity: st.List("cpu", "1"), Owner: reserve.Owner{Namespace: "a.b", Selector: sel}},
+			`reservation r: owner.namespace "a.b"`},
+		{"node", reserve.Reservation{Name: "r", Node: "Bad_Node", Capacity: st.List("cpu", "1"), Owner: reserve.Owner{Selector: sel}},
+			`reservation r: node "Bad_Node": not a node name: a lowercase RFC 1123 subdomain`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ins, err := l.AddReservation(tc.r)
+			require.Nil(t, ins)
+			require.ErrorIs(t, err, reserve.ErrInvalid)
+			require.ErrorContains(t, err, tc.want)
+			require.True(t, strings.HasPrefix(err.Error(), "reserve: Ledger.AddReservation: reservation r: "), "%q names no entry point", err)
+			require.Empty(t, l.Reservations())
+		})
+	}
 }

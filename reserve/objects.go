@@ -18,7 +18,19 @@ import (
 // and field, and change nothing. Objects are not journaled (the informer
 // lists them again after a restart). O(objects of the kind in the
 // namespace) at worst; see snapshot's Cache.
-func (l *Ledger) AddObject(obj runtime.Object) error {
+func (l *Ledger) AddObject(obj runtime.Object) (err error) {
+	defer named("AddObject", &err)
+	return l.addObject(obj)
+}
+
+// UpdateObject is [Ledger.AddObject]: an update of an unknown object adds
+// it.
+func (l *Ledger) UpdateObject(obj runtime.Object) (err error) {
+	defer named("UpdateObject", &err)
+	return l.addObject(obj)
+}
+
+func (l *Ledger) addObject(obj runtime.Object) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.view.AddObject(obj); err != nil {
@@ -28,15 +40,12 @@ func (l *Ledger) AddObject(obj runtime.Object) error {
 	return nil
 }
 
-// UpdateObject is [Ledger.AddObject]: an update of an unknown object adds
-// it.
-func (l *Ledger) UpdateObject(obj runtime.Object) error { return l.AddObject(obj) }
-
 // RemoveObject removes the object with obj's kind, namespace and name; an
 // unknown one is a no-op. Only the key is read (a stale tombstone object
 // removes the current one). Errors as [Ledger.AddObject]'s for nil, an
 // unsupported type or an empty metadata.name.
-func (l *Ledger) RemoveObject(obj runtime.Object) error {
+func (l *Ledger) RemoveObject(obj runtime.Object) (err error) {
+	defer named("RemoveObject", &err)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.view.RemoveObject(obj); err != nil {

@@ -21,14 +21,14 @@ func (l *Ledger) Evict(node string, victims []snapshot.PodKey) error {
 	seen := make(map[snapshot.PodKey]bool, len(victims))
 	for _, k := range victims {
 		if k.Name == "" || seen[k] {
-			return fmt.Errorf("reserve: Evict: victim %q: empty or repeated key: %w", k, ErrInvalid)
+			return fmt.Errorf("reserve: Ledger.Evict: victim %q: empty or repeated key: %w", k, ErrInvalid)
 		}
 		seen[k] = true
 		switch _, n, ok := l.PodPhase(k); {
 		case !ok:
-			return fmt.Errorf("reserve: Evict: victim %s is not in the ledger: %w", k, ErrNotHeld)
+			return fmt.Errorf("reserve: Ledger.Evict: victim %s is not in the ledger: %w", k, ErrNotHeld)
 		case n != node:
-			return fmt.Errorf("reserve: Evict: victim %s is not on node %q (it is on %q): %w", k, node, n, ErrNotHeld)
+			return fmt.Errorf("reserve: Ledger.Evict: victim %s is not on node %q (it is on %q): %w", k, node, n, ErrNotHeld)
 		}
 	}
 	for _, k := range victims {

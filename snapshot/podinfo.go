@@ -8,6 +8,7 @@ import (
 
 	"github.com/schedkit/schedkit/internal/hashindex"
 	"github.com/schedkit/schedkit/internal/interpod"
+	"github.com/schedkit/schedkit/internal/objects"
 	"github.com/schedkit/schedkit/internal/spread"
 )
 
@@ -117,6 +118,18 @@ func NewPodInfo(pod *v1.Pod) (*PodInfo, error) { return DecodePodInfo(pod, Nvidi
 // Errors as NewPodInfo, and the decoder's; O(containers × resources) plus
 // the decoder's cost.
 func DecodePodInfo(pod *v1.Pod, dec DeviceDecoder) (*PodInfo, error) {
+	return decodePodInfo(pod, dec, true)
+}
+
+// init gives the reservation ledger its placeholder parser
+// (internal/objects.DecodePlaceholder).
+func init() {
+	objects.DecodePlaceholder = func(pod *v1.Pod) (any, error) { return decodePodInfo(pod, nil, false) }
+}
+
+// decodePodInfo is DecodePodInfo; checkNames false skips the name check
+// (for the ledger's placeholders only).
+func decodePodInfo(pod *v1.Pod, dec DeviceDecoder, checkNames bool) (*PodInfo, error) {
 	if dec == nil {
 		dec = NvidiaDevices
 	}
@@ -126,8 +139,10 @@ func DecodePodInfo(pod *v1.Pod, dec DeviceDecoder) (*PodInfo, error) {
 	if pod.Name == "" {
 		return nil, fmt.Errorf("pod in namespace %q: metadata.name is empty: %w", pod.Namespace, ErrInvalidObject)
 	}
-	if err := checkPodNames(pod); err != nil {
-		return nil, err
+	if checkNames {
+		if err := checkPodNames(pod); err != nil {
+			return nil, err
+		}
 	}
 	if err := validateScheduling(pod); err != nil {
 		return nil, err

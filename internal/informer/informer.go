@@ -74,7 +74,8 @@ var ErrBadPod = errors.New("pod cannot be keyed")
 
 // Classify returns what pod means to an informer-fed store: [Assigned],
 // [Unbound] or [Terminal]. It checks only what every kind needs — that the
-// pod can be keyed: a nil pod or an empty metadata.name is an error
+// pod can be keyed: a nil pod, an empty metadata.name or an empty
+// metadata.namespace is an error
 // wrapping [ErrBadPod] that names the field (and the namespace). The rest
 // of an Assigned pod (its requests) is the store's parser's to check; the
 // rest of an Unbound or Terminal pod is never read.
@@ -84,6 +85,11 @@ func Classify(pod *v1.Pod) (Kind, error) {
 	}
 	if pod.Name == "" {
 		return 0, fmt.Errorf("pod in namespace %q: metadata.name is empty: %w", pod.Namespace, ErrBadPod)
+	}
+	if pod.Namespace == "" {
+		// The API server stores no pod without a namespace (it fills it
+		// from the request before validating; internal/objects.NamespacedNames).
+		return 0, fmt.Errorf("pod %q: metadata.namespace: Required value: %w", pod.Name, ErrBadPod)
 	}
 	switch {
 	case pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed:

@@ -5,19 +5,23 @@
 // of a Snapshot or Fork — without any exported snapshot method, so that
 // changing that data never changes snapshot's API.
 //
-// Layer: snapshot's. nodeview imports snapshot and internal/layout only;
+// Layer: snapshot's. nodeview imports snapshot, internal/layout and
+// internal/objects (the placeholder parser) only;
 // snapshot never imports it.
 //
-// Every function is O(1), allocates nothing, and (but ViewOf) compiles to
-// a pointer conversion or a load: the head is NodeInfo's first field and
+// Every function but Placeholder (a parse) is O(1), allocates nothing,
+// and (but ViewOf) compiles to a pointer conversion or a load: the head is NodeInfo's first field and
 // the key hash PodInfo's, which snapshot's TestNodeviewLayout pins.
 package nodeview
 
 import (
 	"unsafe"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/schedkit/schedkit/internal/hashindex"
 	"github.com/schedkit/schedkit/internal/layout"
+	"github.com/schedkit/schedkit/internal/objects"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -54,4 +58,18 @@ type View = layout.View[snapshot.NodeInfo]
 func ViewOf(c any) (View, bool) {
 	v, ok := layout.ViewOf(c).(View)
 	return v, ok
+}
+
+// Placeholder parses one of the reservation ledger's placeholder pods, as
+// snapshot.DecodePodInfo does (with snapshot.NvidiaDevices) but without
+// the name check: their namespace, reserve.ReservationNamespace, is not a
+// DNS label on purpose, so that no pod the API server admits shares a key
+// with one. Only the ledger calls it, for the pods it builds. Errors as
+// DecodePodInfo's; cost as DecodePodInfo.
+func Placeholder(pod *v1.Pod) (*snapshot.PodInfo, error) {
+	pi, err := objects.DecodePlaceholder(pod)
+	if err != nil {
+		return nil, err
+	}
+	return pi.(*snapshot.PodInfo), nil
 }

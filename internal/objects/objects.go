@@ -205,10 +205,9 @@ func Check(obj runtime.Object) field.ErrorList {
 // checkNames checks metadata.name with the rule the API server applies to
 // the kind (k8s.io/apimachinery/pkg/api/validation): a DNS-1123 label for
 // a Namespace and a StatefulSet, a DNS-1035 label for a Service, a
-// DNS-1123 subdomain for the others; and a non-empty metadata.namespace of a namespaced kind as a
-// Namespace name. An empty namespace is accepted (the API server defaults
-// it to "default"; schedkit keys it as given). An empty name is
-// [Identify]'s error, not repeated here.
+// DNS-1123 subdomain for the others; and metadata.namespace of a
+// namespaced kind with [NamespacedNames] (required, a Namespace name). An
+// empty name is [Identify]'s error, not repeated here.
 func checkNames(obj runtime.Object) field.ErrorList {
 	m, ok := obj.(metav1.Object)
 	if !ok || m.GetName() == "" {
@@ -229,7 +228,7 @@ func checkNames(obj runtime.Object) field.ErrorList {
 	if !namespaced {
 		return MetaNames(m.GetName(), "", nameRule)
 	}
-	return MetaNames(m.GetName(), m.GetNamespace(), nameRule)
+	return NamespacedNames(m.GetName(), m.GetNamespace(), nameRule)
 }
 
 // MetaNames checks name (metadata.name) with nameRule and a non-empty
@@ -251,6 +250,48 @@ func MetaNames(name, namespace string, nameRule apivalidation.ValidateNameFunc) 
 		for _, msg := range apivalidation.ValidateNamespaceName(namespace, false) {
 			errs = append(errs, field.Invalid(field.NewPath("metadata", "namespace"), namespace, msg))
 		}
+	}
+	return errs
+}
+
+// NamespacedNames is [MetaNames] for an object of a namespaced kind: an
+// empty namespace is an error too ("metadata.namespace: Required value"),
+// as the API server's ValidateObjectMetaAccessor gives for a namespaced
+// object (k8s.io/apimachinery v0.37.2 pkg/api/validation/objectmeta.go).
+// The API server never stores such an object: it fills an empty
+// namespace from the request's URL before validating
+// (k8s.io/apiserver pkg/registry/rest/create.go BeforeCreate), and
+// schedkit has no request to take one from, so it refuses rather than
+// guessing "default". O(len(name) + len(namespace)).
+func NamespacedNames(name, namespace string, nameRule apivalidation.ValidateNameFunc) field.ErrorList {
+	errs := MetaNames(name, namespace, nameRule)
+	if namespace == "" {
+		errs = append(errs, field.Required(field.NewPath("metadata", "namespace"), ""))
+	}
+	return errs
+}
+
+// PodNames checks the names in a pod as the API server does (k8s v1.37.2
+// pkg/apis/core/validation): metadata.name as a DNS-1123 subdomain
+// (ValidatePodName) and metadata.namespace as required and a DNS-1123
+// label ([NamespacedNames]); spec.nodeName (ValidatePodSpec) and
+// status.nominatedNodeName (ValidatePodStatusUpdate), when set, as node
+// names (ValidateNodeName: DNS-1123 subdomains). One field error per
+// problem; an empty name is not checked (the caller reports it).
+// O(total length of the names); allocates only on error.
+func PodNames(pod *v1.Pod) field.ErrorList {
+	errs := NamespacedNames(pod.Name, pod.Namespace, apivalidation.NameIsDNSSubdomain)
+	errs = nodeName(errs, field.NewPath("spec", "nodeName"), pod.Spec.NodeName)
+	return nodeName(errs, field.NewPath("status", "nominatedNodeName"), pod.Status.NominatedNodeName)
+}
+
+// nodeName appends to errs the problems of a non-empty node name at path.
+func nodeName(errs field.ErrorList, path *field.Path, n string) field.ErrorList {
+	if n == "" {
+		return errs
+	}
+	for _, msg := range apivalidation.NameIsDNSSubdomain(n, false) {
+		errs = append(errs, field.Invalid(path, n, msg))
 	}
 	return errs
 }
@@ -318,18 +359,14 @@ func sortedDelete[T interface{ GetName() string }](list []T, name string) []T {
 	return append(out, list[i+1:]...)
 }
 
-// placeholderMark is the pointer only [MarkPlaceholder] puts in a pod:
-// code outside this module cannot reach it, so no pod from a user or an
-// API server carries it.
-var placeholderMark = new(bool)
-
-// MarkPlaceholder marks pod as one of the reservation ledger's
-// placeholder pods (reserve.ReservationNamespace, a namespace no real pod
-// can have), which snapshot's name check lets through; it sets
-// spec.enableServiceLinks (which scheduling never reads) to a private
-// pointer. O(1).
-func MarkPlaceholder(pod *v1.Pod) { pod.Spec.EnableServiceLinks = placeholderMark }
-
-// IsPlaceholder reports whether pod was marked by [MarkPlaceholder]
-// (pointer identity: a copy of the pod is not a placeholder). O(1).
-func IsPlaceholder(pod *v1.Pod) bool { return pod.Spec.EnableServiceLinks == placeholderMark }
+// DecodePlaceholder parses one of the reservation ledger's placeholder
+// pods (namespace reserve.ReservationNamespace, which is not a DNS label
+// on purpose, so that no real pod shares a key with a placeholder): it is
+// snapshot.DecodePodInfo without the name check, everything else checked
+// alike. Package snapshot sets it in its init, which runs before that of
+// any package importing snapshot, and nothing changes it afterwards; it
+// holds no state. The result is a *snapshot.PodInfo as an any: call it
+// through internal/nodeview.Placeholder, which gives it its type. Which
+// pods are placeholders is the caller's knowledge (the ledger builds
+// them), never a mark on the pod object.
+var DecodePlaceholder func(pod *v1.Pod) (any, error)
