@@ -5,7 +5,9 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
@@ -174,6 +176,89 @@ func BenchmarkProfile(b *testing.B) {
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/node")
 			})
 		}
+	}
+}
+
+// realisticCluster is n nodes drawn as the parity generator's realistic
+// nodes are (examples/kube-scheduler/parity Gen.Node, which the
+// side-by-side BenchmarkScorePerNode uses): cpu and memory allocatable
+// from a list that includes 0, each absent for 3 % of nodes, so about one
+// node in four lacks one of them; node i has 1+i%7 bound pods whose
+// containers request cpu and memory or not, some over-committing small
+// nodes. The incoming pod requests 100m and 128Mi.
+func realisticCluster(tb testing.TB, n int) *benchCluster {
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	if c, ok := benchClusters[-n]; ok {
+		return c
+	}
+	r := rand.New(rand.NewPCG(uint64(n), 42))
+	pick := func(vals ...string) string { return vals[r.IntN(len(vals))] }
+	c := snapshot.NewCache()
+	for i := range n {
+		var capacity []string
+		if r.IntN(100) >= 3 {
+			capacity = append(capacity, "cpu", pick("0", "500m", "2", "3500m", "4", "7910m", "8", "16", "32", "64", "96"))
+		}
+		if r.IntN(100) >= 3 {
+			capacity = append(capacity, "memory", pick("0", "1Gi", "3Gi", "7935Mi", "16061896Ki", "32Gi", "64Gi", "256Gi", "512Gi", "16G"))
+		}
+		node := snapshottest.MakeNode(fmt.Sprintf("node-%05d", i)).Capacity(append(capacity, "pods", "110")...).Obj()
+		require.NoError(tb, c.AddNode(node))
+		for j := range 1 + i%7 {
+			p := snapshottest.MakePod(fmt.Sprintf("b-%d-%d", i, j)).Node(node.Name).Obj()
+			rl := v1.ResourceList{}
+			if r.IntN(6) > 0 {
+				rl[v1.ResourceCPU] = resource.MustParse(pick("0", "1m", "100m", "250m", "500m", "1", "1500m", "2", "4", "8"))
+			}
+			if r.IntN(6) > 0 {
+				rl[v1.ResourceMemory] = resource.MustParse(pick("0", "1Mi", "64Mi", "128Mi", "512Mi", "1Gi", "2Gi", "8Gi"))
+			}
+			p.Spec.Containers = []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: rl}}}
+			require.NoError(tb, c.AddPod(p))
+		}
+	}
+	snap := c.Snapshot()
+	bc := &benchCluster{snap: snap}
+	for _, ni := range snap.Nodes() {
+		bc.nodes = append(bc.nodes, ni)
+	}
+	bc.pod = snapshot.MustPodInfo(snapshottest.MakePod("incoming").Req("cpu", "100m", "memory", "128Mi").Obj())
+	benchClusters[-n] = bc
+	return bc
+}
+
+// processCPU is the process's user+system CPU time.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkProfileRealistic is BenchmarkProfile's LeastAllocated +
+// BalancedAllocation pair on realisticCluster: the core half of the
+// side-by-side BenchmarkScorePerNode without the kube-scheduler build.
+// cpu-ns/node is process CPU time, steadier than ns/node on a shared
+// machine.
+func BenchmarkProfileRealistic(b *testing.B) {
+	prof := score.MustProfile(
+		score.Weighted{Scorer: mustScorer(score.NewLeastAllocated())},
+		score.Weighted{Scorer: mustScorer(score.NewBalancedAllocation())})
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			bc := realisticCluster(b, n)
+			runtime.GC() // the build's garbage is not the loop's
+			totals := make([]int64, n)
+			b.ReportAllocs()
+			c0 := processCPU()
+			for b.Loop() {
+				if err := prof.Score(bc.pod, bc.snap, bc.nodes, totals); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((processCPU()-c0).Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/node")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/node")
+		})
 	}
 }
 

@@ -11,11 +11,21 @@ import (
 // each node to tot[i], reading each node's CPUMemory cache line and
 // nothing else, in blocks of touchBlock nodes. A first pass over a block
 // loads each node's cpu and memory allocatable and checks that all lie in
-// [1, fastMax]; such a block is scored by a loop with the pod's figures in
-// registers, no call and no per-node range check, in which
-// LeastAllocated's integer divisions overlap BalancedAllocation's float
-// ones; a block with any other node goes through the general per-node
-// methods.
+// [0, fastMax); such a block is scored by a loop with the pod's figures in
+// registers, no call, no per-node range check and no data-dependent
+// branch, in which LeastAllocated's integer divisions overlap
+// BalancedAllocation's float ones; a block with any other node (a
+// negative allocatable, or one of 2^56 or more) goes through the general
+// per-node methods.
+//
+// A node without cpu or memory allocatable (0: absent or zero, common in
+// real clusters: about one node in four of the parity generator's) stays
+// on the fast loop: it divides by 1 instead and masks what upstream
+// leaves out (that resource's LeastAllocated part; BalancedAllocation's
+// whole term, a constant 75, as one fraction has no spread). A branch
+// there would mispredict on every such node, and sending its whole block
+// to the general methods made realistic clusters about twice as slow as
+// plain ones.
 //
 // The first pass is also a prefetch: a scan of thousands of nodes reads
 // their lines from L3 or memory (one line per 512-byte NodeInfo, a new
@@ -34,7 +44,7 @@ func cpuMemTotals(nodes []*snapshot.NodeInfo, la *leastPod, ba *balancedPod, wLA
 		var or uint64
 		for _, n := range block {
 			cm := nodeview.CPUMemory(n)
-			or |= uint64(cm.Allocatable[0]-1) | uint64(cm.Allocatable[1]-1)
+			or |= uint64(cm.Allocatable[0]) | uint64(cm.Allocatable[1])
 		}
 		switch {
 		case or >= fastMax:
@@ -56,57 +66,100 @@ func cpuMemTotals(nodes []*snapshot.NodeInfo, la *leastPod, ba *balancedPod, wLA
 const touchBlock = 32
 
 // fastMax bounds the allocatable amounts of cpuMemPod's loops: for
-// 1 <= x <= fastMax, (x-1) has no bit at or above 56, so one OR over a
-// block checks every amount, and fastMax <= maxSafe.
+// 0 <= x < fastMax, x has no bit at or above 56, so one OR over a block
+// checks every amount, and fastMax <= maxSafe.
 const fastMax = 1 << 56
+
+// noSpread is BalancedAllocation's score of a node with at most one of
+// cpu and memory allocatable: one fraction (or none) has standard
+// deviation 0 with and without the pod, so balancedScore(100, 100).
+const noSpread = MaxScore/2 + MaxScore/4
 
 // cpuMemPod is the pod's side of cpuMemTotals.
 type cpuMemPod struct {
 	lc, lm, wc, wm int64 // LeastAllocated: pod requests, resource weights
 	bc, bm         int64 // BalancedAllocation: pod requests
 	wLA, wBA       int64 // the profile's weights
-	// wsInv is ceil(2^32/ws) for ws = wc+wm: with weights in [1, 100]
-	// and 0 <= s <= MaxScore×ws, s×wsInv>>32 is s/ws truncated (it
-	// exceeds s/ws by less than s/2^32 < 1/ws, too little to reach the
-	// next integer).
-	wsInv uint64
+	// wsInv[h] is ceil(2^32/ws) for the weight sum ws of the resources
+	// a node has (h: bit 0 cpu, bit 1 memory; wsInv[0] is unused, the
+	// sum is then 0): with weights in [1, 100] and 0 <= s <= MaxScore×ws,
+	// s×wsInv>>32 is s/ws truncated (it exceeds s/ws by less than s/2^32
+	// < 1/ws, too little to reach the next integer).
+	wsInv [4]uint64
 }
 
 func newCPUMemPod(la *leastPod, ba *balancedPod, wLA, wBA int64) *cpuMemPod {
-	ws := uint64(la.wc + la.wm)
-	return &cpuMemPod{lc: la.cpu, lm: la.mem, wc: la.wc, wm: la.wm, bc: ba.cpu, bm: ba.mem, wLA: wLA, wBA: wBA,
-		wsInv: (1<<32 + ws - 1) / ws}
+	k := &cpuMemPod{lc: la.cpu, lm: la.mem, wc: la.wc, wm: la.wm, bc: ba.cpu, bm: ba.mem, wLA: wLA, wBA: wBA}
+	for h, ws := range [4]int64{0, la.wc, la.wm, la.wc + la.wm} {
+		if ws > 0 {
+			k.wsInv[h] = (1<<32 + uint64(ws) - 1) / uint64(ws)
+		}
+	}
+	return k
+}
+
+// has is 1 when x > 0, else 0 (a SETcc, no branch).
+func has(x int64) int64 {
+	var h int64
+	if x > 0 {
+		h = 1
+	}
+	return h
+}
+
+// leastPick is leastFast without the branch, for 1 <= capacity < fastMax
+// and non-negative used and podReq: the request is clamped to the
+// capacity (a conditional move), which gives 0 where leastFast returns
+// early.
+func leastPick(used, podReq, capacity int64) int64 {
+	r := min(uint64(used)+uint64(podReq), uint64(capacity))
+	return int64((uint64(capacity) - r) * uint64(MaxScore) / uint64(capacity))
 }
 
 // weighted adds the pair's weighted score of each node to tot; every
-// node's cpu and memory allocatable lie in [1, fastMax], so that
+// node's cpu and memory allocatable lie in [0, fastMax), so that
 // leastPart's range checks are known to pass and the weighted mean is a
-// multiplication by wsInv (TestProfileFusedPairMatchesScorers checks it
-// against the plain scorers).
+// multiplication by wsInv (TestProfileFusedPairMatchesScorers and
+// TestFusedKernelsMatchGeneralPath check it against the plain scorers).
+// A zero allocatable is divided as 1 and masked (see cpuMemTotals).
 func (k *cpuMemPod) weighted(nodes []*snapshot.NodeInfo, tot []int64) {
 	tot = tot[:len(nodes)]
 	for i, n := range nodes {
 		cm := nodeview.CPUMemory(n)
 		c, m := cm.Allocatable[0], cm.Allocatable[1]
-		s := leastFast(cm.NonZeroRequested[0], k.lc, c)*k.wc + leastFast(cm.NonZeroRequested[1], k.lm, m)*k.wm
-		sLA := int64(uint64(s) * k.wsInv >> 32)
+		hc, hm := has(c), has(m)
+		c, m = c|(hc^1), m|(hm^1)
+		s := leastPick(cm.NonZeroRequested[0], k.lc, c)*(k.wc&-hc) + leastPick(cm.NonZeroRequested[1], k.lm, m)*(k.wm&-hm)
+		sLA := int64(uint64(s) * k.wsInv[hc|hm<<1] >> 32)
 		with := arith.Balance2(arith.Fraction(arith.Add(cm.Requested[0], k.bc), c), arith.Fraction(arith.Add(cm.Requested[1], k.bm), m))
-		tot[i] += k.wLA*sLA + k.wBA*balancedHalf(with, cm.Balance)
+		sBA := balancedHalf(with, cm.Balance)
+		if hc&hm == 0 {
+			sBA = noSpread
+		}
+		tot[i] += k.wLA*sLA + k.wBA*sBA
 	}
 }
 
 // unitWeights is weighted for wc = wm = wLA = wBA = 1 (the default
 // configuration), without the multiplications: folding it into weighted
 // made the default pair about 6 % slower, and a shared per-node helper is
-// too large for the compiler to inline.
+// too large for the compiler to inline. The mean of the parts a node has
+// is their sum shifted right by one when it has both, by none otherwise.
 func (k *cpuMemPod) unitWeights(nodes []*snapshot.NodeInfo, tot []int64) {
 	tot = tot[:len(nodes)]
 	for i, n := range nodes {
 		cm := nodeview.CPUMemory(n)
 		c, m := cm.Allocatable[0], cm.Allocatable[1]
-		sLA := (leastFast(cm.NonZeroRequested[0], k.lc, c) + leastFast(cm.NonZeroRequested[1], k.lm, m)) >> 1
+		hc, hm := has(c), has(m)
+		both := hc & hm
+		c, m = c|(hc^1), m|(hm^1)
+		sLA := (leastPick(cm.NonZeroRequested[0], k.lc, c)&-hc + leastPick(cm.NonZeroRequested[1], k.lm, m)&-hm) >> both
 		with := arith.Balance2(arith.Fraction(arith.Add(cm.Requested[0], k.bc), c), arith.Fraction(arith.Add(cm.Requested[1], k.bm), m))
-		tot[i] += sLA + balancedHalf(with, cm.Balance)
+		sBA := balancedHalf(with, cm.Balance)
+		if both == 0 {
+			sBA = noSpread
+		}
+		tot[i] += sLA + sBA
 	}
 }
 

@@ -165,15 +165,24 @@ func TestBalancedFastPathMatchesUpstream(t *testing.T) {
 }
 
 // cpuMemPod.wsInv divides a weighted sum of LeastAllocated parts by the
-// weight sum exactly, for every weight sum (two weights in [1, 100]) and
-// every sum a node can reach (0 to MaxScore × ws).
+// weight sum exactly, for every weight sum a node can have (one weight or
+// two, each in [1, 100]) and every sum a node can reach (0 to MaxScore ×
+// ws).
 func TestWeightSumReciprocal(t *testing.T) {
-	for ws := int64(2); ws <= 200; ws++ {
-		k := newCPUMemPod(&leastPod{wc: 1, wm: ws - 1}, &balancedPod{}, 1, 1)
+	check := func(inv uint64, ws int64) {
 		for s := int64(0); s <= MaxScore*ws; s++ {
-			if got := int64(uint64(s) * k.wsInv >> 32); got != s/ws {
+			if got := int64(uint64(s) * inv >> 32); got != s/ws {
 				t.Fatalf("%d×wsInv>>32 = %d, want %d/%d = %d", s, got, s, ws, s/ws)
 			}
+		}
+	}
+	for ws := int64(2); ws <= 200; ws++ {
+		wc := min(ws-1, 100)
+		k := newCPUMemPod(&leastPod{wc: wc, wm: ws - wc}, &balancedPod{}, 1, 1)
+		check(k.wsInv[3], ws)
+		if ws <= 101 {
+			check(k.wsInv[1], wc)
+			check(k.wsInv[2], ws-wc)
 		}
 	}
 }
