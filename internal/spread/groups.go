@@ -263,6 +263,18 @@ func (d *domains) size() int {
 	return len(d.small)
 }
 
+// max returns the largest count, or math.MinInt with no domain.
+func (d *domains) max() int {
+	m := math.MinInt
+	for _, e := range d.small {
+		m = max(m, e.n)
+	}
+	for _, n := range d.big {
+		m = max(m, n)
+	}
+	return m
+}
+
 // min returns the smallest count, or math.MaxInt32 with no domain.
 func (d *domains) min() int {
 	m := math.MaxInt32
