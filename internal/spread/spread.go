@@ -504,7 +504,7 @@ func NewFilter[N NodeInfo[P], P PodInfo](cs []Constraint, pod *v1.Pod, n int, no
 	for i := range cs {
 		// Upstream's critical path: the smallest count, MaxInt32 with no
 		// domain; 0 when there are fewer domains than minDomains.
-		m := f.counts[i].min()
+		m, most := f.counts[i].bounds()
 		if f.counts[i].size() < int(cs[i].MinDomains) {
 			m = 0
 		}
@@ -515,7 +515,7 @@ func NewFilter[N NodeInfo[P], P PodInfo](cs []Constraint, pod *v1.Pod, n int, no
 		if f.self[i] {
 			f.limit[i]--
 		}
-		f.all = f.all && f.counts[i].max() <= f.limit[i]
+		f.all = f.all && most <= f.limit[i]
 	}
 	return f
 }
