@@ -265,12 +265,19 @@ func (d *domains) size() int {
 
 // min returns the smallest count, or math.MaxInt32 with no domain.
 func (d *domains) min() int {
-	m := math.MaxInt32
+	lo, _ := d.bounds()
+	return lo
+}
+
+// bounds returns the smallest and the largest count, or math.MaxInt32
+// and math.MinInt with no domain.
+func (d *domains) bounds() (lo, hi int) {
+	lo, hi = math.MaxInt32, math.MinInt
 	for _, e := range d.small {
-		m = min(m, e.n)
+		lo, hi = min(lo, e.n), max(hi, e.n)
 	}
 	for _, n := range d.big {
-		m = min(m, n)
+		lo, hi = min(lo, n), max(hi, n)
 	}
-	return m
+	return lo, hi
 }

@@ -95,6 +95,9 @@ type query struct {
 type block struct {
 	version int64 // the block's version
 	n       int   // nodes in the block
+	// counted is the number of nodes the query's mode counts (all of
+	// them in modeScoreAny, those with every key otherwise).
+	counted int
 	slotVer [layout.BlockSize]int64
 	// vals[j*k+i] is node j's value of constraint i's key (the zero
 	// handle: missing), cnt[j*k+i] its pods constraint i matches; k
@@ -222,6 +225,7 @@ func refresh[N NodeInfo[P], P PodInfo](q *query, old *block, nodes []N, vers []i
 				continue
 			}
 		}
+		e.counted++
 		for i := range q.cs {
 			if q.mode != modeFilter && q.cs[i].hostname {
 				continue

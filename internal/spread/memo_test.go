@@ -19,7 +19,7 @@ import (
 // memoPods are incoming pods whose passes the memo serves: zone and
 // hostname constraints, alone and together, both actions, a selector
 // In and one with matchLabelKeys, another namespace, a constraint on a
-// key some nodes lack.
+// key some nodes lack, one no node can violate.
 func memoPods() []*v1.Pod {
 	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "a"}}
 	in := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"a", "b"}}}}
@@ -42,6 +42,16 @@ func memoPods() []*v1.Pod {
 		p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{c(v1.LabelTopologyZone, action, sel)}
 		p.Spec.TopologySpreadConstraints[0].MatchLabelKeys = []string{"ver"}
 		pods = append(pods, p)
+		// maxSkew 1000 on hostname, which every node has: every node
+		// passes the filter.
+		p = snapshottest.MakePod("incoming").Label("app", "a").Obj()
+		p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{c(v1.LabelHostname, action, sel)}
+		p.Spec.TopologySpreadConstraints[0].MaxSkew = 1000
+		pods = append(pods, p)
+		// The same on zone, which some nodes lack: those fail.
+		p = p.DeepCopy()
+		p.Spec.TopologySpreadConstraints[0].TopologyKey = v1.LabelTopologyZone
+		pods = append(pods, p)
 	}
 	return pods
 }
@@ -51,8 +61,10 @@ func memoPods() []*v1.Pod {
 // forked, committed and reverted, a snapshot taken), the filter counts
 // and the raw scores computed through one long-lived Memo equal those of
 // the direct pass over every node, for every pod of memoPods, with
-// candidates all nodes in a rotated order and random subsets in random
-// order. 130 nodes: three blocks, the last partial.
+// candidates all nodes in the cluster's order and rotated (Raw's
+// one-pass path over the memo's blocks) and random subsets in random
+// order; and the filter's PassesAll holds exactly when Check passes
+// every node. 130 nodes: three blocks, the last partial.
 func TestMemoMatchesDirectPass(t *testing.T) {
 	rng := rand.New(rand.NewPCG(14, 3))
 	zones := []string{"z1", "z2", "z3", ""}
@@ -92,15 +104,17 @@ func TestMemoMatchesDirectPass(t *testing.T) {
 		addPod()
 	}
 	filterMemo, scoreMemo := &spread.Memo{}, &spread.Memo{}
+	passes := map[bool]int{} // PassesAll's answers seen
 	incoming := memoPods()
 	check := func(step int) {
 		bv, ok := nodeview.ViewOf(f)
 		require.True(t, ok)
 		n := f.NumNodes()
 		node := func(i int) *snapshot.NodeInfo { return f.Node(i) }
-		all := make([]*snapshot.NodeInfo, n)
+		all, inOrder := make([]*snapshot.NodeInfo, n), make([]*snapshot.NodeInfo, n)
 		for i := range all {
 			all[i] = f.Node((i + step) % n)
+			inOrder[i] = f.Node(i)
 		}
 		subset := slices.Clone(all)
 		rng.Shuffle(len(subset), func(i, j int) { subset[i], subset[j] = subset[j], subset[i] })
@@ -117,16 +131,21 @@ func TestMemoMatchesDirectPass(t *testing.T) {
 				if action == v1.DoNotSchedule {
 					fast := spread.NewFilter(cs, pod, n, node, in, filterMemo, spread.Blocks[*snapshot.NodeInfo](bv))
 					slow := spread.NewFilter(cs, pod, n, node, in, nil, nil)
+					allPass := true
 					for i := range n {
 						ls := f.Node(i).Labels()
 						require.Equal(t, slow.Check(ls), fast.Check(ls), "step %d pod %d node %d", step, pi, i)
+						allPass = allPass && slow.Check(ls) == spread.Pass
 					}
+					require.Equal(t, allPass, slow.PassesAll(), "step %d pod %d", step, pi)
+					require.Equal(t, allPass, fast.PassesAll(), "step %d pod %d", step, pi)
+					passes[allPass]++
 					continue
 				}
 				for _, requireAll := range []bool{false, true} {
 					fast := spread.NewScore(cs, requireAll, pod, n, node, in, scoreMemo, spread.Blocks[*snapshot.NodeInfo](bv))
 					slow := spread.NewScore(cs, requireAll, pod, n, node, in, nil, nil)
-					for _, cands := range [][]*snapshot.NodeInfo{all, subset} {
+					for _, cands := range [][]*snapshot.NodeInfo{all, inOrder, subset} {
 						want, got := make([]int64, len(cands)), make([]int64, len(cands))
 						slow.Raw(cands, want)
 						fast.Raw(cands, got)
@@ -178,4 +197,6 @@ func TestMemoMatchesDirectPass(t *testing.T) {
 		}
 		check(step)
 	}
+	require.Positive(t, passes[true], "PassesAll never true")
+	require.Positive(t, passes[false], "PassesAll never false")
 }

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"sync"
 	"unique"
 
@@ -458,6 +459,12 @@ type Filter struct {
 	counts []domains
 	min    []int
 	self   []bool
+	// limit[i] is the most pods constraint i's domain may hold: a node
+	// passes it while counts[i] of its domain <= limit[i] (maxSkew +
+	// minimum − 1 if the pod matches itself).
+	limit []int
+	// all: every node the filter was built over passes (see PassesAll).
+	all bool
 }
 
 // NewFilter counts, for the DoNotSchedule constraints cs of pod, the
@@ -477,27 +484,52 @@ func NewFilter[N NodeInfo[P], P PodInfo](cs []Constraint, pod *v1.Pod, n int, no
 	if len(cs) == 0 {
 		return nil
 	}
-	f := &Filter{cs: cs, counts: make([]domains, len(cs)), min: make([]int, len(cs)), self: make([]bool, len(cs))}
+	f := &Filter{cs: cs, counts: make([]domains, len(cs)), min: make([]int, len(cs)), self: make([]bool, len(cs)), limit: make([]int, len(cs))}
 	for i := range cs {
 		f.self[i] = cs[i].Selector.Matches(pod.Labels)
 	}
-	if !in.allTrivial(cs) || memoCounts(m, modeFilter, cs, pod.Namespace, bv, f.counts) == nil {
-		filterPass(f, pod, n, node, in)
+	var blocks []*block
+	if in.allTrivial(cs) {
+		blocks = memoCounts(m, modeFilter, cs, pod.Namespace, bv, f.counts)
 	}
+	complete := 0 // nodes with every key
+	if blocks != nil {
+		for _, e := range blocks {
+			complete += e.counted
+		}
+	} else {
+		complete = filterPass(f, pod, n, node, in)
+	}
+	f.all = complete == n
 	for i := range cs {
 		// Upstream's critical path: the smallest count, MaxInt32 with no
 		// domain; 0 when there are fewer domains than minDomains.
-		m := f.counts[i].min()
+		m, most := f.counts[i].bounds()
 		if f.counts[i].size() < int(cs[i].MinDomains) {
 			m = 0
 		}
 		f.min[i] = m
+		// count + self − min > maxSkew fails (int: no overflow with m
+		// MaxInt32, no domain).
+		f.limit[i] = int(cs[i].MaxSkew) + m
+		if f.self[i] {
+			f.limit[i]--
+		}
+		f.all = f.all && most <= f.limit[i]
 	}
 	return f
 }
 
-// filterPass is NewFilter's direct pass over the n nodes.
-func filterPass[N NodeInfo[P], P PodInfo](f *Filter, pod *v1.Pod, n int, node func(int) N, in Inclusion[N]) {
+// PassesAll reports that [Filter.Check] passes every one of the n nodes
+// the filter was built over: each has every topology key, and no domain
+// holds more than its constraint allows (a domain missing from the
+// counts, of nodes the inclusion policies excluded, holds 0, which
+// always passes). A caller may then skip the per-node checks. O(1).
+func (f *Filter) PassesAll() bool { return f.all }
+
+// filterPass is NewFilter's direct pass over the n nodes; it returns the
+// number of nodes with every topology key.
+func filterPass[N NodeInfo[P], P PodInfo](f *Filter, pod *v1.Pod, n int, node func(int) N, in Inclusion[N]) (complete int) {
 	cs := f.cs
 	ms := make([]*matcher, len(cs))
 	for i := range cs {
@@ -510,6 +542,7 @@ func filterPass[N NodeInfo[P], P PodInfo](f *Filter, pod *v1.Pod, n int, node fu
 		if !values(ls, cs, vals) {
 			continue
 		}
+		complete++
 		var groups []Group
 		for i := range cs {
 			c := &cs[i]
@@ -522,6 +555,7 @@ func filterPass[N NodeInfo[P], P PodInfo](f *Filter, pod *v1.Pod, n int, node fu
 			f.counts[i].add(vals[i], ms[i].count(groups))
 		}
 	}
+	return complete
 }
 
 // values writes the value of each constraint's key in ls to vals and
@@ -567,11 +601,7 @@ func (f *Filter) Check(ls []selector.Label) Verdict {
 		if !ok {
 			return MissingLabel
 		}
-		self := 0
-		if f.self[i] {
-			self = 1
-		}
-		if f.counts[i].get(v)+self-f.min[i] > int(c.MaxSkew) {
+		if f.counts[i].get(v) > f.limit[i] {
 			return Skew
 		}
 	}
@@ -721,8 +751,16 @@ func (s *Score[N, P]) weights(kept int, seen []domains) []float64 {
 // (candidates in the cluster's order, rotated, with gaps, cost O(nodes)
 // position compares in all) and unchanged since (its version) is read
 // from the memo's block instead of the node: O(constraints) per node,
-// no label or group read.
+// no label or group read. When the candidates are every node of the
+// cluster, in its order rotated, all unchanged since [NewScore] (every
+// node scored, none filtered out), the weights are known before the pass
+// (the domains of the memo's counts, the nodes with every key) and one
+// pass over the memo's blocks writes the scores: O(nodes × constraints)
+// compares and no allocation but the weights ([Score.rawWhole]).
 func (s *Score[N, P]) Raw(nodes []N, out []int64) {
+	if s.rawWhole(nodes, out) {
+		return
+	}
 	k := len(s.cs)
 	tp := rawPool.Get().(*[]int32)
 	tab := *tp
@@ -794,6 +832,77 @@ func (s *Score[N, P]) Raw(nodes []N, out []int64) {
 	}
 	*tp = tab
 	rawPool.Put(tp)
+}
+
+// rawWhole is [Score.Raw] for candidates that are every node of the
+// cluster the memo counted, in the cluster's order rotated (candidate j
+// is node (p+j) mod n), none changed since [NewScore]: it reports false,
+// leaving out in any state, for any other candidate set (no memo, a
+// node missing or out of place, a stale block). The candidates then
+// being exactly the nodes the memo's counts cover, the domains of a
+// constraint among the candidates not ignored are its counts' domains,
+// and the candidates not ignored are the nodes the blocks counted, so
+// the weights come first and each node's score is summed in the order
+// Raw sums it (bit-identical). O(n) to find p, then O(n × constraints).
+func (s *Score[N, P]) rawWhole(nodes []N, out []int64) bool {
+	if s.blocks == nil {
+		return false
+	}
+	n := s.bv.NumNodes()
+	if n == 0 || len(nodes) != n || len(s.blocks) != s.bv.NumBlocks() {
+		return false
+	}
+	p := -1
+	for b := range s.bv.NumBlocks() {
+		bn, _ := s.bv.Block(b)
+		if i := slices.Index(bn, nodes[0]); i >= 0 {
+			p = b*layout.BlockSize + i
+			break
+		}
+	}
+	if p < 0 {
+		return false
+	}
+	k := len(s.cs)
+	kept := 0
+	for _, e := range s.blocks {
+		kept += e.counted
+	}
+	w := s.weights(kept, s.counts) // a hostname constraint's entry is not read
+	var missing unique.Handle[string]
+	for j := 0; j < n; {
+		pos := (p + j) % n
+		b, slot := pos/layout.BlockSize, pos%layout.BlockSize
+		bn, vers := s.bv.Block(b)
+		e := s.blocks[b]
+		if e.n != len(bn) {
+			return false
+		}
+		for ; slot < len(bn) && j < n; slot, j = slot+1, j+1 {
+			if bn[slot] != nodes[j] || e.slotVer[slot] != vers[slot] {
+				return false
+			}
+			vals, cnt := e.vals[slot*k:(slot+1)*k], e.cnt[slot*k:(slot+1)*k]
+			if s.requireAll && slices.Contains(vals, missing) {
+				out[j] = 0
+				continue
+			}
+			var sc float64
+			for i, v := range vals {
+				if v == missing {
+					continue
+				}
+				c := &s.cs[i]
+				x := cnt[i]
+				if !c.hostname {
+					x = int32(s.counts[i].get(v))
+				}
+				sc += float64(x)*w[i] + float64(c.MaxSkew-1)
+			}
+			out[j] = int64(math.Round(sc))
+		}
+	}
+	return true
 }
 
 // rowFromMemo is Raw's row for a node from the memo's values and counts

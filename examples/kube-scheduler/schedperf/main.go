@@ -25,8 +25,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,6 +76,9 @@ type options struct {
 	// limit bounds each side's run of one workload (0: none); a side
 	// stopped by it reports what it did until then.
 	limit time.Duration
+	// cpuprofile, if set, is where SK's side of each workload writes a
+	// CPU profile (upstream's side is not profiled).
+	cpuprofile string
 }
 
 func main() {
@@ -94,6 +97,7 @@ func main() {
 	flag.StringVar(&gates, "feature-gates", "", "comma-separated Gate=true|false for UP, over the workload's own (e.g. SchedulerAsyncPreemption=false)")
 	flag.Uint64Var(&o.seed, "seed", 1, "seed of SK's tie-breaking among equally scored nodes (framework.Config.Seed)")
 	flag.DurationVar(&o.limit, "limit", 0, "stop each scheduler's run of a workload after this long and report what it did until then (0: no limit)")
+	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of SK's side (schedkit only, not upstream) to this file; with several workloads, to FILE.<test case>.<workload>")
 	pct := flag.Int("percentage-of-nodes-to-score", -1, "percentageOfNodesToScore for both schedulers, 0-100 (100: every node; -1: the default, adaptive)")
 	flag.IntVar(&upParallelism, "up-parallelism", 0, "UP's parallelism (0: its default, 16; 1 filters nodes in order, as SK does)")
 	flag.Parse()
@@ -115,6 +119,30 @@ func main() {
 		fmt.Fprintln(os.Stderr, "schedperf:", err)
 		os.Exit(1)
 	}
+}
+
+// startProfile starts a CPU profile of one row's SK side into path
+// (suffixed ".<test case>.<workload>" when perRow) and returns the
+// function that stops it and closes the file; "" profiles nothing.
+func startProfile(path string, perRow bool, r *row) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	if perRow {
+		path += "." + r.TestCase + "." + r.Workload
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("-cpuprofile %s: %w", path, err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 func run(ctx context.Context, o options, out io.Writer) error {
@@ -164,6 +192,12 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(os.Stderr), progressbar.OptionShowCount(),
 			progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionSetWidth(30), progressbar.OptionClearOnFinish())
 	}
+	runs := 0
+	for i, p := range plans {
+		if p != nil && rows[i].Skipped == "" {
+			runs++
+		}
+	}
 	for i, p := range plans {
 		r := &rows[i]
 		if p == nil || r.Skipped != "" {
@@ -177,14 +211,26 @@ func run(ctx context.Context, o options, out io.Writer) error {
 				_ = bar.Add(n)
 			}
 		}
-		runtime.GC()
+		// Each side starts with the previous one's heap collected and
+		// returned to the OS: otherwise the runtime's background
+		// scavenger returns UP's freed heap (hundreds of MB) during SK's
+		// run, which a -cpuprofile of SK's side showed as a fifth of
+		// its CPU (TopologySpreading 5000Nodes).
+		debug.FreeOSMemory()
 		r.Upstream = limited(ctx, o.limit, func(ctx context.Context) sideResult { return runUpstream(ctx, p, o.timeout, progress) })
-		runtime.GC()
+		debug.FreeOSMemory()
 		if reason := schedkitUnsupported(p); reason != "" {
 			r.Schedkit.Unsupported = reason
 			progress(p.Pods)
 		} else {
+			stop, err := startProfile(o.cpuprofile, runs > 1, r)
+			if err != nil {
+				return err
+			}
 			r.Schedkit = limited(ctx, o.limit, func(ctx context.Context) sideResult { return runSchedkit(ctx, p, progress) })
+			if err := stop(); err != nil {
+				return err
+			}
 		}
 		if r.Schedkit.Unsupported == "" && r.Upstream.PodsPerSecond > 0 && r.Schedkit.PodsPerSecond > 0 {
 			r.Ratio = r.Schedkit.PodsPerSecond / r.Upstream.PodsPerSecond
