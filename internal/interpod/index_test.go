@@ -94,7 +94,7 @@ func TestMatchCountsEqualScan(t *testing.T) {
 			require.Equal(t, slow == nil, fast == nil, msg)
 			for i := range snap.NumNodes() {
 				if fast != nil {
-					require.Equal(t, slow.Check(snap.Node(i).Node()), fast.Check(snap.Node(i).Node()), "%s node %d", msg, i)
+					require.Equal(t, slow.Check(snap.Node(i).Labels()), fast.Check(snap.Node(i).Labels()), "%s node %d", msg, i)
 				}
 			}
 			for _, hard := range []int32{0, 1, 7} {
@@ -104,7 +104,7 @@ func TestMatchCountsEqualScan(t *testing.T) {
 					require.Equal(t, ss == nil, fs == nil, "%s hard %d ignore %v", msg, hard, ignore)
 					for i := range snap.NumNodes() {
 						if fs != nil {
-							require.Equal(t, ss.Raw(snap.Node(i).Node()), fs.Raw(snap.Node(i).Node()), "%s hard %d node %d", msg, hard, i)
+							require.Equal(t, ss.Raw(snap.Node(i).Labels()), fs.Raw(snap.Node(i).Labels()), "%s hard %d node %d", msg, hard, i)
 						}
 					}
 				}
