@@ -113,3 +113,49 @@ func TestMatchCountsEqualScan(t *testing.T) {
 	}
 	require.Greater(t, viewed, 200, "the match counts were used")
 }
+
+// TestPreparedStaysValid: a Filter and a Score prepared over a Fork give
+// the same answers after the Fork changes (pods with the same terms
+// added in the same layer, which writes the index's trie nodes in
+// place): they hold their own tables, not the index's domains.
+func TestPreparedStaysValid(t *testing.T) {
+	tmpls := replicaTemplates()
+	var nodes []*v1.Node
+	for i := range 6 {
+		name := fmt.Sprint("n", i)
+		nodes = append(nodes, snapshottest.MakeNode(name).Label(v1.LabelHostname, name).Label("zone", fmt.Sprint("z", i%3)).Obj())
+	}
+	for k, tmpl := range tmpls {
+		f := snapshottest.Snapshot(t, nodes).Fork()
+		f.Fork()
+		add := func(i int, node string) {
+			p := tmpl.DeepCopy()
+			p.Name = fmt.Sprint("p", i)
+			require.NoError(t, f.AddPod(p, node))
+		}
+		add(0, "n0") // the layer's first write copies the trie path
+		pod := tmpl.DeepCopy()
+		pod.Name = "incoming"
+		terms := interpod.TermsOf(snapshot.MustPodInfo(pod))
+		ix := interpod.IndexOf(f)
+		filter := interpod.NewFilter(pod, terms, nil, ix, f.NumNodes(), f.Node)
+		sc := interpod.NewScore(pod, terms, 1, false, nil, ix, f.NumNodes(), f.Node)
+		answers := func() (out []any) {
+			for i := range f.NumNodes() {
+				if filter != nil {
+					out = append(out, filter.Check(f.Node(i).Labels()))
+				}
+				if sc != nil {
+					out = append(out, sc.Raw(f.Node(i).Labels()))
+				}
+			}
+			return out
+		}
+		before := answers()
+		require.NotEmpty(t, before, "template %d", k)
+		for i := 1; i < 6; i++ {
+			add(i, fmt.Sprint("n", i))
+		}
+		require.Equal(t, before, answers(), "template %d", k)
+	}
+}
