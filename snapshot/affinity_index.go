@@ -83,6 +83,35 @@ func (g *termGroup) Count(v string) int64 {
 // Len is interpod.Domains': the number of values with a total.
 func (g *termGroup) Len() int { return g.domains.n }
 
+// AddTo is interpod.Domains': mult × every total added to t, walking the
+// trie without a call per entry. O(entries), no allocation but t's.
+func (g *termGroup) AddTo(t *interpod.ValueTable, mult int64) {
+	var stack [pmapFan * (pmapHashes/pmapBits + 1)]*pnode[domainTotal] // DFS: ≤ 15 siblings pending per level
+	sp := 0
+	if g.domains.root != nil {
+		stack[0], sp = g.domains.root, 1
+	}
+	for sp > 0 {
+		sp--
+		nd := stack[sp]
+		if !nd.leaf {
+			for _, k := range nd.kids {
+				if k != nil {
+					stack[sp] = k
+					sp++
+				}
+			}
+			continue
+		}
+		for i := range nd.ents[:nd.n] {
+			t.Add(nd.ents[i].val.v, mult*nd.ents[i].val.n)
+		}
+		for i := range nd.over {
+			t.Add(nd.over[i].val.v, mult*nd.over[i].val.n)
+		}
+	}
+}
+
 // Each is interpod.Domains': every value with a total. O(entries), no
 // allocation.
 func (g *termGroup) Each(yield func(unique.Handle[string], int64) bool) {

@@ -55,6 +55,17 @@ func dumpIndex(ix interpod.Index, c nodeReader) indexDump {
 			each[v.Value()] += n
 			return true
 		})
+		var tab interpod.ValueTable
+		dm.AddTo(&tab, 2)
+		dm.Each(func(v unique.Handle[string], n int64) bool {
+			if tab.Get(v) != 2*n {
+				d.EachDiffers = append(d.EachDiffers, fmt.Sprintf("AddTo %q: %d, Each %d", v.Value(), tab.Get(v), n))
+			}
+			return true
+		})
+		if tab.Len() != len(each) {
+			d.EachDiffers = append(d.EachDiffers, fmt.Sprintf("AddTo has %d values, Each %d", tab.Len(), len(each)))
+		}
 		if !maps.Equal(m, each) {
 			d.EachDiffers = append(d.EachDiffers, fmt.Sprintf("Count %v, Each %v", m, each))
 		}

@@ -84,6 +84,9 @@ type Domains interface {
 	Count(value string) int64
 	Len() int
 	Each(yield func(value unique.Handle[string], total int64) bool)
+	// AddTo adds mult × each total to t (Each without a call per
+	// entry); O(entries) table inserts.
+	AddTo(t *ValueTable, mult int64)
 }
 
 // Index is a cluster's index of its existing pods' terms, grouped by
@@ -140,6 +143,12 @@ type scanGroup struct {
 
 func (g *scanGroup) Count(v string) int64 { return g.counts[unique.Make(v)] }
 func (g *scanGroup) Len() int             { return len(g.counts) }
+
+func (g *scanGroup) AddTo(t *ValueTable, mult int64) {
+	for v, n := range g.counts {
+		t.Add(v, mult*n)
+	}
+}
 
 func (g *scanGroup) Each(yield func(unique.Handle[string], int64) bool) {
 	for v, n := range g.counts {

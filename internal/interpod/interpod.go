@@ -136,7 +136,7 @@ type Filter struct {
 	// match all the affinity terms (only values with such pods); affAny:
 	// some such pod is on a node with a term's key (upstream's
 	// affinityCounts is not empty).
-	aff    []valueTable
+	aff    []ValueTable
 	affAny bool
 	// existing: the groups of existing pods' required anti-affinity
 	// terms that match the pod and count somewhere (upstream's
@@ -236,7 +236,7 @@ func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister Namespace
 		return f
 	}
 	f.selfMatch = matchesAll(f.affinity, pod)
-	f.aff = make([]valueTable, len(f.affinity))
+	f.aff = make([]ValueTable, len(f.affinity))
 	if len(f.affinity) <= 1 {
 		affD, antiD := views(ix, f.affinity), views(ix, f.anti)
 		if (affD != nil || len(f.affinity) == 0) && (antiD != nil || len(f.anti) == 0) {

@@ -7,19 +7,20 @@ import (
 	"github.com/schedkit/schedkit/internal/selector"
 )
 
-// valueTable maps topology values (interned label values, as a node's
-// []selector.Label holds them) to an int64: a flat open-addressing table
+// ValueTable maps topology values (interned label values, as a node's
+// []selector.Label holds them) to an int64 (a Domains' totals, times a
+// multiplier, summed): a flat open-addressing table
 // (linear probing) keyed by the handle's pointer, so that a node's look-up
 // is one multiply and, mostly, one slot read, without reading or hashing
 // the string. A [Filter] or [Score] builds one per topology key when it is
 // prepared, from the index's Domains (Domains.Each) or by counting, and
-// only reads it afterwards. The zero valueTable is empty and ready.
+// only reads it afterwards. The zero ValueTable is empty and ready.
 //
 // Keys are handles, not pointers as integers, so the table keeps the
 // values it names alive (a handle's pointer is never reused for another
 // string while the handle lives). Costs: get O(1) expected; upd O(1)
-// amortised, allocating when the table grows (it doubles at half full).
-type valueTable struct {
+// amortised, allocating when the table grows (it doubles at three quarters full).
+type ValueTable struct {
 	keys  []unique.Handle[string]
 	vals  []int64
 	shift uint8 // 64 − log2(len(keys))
@@ -33,7 +34,7 @@ func handleHash(v unique.Handle[string]) uint64 {
 }
 
 // get returns v's value (0 and false when absent).
-func (t *valueTable) get(v unique.Handle[string]) (int64, bool) {
+func (t *ValueTable) get(v unique.Handle[string]) (int64, bool) {
 	if t.n == 0 {
 		return 0, false
 	}
@@ -50,8 +51,8 @@ func (t *valueTable) get(v unique.Handle[string]) (int64, bool) {
 
 // upd returns a pointer to v's value, inserting v with 0 if absent. The
 // pointer is valid until the next upd.
-func (t *valueTable) upd(v unique.Handle[string]) *int64 {
-	if 2*(t.n+1) > len(t.keys) {
+func (t *ValueTable) upd(v unique.Handle[string]) *int64 {
+	if 4*(t.n+1) > 3*len(t.keys) {
 		t.grow(max(16, 2*len(t.keys)))
 	}
 	mask := len(t.keys) - 1
@@ -67,10 +68,22 @@ func (t *valueTable) upd(v unique.Handle[string]) *int64 {
 	}
 }
 
-// reserve makes room for n entries without growing.
-func (t *valueTable) reserve(n int) {
+// Get returns v's value, 0 if absent. O(1) expected.
+func (t *ValueTable) Get(v unique.Handle[string]) int64 {
+	n, _ := t.get(v)
+	return n
+}
+
+// Len returns the number of values in t.
+func (t *ValueTable) Len() int { return t.n }
+
+// Add adds n to v's value, inserting v if absent. O(1) amortised.
+func (t *ValueTable) Add(v unique.Handle[string], n int64) { *t.upd(v) += n }
+
+// reserve makes room for n more entries without growing.
+func (t *ValueTable) reserve(n int) {
 	size := 16
-	for size < 2*(t.n+n) {
+	for 3*size < 4*(t.n+n) {
 		size *= 2
 	}
 	if size > len(t.keys) {
@@ -78,7 +91,7 @@ func (t *valueTable) reserve(n int) {
 	}
 }
 
-func (t *valueTable) grow(size int) {
+func (t *ValueTable) grow(size int) {
 	keys, vals := t.keys, t.vals
 	t.keys, t.vals, t.n = make([]unique.Handle[string], size), make([]int64, size), 0
 	t.shift = uint8(64 - log2(size))
@@ -98,22 +111,19 @@ func log2(n int) int {
 }
 
 // addDomains adds mult × each total of d to t.
-func (t *valueTable) addDomains(d Domains, mult int64) {
+func (t *ValueTable) addDomains(d Domains, mult int64) {
 	t.reserve(d.Len())
-	d.Each(func(v unique.Handle[string], n int64) bool {
-		*t.upd(v) += mult * n
-		return true
-	})
+	d.AddTo(t, mult)
 }
 
-// keyTable is a valueTable for the values of one topology key.
+// keyTable is a ValueTable for the values of one topology key.
 type keyTable struct {
 	key unique.Handle[string]
-	t   valueTable
+	t   ValueTable
 }
 
 // tableFor returns the table of key in *ts, appended if new.
-func tableFor(ts *[]keyTable, key unique.Handle[string]) *valueTable {
+func tableFor(ts *[]keyTable, key unique.Handle[string]) *ValueTable {
 	for i := range *ts {
 		if (*ts)[i].key == key {
 			return &(*ts)[i].t
