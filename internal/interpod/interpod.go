@@ -191,7 +191,7 @@ func matchGroups(gs []group, ix Index, k Kind, pod *v1.Pod, nsLabels map[string]
 // markDomains sets bit on every value of key where d has a positive total.
 func markDomains(ts *[]keyTable, key unique.Handle[string], d Domains, bit int64) {
 	t := tableFor(ts, key)
-	t.reserve(d.Len())
+	t.reserve(max(t.n, d.Len()))
 	d.Each(func(v unique.Handle[string], n int64) bool {
 		if n > 0 {
 			*t.upd(v) |= bit

@@ -8,23 +8,30 @@ import (
 )
 
 // ValueTable maps topology values (interned label values, as a node's
-// []selector.Label holds them) to an int64 (a Domains' totals, times a
-// multiplier, summed): a flat open-addressing table
-// (linear probing) keyed by the handle's pointer, so that a node's look-up
-// is one multiply and, mostly, one slot read, without reading or hashing
-// the string. A [Filter] or [Score] builds one per topology key when it is
-// prepared, from the index's Domains (Domains.Each) or by counting, and
-// only reads it afterwards. The zero ValueTable is empty and ready.
+// []selector.Label holds them) to an int64 (Domains' totals times a
+// multiplier, summed): a flat open-addressing table (linear probing)
+// keyed by the handle's pointer, so that a node's look-up is one multiply
+// and, mostly, one slot read, without reading or hashing the string. A
+// [Filter] or [Score] builds one per topology key when it is prepared,
+// from the index's Domains (Domains.AddTo) or by counting, and only reads
+// it afterwards. The zero ValueTable is empty and ready; not safe for
+// concurrent writes, reads of a built one are.
 //
 // Keys are handles, not pointers as integers, so the table keeps the
 // values it names alive (a handle's pointer is never reused for another
-// string while the handle lives). Costs: get O(1) expected; upd O(1)
-// amortised, allocating when the table grows (it doubles at three quarters full).
+// string while the handle lives). Costs: Get O(1) expected; Add O(1)
+// amortised, allocating when the table grows (it doubles at 3/4 full;
+// 16 bytes per slot).
 type ValueTable struct {
-	keys  []unique.Handle[string]
-	vals  []int64
-	shift uint8 // 64 − log2(len(keys))
+	slots []slot
+	shift uint8 // 64 − log2(len(slots))
 	n     int
+}
+
+// slot is a key and its value side by side: a hit reads one cache line.
+type slot struct {
+	v unique.Handle[string]
+	n int64
 }
 
 // handleHash mixes a handle's pointer (Fibonacci hashing; the table
@@ -38,32 +45,13 @@ func (t *ValueTable) get(v unique.Handle[string]) (int64, bool) {
 	if t.n == 0 {
 		return 0, false
 	}
-	mask := len(t.keys) - 1
+	mask := len(t.slots) - 1
 	for i := int(handleHash(v) >> t.shift); ; i = (i + 1) & mask {
-		switch t.keys[i] {
+		switch s := &t.slots[i]; s.v {
 		case v:
-			return t.vals[i], true
+			return s.n, true
 		case unique.Handle[string]{}:
 			return 0, false
-		}
-	}
-}
-
-// upd returns a pointer to v's value, inserting v with 0 if absent. The
-// pointer is valid until the next upd.
-func (t *ValueTable) upd(v unique.Handle[string]) *int64 {
-	if 4*(t.n+1) > 3*len(t.keys) {
-		t.grow(max(16, 2*len(t.keys)))
-	}
-	mask := len(t.keys) - 1
-	for i := int(handleHash(v) >> t.shift); ; i = (i + 1) & mask {
-		switch t.keys[i] {
-		case v:
-			return &t.vals[i]
-		case unique.Handle[string]{}:
-			t.keys[i] = v
-			t.n++
-			return &t.vals[i]
 		}
 	}
 }
@@ -80,24 +68,43 @@ func (t *ValueTable) Len() int { return t.n }
 // Add adds n to v's value, inserting v if absent. O(1) amortised.
 func (t *ValueTable) Add(v unique.Handle[string], n int64) { *t.upd(v) += n }
 
-// reserve makes room for n more entries without growing.
+// upd returns a pointer to v's value, inserting v with 0 if absent. The
+// pointer is valid until the next upd.
+func (t *ValueTable) upd(v unique.Handle[string]) *int64 {
+	if 4*(t.n+1) > 3*len(t.slots) {
+		t.grow(max(16, 2*len(t.slots)))
+	}
+	mask := len(t.slots) - 1
+	for i := int(handleHash(v) >> t.shift); ; i = (i + 1) & mask {
+		switch s := &t.slots[i]; s.v {
+		case v:
+			return &s.n
+		case unique.Handle[string]{}:
+			s.v = v
+			t.n++
+			return &s.n
+		}
+	}
+}
+
+// reserve makes room for n entries in all without growing.
 func (t *ValueTable) reserve(n int) {
 	size := 16
-	for 3*size < 4*(t.n+n) {
+	for 3*size < 4*n {
 		size *= 2
 	}
-	if size > len(t.keys) {
+	if size > len(t.slots) {
 		t.grow(size)
 	}
 }
 
 func (t *ValueTable) grow(size int) {
-	keys, vals := t.keys, t.vals
-	t.keys, t.vals, t.n = make([]unique.Handle[string], size), make([]int64, size), 0
+	old := t.slots
+	t.slots, t.n = make([]slot, size), 0
 	t.shift = uint8(64 - log2(size))
-	for i, k := range keys {
-		if k != (unique.Handle[string]{}) {
-			*t.upd(k) = vals[i]
+	for _, s := range old {
+		if s.v != (unique.Handle[string]{}) {
+			*t.upd(s.v) = s.n
 		}
 	}
 }
@@ -110,9 +117,10 @@ func log2(n int) int {
 	return b
 }
 
-// addDomains adds mult × each total of d to t.
+// addDomains adds mult × each total of d to t, sized for d's values
+// (more only when d's values are not t's).
 func (t *ValueTable) addDomains(d Domains, mult int64) {
-	t.reserve(d.Len())
+	t.reserve(max(t.n, d.Len()))
 	d.AddTo(t, mult)
 }
 
