@@ -110,7 +110,7 @@ type ipaFilter struct{ st *interpod.Filter }
 
 // Filter checks one node; allocates nothing.
 func (f ipaFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
-	switch f.st.Check(ni.Node()) {
+	switch f.st.Check(ni.Labels()) {
 	case interpod.AffinityNotMatch:
 		return append(reasons, Reason{Code: CodePodAffinity, Unresolvable: true})
 	case interpod.AntiAffinityNotMatch:

@@ -142,7 +142,7 @@ type ipaPod struct{ st *interpod.Score }
 // Score writes the raw sums of weights.
 func (p ipaPod) Score(nodes []*snapshot.NodeInfo, out []int64) {
 	for i, n := range nodes {
-		out[i] = p.st.Raw(n.Node())
+		out[i] = p.st.Raw(n.Labels())
 	}
 }
 
@@ -154,5 +154,5 @@ func (p ipaPod) Normalize(nodes []*snapshot.NodeInfo, scores []int64) error {
 
 // Explain gives the raw sum.
 func (p ipaPod) Explain(n *snapshot.NodeInfo) string {
-	return fmt.Sprintf("sum of matching term weights over %d topology keys = %d", p.st.Keys(), p.st.Raw(n.Node()))
+	return fmt.Sprintf("sum of matching term weights over %d topology keys = %d", p.st.Keys(), p.st.Raw(n.Labels()))
 }

@@ -2,8 +2,10 @@ package snapshot
 
 import (
 	"maps"
+	"unique"
 
 	"github.com/schedkit/schedkit/internal/interpod"
+	"github.com/schedkit/schedkit/internal/selector"
 )
 
 // The cluster-wide index of the pods' pod (anti-)affinity terms
@@ -61,29 +63,66 @@ type affIndex struct {
 type termGroup struct {
 	term    *interpod.Term
 	members int64
-	domains pmap[int64]
+	domains pmap[domainTotal]
+}
+
+// domainTotal is a group's total in one domain, with the domain's value
+// as the handle the nodes' labels hold (interpod.Domains.Each yields it;
+// it also keeps the handle's pointer stable while the entry exists).
+type domainTotal struct {
+	n int64
+	v unique.Handle[string]
 }
 
 // Count is interpod.Domains': the total for topology value v, 0 if none.
 func (g *termGroup) Count(v string) int64 {
 	c, _ := g.domains.get(hashString(v), v)
-	return c
-}
-
-// CountHashed is interpod.Domains': Count(v) for h = interpod.Hash(v).
-func (g *termGroup) CountHashed(h uint64, v string) int64 {
-	c, _ := g.domains.get(h, v)
-	return c
+	return c.n
 }
 
 // Len is interpod.Domains': the number of values with a total.
 func (g *termGroup) Len() int { return g.domains.n }
 
+// AddTo is interpod.Domains': mult × every total added to t, walking the
+// trie without a call per entry. O(entries), no allocation but t's.
+func (g *termGroup) AddTo(t *interpod.ValueTable, mult int64) {
+	var stack [pmapFan * (pmapHashes/pmapBits + 1)]*pnode[domainTotal] // DFS: ≤ 15 siblings pending per level
+	sp := 0
+	if g.domains.root != nil {
+		stack[0], sp = g.domains.root, 1
+	}
+	for sp > 0 {
+		sp--
+		nd := stack[sp]
+		if !nd.leaf {
+			for _, k := range nd.kids {
+				if k != nil {
+					stack[sp] = k
+					sp++
+				}
+			}
+			continue
+		}
+		for i := range nd.ents[:nd.n] {
+			t.Add(nd.ents[i].val.v, mult*nd.ents[i].val.n)
+		}
+		for i := range nd.over {
+			t.Add(nd.over[i].val.v, mult*nd.over[i].val.n)
+		}
+	}
+}
+
+// Each is interpod.Domains': every value with a total. O(entries), no
+// allocation.
+func (g *termGroup) Each(yield func(unique.Handle[string], int64) bool) {
+	g.domains.each(func(e *pent[domainTotal]) bool { return yield(e.val.v, e.val.n) })
+}
+
 // affRecycler is the part of a Fork's recycler that keeps the index's
 // trie nodes: those made in a layer go back to the spare lists when it
 // is reverted (recycler's open, revert, commit and forget call these).
 type affRecycler struct {
-	counts pool[pnode[int64]]
+	counts pool[pnode[domainTotal]]
 	groups pool[pnode[termGroup]]
 	marks  [][2]int
 }
@@ -111,11 +150,11 @@ func (r *affRecycler) forget() {
 }
 
 // countW and groupW are the state's writers of its tries.
-func (s *state) countW() pwriter[int64] {
+func (s *state) countW() pwriter[domainTotal] {
 	if s.rec.logging() {
-		return pwriter[int64]{s.tok, &s.rec.aff.counts}
+		return pwriter[domainTotal]{s.tok, &s.rec.aff.counts}
 	}
-	return pwriter[int64]{s.tok, nil}
+	return pwriter[domainTotal]{s.tok, nil}
 }
 
 func (s *state) groupW() pwriter[termGroup] {
@@ -201,7 +240,7 @@ func (s *state) affTerms(ni *NodeInfo, p *PodInfo, d int) {
 		return
 	}
 	s.aff.pods += d
-	labels := ni.node.Labels
+	labels := ni.Labels()
 	for k := range interpod.NumKinds {
 		ts := t.List(k)
 		for j := range ts {
@@ -222,14 +261,15 @@ func (s *state) viewPod(ni *NodeInfo, p *PodInfo, d int) {
 	var buf [8]*interpod.Term
 	hits := buf[:0]
 	s.aff.views.each(func(e *pent[termGroup]) bool {
-		if _, ok := ni.node.Labels[e.val.term.TopologyKey]; ok && e.val.term.Matches(p.shape.tmpl, nil) {
+		if _, ok := selector.LabelValue(ni.Labels(), e.val.term.TopologyKeyHandle()); ok && e.val.term.Matches(p.shape.tmpl, nil) {
 			hits = append(hits, e.val.term)
 		}
 		return true
 	})
 	for _, t := range hits {
 		g, _ := s.aff.views.get(t.KeyHash(), t.Key())
-		g.add(s.countW(), ni.node.Labels[t.TopologyKey], int64(d))
+		v, _ := selector.LabelValue(ni.Labels(), t.TopologyKeyHandle())
+		g.add(s.countW(), v, int64(d))
 		s.aff.views.set(s.groupW(), t.KeyHash(), t.Key(), g)
 	}
 }
@@ -249,10 +289,10 @@ func (s *state) viewRef(tm *interpod.Term, d int) {
 			return // unreachable: the term joined with its view
 		}
 		g = termGroup{term: tm}
-		m := map[string]int64{}
+		m := map[unique.Handle[string]]int64{}
 		for i := range s.n {
 			ni := s.node(i)
-			v, ok := ni.node.Labels[tm.TopologyKey]
+			v, ok := selector.LabelValue(ni.Labels(), tm.TopologyKeyHandle())
 			if !ok {
 				continue
 			}
@@ -264,7 +304,7 @@ func (s *state) viewRef(tm *interpod.Term, d int) {
 		}
 		w := s.countW()
 		for v, c := range m {
-			g.domains.set(w, hashString(v), v, c)
+			g.domains.set(w, hashString(v.Value()), v.Value(), domainTotal{c, v})
 		}
 	}
 	g.members += int64(d)
@@ -292,20 +332,22 @@ func (s *state) MatchViews(yield func(*interpod.Term, interpod.Domains) bool) {
 }
 
 // add adds c to the total of value v.
-func (g *termGroup) add(w pwriter[int64], v string, c int64) {
+func (g *termGroup) add(w pwriter[domainTotal], v unique.Handle[string], c int64) {
 	if c == 0 {
 		return
 	}
-	h := hashString(v)
-	n, _ := g.domains.get(h, v)
-	if n += c; n == 0 {
-		g.domains.del(w, h, v)
+	k := v.Value()
+	h := hashString(k)
+	t, _ := g.domains.get(h, k)
+	if t.n += c; t.n == 0 {
+		g.domains.del(w, h, k)
 	} else {
-		g.domains.set(w, h, v, n)
+		t.v = v
+		g.domains.set(w, h, k, t)
 	}
 }
 
-func (s *state) affTerm(k interpod.Kind, tm *interpod.Term, labels map[string]string, d int) {
+func (s *state) affTerm(k interpod.Kind, tm *interpod.Term, labels []Label, d int) {
 	m := &s.aff.groups[k]
 	h, key := tm.KeyHash(), tm.Key()
 	g, ok := m.get(h, key)
@@ -313,7 +355,7 @@ func (s *state) affTerm(k interpod.Kind, tm *interpod.Term, labels map[string]st
 		g = termGroup{term: tm}
 	}
 	g.members += int64(d)
-	if v, ok := labels[tm.TopologyKey]; ok {
+	if v, ok := selector.LabelValue(labels, tm.TopologyKeyHandle()); ok {
 		g.add(s.countW(), v, int64(d)*k.Value(tm))
 	}
 	if g.members == 0 {

@@ -2,8 +2,10 @@ package snapshot_test
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"testing"
+	"unique"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -29,6 +31,8 @@ type indexDump struct {
 	Lens     [interpod.NumKinds]map[string]int
 	Views    map[string]map[string]int64
 	ViewLens map[string]int
+	// EachDiffers lists the Domains whose Each disagrees with Count.
+	EachDiffers []string
 }
 
 func dumpIndex(ix interpod.Index, c nodeReader) indexDump {
@@ -45,6 +49,25 @@ func dumpIndex(ix interpod.Index, c nodeReader) indexDump {
 			if c := dm.Count(v); c != 0 {
 				m[v] = c
 			}
+		}
+		each := map[string]int64{}
+		dm.Each(func(v unique.Handle[string], n int64) bool {
+			each[v.Value()] += n
+			return true
+		})
+		var tab interpod.ValueTable
+		dm.AddTo(&tab, 2)
+		dm.Each(func(v unique.Handle[string], n int64) bool {
+			if tab.Get(v) != 2*n {
+				d.EachDiffers = append(d.EachDiffers, fmt.Sprintf("AddTo %q: %d, Each %d", v.Value(), tab.Get(v), n))
+			}
+			return true
+		})
+		if tab.Len() != len(each) {
+			d.EachDiffers = append(d.EachDiffers, fmt.Sprintf("AddTo has %d values, Each %d", tab.Len(), len(each)))
+		}
+		if !maps.Equal(m, each) {
+			d.EachDiffers = append(d.EachDiffers, fmt.Sprintf("Count %v, Each %v", m, each))
 		}
 		return m
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unique"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -73,15 +74,19 @@ func Hash(s string) uint64 { return maphash.String(hashSeed, s) }
 // Domains are one group's totals per topology value (of the group's
 // topology key): [Kind.Value] summed over the group's terms held by pods
 // on nodes with that value. Count is 0 for a value with no entry; Len is
-// the number of values with an entry (a non-zero total). Read-only for
+// the number of values with an entry (a non-zero total); Each yields
+// every entry, the value as the interned handle nodes' labels hold
+// (unique.Make of the value), until yield returns false. Read-only for
 // the reader; no allocation; Len O(1), Count O(1) expected for map-backed
-// Domains and O(log16 values) trie hops for snapshot's index.
+// Domains and O(log16 values) trie hops for snapshot's index, Each
+// O(entries).
 type Domains interface {
 	Count(value string) int64
-	// CountHashed is Count(value) for h = [Hash](value), which a reader
-	// that checks several Domains against one value computes once.
-	CountHashed(h uint64, value string) int64
 	Len() int
+	Each(yield func(value unique.Handle[string], total int64) bool)
+	// AddTo adds mult × each total to t (Each without a call per
+	// entry); O(entries) table inserts.
+	AddTo(t *ValueTable, mult int64)
 }
 
 // Index is a cluster's index of its existing pods' terms, grouped by
@@ -133,12 +138,25 @@ type scanIndex struct {
 
 type scanGroup struct {
 	term   *Term
-	counts map[string]int64
+	counts map[unique.Handle[string]]int64
 }
 
-func (g *scanGroup) Count(v string) int64                 { return g.counts[v] }
-func (g *scanGroup) CountHashed(_ uint64, v string) int64 { return g.counts[v] }
-func (g *scanGroup) Len() int                             { return len(g.counts) }
+func (g *scanGroup) Count(v string) int64 { return g.counts[unique.Make(v)] }
+func (g *scanGroup) Len() int             { return len(g.counts) }
+
+func (g *scanGroup) AddTo(t *ValueTable, mult int64) {
+	for v, n := range g.counts {
+		t.Add(v, mult*n)
+	}
+}
+
+func (g *scanGroup) Each(yield func(unique.Handle[string], int64) bool) {
+	for v, n := range g.counts {
+		if !yield(v, n) {
+			return
+		}
+	}
+}
 
 // ScanIndex builds the [Index] of nodes node(0..n-1) by walking their
 // pods: the reference an incremental index must equal, and the index of
@@ -148,7 +166,7 @@ func ScanIndex[N NodeInfo[P], P PodInfo](n int, node func(int) N) Index {
 	ix := &scanIndex{}
 	for i := range n {
 		ni := node(i)
-		labels := ni.Node().Labels
+		labels := ni.Labels()
 		for _, ep := range ni.PodsWithAffinity() {
 			t := TermsOf(ep)
 			if t == nil {
@@ -164,11 +182,13 @@ func ScanIndex[N NodeInfo[P], P PodInfo](n int, node func(int) N) Index {
 					}
 					g := ix.groups[k][tm.key]
 					if g == nil {
-						g = &scanGroup{term: tm, counts: map[string]int64{}}
+						g = &scanGroup{term: tm, counts: map[unique.Handle[string]]int64{}}
 						ix.groups[k][tm.key] = g
 					}
-					if v, ok := labels[tm.TopologyKey]; ok {
-						g.counts[v] += k.Value(tm)
+					if v, ok := valueOf(labels, tm.topo); ok {
+						if g.counts[v] += k.Value(tm); g.counts[v] == 0 {
+							delete(g.counts, v)
+						}
 					}
 				}
 			}
@@ -182,10 +202,10 @@ func ScanIndex[N NodeInfo[P], P PodInfo](n int, node func(int) N) Index {
 			if ix.views == nil {
 				ix.views = map[string]*scanGroup{}
 			}
-			v := &scanGroup{term: g.term, counts: map[string]int64{}}
+			v := &scanGroup{term: g.term, counts: map[unique.Handle[string]]int64{}}
 			for i := range n {
 				ni := node(i)
-				val, ok := ni.Node().Labels[g.term.TopologyKey]
+				val, ok := valueOf(ni.Labels(), g.term.topo)
 				if !ok {
 					continue
 				}

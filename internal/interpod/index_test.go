@@ -94,7 +94,7 @@ func TestMatchCountsEqualScan(t *testing.T) {
 			require.Equal(t, slow == nil, fast == nil, msg)
 			for i := range snap.NumNodes() {
 				if fast != nil {
-					require.Equal(t, slow.Check(snap.Node(i).Node()), fast.Check(snap.Node(i).Node()), "%s node %d", msg, i)
+					require.Equal(t, slow.Check(snap.Node(i).Labels()), fast.Check(snap.Node(i).Labels()), "%s node %d", msg, i)
 				}
 			}
 			for _, hard := range []int32{0, 1, 7} {
@@ -104,7 +104,7 @@ func TestMatchCountsEqualScan(t *testing.T) {
 					require.Equal(t, ss == nil, fs == nil, "%s hard %d ignore %v", msg, hard, ignore)
 					for i := range snap.NumNodes() {
 						if fs != nil {
-							require.Equal(t, ss.Raw(snap.Node(i).Node()), fs.Raw(snap.Node(i).Node()), "%s hard %d node %d", msg, hard, i)
+							require.Equal(t, ss.Raw(snap.Node(i).Labels()), fs.Raw(snap.Node(i).Labels()), "%s hard %d node %d", msg, hard, i)
 						}
 					}
 				}
@@ -112,4 +112,50 @@ func TestMatchCountsEqualScan(t *testing.T) {
 		}
 	}
 	require.Greater(t, viewed, 200, "the match counts were used")
+}
+
+// TestPreparedStaysValid: a Filter and a Score prepared over a Fork give
+// the same answers after the Fork changes (pods with the same terms
+// added in the same layer, which writes the index's trie nodes in
+// place): they hold their own tables, not the index's domains.
+func TestPreparedStaysValid(t *testing.T) {
+	tmpls := replicaTemplates()
+	var nodes []*v1.Node
+	for i := range 6 {
+		name := fmt.Sprint("n", i)
+		nodes = append(nodes, snapshottest.MakeNode(name).Label(v1.LabelHostname, name).Label("zone", fmt.Sprint("z", i%3)).Obj())
+	}
+	for k, tmpl := range tmpls {
+		f := snapshottest.Snapshot(t, nodes).Fork()
+		f.Fork()
+		add := func(i int, node string) {
+			p := tmpl.DeepCopy()
+			p.Name = fmt.Sprint("p", i)
+			require.NoError(t, f.AddPod(p, node))
+		}
+		add(0, "n0") // the layer's first write copies the trie path
+		pod := tmpl.DeepCopy()
+		pod.Name = "incoming"
+		terms := interpod.TermsOf(snapshot.MustPodInfo(pod))
+		ix := interpod.IndexOf(f)
+		filter := interpod.NewFilter(pod, terms, nil, ix, f.NumNodes(), f.Node)
+		sc := interpod.NewScore(pod, terms, 1, false, nil, ix, f.NumNodes(), f.Node)
+		answers := func() (out []any) {
+			for i := range f.NumNodes() {
+				if filter != nil {
+					out = append(out, filter.Check(f.Node(i).Labels()))
+				}
+				if sc != nil {
+					out = append(out, sc.Raw(f.Node(i).Labels()))
+				}
+			}
+			return out
+		}
+		before := answers()
+		require.NotEmpty(t, before, "template %d", k)
+		for i := 1; i < 6; i++ {
+			add(i, fmt.Sprint("n", i))
+		}
+		require.Equal(t, before, answers(), "template %d", k)
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/schedkit/schedkit/internal/selector"
 )
 
 type fakePod struct{ p *v1.Pod }
@@ -16,6 +18,7 @@ func (f fakePod) Template() *v1.Pod { return f.p }
 type fakeNode struct{ withTerms []fakePod }
 
 func (fakeNode) Node() *v1.Node                { return &v1.Node{} }
+func (fakeNode) Labels() []selector.Label      { return nil }
 func (n fakeNode) Pods() []fakePod             { return n.withTerms }
 func (n fakeNode) PodsWithAffinity() []fakePod { return n.withTerms }
 

@@ -2,8 +2,7 @@ package interpod
 
 import (
 	"math"
-	"slices"
-	"strings"
+	"unique"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -16,10 +15,11 @@ import (
 type PodInfo interface{ Template() *v1.Pod }
 
 // NodeInfo is the engine's view of a node (*snapshot.NodeInfo): its
-// object, all its pods, and those with pod (anti-)affinity (upstream's
+// object, its labels as interned handles, all its pods, and those with pod (anti-)affinity (upstream's
 // PodsWithAffinity, kept by snapshot on add and remove).
 type NodeInfo[P PodInfo] interface {
 	Node() *v1.Node
+	Labels() []selector.Label
 	Pods() []P
 	PodsWithAffinity() []P
 }
@@ -105,16 +105,6 @@ func matchesAll(ts []incoming, pod *v1.Pod) bool {
 	return true
 }
 
-type pair struct{ key, value string }
-
-type counts map[pair]int64
-
-func (c counts) add(n *v1.Node, key string) {
-	if v, ok := n.Labels[key]; ok {
-		c[pair{key, v}]++
-	}
-}
-
 // Result is a node's filter verdict, in upstream's order of checks.
 type Result uint8
 
@@ -133,72 +123,37 @@ const (
 )
 
 // Filter is upstream's InterPodAffinity PreFilter state. Read-only after
-// [NewFilter]; Check is safe for concurrent use and allocates nothing
-// (while the cluster it was prepared over is not changed).
+// [NewFilter]; Check is safe for concurrent use and allocates nothing.
+// It holds its own tables of topology values (built from the index's
+// totals or by counting), so it stays valid whatever happens to the
+// cluster it was prepared over afterwards.
 type Filter struct {
 	affinity, anti []incoming
 	// selfMatch: the pod matches all its own affinity terms (the first
 	// pod of a group, upstream's satisfiesSelfAffinityCheck).
 	selfMatch bool
-	// affD[i]: per value of affinity[i]'s key, the existing pods that
-	// match all the affinity terms; affAny: some such pod is on a node
-	// with a term's key (upstream's affinityCounts is not empty).
-	affD   []Domains
+	// aff[i]: per value of affinity[i]'s key, the existing pods that
+	// match all the affinity terms (only values with such pods); affAny:
+	// some such pod is on a node with a term's key (upstream's
+	// affinityCounts is not empty).
+	aff    []ValueTable
 	affAny bool
-	// antiD[i]: per value of anti[i]'s key, the existing pods that match
-	// anti[i] (upstream's antiAffinityCounts, which also adds up the
-	// other terms with that key: the same verdict, as every term is
-	// checked).
-	antiD []Domains
 	// existing: the groups of existing pods' required anti-affinity
 	// terms that match the pod and count somewhere (upstream's
 	// existingAntiAffinityCounts is their sum).
 	existing []group
-	// byKey: antiD and existing grouped by topology key, so that Check
-	// reads each key's node label and hashes its value once.
-	byKey []keyDomains
+	// byKey: per topology key, per value, antiBit when pods matching one
+	// of the pod's anti-affinity terms with that key are in the domain
+	// (upstream's antiAffinityCounts) and existingBit when an existing
+	// group counts there, so that Check reads each key's node label and
+	// looks its value up once.
+	byKey []keyTable
 }
 
-// keyDomains are the Domains a node's value of one topology key is
-// checked against: the pod's anti-affinity terms' and the existing
-// pods' matched anti-affinity groups'.
-type keyDomains struct {
-	key            string
-	anti, existing []Domains
-}
-
-// keyed returns f.byKey for f's anti-affinity counts and existing groups.
-func (f *Filter) keyed() []keyDomains {
-	var out []keyDomains
-	at := func(key string) *keyDomains {
-		for i := range out {
-			if out[i].key == key {
-				return &out[i]
-			}
-		}
-		out = append(out, keyDomains{key: key})
-		return &out[len(out)-1]
-	}
-	for i, tm := range f.anti {
-		k := at(tm.TopologyKey)
-		k.anti = append(k.anti, f.antiD[i])
-	}
-	for _, g := range f.existing {
-		k := at(g.key)
-		k.existing = append(k.existing, g.d)
-	}
-	return out
-}
-
-// pairDomains reads one key's values out of a counts map.
-type pairDomains struct {
-	m   counts
-	key string
-}
-
-func (d pairDomains) Count(v string) int64                 { return d.m[pair{d.key, v}] }
-func (d pairDomains) CountHashed(_ uint64, v string) int64 { return d.m[pair{d.key, v}] }
-func (d pairDomains) Len() int                             { return len(d.m) }
+const (
+	antiBit     = 1
+	existingBit = 2
+)
 
 // views returns, for each term, the counts ix keeps of the pods it
 // matches (Index.MatchCounts), or nil unless ix keeps them for all.
@@ -215,7 +170,7 @@ func views(ix Index, ts []incoming) []Domains {
 // group is a matched term group of an [Index] and what one unit of its
 // total is worth to the pod.
 type group struct {
-	key  string
+	key  unique.Handle[string]
 	d    Domains
 	mult int64
 }
@@ -226,11 +181,23 @@ type group struct {
 func matchGroups(gs []group, ix Index, k Kind, pod *v1.Pod, nsLabels map[string]string, mult int64) []group {
 	ix.TermGroups(k, func(t *Term, d Domains) bool {
 		if d.Len() > 0 && t.Matches(pod, nsLabels) {
-			gs = append(gs, group{t.TopologyKey, d, mult})
+			gs = append(gs, group{t.topo, d, mult})
 		}
 		return true
 	})
 	return gs
+}
+
+// markDomains sets bit on every value of key where d has a positive total.
+func markDomains(ts *[]keyTable, key unique.Handle[string], d Domains, bit int64) {
+	t := tableFor(ts, key)
+	t.reserve(max(t.n, d.Len()))
+	d.Each(func(v unique.Handle[string], n int64) bool {
+		if n > 0 {
+			*t.upd(v) |= bit
+		}
+		return true
+	})
 }
 
 // NewFilter prepares the filter for pod (t its parsed terms, nil for
@@ -243,11 +210,13 @@ func matchGroups(gs []group, ix Index, k Kind, pod *v1.Pod, nsLabels map[string]
 // counts are ix's (Index.MatchCounts) when it keeps them for every such
 // term (static terms that existing pods also hold, at most one affinity
 // term: the replicas of a workload with (anti-)affinity to itself), else
-// counted over every pod. nil when upstream's PreFilter returns Skip (no
-// term on either side matters). Cost: O(ix's required anti-affinity
-// groups) term matches, plus, only for a pod with required terms whose
+// counted over every pod. The totals are copied into the Filter's tables
+// of topology values. nil when upstream's PreFilter returns Skip (no term
+// on either side matters). Cost: O(ix's required anti-affinity groups)
+// term matches plus O(values with a total in the matched groups and
+// counts) table inserts, plus, only for a pod with required terms whose
 // counts ix does not keep, O(nodes + pods × terms); allocates the
-// matched groups and, for the count, the maps.
+// matched groups and the tables.
 func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister NamespaceLister, ix Index, n int, node func(int) N) *Filter {
 	ns := &namespaces{lister: lister}
 	f := &Filter{}
@@ -257,63 +226,70 @@ func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister Namespace
 	}
 	nsLabels, _ := ns.labels(pod.Namespace)
 	f.existing = matchGroups(nil, ix, RequiredAntiAffinity, pod, nsLabels, 1)
-	if len(f.affinity)+len(f.anti) > 0 {
-		f.selfMatch = matchesAll(f.affinity, pod)
-		if len(f.affinity) <= 1 {
-			f.affD, f.antiD = views(ix, f.affinity), views(ix, f.anti)
-			if (f.affD != nil || len(f.affinity) == 0) && (f.antiD != nil || len(f.anti) == 0) {
-				f.affAny = len(f.affD) > 0 && f.affD[0].Len() > 0
-				f.byKey = f.keyed()
-				return f
-			}
-		}
-		affCounts, antiCounts := counts{}, counts{}
-		for i := range n {
-			ni := node(i)
-			nd := ni.Node()
-			for _, ep := range ni.Pods() {
-				p := ep.Template()
-				if matchesAll(f.affinity, p) {
-					for _, tm := range f.affinity {
-						affCounts.add(nd, tm.TopologyKey)
-					}
-				}
-				for _, tm := range f.anti {
-					if tm.matches(p) {
-						antiCounts.add(nd, tm.TopologyKey)
-					}
-				}
-			}
-		}
-		f.affD, f.antiD = make([]Domains, len(f.affinity)), make([]Domains, len(f.anti))
-		for i, tm := range f.affinity {
-			f.affD[i] = pairDomains{affCounts, tm.TopologyKey}
-		}
-		for i, tm := range f.anti {
-			f.antiD[i] = pairDomains{antiCounts, tm.TopologyKey}
-		}
-		f.affAny = len(affCounts) > 0
-	}
 	if len(f.existing) == 0 && len(f.affinity)+len(f.anti) == 0 {
 		return nil
 	}
-	f.byKey = f.keyed()
+	for _, g := range f.existing {
+		markDomains(&f.byKey, g.key, g.d, existingBit)
+	}
+	if len(f.affinity)+len(f.anti) == 0 {
+		return f
+	}
+	f.selfMatch = matchesAll(f.affinity, pod)
+	f.aff = make([]ValueTable, len(f.affinity))
+	if len(f.affinity) <= 1 {
+		affD, antiD := views(ix, f.affinity), views(ix, f.anti)
+		if (affD != nil || len(f.affinity) == 0) && (antiD != nil || len(f.anti) == 0) {
+			for i, d := range affD {
+				f.aff[i].addDomains(d, 1)
+			}
+			f.affAny = len(affD) > 0 && affD[0].Len() > 0
+			for i, d := range antiD {
+				markDomains(&f.byKey, f.anti[i].topo, d, antiBit)
+			}
+			return f
+		}
+	}
+	for i := range n {
+		ni := node(i)
+		ls := ni.Labels()
+		for _, ep := range ni.Pods() {
+			p := ep.Template()
+			if matchesAll(f.affinity, p) {
+				for j, tm := range f.affinity {
+					if v, ok := valueOf(ls, tm.topo); ok {
+						*f.aff[j].upd(v)++
+						f.affAny = true
+					}
+				}
+			}
+			for _, tm := range f.anti {
+				if !tm.matches(p) {
+					continue
+				}
+				if v, ok := valueOf(ls, tm.topo); ok {
+					*tableFor(&f.byKey, tm.topo).upd(v) |= antiBit
+				}
+			}
+		}
+	}
 	return f
 }
 
-// Check is upstream's Filter for one node (feature gate
-// InterPodAffinityHostnameFastPath off): the first failing check. O(terms
-// + matched existing groups) map look-ups; allocates nothing.
-func (f *Filter) Check(n *v1.Node) Result {
+// Check is upstream's Filter for one node, given its labels (feature
+// gate InterPodAffinityHostnameFastPath off): the first failing check.
+// O(terms × labels) handle comparisons and O(keys) table look-ups;
+// allocates nothing.
+func (f *Filter) Check(ls []selector.Label) Result {
 	if len(f.affinity) > 0 {
 		exist := true
-		for i, tm := range f.affinity {
-			v, ok := n.Labels[tm.TopologyKey]
+		for i := range f.affinity {
+			v, ok := valueOf(ls, f.affinity[i].topo)
 			if !ok {
 				// All topology labels must exist, also for self-affinity.
 				return AffinityNotMatch
 			}
-			if f.affD[i].Count(v) <= 0 {
+			if c, _ := f.aff[i].get(v); c <= 0 {
 				exist = false
 			}
 		}
@@ -322,40 +298,32 @@ func (f *Filter) Check(n *v1.Node) Result {
 		}
 	}
 	// Every anti-affinity term is checked before the existing pods'
-	// terms (upstream's order of verdicts), each key's value read once.
-	existing := false
+	// terms (upstream's order of verdicts).
+	var bits int64
 	for i := range f.byKey {
 		k := &f.byKey[i]
-		v, ok := n.Labels[k.key]
-		if !ok {
-			continue
-		}
-		h := Hash(v)
-		for _, d := range k.anti {
-			if d.CountHashed(h, v) > 0 {
-				return AntiAffinityNotMatch
-			}
-		}
-		for _, d := range k.existing {
-			if !existing && d.CountHashed(h, v) > 0 {
-				existing = true
-			}
+		if v, ok := valueOf(ls, k.key); ok {
+			b, _ := k.t.get(v)
+			bits |= b
 		}
 	}
-	if existing {
+	switch {
+	case bits&antiBit != 0:
+		return AntiAffinityNotMatch
+	case bits&existingBit != 0:
 		return ExistingAntiAffinityNotMatch
 	}
 	return Pass
 }
 
-// Score is upstream's InterPodAffinity PreScore state: per topology key
-// and value, the summed weights of the pod's own preferred terms, and the
-// matched groups of existing pods' terms. Read-only after [NewScore]; Raw
-// is safe for concurrent use and allocates nothing (while the cluster it
-// was prepared over is not changed).
+// Score is upstream's InterPodAffinity PreScore state: per topology key,
+// per value, the summed weights of the pod's own preferred terms and of
+// the matched groups of existing pods' terms, in tables of topology
+// values. Read-only after [NewScore]; Raw is safe for concurrent use and
+// allocates nothing. It holds its own tables, so it stays valid whatever
+// happens to the cluster it was prepared over afterwards.
 type Score struct {
-	topo   map[string]map[string]int64
-	groups []group
+	keys []keyTable
 }
 
 // HasPreferred reports whether pod has preferred pod affinity or
@@ -380,9 +348,10 @@ func HasPreferred(pod *v1.Pod) bool {
 // preferred terms, else counts over every pod. With ignoreExisting, a
 // pod without preferred terms is not scored. nil when upstream's
 // PreScore returns Skip (no term matched anything): every node scores 0.
-// Cost: O(ix's groups of those kinds) term matches, plus O(nodes + pods ×
-// terms) only for a pod with preferred terms whose counts ix does not
-// keep; allocates the matched groups and, for the count, the maps.
+// Cost: O(ix's groups of those kinds) term matches plus O(values with a
+// total in the matched groups and counts) table inserts, plus O(nodes +
+// pods × terms) only for a pod with preferred terms whose counts ix does
+// not keep; allocates the matched groups and the tables.
 func NewScore[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, hardWeight int32, ignoreExisting bool, lister NamespaceLister, ix Index, n int, node func(int) N) *Score {
 	has := HasPreferred(pod)
 	if ignoreExisting && !has {
@@ -390,12 +359,16 @@ func NewScore[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, hardWeight int32,
 	}
 	ns := &namespaces{lister: lister}
 	nsLabels, _ := ns.labels(pod.Namespace)
-	s := &Score{}
+	var groups []group
 	if hardWeight > 0 {
-		s.groups = matchGroups(s.groups, ix, RequiredAffinity, pod, nsLabels, int64(hardWeight))
+		groups = matchGroups(groups, ix, RequiredAffinity, pod, nsLabels, int64(hardWeight))
 	}
-	s.groups = matchGroups(s.groups, ix, PreferredAffinity, pod, nsLabels, 1)
-	s.groups = matchGroups(s.groups, ix, PreferredAntiAffinity, pod, nsLabels, -1)
+	groups = matchGroups(groups, ix, PreferredAffinity, pod, nsLabels, 1)
+	groups = matchGroups(groups, ix, PreferredAntiAffinity, pod, nsLabels, -1)
+	s := &Score{}
+	for _, g := range groups {
+		tableFor(&s.keys, g.key).addDomains(g.d, g.mult)
+	}
 	if has && t != nil {
 		pref := resolve(t.PreferredAffinity, ns)
 		prefAnti := resolve(t.PreferredAntiAffinity, ns)
@@ -403,101 +376,69 @@ func NewScore[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, hardWeight int32,
 		if (pd != nil || len(pref) == 0) && (ad != nil || len(prefAnti) == 0) {
 			for i, tm := range pref {
 				if pd[i].Len() > 0 {
-					s.groups = append(s.groups, group{tm.TopologyKey, pd[i], int64(tm.Weight)})
+					tableFor(&s.keys, tm.topo).addDomains(pd[i], int64(tm.Weight))
 				}
 			}
 			for i, tm := range prefAnti {
 				if ad[i].Len() > 0 {
-					s.groups = append(s.groups, group{tm.TopologyKey, ad[i], -int64(tm.Weight)})
+					tableFor(&s.keys, tm.topo).addDomains(ad[i], -int64(tm.Weight))
 				}
 			}
 			pref, prefAnti = nil, nil
 		}
-		add := func(nd *v1.Node, key string, w int64) {
-			v, ok := nd.Labels[key]
-			if !ok {
-				return
+		add := func(ls []selector.Label, key unique.Handle[string], w int64) {
+			if v, ok := valueOf(ls, key); ok {
+				*tableFor(&s.keys, key).upd(v) += w
 			}
-			if s.topo == nil {
-				s.topo = map[string]map[string]int64{}
-			}
-			m := s.topo[key]
-			if m == nil {
-				m = map[string]int64{}
-				s.topo[key] = m
-			}
-			m[v] += w
 		}
 		for i := range n {
 			if len(pref)+len(prefAnti) == 0 {
 				break
 			}
 			ni := node(i)
-			nd := ni.Node()
-			if len(nd.Labels) == 0 {
+			ls := ni.Labels()
+			if len(ls) == 0 {
 				continue
 			}
 			for _, ep := range ni.Pods() {
 				p := ep.Template()
 				for _, tm := range pref {
 					if tm.matches(p) {
-						add(nd, tm.TopologyKey, int64(tm.Weight))
+						add(ls, tm.topo, int64(tm.Weight))
 					}
 				}
 				for _, tm := range prefAnti {
 					if tm.matches(p) {
-						add(nd, tm.TopologyKey, -int64(tm.Weight))
+						add(ls, tm.topo, -int64(tm.Weight))
 					}
 				}
 			}
 		}
 	}
-	if len(s.topo) == 0 && len(s.groups) == 0 {
+	if len(s.keys) == 0 {
 		return nil
 	}
-	// Raw reads each key's node label and hashes its value once.
-	slices.SortStableFunc(s.groups, func(a, b group) int { return strings.Compare(a.key, b.key) })
 	return s
 }
 
-// Raw is upstream's Score: the sum, over the topology keys with a
-// weight, of the weight of the node's value. O(keys); allocates nothing.
-func (s *Score) Raw(n *v1.Node) int64 {
+// Raw is upstream's Score for the node with labels ls: the sum, over the
+// topology keys with a weight, of the weight of the node's value.
+// O(keys × labels) handle comparisons and O(keys) table look-ups;
+// allocates nothing.
+func (s *Score) Raw(ls []selector.Label) int64 {
 	var sum int64
-	for k, vs := range s.topo {
-		if v, ok := n.Labels[k]; ok {
-			sum += vs[v]
-		}
-	}
-	var v string
-	var h uint64
-	ok := false
-	for i := range s.groups {
-		g := &s.groups[i]
-		if i == 0 || g.key != s.groups[i-1].key {
-			if v, ok = n.Labels[g.key]; ok {
-				h = Hash(v)
-			}
-		}
-		if ok {
-			sum += g.mult * g.d.CountHashed(h, v)
+	for i := range s.keys {
+		k := &s.keys[i]
+		if v, ok := valueOf(ls, k.key); ok {
+			c, _ := k.t.get(v)
+			sum += c
 		}
 	}
 	return sum
 }
 
-// Keys returns the number of distinct topology keys with a weight.
-// O(keys × groups); allocates nothing.
-func (s *Score) Keys() int {
-	k := len(s.topo)
-	for i, g := range s.groups {
-		if _, ok := s.topo[g.key]; ok || slices.ContainsFunc(s.groups[:i], func(h group) bool { return h.key == g.key }) {
-			continue
-		}
-		k++
-	}
-	return k
-}
+// Keys returns the number of distinct topology keys with a weight. O(1).
+func (s *Score) Keys() int { return len(s.keys) }
 
 // Normalize is upstream's NormalizeScore: 100 × (raw − min) / (max −
 // min) over the candidates, truncated (0 for all when max = min).

@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unique"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,6 +53,8 @@ var TermsOf func(pod any) *Terms
 type Term struct {
 	// TopologyKey is the term's topologyKey.
 	TopologyKey string
+	// topo is TopologyKey interned, as nodes' []selector.Label hold keys.
+	topo unique.Handle[string]
 	// Weight is the weight of a preferred term, 0 for a required one.
 	Weight int32
 	// names: the term's namespaces, or the pod's own namespace when the
@@ -75,6 +78,10 @@ type Term struct {
 // pods it matches depends only on the pods ([Term.Matches] with nil
 // namespace labels gives the answer for every pod).
 func (t *Term) Static() bool { return t.static }
+
+// TopologyKeyHandle is TopologyKey interned (unique.Make), as nodes'
+// []selector.Label hold label keys; O(1).
+func (t *Term) TopologyKeyHandle() unique.Handle[string] { return t.topo }
 
 // Matches is upstream's AffinityTerm.Matches: pod's namespace is one of
 // the term's names or its labels (nsLabels, nil for an unknown namespace)
@@ -200,7 +207,7 @@ func newTerm(pod *v1.Pod, in *v1.PodAffinityTerm) (Term, error) {
 	if err != nil {
 		return Term{}, err
 	}
-	t := Term{TopologyKey: in.TopologyKey, sel: sel, nsSel: nsSel}
+	t := Term{TopologyKey: in.TopologyKey, topo: unique.Make(in.TopologyKey), sel: sel, nsSel: nsSel}
 	names := in.Namespaces
 	if len(in.Namespaces) == 0 && in.NamespaceSelector == nil {
 		names = []string{pod.Namespace}

@@ -71,6 +71,13 @@ func compileRequirement(key string, op selection.Operator, values []string, one 
 	return r
 }
 
+// LabelValue returns the value handle of label key kh in ls (a node's
+// labels as snapshot.NodeInfo.Labels holds them). O(len(ls)) handle
+// comparisons; allocates nothing.
+func LabelValue(ls []Label, kh unique.Handle[string]) (unique.Handle[string], bool) {
+	return lookup(ls, kh)
+}
+
 // lookup returns the value handle of key kh in ls.
 func lookup(ls []Label, kh unique.Handle[string]) (unique.Handle[string], bool) {
 	for i := range ls {

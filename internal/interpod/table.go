@@ -1,0 +1,147 @@
+package interpod
+
+import (
+	"unique"
+	"unsafe"
+
+	"github.com/schedkit/schedkit/internal/selector"
+)
+
+// ValueTable maps topology values (interned label values, as a node's
+// []selector.Label holds them) to an int64 (Domains' totals times a
+// multiplier, summed): a flat open-addressing table (linear probing)
+// keyed by the handle's pointer, so that a node's look-up is one multiply
+// and, mostly, one slot read, without reading or hashing the string. A
+// [Filter] or [Score] builds one per topology key when it is prepared,
+// from the index's Domains (Domains.AddTo) or by counting, and only reads
+// it afterwards. The zero ValueTable is empty and ready; not safe for
+// concurrent writes, reads of a built one are.
+//
+// Keys are handles, not pointers as integers, so the table keeps the
+// values it names alive (a handle's pointer is never reused for another
+// string while the handle lives). Costs: Get O(1) expected; Add O(1)
+// amortised, allocating when the table grows (it doubles at 3/4 full;
+// 16 bytes per slot).
+type ValueTable struct {
+	slots []slot
+	shift uint8 // 64 − log2(len(slots))
+	n     int
+}
+
+// slot is a key and its value side by side: a hit reads one cache line.
+type slot struct {
+	v unique.Handle[string]
+	n int64
+}
+
+// handleHash mixes a handle's pointer (Fibonacci hashing; the table
+// takes the top bits).
+func handleHash(v unique.Handle[string]) uint64 {
+	return uint64(*(*uintptr)(unsafe.Pointer(&v))) * 0x9E3779B97F4A7C15
+}
+
+// get returns v's value (0 and false when absent).
+func (t *ValueTable) get(v unique.Handle[string]) (int64, bool) {
+	if t.n == 0 {
+		return 0, false
+	}
+	mask := len(t.slots) - 1
+	for i := int(handleHash(v) >> t.shift); ; i = (i + 1) & mask {
+		switch s := &t.slots[i]; s.v {
+		case v:
+			return s.n, true
+		case unique.Handle[string]{}:
+			return 0, false
+		}
+	}
+}
+
+// Get returns v's value, 0 if absent. O(1) expected.
+func (t *ValueTable) Get(v unique.Handle[string]) int64 {
+	n, _ := t.get(v)
+	return n
+}
+
+// Len returns the number of values in t.
+func (t *ValueTable) Len() int { return t.n }
+
+// Add adds n to v's value, inserting v if absent. O(1) amortised.
+func (t *ValueTable) Add(v unique.Handle[string], n int64) { *t.upd(v) += n }
+
+// upd returns a pointer to v's value, inserting v with 0 if absent. The
+// pointer is valid until the next upd.
+func (t *ValueTable) upd(v unique.Handle[string]) *int64 {
+	if 4*(t.n+1) > 3*len(t.slots) {
+		t.grow(max(16, 2*len(t.slots)))
+	}
+	mask := len(t.slots) - 1
+	for i := int(handleHash(v) >> t.shift); ; i = (i + 1) & mask {
+		switch s := &t.slots[i]; s.v {
+		case v:
+			return &s.n
+		case unique.Handle[string]{}:
+			s.v = v
+			t.n++
+			return &s.n
+		}
+	}
+}
+
+// reserve makes room for n entries in all without growing.
+func (t *ValueTable) reserve(n int) {
+	size := 16
+	for 3*size < 4*n {
+		size *= 2
+	}
+	if size > len(t.slots) {
+		t.grow(size)
+	}
+}
+
+func (t *ValueTable) grow(size int) {
+	old := t.slots
+	t.slots, t.n = make([]slot, size), 0
+	t.shift = uint8(64 - log2(size))
+	for _, s := range old {
+		if s.v != (unique.Handle[string]{}) {
+			*t.upd(s.v) = s.n
+		}
+	}
+}
+
+func log2(n int) int {
+	b := 0
+	for 1<<b < n {
+		b++
+	}
+	return b
+}
+
+// addDomains adds mult × each total of d to t, sized for d's values
+// (more only when d's values are not t's).
+func (t *ValueTable) addDomains(d Domains, mult int64) {
+	t.reserve(max(t.n, d.Len()))
+	d.AddTo(t, mult)
+}
+
+// keyTable is a ValueTable for the values of one topology key.
+type keyTable struct {
+	key unique.Handle[string]
+	t   ValueTable
+}
+
+// tableFor returns the table of key in *ts, appended if new.
+func tableFor(ts *[]keyTable, key unique.Handle[string]) *ValueTable {
+	for i := range *ts {
+		if (*ts)[i].key == key {
+			return &(*ts)[i].t
+		}
+	}
+	*ts = append(*ts, keyTable{key: key})
+	return &(*ts)[len(*ts)-1].t
+}
+
+// valueOf returns the value of label key in ls.
+func valueOf(ls []selector.Label, key unique.Handle[string]) (unique.Handle[string], bool) {
+	return selector.LabelValue(ls, key)
+}
