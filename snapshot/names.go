@@ -19,6 +19,14 @@ import (
 // deliberately not a label, so no real pod shares a key with them. Errors
 // name the pod and field and wrap [ErrInvalidObject]. O(len(names)).
 func checkPodNames(pod *v1.Pod) error {
+	if errs := podNameErrors(pod); len(errs) > 0 {
+		return fmt.Errorf("pod %s/%s: %w: %w", pod.Namespace, pod.Name, errs.ToAggregate(), ErrInvalidObject)
+	}
+	return nil
+}
+
+// podNameErrors lists checkPodNames' problems. Allocates only on error.
+func podNameErrors(pod *v1.Pod) field.ErrorList {
 	if objects.IsPlaceholder(pod) {
 		return nil
 	}
@@ -28,10 +36,7 @@ func checkPodNames(pod *v1.Pod) error {
 			errs = append(errs, field.Invalid(field.NewPath("spec", "nodeName"), n, msg))
 		}
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("pod %s/%s: %w: %w", pod.Namespace, pod.Name, errs.ToAggregate(), ErrInvalidObject)
-	}
-	return nil
+	return errs
 }
 
 // checkNodeName checks a node's metadata.name as a DNS-1123 subdomain, as
