@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/snapshot"
 	"github.com/schedkit/schedkit/snapshot/load"
 )
 
@@ -37,6 +38,9 @@ func FuzzRead(f *testing.F) {
 		"{\"apiVersion\": \"v1\",\n \"kind\": \"Node\",\n \"metadata\": {\"name\": \"x\"]}",
 		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n",
 		"\xef\xbb\xbfapiVersion: v1\r\nkind: Node\r\nmetadata: {name: bom}\r\n",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: z, operator: In}]}]}}}}\n",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: P_1, namespace: x}\nspec: {nodeSelector: {'a b': c}}\n",
+		"apiVersion: v1\nkind: Node\nmetadata: {name: Node_1}\n",
 	} {
 		f.Add([]byte(seed), false)
 		f.Add([]byte(seed), true)
@@ -60,6 +64,7 @@ func FuzzRead(f *testing.F) {
 			require.False(t, nodes[n.Name], "duplicate node %q", n.Name)
 			nodes[n.Name] = true
 			checkQuantities(t, "Node "+n.Name, reflect.ValueOf(n.Status))
+			require.NoError(t, snapshot.NewCache().AddNode(n), "node %s: the Cache refuses it", n.Name)
 		}
 		pods := map[string]bool{}
 		for i, p := range objs.Pods {
@@ -72,6 +77,7 @@ func FuzzRead(f *testing.F) {
 			spec.Volumes = nil // volume claim templates are not scheduling inputs
 			checkQuantities(t, "Pod "+key, reflect.ValueOf(spec))
 			checkQuantities(t, "Pod "+key, reflect.ValueOf(p.Status))
+			require.Empty(t, snapshot.ValidatePod(p), "pod %s: the Cache would refuse it", key)
 		}
 	})
 }
