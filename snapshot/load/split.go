@@ -9,6 +9,7 @@ import (
 	"io"
 	"regexp"
 	"strconv"
+	"unicode"
 
 	"k8s.io/apimachinery/pkg/util/yaml"
 )
@@ -20,64 +21,117 @@ type document struct {
 	json  []byte // the document as JSON; "null" or empty for an empty document
 }
 
-// split cuts data into documents and converts each to JSON, passing
-// them to emit in order as it goes (one document is held at a time), using
-// apimachinery's util/yaml: a stream whose first non-blank byte is '{' is
-// read as concatenated JSON values (the rule of yaml.NewYAMLOrJSONDecoder);
-// anything else, or JSON that fails to parse but is valid YAML, as
-// "---"-separated YAML documents. Syntax errors are reported through errs,
-// and a syntax error in one YAML document does not stop the next.
-func split(file string, data []byte, strict bool, errs *errorList, emit func(document)) {
-	if !yaml.IsJSONBuffer(data) {
-		splitYAML(file, data, strict, errs, emit)
-		return
+// split reads r as a stream of documents and converts each to JSON,
+// passing them to emit in order as it goes, using apimachinery's
+// util/yaml: one document's text, JSON and objects are held at a time,
+// never the whole input. As yaml.NewYAMLOrJSONDecoder does, a stream
+// whose first non-blank byte is '{' is read as concatenated JSON values,
+// unless its first or second value fails to parse (it is then YAML, for
+// example "{a: 1}" or JSON documents separated by "---": the stream is
+// read again from its start as YAML, which needs the bytes read until
+// then, at most two values); after two JSON values a syntax error is the
+// stream's error. Anything else is "---"-separated YAML documents. Syntax
+// and read errors are reported through errs; a syntax error in one YAML
+// document does not stop the next. It returns true when a stream that
+// looked like JSON was re-read as YAML and failed as YAML too: its JSON
+// error, the more useful one, is then the only one reported, and the
+// caller drops the errors of the objects emitted.
+func split(file string, r io.Reader, strict bool, errs *errorList, emit func(document)) (void bool) {
+	w := &window{r: r, hold: true, line: 1}
+	br := bufio.NewReaderSize(w, readBuffer)
+	if !looksJSON(br) {
+		w.hold = false
+		splitYAML(file, br, w, strict, errs, emit)
+		return false
 	}
-	// The stream is checked whole before any document is emitted, since
-	// a syntax error anywhere makes it YAML.
-	jerr := splitJSON(file, data, nil)
-	if jerr == nil {
-		_ = splitJSON(file, data, emit)
-		return
+	jerr, replay := splitJSON(file, br, w, emit)
+	switch {
+	case w.err != nil:
+		errs.add(ioError(file, w.err))
+		return false
+	case jerr == nil:
+		return false
+	case replay == nil:
+		errs.add(jerr)
+		return false
 	}
 	// Like YAMLOrJSONDecoder, fall back to YAML: "{a: 1}" is YAML but not
 	// JSON. When YAML fails as well, the JSON error is the more useful one.
 	var yerrs errorList
-	if splitYAML(file, data, strict, &yerrs, func(document) {}); yerrs.total == 0 {
-		splitYAML(file, data, strict, &yerrs, emit)
-		return
+	yw := &window{r: io.MultiReader(bytes.NewReader(replay), r), line: 1}
+	splitYAML(file, bufio.NewReaderSize(yw, readBuffer), yw, strict, &yerrs, emit)
+	switch {
+	case yw.err != nil:
+		errs.add(ioError(file, yw.err))
+	case yerrs.total > 0:
+		errs.add(jerr)
+		return true
 	}
-	errs.add(jerr)
+	return false
+}
+
+// readBuffer is the size of the buffered reader over an input.
+const readBuffer = 64 << 10
+
+func ioError(file string, err error) *Error {
+	return &Error{File: file, Err: fmt.Errorf("%w: %w", ErrIO, err)}
+}
+
+// looksJSON reports whether the first non-blank byte of br (within its
+// buffer) is '{' (yaml.IsJSONBuffer), consuming nothing.
+func looksJSON(br *bufio.Reader) bool {
+	for n := 512; ; n *= 2 {
+		b, err := br.Peek(min(n, readBuffer))
+		if len(bytes.TrimLeftFunc(b, unicode.IsSpace)) > 0 || err != nil || n >= readBuffer {
+			return yaml.IsJSONBuffer(b)
+		}
+	}
 }
 
 // splitJSON reads a stream of concatenated JSON values, passing each to
-// emit (nil: only check the syntax).
-func splitJSON(file string, data []byte, emit func(document)) *Error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	var (
-		n     int
-		lines lineCounter
-	)
-	for {
+// emit. The first value is held until the second parses (or the stream
+// ends), and while the stream may still be YAML (a syntax error in its
+// first or second value) it returns the error with every byte read so far
+// (replay), for the caller to re-read them as YAML; nil replay: the error
+// is final.
+func splitJSON(file string, br *bufio.Reader, w *window, emit func(document)) (jerr *Error, replay []byte) {
+	dec := json.NewDecoder(br)
+	var held *document
+	for n := 0; ; {
 		var raw json.RawMessage
 		err := dec.Decode(&raw)
 		if err == io.EOF {
-			return nil
+			if held != nil {
+				emit(*held)
+			}
+			return nil, nil
 		}
 		if err != nil {
 			e := &Error{File: file, Document: n + 1, Err: fmt.Errorf("%w: %w", ErrSyntax, err)}
 			var syn *json.SyntaxError
 			if errors.As(err, &syn) {
-				e.Line = lines.at(data, int(syn.Offset))
+				e.Line = w.lineAt(syn.Offset)
 			} else {
-				e.Line = lines.at(data, int(dec.InputOffset()))
+				e.Line = w.lineAt(dec.InputOffset())
 			}
-			return e
+			if n < 2 {
+				return e, w.buf
+			}
+			return e, nil
 		}
 		n++
-		if emit != nil {
-			end := int(dec.InputOffset())
-			start := end - len(raw)
-			emit(document{index: n, line: lines.at(data, start), json: raw})
+		end := dec.InputOffset()
+		d := document{index: n, line: w.lineAt(end - int64(len(raw))), json: raw}
+		switch n {
+		case 1:
+			held = &d
+		case 2:
+			emit(*held)
+			held = nil
+			w.hold = false
+			fallthrough
+		default:
+			emit(d)
 		}
 	}
 }
@@ -86,29 +140,37 @@ func splitJSON(file string, data []byte, emit func(document)) *Error {
 // is relative to the document it was given.
 var yamlLine = regexp.MustCompile(`^(?:error converting YAML to JSON: )?yaml: line (\d+): (.*)$`)
 
-// splitYAML reads "---"-separated YAML documents with yaml.YAMLReader.
+// splitYAML reads "---"-separated YAML documents from br (reading w) with
+// yaml.YAMLReader, which holds one document at a time.
 //
 // Line numbers: YAMLReader returns every line it consumes, each ended by one
 // '\n' (CRLF and a missing final newline are normalised), except the "---"
 // line that ends a document. So document k+1 starts at line
-// start(k) + lines(k) + 1.
-func splitYAML(file string, data []byte, strict bool, errs *errorList, emit func(document)) {
-	r := yaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+// start(k) + lines(k) + 1. After each document w forgets the bytes
+// consumed, so it holds the current document's bytes (and the read-ahead),
+// where a malformed separator is looked for.
+func splitYAML(file string, br *bufio.Reader, w *window, strict bool, errs *errorList, emit func(document)) {
+	r := yaml.NewYAMLReader(br)
 	line := 1
 	for index := 1; ; index++ {
 		chunk, err := r.Read()
 		if err == io.EOF {
 			return
 		}
+		if w.err != nil {
+			errs.add(ioError(file, w.err))
+			return
+		}
 		if err != nil {
 			// Only a bad separator ("---foo") gets here; the reader has lost
 			// its place, so the rest of the file is not read.
-			errs.add(&Error{File: file, Line: separatorLine(data, line), Document: index,
+			errs.add(&Error{File: file, Line: line + badSeparator(w.buf), Document: index,
 				Err: fmt.Errorf("%w: %w", ErrSyntax, err)})
 			return
 		}
 		start := line
 		line += bytes.Count(chunk, []byte{'\n'}) + 1
+		w.forget(w.end() - int64(br.Buffered()))
 		// yaml.Unmarshal, not yaml.ToJSON: ToJSON passes through anything
 		// that starts with '{' unconverted, and YAML flow mappings do.
 		var js json.RawMessage
@@ -139,39 +201,70 @@ func splitYAML(file string, data []byte, strict bool, errs *errorList, emit func
 	}
 }
 
-// separatorLine returns the first line at or after from that starts with
-// "---", which is where YAMLReader reports a malformed separator.
-func separatorLine(data []byte, from int) int {
-	line := 1
-	for len(data) > 0 {
-		if line >= from && bytes.HasPrefix(data, []byte("---")) {
-			return line
+// badSeparator returns the 0-based index, among the lines of data, of the
+// first line YAMLReader refuses as a document separator ("---" followed
+// by anything but blanks or a comment); 0 when there is none.
+func badSeparator(data []byte) int {
+	for i := 0; len(data) > 0; i++ {
+		l, rest, _ := bytes.Cut(data, []byte{'\n'})
+		if after, ok := bytes.CutPrefix(l, []byte("---")); ok {
+			if t := bytes.TrimSpace(after); len(t) > 0 && t[0] != '#' {
+				return i
+			}
 		}
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			break
-		}
-		data = data[i+1:]
-		line++
+		data = rest
 	}
-	return from
+	return 0
 }
 
-// lineCounter turns increasing byte offsets into 1-based line numbers in
-// O(total bytes) over all calls.
-type lineCounter struct {
-	off, line int
+// window is an io.Reader over r that keeps the bytes read from r since
+// the last forget (all of them while hold), to count lines at stream
+// offsets and to re-read a stream's start. It holds one document and
+// the read-ahead, not the input.
+type window struct {
+	r    io.Reader
+	err  error  // the first read error other than io.EOF
+	buf  []byte // the bytes from stream offset base on
+	base int64
+	hold bool // forget nothing
+	// cur is the offset lines are counted to: line is its 1-based line.
+	cur  int64
+	line int
 }
 
-func (c *lineCounter) at(data []byte, off int) int {
-	if c.line == 0 {
-		c.line = 1
+func (w *window) Read(p []byte) (int, error) {
+	n, err := w.r.Read(p)
+	w.buf = append(w.buf, p[:n]...)
+	if err != nil && err != io.EOF && w.err == nil {
+		w.err = err
 	}
-	off = min(max(off, 0), len(data))
-	if off < c.off {
-		c.off, c.line = 0, 1
+	return n, err
+}
+
+// end is the stream offset after the last byte read.
+func (w *window) end() int64 { return w.base + int64(len(w.buf)) }
+
+// lineAt returns the 1-based line of stream offset off, which must not be
+// below the last offset asked (it is clamped to the bytes held), and
+// forgets the bytes before it. O(bytes since the last call).
+func (w *window) lineAt(off int64) int {
+	off = min(max(off, w.cur, w.base), w.end())
+	w.line += bytes.Count(w.buf[max(w.cur-w.base, 0):off-w.base], []byte{'\n'})
+	w.cur = off
+	w.forget(off)
+	return w.line
+}
+
+// forget drops the bytes before stream offset off, unless hold.
+func (w *window) forget(off int64) {
+	k := min(off, w.end()) - w.base
+	if w.hold || k <= 0 {
+		return
 	}
-	c.line += bytes.Count(data[c.off:off], []byte{'\n'})
-	c.off = off
-	return c.line
+	n := copy(w.buf, w.buf[k:])
+	w.buf = w.buf[:n]
+	w.base += k
+	if cap(w.buf) > 1<<20 && cap(w.buf) > 4*n {
+		w.buf = append(make([]byte, 0, 2*n), w.buf...) // after a large document
+	}
 }
