@@ -294,8 +294,12 @@ func (l *loader) failed() bool { return l.done.total+l.errs.total+l.synErrs.tota
 // filing each before the next is read; its syntax errors are listed
 // before its objects' errors.
 func (l *loader) file(name string, r io.Reader) {
-	void := split(name, r, l.opts.Strict, &l.synErrs, func(d document) {
-		l.object(where{file: name, line: d.line, doc: d.index}, d.json)
+	void := split(name, r, l.opts.Strict, &l.synErrs, func(d document) bool {
+		at := where{file: name, line: d.line, doc: d.index}
+		if d.item >= 0 {
+			at = at.inItem(d.item)
+		}
+		return l.object(at, d.json)
 	})
 	if void {
 		l.errs = errorList{} // read as YAML after all, and failed: only the JSON error counts
@@ -305,18 +309,19 @@ func (l *loader) file(name string, r io.Reader) {
 	l.synErrs, l.errs = errorList{}, errorList{}
 }
 
-// object decodes one JSON object (a document or a List item) and files it.
-func (l *loader) object(at where, js []byte) {
+// object decodes one JSON object (a document or a List item) and files it;
+// it reports whether the object decoded (whatever its validation found).
+func (l *loader) object(at where, js []byte) bool {
 	js = bytes.TrimSpace(js)
 	if len(js) == 0 || bytes.Equal(js, []byte("null")) {
 		if at.item != "" {
 			l.errs.add(l.errorAt(at, fmt.Errorf("%w: list item is null", ErrDecode)))
 		}
-		return // an empty document, such as a trailing "---"
+		return false // an empty document, such as a trailing "---"
 	}
 	if js[0] != '{' {
 		l.errs.add(l.errorAt(at, fmt.Errorf("%w: %s is not a mapping", ErrDecode, jsonKind(js[0]))))
-		return
+		return false
 	}
 	obj, gvk, err := l.decoder.Decode(js, nil, nil)
 	switch {
@@ -325,15 +330,15 @@ func (l *loader) object(at where, js []byte) {
 		e := l.errorAt(at, fmt.Errorf("%w: %w", ErrUnknownField, err))
 		setIdentity(e, obj)
 		l.errs.add(e)
-		return
+		return false
 	case runtime.IsNotRegisteredError(err):
 		l.other(at, *gvk)
-		return
+		return false
 	case runtime.IsMissingKind(err):
 		e := l.errorAt(at, fmt.Errorf("%w: no kind", ErrMissingKind))
 		e.Field = "kind"
 		l.errs.add(e)
-		return
+		return false
 	case runtime.IsMissingVersion(err):
 		e := l.errorAt(at, fmt.Errorf("%w: no apiVersion", ErrMissingKind))
 		e.Field = "apiVersion"
@@ -341,7 +346,7 @@ func (l *loader) object(at where, js []byte) {
 			e.Kind = gvk.Kind
 		}
 		l.errs.add(e)
-		return
+		return false
 	default:
 		e := l.errorAt(at, fmt.Errorf("%w: %w", ErrDecode, err))
 		if gvk != nil {
@@ -349,7 +354,7 @@ func (l *loader) object(at where, js []byte) {
 		}
 		describeDecodeError(e, js)
 		l.errs.add(e)
-		return
+		return false
 	}
 	switch obj := obj.(type) {
 	case *v1.Node:
@@ -374,6 +379,7 @@ func (l *loader) object(at where, js []byte) {
 	default:
 		l.other(at, *gvk)
 	}
+	return true
 }
 
 func (w where) inItem(i int) where {

@@ -14,11 +14,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/yaml"
 )
 
-// document is one YAML or JSON document of a file, converted to JSON.
+// document is one YAML or JSON document of a file, converted to JSON, or
+// one item of a YAML List document read item by item (listItems).
 type document struct {
 	index int    // 1-based position in the file
-	line  int    // 1-based line where it starts
-	json  []byte // the document as JSON; "null" or empty for an empty document
+	line  int    // 1-based line where the document starts
+	json  []byte // the document or item as JSON; "null" or empty for an empty document
+	// item is the 0-based index of a List item, or -1 for a whole
+	// document (for a List read item by item: the List without its items).
+	item int
 }
 
 // split reads r as a stream of documents and converts each to JSON,
@@ -36,7 +40,7 @@ type document struct {
 // looked like JSON was re-read as YAML and failed as YAML too: its JSON
 // error, the more useful one, is then the only one reported, and the
 // caller drops the errors of the objects emitted.
-func split(file string, r io.Reader, strict bool, errs *errorList, emit func(document)) (void bool) {
+func split(file string, r io.Reader, strict bool, errs *errorList, emit func(document) bool) (void bool) {
 	w := &window{r: r, hold: true, line: 1}
 	br := bufio.NewReaderSize(w, readBuffer)
 	if !looksJSON(br) {
@@ -94,7 +98,7 @@ func looksJSON(br *bufio.Reader) bool {
 // first or second value) it returns the error with every byte read so far
 // (replay), for the caller to re-read them as YAML; nil replay: the error
 // is final.
-func splitJSON(file string, br *bufio.Reader, w *window, emit func(document)) (jerr *Error, replay []byte) {
+func splitJSON(file string, br *bufio.Reader, w *window, emit func(document) bool) (jerr *Error, replay []byte) {
 	dec := json.NewDecoder(br)
 	var held *document
 	for n := 0; ; {
@@ -121,7 +125,7 @@ func splitJSON(file string, br *bufio.Reader, w *window, emit func(document)) (j
 		}
 		n++
 		end := dec.InputOffset()
-		d := document{index: n, line: w.lineAt(end - int64(len(raw))), json: raw}
+		d := document{index: n, line: w.lineAt(end - int64(len(raw))), json: raw, item: -1}
 		switch n {
 		case 1:
 			held = &d
@@ -149,7 +153,7 @@ var yamlLine = regexp.MustCompile(`^(?:error converting YAML to JSON: )?yaml: li
 // start(k) + lines(k) + 1. After each document w forgets the bytes
 // consumed, so it holds the current document's bytes (and the read-ahead),
 // where a malformed separator is looked for.
-func splitYAML(file string, br *bufio.Reader, w *window, strict bool, errs *errorList, emit func(document)) {
+func splitYAML(file string, br *bufio.Reader, w *window, strict bool, errs *errorList, emit func(document) bool) {
 	r := yaml.NewYAMLReader(br)
 	line := 1
 	for index := 1; ; index++ {
@@ -171,34 +175,170 @@ func splitYAML(file string, br *bufio.Reader, w *window, strict bool, errs *erro
 		start := line
 		line += bytes.Count(chunk, []byte{'\n'}) + 1
 		w.forget(w.end() - int64(br.Buffered()))
-		// yaml.Unmarshal, not yaml.ToJSON: ToJSON passes through anything
-		// that starts with '{' unconverted, and YAML flow mappings do.
-		var js json.RawMessage
-		err = yaml.Unmarshal(chunk, &js)
-		if err == nil && strict {
-			// ToJSON keeps the last of duplicate keys; UnmarshalStrict
-			// rejects them.
-			var v any
-			if serr := yaml.UnmarshalStrict(chunk, &v); serr != nil {
-				errs.add(&Error{File: file, Line: start, Document: index,
-					Err: fmt.Errorf("%w: %w", ErrUnknownField, serr)})
+		if list, ok := listItems(chunk); ok && itemByItem {
+			// A kubectl List: the List without its items, then each item,
+			// converted one at a time.
+			js, ok := toJSON(file, list.skeleton, start, index, "", strict, errs)
+			if !ok || !emit(document{index: index, line: start, json: js, item: -1}) {
 				continue
 			}
-		}
-		if err != nil {
-			e := &Error{File: file, Line: start, Document: index}
-			if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-				n, _ := strconv.Atoi(m[1])
-				e.Line = start + n - 1
-				e.Err = fmt.Errorf("%w: yaml: %s", ErrSyntax, m[2])
-			} else {
-				e.Err = fmt.Errorf("%w: %w", ErrSyntax, err)
+			var text []byte
+			for i, it := range list.items {
+				text = append(text[:0], chunk[it.from:it.to]...)
+				text[it.dash-it.from] = ' '
+				if js, ok := toJSON(file, text, start+it.line, index, "items["+strconv.Itoa(i)+"]", strict, errs); ok {
+					emit(document{index: index, line: start, json: js, item: i})
+				}
 			}
-			errs.add(e)
 			continue
 		}
-		emit(document{index: index, line: start, json: js})
+		if js, ok := toJSON(file, chunk, start, index, "", strict, errs); ok {
+			emit(document{index: index, line: start, json: js, item: -1})
+		}
 	}
+}
+
+// toJSON converts YAML text that starts at line start of the file
+// (document index, List item item or "") to JSON, reporting a syntax
+// error, or with strict a duplicate key, through errs.
+func toJSON(file string, text []byte, start, index int, item string, strict bool, errs *errorList) (json.RawMessage, bool) {
+	// yaml.Unmarshal, not yaml.ToJSON: ToJSON passes through anything
+	// that starts with '{' unconverted, and YAML flow mappings do.
+	var js json.RawMessage
+	err := yaml.Unmarshal(text, &js)
+	if err == nil && strict {
+		// ToJSON keeps the last of duplicate keys; UnmarshalStrict
+		// rejects them.
+		var v any
+		if serr := yaml.UnmarshalStrict(text, &v); serr != nil {
+			errs.add(&Error{File: file, Line: start, Document: index, Item: item,
+				Err: fmt.Errorf("%w: %w", ErrUnknownField, serr)})
+			return nil, false
+		}
+	}
+	if err != nil {
+		e := &Error{File: file, Line: start, Document: index, Item: item}
+		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			e.Line = start + n - 1
+			e.Err = fmt.Errorf("%w: yaml: %s", ErrSyntax, m[2])
+		} else {
+			e.Err = fmt.Errorf("%w: %w", ErrSyntax, err)
+		}
+		errs.add(e)
+		return nil, false
+	}
+	return js, true
+}
+
+// itemByItem turns the item-by-item conversion of List documents on; off
+// only in tests, which compare both ways.
+var itemByItem = true
+
+// listDoc is a YAML List document cut into its items (listItems).
+type listDoc struct {
+	skeleton []byte // the document with "items: []" for its items
+	items    []span
+}
+
+// span is one List item in a document: its bytes [from, to), the offset
+// of its "-" and its 0-based line in the document.
+type span struct{ from, to, dash, line int }
+
+// listItems recognises the List document kubectl prints
+// (`kubectl get ... -o yaml`): block-style YAML whose top-level keys are
+// apiVersion: v1, kind: List, an optional metadata mapping and items: a
+// block sequence, no key twice, and no anchor (an alias in one item may
+// name an anchor in another). Its items can then be converted one at a
+// time, each item's lines with its "-" blanked keeping every column, so
+// the whole document's YAML tree and JSON are never built. Anything else
+// (another kind, flow style, tabs, an unknown top-level key, a
+// document-end marker) is not recognised, and the document is converted
+// whole. O(len(doc)).
+func listItems(doc []byte) (listDoc, bool) {
+	if !bytes.HasPrefix(doc, []byte("kind: List\n")) && !bytes.Contains(doc, []byte("\nkind: List\n")) {
+		return listDoc{}, false // the common case, a single object: one check
+	}
+	if hasAnchor(doc) {
+		return listDoc{}, false
+	}
+	var (
+		d       listDoc
+		skel    []byte
+		seen    = map[string]bool{}
+		inItems bool
+		inMeta  bool
+		ind     = -1
+	)
+	for i, line := 0, 0; i < len(doc); line++ {
+		end := len(doc)
+		if j := bytes.IndexByte(doc[i:], '\n'); j >= 0 {
+			end = i + j + 1
+		}
+		l := doc[i:end]
+		body := bytes.TrimSuffix(l, []byte{'\n'})
+		trimmed := bytes.TrimLeft(body, " ")
+		indent := len(body) - len(trimmed)
+		switch {
+		case len(trimmed) == 0 || trimmed[0] == '#':
+			if inItems && len(d.items) > 0 {
+				d.items[len(d.items)-1].to = end
+			}
+		case inItems && (ind < 0 || indent == ind) && trimmed[0] == '-' && (len(trimmed) == 1 || trimmed[1] == ' '):
+			ind = indent
+			d.items = append(d.items, span{from: i, to: end, dash: i + indent, line: line})
+		case inItems && ind >= 0 && indent > ind:
+			d.items[len(d.items)-1].to = end
+		case indent == 0:
+			inItems, inMeta = false, false
+			k, v, ok := bytes.Cut(body, []byte{':'})
+			key, value := string(k), string(bytes.TrimSpace(v))
+			if !ok || seen[key] {
+				return listDoc{}, false
+			}
+			seen[key] = true
+			switch {
+			case key == "apiVersion" && value == "v1", key == "kind" && value == "List":
+				skel = append(skel, l...)
+			case key == "metadata":
+				inMeta = value == ""
+				skel = append(skel, l...)
+			case key == "items" && value == "":
+				inItems = true
+				skel = append(skel, "items: []\n"...)
+			default:
+				return listDoc{}, false
+			}
+		case inMeta:
+			skel = append(skel, l...)
+		default:
+			return listDoc{}, false
+		}
+		i = end
+	}
+	if !seen["kind"] || !seen["apiVersion"] || !seen["items"] {
+		return listDoc{}, false
+	}
+	d.skeleton = skel
+	return d, true
+}
+
+// hasAnchor reports whether doc may define a YAML anchor: an '&' at the
+// start of a line or after a blank, ':', '-', '[', '{' or ',', followed
+// by a non-blank. Text in quotes can match too, which only costs the
+// item-by-item conversion.
+func hasAnchor(doc []byte) bool {
+	for i := bytes.IndexByte(doc, '&'); i >= 0; {
+		if i+1 < len(doc) && doc[i+1] != ' ' && doc[i+1] != '\n' && (i == 0 || bytes.IndexByte([]byte(" \t\n:-[{,"), doc[i-1]) >= 0) {
+			return true
+		}
+		j := bytes.IndexByte(doc[i+1:], '&')
+		if j < 0 {
+			break
+		}
+		i += j + 1
+	}
+	return false
 }
 
 // badSeparator returns the 0-based index, among the lines of data, of the

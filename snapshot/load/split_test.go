@@ -2,6 +2,7 @@ package load
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -49,7 +50,7 @@ func TestSplitStreams(t *testing.T) {
 			cr := &countingReader{r: strings.NewReader(in)}
 			var errs errorList
 			got := 0
-			void := split("in", cr, false, &errs, func(d document) {
+			void := split("in", cr, false, &errs, func(d document) bool {
 				require.Equal(t, got+1, d.index)
 				require.Equal(t, lines[got], d.line, "document %d", d.index)
 				require.Contains(t, strings.ReplaceAll(string(d.json), " ", ""), fmt.Sprintf(`"name":"n%d"`, got))
@@ -57,6 +58,7 @@ func TestSplitStreams(t *testing.T) {
 				limit := ends[min(got+1, docs-1)] + readBuffer + 64<<10
 				require.LessOrEqual(t, cr.n, limit, "document %d handed on after reading %d of %d bytes", d.index, cr.n, len(in))
 				got++
+				return true
 			})
 			require.False(t, void)
 			require.Zero(t, errs.total, "%v", errs.err())
@@ -84,7 +86,7 @@ func TestSplitLinesAcrossBuffers(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			for _, r := range []io.Reader{strings.NewReader(tc.in), &oneByte{bytes.NewReader([]byte(tc.in))}} {
 				var errs errorList
-				split("in", r, false, &errs, func(document) {})
+				split("in", r, false, &errs, func(document) bool { return true })
 				require.Equal(t, 1, errs.total, "%v", errs.err())
 				e := errs.errs[0].(*Error)
 				require.Equal(t, tc.line, e.Line, "%v", e)
@@ -103,4 +105,107 @@ func (o *oneByte) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	return o.r.Read(p[:1])
+}
+
+// listYAML is kubectl's List shape: nodes, a pod with a block scalar and a
+// comment at column 0 inside an item, and a Service (kept for the Cache).
+const listYAML = `apiVersion: v1
+items:
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: a
+    labels: {zone: z1}
+  status:
+    allocatable: {cpu: "4", memory: 8Gi}
+-   apiVersion: v1
+    kind: Node
+    metadata: {name: b}
+
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: p
+    namespace: shop
+    annotations:
+      note: |
+        two
+        lines
+# a comment at column 0
+  spec:
+    nodeName: a
+    containers:
+    - name: c
+      resources: {requests: {cpu: 100m}}
+- apiVersion: v1
+  kind: Service
+  metadata: {name: s, namespace: shop}
+kind: List
+metadata:
+  resourceVersion: ""
+`
+
+// TestListItems: kubectl's List is cut into its items; shapes where
+// cutting could change the meaning are converted whole.
+func TestListItems(t *testing.T) {
+	d, ok := listItems([]byte(listYAML))
+	require.True(t, ok)
+	require.Len(t, d.items, 4)
+	require.Equal(t, "apiVersion: v1\nitems: []\nkind: List\nmetadata:\n  resourceVersion: \"\"\n", string(d.skeleton))
+	require.Equal(t, []int{2, 9, 13, 28}, []int{d.items[0].line, d.items[1].line, d.items[2].line, d.items[3].line})
+	for name, in := range map[string]string{
+		"anchor":         strings.Replace(listYAML, "labels: {zone: z1}", "labels: &l {zone: z1}", 1),
+		"flow items":     "apiVersion: v1\nkind: List\nitems: [{kind: Node}]\n",
+		"unknown key":    listYAML + "extra: 1\n",
+		"twice":          listYAML + "kind: List\n",
+		"other kind":     strings.Replace(listYAML, "kind: List", "kind: NodeList", 1),
+		"quoted version": strings.Replace(listYAML, "apiVersion: v1\nitems", "apiVersion: \"v1\"\nitems", 1),
+		"tab":            strings.Replace(listYAML, "kind: List", "kind: List\n\tx: 1", 1),
+	} {
+		_, ok := listItems([]byte(in))
+		require.False(t, ok, name)
+	}
+}
+
+// readBothWays reads in with the item-by-item conversion on and off.
+func readBothWays(t *testing.T, in []byte, strict bool) {
+	t.Helper()
+	defer func() { itemByItem = true }()
+	read := func(on bool) (Objects, error) {
+		itemByItem = on
+		return Options{Strict: strict}.Read(bytes.NewReader(in), "in")
+	}
+	whole, werr := read(false)
+	items, ierr := read(true)
+	require.Equal(t, werr == nil, ierr == nil, "whole: %v\nitem by item: %v", werr, ierr)
+	if werr != nil {
+		// The item-by-item path reports a syntax error at the item's
+		// line, the whole path at the document's; other errors match.
+		if !errors.Is(werr, ErrSyntax) && !errors.Is(werr, ErrUnknownField) && !errors.Is(ierr, ErrSyntax) && !errors.Is(ierr, ErrUnknownField) {
+			require.Equal(t, werr.Error(), ierr.Error())
+		}
+		return
+	}
+	require.Equal(t, whole, items)
+}
+
+// FuzzListItemByItem: reading a List document item by item gives exactly
+// what converting it whole gives (the same objects, the same errors but
+// for where a syntax error is reported).
+func FuzzListItemByItem(f *testing.F) {
+	for _, seed := range []string{
+		listYAML,
+		strings.Replace(listYAML, "cpu: 100m", "cpu: -1", 1),
+		strings.Replace(listYAML, "name: b", "name: a", 1),
+		strings.Replace(listYAML, "    kind: Node\n    metadata: {name: b}", "    kind: Node\n   metadata: {name: b}", 1),
+		strings.Replace(listYAML, "metadata:\n  resourceVersion: \"\"", "metadata:\n  resourceVersion: \"\"\n  bogus: 1", 1),
+		"apiVersion: v1\nkind: List\nitems:\n- kind: Node\n  apiVersion: v1\n  metadata: {name: x}\n  metadata: {name: y}\n",
+		"apiVersion: v1\nkind: List\nitems:\n-\n  kind: Node\n  apiVersion: v1\n  metadata: {name: x}\n- null\n- - 1\n",
+		"kind: List\napiVersion: v1\nmetadata: 5\nitems:\n- {kind: Node, apiVersion: v1, metadata: {name: x}}\n",
+		"apiVersion: v1\nitems:\nkind: List\n",
+	} {
+		f.Add([]byte(seed), false)
+		f.Add([]byte(seed), true)
+	}
+	f.Fuzz(readBothWays)
 }
