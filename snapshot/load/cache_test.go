@@ -3,7 +3,6 @@ package load_test
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -199,18 +198,6 @@ func (s *spyDecoder) NodeDevices(n *v1.Node, alloc *snapshot.Vector) []snapshot.
 	return s.DeviceDecoder.NodeDevices(n, alloc)
 }
 
-// byteCounter counts the bytes read through it.
-type byteCounter struct {
-	r io.Reader
-	n int
-}
-
-func (c *byteCounter) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += n
-	return n, err
-}
-
 // TestReadCacheStreams: ReadCache feeds each node to the cache after
 // reading about that much of the input, not the whole input (YAML and
 // JSON, 5,000 nodes, ~0.8 MB): before, the input was read whole
@@ -228,8 +215,8 @@ func TestReadCacheStreams(t *testing.T) {
 				}
 			}
 			in := b.String()
-			cr := &byteCounter{r: strings.NewReader(in)}
-			spy := &spyDecoder{DeviceDecoder: snapshot.NvidiaDevices, read: &cr.n}
+			cr := &load.CountingReader{R: strings.NewReader(in)}
+			spy := &spyDecoder{DeviceDecoder: snapshot.NvidiaDevices, read: &cr.N}
 			c, _, err := load.Options{}.ReadCache(cr, "in", snapshot.WithDeviceDecoder(spy))
 			require.NoError(t, err)
 			require.Equal(t, nodes, c.NumNodes())

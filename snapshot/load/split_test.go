@@ -11,15 +11,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// countingReader counts the bytes read through it.
-type countingReader struct {
-	r io.Reader
-	n int
+// CountingReader counts the bytes read through it (exported for the
+// package's external tests).
+type CountingReader struct {
+	R io.Reader
+	N int
 }
 
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += n
+func (c *CountingReader) Read(p []byte) (int, error) {
+	n, err := c.R.Read(p)
+	c.N += n
 	return n, err
 }
 
@@ -47,7 +48,7 @@ func TestSplitStreams(t *testing.T) {
 				ends = append(ends, b.Len())
 			}
 			in := b.String()
-			cr := &countingReader{r: strings.NewReader(in)}
+			cr := &CountingReader{R: strings.NewReader(in)}
 			var errs errorList
 			got := 0
 			void := split("in", cr, false, &errs, func(d document) bool {
@@ -56,14 +57,14 @@ func TestSplitStreams(t *testing.T) {
 				require.Contains(t, strings.ReplaceAll(string(d.json), " ", ""), fmt.Sprintf(`"name":"n%d"`, got))
 				// The JSON path holds the first value until the second parses.
 				limit := ends[min(got+1, docs-1)] + readBuffer + 64<<10
-				require.LessOrEqual(t, cr.n, limit, "document %d handed on after reading %d of %d bytes", d.index, cr.n, len(in))
+				require.LessOrEqual(t, cr.N, limit, "document %d handed on after reading %d of %d bytes", d.index, cr.N, len(in))
 				got++
 				return true
 			})
 			require.False(t, void)
 			require.Zero(t, errs.total, "%v", errs.err())
 			require.Equal(t, docs, got)
-			require.Equal(t, len(in), cr.n)
+			require.Equal(t, len(in), cr.N)
 		})
 	}
 }
