@@ -268,7 +268,8 @@ func listItems(doc []byte) (listDoc, bool) {
 		seen    = map[string]bool{}
 		inItems bool
 		inMeta  bool
-		ind     = -1
+		ind     = -1 // the column of the items' dashes
+		col     = -1 // the column of the current item's content
 	)
 	for i, line := 0, 0; i < len(doc); line++ {
 		end := len(doc)
@@ -287,7 +288,20 @@ func listItems(doc []byte) (listDoc, bool) {
 		case inItems && (ind < 0 || indent == ind) && trimmed[0] == '-' && (len(trimmed) == 1 || trimmed[1] == ' '):
 			ind = indent
 			d.items = append(d.items, span{from: i, to: end, dash: i + indent, line: line})
+			// The item's content starts after the dash and its blanks, or
+			// on the next line that has any.
+			col = -1
+			if rest := bytes.TrimLeft(trimmed[1:], " "); len(rest) > 0 && rest[0] != '#' {
+				col = len(body) - len(rest)
+			}
 		case inItems && ind >= 0 && indent > ind:
+			// A line between the dash and the content's column means
+			// something else inside the List than alone: not cut.
+			if col < 0 {
+				col = indent
+			} else if indent < col {
+				return listDoc{}, false
+			}
 			d.items[len(d.items)-1].to = end
 		case indent == 0:
 			inItems, inMeta = false, false
