@@ -136,6 +136,13 @@ func TestReadFormats(t *testing.T) {
 			nodes: []string{"j1", "j2"},
 		},
 		{
+			// The second JSON value fails: the stream is YAML (as
+			// yaml.NewYAMLOrJSONDecoder decides).
+			name:  "JSON documents separated by ---",
+			in:    "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"j1\"}}\n---\n{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"j2\"}}\n",
+			nodes: []string{"j1", "j2"},
+		},
+		{
 			name:  "YAML flow mapping that is not JSON",
 			in:    "{apiVersion: v1, kind: Node, metadata: {name: f1}}\n",
 			nodes: []string{"f1"},
@@ -256,6 +263,15 @@ func TestReadErrors(t *testing.T) {
 			sentinel: load.ErrSyntax,
 			want:     load.Error{File: "in.yaml", Line: 3, Document: 1},
 			msg:      "in.yaml:3: document 1: load: malformed YAML or JSON: invalid character ']' after object key:value pair",
+		},
+		{
+			// After two JSON values the stream is JSON: a "---" is its
+			// syntax error, where it stands.
+			name:     "separator after two JSON values",
+			in:       "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"j1\"}}\n{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"j2\"}}\n---\n{}\n",
+			sentinel: load.ErrSyntax,
+			want:     load.Error{File: "in.yaml", Line: 3, Document: 3},
+			msg:      "invalid character '-' in numeric literal",
 		},
 		{
 			name:     "document that is a list",
