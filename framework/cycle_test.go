@@ -143,14 +143,9 @@ func TestSchedulePodUnschedulable(t *testing.T) {
 			want:    "0/5 nodes are available: 1 Insufficient cpu, 4 node(s) didn't satisfy plugin(s) [NodeAffinity].",
 			plugins: []string{"NodeAffinity", "NodeResourcesFit"},
 		},
-		{
-			// upstream narrows to both names but its field selector wants exactly one value
-			name:    "matchFields with two names matches neither",
-			nodes:   five(),
-			pod:     mkPod("p").RequiredNodeName("n1", "n2").Obj(),
-			want:    "0/5 nodes are available: 2 node(s) didn't match Pod's node affinity/selector, 3 node(s) didn't satisfy plugin(s) [NodeAffinity].",
-			plugins: []string{"NodeAffinity"},
-		},
+		// A metadata.name field selector with two values is refused when
+		// the pod is parsed, as the API server refuses it
+		// (snapshot's TestInvalidSchedulingFieldsRejected).
 		{
 			name:  "conflicting name requirements",
 			nodes: five(),

@@ -77,7 +77,7 @@ func eqTemplates(seed uint64) []*v1.Pod {
 	ts = append(ts,
 		mkPod("pref").Req("cpu", "250m", "memory", "256Mi").
 			PreferredNodeAffinity(5, "topology.kubernetes.io/zone", v1.NodeSelectorOpIn, "b").Obj(),
-		mkPod("named").Req("cpu", "100m").RequiredNodeName("node-00003", "node-00007").Obj(),
+		mkPod("named").Req("cpu", "100m").RequiredNodeName("node-00003").RequiredNodeName("node-00007").Obj(),
 		mkPod("huge").Req("cpu", "500", "memory", "1Ti").Obj(),
 		mkPod("nozone").Req("cpu", "100m").NodeSelector("topology.kubernetes.io/zone", "nowhere").Obj(),
 		mkPod("gpu").Req("cpu", "100m").Annotation(openb.AnnotationGPUCount, "1").Obj(),

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/schedkit/schedkit/score"
+	"github.com/schedkit/schedkit/snapshot"
 )
 
 func labelled(name string, labels map[string]string) *v1.Node {
@@ -119,12 +120,13 @@ func TestNodeAffinityUpstreamVectors(t *testing.T) {
 }
 
 func TestNodeAffinityBrokenTerm(t *testing.T) {
-	// Upstream's message for the broken-affinity vector.
-	s, err := score.NewNodeAffinity(nil)
-	require.NoError(t, err)
-	_, err = s.Prepare(podInfo(t, affinityPod(preferred(term(2, in("invalid key", "bar"))))), nil)
-	require.ErrorIs(t, err, score.ErrInvalidPod)
-	require.ErrorContains(t, err, `[0].matchExpressions[0].key: Invalid value: "invalid key": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`)
+	// Upstream's message for the broken-affinity vector. The API server
+	// refuses such a pod, and so does schedkit's parse, naming the field.
+	broken := affinityPod(preferred(term(2, in("invalid key", "bar"))))
+	broken.Name = "broken"
+	_, err := snapshot.NewPodInfo(broken)
+	require.ErrorIs(t, err, snapshot.ErrInvalidObject)
+	require.ErrorContains(t, err, `preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchExpressions[0].key: Invalid value: "invalid key": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`)
 
 	_, err = score.NewNodeAffinity(preferred(term(1, v1.NodeSelectorRequirement{Key: "a", Operator: "Near"})))
 	require.ErrorIs(t, err, score.ErrInvalidConfig)
@@ -155,8 +157,8 @@ func TestNodeAffinityOperators(t *testing.T) {
 			MatchFields: []v1.NodeSelectorRequirement{op("metadata.name", v1.NodeSelectorOpIn, "b")}}}, []int64{0, 100, 0}},
 		{"matchFields NotIn", v1.PreferredSchedulingTerm{Weight: 10, Preference: v1.NodeSelectorTerm{
 			MatchFields: []v1.NodeSelectorRequirement{op("metadata.name", v1.NodeSelectorOpNotIn, "b")}}}, []int64{100, 0, 100}},
-		// Weight 0 terms are dropped: all raw 0 → 0.
-		{"weight 0 ignored", term(0, op("zone", v1.NodeSelectorOpExists)), []int64{0, 0, 0}},
+		// A weight 0 term is refused when the pod is parsed, as the API
+		// server refuses it (upstream's scorer would drop it).
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

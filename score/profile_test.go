@@ -164,12 +164,14 @@ func TestProfileOutOfRange(t *testing.T) {
 
 	// A normalising scorer whose result leaves the range: negative preferred
 	// weights normalise to negative scores (upstream fails the cycle too).
-	na, err := score.NewNodeAffinity(nil)
+	// A pod with one is refused at parse, as by the API server; the
+	// scheduler's added affinity can still have one.
+	na, err := score.NewNodeAffinity(preferred(term(-3, in("k", "v"))))
 	require.NoError(t, err)
 	nodes2 := []*v1.Node{labelled("a", map[string]string{"k": "v"}), labelled("b", nil)}
 	snap2, infos := cluster(t, nodes2)
 	prof := score.MustProfile(score.Weighted{Scorer: na})
-	err = prof.Score(podInfo(t, affinityPod(preferred(term(-3, in("k", "v"))))), snap2, infos, make([]int64, 2))
+	err = prof.Score(podInfo(t, pod("")), snap2, infos, make([]int64, 2))
 	require.ErrorIs(t, err, score.ErrScoreOutOfRange)
 	require.ErrorContains(t, err, `scorer "NodeAffinity" gave node a the score -3`)
 }

@@ -5,6 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/schedkit/schedkit/internal/objects"
 )
@@ -15,11 +16,15 @@ import (
 // status.nominatedNodeName, when set, node names. Errors name the pod and
 // field and wrap [ErrInvalidObject]. O(len(names)).
 func checkPodNames(pod *v1.Pod) error {
-	if errs := objects.PodNames(pod); len(errs) > 0 {
+	if errs := podNameErrors(pod); len(errs) > 0 {
 		return fmt.Errorf("pod %s/%s: %w: %w", pod.Namespace, pod.Name, errs.ToAggregate(), ErrInvalidObject)
 	}
 	return nil
 }
+
+// podNameErrors lists checkPodNames' problems (internal/objects.PodNames).
+// Allocates only on error.
+func podNameErrors(pod *v1.Pod) field.ErrorList { return objects.PodNames(pod) }
 
 // checkNodeName checks a node's metadata.name as a DNS-1123 subdomain, as
 // the API server does (ValidateNodeName). Errors name the node and field

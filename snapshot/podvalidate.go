@@ -8,30 +8,80 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
+// ValidatePod returns the problems NewPodInfo and [Cache.AddPod] find in
+// pod before parsing it, each a field error with upstream's path and
+// message, in field order; nil for a valid pod (and for a nil pod, which
+// is not a pod's problem to name). They are the pod's names
+// (metadata.name required and a DNS-1123 subdomain, metadata.namespace a
+// DNS-1123 label when set, spec.nodeName a node name when set; the
+// reservation ledger's placeholders are exempt) and the scheduling fields
+// the API server rejects (see validateScheduling). A pod with no
+// problem here can still be refused for a negative quantity
+// ([ErrNegativeQuantity]) or by a device decoder. For loaders and
+// tools that report every problem of a pod, field by field, before
+// feeding a Cache. O(len(names) + constraints² + terms × requirements ×
+// values); allocates only on error. Safe for concurrent use.
+func ValidatePod(pod *v1.Pod) field.ErrorList {
+	if pod == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if pod.Name == "" {
+		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "name or generateName is required"))
+	}
+	errs = append(errs, podNameErrors(pod)...)
+	return append(errs, schedulingErrors(pod)...)
+}
+
 // validateScheduling returns an error wrapping [ErrInvalidObject], naming
 // the pod and every invalid field path, for the scheduling fields the API
-// server's pod validation rejects (k8s.io/kubernetes v1.37.2
-// pkg/apis/core/validation: validateTopologySpreadConstraints,
-// validatePodAffinity, validatePodAntiAffinity, validatePodAffinityTerm):
+// server's pod validation rejects (schedulingErrors); nil for a valid pod.
+func validateScheduling(pod *v1.Pod) error {
+	errs := schedulingErrors(pod)
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("pod %s: %w: %w", KeyOf(pod), errs.ToAggregate(), ErrInvalidObject)
+}
+
+// schedulingErrors lists the problems the API server's pod validation
+// finds in the scheduling fields (k8s.io/kubernetes v1.37.2
+// pkg/apis/core/validation: ValidatePodSpec's nodeSelector check,
+// validateTopologySpreadConstraints, validateNodeAffinity,
+// validatePodAffinity, validatePodAntiAffinity, validatePodAffinityTerm),
+// with upstream's field paths, for a new pod (so invalid label values in
+// required node affinity are not grandfathered):
 //
+//   - spec.nodeSelector: keys qualified names, values label values;
 //   - spec.topologySpreadConstraints[i]: maxSkew > 0; topologyKey not
 //     empty (upstream checks only that); whenUnsatisfiable DoNotSchedule
 //     or ScheduleAnyway; no two with the same {topologyKey,
 //     whenUnsatisfiable}; minDomains > 0 and only with DoNotSchedule;
 //     nodeAffinityPolicy and nodeTaintsPolicy Honor or Ignore when set; a
 //     valid labelSelector;
+//   - node affinity (validateNodeAffinityTerms): a required node selector
+//     has at least one term; each matchExpressions requirement has a
+//     known operator, values given for In/NotIn, none for
+//     Exists/DoesNotExist, exactly one for Gt/Lt, a qualified-name key
+//     and (required terms only) label-value values; each matchFields
+//     requirement is In/NotIn with exactly one value on metadata.name,
+//     the value a node name; preferred terms weigh 1..100;
 //   - pod (anti-)affinity terms, required and preferred: weight 1..100
 //     (preferred); topologyKey a non-empty qualified name; valid
 //     labelSelector and namespaceSelector.
 //
-// nil for a valid pod. O(constraints² + terms × requirements); allocates
-// only on error.
-func validateScheduling(pod *v1.Pod) error {
+// O(constraints² + terms × requirements × values); allocates only on
+// error.
+func schedulingErrors(pod *v1.Pod) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
+	if len(pod.Spec.NodeSelector) > 0 {
+		errs = append(errs, metav1validation.ValidateLabels(pod.Spec.NodeSelector, spec.Child("nodeSelector"))...)
+	}
 	cs := pod.Spec.TopologySpreadConstraints
 	for i := range cs {
 		c := &cs[i]
@@ -66,6 +116,9 @@ func validateScheduling(pod *v1.Pod) error {
 	}
 	if a := pod.Spec.Affinity; a != nil {
 		p := spec.Child("affinity")
+		if na := a.NodeAffinity; na != nil {
+			errs = validateNodeAffinityTerms(errs, p.Child("nodeAffinity"), na)
+		}
 		if pa := a.PodAffinity; pa != nil {
 			errs = append(errs, validateTerms(p.Child("podAffinity"), pa.RequiredDuringSchedulingIgnoredDuringExecution, pa.PreferredDuringSchedulingIgnoredDuringExecution)...)
 		}
@@ -73,10 +126,92 @@ func validateScheduling(pod *v1.Pod) error {
 			errs = append(errs, validateTerms(p.Child("podAntiAffinity"), pa.RequiredDuringSchedulingIgnoredDuringExecution, pa.PreferredDuringSchedulingIgnoredDuringExecution)...)
 		}
 	}
-	if len(errs) == 0 {
-		return nil
+	return errs
+}
+
+// validateNodeAffinityTerms appends the problems of a pod's node affinity
+// at p, as upstream's validateNodeAffinity with
+// AllowInvalidLabelValueInRequiredNodeAffinity false (a new pod):
+// ValidateNodeSelector for the required selector, and
+// ValidatePreferredSchedulingTerms, which never checks label values
+// ("they can succeed when a cluster has only one node").
+func validateNodeAffinityTerms(errs field.ErrorList, p *field.Path, na *v1.NodeAffinity) field.ErrorList {
+	if req := na.RequiredDuringSchedulingIgnoredDuringExecution; req != nil {
+		tp := p.Child("requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+		if len(req.NodeSelectorTerms) == 0 {
+			errs = append(errs, field.Required(tp, "must have at least one node selector term"))
+		}
+		for i := range req.NodeSelectorTerms {
+			errs = validateNodeSelectorTerm(errs, tp.Index(i), &req.NodeSelectorTerms[i], true)
+		}
 	}
-	return fmt.Errorf("pod %s: %w: %w", KeyOf(pod), errs.ToAggregate(), ErrInvalidObject)
+	pp := p.Child("preferredDuringSchedulingIgnoredDuringExecution")
+	for i := range na.PreferredDuringSchedulingIgnoredDuringExecution {
+		t := &na.PreferredDuringSchedulingIgnoredDuringExecution[i]
+		if t.Weight <= 0 || t.Weight > 100 {
+			errs = append(errs, field.Invalid(pp.Index(i).Child("weight"), t.Weight, "must be in the range 1-100"))
+		}
+		errs = validateNodeSelectorTerm(errs, pp.Index(i).Child("preference"), &t.Preference, false)
+	}
+	return errs
+}
+
+// validateNodeSelectorTerm appends the problems of one node selector term
+// at p (upstream's ValidateNodeSelectorTerm, with
+// ValidateNodeSelectorRequirement and
+// ValidateNodeFieldSelectorRequirement); values are checked as label
+// values only when checkValues.
+func validateNodeSelectorTerm(errs field.ErrorList, p *field.Path, t *v1.NodeSelectorTerm, checkValues bool) field.ErrorList {
+	for j := range t.MatchExpressions {
+		r := &t.MatchExpressions[j]
+		rp := p.Child("matchExpressions").Index(j)
+		switch r.Operator {
+		case v1.NodeSelectorOpIn, v1.NodeSelectorOpNotIn:
+			if len(r.Values) == 0 {
+				errs = append(errs, field.Required(rp.Child("values"), "must be specified when `operator` is 'In' or 'NotIn'"))
+			}
+		case v1.NodeSelectorOpExists, v1.NodeSelectorOpDoesNotExist:
+			if len(r.Values) > 0 {
+				errs = append(errs, field.Forbidden(rp.Child("values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+			}
+		case v1.NodeSelectorOpGt, v1.NodeSelectorOpLt:
+			if len(r.Values) != 1 {
+				errs = append(errs, field.Required(rp.Child("values"), "must be specified single value when `operator` is 'Lt' or 'Gt'"))
+			}
+		default:
+			errs = append(errs, field.Invalid(rp.Child("operator"), r.Operator, "not a valid selector operator"))
+		}
+		errs = append(errs, metav1validation.ValidateLabelName(r.Key, rp.Child("key"))...)
+		if checkValues {
+			for k, v := range r.Values {
+				for _, msg := range validation.IsValidLabelValue(v) {
+					errs = append(errs, field.Invalid(rp.Child("values").Index(k), v, msg))
+				}
+			}
+		}
+	}
+	for j := range t.MatchFields {
+		r := &t.MatchFields[j]
+		rp := p.Child("matchFields").Index(j)
+		switch r.Operator {
+		case v1.NodeSelectorOpIn, v1.NodeSelectorOpNotIn:
+			if len(r.Values) != 1 {
+				errs = append(errs, field.Required(rp.Child("values"), "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"))
+			}
+		default:
+			errs = append(errs, field.Invalid(rp.Child("operator"), r.Operator, "not a valid selector operator"))
+		}
+		if r.Key != metav1.ObjectNameField {
+			errs = append(errs, field.Invalid(rp.Child("key"), r.Key, "not a valid field selector key"))
+			continue
+		}
+		for k, v := range r.Values {
+			for _, msg := range apivalidation.NameIsDNSSubdomain(v, false) {
+				errs = append(errs, field.Invalid(rp.Child("values").Index(k), v, msg))
+			}
+		}
+	}
+	return errs
 }
 
 func validateInclusionPolicy(p *field.Path, policy *v1.NodeInclusionPolicy) field.ErrorList {

@@ -40,6 +40,23 @@ func TestInvalidSchedulingFieldsRejected(t *testing.T) {
 		return c
 	}
 	term := v1.PodAffinityTerm{LabelSelector: sel, TopologyKey: v1.LabelHostname}
+	required := func(ts ...v1.NodeSelectorTerm) func(*v1.Pod) {
+		return func(p *v1.Pod) {
+			p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: ts}}}
+		}
+	}
+	expr := func(key string, op v1.NodeSelectorOperator, values ...string) v1.NodeSelectorTerm {
+		return v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{{Key: key, Operator: op, Values: values}}}
+	}
+	fields := func(key string, op v1.NodeSelectorOperator, values ...string) v1.NodeSelectorTerm {
+		return v1.NodeSelectorTerm{MatchFields: []v1.NodeSelectorRequirement{{Key: key, Operator: op, Values: values}}}
+	}
+	nodePreferred := func(w int32, t v1.NodeSelectorTerm) func(*v1.Pod) {
+		return func(p *v1.Pod) {
+			p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{{Weight: w, Preference: t}}}}
+		}
+	}
+	const na = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
 	cases := []struct {
 		name, want string
 		mod        func(*v1.Pod)
@@ -81,6 +98,23 @@ func TestInvalidSchedulingFieldsRejected(t *testing.T) {
 			spread(with(func(c *v1.TopologySpreadConstraint) { c.MatchLabelKeys = []string{"bad key!"} }))},
 		{"namespace name", `spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].namespace: Invalid value: "Bad_NS"`,
 			anti(v1.PodAffinityTerm{LabelSelector: sel, TopologyKey: v1.LabelHostname, Namespaces: []string{"Bad_NS"}})},
+		// Node affinity and nodeSelector, as the API server validates them.
+		{"no node selector term", na + ": Required value: must have at least one node selector term", required()},
+		{"node operator", na + `[0].matchExpressions[0].operator: Invalid value: "Near": not a valid selector operator`, required(expr("zone", "Near", "a"))},
+		{"In without values", na + "[0].matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'", required(expr("zone", v1.NodeSelectorOpIn))},
+		{"Exists with values", na + "[0].matchExpressions[0].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'", required(expr("gpu", v1.NodeSelectorOpExists, "x"))},
+		{"Gt with two values", na + "[1].matchExpressions[0].values: Required value: must be specified single value when `operator` is 'Lt' or 'Gt'",
+			required(expr("zone", v1.NodeSelectorOpIn, "a"), expr("cores", v1.NodeSelectorOpGt, "1", "2"))},
+		{"node key", na + `[0].matchExpressions[0].key: Invalid value: "a b"`, required(expr("a b", v1.NodeSelectorOpExists))},
+		{"required label value", na + `[0].matchExpressions[0].values[1]: Invalid value: "not a value!"`, required(expr("zone", v1.NodeSelectorOpIn, "a", "not a value!"))},
+		{"field selector two values", na + "[0].matchFields[0].values: Required value: must be only one value", required(fields("metadata.name", v1.NodeSelectorOpIn, "n1", "n2"))},
+		{"field selector operator", na + `[0].matchFields[0].operator: Invalid value: "Exists"`, required(fields("metadata.name", v1.NodeSelectorOpExists))},
+		{"field selector key", na + `[0].matchFields[0].key: Invalid value: "metadata.uid": not a valid field selector key`, required(fields("metadata.uid", v1.NodeSelectorOpIn, "x"))},
+		{"field selector node name", na + `[0].matchFields[0].values[0]: Invalid value: "N_1"`, required(fields("metadata.name", v1.NodeSelectorOpIn, "N_1"))},
+		{"node preferred weight", "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid value: 0: must be in the range 1-100", nodePreferred(0, expr("zone", v1.NodeSelectorOpIn, "a"))},
+		{"node preferred term", "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchExpressions[0].values: Required value", nodePreferred(5, expr("zone", v1.NodeSelectorOpNotIn))},
+		{"nodeSelector key", `spec.nodeSelector: Invalid value: "bad key!"`, func(p *v1.Pod) { p.Spec.NodeSelector = map[string]string{"bad key!": "a"} }},
+		{"nodeSelector value", `spec.nodeSelector: Invalid value: "not a value!"`, func(p *v1.Pod) { p.Spec.NodeSelector = map[string]string{"zone": "not a value!"} }},
 	}
 	c := snapshot.NewCache()
 	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{v1.LabelHostname: "n1", v1.LabelTopologyZone: "z1"}},
@@ -108,7 +142,13 @@ func TestInvalidSchedulingFieldsRejected(t *testing.T) {
 		})
 	}
 	// The valid variants are accepted.
-	for _, mod := range []func(*v1.Pod){spread(valid), anti(term), preferred(100, term)} {
+	for _, mod := range []func(*v1.Pod){spread(valid), anti(term), preferred(100, term),
+		// Preferred terms' values are not label values (upstream allows
+		// them); Gt takes one integer-looking value; an empty term is valid.
+		nodePreferred(100, expr("zone", v1.NodeSelectorOpIn, "not a value!")),
+		required(expr("cores", v1.NodeSelectorOpLt, "64"), fields("metadata.name", v1.NodeSelectorOpNotIn, "n1"), v1.NodeSelectorTerm{}),
+		func(p *v1.Pod) { p.Spec.NodeSelector = map[string]string{v1.LabelTopologyZone: "z1"} },
+	} {
 		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "ok", Labels: map[string]string{"app": "web"}}}
 		mod(pod)
 		_, err := snapshot.NewPodInfo(pod)

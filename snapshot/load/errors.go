@@ -33,10 +33,14 @@ var (
 	ErrNegativeQuantity = errors.New("load: negative quantity")
 	// ErrDuplicate: two Nodes share a name, or two Pods a namespace/name.
 	ErrDuplicate = errors.New("load: duplicate object")
-	// ErrInvalidObject: a Namespace, Service, ReplicationController,
-	// ReplicaSet, StatefulSet, PriorityClass or PodDisruptionBudget the
-	// Cache would reject (an invalid selector, ...); the error names the
-	// field.
+	// ErrInvalidObject: an object the Cache would reject, as the API
+	// server would: a Pod whose names or scheduling fields are invalid
+	// (snapshot.ValidatePod: a name that is not a DNS-1123 subdomain, an
+	// unknown node affinity operator, a topology spread constraint with
+	// maxSkew 0, ...), a Node whose name is not a DNS-1123 subdomain, or
+	// a Namespace, Service, ReplicationController, ReplicaSet,
+	// StatefulSet, PriorityClass or PodDisruptionBudget with an invalid
+	// name or selector; the error names the field.
 	ErrInvalidObject = errors.New("load: invalid object")
 )
 

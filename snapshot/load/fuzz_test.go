@@ -3,11 +3,14 @@ package load_test
 import (
 	"bytes"
 	"reflect"
+	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/snapshot"
 	"github.com/schedkit/schedkit/snapshot/load"
 )
 
@@ -15,7 +18,8 @@ import (
 // returns either an error and the zero Objects, or objects that all have a
 // name, pods with a namespace, unique keys and no negative quantity in any
 // resource list (checked by a reflection walk independent of the loader's
-// own validation); and reading the same bytes twice gives the same result.
+// own validation); and reading the same bytes again, one byte per Read
+// call, gives the same result.
 func FuzzRead(f *testing.F) {
 	for _, seed := range []string{
 		"",
@@ -37,6 +41,16 @@ func FuzzRead(f *testing.F) {
 		"{\"apiVersion\": \"v1\",\n \"kind\": \"Node\",\n \"metadata\": {\"name\": \"x\"]}",
 		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n",
 		"\xef\xbb\xbfapiVersion: v1\r\nkind: Node\r\nmetadata: {name: bom}\r\n",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: z, operator: In}]}]}}}}\n",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: P_1, namespace: x}\nspec: {nodeSelector: {'a b': c}}\n",
+		"apiVersion: v1\nkind: Node\nmetadata: {name: Node_1}\n",
+		// The streaming path: JSON documents separated by "---" (YAML after
+		// the second value fails), three JSON values then garbage (a JSON
+		// error), blank lines beyond the first peek, a bad separator late.
+		`{"apiVersion":"v1","kind":"Node","metadata":{"name":"a"}}` + "\n---\n" + `{"apiVersion":"v1","kind":"Node","metadata":{"name":"b"}}`,
+		`{"apiVersion":"v1","kind":"Node","metadata":{"name":"a"}}{"kind":"Pod"}{"apiVersion":"v1","kind":"Node","metadata":{"name":"c"}}` + "\n---\n",
+		strings.Repeat("\n", 700) + `{"apiVersion":"v1","kind":"Node","metadata":{"name":"deep"}}`,
+		strings.Repeat(nodeYAML+"---\n", 3) + "---bad\n",
 	} {
 		f.Add([]byte(seed), false)
 		f.Add([]byte(seed), true)
@@ -44,7 +58,9 @@ func FuzzRead(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte, strict bool) {
 		opts := load.Options{Strict: strict}
 		objs, err := opts.Read(bytes.NewReader(in), "fuzz")
-		again, err2 := opts.Read(bytes.NewReader(in), "fuzz")
+		// The stream read one byte at a time: same result (buffer and
+		// peek boundaries do not matter).
+		again, err2 := opts.Read(iotest.OneByteReader(bytes.NewReader(in)), "fuzz")
 		if err != nil {
 			require.Equal(t, load.Objects{}, objs, "objects returned with an error")
 			require.Error(t, err2, "second read succeeded")
@@ -60,6 +76,7 @@ func FuzzRead(f *testing.F) {
 			require.False(t, nodes[n.Name], "duplicate node %q", n.Name)
 			nodes[n.Name] = true
 			checkQuantities(t, "Node "+n.Name, reflect.ValueOf(n.Status))
+			require.NoError(t, snapshot.NewCache().AddNode(n), "node %s: the Cache refuses it", n.Name)
 		}
 		pods := map[string]bool{}
 		for i, p := range objs.Pods {
@@ -72,6 +89,7 @@ func FuzzRead(f *testing.F) {
 			spec.Volumes = nil // volume claim templates are not scheduling inputs
 			checkQuantities(t, "Pod "+key, reflect.ValueOf(spec))
 			checkQuantities(t, "Pod "+key, reflect.ValueOf(p.Status))
+			require.Empty(t, snapshot.ValidatePod(p), "pod %s: the Cache would refuse it", key)
 		}
 	})
 }

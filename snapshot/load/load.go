@@ -88,7 +88,7 @@ func Read(r io.Reader, name string) (Objects, error) { return Options{}.Read(r, 
 // [Options]; see [Options.Files].
 func Files(paths ...string) (Objects, error) { return Options{}.Files(paths...) }
 
-// Read reads all of r and returns the Nodes and Pods in it. name is used in
+// Read reads r to its end and returns the Nodes and Pods in it. name is used in
 // error messages only (a file name, or "stdin").
 //
 // The input is YAML or JSON: a single object, "---"-separated YAML
@@ -97,7 +97,11 @@ func Files(paths ...string) (Objects, error) { return Options{}.Files(paths...) 
 // mix. Empty documents are ignored. Pods without metadata.namespace are put
 // in "default", as kubectl does with a default context.
 //
-// Validation: every object must have metadata.name; no quantity may be
+// Validation: every object must have metadata.name; a Pod's names and
+// scheduling fields must pass snapshot.ValidatePod (what the Cache
+// refuses a pod for, as the API server: names, nodeSelector, node and
+// pod affinity, topology spread constraints) and a Node's name must be a
+// DNS-1123 subdomain ([ErrInvalidObject]); no quantity may be
 // negative in a Node's status.capacity or status.allocatable, or in a Pod's
 // container (init, ephemeral) requests and limits, container statuses'
 // allocatedResources and resources, spec.overhead, spec.resources,
@@ -111,8 +115,15 @@ func Files(paths ...string) (Objects, error) { return Options{}.Files(paths...) 
 // (errors.Join, up to 10 listed), [*Error] values wrapping the sentinels
 // above. Nothing is half-loaded.
 //
-// Cost: O(input bytes) time; memory about the input size plus the decoded
-// objects (YAML is converted to JSON and decoded one document at a time).
+// A stream whose first non-blank byte is '{' is JSON unless its first or
+// second value does not parse, in which case it is read as YAML (the rule
+// of apimachinery's yaml.NewYAMLOrJSONDecoder, which kubectl uses): JSON
+// documents separated by "---" are YAML; a syntax error after two JSON
+// values is a JSON syntax error.
+//
+// Cost: O(input bytes) time; r is read as a stream, one document at a
+// time (see the package's Cost section): memory is the largest document
+// plus the decoded objects.
 func (o Options) Read(r io.Reader, name string) (Objects, error) {
 	l := o.newLoader()
 	l.reader(r, name)
@@ -135,9 +146,9 @@ func (o Options) Read(r io.Reader, name string) (Objects, error) {
 // loaded. Once an error is found the rest of the input is still checked
 // (for the error list) but no longer fed.
 //
-// Cost: O(input bytes) time; memory about the input size plus the cache
-// (one document's objects are held at a time) plus one map entry per
-// object for duplicate detection.
+// Cost: O(input bytes) time; r is read as a stream, one document at a
+// time: memory is the largest document plus the cache plus one map entry
+// per object for duplicate detection.
 func (o Options) ReadCache(r io.Reader, name string, opts ...snapshot.CacheOption) (*snapshot.Cache, Objects, error) {
 	l := o.newLoader()
 	l.cache = snapshot.NewCache(opts...)
@@ -159,12 +170,7 @@ func (l *loader) reader(r io.Reader, name string) {
 		l.done.add(&Error{File: name, Err: fmt.Errorf("%w: reader is nil", ErrIO)})
 		return
 	}
-	data, err := io.ReadAll(r)
-	if err != nil {
-		l.done.add(&Error{File: name, Err: fmt.Errorf("%w: %w", ErrIO, err)})
-		return
-	}
-	l.file(name, data)
+	l.file(name, r)
 }
 
 func (l *loader) cacheResult() (*snapshot.Cache, Objects, error) {
@@ -194,12 +200,13 @@ func (l *loader) files(paths []string) {
 			continue
 		}
 		for _, f := range files {
-			data, err := os.ReadFile(f)
+			r, err := os.Open(f)
 			if err != nil {
 				l.done.add(&Error{File: f, Err: fmt.Errorf("%w: %w", ErrIO, err)})
 				continue
 			}
-			l.file(f, data)
+			l.file(f, r)
+			_ = r.Close() // read-only: nothing to lose
 		}
 	}
 }
@@ -283,40 +290,38 @@ func (l *loader) result() (Objects, error) {
 // failed reports whether any error was found so far.
 func (l *loader) failed() bool { return l.done.total+l.errs.total+l.synErrs.total > 0 }
 
-// file reads the documents of one file as it splits them; its syntax
-// errors are listed before its objects' errors.
-func (l *loader) file(name string, data []byte) {
-	if l.cache == nil {
-		// Read and Files split the whole file first, then decode, as
-		// before ReadCache: when every object is kept anyway, decoding
-		// between the YAML conversions measured a higher peak RSS.
-		var docs []document
-		split(name, data, l.opts.Strict, &l.synErrs, func(d document) { docs = append(docs, d) })
-		for _, d := range docs {
-			l.object(where{file: name, line: d.line, doc: d.index}, d.json)
+// file reads the documents of one input as it splits them, decoding and
+// filing each before the next is read; its syntax errors are listed
+// before its objects' errors.
+func (l *loader) file(name string, r io.Reader) {
+	void := split(name, r, l.opts.Strict, &l.synErrs, func(d document) bool {
+		at := where{file: name, line: d.line, doc: d.index}
+		if d.item >= 0 {
+			at = at.inItem(d.item)
 		}
-	} else {
-		split(name, data, l.opts.Strict, &l.synErrs, func(d document) {
-			l.object(where{file: name, line: d.line, doc: d.index}, d.json)
-		})
+		return l.object(at, d.json)
+	})
+	if void {
+		l.errs = errorList{} // read as YAML after all, and failed: only the JSON error counts
 	}
 	l.done.merge(&l.synErrs)
 	l.done.merge(&l.errs)
 	l.synErrs, l.errs = errorList{}, errorList{}
 }
 
-// object decodes one JSON object (a document or a List item) and files it.
-func (l *loader) object(at where, js []byte) {
+// object decodes one JSON object (a document or a List item) and files it;
+// it reports whether the object decoded (whatever its validation found).
+func (l *loader) object(at where, js []byte) bool {
 	js = bytes.TrimSpace(js)
 	if len(js) == 0 || bytes.Equal(js, []byte("null")) {
 		if at.item != "" {
 			l.errs.add(l.errorAt(at, fmt.Errorf("%w: list item is null", ErrDecode)))
 		}
-		return // an empty document, such as a trailing "---"
+		return false // an empty document, such as a trailing "---"
 	}
 	if js[0] != '{' {
 		l.errs.add(l.errorAt(at, fmt.Errorf("%w: %s is not a mapping", ErrDecode, jsonKind(js[0]))))
-		return
+		return false
 	}
 	obj, gvk, err := l.decoder.Decode(js, nil, nil)
 	switch {
@@ -325,15 +330,15 @@ func (l *loader) object(at where, js []byte) {
 		e := l.errorAt(at, fmt.Errorf("%w: %w", ErrUnknownField, err))
 		setIdentity(e, obj)
 		l.errs.add(e)
-		return
+		return false
 	case runtime.IsNotRegisteredError(err):
 		l.other(at, *gvk)
-		return
+		return false
 	case runtime.IsMissingKind(err):
 		e := l.errorAt(at, fmt.Errorf("%w: no kind", ErrMissingKind))
 		e.Field = "kind"
 		l.errs.add(e)
-		return
+		return false
 	case runtime.IsMissingVersion(err):
 		e := l.errorAt(at, fmt.Errorf("%w: no apiVersion", ErrMissingKind))
 		e.Field = "apiVersion"
@@ -341,7 +346,7 @@ func (l *loader) object(at where, js []byte) {
 			e.Kind = gvk.Kind
 		}
 		l.errs.add(e)
-		return
+		return false
 	default:
 		e := l.errorAt(at, fmt.Errorf("%w: %w", ErrDecode, err))
 		if gvk != nil {
@@ -349,7 +354,7 @@ func (l *loader) object(at where, js []byte) {
 		}
 		describeDecodeError(e, js)
 		l.errs.add(e)
-		return
+		return false
 	}
 	switch obj := obj.(type) {
 	case *v1.Node:
@@ -374,6 +379,7 @@ func (l *loader) object(at where, js []byte) {
 	default:
 		l.other(at, *gvk)
 	}
+	return true
 }
 
 func (w where) inItem(i int) where {

@@ -1,9 +1,12 @@
 package load_test
 
 import (
+	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,6 +15,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/schedkit/schedkit/snapshot"
 	"github.com/schedkit/schedkit/snapshot/load"
@@ -129,6 +133,13 @@ func TestReadFormats(t *testing.T) {
 		{
 			name:  "concatenated JSON objects",
 			in:    "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"j1\"}}\n{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"j2\"}}",
+			nodes: []string{"j1", "j2"},
+		},
+		{
+			// The second JSON value fails: the stream is YAML (as
+			// yaml.NewYAMLOrJSONDecoder decides).
+			name:  "JSON documents separated by ---",
+			in:    "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"j1\"}}\n---\n{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"j2\"}}\n",
 			nodes: []string{"j1", "j2"},
 		},
 		{
@@ -252,6 +263,15 @@ func TestReadErrors(t *testing.T) {
 			sentinel: load.ErrSyntax,
 			want:     load.Error{File: "in.yaml", Line: 3, Document: 1},
 			msg:      "in.yaml:3: document 1: load: malformed YAML or JSON: invalid character ']' after object key:value pair",
+		},
+		{
+			// After two JSON values the stream is JSON: a "---" is its
+			// syntax error, where it stands.
+			name:     "separator after two JSON values",
+			in:       "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"j1\"}}\n{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"j2\"}}\n---\n{}\n",
+			sentinel: load.ErrSyntax,
+			want:     load.Error{File: "in.yaml", Line: 3, Document: 3},
+			msg:      "invalid character '-' in numeric literal",
 		},
 		{
 			name:     "document that is a list",
@@ -570,4 +590,131 @@ func TestReadLineNumbers(t *testing.T) {
 			assert.Equal(t, tt.doc, e.Document, "document: %v", err)
 		})
 	}
+}
+
+// TestReadValidatesPodsAsTheCache: a pod or node the Cache refuses for
+// its names or scheduling fields is an ErrInvalidObject error from Read
+// and Files naming the file, document, List item, object and field (Read
+// returned such pods before); the Cache (snapshot.NewPodInfo, AddNode)
+// refuses each one too, and accepts the valid variants Read accepts.
+func TestReadValidatesPodsAsTheCache(t *testing.T) {
+	pod := func(extra string) string {
+		return "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: shop}\nspec:\n  containers: [{name: c}]\n" + extra
+	}
+	const na = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+	required := func(term string) string {
+		return pod("  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [" + term + "]}}}\n")
+	}
+	cases := []struct {
+		name, in string
+		want     load.Error // Err not compared
+		msg      string
+	}{
+		{"pod name", "apiVersion: v1\nkind: Pod\nmetadata: {name: Web_1}\n",
+			load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "default", Name: "Web_1", Field: "metadata.name"},
+			`in.yaml:1: document 1: Pod "default/Web_1": metadata.name: load: invalid object: Invalid value: "Web_1": a lowercase RFC 1123 subdomain`},
+		{"pod namespace", "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: Shop.A}\n",
+			load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "Shop.A", Name: "web", Field: "metadata.namespace"}, "RFC 1123 label"},
+		{"pod nodeName", pod("  nodeName: Node_1\n"),
+			load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "shop", Name: "web", Field: "spec.nodeName"}, `Invalid value: "Node_1"`},
+		{"spread maxSkew", pod("  topologySpreadConstraints: [{maxSkew: 0, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]\n"),
+			load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "shop", Name: "web", Field: "spec.topologySpreadConstraints[0].maxSkew"}, "must be greater than zero"},
+		{"node affinity operator", required("{matchExpressions: [{key: zone, operator: Near, values: [a]}]}"),
+			load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "shop", Name: "web", Field: na + "[0].matchExpressions[0].operator"},
+			`in.yaml:1: document 1: Pod "shop/web": ` + na + `[0].matchExpressions[0].operator: load: invalid object: Invalid value: "Near": not a valid selector operator`},
+		{"node affinity values", required("{matchExpressions: [{key: cores, operator: Gt, values: ['1', '2']}]}"),
+			load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "shop", Name: "web", Field: na + "[0].matchExpressions[0].values"}, "single value"},
+		{"node affinity key", required("{matchExpressions: [{key: 'a b', operator: Exists}]}"),
+			load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "shop", Name: "web", Field: na + "[0].matchExpressions[0].key"}, "name part must consist of"},
+		{"no node selector term", required(""),
+			load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "shop", Name: "web", Field: na}, "must have at least one node selector term"},
+		{"preferred weight", pod("  affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 0, preference: {matchExpressions: [{key: a, operator: Exists}]}}]}}\n"),
+			load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "shop", Name: "web", Field: "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight"}, "must be in the range 1-100"},
+		{"nodeSelector", pod("  nodeSelector: {'bad key!': a}\n"),
+			load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "shop", Name: "web", Field: "spec.nodeSelector"}, `Invalid value: "bad key!"`},
+		{"pod affinity in a List item", "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(pod("  affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: ''}]}}\n"), "\n", "\n  "),
+			load.Error{File: "in.yaml", Line: 1, Document: 1, Item: "items[0]", Kind: "Pod", Namespace: "shop", Name: "web", Field: "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey"}, "can not be empty"},
+		{"node name", nodeYAML + "---\napiVersion: v1\nkind: Node\nmetadata: {name: Node_2}\n",
+			load.Error{File: "in.yaml", Line: 13, Document: 2, Kind: "Node", Name: "Node_2", Field: "metadata.name"}, "RFC 1123 subdomain"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			objs, err := load.Read(strings.NewReader(tc.in), "in.yaml")
+			require.ErrorIs(t, err, load.ErrInvalidObject)
+			assert.Equal(t, load.Objects{}, objs)
+			var e *load.Error
+			require.ErrorAs(t, err, &e)
+			got := *e
+			got.Err = nil
+			assert.Equal(t, tc.want, got, "error: %v", err)
+			assert.Contains(t, err.Error(), tc.msg)
+
+			// Files says the same of a file, and the Cache refuses the object.
+			path := filepath.Join(t.TempDir(), "in.yaml")
+			require.NoError(t, os.WriteFile(path, []byte(tc.in), 0o644))
+			_, ferr := load.Files(path)
+			require.ErrorIs(t, ferr, load.ErrInvalidObject)
+			assert.Contains(t, ferr.Error(), path+":"+strconv.Itoa(tc.want.Line)+": document "+strconv.Itoa(tc.want.Document))
+
+			switch obj := lastObject(t, tc.in).(type) {
+			case *v1.Pod:
+				_, perr := snapshot.NewPodInfo(obj)
+				require.ErrorIs(t, perr, snapshot.ErrInvalidObject)
+				assert.Contains(t, perr.Error(), tc.want.Field)
+				bound := obj.DeepCopy() // the Cache parses bound pods only
+				if bound.Spec.NodeName == "" {
+					bound.Spec.NodeName = "node-1"
+				}
+				require.ErrorIs(t, snapshot.NewCache().AddPod(bound), snapshot.ErrInvalidObject)
+			case *v1.Node:
+				require.ErrorIs(t, snapshot.NewCache().AddNode(obj), snapshot.ErrInvalidObject)
+			}
+		})
+	}
+	// The Cache and Read accept the valid variants.
+	for _, in := range []string{
+		pod("  nodeName: node-1\n  nodeSelector: {zone: a}\n"),
+		required("{matchExpressions: [{key: cores, operator: Gt, values: ['1']}]}, {matchFields: [{key: metadata.name, operator: In, values: [node-1]}]}"),
+		pod("  affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 100, preference: {matchExpressions: [{key: a, operator: In, values: ['not a label value']}]}}]}}\n"),
+	} {
+		_, err := load.Read(strings.NewReader(in), "in.yaml")
+		require.NoError(t, err, in)
+		_, err = snapshot.NewPodInfo(lastObject(t, in).(*v1.Pod))
+		require.NoError(t, err, in)
+	}
+}
+
+// lastObject decodes the last document of in (a List's first item) as a
+// Pod (namespace defaulted) or Node, without the loader.
+func lastObject(t *testing.T, in string) any {
+	t.Helper()
+	dec := yaml.NewYAMLOrJSONDecoder(strings.NewReader(in), 4096)
+	var last map[string]any
+	for {
+		var m map[string]any
+		if err := dec.Decode(&m); err == io.EOF {
+			break
+		} else {
+			require.NoError(t, err)
+		}
+		if m != nil {
+			last = m
+		}
+	}
+	if last["kind"] == "List" {
+		last = last["items"].([]any)[0].(map[string]any)
+	}
+	js, err := json.Marshal(last)
+	require.NoError(t, err)
+	if last["kind"] == "Node" {
+		var n v1.Node
+		require.NoError(t, json.Unmarshal(js, &n))
+		return &n
+	}
+	var p v1.Pod
+	require.NoError(t, json.Unmarshal(js, &p))
+	if p.Namespace == "" {
+		p.Namespace = "default"
+	}
+	return &p
 }

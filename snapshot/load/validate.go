@@ -9,6 +9,11 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/schedkit/schedkit/internal/objects"
+	"github.com/schedkit/schedkit/snapshot"
 )
 
 // problem is one validation failure inside an object.
@@ -17,28 +22,41 @@ type problem struct {
 	err   error
 }
 
-// nodeProblems lists what is wrong with n: a missing name, negative
-// capacity or allocatable quantities. O(resources).
+// nodeProblems lists what is wrong with n: a missing name, a name that
+// is not a DNS-1123 subdomain (refused by snapshot.Cache.AddNode, as by
+// the API server), negative capacity or allocatable quantities.
+// O(resources).
 func nodeProblems(n *v1.Node) []problem {
 	var ps []problem
 	if n.Name == "" {
 		ps = append(ps, problem{"metadata.name", ErrMissingName})
 	}
+	ps = invalid(ps, objects.MetaNames(n.Name, "", apivalidation.NameIsDNSSubdomain))
 	ps = negatives(ps, "status.capacity", n.Status.Capacity)
 	ps = negatives(ps, "status.allocatable", n.Status.Allocatable)
 	return ps
 }
 
-// podProblems lists what is wrong with p: a missing name, negative
-// quantities anywhere the scheduler may read them (component-helpers
-// resource.PodRequests reads container requests and, with in-place resize,
-// container and pod statuses; limits, overhead and pod-level resources feed
-// the same sums). O(containers × resources).
+// podProblems lists what is wrong with p: a missing name; what
+// snapshot.ValidatePod finds, which is what snapshot.NewPodInfo and
+// Cache.AddPod refuse a pod for before parsing it (names, node selector,
+// node and pod affinity, topology spread constraints, as the API server
+// validates them; [ErrInvalidObject]); negative quantities anywhere the
+// scheduler may read them (component-helpers resource.PodRequests reads
+// container requests and, with in-place resize, container and pod
+// statuses; limits, overhead and pod-level resources feed the same sums),
+// which covers every quantity the Cache refuses and more. O(containers ×
+// resources + the scheduling terms).
 func podProblems(p *v1.Pod) []problem {
 	var ps []problem
 	if p.Name == "" {
 		ps = append(ps, problem{"metadata.name", ErrMissingName})
 	}
+	errs := snapshot.ValidatePod(p)
+	if p.Name == "" && len(errs) > 0 && errs[0].Type == field.ErrorTypeRequired && errs[0].Field == "metadata.name" {
+		errs = errs[1:] // ErrMissingName above
+	}
+	ps = invalid(ps, errs)
 	for i := range p.Spec.InitContainers {
 		ps = requirements(ps, "spec.initContainers["+strconv.Itoa(i)+"].resources", &p.Spec.InitContainers[i].Resources)
 	}
@@ -55,6 +73,15 @@ func podProblems(p *v1.Pod) []problem {
 	ps = statuses(ps, "status.ephemeralContainerStatuses", p.Status.EphemeralContainerStatuses)
 	ps = negatives(ps, "status.allocatedResources", p.Status.AllocatedResources)
 	ps = requirements(ps, "status.resources", p.Status.Resources)
+	return ps
+}
+
+// invalid appends a problem wrapping ErrInvalidObject for each field
+// error.
+func invalid(ps []problem, errs field.ErrorList) []problem {
+	for _, fe := range errs {
+		ps = append(ps, problem{fe.Field, fmt.Errorf("%w: %s", ErrInvalidObject, fe.ErrorBody())})
+	}
 	return ps
 }
 

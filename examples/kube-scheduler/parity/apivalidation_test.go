@@ -75,6 +75,27 @@ func TestParseAgreesWithAPIValidation(t *testing.T) {
 	require.Less(t, rejected, pods/4)
 }
 
+// TestParseAgreesWithAPIValidationNodeAffinity: on 4,000 pods whose
+// nodeSelector and node affinity are spoilt about half the time
+// (Gen.NodeAffinityPod), schedkit's parse rejects a pod exactly when the
+// API server's own validation rejects its scheduling fields, naming the
+// same fields; as written and as the API server stores them (Admitted).
+func TestParseAgreesWithAPIValidationNodeAffinity(t *testing.T) {
+	g := NewGen(paritySeed+43, DefaultConfig())
+	pods, rejected := 0, 0
+	for c := 0; c < 2000; c++ {
+		p := g.NodeAffinityPod()
+		n, d, err := parseAgrees(p, Admitted(p))
+		require.NoError(t, err)
+		require.Empty(t, d, "case %d", c)
+		pods += 2
+		rejected += n
+	}
+	t.Logf("%d pods, %d rejected by both", pods, rejected)
+	require.Greater(t, rejected, pods/5)
+	require.Less(t, rejected, pods*3/4)
+}
+
 // FuzzParseAgreesWithAPIValidation: any seed.
 func FuzzParseAgreesWithAPIValidation(f *testing.F) {
 	for _, seed := range []uint64{0, 1, paritySeed, 1 << 40} {
@@ -84,7 +105,8 @@ func FuzzParseAgreesWithAPIValidation(f *testing.F) {
 		g := NewGen(seed, ipaConfig())
 		cs := g.IPACase()
 		sc := g.SpreadCase()
-		_, d, err := parseAgrees(append(append([]*v1.Pod{cs.Pod, Admitted(cs.Pod), sc.Pod}, cs.Bound...), sc.Bound...)...)
+		na := g.NodeAffinityPod()
+		_, d, err := parseAgrees(append(append([]*v1.Pod{cs.Pod, Admitted(cs.Pod), sc.Pod, na, Admitted(na)}, cs.Bound...), sc.Bound...)...)
 		require.NoError(t, err)
 		require.Empty(t, d)
 	})
