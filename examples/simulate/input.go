@@ -260,6 +260,15 @@ func loadObjects(paths []string, unbind, strict bool) (*cluster, error) {
 	if len(objs.Nodes) == 0 {
 		return nil, inputErr("%s: no Node objects%s", strings.Join(paths, ", "), skippedKinds(objs.Skipped))
 	}
+	// An object the replay does not read (a Node of another apiVersion, a
+	// Deployment) changes the answer of a what-if when it was meant to be
+	// read: say so, and under -strict refuse.
+	if len(objs.Skipped) > 0 {
+		if strict {
+			return nil, inputErr("%s:%s", strings.Join(paths, ", "), skippedKinds(objs.Skipped))
+		}
+		warnings = append(warnings, fmt.Sprintf("warning: %s:%s (ignored; -strict rejects them)", strings.Join(paths, ", "), skippedKinds(objs.Skipped)))
+	}
 	c := &cluster{source: fmt.Sprintf("objects from %s", strings.Join(paths, ", ")), batch: true, objects: objs.Others, objectsInput: true, warnings: warnings}
 	if err := c.finish(objs.Nodes, objs.Pods, unbind); err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -140,7 +141,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.policies, "policy", "default,least,most,fgd", "comma-separated `POLICIES` to compare, or all: "+strings.Join(policyNames(), ", "))
 	fs.Uint64Var(&o.seed, "seed", 1, "`SEED` of the synthetic workload, the cycle's tie-break, -inflate draws and the random policy")
 	fs.Var(seedsFlag{&o.shuffle}, "shuffle", "shuffle arrivals with `SEEDS` (N, N,M or N-M: one run per seed, results averaged)")
-	fs.Var(finiteFloat{&o.inflate}, "inflate", "repeat random arrivals until total demand reaches `RATIO` × capacity (GPU, or CPU without GPUs), e.g. 1.3")
+	fs.Var(finiteFloat{&o.inflate}, "inflate", "repeat random arrivals until total demand reaches `RATIO` × capacity (GPU, or CPU without GPUs), e.g. 1.3; 0: off")
 	fs.BoolVar(&o.departures, "departures", false, "trace input: pods leave at their deletion_time")
 	fs.BoolVar(&o.strict, "strict", false, "reject a trace with malformed rows instead of skipping them, and -objects files with unknown or repeated fields (a typo such as 'resource:' for 'resources:') instead of ignoring those fields")
 	fs.BoolVar(&o.parallel, "parallel", false, "run the policies (and seeds) in parallel instead of one after another")
@@ -212,7 +213,7 @@ func parse(args []string, stdout io.Writer) (*options, []*policyDef, error) {
 	case o.strict && !traceIn && len(o.objects) == 0:
 		return nil, nil, errors.New("-strict applies to trace input (-trace or -nodes/-pods) and -objects")
 	case o.inflate < 0 || o.inflate > 100:
-		return nil, nil, fmt.Errorf("-inflate %g: want a ratio in (0, 100], e.g. 1.3", o.inflate)
+		return nil, nil, fmt.Errorf("-inflate %g: want a ratio in (0, 100], e.g. 1.3, or 0 (off)", o.inflate)
 	case o.percentage < -1 || o.percentage > 100:
 		return nil, nil, fmt.Errorf("-percentage %d: want 0-100", o.percentage)
 	case o.tieBreak != "" && o.tieBreak != tieRandom && o.tieBreak != tieOrder:
@@ -309,8 +310,13 @@ func simulate(ctx context.Context, o *options, pols []*policyDef, stdout, stderr
 	if o.inflate > 0 && c.capacity() == 0 {
 		return inputErr("-inflate: the cluster has no capacity to inflate against")
 	}
-	if o.explain != "" && !c.hasPod(o.explain) {
-		return inputErr("-explain %s: no such pod to schedule in the input", o.explain)
+	if o.explain != "" {
+		switch keys := c.podsNamed(o.explain); {
+		case len(keys) == 0:
+			return inputErr("-explain %s: no such pod to schedule in the input", o.explain)
+		case len(keys) > 1:
+			return inputErr("-explain %s: ambiguous, %d pods to schedule have that name (%s): give namespace/name", o.explain, len(keys), strings.Join(keys[:min(len(keys), 10)], ", "))
+		}
 	}
 
 	specs := buildSpecs(o, pols)
@@ -411,14 +417,17 @@ func arrivalOrder(o *options, c *cluster) string {
 	return strings.Join(parts, ", ")
 }
 
-// hasPod reports whether name ("ns/name" or "name") is a pod to schedule.
-func (c *cluster) hasPod(name string) bool {
+// podsNamed returns the distinct keys (namespace/name) of the pods to
+// schedule that name ("ns/name" or "name") names, as replay.Config.Explain
+// matches them.
+func (c *cluster) podsNamed(name string) []string {
+	var keys []string
 	for _, pi := range c.pods {
-		if k := pi.Key(); name == k.Name || name == k.String() { // as replay.Config.Explain matches
-			return true
+		if k := pi.Key(); (name == k.Name || name == k.String()) && !slices.Contains(keys, k.String()) {
+			keys = append(keys, k.String())
 		}
 	}
-	return false
+	return keys
 }
 
 // writePlacements writes policy, seed, pod, node, devices, prebound rows.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"os"
 	"path/filepath"
@@ -37,7 +38,7 @@ func TestBadFlags(t *testing.T) {
 		{"bad tiebreak", []string{"-tiebreak", "first"}, `-tiebreak "first": want random or order`},
 		{"bad plot", []string{"-svg", "out.gif"}, "want a .svg, .png or .pdf file name"},
 		{"plot folder missing", []string{"-svg", "/nonexistent-folder/x.svg"}, "folder /nonexistent-folder does not exist"},
-		{"negative inflate", []string{"-inflate", "-1"}, "-inflate -1"},
+		{"negative inflate", []string{"-inflate", "-1"}, "-inflate -1: want a ratio in (0, 100], e.g. 1.3, or 0 (off)"},
 		{"objects and trace", []string{"-objects", "x.yaml", "-trace", tmp}, "-objects cannot be combined"},
 		{"departures without trace", []string{"-departures"}, "-departures needs a trace"},
 		{"departures and shuffle", []string{"-nodes", nodes, "-pods", badPods, "-departures", "-shuffle", "1"}, "cannot be combined with -shuffle"},
@@ -340,4 +341,70 @@ func TestJSONUnits(t *testing.T) {
 	}
 	r := s.Results[0]
 	assert.Equal(t, []string{"milliCPU", "bytes", "milliGPU"}, []string{r.CPU.Unit, r.Memory.Unit, r.GPU.Unit})
+}
+
+// TestObjectsSkippedKinds (trial 7): objects the replay does not read (a
+// Node of another apiVersion, a Deployment) are named on stderr, and
+// -strict refuses them; before, only an input without any v1 Node said so.
+func TestObjectsSkippedKinds(t *testing.T) {
+	tmp := t.TempDir()
+	in := writeFile(t, tmp, "skip.yaml", `apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: '4', memory: 8Gi, pods: '10'}}
+---
+apiVersion: v1beta1
+kind: Node
+metadata: {name: n2}
+status: {allocatable: {cpu: '4', memory: 8Gi, pods: '10'}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d, namespace: default}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p1, namespace: default}
+spec: {containers: [{name: c, image: x, resources: {requests: {cpu: '1'}}}]}
+`)
+	r := runMain(t, "-objects", in, "-policy", "default", "-timing=false")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "simulate: warning: "+in+": (skipped 1 apps/v1 Deployment, 1 v1beta1 Node: only apiVersion v1 Node and Pod objects")
+	assert.Contains(t, r.stderr, "(ignored; -strict rejects them)")
+
+	r = runMain(t, "-objects", in, "-policy", "default", "-strict")
+	assert.Equal(t, exitUsage, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "(skipped 1 apps/v1 Deployment, 1 v1beta1 Node")
+	assert.Empty(t, r.stdout)
+
+	var out, errb bytes.Buffer
+	require.Equal(t, exitOK, runWhatif([]string{"-drain", "n1", "-objects", in}, &out, &errb), errb.String())
+	assert.Contains(t, errb.String(), "simulate: warning: "+in+": (skipped 1 apps/v1 Deployment, 1 v1beta1 Node")
+}
+
+// TestExplainAmbiguous (trial 7): -explain NAME with pods of that name in
+// two namespaces is an error listing both; before, it explained the last.
+func TestExplainAmbiguous(t *testing.T) {
+	tmp := t.TempDir()
+	in := writeFile(t, tmp, "ambig.yaml", `apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: '4', memory: 8Gi, pods: '10'}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: a}
+spec: {containers: [{name: c, image: x}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: b}
+spec: {containers: [{name: c, image: x}]}
+`)
+	r := runMain(t, "-objects", in, "-policy", "default", "-explain", "p")
+	assert.Equal(t, exitUsage, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "-explain p: ambiguous, 2 pods to schedule have that name (a/p, b/p): give namespace/name")
+	r = runMain(t, "-objects", in, "-policy", "default", "-explain", "b/p", "-timing=false")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "explain b/p under default")
 }

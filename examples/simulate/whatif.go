@@ -72,6 +72,14 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	fs.Uint64Var(&o.seed, "seed", 1, "`SEED` of the scheduler's and the expander's tie-breaks")
 	fs.StringVar(&o.output, "o", "table", "output `FORMAT`: table or json")
 	fs.Var(listFlag{&o.objects}, "objects", "Kubernetes YAML or JSON `PATH`s: Nodes, Pods and the objects the scheduler and drain rules read (Namespaces, Services, ReplicaSets, StatefulSets, ReplicationControllers, PriorityClasses, PodDisruptionBudgets)")
+	// "-fit -h" would make "-h" the template's path: a help flag anywhere
+	// asks for help.
+	for _, a := range args {
+		if a == "-h" || a == "--h" || a == "-help" || a == "--help" {
+			fs.Usage()
+			return exitOK
+		}
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -98,6 +106,9 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	objs, err := load.Files(o.objects...)
 	if err != nil {
 		return whatifUsage(stderr, err.Error())
+	}
+	if len(objs.Skipped) > 0 {
+		fmt.Fprintf(stderr, "simulate: warning: %s:%s (ignored)\n", strings.Join(o.objects, ", "), skippedKinds(objs.Skipped))
 	}
 	var bound, pending []*v1.Pod
 	for _, p := range objs.Pods {

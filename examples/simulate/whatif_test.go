@@ -159,3 +159,15 @@ func TestWhatifScaleUpHelp(t *testing.T) {
 	assert.Contains(t, errb.String(), maxNodesAnnotation+" (nodes it may add, default 100)")
 	assert.Contains(t, errb.String(), priorityAnnotation+" (rank for -expander priority, default 0)")
 }
+
+// TestWhatifModeHelp (trial 7): "simulate -fit -h", as the main usage
+// suggests, prints the what-if flags; before, "-h" became -fit's path and
+// the run failed with "the what-if modes need -objects".
+func TestWhatifModeHelp(t *testing.T) {
+	for _, mode := range []string{"-fit", "-scale-up", "-drain"} {
+		var out, errb bytes.Buffer
+		assert.Equal(t, exitOK, runWhatif([]string{mode, "-h"}, &out, &errb), mode)
+		assert.Contains(t, errb.String(), "-expander EXPANDER", mode)
+		assert.NotContains(t, errb.String(), "need -objects", mode)
+	}
+}
