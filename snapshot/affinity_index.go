@@ -222,7 +222,12 @@ func (s *state) viewPod(ni *NodeInfo, p *PodInfo, d int) {
 	var buf [8]*interpod.Term
 	hits := buf[:0]
 	s.aff.views.each(func(e *pent[termGroup]) bool {
-		if _, ok := ni.node.Labels[e.val.term.TopologyKey]; ok && e.val.term.Matches(p.shape.tmpl, nil) {
+		// The term first: it reads the pod, which the caller has just
+		// read, where the node's label map is likely a cache miss.
+		if !e.val.term.Matches(p.shape.tmpl, nil) {
+			return true
+		}
+		if _, ok := ni.node.Labels[e.val.term.TopologyKey]; ok {
 			hits = append(hits, e.val.term)
 		}
 		return true
