@@ -201,11 +201,10 @@ func (s *state) affTerms(ni *NodeInfo, p *PodInfo, d int) {
 		return
 	}
 	s.aff.pods += d
-	labels := ni.node.Labels
 	for k := range interpod.NumKinds {
 		ts := t.List(k)
 		for j := range ts {
-			s.affTerm(k, &ts[j], labels, d)
+			s.affTerm(k, &ts[j], ni, d)
 			s.viewRef(&ts[j], d)
 		}
 	}
@@ -223,18 +222,19 @@ func (s *state) viewPod(ni *NodeInfo, p *PodInfo, d int) {
 	hits := buf[:0]
 	s.aff.views.each(func(e *pent[termGroup]) bool {
 		// The term first: it reads the pod, which the caller has just
-		// read, where the node's label map is likely a cache miss.
+		// read, where the node's labels are likely a cache miss.
 		if !e.val.term.Matches(p.shape.tmpl, nil) {
 			return true
 		}
-		if _, ok := ni.node.Labels[e.val.term.TopologyKey]; ok {
+		if _, ok := ni.label(e.val.term.TopologyKey); ok {
 			hits = append(hits, e.val.term)
 		}
 		return true
 	})
 	for _, t := range hits {
 		g, _ := s.aff.views.get(t.KeyHash(), t.Key())
-		g.add(s.countW(), ni.node.Labels[t.TopologyKey], int64(d))
+		v, _ := ni.label(t.TopologyKey)
+		g.add(s.countW(), v, int64(d))
 		s.aff.views.set(s.groupW(), t.KeyHash(), t.Key(), g)
 	}
 }
@@ -310,7 +310,7 @@ func (g *termGroup) add(w pwriter[int64], v string, c int64) {
 	}
 }
 
-func (s *state) affTerm(k interpod.Kind, tm *interpod.Term, labels map[string]string, d int) {
+func (s *state) affTerm(k interpod.Kind, tm *interpod.Term, ni *NodeInfo, d int) {
 	m := &s.aff.groups[k]
 	h, key := tm.KeyHash(), tm.Key()
 	g, ok := m.get(h, key)
@@ -318,7 +318,7 @@ func (s *state) affTerm(k interpod.Kind, tm *interpod.Term, labels map[string]st
 		g = termGroup{term: tm}
 	}
 	g.members += int64(d)
-	if v, ok := labels[tm.TopologyKey]; ok {
+	if v, ok := ni.label(tm.TopologyKey); ok {
 		g.add(s.countW(), v, int64(d)*k.Value(tm))
 	}
 	if g.members == 0 {

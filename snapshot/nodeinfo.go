@@ -12,6 +12,7 @@ import (
 
 	"github.com/schedkit/schedkit/internal/arith"
 	"github.com/schedkit/schedkit/internal/layout"
+	"github.com/schedkit/schedkit/internal/spread"
 )
 
 var generation atomic.Int64
@@ -248,6 +249,38 @@ func newPodSlices(n int) ([]*PodInfo, []uint64) {
 	return make([]*PodInfo, 0, n), make([]uint64, 0, n)
 }
 
+// newPodIndexes returns empty podIndexes whose spreadGroups have room
+// for at least k groups (at least 2); up to 8 groups lie in the same
+// allocation, right after the podIndexes: copying a cold node's indexes
+// (cloneIndexesInto) then reads adjacent cache lines instead of waiting
+// for the groups' address before fetching them.
+func newPodIndexes(k int) *podIndexes {
+	switch {
+	case k <= 2:
+		b := new(struct {
+			x podIndexes
+			g [2]spread.Group
+		})
+		b.x.spreadGroups = b.g[:0]
+		return &b.x
+	case k <= 4:
+		b := new(struct {
+			x podIndexes
+			g [4]spread.Group
+		})
+		b.x.spreadGroups = b.g[:0]
+		return &b.x
+	case k <= 8:
+		b := new(struct {
+			x podIndexes
+			g [8]spread.Group
+		})
+		b.x.spreadGroups = b.g[:0]
+		return &b.x
+	}
+	return &podIndexes{spreadGroups: make([]spread.Group, 0, k)}
+}
+
 func (n *NodeInfo) addPod(p *PodInfo) {
 	n.chargeDevices(p, 1)
 	if len(n.pods) == cap(n.pods) || len(n.podHashes) == cap(n.podHashes) {
@@ -428,6 +461,20 @@ func (n *NodeInfo) Labels() []Label {
 		return nil
 	}
 	return unsafe.Slice(n.labels, n.head.FilterBlock.NumLabels)
+}
+
+// label returns the value of the node's label key and whether it has
+// it, from Labels: the keys' strings are shared by every node with the
+// key (package unique) and so usually in cache, where a look-up in the
+// node object's label map is several dependent cache misses on a cold
+// node. O(labels), no allocation.
+func (n *NodeInfo) label(key string) (string, bool) {
+	for _, l := range n.Labels() {
+		if l.Key.Value() == key {
+			return l.Value.Value(), true
+		}
+	}
+	return "", false
 }
 
 // Taints returns node.spec.taints. Read-only.
