@@ -257,28 +257,25 @@ func newPodSlices(n int) ([]*PodInfo, []uint64) {
 func newPodIndexes(k int) *podIndexes {
 	switch {
 	case k <= 2:
-		b := new(struct {
-			x podIndexes
-			g [2]spread.Group
-		})
-		b.x.spreadGroups = b.g[:0]
-		return &b.x
+		return podIndexesWith[[2]spread.Group]()
 	case k <= 4:
-		b := new(struct {
-			x podIndexes
-			g [4]spread.Group
-		})
-		b.x.spreadGroups = b.g[:0]
-		return &b.x
+		return podIndexesWith[[4]spread.Group]()
 	case k <= 8:
-		b := new(struct {
-			x podIndexes
-			g [8]spread.Group
-		})
-		b.x.spreadGroups = b.g[:0]
-		return &b.x
+		return podIndexesWith[[8]spread.Group]()
 	}
 	return &podIndexes{spreadGroups: make([]spread.Group, 0, k)}
+}
+
+// podIndexesWith returns podIndexes whose spreadGroups are the array A
+// (an array of spread.Group) that follows them in one allocation.
+func podIndexesWith[A any]() *podIndexes {
+	b := new(struct {
+		x podIndexes
+		g A
+	})
+	k := unsafe.Sizeof(b.g) / unsafe.Sizeof(spread.Group{})
+	b.x.spreadGroups = unsafe.Slice((*spread.Group)(unsafe.Pointer(&b.g)), k)[:0]
+	return &b.x
 }
 
 func (n *NodeInfo) addPod(p *PodInfo) {
