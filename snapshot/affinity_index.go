@@ -261,7 +261,12 @@ func (s *state) viewPod(ni *NodeInfo, p *PodInfo, d int) {
 	var buf [8]*interpod.Term
 	hits := buf[:0]
 	s.aff.views.each(func(e *pent[termGroup]) bool {
-		if _, ok := selector.LabelValue(ni.Labels(), e.val.term.TopologyKeyHandle()); ok && e.val.term.Matches(p.shape.tmpl, nil) {
+		// The term first: it reads the pod, which the caller has just
+		// read, where the node's labels are likely a cache miss.
+		if !e.val.term.Matches(p.shape.tmpl, nil) {
+			return true
+		}
+		if _, ok := selector.LabelValue(ni.Labels(), e.val.term.TopologyKeyHandle()); ok {
 			hits = append(hits, e.val.term)
 		}
 		return true

@@ -12,6 +12,7 @@ import (
 
 	"github.com/schedkit/schedkit/internal/arith"
 	"github.com/schedkit/schedkit/internal/layout"
+	"github.com/schedkit/schedkit/internal/spread"
 )
 
 var generation atomic.Int64
@@ -246,6 +247,35 @@ func newPodSlices(n int) ([]*PodInfo, []uint64) {
 		return b.p[:0], b.h[:0]
 	}
 	return make([]*PodInfo, 0, n), make([]uint64, 0, n)
+}
+
+// newPodIndexes returns empty podIndexes whose spreadGroups have room
+// for at least k groups (at least 2); up to 8 groups lie in the same
+// allocation, right after the podIndexes: copying a cold node's indexes
+// (cloneIndexesInto) then reads adjacent cache lines instead of waiting
+// for the groups' address before fetching them.
+func newPodIndexes(k int) *podIndexes {
+	switch {
+	case k <= 2:
+		return podIndexesWith[[2]spread.Group]()
+	case k <= 4:
+		return podIndexesWith[[4]spread.Group]()
+	case k <= 8:
+		return podIndexesWith[[8]spread.Group]()
+	}
+	return &podIndexes{spreadGroups: make([]spread.Group, 0, k)}
+}
+
+// podIndexesWith returns podIndexes whose spreadGroups are the array A
+// (an array of spread.Group) that follows them in one allocation.
+func podIndexesWith[A any]() *podIndexes {
+	b := new(struct {
+		x podIndexes
+		g A
+	})
+	k := unsafe.Sizeof(b.g) / unsafe.Sizeof(spread.Group{})
+	b.x.spreadGroups = unsafe.Slice((*spread.Group)(unsafe.Pointer(&b.g)), k)[:0]
+	return &b.x
 }
 
 func (n *NodeInfo) addPod(p *PodInfo) {

@@ -34,3 +34,27 @@ func TestPodSlicesShareAllocation(t *testing.T) {
 		}
 	}
 }
+
+// A node's podIndexes and its spread groups lie in one allocation, the
+// groups right after the podIndexes: in a node whose first pod was
+// added (room for 2 groups) and in copies made by cloneInto (fresh, as a
+// Cache makes them, with room for one group more, up to 8).
+func TestPodIndexesShareAllocation(t *testing.T) {
+	ni := &NodeInfo{name: "n"}
+	for k := range 7 {
+		// A pod of a new class (its labels differ) each time: k+1 groups.
+		ni.addPod(MustPodInfo(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprint("p", k),
+			Labels: map[string]string{"app": fmt.Sprint("a", k)}}}))
+		c := ni.clone(1)
+		for _, x := range []*NodeInfo{ni, c} {
+			require.NotNil(t, x.idx)
+			require.Len(t, x.idx.spreadGroups, k+1)
+			if x == ni && k >= 2 {
+				continue // grown by append past the 2 groups of its first allocation
+			}
+			after := unsafe.Add(unsafe.Pointer(x.idx), unsafe.Sizeof(podIndexes{}))
+			require.Equal(t, after, unsafe.Pointer(unsafe.SliceData(x.idx.spreadGroups)), "%d groups: groups do not follow the podIndexes", k+1)
+		}
+		require.Equal(t, ni.idx.spreadGroups, c.idx.spreadGroups)
+	}
+}

@@ -41,7 +41,7 @@ type podIndexes struct {
 // pod has none); one allocation, the first time.
 func (n *NodeInfo) ownIndexes() {
 	if n.idx == nil {
-		n.idx = &podIndexes{}
+		n.idx = newPodIndexes(0)
 	}
 }
 
@@ -73,7 +73,7 @@ func (n *NodeInfo) cloneIndexesInto(c *NodeInfo, idx *podIndexes) {
 		return
 	}
 	if idx == nil {
-		idx = &podIndexes{}
+		idx = newPodIndexes(len(n.idx.spreadGroups) + 1)
 	}
 	buf := idx.spreadGroups
 	clear(buf[:cap(buf)]) // drop the old content's label maps
