@@ -39,11 +39,14 @@
 //
 // # Cost
 //
-// Sync: O(len(list)) pointer and generation comparisons when the list
-// holds the same entries as last time, plus O(pods on the changed nodes)
-// (only new pods are parsed); O(len(list)) look-ups by name when entries
-// were added, removed or moved, which also rebuild the table from entry
-// to list position. Lookup, Scores.Of and a passing Filtering.Check: a
+// Sync: one pass of O(len(list)) identity and generation comparisons when
+// the list holds the same entries as last time, plus O(pods on the
+// changed nodes) (only new pods are parsed) and a publish that copies
+// O(len(list)/256) chunk pointers and 256 entries per changed node (the
+// view's position→entry array is chunked and shares unchanged chunks), so
+// its allocation does not grow with the list; O(len(list)) look-ups by
+// name when entries were added, removed or moved, which also rebuild the
+// table from entry to list position. Lookup, Scores.Of and a passing Filtering.Check: a
 // hash of the entry (its identity) and a probe in that flat table (no
 // map, no read of the host's node for Of; a generation read for Lookup
 // and Check) plus the scorer's or filter's own work, no allocation.

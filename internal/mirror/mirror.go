@@ -49,12 +49,10 @@ type Mirror[N comparable] struct {
 	cache   *snapshot.Cache
 	byName  map[string]*entry
 	pending []*entry // rebuilt since the last publish
-	freed   []int32  // slots of nodes removed since the last publish
+	removed int      // nodes removed since the last publish
 	epoch   uint64
 	prev    []N // the list of the last successful Sync
 	prevGen []int64
-	free    []int32 // slots number entries densely, for per-cycle arrays
-	nslots  int32
 	moved   []int32 // positions in prev whose entry was rebuilt since the last publish
 	cur     atomic.Pointer[view[N]]
 	ledger  atomic.Pointer[reserve.Ledger]
@@ -64,16 +62,15 @@ type Mirror[N comparable] struct {
 	res     atomic.Pointer[resolved[N]] // the last candidates Score resolved
 }
 
-// view is what a Sync publishes, immutable: the snapshot, the entries by
-// slot, and the synced list with each position's entry and an
-// open-addressed table from list entry to position (rebuilt only when the
-// list's entries move, hashing the entry itself: no node read, no map).
+// view is what a Sync publishes, immutable: the snapshot and the synced
+// list with each position's entry and an open-addressed table from list
+// entry to position (rebuilt only when the list's entries move, hashing
+// the entry itself: no node read, no map).
 type view[N comparable] struct {
 	snap  *snapshot.Snapshot
-	slots []*entry
 	list  []N
-	ents  []*entry // ents[pos]: list[pos]'s entry, nil without a node
-	table []int32  // position+1, 0 empty; len a power of two ≥ 2 len(list)
+	ents  chunked // ents.at(pos): list[pos]'s entry, nil without a node
+	table []int32 // position+1, 0 empty; len a power of two ≥ 2 len(list)
 	seed  maphash.Seed
 	// addr: the table hashes an entry's address mixed with salt (see
 	// hash), not its value with maphash.
@@ -160,13 +157,50 @@ func (v *view[N]) index() {
 	}
 }
 
+// chunkBits sets the size of a [chunked] array's chunks: 1<<chunkBits
+// entries.
+const chunkBits = 8
+
+// chunked is an immutable array of entries in chunks of 1<<chunkBits, so
+// that a view patched at a few positions shares the chunks it does not
+// change with the view before: a patch copies the chunk pointers
+// (O(len/256)) and the chunks it writes, not the whole array.
+type chunked [][]*entry
+
+// at returns the entry at position p (0 ≤ p < the length it was made
+// with). O(1), two loads.
+func (c chunked) at(p int) *entry { return c[p>>chunkBits][p&(1<<chunkBits-1)] }
+
+// makeChunked returns an array of n nil entries. O(n).
+func makeChunked(n int) chunked {
+	c := make(chunked, (n+1<<chunkBits-1)>>chunkBits)
+	for i := range c {
+		c[i] = make([]*entry, min(1<<chunkBits, n-i<<chunkBits))
+	}
+	return c
+}
+
+// patched returns a copy of c with set(p) stored at each position p of
+// ps; c is unchanged. Chunks without such a position are shared.
+// O(len/256 + 256 per chunk written).
+func (c chunked) patched(ps []int32, set func(p int) *entry) chunked {
+	out := append(chunked(nil), c...)
+	for _, p := range ps {
+		i := p >> chunkBits
+		if len(out[i]) > 0 && &out[i][0] == &c[i][0] {
+			out[i] = append([]*entry(nil), c[i]...)
+		}
+		out[i][p&(1<<chunkBits-1)] = set(int(p))
+	}
+	return out
+}
+
 // entry is one mirrored node; never changed once published, except epoch,
 // which only Sync reads.
 type entry struct {
 	node  *v1.Node
 	gen   int64
 	epoch uint64
-	slot  int32
 	ours  *snapshot.NodeInfo
 	pods  map[*v1.Pod]*snapshot.PodInfo
 }
@@ -205,18 +239,14 @@ func (m *Mirror[N]) Sync(list []N) (*snapshot.Snapshot, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.syncs.Add(1)
-	same := m.samePositions(list)
 	m.moved = m.moved[:0]
-	if same {
-		// One generation read per entry; prev already holds list, and
-		// prevGen changes only at the rebuilt positions, once all of them
-		// succeeded (after an error the next Sync finds them again).
-		for i, n := range list {
-			if m.src.Generation(n) != m.prevGen[i] {
-				if err := m.rebuild(n); err != nil {
-					return nil, err
-				}
-				m.moved = append(m.moved, int32(i))
+	if m.changedInPlace(list) {
+		// prev already holds list, and prevGen changes only at the
+		// rebuilt positions, once all of them succeeded (after an error
+		// the next Sync finds them again).
+		for _, i := range m.moved {
+			if err := m.rebuild(list[i]); err != nil {
+				return nil, err
 			}
 		}
 		for _, i := range m.moved {
@@ -252,21 +282,28 @@ func (m *Mirror[N]) Sync(list []N) (*snapshot.Snapshot, error) {
 	for _, n := range list {
 		m.prevGen = append(m.prevGen, m.src.Generation(n))
 	}
-	snap := m.publish(!same)
+	snap := m.publish(true)
 	m.synced.Store(m.syncs.Load())
 	return snap, nil
 }
 
-// samePositions reports whether list holds the entries of the previous
+// changedInPlace reports whether list holds the entries of the previous
 // Sync in the same order (upstream's snapshot updates a changed NodeInfo
-// in place, so this holds until a node is added or removed).
-func (m *Mirror[N]) samePositions(list []N) bool {
+// in place, so this holds until a node is added or removed) and, if so,
+// leaves in m.moved the positions whose generation changed: one pass
+// over list with an identity comparison and a generation read per entry.
+func (m *Mirror[N]) changedInPlace(list []N) bool {
 	if m.prev == nil || len(list) != len(m.prev) {
 		return false
 	}
+	prev, gens := m.prev[:len(list)], m.prevGen[:len(list)]
 	for i, n := range list {
-		if n != m.prev[i] {
+		if n != prev[i] {
+			m.moved = m.moved[:0]
 			return false
+		}
+		if m.src.Generation(n) != gens[i] {
+			m.moved = append(m.moved, int32(i))
 		}
 	}
 	return true
@@ -275,47 +312,43 @@ func (m *Mirror[N]) samePositions(list []N) bool {
 // publish stores a new view when something changed since the last one:
 // listed, the list's entries moved (their positions are indexed again,
 // O(len(list)) with a look-up by name each); else only the rebuilt
-// positions are patched (O(len(list)) copy, no look-up).
+// positions are patched (O(len(list)/256) chunk pointers and a chunk of
+// 256 entries per rebuilt position copied, no look-up).
 func (m *Mirror[N]) publish(listed bool) *snapshot.Snapshot {
 	old := m.cur.Load()
-	if len(m.pending) == 0 && len(m.freed) == 0 && !listed {
+	if len(m.pending) == 0 && m.removed == 0 && !listed {
 		return old.snap
 	}
 	snap := m.cache.Snapshot()
-	slots := make([]*entry, m.nslots)
-	copy(slots, old.slots)
-	for _, s := range m.freed {
-		slots[s] = nil
-	}
 	for _, e := range m.pending {
 		if m.byName[e.node.Name] != e {
 			continue // replaced again, or removed, before this publish
 		}
 		e.ours = snap.Get(e.node.Name)
-		slots[e.slot] = e
 	}
-	v := &view[N]{snap: snap, slots: slots, list: old.list, table: old.table, seed: m.seed, addr: old.addr, salt: old.salt, ents: make([]*entry, len(m.prev))}
+	v := &view[N]{snap: snap, list: old.list, table: old.table, seed: m.seed, addr: old.addr, salt: old.salt}
 	if listed {
 		v.list = append([]N(nil), m.prev...)
+		v.ents = makeChunked(len(v.list))
 		for p, n := range v.list {
 			// An entry whose generation is not the listed one (the list
 			// names a node twice) is left out: looked up, it is converted.
 			if node := m.src.Node(n); node != nil {
 				if e := m.byName[node.Name]; e != nil && e.gen == m.prevGen[p] {
-					v.ents[p] = e
+					v.ents[p>>chunkBits][p&(1<<chunkBits-1)] = e
 				}
 			}
 		}
 		v.index()
 	} else {
-		copy(v.ents, old.ents)
-		for _, p := range m.moved {
+		v.ents = old.ents.patched(m.moved, func(p int) *entry {
 			if node := m.src.Node(v.list[p]); node != nil {
-				v.ents[p] = m.byName[node.Name]
+				return m.byName[node.Name]
 			}
-		}
+			return old.ents.at(p)
+		})
 	}
-	m.pending, m.freed, m.moved = m.pending[:0], m.freed[:0], m.moved[:0]
+	m.pending, m.removed, m.moved = m.pending[:0], 0, m.moved[:0]
 	m.cur.Store(v)
 	return snap
 }
@@ -329,8 +362,7 @@ func (m *Mirror[N]) removeNode(name string, e *entry) error {
 		return err
 	}
 	delete(m.byName, name)
-	m.free = append(m.free, e.slot)
-	m.freed = append(m.freed, e.slot)
+	m.removed++
 	return nil
 }
 
@@ -377,24 +409,9 @@ func (m *Mirror[N]) rebuild(n N) error {
 		}
 	}
 	ne := &entry{node: node, gen: m.src.Generation(n), epoch: m.epoch, pods: pods}
-	if e != nil {
-		ne.slot = e.slot
-	} else {
-		ne.slot = m.newSlot()
-	}
 	m.byName[node.Name] = ne
 	m.pending = append(m.pending, ne)
 	return nil
-}
-
-func (m *Mirror[N]) newSlot() int32 {
-	if k := len(m.free); k > 0 {
-		s := m.free[k-1]
-		m.free = m.free[:k-1]
-		return s
-	}
-	m.nslots++
-	return m.nslots - 1
 }
 
 // PodInfo parses pod with the mirror's DeviceDecoder.
@@ -436,7 +453,7 @@ func (m *Mirror[N]) lookup(n N) (*snapshot.NodeInfo, int) {
 	if p < 0 {
 		return nil, -1
 	}
-	e := v.ents[p]
+	e := v.ents.at(p)
 	if e == nil || e.gen != m.src.Generation(n) {
 		return nil, -1
 	}

@@ -104,10 +104,10 @@ func TestLookup(t *testing.T) {
 	_, err := m.Sync([]*fakeNode{a, b, c})
 	require.NoError(t, err)
 	for _, n := range []*fakeNode{a, b, c} {
-		ours, slot := m.lookup(n)
+		ours, pos := m.lookup(n)
 		require.NotNil(t, ours, n.node.Name)
 		assert.Equal(t, n.node.Name, ours.Name())
-		assert.Less(t, slot, len(m.cur.Load().slots))
+		assert.Same(t, n, m.cur.Load().list[pos])
 	}
 	// b's pods change: same node object, new generation.
 	b.addPod(pod("p", "1"))
@@ -136,7 +136,7 @@ func TestLookup(t *testing.T) {
 	ours, _ = m.lookup(c2)
 	require.NotNil(t, ours)
 	assert.Equal(t, int64(8000), ours.Allocatable().MilliCPU())
-	// a is removed; the others are still found; a new node reuses a's slot.
+	// a is removed; the others are still found; a new node is found.
 	s, err := m.Sync([]*fakeNode{b, c2})
 	require.NoError(t, err)
 	ours, _ = m.lookup(a)
@@ -152,9 +152,9 @@ func TestLookup(t *testing.T) {
 	d := newNode("d", "2", 1)
 	_, err = m.Sync([]*fakeNode{b, c2, d})
 	require.NoError(t, err)
-	_, slot = m.lookup(d)
-	assert.Equal(t, 3, len(m.cur.Load().slots), "d reuses a's slot")
-	assert.Less(t, slot, 3)
+	ours, slot = m.lookup(d)
+	assert.Same(t, m.Current().Get("d"), ours)
+	assert.Equal(t, 2, slot, "d's position in the list")
 
 	allocs := testing.AllocsPerRun(100, func() { _, _ = m.lookup(b) })
 	assert.Zero(t, allocs, "Lookup allocates nothing")

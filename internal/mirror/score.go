@@ -80,7 +80,7 @@ func (m *Mirror[N]) resolve(candidates []N) (*resolved[N], error) {
 			p = v.find(c)
 		}
 		if p >= 0 {
-			if e := v.ents[p]; e != nil && (verified || e.gen == m.src.Generation(c)) {
+			if e := v.ents.at(p); e != nil && (verified || e.gen == m.src.Generation(c)) {
 				r.ours[i], next = e.ours, p+1
 				if next == k {
 					next = 0
