@@ -1,0 +1,82 @@
+package load_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/schedkit/schedkit/snapshot/load"
+)
+
+// trailingInputs are inputs where go-yaml, given a document, converts its
+// first flow collection (or what precedes a "..." line) and ignores the
+// rest: the loader returned fewer objects than the input holds, with no
+// error (a new-user trial, inputs 06, 13, 14, 33, 34 and a cut JSON
+// stream). Each must now be an ErrSyntax error at the line given.
+var trailingInputs = []struct {
+	name string
+	in   string
+	line int
+	doc  int
+}{
+	{"JSON stream cut in its second value",
+		`{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"status":{"allocatable":{"cpu":"4","memory":"8Gi","pods":"110"}}}` + "\n" +
+			`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p1","namespace":"x"},"spec":{"containers":[{"name":"c"`, 2, 2},
+	{"one JSON object then garbage",
+		`{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}}` + "\ngarbage here\n", 2, 2},
+	{"JSON cut on the same line",
+		`{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}} {"apiVersion":"v1","kind":"Pod"`, 1, 2},
+	{"one JSON object then a YAML Pod without separator",
+		`{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}}` + "\napiVersion: v1\nkind: Pod\nmetadata: {name: p1, namespace: ns1}\n", 2, 2},
+	{"YAML flow mapping then block mapping",
+		"---\n{apiVersion: v1, kind: Node, metadata: {name: n1}}\napiVersion: v1\nkind: Node\nmetadata: {name: n2}\n", 2, 1},
+	{"YAML then two JSON lines after a separator",
+		"apiVersion: v1\nkind: Node\nmetadata: {name: n0}\n---\n" +
+			`{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}}` + "\n" +
+			`{"apiVersion":"v1","kind":"Node","metadata":{"name":"n2"}}` + "\n", 5, 2},
+	{"two flow mappings, comments and blanks first",
+		"apiVersion: v1\nkind: Node\nmetadata: {name: n0}\n---\n# c\n\n  {apiVersion: v1, kind: Node, metadata: {name: n1}}\n  {apiVersion: v1, kind: Node, metadata: {name: n2}}\n", 7, 2},
+	{"a document after a document end marker",
+		"apiVersion: v1\nkind: Node\nmetadata: {name: n0}\n...\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\n", 5, 1},
+	{"a List item of two flow mappings",
+		"apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: n0}\n-   {apiVersion: v1, kind: Node, metadata: {name: n1}}\n    {apiVersion: v1, kind: Node, metadata: {name: n2}}\n", 7, 1},
+}
+
+// TestReadRejectsTrailingContent: every input in trailingInputs is an
+// ErrSyntax error naming the file and line in Read, ReadCache, Files and
+// FilesCache, with nothing loaded (before: 1 object fewer than the input
+// holds, no error).
+func TestReadRejectsTrailingContent(t *testing.T) {
+	for _, tt := range trailingInputs {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "in.yaml")
+			require.NoError(t, os.WriteFile(path, []byte(tt.in), 0o600))
+			check := func(how, file string, err error) {
+				require.ErrorIs(t, err, load.ErrSyntax, "%s", how)
+				var e *load.Error
+				require.ErrorAs(t, err, &e, "%s", how)
+				assert.Equal(t, file, e.File, "%s: %v", how, err)
+				assert.Equal(t, tt.line, e.Line, "%s line: %v", how, err)
+				assert.Equal(t, tt.doc, e.Document, "%s document: %v", how, err)
+			}
+			for _, strict := range []bool{false, true} {
+				opts := load.Options{Strict: strict}
+				objs, err := opts.Read(strings.NewReader(tt.in), "in.yaml")
+				check("Read", "in.yaml", err)
+				assert.Equal(t, load.Objects{}, objs)
+				c, _, err := opts.ReadCache(strings.NewReader(tt.in), "in.yaml")
+				check("ReadCache", "in.yaml", err)
+				assert.Nil(t, c)
+				_, err = opts.Files(path)
+				check("Files", path, err)
+				c, _, err = opts.FilesCache([]string{path})
+				check("FilesCache", path, err)
+				assert.Nil(t, c)
+			}
+		})
+	}
+}
