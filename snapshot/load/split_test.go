@@ -204,6 +204,8 @@ func FuzzListItemByItem(f *testing.F) {
 		"apiVersion: v1\nkind: List\nitems:\n-\n  kind: Node\n  apiVersion: v1\n  metadata: {name: x}\n- null\n- - 1\n",
 		"kind: List\napiVersion: v1\nmetadata: 5\nitems:\n- {kind: Node, apiVersion: v1, metadata: {name: x}}\n",
 		"apiVersion: v1\nitems:\nkind: List\n",
+		"apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: a}}\n  {apiVersion: v1, kind: Node, metadata: {name: b}}\n",
+		"apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: a}\n...\napiVersion: v1\nkind: Node\nmetadata: {name: b}\n",
 	} {
 		f.Add([]byte(seed), false)
 		f.Add([]byte(seed), true)

@@ -80,3 +80,46 @@ func TestReadRejectsTrailingContent(t *testing.T) {
 		})
 	}
 }
+
+// total counts the objects of a successful read, skipped kinds included.
+func total(o load.Objects) int {
+	n := len(o.Nodes) + len(o.Pods) + len(o.Others)
+	for _, k := range o.Skipped {
+		n += k
+	}
+	return n
+}
+
+// FuzzReadConcat: the loader never returns fewer objects than the input
+// holds without an error. Inputs a and b that each read without error
+// (counts A and B) are joined as YAML documents ("a\n---\nb"): the result
+// is an error (duplicate names, or a JSON stream that is not one YAML
+// document) or holds A+B objects, never fewer.
+func FuzzReadConcat(f *testing.F) {
+	for _, tt := range trailingInputs {
+		i := strings.IndexByte(tt.in[1:], '\n') + 1
+		f.Add(tt.in[:i], tt.in[i:])
+	}
+	f.Add(nodeYAML, podYAML)
+	// Two JSON lines read alone are a JSON stream of two objects; after
+	// "---" they are one YAML document, of which go-yaml read the first.
+	f.Add(`{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}}`+"\n"+`{"apiVersion":"v1","kind":"Node","metadata":{"name":"n2"}}`, podYAML)
+	f.Add(podYAML, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}}`+"\n"+`{"apiVersion":"v1","kind":"Node","metadata":{"name":"n2"}}`)
+	f.Add(`{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}}`, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"n2"}}`)
+	f.Add("{apiVersion: v1, kind: Node, metadata: {name: n1}}", "apiVersion: v1\nkind: Node\nmetadata: {name: n2}\n")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		oa, err := load.Read(strings.NewReader(a), "a")
+		if err != nil {
+			return
+		}
+		ob, err := load.Read(strings.NewReader(b), "b")
+		if err != nil {
+			return
+		}
+		both, err := load.Read(strings.NewReader(a+"\n---\n"+b), "ab")
+		if err != nil {
+			return
+		}
+		require.GreaterOrEqual(t, total(both), total(oa)+total(ob), "objects dropped without an error: %q + %q", a, b)
+	})
+}
