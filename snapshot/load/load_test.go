@@ -403,7 +403,8 @@ func TestReadErrors(t *testing.T) {
 			opts:     load.Options{Strict: true},
 			in:       "apiVersion: v1\nkind: Node\nmetadata: {name: a, name: b}\n",
 			sentinel: load.ErrUnknownField,
-			want:     load.Error{File: "in.yaml", Line: 1, Document: 1},
+			// The line of the duplicate key, which go-yaml names.
+			want: load.Error{File: "in.yaml", Line: 3, Document: 1},
 		},
 		{
 			name:     "reject other kinds",

@@ -199,6 +199,9 @@ func splitYAML(file string, br *bufio.Reader, w *window, strict bool, errs *erro
 	}
 }
 
+// innerLine matches a line number in go-yaml's messages ("line 8:").
+var innerLine = regexp.MustCompile(`\bline (\d+):`)
+
 // toJSON converts YAML text that starts at line start of the file
 // (document index, List item item or "") to JSON, reporting a syntax
 // error, or with strict a duplicate key, through errs.
@@ -215,8 +218,22 @@ func toJSON(file string, text []byte, start, index int, item string, strict bool
 		// rejects them.
 		var v any
 		if serr := yaml.UnmarshalStrict(text, &v); serr != nil {
-			errs.add(&Error{File: file, Line: start, Document: index, Item: item,
-				Err: fmt.Errorf("%w: %w", ErrUnknownField, serr)})
+			// go-yaml's lines are relative to text: made the file's, and
+			// the error's line the first one named.
+			e := &Error{File: file, Line: start, Document: index, Item: item}
+			first := 0
+			msg := innerLine.ReplaceAllStringFunc(serr.Error(), func(m string) string {
+				n, _ := strconv.Atoi(innerLine.FindStringSubmatch(m)[1])
+				if first == 0 {
+					first = start + n - 1
+				}
+				return "line " + strconv.Itoa(start+n-1) + ":"
+			})
+			if first > 0 {
+				e.Line = first
+			}
+			e.Err = fmt.Errorf("%w: %s", ErrUnknownField, msg)
+			errs.add(e)
 			return nil, false
 		}
 	}

@@ -123,3 +123,29 @@ func FuzzReadConcat(f *testing.F) {
 		require.GreaterOrEqual(t, total(both), total(oa)+total(ob), "objects dropped without an error: %q + %q", a, b)
 	})
 }
+
+// TestReadStrictDuplicateKeyLine: with Strict, a key twice in a List item
+// read item by item is reported at its line in the file (line 11 here);
+// go-yaml's "line 8" was relative to the item (a new-user trial, input 25).
+// Also a JSON value cut short is reported on the line it starts on (line
+// 3 here; it was line 2, where the previous value ends: input 12).
+func TestReadStrictDuplicateKeyLine(t *testing.T) {
+	in := "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: p1\n    namespace: ns1\n  spec:\n    nodeName: n1\n    nodeName: n2\n    containers:\n    - name: c\n"
+	_, err := load.Options{Strict: true}.Read(strings.NewReader(in), "in.yaml")
+	require.ErrorIs(t, err, load.ErrUnknownField)
+	var e *load.Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, 11, e.Line, "%v", err)
+	assert.Equal(t, "items[0]", e.Item, "%v", err)
+	assert.Contains(t, err.Error(), "line 11:")
+	assert.NotContains(t, err.Error(), "line 8:")
+
+	cut := `{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}}` + "\n" +
+		`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p1","namespace":"x"},"spec":{"nodeName":"n1","containers":[{"name":"c"}]}}` + "\n" +
+		`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p2","namespace":"x"},"spec":{"containers":[{"name":"c"`
+	_, err = load.Read(strings.NewReader(cut), "in.json")
+	require.ErrorIs(t, err, load.ErrSyntax)
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, 3, e.Line, "%v", err)
+	assert.Equal(t, 3, e.Document, "%v", err)
+}
