@@ -188,7 +188,7 @@ func splitYAML(file string, br *bufio.Reader, w *window, strict bool, errs *erro
 				text = append(text[:0], chunk[it.from:it.to]...)
 				text[it.dash-it.from] = ' '
 				if js, ok := toJSON(file, text, start+it.line, index, "items["+strconv.Itoa(i)+"]", strict, errs); ok {
-					emit(document{index: index, line: start, json: js, item: i})
+					emit(document{index: index, line: start + it.line, json: js, item: i})
 				}
 			}
 			continue
