@@ -182,6 +182,9 @@ func FuzzReadCache(f *testing.F) {
 		f.Add([]byte(seed), false)
 		f.Add([]byte(seed), true)
 	}
+	for _, tt := range trailingInputs {
+		f.Add([]byte(tt.in), false)
+	}
 	f.Fuzz(checkReadCache)
 }
 

@@ -55,7 +55,10 @@ type Error struct {
 	// File is the path, or the name given to [Read].
 	File string
 	// Line is the 1-based line in File: where the syntax error is when the
-	// parser says so, otherwise where the document starts. 0 when unknown.
+	// parser says so, otherwise where the document starts, or the List
+	// item for the items of a YAML List read item by item (the List
+	// kubectl prints; other Lists give the document's line). 0 when
+	// unknown.
 	Line int
 	// Document is the 1-based index of the document in File: YAML documents
 	// are separated by "---" lines, JSON documents are concatenated values.

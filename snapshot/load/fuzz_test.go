@@ -55,6 +55,10 @@ func FuzzRead(f *testing.F) {
 		f.Add([]byte(seed), false)
 		f.Add([]byte(seed), true)
 	}
+	for _, tt := range trailingInputs {
+		f.Add([]byte(tt.in), false)
+		f.Add([]byte(tt.in), true)
+	}
 	f.Fuzz(func(t *testing.T, in []byte, strict bool) {
 		opts := load.Options{Strict: strict}
 		objs, err := opts.Read(bytes.NewReader(in), "fuzz")

@@ -119,7 +119,10 @@ func Files(paths ...string) (Objects, error) { return Options{}.Files(paths...) 
 // second value does not parse, in which case it is read as YAML (the rule
 // of apimachinery's yaml.NewYAMLOrJSONDecoder, which kubectl uses): JSON
 // documents separated by "---" are YAML; a syntax error after two JSON
-// values is a JSON syntax error.
+// values is a JSON syntax error. A YAML document holding more than one
+// value (a flow mapping or JSON object followed by more text, or text
+// after a "..." line), of which go-yaml would convert the first and drop
+// the rest, is an [ErrSyntax] error, so no object is dropped silently.
 //
 // Cost: O(input bytes) time; r is read as a stream, one document at a
 // time (see the package's Cost section): memory is the largest document

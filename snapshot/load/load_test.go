@@ -403,7 +403,8 @@ func TestReadErrors(t *testing.T) {
 			opts:     load.Options{Strict: true},
 			in:       "apiVersion: v1\nkind: Node\nmetadata: {name: a, name: b}\n",
 			sentinel: load.ErrUnknownField,
-			want:     load.Error{File: "in.yaml", Line: 1, Document: 1},
+			// The line of the duplicate key, which go-yaml names.
+			want: load.Error{File: "in.yaml", Line: 3, Document: 1},
 		},
 		{
 			name:     "reject other kinds",
@@ -633,7 +634,8 @@ func TestReadValidatesPodsAsTheCache(t *testing.T) {
 		{"nodeSelector", pod("  nodeSelector: {'bad key!': a}\n"),
 			load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "shop", Name: "web", Field: "spec.nodeSelector"}, `Invalid value: "bad key!"`},
 		{"pod affinity in a List item", "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(pod("  affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: ''}]}}\n"), "\n", "\n  "),
-			load.Error{File: "in.yaml", Line: 1, Document: 1, Item: "items[0]", Kind: "Pod", Namespace: "shop", Name: "web", Field: "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey"}, "can not be empty"},
+			// Line 4, the item's "-" (the List's line 1 before).
+			load.Error{File: "in.yaml", Line: 4, Document: 1, Item: "items[0]", Kind: "Pod", Namespace: "shop", Name: "web", Field: "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey"}, "can not be empty"},
 		{"node name", nodeYAML + "---\napiVersion: v1\nkind: Node\nmetadata: {name: Node_2}\n",
 			load.Error{File: "in.yaml", Line: 13, Document: 2, Kind: "Node", Name: "Node_2", Field: "metadata.name"}, "RFC 1123 subdomain"},
 	}

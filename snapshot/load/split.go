@@ -116,7 +116,8 @@ func splitJSON(file string, br *bufio.Reader, w *window, emit func(document) boo
 			if errors.As(err, &syn) {
 				e.Line = w.lineAt(syn.Offset)
 			} else {
-				e.Line = w.lineAt(dec.InputOffset())
+				// A value cut short: the line where it starts.
+				e.Line = w.lineAt(w.skipSpace(dec.InputOffset()))
 			}
 			if n < 2 {
 				return e, w.buf
@@ -187,7 +188,7 @@ func splitYAML(file string, br *bufio.Reader, w *window, strict bool, errs *erro
 				text = append(text[:0], chunk[it.from:it.to]...)
 				text[it.dash-it.from] = ' '
 				if js, ok := toJSON(file, text, start+it.line, index, "items["+strconv.Itoa(i)+"]", strict, errs); ok {
-					emit(document{index: index, line: start, json: js, item: i})
+					emit(document{index: index, line: start + it.line, json: js, item: i})
 				}
 			}
 			continue
@@ -198,6 +199,9 @@ func splitYAML(file string, br *bufio.Reader, w *window, strict bool, errs *erro
 	}
 }
 
+// innerLine matches a line number in go-yaml's messages ("line 8:").
+var innerLine = regexp.MustCompile(`\bline (\d+):`)
+
 // toJSON converts YAML text that starts at line start of the file
 // (document index, List item item or "") to JSON, reporting a syntax
 // error, or with strict a duplicate key, through errs.
@@ -206,13 +210,30 @@ func toJSON(file string, text []byte, start, index int, item string, strict bool
 	// that starts with '{' unconverted, and YAML flow mappings do.
 	var js json.RawMessage
 	err := yaml.Unmarshal(text, &js)
+	if err == nil {
+		err = trailing(text)
+	}
 	if err == nil && strict {
 		// ToJSON keeps the last of duplicate keys; UnmarshalStrict
 		// rejects them.
 		var v any
 		if serr := yaml.UnmarshalStrict(text, &v); serr != nil {
-			errs.add(&Error{File: file, Line: start, Document: index, Item: item,
-				Err: fmt.Errorf("%w: %w", ErrUnknownField, serr)})
+			// go-yaml's lines are relative to text: made the file's, and
+			// the error's line the first one named.
+			e := &Error{File: file, Line: start, Document: index, Item: item}
+			first := 0
+			msg := innerLine.ReplaceAllStringFunc(serr.Error(), func(m string) string {
+				n, _ := strconv.Atoi(innerLine.FindStringSubmatch(m)[1])
+				if first == 0 {
+					first = start + n - 1
+				}
+				return "line " + strconv.Itoa(start+n-1) + ":"
+			})
+			if first > 0 {
+				e.Line = first
+			}
+			e.Err = fmt.Errorf("%w: %s", ErrUnknownField, msg)
+			errs.add(e)
 			return nil, false
 		}
 	}
@@ -229,6 +250,74 @@ func toJSON(file string, text []byte, start, index int, item string, strict bool
 		return nil, false
 	}
 	return js, true
+}
+
+// trailing returns a syntax error when text holds more than the one YAML
+// node yaml.Unmarshal converted. go-yaml stops at the end of a top-level
+// flow collection and ignores what follows it ("{a: 1}\n{b: 2}",
+// "{...}\nkind: Pod", a JSON value then garbage), and at a document end
+// marker ("...") ignores the documents after it; either would drop objects
+// silently. A text whose first token is '{' or '[' is parsed again inside
+// a flow sequence ("[" text "\n]"), where anything after the collection
+// but blanks and comments is a syntax error that go-yaml reports with its
+// line (the "[" adds no line); a "..." line must be followed only by
+// blanks and comments. Cost: a second parse of flow-style documents only,
+// O(len(text)) for the others.
+func trailing(text []byte) error {
+	body, rest, line := text, []byte(nil), 0
+	for i, rem := 1, text; len(rem) > 0; i++ {
+		l, next, _ := bytes.Cut(rem, []byte{'\n'})
+		if after, ok := bytes.CutPrefix(bytes.TrimSuffix(l, []byte{'\r'}), []byte("...")); ok &&
+			(len(after) == 0 || after[0] == ' ' || after[0] == '\t') {
+			body, rest, line = text[:len(text)-len(rem)], next, i
+			break
+		}
+		rem = next
+	}
+	for i, rem := line+1, rest; len(rem) > 0; i++ {
+		l, next, _ := bytes.Cut(rem, []byte{'\n'})
+		if t := bytes.TrimSpace(l); len(t) > 0 && t[0] != '#' {
+			return fmt.Errorf("yaml: line %d: content after the document end marker \"...\" on line %d", i, line)
+		}
+		rem = next
+	}
+	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
+	// YAMLReader leaves a leading "---" in the first document: blanked,
+	// keeping every line and column.
+	sep := bytes.HasPrefix(body, []byte("---")) && (len(body) == 3 || bytes.IndexByte([]byte(" \t\r\n"), body[3]) >= 0)
+	rest = body
+	if sep {
+		rest = body[3:]
+	}
+	if first := firstToken(rest); first != '{' && first != '[' {
+		return nil
+	}
+	wrapped := make([]byte, 0, len(body)+3)
+	wrapped = append(append(append(wrapped, '['), body...), "\n]"...)
+	if sep {
+		copy(wrapped[1:], "   ")
+	}
+	var v []json.RawMessage
+	if err := yaml.Unmarshal(wrapped, &v); err != nil {
+		return err
+	}
+	if len(v) != 1 {
+		return fmt.Errorf("yaml: line 1: %d values where one was expected", len(v))
+	}
+	return nil
+}
+
+// firstToken returns the first byte of text that is not a blank or in a
+// comment; 0 when there is none.
+func firstToken(text []byte) byte {
+	for len(text) > 0 {
+		l, next, _ := bytes.Cut(text, []byte{'\n'})
+		if t := bytes.TrimSpace(l); len(t) > 0 && t[0] != '#' {
+			return t[0]
+		}
+		text = next
+	}
+	return 0
 }
 
 // itemByItem turns the item-by-item conversion of List documents on; off
@@ -407,6 +496,19 @@ func (w *window) lineAt(off int64) int {
 	w.cur = off
 	w.forget(off)
 	return w.line
+}
+
+// skipSpace returns the offset of the first byte at or after off that is
+// not JSON whitespace, among the bytes held; the end when there is none.
+func (w *window) skipSpace(off int64) int64 {
+	for off = max(off, w.base); off < w.end(); off++ {
+		switch w.buf[off-w.base] {
+		case ' ', '\t', '\r', '\n':
+		default:
+			return off
+		}
+	}
+	return off
 }
 
 // forget drops the bytes before stream offset off, unless hold.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -182,13 +183,18 @@ func readBothWays(t *testing.T, in []byte, strict bool) {
 	if werr != nil {
 		// The item-by-item path reports a syntax error at the item's
 		// line, the whole path at the document's; other errors match.
+		// Other errors match but for their lines: the item's line item
+		// by item, the document's whole.
 		if !errors.Is(werr, ErrSyntax) && !errors.Is(werr, ErrUnknownField) && !errors.Is(ierr, ErrSyntax) && !errors.Is(ierr, ErrUnknownField) {
-			require.Equal(t, werr.Error(), ierr.Error())
+			require.Equal(t, anyLine.ReplaceAllString(werr.Error(), ":_: document"), anyLine.ReplaceAllString(ierr.Error(), ":_: document"))
 		}
 		return
 	}
 	require.Equal(t, whole, items)
 }
+
+// anyLine matches the line of a place in an error message.
+var anyLine = regexp.MustCompile(`:\d+: document`)
 
 // FuzzListItemByItem: reading a List document item by item gives exactly
 // what converting it whole gives (the same objects, the same errors but
@@ -204,6 +210,8 @@ func FuzzListItemByItem(f *testing.F) {
 		"apiVersion: v1\nkind: List\nitems:\n-\n  kind: Node\n  apiVersion: v1\n  metadata: {name: x}\n- null\n- - 1\n",
 		"kind: List\napiVersion: v1\nmetadata: 5\nitems:\n- {kind: Node, apiVersion: v1, metadata: {name: x}}\n",
 		"apiVersion: v1\nitems:\nkind: List\n",
+		"apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: a}}\n  {apiVersion: v1, kind: Node, metadata: {name: b}}\n",
+		"apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: a}\n...\napiVersion: v1\nkind: Node\nmetadata: {name: b}\n",
 	} {
 		f.Add([]byte(seed), false)
 		f.Add([]byte(seed), true)
