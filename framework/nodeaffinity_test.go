@@ -111,11 +111,10 @@ func TestNodeAffinity(t *testing.T) {
 			terms:  []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{}}},
 			labels: map[string]string{"foo": "bar"}, want: mismatch,
 		},
-		{
-			name:  "required affinity with no terms matches no objects",
-			terms: []v1.NodeSelectorTerm{},
-			want:  mismatch,
-		},
+		// upstream's "required affinity with no terms matches no objects"
+		// is a pod the API server refuses ("must have at least one node
+		// selector term"), and so does NewPodInfo: snapshot's
+		// TestInvalidSchedulingFieldsRejected.
 		{
 			name:   "multiple matchExpressions ANDed, all match",
 			terms:  []v1.NodeSelectorTerm{exprs(req("GPU", v1.NodeSelectorOpExists), req("GPU", v1.NodeSelectorOpNotIn, "AMD", "INTER"))},

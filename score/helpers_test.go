@@ -30,11 +30,17 @@ func cluster(t *testing.T, nodes []*v1.Node, pods ...*v1.Pod) (*snapshot.Snapsho
 	return snap, infos
 }
 
-// podInfo parses pod, naming it "incoming" if it has no name.
+// podInfo parses pod, naming it "incoming" if it has no name and putting
+// it in namespace "default" if it has none (upstream's test pods have
+// neither; the API server fills the namespace from the request's URL, and
+// NewPodInfo requires one).
 func podInfo(t *testing.T, pod *v1.Pod) *snapshot.PodInfo {
 	t.Helper()
 	if pod.Name == "" {
 		pod.Name = "incoming"
+	}
+	if pod.Namespace == "" {
+		pod.Namespace = "default"
 	}
 	pi, err := snapshot.NewPodInfo(pod)
 	require.NoError(t, err)
