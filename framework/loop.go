@@ -154,7 +154,9 @@ func (l *Loop) decoder() snapshot.DeviceDecoder {
 }
 
 // AddPodInfo queues a pending pod. A pod already queued or set aside as
-// unschedulable, or a pod with spec.nodeName set (upstream's scheduler
+// unschedulable, a pod in status.phase Succeeded or Failed (terminal:
+// upstream's pod informer excludes it with a field selector, v1.37
+// scheduler.go, so it is never queued), or a pod with spec.nodeName set (upstream's scheduler
 // queues only unassigned pods — v1.37 eventhandlers.go addPod sends
 // assigned ones to the cache, except resize-deferred ones behind the
 // InPlacePodVerticalScalingSchedulerPreemption gate, which schedkit does
@@ -174,6 +176,9 @@ func (l *Loop) add(op string, pi *snapshot.PodInfo) error {
 	}
 	if l.queued[pi.Key()] {
 		return fmt.Errorf("framework: Loop.%s: pod %s is already queued: %w", op, pi.Key(), ErrInvalidPod)
+	}
+	if ph := pi.Pod().Status.Phase; ph == v1.PodSucceeded || ph == v1.PodFailed {
+		return fmt.Errorf("framework: Loop.%s: pod %s: status.phase is %s: a terminal pod is not scheduled (upstream's informer excludes it): %w", op, pi.Key(), ph, ErrInvalidPod)
 	}
 	if n := pi.Pod().Spec.NodeName; n != "" {
 		return fmt.Errorf("framework: Loop.%s: pod %s: spec.nodeName is %q: a bound pod is not queued (upstream's queue takes only unassigned pods); report it with reserve.Ledger.AddPod: %w", op, pi.Key(), n, ErrInvalidPod)

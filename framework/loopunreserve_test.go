@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/schedkit/schedkit/reserve"
@@ -144,4 +145,32 @@ func TestLoopOtherIncarnationWaits(t *testing.T) {
 		assert.Nil(t, a.Waiting)
 		assert.Zero(t, loop.Len())
 	}
+}
+
+// A pod in phase Succeeded or Failed is refused by Loop.Add and
+// AddPodInfo, and nothing is queued (a new-user trial saw an unbound
+// Succeeded pod bound).
+func TestLoopAddRefusesTerminal(t *testing.T) {
+	ledger := newLedger(t, nil)
+	require.NoError(t, ledger.AddNode(mkNode("n1").Capacity("cpu", "4", "memory", "8Gi", "pods", "110").Obj()))
+	loop := NewLoop(mustNew(t, Config{Seed: 1}), ledger, nil)
+	for _, ph := range []v1.PodPhase{v1.PodSucceeded, v1.PodFailed} {
+		p := mkPod("done").Req("cpu", "3").Obj()
+		p.Status.Phase = ph
+		err := loop.Add(p)
+		require.ErrorIs(t, err, ErrInvalidPod)
+		assert.Equal(t, "framework: Loop.Add: pod default/done: status.phase is "+string(ph)+": a terminal pod is not scheduled (upstream's informer excludes it): "+ErrInvalidPod.Error(), err.Error())
+		pi, perr := snapshot.NewPodInfo(p)
+		require.NoError(t, perr)
+		require.ErrorIs(t, loop.AddPodInfo(pi), ErrInvalidPod)
+		require.ErrorContains(t, loop.AddPodInfo(pi.Lean()), "framework: Loop.AddPodInfo: pod default/done: status.phase is "+string(ph))
+	}
+	assert.Zero(t, loop.Len())
+	as, err := loop.ScheduleAll(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, as)
+	// A pod in phase Running or Pending without a node is queued.
+	p := mkPod("live").Req("cpu", "3").Obj()
+	p.Status.Phase = v1.PodPending
+	require.NoError(t, loop.Add(p))
 }
