@@ -3,10 +3,12 @@ package framework
 import (
 	"container/heap"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/schedkit/schedkit/reserve"
 	"github.com/schedkit/schedkit/snapshot"
@@ -35,13 +37,24 @@ type Attempt struct {
 	// pod requeued. nil when the bind succeeded or the pod was not
 	// scheduled.
 	BindErr error
+	// UnreserveErr is non-nil when the bind failed (BindErr) and the
+	// ledger refused to release the pod's hold because its journal is
+	// broken (reserve.Ledger.Unreserve returned false while the ledger
+	// still holds the pod; see reserve.Ledger.SetJournal). It names the
+	// pod and the node and wraps reserve.Ledger.JournalErr's error
+	// (reserve.ErrJournal). The pod is requeued all the same, and its
+	// next attempt retries the Unreserve instead of skipping the pod as
+	// placed (the hold is the Loop's own, not a placement): the pod is
+	// never dropped while its hold is left over from a failed bind.
+	UnreserveErr error
 	// Preemption is the outcome of preemption for a pod that fit nowhere
 	// (nil when preemption is off or the pod was scheduled). When it
 	// found a node, the victims were evicted, the pod nominated to the
 	// node and requeued.
 	Preemption *Preemption
 	// Skipped is non-nil when the pod was dropped without a cycle because
-	// the ledger already holds it (phase Held or Confirmed: someone
+	// the ledger already holds it (the same pod: same metadata.uid, or
+	// either uid empty; see Waiting) (phase Held or Confirmed: someone
 	// reserved it outside this Loop) or reports it bound (another
 	// scheduler bound it and the informer's report came before
 	// [Loop.Remove]); it wraps [ErrAlreadyPlaced] and names the pod, the
@@ -50,6 +63,16 @@ type Attempt struct {
 	// pod from its queue when the informer reports it assigned
 	// (eventhandlers.go updatePod). Decision holds only the pod.
 	Skipped error
+	// Waiting is non-nil when the ledger records another incarnation of
+	// the pod under its namespace/name (both metadata.uid set and
+	// different: a StatefulSet pod deleted and recreated, the new pod's
+	// add reaching the Loop before the old one's delete reached the
+	// ledger). Upstream's queue and cache key pods by UID, so the new pod
+	// is not the placed one; the ledger keys by namespace/name and cannot
+	// hold both, so the pod stays queued and waits until the old one is
+	// removed (reserve.Ledger.RemovePod). It names the pod, both UIDs, the
+	// phase and the node. Decision holds only the pod.
+	Waiting error
 }
 
 // Bound reports whether the pod was scheduled and bound.
@@ -77,6 +100,10 @@ type Loop struct {
 	queued        map[snapshot.PodKey]bool
 	unschedulable []*snapshot.PodInfo
 	seq           uint64
+	// unreleased holds the pods whose bind failed and whose hold the
+	// ledger refused to release (Attempt.UnreserveErr): their next
+	// attempt retries the Unreserve rather than skipping them as placed.
+	unreleased map[snapshot.PodKey]bool
 
 	preempt *PreemptOptions // nil: preemption off
 	evict   EvictFunc
@@ -101,7 +128,7 @@ func (l *Loop) SetPreemption(opts PreemptOptions, evict EvictFunc) {
 // bound to the ledger at once with reserve.Ledger.AddPodInfo, as in a
 // simulator that keeps its state in the ledger).
 func NewLoop(s *Scheduler, ledger *reserve.Ledger, bind BindFunc) *Loop {
-	return &Loop{sched: s, ledger: ledger, bind: bind, queued: map[snapshot.PodKey]bool{}}
+	return &Loop{sched: s, ledger: ledger, bind: bind, queued: map[snapshot.PodKey]bool{}, unreleased: map[snapshot.PodKey]bool{}}
 }
 
 // Add parses pod with the ledger's DeviceDecoder (reserve.WithDeviceDecoder)
@@ -127,7 +154,9 @@ func (l *Loop) decoder() snapshot.DeviceDecoder {
 }
 
 // AddPodInfo queues a pending pod. A pod already queued or set aside as
-// unschedulable, or a pod with spec.nodeName set (upstream's scheduler
+// unschedulable, a pod in status.phase Succeeded or Failed (terminal:
+// upstream's pod informer excludes it with a field selector, v1.37
+// scheduler.go, so it is never queued), or a pod with spec.nodeName set (upstream's scheduler
 // queues only unassigned pods — v1.37 eventhandlers.go addPod sends
 // assigned ones to the cache, except resize-deferred ones behind the
 // InPlacePodVerticalScalingSchedulerPreemption gate, which schedkit does
@@ -147,6 +176,9 @@ func (l *Loop) add(op string, pi *snapshot.PodInfo) error {
 	}
 	if l.queued[pi.Key()] {
 		return fmt.Errorf("framework: Loop.%s: pod %s is already queued: %w", op, pi.Key(), ErrInvalidPod)
+	}
+	if ph := pi.Pod().Status.Phase; ph == v1.PodSucceeded || ph == v1.PodFailed {
+		return fmt.Errorf("framework: Loop.%s: pod %s: status.phase is %s: a terminal pod is not scheduled (upstream's informer excludes it): %w", op, pi.Key(), ph, ErrInvalidPod)
 	}
 	if n := pi.Pod().Spec.NodeName; n != "" {
 		return fmt.Errorf("framework: Loop.%s: pod %s: spec.nodeName is %q: a bound pod is not queued (upstream's queue takes only unassigned pods); report it with reserve.Ledger.AddPod: %w", op, pi.Key(), n, ErrInvalidPod)
@@ -247,7 +279,25 @@ func (l *Loop) ScheduleOne(ctx context.Context) (a Attempt, ok bool, err error) 
 // attempt schedules and binds pi; retry reports that it should be queued
 // again.
 func (l *Loop) attempt(ctx context.Context, pi *snapshot.PodInfo) (a Attempt, retry bool, err error) {
+	if l.unreleased[pi.Key()] {
+		// This Loop's bind of the pod failed and the hold outlived it:
+		// release it now, or report it again and keep the pod.
+		if err := l.release(pi.Key()); err != nil {
+			a.Pod = pi
+			a.UnreserveErr = err
+			return a, true, nil
+		}
+	}
 	if ph, node, ok := l.ledger.PodPhase(pi.Key()); ok {
+		var uid types.UID // empty for a lean record, which drops it
+		if pi.Retained() {
+			uid = pi.Pod().UID
+		}
+		if old, _ := l.ledger.PodUID(pi.Key()); uid != "" && old != "" && old != uid {
+			a.Pod = pi
+			a.Waiting = fmt.Errorf("framework: Loop: pod %s (uid %s): the ledger has another incarnation (uid %s) %s on node %s; waiting until it is removed", pi.Key(), uid, old, ph, node)
+			return a, true, nil
+		}
 		l.drop(pi.Key())
 		a.Pod = pi
 		a.Skipped = fmt.Errorf("framework: Loop: pod %s: the ledger has it %s on node %s: %w", pi.Key(), ph, node, ErrAlreadyPlaced)
@@ -269,7 +319,10 @@ func (l *Loop) attempt(ctx context.Context, pi *snapshot.PodInfo) (a Attempt, re
 		a.BindErr = l.bind(ctx, d)
 	}
 	if a.BindErr != nil {
-		l.ledger.Unreserve(pi.Key())
+		if err := l.release(pi.Key()); err != nil {
+			l.unreleased[pi.Key()] = true
+			a.UnreserveErr = err
+		}
 		return a, true, nil
 	}
 	l.drop(pi.Key()) // bound: no longer queued or nominated
@@ -285,10 +338,32 @@ func (l *Loop) attempt(ctx context.Context, pi *snapshot.PodInfo) (a Attempt, re
 	return a, false, nil
 }
 
+// release unreserves the pod with key k after a failed bind. It returns
+// nil when the ledger no longer holds the pod (released now, or before:
+// expired, removed, reported bound by the informer), else an error naming
+// the pod and node that wraps the ledger's journal error.
+func (l *Loop) release(k snapshot.PodKey) error {
+	if l.ledger.Unreserve(k) {
+		delete(l.unreleased, k)
+		return nil
+	}
+	ph, node, ok := l.ledger.PodPhase(k)
+	if !ok || ph == reserve.Bound {
+		delete(l.unreleased, k)
+		return nil
+	}
+	jerr := l.ledger.JournalErr()
+	if jerr == nil { // not expected: Unreserve refuses only with a broken journal
+		jerr = errors.New("reserve.Ledger.Unreserve released nothing")
+	}
+	return fmt.Errorf("framework: Loop: pod %s: the bind failed and Unreserve of its %s hold on node %s was refused: %w", k, ph, node, jerr)
+}
+
 // drop forgets the pod with key k, which is out of the queue: it is no
 // longer queued nor nominated.
 func (l *Loop) drop(k snapshot.PodKey) {
 	delete(l.queued, k)
+	delete(l.unreleased, k)
 	if l.preempt != nil {
 		l.sched.unnominate(k)
 	}

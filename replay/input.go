@@ -14,6 +14,9 @@ import (
 // examples/simulate reads them (-objects, and its trace input), so that a
 // program of its own replays the same pods:
 //
+//   - pods in phase Succeeded or Failed are left out (counted in
+//     Input.Terminal): upstream's scheduler never sees them, so they
+//     neither run nor are scheduled, with or without unbind;
 //   - pods with spec.nodeName are Bound; with unbind they are scheduled
 //     anew (a copy with spec.nodeName cleared) except static and mirror
 //     pods (annotated kubernetes.io/config.mirror, or
@@ -102,13 +105,17 @@ func (b *InputBuilder) Nodes() *snapshot.Snapshot { return b.nodes.Snapshot() }
 
 // Add adds pod: a bound pod (spec.nodeName set, unless unbound) to
 // Input.Bound, another to Input.Arrivals, prepared as NewInput prepares
-// them. Errors are NewInput's and change nothing; a pod is checked as it
+// them; a pod in phase Succeeded or Failed only counts in Input.Terminal. Errors are NewInput's and change nothing; a pod is checked as it
 // is added, so a bound pod after a pod to schedule is checked after it.
 // O(size of the pod); pod is not changed (and not retained as an arrival
 // with BuildOptions.Lean).
 func (b *InputBuilder) Add(pod *v1.Pod) error {
 	if pod == nil {
 		return fmt.Errorf("%w: nil pod", ErrInput)
+	}
+	if terminal(pod) {
+		b.in.Terminal++
+		return nil
 	}
 	if b.bound(pod) {
 		return b.addBound(pod)
@@ -121,16 +128,20 @@ func (b *InputBuilder) Add(pod *v1.Pod) error {
 // NewInput) may leave the pods before the failing one added.
 func (b *InputBuilder) AddAll(pods []*v1.Pod) error {
 	var bound, pending []*v1.Pod
+	terminals := 0
 	for i, p := range pods {
 		switch {
 		case p == nil:
 			return fmt.Errorf("%w: pods[%d]: nil pod", ErrInput, i)
+		case terminal(p):
+			terminals++
 		case b.bound(p):
 			bound = append(bound, p)
 		default:
 			pending = append(pending, p)
 		}
 	}
+	b.in.Terminal += terminals
 	for _, p := range bound {
 		if err := b.addBound(p); err != nil {
 			return err
@@ -216,6 +227,11 @@ func withGPURequest(pod *v1.Pod, pi *snapshot.PodInfo) *v1.Pod {
 	req[g.MilliResource] = *resource.NewQuantity(t.TotalMilliGPU(), resource.DecimalSI)
 	ctr.Resources.Requests = req
 	return &c
+}
+
+// terminal reports whether p's phase is Succeeded or Failed.
+func terminal(p *v1.Pod) bool {
+	return p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed
 }
 
 // nodeBound reports whether p belongs to its node: a mirror pod (the API

@@ -48,6 +48,12 @@ type Input struct {
 	// order them (priority, then arrival order), as for a set of objects
 	// read from a cluster; otherwise each pod is scheduled as it arrives.
 	Batch bool
+	// Terminal counts the pods NewInput and InputBuilder left out because
+	// their status.phase is Succeeded or Failed: upstream's scheduler
+	// never sees them (its pod informer's field selector is
+	// status.phase!=Succeeded,status.phase!=Failed, v1.37 scheduler.go),
+	// so they are neither Bound nor Arrivals, with or without unbind.
+	Terminal int
 }
 
 // Arrival is a pod to schedule and, for Config.Departures, its trace

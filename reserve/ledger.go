@@ -10,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/schedkit/schedkit/internal/arith"
 	"github.com/schedkit/schedkit/internal/informer"
@@ -978,6 +979,24 @@ func (l *Ledger) PodPhase(k snapshot.PodKey) (Phase, string, bool) {
 		return 0, "", false
 	}
 	return l.recs[i].phase, l.nodes[l.recs[i].node].name, true
+}
+
+// PodUID returns the metadata.uid of the pod the ledger records under key
+// k (held, confirmed or reported bound) and whether it records one. The
+// UID is empty when the pod had none or its record is lean
+// (WithLeanPods drops it; see snapshot.PodInfo.Pod). O(1), allocates
+// nothing.
+func (l *Ledger) PodUID(k snapshot.PodKey) (types.UID, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i, ok := l.rec(k)
+	if !ok {
+		return "", false
+	}
+	if pi := l.recs[i].pi; pi != nil && pi.Retained() {
+		return pi.Pod().UID, true
+	}
+	return "", true
 }
 
 // ---- internals --------------------------------------------------------------
