@@ -352,6 +352,9 @@ func simulate(ctx context.Context, o *options, pols []*policyDef, stdout, stderr
 	for _, e := range c.skipped {
 		rep.Skipped = append(rep.Skipped, e.Error())
 	}
+	for _, w := range c.warnings {
+		rep.Warnings = append(rep.Warnings, strings.TrimPrefix(w, "warning: "))
+	}
 	rep.Summaries = summarize(pols, results, o.timing, o.preemption)
 	if o.placements != "" {
 		if err := writePlacements(o.placements, results); err != nil {
