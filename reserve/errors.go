@@ -7,7 +7,7 @@ import (
 
 // Sentinel errors. Every error the ledger returns wraps one of these (check
 // with errors.Is), starts with the method that returned it
-// ("reserve: Ledger.UpdatePod: ...") and names the pod, node or
+// ("reserve: Ledger.UpdatePod: ...", "reserve: Import: ...") and names the pod, node or
 // reservation it is about. A pod
 // that does not fit is not an error: it is a non-nil []Insufficient.
 var (
@@ -37,7 +37,8 @@ var (
 	// [CorruptJournalError].
 	ErrCorruptJournal = errors.New("reserve: corrupt journal")
 	// ErrCorruptExport: an [Import] document fails its integrity check
-	// (truncated, altered, or without a checksum).
+	// (truncated, altered, without a checksum, or with neither version nor
+	// checksum: not an Export document).
 	ErrCorruptExport = errors.New("reserve: corrupt export")
 	// ErrDuplicate: an [Import] document lists a node, pod or reservation
 	// twice.

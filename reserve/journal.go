@@ -234,14 +234,15 @@ func (j *journal) append(rec *record) error {
 // (the writer holds at most a torn record, which Replay ignores). The
 // ledger never calls Sync or Close: durability of w is the caller's.
 // O(state); allocates the encoding.
-func (l *Ledger) SetJournal(w io.Writer) error {
+func (l *Ledger) SetJournal(w io.Writer) (err error) {
+	defer named("SetJournal", &err)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if w == nil {
 		l.j = nil
 		return nil
 	}
-	if err := l.leanRecord("SetJournal"); err != nil {
+	if err := l.leanRecord(); err != nil {
 		return err
 	}
 	j := &journal{w: w}
@@ -262,20 +263,20 @@ func (l *Ledger) JournalErr() error {
 	return l.j.err
 }
 
-// leanRecord returns the error of op for the first lean record the
+// leanRecord returns the error for the first lean record the
 // ledger holds ([WithLeanPods]; a hold of a lean record): op writes the
 // pod objects, which a lean record does not have. O(pods).
-func (l *Ledger) leanRecord(op string) error {
+func (l *Ledger) leanRecord() error {
 	for i := range l.recs {
 		if rec := &l.recs[i]; rec.pi != nil && !rec.pi.Retained() {
-			return leanError(op, rec.key)
+			return leanError(rec.key)
 		}
 	}
 	return nil
 }
 
-func leanError(op string, k snapshot.PodKey) error {
-	return fmt.Errorf("%s: pod %s is a lean record (reserve.WithLeanPods, snapshot.LeanPods or snapshot.PodInfo.Lean), without the pod object it must write; use a ledger without WithLeanPods and full records: %w", op, k, ErrInvalid)
+func leanError(k snapshot.PodKey) error {
+	return fmt.Errorf("pod %s is a lean record (reserve.WithLeanPods, snapshot.LeanPods or snapshot.PodInfo.Lean), without the pod object it must write; use a ledger without WithLeanPods and full records: %w", k, ErrInvalid)
 }
 
 // image returns the begin record that rebuilds the ledger's own state.
@@ -363,7 +364,7 @@ func (l *Ledger) logHolds(hs []holdPlan) error {
 	}
 	for _, h := range hs {
 		if !h.pi.Retained() {
-			return leanError("journaling a hold", h.pi.Key())
+			return fmt.Errorf("journaling a hold: %w", leanError(h.pi.Key()))
 		}
 	}
 	rec := &record{Op: opHold, Holds: make([]holdJSON, 0, len(hs))}
@@ -465,7 +466,7 @@ type CorruptJournalError struct {
 }
 
 func (e *CorruptJournalError) Error() string {
-	s := fmt.Sprintf("Replay: record %d at offset %d: %v: %v", e.Record, e.Offset, ErrCorruptJournal, e.Err)
+	s := fmt.Sprintf("reserve: Ledger.Replay: record %d at offset %d: %v: %v", e.Record, e.Offset, ErrCorruptJournal, e.Err)
 	if e.Following > 0 {
 		s += fmt.Sprintf(" (%d intact records follow, the first at offset %d)", e.Following, e.FollowingAt)
 	}
@@ -503,7 +504,12 @@ func (e *CorruptJournalError) Unwrap() []error { return []error{ErrCorruptJourna
 // Recovery from corruption is the caller's choice: keep the file for
 // inspection, and either restore a copy, or truncate it to the error's
 // Offset (losing the Following records it counts) and replay again.
-func (l *Ledger) Replay(r io.Reader) (ReplayResult, error) {
+func (l *Ledger) Replay(r io.Reader) (_ ReplayResult, err error) {
+	defer func() {
+		if _, corrupt := err.(*CorruptJournalError); !corrupt { // it names Replay itself
+			named("Replay", &err)
+		}
+	}()
 	recs, res, err := decodeJournal(r, l.view.DeviceDecoder())
 	if err != nil {
 		return ReplayResult{}, err
@@ -511,7 +517,7 @@ func (l *Ledger) Replay(r io.Reader) (ReplayResult, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.owned) > 0 || len(l.draws) > 0 || len(l.res) > 0 {
-		return ReplayResult{}, fmt.Errorf("Replay: %d holds, %d shares, %d reservations: %w", len(l.owned), len(l.draws), len(l.res), ErrNotEmpty)
+		return ReplayResult{}, fmt.Errorf("%d holds, %d shares, %d reservations: %w", len(l.owned), len(l.draws), len(l.res), ErrNotEmpty)
 	}
 	for i := range recs {
 		if err := l.applyRecord(&recs[i]); err != nil {
@@ -591,7 +597,7 @@ func decodeJournal(r io.Reader, dec snapshot.DeviceDecoder) ([]decoded, ReplayRe
 	// rest reads what is left of the journal after the bytes of frame.
 	rest := func() ([]byte, error) {
 		if _, err := io.Copy(&frame, br); err != nil {
-			return nil, fmt.Errorf("Replay: read after offset %d: %w", res.Bytes+int64(frame.Len()), err)
+			return nil, fmt.Errorf("read after offset %d: %w", res.Bytes+int64(frame.Len()), err)
 		}
 		return frame.Bytes(), nil
 	}
@@ -606,7 +612,7 @@ func decodeJournal(r io.Reader, dec snapshot.DeviceDecoder) ([]decoded, ReplayRe
 		case err == io.ErrUnexpectedEOF:
 			return out, res, endOfJournal(frame.Bytes(), len(out), &res)
 		case err != nil:
-			return nil, res, fmt.Errorf("Replay: read at offset %d: %w", res.Bytes, err)
+			return nil, res, fmt.Errorf("read at offset %d: %w", res.Bytes, err)
 		}
 		size, ok := headerLength(hdr[:])
 		if !ok {
@@ -617,7 +623,7 @@ func decodeJournal(r io.Reader, dec snapshot.DeviceDecoder) ([]decoded, ReplayRe
 			return out, res, endOfJournal(b, len(out), &res)
 		}
 		if m, err := io.CopyN(&frame, br, int64(size)); err != nil && err != io.EOF {
-			return nil, res, fmt.Errorf("Replay: read at offset %d: %w", res.Bytes+frameHeader+m, err)
+			return nil, res, fmt.Errorf("read at offset %d: %w", res.Bytes+frameHeader+m, err)
 		} else if int(m) < size {
 			return out, res, endOfJournal(frame.Bytes(), len(out), &res)
 		}

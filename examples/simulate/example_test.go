@@ -24,7 +24,7 @@ func Example() {
 	// explain default/train under least (seed 1, arrival 3): unschedulable
 	//   0/3 nodes are available: 3 Insufficient alibabacloud.com/gpu-milli.
 	//
-	// explain default/train under fgd (seed 1, arrival 3): node gpu-a, GPUs [0 1]; 1 feasible of 3 nodes filtered
+	// explain default/train under fgd (seed 1, arrival 3): node gpu-a, GPUs [0 1]; 1 feasible of the 3 nodes the cycle filtered
 	//   2 of 3 nodes filtered out: 2 Insufficient alibabacloud.com/gpu-milli
 	//   node gpu-a: total 6262
 	//   SCORER           RAW  NORMALIZED  WEIGHT  CONTRIBUTION  DETAIL

@@ -253,21 +253,12 @@ func loadTrace(nodesPath, podsPath string, strict bool, prio priorityMap) (*clus
 // naming the file, document and field (a typo such as "resource:" for
 // "resources:" would otherwise drop the pod's requests silently).
 func loadObjects(paths []string, unbind, strict bool) (*cluster, error) {
-	objs, warnings, err := loadObjectFiles(paths, strict)
+	objs, warnings, err := loadInputFiles(paths, strict)
 	if err != nil {
 		return nil, inputErr("%v", err)
 	}
 	if len(objs.Nodes) == 0 {
 		return nil, inputErr("%s: no Node objects%s", strings.Join(paths, ", "), skippedKinds(objs.Skipped))
-	}
-	// An object the replay does not read (a Node of another apiVersion, a
-	// Deployment) changes the answer of a what-if when it was meant to be
-	// read: say so, and under -strict refuse.
-	if len(objs.Skipped) > 0 {
-		if strict {
-			return nil, inputErr("%s:%s", strings.Join(paths, ", "), skippedKinds(objs.Skipped))
-		}
-		warnings = append(warnings, fmt.Sprintf("warning: %s:%s (ignored; -strict rejects them)", strings.Join(paths, ", "), skippedKinds(objs.Skipped)))
 	}
 	c := &cluster{source: fmt.Sprintf("objects from %s", strings.Join(paths, ", ")), batch: true, objects: objs.Others, objectsInput: true, warnings: warnings}
 	if err := c.finish(objs.Nodes, objs.Pods, unbind); err != nil {

@@ -54,14 +54,18 @@ type reasonPods struct {
 
 // report is the whole output.
 type report struct {
-	Input     string     `json:"input"`
-	Nodes     int        `json:"nodes"`
-	Bound     int        `json:"boundPods"`
-	Pods      int        `json:"pods"`
-	Order     string     `json:"arrivals"`
-	Axis      string     `json:"demandAxis"` // "GPU" or "CPU"
-	Capacity  int64      `json:"capacityMilli"`
-	Skipped   []string   `json:"skippedRows,omitempty"`
+	Input    string   `json:"input"`
+	Nodes    int      `json:"nodes"`
+	Bound    int      `json:"boundPods"`
+	Pods     int      `json:"pods"`
+	Order    string   `json:"arrivals"`
+	Axis     string   `json:"demandAxis"` // "GPU" or "CPU"
+	Capacity int64    `json:"capacityMilli"`
+	Skipped  []string `json:"skippedRows,omitempty"`
+	// Warnings are the input's problems the run went on past (the
+	// stderr warning lines without "warning: "): fields k8s.io/api does
+	// not know, objects the program does not read.
+	Warnings  []string   `json:"warnings,omitempty"`
 	Summaries []*summary `json:"policies"`
 	// Preemption: -preemption was on.
 	Preemption bool `json:"preemption,omitempty"`
@@ -292,9 +296,21 @@ func (r *report) writeTable(w io.Writer) error {
 				if len(e.Devices) > 0 {
 					fmt.Fprintf(&b, ", GPUs %v", e.Devices)
 				}
-				fmt.Fprintf(&b, "; %d feasible of %d nodes filtered\n", e.Feasible, e.Evaluated)
+				// The cycle may stop filtering once it has enough feasible
+				// nodes (Evaluated); Filtered counts every node.
+				fmt.Fprintf(&b, "; %d feasible of the %d nodes the cycle filtered", e.Feasible, e.Evaluated)
+				partial := e.Evaluated < r.Nodes
+				if partial {
+					b.WriteString(" (it stops once it has enough)")
+				}
+				b.WriteString("\n")
 				if e.Filtered != "" {
-					fmt.Fprintf(&b, "  %s\n", e.Filtered)
+					if partial {
+						b.WriteString("  over all nodes: ")
+					} else {
+						b.WriteString("  ")
+					}
+					fmt.Fprintf(&b, "%s\n", e.Filtered)
 				}
 				for _, l := range strings.Split(strings.TrimRight(e.Breakdown, "\n"), "\n") {
 					fmt.Fprintf(&b, "  %s\n", l)

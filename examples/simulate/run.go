@@ -167,9 +167,9 @@ func newFlagSet(o *options) *flag.FlagSet {
 			fmt.Fprintf(out, "  %-14s %s\n", p.name, p.doc)
 		}
 		fmt.Fprintf(out, "\nWhat-if modes (package whatif; run one with -h for its flags):\n"+
-			"  simulate -fit TEMPLATE.yaml [-limit N] -objects CLUSTER...\n"+
-			"  simulate -scale-up GROUPS.yaml [-expander least-waste] -objects CLUSTER...\n"+
-			"  simulate -drain NODES|all [-greedy] -objects CLUSTER...\n")
+			"  simulate -fit TEMPLATE.yaml [-limit N] [-strict] -objects CLUSTER...\n"+
+			"  simulate -scale-up GROUPS.yaml [-expander least-waste] [-strict] -objects CLUSTER...\n"+
+			"  simulate -drain NODES|all [-greedy] [-strict] -objects CLUSTER...\n")
 	}
 	return fs
 }
@@ -351,6 +351,9 @@ func simulate(ctx context.Context, o *options, pols []*policyDef, stdout, stderr
 	rep.Order = arrivalOrder(o, c)
 	for _, e := range c.skipped {
 		rep.Skipped = append(rep.Skipped, e.Error())
+	}
+	for _, w := range c.warnings {
+		rep.Warnings = append(rep.Warnings, strings.TrimPrefix(w, "warning: "))
 	}
 	rep.Summaries = summarize(pols, results, o.timing, o.preemption)
 	if o.placements != "" {

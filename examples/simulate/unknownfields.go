@@ -40,6 +40,22 @@ func loadObjectFiles(paths []string, strict bool) (load.Objects, []string, error
 	return objs, warnings, nil
 }
 
+// loadInputFiles is loadObjectFiles plus the objects load skipped (a
+// Node of another apiVersion, a Deployment): an object the program does
+// not read changes its answer when it was meant to be read, so under
+// strict they are an error naming the paths and kinds, and without it one
+// more warning line.
+func loadInputFiles(paths []string, strict bool) (load.Objects, []string, error) {
+	objs, warnings, err := loadObjectFiles(paths, strict)
+	if err != nil || len(objs.Skipped) == 0 {
+		return objs, warnings, err
+	}
+	if strict {
+		return objs, nil, fmt.Errorf("%s:%s", strings.Join(paths, ", "), skippedKinds(objs.Skipped))
+	}
+	return objs, append(warnings, fmt.Sprintf("warning: %s:%s (ignored; -strict rejects them)", strings.Join(paths, ", "), skippedKinds(objs.Skipped))), nil
+}
+
 // rereadable reports whether every path is a regular file or a directory.
 func rereadable(paths []string) bool {
 	for _, p := range paths {

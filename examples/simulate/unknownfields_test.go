@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -34,4 +35,45 @@ func TestObjectsUnknownFieldWarning(t *testing.T) {
 	stderr.Reset()
 	require.Equal(t, 0, run([]string{"-objects", clean}, &stdout, &stderr), stderr.String())
 	require.NotContains(t, stderr.String(), "warning")
+}
+
+// TestObjectsWarningsInJSON (trial 8): -o json had no field for the
+// warnings, which went to stderr only. The report's "warnings" lists
+// them (the unknown field and the skipped Deployment); a clean input has
+// none.
+func TestObjectsWarningsInJSON(t *testing.T) {
+	tmp := t.TempDir()
+	typo := writeFile(t, tmp, "typo.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '1', memory: 1Gi, pods: '10'}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p1, namespace: default}\nspec:\n  containers:\n  - name: c\n    image: x\n    resource: {requests: {cpu: '64'}}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: default}\n")
+	rep, _ := jsonReport(t, "-objects", typo, "-policy", "default")
+	require.Len(t, rep.Warnings, 2, rep.Warnings)
+	require.Contains(t, rep.Warnings[0], `unknown field "spec.containers[0].resource"`)
+	require.Contains(t, rep.Warnings[1], "skipped 1 apps/v1 Deployment")
+	require.False(t, strings.HasPrefix(rep.Warnings[0], "warning: "))
+
+	rep, _ = jsonReport(t, "-objects", whatifCluster, "-policy", "default")
+	require.Empty(t, rep.Warnings)
+}
+
+// TestExplainPartialFilter (trial 8): -explain printed "570 feasible of
+// 850 nodes filtered" above "281 of 1500 nodes filtered out", which
+// reads as a contradiction: the cycle stops filtering once it has enough
+// feasible nodes (300 nodes: 48 %, 144 feasible, found among the first
+// 216 since every third node has too little cpu), while the second line counts
+// every node. The first line now says the cycle stopped and the second
+// that it is over all nodes.
+func TestExplainPartialFilter(t *testing.T) {
+	var doc strings.Builder
+	for i := range 300 {
+		cpu := "4"
+		if i%3 == 0 {
+			cpu = "1"
+		}
+		fmt.Fprintf(&doc, "apiVersion: v1\nkind: Node\nmetadata: {name: n%03d}\nstatus: {allocatable: {cpu: '%s', memory: 8Gi, pods: '110'}}\n---\n", i, cpu)
+	}
+	doc.WriteString("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\nspec: {containers: [{name: c, image: x, resources: {requests: {cpu: '2'}}}]}\n")
+	path := writeFile(t, t.TempDir(), "big.yaml", doc.String())
+	r := runMain(t, "-objects", path, "-policy", "default", "-explain", "p")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "; 144 feasible of the 216 nodes the cycle filtered (it stops once it has enough)\n")
+	require.Contains(t, r.stdout, "\n  over all nodes: 100 of 300 nodes filtered out: 100 Insufficient cpu\n")
 }

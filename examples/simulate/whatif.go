@@ -21,16 +21,18 @@ import (
 
 // The what-if modes (package whatif) over -objects inputs:
 //
-//	simulate -fit TEMPLATE.yaml [-limit N] -objects CLUSTER...
-//	simulate -scale-up GROUPS.yaml [-expander least-waste] -objects CLUSTER...
-//	simulate -drain NODES|all [-greedy] -objects CLUSTER...
+//	simulate -fit TEMPLATE.yaml [-limit N] [-strict] -objects CLUSTER...
+//	simulate -scale-up GROUPS.yaml [-expander least-waste] [-strict] -objects CLUSTER...
+//	simulate -drain NODES|all [-greedy] [-strict] -objects CLUSTER...
 //
 // The cluster is the Nodes and the bound Pods (spec.nodeName set) of the
 // -objects paths; -scale-up's pending pods are its Pods without
 // spec.nodeName and its groups the Nodes of GROUPS.yaml (the group's name
 // is the Node's name; the annotations whatif.schedkit.io/max-nodes and
 // whatif.schedkit.io/priority set NodeGroup.MaxNodes, default 100, and
-// Priority). -o json prints the answer as JSON.
+// Priority). -o json prints the answer as JSON. Fields k8s.io/api does
+// not know or that are given twice, and objects these modes do not read,
+// in any of these files are warnings on stderr, or errors with -strict.
 const (
 	maxNodesAnnotation = "whatif.schedkit.io/max-nodes"
 	priorityAnnotation = "whatif.schedkit.io/priority"
@@ -40,7 +42,7 @@ const (
 type whatifOptions struct {
 	fit, scaleUp, drain string
 	limit               int
-	greedy              bool
+	greedy, strict      bool
 	expander            string
 	seed                uint64
 	output              string
@@ -71,6 +73,7 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.greedy, "greedy", false, "with -drain: the largest removable subset, greedily, in the order given")
 	fs.Uint64Var(&o.seed, "seed", 1, "`SEED` of the scheduler's and the expander's tie-breaks")
 	fs.StringVar(&o.output, "o", "table", "output `FORMAT`: table or json")
+	fs.BoolVar(&o.strict, "strict", false, "reject fields k8s.io/api does not know or given twice (a typo such as 'resource:' for 'resources:') and objects the what-if modes do not read, in -objects and in the -fit or -scale-up file, instead of ignoring them with a warning")
 	fs.Var(listFlag{&o.objects}, "objects", "Kubernetes YAML or JSON `PATH`s: Nodes, Pods and the objects the scheduler and drain rules read (Namespaces, Services, ReplicaSets, StatefulSets, ReplicationControllers, PriorityClasses, PodDisruptionBudgets)")
 	// "-fit -h" would make "-h" the template's path: a help flag anywhere
 	// asks for help.
@@ -103,12 +106,9 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	case o.limit < 0:
 		return whatifUsage(stderr, fmt.Sprintf("-limit %d: want >= 0", o.limit))
 	}
-	objs, err := load.Files(o.objects...)
+	objs, err := loadWhatifFiles(o.objects, o.strict, stderr)
 	if err != nil {
 		return whatifUsage(stderr, err.Error())
-	}
-	if len(objs.Skipped) > 0 {
-		fmt.Fprintf(stderr, "simulate: warning: %s:%s (ignored)\n", strings.Join(o.objects, ", "), skippedKinds(objs.Skipped))
 	}
 	var bound, pending []*v1.Pod
 	for _, p := range objs.Pods {
@@ -143,7 +143,7 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	var table func(io.Writer)
 	switch {
 	case o.fit != "":
-		t, err := load.Files(o.fit)
+		t, err := loadWhatifFiles([]string{o.fit}, o.strict, stderr)
 		if err != nil {
 			return whatifUsage(stderr, fmt.Sprintf("-fit %s: %v", o.fit, err))
 		}
@@ -156,7 +156,7 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 		}
 		answer, table = fitJSON(res), func(w io.Writer) { fitTable(w, res) }
 	case o.scaleUp != "":
-		groups, err := loadGroups(o.scaleUp)
+		groups, err := loadGroups(o.scaleUp, o.strict, stderr)
 		if err != nil {
 			return whatifUsage(stderr, err.Error())
 		}
@@ -215,11 +215,21 @@ func parseExpander(s string) (whatif.Expander, error) {
 	return 0, fmt.Errorf("-expander %q: want least-waste, most-pods, priority or random", s)
 }
 
-// loadGroups reads node-group templates: one group per Node.
-func loadGroups(path string) ([]whatif.NodeGroup, error) {
-	objs, err := load.Files(path)
+// loadWhatifFiles is loadInputFiles that prints its warnings to stderr.
+func loadWhatifFiles(paths []string, strict bool, stderr io.Writer) (load.Objects, error) {
+	objs, warnings, err := loadInputFiles(paths, strict)
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "simulate: %s\n", w)
+	}
+	return objs, err
+}
+
+// loadGroups reads node-group templates: one group per Node; strict and
+// stderr are loadWhatifFiles'.
+func loadGroups(path string, strict bool, stderr io.Writer) ([]whatif.NodeGroup, error) {
+	objs, err := loadWhatifFiles([]string{path}, strict, stderr)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("-scale-up %s: %w", path, err)
 	}
 	if len(objs.Nodes) == 0 {
 		return nil, fmt.Errorf("-scale-up %s: no Node templates", path)

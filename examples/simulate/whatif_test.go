@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -169,5 +170,65 @@ func TestWhatifModeHelp(t *testing.T) {
 		assert.Equal(t, exitOK, runWhatif([]string{mode, "-h"}, &out, &errb), mode)
 		assert.Contains(t, errb.String(), "-expander EXPANDER", mode)
 		assert.NotContains(t, errb.String(), "need -objects", mode)
+	}
+}
+
+// TestWhatifUnknownFields (trial 8): "simulate -fit typo.yaml" with
+// "resource:" for "resources:" in the template counted 220 copies of a
+// pod with no requests and said nothing, and the what-if modes had no
+// -strict. Now a typo in -objects, the -fit template or the -scale-up
+// groups is one warning line naming the file and field, the run goes on
+// (the template without requests: 100 copies at -limit 100), and -strict
+// makes each an error; an object the modes do not read is the same.
+func TestWhatifUnknownFields(t *testing.T) {
+	tmp := t.TempDir()
+	template := writeFile(t, tmp, "typo.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: t, namespace: default}\nspec: {containers: [{name: c, resource: {requests: {cpu: '1'}}}]}\n")
+	groups := writeFile(t, tmp, "groups.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: small}\nstatus: {allocatabel: {cpu: '4'}, allocatable: {cpu: '4', memory: 16Gi, pods: '110'}}\n")
+	cluster := writeFile(t, tmp, "cluster.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '4', memory: 16Gi, pods: '110'}, capacty: {}}\n")
+	deploy := writeFile(t, tmp, "deploy.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: default}\n")
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		field string
+	}{
+		{"fit template", []string{"-fit", template, "-limit", "100", "-objects", whatifCluster}, `unknown field "spec.containers[0].resource"`},
+		{"scale-up groups", []string{"-scale-up", groups, "-objects", whatifCluster}, `unknown field "status.allocatabel"`},
+		{"objects", []string{"-drain", "all", "-objects", cluster}, `unknown field "status.capacty"`},
+		{"skipped kind", []string{"-drain", "all", "-objects", whatifCluster, "-objects", deploy}, "skipped 1 apps/v1 Deployment"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			require.Equal(t, exitOK, runWhatif(tc.args, &out, &errb), errb.String())
+			var warn []string
+			for _, l := range strings.Split(errb.String(), "\n") {
+				if strings.Contains(l, "warning") {
+					warn = append(warn, l)
+				}
+			}
+			require.Len(t, warn, 1, errb.String())
+			assert.Contains(t, warn[0], tc.field)
+			assert.Contains(t, warn[0], "-strict rejects")
+			if tc.name == "fit template" {
+				assert.Contains(t, out.String(), "100 copies fit")
+			}
+
+			out.Reset()
+			errb.Reset()
+			require.Equal(t, exitUsage, runWhatif(append([]string{"-strict"}, tc.args...), &out, &errb), errb.String())
+			assert.Contains(t, errb.String(), tc.field)
+			assert.NotContains(t, errb.String(), "warning")
+			assert.Empty(t, out.String())
+		})
+	}
+	// The clean inputs warn of nothing, with or without -strict.
+	for _, strict := range []bool{false, true} {
+		args := []string{"-fit", "testdata/whatif/template.yaml", "-objects", whatifCluster}
+		if strict {
+			args = append([]string{"-strict"}, args...)
+		}
+		var out, errb bytes.Buffer
+		require.Equal(t, exitOK, runWhatif(args, &out, &errb), errb.String())
+		assert.Empty(t, errb.String())
+		assert.Contains(t, out.String(), "5 copies fit")
 	}
 }
