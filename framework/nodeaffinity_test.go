@@ -6,6 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/schedkit/schedkit/snapshot"
 )
 
 func req(key string, op v1.NodeSelectorOperator, values ...string) v1.NodeSelectorRequirement {
@@ -45,6 +47,11 @@ func TestNodeAffinity(t *testing.T) {
 		nodeNames []string // PreFilter narrowing; nil: none
 		reject    string
 		skipped   bool
+		// invalid: the API server refuses the pod (k8s v1.37.2
+		// ValidatePodSpec), and so does NewPodInfo, with this text; the
+		// filter never sees it. Upstream's plugin tests feed such pods to
+		// the plugin directly.
+		invalid string
 	}{
 		{name: "no selector, no affinity", want: []got{}, skipped: true},
 		{name: "missing labels", selector: map[string]string{"foo": "bar"}, want: mismatch},
@@ -149,6 +156,7 @@ func TestNodeAffinity(t *testing.T) {
 			name:   "an invalid value in a term makes it match nothing",
 			terms:  []v1.NodeSelectorTerm{exprs(req("foo", v1.NodeSelectorOpNotIn, "invalid value: ___@#$%^"))},
 			labels: map[string]string{"foo": "bar"}, want: mismatch,
+			invalid: `matchExpressions[0].values[0]: Invalid value: "invalid value: ___@#$%^"`,
 		},
 		{
 			name: "an invalid term does not spoil a valid one",
@@ -157,11 +165,13 @@ func TestNodeAffinity(t *testing.T) {
 				exprs(req("foo", v1.NodeSelectorOpExists)),
 			},
 			labels: map[string]string{"foo": "bar"}, want: []got{},
+			invalid: `matchExpressions[0].key: Invalid value: "bad key!"`,
 		},
 		{
 			name:   "unknown operator",
 			terms:  []v1.NodeSelectorTerm{exprs(req("foo", "Near", "bar"))},
 			labels: map[string]string{"foo": "bar"}, want: mismatch,
+			invalid: `operator: Invalid value: "Near": not a valid selector operator`,
 		},
 		{
 			name:      "matchFields In matches the node",
@@ -181,6 +191,7 @@ func TestNodeAffinity(t *testing.T) {
 			terms:     []v1.NodeSelectorTerm{fieldsTerm(req("metadata.name", v1.NodeSelectorOpIn, "n1", "n2"))},
 			want:      mismatch,
 			nodeNames: []string{"n1", "n2"},
+			invalid:   "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
 		},
 		{
 			name:  "matchFields NotIn does not narrow",
@@ -188,9 +199,10 @@ func TestNodeAffinity(t *testing.T) {
 			want:  mismatch,
 		},
 		{
-			name:  "matchFields on another field compares with an empty value",
-			terms: []v1.NodeSelectorTerm{fieldsTerm(req("spec.unschedulable", v1.NodeSelectorOpNotIn, "true"))},
-			want:  []got{},
+			name:    "matchFields on another field compares with an empty value",
+			terms:   []v1.NodeSelectorTerm{fieldsTerm(req("spec.unschedulable", v1.NodeSelectorOpNotIn, "true"))},
+			want:    []got{},
+			invalid: `matchFields[0].key: Invalid value: "spec.unschedulable": not a valid field selector key`,
 		},
 		{
 			name: "two terms: matchFields does not match, but matchExpressions matches",
@@ -231,6 +243,7 @@ func TestNodeAffinity(t *testing.T) {
 				req("metadata.name", v1.NodeSelectorOpIn, "n1", "n2"),
 			)},
 			want: mismatch, nodeNames: []string{"n1"},
+			invalid: `matchFields[1].values: Required value: must be only one value`,
 		},
 		{
 			name: "two conflicting name requirements",
@@ -247,7 +260,14 @@ func TestNodeAffinity(t *testing.T) {
 			for k, v := range tc.labels {
 				nw.Label(k, v)
 			}
-			res, g := runFilter(t, &nodeAffinityPlugin{}, affinityPod(tc.selector, tc.terms), []*v1.Node{nw.Obj()})
+			pod := affinityPod(tc.selector, tc.terms)
+			if _, err := snapshot.NewPodInfo(pod); err != nil || tc.invalid != "" {
+				require.NotEmpty(t, tc.invalid, "NewPodInfo refused the pod: %v", err)
+				require.ErrorContains(t, err, tc.invalid)
+				require.ErrorIs(t, err, snapshot.ErrInvalidObject)
+				return
+			}
+			res, g := runFilter(t, &nodeAffinityPlugin{}, pod, []*v1.Node{nw.Obj()})
 			assert.Equal(t, tc.reject, res.Reject, "Reject")
 			if tc.reject != "" {
 				return
