@@ -27,6 +27,12 @@ func TestNodeInfoLayout(t *testing.T) {
 	require.Equal(t, line, (unsafe.Offsetof(n.name)+unsafe.Sizeof(n.name)-1)/64)
 	require.Equal(t, line, unsafe.Offsetof(n.podBloom)/64)
 	require.Equal(t, line, (unsafe.Offsetof(n.podBloom)+unsafe.Sizeof(n.podBloom)-1)/64)
+	// cloneInto starts fetching the pod array and the indexes before it
+	// copies the node: their pointers (idx, and pods' data pointer, its
+	// first word) are on that line too, which the name check has read.
+	require.Equal(t, line, unsafe.Offsetof(n.idx)/64)
+	require.Equal(t, line, (unsafe.Offsetof(n.idx)+unsafe.Sizeof(n.idx)-1)/64)
+	require.Equal(t, line, (unsafe.Offsetof(n.pods)+unsafe.Sizeof(uintptr(0))-1)/64)
 }
 
 // TestNodeviewLayout pins what internal/nodeview's pointer conversions

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -40,12 +41,18 @@ type NodeInfo struct {
 	// bits are not both set is not on the node, and HasPod returns
 	// without reading podHashes. It shares a cache line with name, which
 	// a look-up by name has just read.
-	podBloom    [2]uint64
-	node        *v1.Node
+	podBloom [2]uint64
+	node     *v1.Node
+	// idx holds the per-node indexes of the inter-pod plugins
+	// (spread.go), nil for a node that never had a pod: a pointer, so
+	// that NodeInfo stays 512 bytes. It and the pods' backing array
+	// share the name's line, so that cloneInto can start fetching them
+	// as soon as the name check has read it (TestNodeInfoLayout).
+	idx         *podIndexes
+	pods        []*PodInfo
 	allocatable Vector
 	requested   Vector
-	nonZero     Vector // only CPU and Memory are used
-	pods        []*PodInfo
+	nonZero     Vector     // only CPU and Memory are used
 	podHashes   []uint64   // podHashes[i] is pods[i].keyHash: a contiguous scan for HasPod
 	usedPorts   []HostPort // multiset: one entry per pod port
 	images      map[string]int64
@@ -56,11 +63,7 @@ type NodeInfo struct {
 	// labels points to the first of fb.NumLabels labels (see Labels): a
 	// slice header would not fit in 512 bytes.
 	labels *Label
-	// idx holds the per-node indexes of the inter-pod plugins
-	// (spread.go), nil for a node that never had a pod: a pointer, so
-	// that NodeInfo stays 512 bytes.
-	idx *podIndexes
-	_   [16]byte // NodeInfo is 512 bytes (TestNodeInfoLayout)
+	_      [16]byte // NodeInfo is 512 bytes (TestNodeInfoLayout)
 }
 
 // bloomBits returns the podBloom word and bit mask of a key hash's two
@@ -170,6 +173,18 @@ func (n *NodeInfo) clone(owner uint64) *NodeInfo {
 // of c's own slices (c must not be shared: a fresh NodeInfo, or one a
 // reverted Fork layer made). Allocates only where c's slices are too small.
 func (n *NodeInfo) cloneInto(c *NodeInfo, owner uint64) {
+	// Load a word of n's pod array and of its indexes first (their
+	// pointers share the line the name check has read): on a cold node
+	// these fetches then overlap with the copy of n instead of
+	// following it. KeepAlive keeps the loads.
+	var p0 *PodInfo
+	if len(n.pods) > 0 {
+		p0 = n.pods[0]
+	}
+	var g0 *spread.Group
+	if n.idx != nil {
+		g0 = unsafe.SliceData(n.idx.spreadGroups)
+	}
 	pods, hashes, ports := c.pods[:0], c.podHashes[:0], c.usedPorts[:0]
 	devs, ext := c.devices[:0], c.requested.ext[:0]
 	clear(pods[:cap(pods)]) // drop references to pods of the old content
@@ -195,6 +210,8 @@ func (n *NodeInfo) cloneInto(c *NodeInfo, owner uint64) {
 	if len(n.devices) > 0 {
 		c.devices = append(devs, n.devices...)
 	}
+	runtime.KeepAlive(p0)
+	runtime.KeepAlive(g0)
 }
 
 // newPodSlices returns empty pods and podHashes slices with room for at
