@@ -57,17 +57,22 @@ func columnPod(r *rand.Rand, name string) *snapshottest.PodWrapper {
 // candidates draws a candidate list over the nodes of c, in view order:
 // all of them in order (the column's common case), a subset from a
 // rotating offset (a cycle's feasible nodes), a shuffle, a list with a
-// repeated node, or one with a node of another snapshot (foreign) — the
-// last three fall back to the NodeInfos' lines in part or whole.
+// repeated node, one with a node of another snapshot (foreign), or a
+// short run of nodes — the last four fall back to the NodeInfos' lines
+// in part or whole.
 func candidates(r *rand.Rand, c score.Cluster, foreign *snapshot.NodeInfo) ([]*snapshot.NodeInfo, string) {
 	n := c.NumNodes()
 	all := make([]*snapshot.NodeInfo, n)
 	for i := range all {
 		all[i] = c.Node(i)
 	}
-	switch k := r.IntN(6); {
+	switch k := r.IntN(7); {
 	case k <= 1 || n == 0:
 		return all, "all"
+	case k == 6:
+		off := r.IntN(n)
+		few := all[off : off+min(n-off, 1+r.IntN(max(1, n/5)))]
+		return few, fmt.Sprintf("%d nodes from %d (too few for the column)", len(few), off)
 	case k == 2:
 		off := r.IntN(n)
 		var out []*snapshot.NodeInfo

@@ -158,8 +158,9 @@ func (p *Profile) prepare(pod *snapshot.PodInfo, cluster Cluster, ps []PodScorer
 // versions (O(nodes/64) reads, plus a 64-node copy per block changed
 // since the scratch last saw it; the whole cluster on first use); it is
 // used when nodes lie in the cluster's node order (all of them, or a
-// subset from a rotating start: O(NumNodes) pointer compares), and the
-// NodeInfos are read otherwise. Allocates nothing per node; the scratch
+// subset from a rotating start: O(NumNodes) pointer compares) and number
+// at least a quarter of the cluster's nodes, and the NodeInfos are read
+// otherwise. Allocates nothing per node; the scratch
 // (one int64 per node for normalising scorers; 80 bytes per cluster node
 // for the copy, which also keeps the last scored cluster's NodeInfos
 // reachable while pooled) is pooled and reused. Safe for concurrent use.
@@ -194,8 +195,11 @@ func (p *Profile) score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapsho
 	if r.pp.fused {
 		// The fused pair reads one CPUMemory line per node: from the
 		// run's column (contiguous copies, revalidated by block version)
-		// when the candidates lie in the cluster's view order.
-		if v, ok := nodeview.ViewOf(cluster); ok {
+		// when the candidates lie in the cluster's view order and are
+		// at least a quarter of its nodes, so that the column's
+		// O(NumNodes) upkeep stays within a constant factor of the
+		// scoring it saves.
+		if v, ok := nodeview.ViewOf(cluster); ok && 4*n >= v.NumNodes() {
 			r.col.sync(v)
 			if lines, ok := r.col.locate(nodes); ok {
 				r.pp.lines = lines
