@@ -3,13 +3,12 @@ package score
 import (
 	"github.com/schedkit/schedkit/internal/arith"
 	"github.com/schedkit/schedkit/internal/layout"
-	"github.com/schedkit/schedkit/internal/nodeview"
-	"github.com/schedkit/schedkit/snapshot"
 )
 
 // cpuMemTotals adds wLA × LeastAllocated + wBA × BalancedAllocation of
-// each node to tot[i], reading each node's CPUMemory cache line and
-// nothing else, in blocks of touchBlock nodes. A first pass over a block
+// each node to tot[i], reading each node's CPUMemory cache line (nodes[i]:
+// the line in the NodeInfo, nodeview.CPUMemories, or its copy in a
+// [column]) and nothing else, in blocks of touchBlock nodes. A first pass over a block
 // loads each node's cpu and memory allocatable and checks that all lie in
 // [0, fastMax); such a block is scored by a loop with the pod's figures in
 // registers, no call, no per-node range check and no data-dependent
@@ -28,13 +27,13 @@ import (
 // plain ones.
 //
 // The first pass is also a prefetch: a scan of thousands of nodes reads
-// their lines from L3 or memory (one line per 512-byte NodeInfo, a new
-// page every 8 nodes), and a loop of a few instructions per node has all
+// their lines from L3 or memory (from the NodeInfos: one line per
+// 512-byte NodeInfo, a new page every 8 nodes), and a loop of a few instructions per node has all
 // of a block's misses in flight at once, where the scoring loop (about a
 // hundred instructions and four divisions per node) fits only two or
 // three nodes in the processor's out-of-order window and would wait for
 // each line in turn.
-func cpuMemTotals(nodes []*snapshot.NodeInfo, la *leastPod, ba *balancedPod, wLA, wBA int64, tot []int64) {
+func cpuMemTotals(nodes []*layout.CPUMemory, la *leastPod, ba *balancedPod, wLA, wBA int64, tot []int64) {
 	tot = tot[:len(nodes)]
 	k := newCPUMemPod(la, ba, wLA, wBA)
 	unit := la.wc == 1 && la.wm == 1 && wLA == 1 && wBA == 1
@@ -42,14 +41,12 @@ func cpuMemTotals(nodes []*snapshot.NodeInfo, la *leastPod, ba *balancedPod, wLA
 		end := min(start+touchBlock, len(nodes))
 		block, out := nodes[start:end], tot[start:end]
 		var or uint64
-		for _, n := range block {
-			cm := nodeview.CPUMemory(n)
+		for _, cm := range block {
 			or |= uint64(cm.Allocatable[0]) | uint64(cm.Allocatable[1])
 		}
 		switch {
 		case or >= fastMax:
-			for i, n := range block {
-				cm := nodeview.CPUMemory(n)
+			for i, cm := range block {
 				out[i] += wLA*la.node(cm) + wBA*ba.node(cm)
 			}
 		case unit:
@@ -122,10 +119,9 @@ func leastPick(used, podReq, capacity int64) int64 {
 // multiplication by wsInv (TestProfileFusedPairMatchesScorers and
 // TestFusedKernelsMatchGeneralPath check it against the plain scorers).
 // A zero allocatable is divided as 1 and masked (see cpuMemTotals).
-func (k *cpuMemPod) weighted(nodes []*snapshot.NodeInfo, tot []int64) {
+func (k *cpuMemPod) weighted(nodes []*layout.CPUMemory, tot []int64) {
 	tot = tot[:len(nodes)]
-	for i, n := range nodes {
-		cm := nodeview.CPUMemory(n)
+	for i, cm := range nodes {
 		c, m := cm.Allocatable[0], cm.Allocatable[1]
 		hc, hm := has(c), has(m)
 		c, m = c|(hc^1), m|(hm^1)
@@ -145,10 +141,9 @@ func (k *cpuMemPod) weighted(nodes []*snapshot.NodeInfo, tot []int64) {
 // made the default pair about 6 % slower, and a shared per-node helper is
 // too large for the compiler to inline. The mean of the parts a node has
 // is their sum shifted right by one when it has both, by none otherwise.
-func (k *cpuMemPod) unitWeights(nodes []*snapshot.NodeInfo, tot []int64) {
+func (k *cpuMemPod) unitWeights(nodes []*layout.CPUMemory, tot []int64) {
 	tot = tot[:len(nodes)]
-	for i, n := range nodes {
-		cm := nodeview.CPUMemory(n)
+	for i, cm := range nodes {
 		c, m := cm.Allocatable[0], cm.Allocatable[1]
 		hc, hm := has(c), has(m)
 		both := hc & hm

@@ -94,18 +94,19 @@ func TestFusedKernelsMatchGeneralPath(t *testing.T) {
 		}
 		desc := fmt.Sprintf("round %d: pod %d/%d weights %d,%d × %d,%d", round, la.cpu, la.mem, la.wc, la.wm, wLA, wBA)
 		got := make([]int64, len(nodes))
-		cpuMemTotals(nodes, la, ba, wLA, wBA, got)
+		lines := nodeview.CPUMemories(nodes)
+		cpuMemTotals(lines, la, ba, wLA, wBA, got)
 		require.Equal(t, want, got, "cpuMemTotals, %s", desc)
 		if huge {
 			continue // the kernels require allocatable < fastMax
 		}
 		k := newCPUMemPod(la, ba, wLA, wBA)
 		clear(got)
-		k.weighted(nodes, got)
+		k.weighted(lines, got)
 		require.Equal(t, want, got, "weighted, %s", desc)
 		if la.wc == 1 && la.wm == 1 && wLA == 1 && wBA == 1 {
 			clear(got)
-			k.unitWeights(nodes, got)
+			k.unitWeights(lines, got)
 			require.Equal(t, want, got, "unitWeights, %s", desc)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/schedkit/schedkit/internal/layout"
+	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/internal/scoring"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -99,6 +101,7 @@ const chunkSize = 128
 type run struct {
 	pp   podProfile
 	norm []int64
+	col  column
 }
 
 func (p *Profile) getRun() *run {
@@ -149,8 +152,18 @@ func (p *Profile) prepare(pod *snapshot.PodInfo, cluster Cluster, ps []PodScorer
 // scorers' per-node cost; the nodes are scored in chunks of 128 so each
 // chunk stays in cache across scorers, and a LeastAllocated and
 // BalancedAllocation pair (as in [DefaultProfile]) is scored in one pass.
-// Allocates nothing per node; the scratch (one int64 per node for
-// normalising scorers) is pooled and reused. Safe for concurrent use.
+// When cluster is a *snapshot.Snapshot or *snapshot.Fork, that pair reads
+// each node's cpu and memory figures from a contiguous copy kept in the
+// pooled scratch and revalidated per 64-node block by the cluster's block
+// versions (O(nodes/64) reads, plus a 64-node copy per block changed
+// since the scratch last saw it; the whole cluster on first use); it is
+// used when nodes lie in the cluster's node order (all of them, or a
+// subset from a rotating start: O(NumNodes) pointer compares) and number
+// at least a quarter of the cluster's nodes, and the NodeInfos are read
+// otherwise. Allocates nothing per node; the scratch
+// (one int64 per node for normalising scorers; 80 bytes per cluster node
+// for the copy, which also keeps the last scored cluster's NodeInfos
+// reachable while pooled) is pooled and reused. Safe for concurrent use.
 func (p *Profile) Score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapshot.NodeInfo, totals []int64) error {
 	return p.score(pod, cluster, nodes, totals, false)
 }
@@ -179,6 +192,20 @@ func (p *Profile) score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapsho
 	if err := r.pp.init(p, pod, cluster, local); err != nil {
 		return err
 	}
+	if r.pp.fused {
+		// The fused pair reads one CPUMemory line per node: from the
+		// run's column (contiguous copies, revalidated by block version)
+		// when the candidates lie in the cluster's view order and are
+		// at least a quarter of its nodes, so that the column's
+		// O(NumNodes) upkeep stays within a constant factor of the
+		// scoring it saves.
+		if v, ok := nodeview.ViewOf(cluster); ok && 4*n >= v.NumNodes() {
+			r.col.sync(v)
+			if lines, ok := r.col.locate(nodes); ok {
+				r.pp.lines = lines
+			}
+		}
+	}
 	for k := range r.pp.NumNormalizing() {
 		if cap(r.norm) < n {
 			r.norm = make([]int64, n)
@@ -203,7 +230,11 @@ type podProfile struct {
 	plain, norm []int       // entry indexes of the prepared non-normalising / normalising scorers
 	pair        fusedPair
 	fused       bool
-	buf         [chunkSize]int64
+	// lines, when not nil, is the CPUMemory line of each node of the
+	// current Profile.Score call (copies in the run's column), read by
+	// the fused pair instead of the NodeInfos'.
+	lines []*layout.CPUMemory
+	buf   [chunkSize]int64
 }
 
 var _ scoring.PodProfile = (*podProfile)(nil)
@@ -251,7 +282,7 @@ func (pp *podProfile) init(p *Profile, pod *snapshot.PodInfo, cluster Cluster, l
 // release drops the per-pod state (a pooled run keeps its slices).
 func (pp *podProfile) release() {
 	clear(pp.ps)
-	pp.pod, pp.pair = nil, fusedPair{}
+	pp.pod, pp.pair, pp.lines = nil, fusedPair{}, nil
 }
 
 // NumNormalizing is scoring.PodProfile's.
@@ -313,7 +344,11 @@ func (pp *podProfile) addPlain(nodes []*snapshot.NodeInfo, totals []int64, fused
 		chunk := nodes[start:end]
 		buf := pp.buf[:end-start]
 		if fused {
-			cpuMemTotals(chunk, pair.least, pair.balanced, p.entries[pair.la].Weight, p.entries[pair.ba].Weight, tot[start:end])
+			lines := nodeview.CPUMemories(chunk)
+			if pp.lines != nil {
+				lines = pp.lines[start:end]
+			}
+			cpuMemTotals(lines, pair.least, pair.balanced, p.entries[pair.la].Weight, p.entries[pair.ba].Weight, tot[start:end])
 		}
 		for _, i := range pp.plain {
 			if (fused && (i == pair.la || i == pair.ba)) || (part >= 0 && scorerPart(p.entries[i].Scorer) != part) {

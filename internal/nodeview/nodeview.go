@@ -73,3 +73,14 @@ func Placeholder(pod *v1.Pod) (*snapshot.PodInfo, error) {
 	}
 	return pi.(*snapshot.PodInfo), nil
 }
+
+// CPUMemories returns nodes as the slice of their [layout.CPUMemory]
+// blocks: element i is CPUMemory(nodes[i]) (the same pointer, as the
+// head is NodeInfo's first field). It shares nodes' backing array: no
+// copy, O(1), allocates nothing; read-only, valid as long as nodes.
+func CPUMemories(nodes []*snapshot.NodeInfo) []*layout.CPUMemory {
+	if len(nodes) == 0 {
+		return nil
+	}
+	return unsafe.Slice((**layout.CPUMemory)(unsafe.Pointer(&nodes[0])), len(nodes))
+}
