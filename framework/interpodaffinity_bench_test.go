@@ -218,7 +218,7 @@ func BenchmarkInterPodAffinityPerfShapes(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				b.ReportMetric(float64((cpuTime() - c0).Nanoseconds())/float64(max(iters, 1)), "cpu-ns/op")
+				b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(max(iters, 1)), "cpu-ns/op")
 			})
 		}
 	}
