@@ -98,21 +98,26 @@ func BenchmarkInterPodAffinity(b *testing.B) {
 				for _, ni := range nodes {
 					buf = res.Filter.Filter(ni, buf[:0])
 				}
-				for _, p := range []*snapshot.PodInfo{ap, pp} {
-					ps, err := s.Prepare(p, snap)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if ps == nil {
-						continue
-					}
-					ps.Score(nodes, out)
-					if err := ps.(score.Normalizer).Normalize(nodes, out); err != nil {
-						b.Fatal(err)
-					}
-				}
+				ipaScoreAll(b, s, ap, snap, nodes, out)
+				ipaScoreAll(b, s, pp, snap, nodes, out)
 			}
 		})
+	}
+}
+
+// ipaScoreAll prepares s for p over snap and, unless it skips the pod,
+// scores and normalises every node of nodes into out.
+func ipaScoreAll(b *testing.B, s score.Scorer, p *snapshot.PodInfo, snap *snapshot.Snapshot, nodes []*snapshot.NodeInfo, out []int64) {
+	ps, err := s.Prepare(p, snap)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if ps == nil {
+		return
+	}
+	ps.Score(nodes, out)
+	if err := ps.(score.Normalizer).Normalize(nodes, out); err != nil {
+		b.Fatal(err)
 	}
 }
 
@@ -206,17 +211,7 @@ func BenchmarkInterPodAffinityPerfShapes(b *testing.B) {
 							buf = res.Filter.Filter(ni, buf[:0])
 						}
 					}
-					ps, err := s.Prepare(pi, snap)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if ps == nil {
-						continue
-					}
-					ps.Score(ours, out)
-					if err := ps.(score.Normalizer).Normalize(ours, out); err != nil {
-						b.Fatal(err)
-					}
+					ipaScoreAll(b, s, pi, snap, ours, out)
 				}
 				b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(max(iters, 1)), "cpu-ns/op")
 			})
