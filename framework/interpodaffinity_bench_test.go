@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
@@ -97,21 +98,26 @@ func BenchmarkInterPodAffinity(b *testing.B) {
 				for _, ni := range nodes {
 					buf = res.Filter.Filter(ni, buf[:0])
 				}
-				for _, p := range []*snapshot.PodInfo{ap, pp} {
-					ps, err := s.Prepare(p, snap)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if ps == nil {
-						continue
-					}
-					ps.Score(nodes, out)
-					if err := ps.(score.Normalizer).Normalize(nodes, out); err != nil {
-						b.Fatal(err)
-					}
-				}
+				ipaScoreAll(b, s, ap, snap, nodes, out)
+				ipaScoreAll(b, s, pp, snap, nodes, out)
 			}
 		})
+	}
+}
+
+// ipaScoreAll prepares s for p over snap and, unless it skips the pod,
+// scores and normalises every node of nodes into out.
+func ipaScoreAll(b *testing.B, s score.Scorer, p *snapshot.PodInfo, snap *snapshot.Snapshot, nodes []*snapshot.NodeInfo, out []int64) {
+	ps, err := s.Prepare(p, snap)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if ps == nil {
+		return
+	}
+	ps.Score(nodes, out)
+	if err := ps.(score.Normalizer).Normalize(nodes, out); err != nil {
+		b.Fatal(err)
 	}
 }
 
@@ -124,4 +130,91 @@ func BenchmarkScheduleAfterAffinityPod(b *testing.B) {
 	anti, _ := ipaBenchPods()
 	_ = snapshot.MustPodInfo(anti)
 	benchSchedule(b, 0)
+}
+
+// perfShapePod is a pod of scheduler_perf's affinity templates
+// (test/integration/scheduler_perf/affinity, as the side-by-side
+// benchmark in examples/kube-scheduler/sidebyside builds them): label
+// color, one hostname term over namespaces sched-1 and sched-0 selecting
+// that color, required anti-affinity (anti) or preferred affinity of
+// weight 1.
+func perfShapePod(i int, ns string, anti bool) *v1.Pod {
+	color, prefix := "red", "preferred-affinity-pod-"
+	if anti {
+		color, prefix = "green", "anti-affinity-pod-"
+	}
+	t := v1.PodAffinityTerm{TopologyKey: v1.LabelHostname, Namespaces: []string{"sched-1", "sched-0"},
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"color": color}}}
+	p := mkPod(fmt.Sprintf("%s%05d", prefix, i)).Namespace(ns).Label("color", color).Req("cpu", "100m", "memory", "500Mi").Obj()
+	if anti {
+		p.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{t}}}
+	} else {
+		p.Spec.Affinity = &v1.Affinity{PodAffinity: &v1.PodAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.WeightedPodAffinityTerm{{Weight: 1, PodAffinityTerm: t}}}}
+	}
+	return p
+}
+
+// BenchmarkInterPodAffinityPerfShapes is the schedkit side of
+// sidebyside's BenchmarkInterPodAffinity without the kube-scheduler
+// build: SchedulingPodAntiAffinity (200 bound anti-affine pods per 1,000
+// hostname-labelled nodes) and SchedulingPreferredPodAffinity (1,000
+// per 1,000), one pending pod of the shape per iteration: NewPodInfo,
+// PreFilterCluster, Filter on every node, Prepare, Score and Normalize
+// on every node. Reports cpu-ns/op (process CPU time, garbage
+// collection included: steadier than wall time on a shared machine). For
+// profiling the per-pod cost.
+func BenchmarkInterPodAffinityPerfShapes(b *testing.B) {
+	for _, shape := range []struct {
+		name     string
+		anti     bool
+		perThous int
+	}{{"SchedulingPodAntiAffinity", true, 200}, {"SchedulingPreferredPodAffinity", false, 1000}} {
+		for _, n := range []int{1000, 5000} {
+			b.Run(fmt.Sprintf("%s/nodes=%d", shape.name, n), func(b *testing.B) {
+				var nodes []*v1.Node
+				for i := range n {
+					name := fmt.Sprintf("scheduler-perf-%05d", i)
+					nodes = append(nodes, mkNode(name).Capacity("cpu", "4", "memory", "32Gi", "pods", "110").Obj())
+				}
+				var pods []*v1.Pod
+				for i := range shape.perThous * n / 1000 {
+					p := perfShapePod(i, "sched-0", shape.anti)
+					p.Spec.NodeName = nodes[(i*7919)%n].Name
+					pods = append(pods, p)
+				}
+				snap := snapshottest.Snapshot(b, nodes, pods...)
+				pending := perfShapePod(0, "sched-1", shape.anti)
+				f, err := NewInterPodAffinity(score.InterPodAffinityArgs{})
+				require.NoError(b, err)
+				s, err := score.NewInterPodAffinity(score.InterPodAffinityArgs{})
+				require.NoError(b, err)
+				var ours []*snapshot.NodeInfo
+				for _, ni := range snap.Nodes() {
+					ours = append(ours, ni)
+				}
+				buf := make([]Reason, 0, 16)
+				out := make([]int64, n)
+				b.ReportAllocs()
+				c0, iters := cpuTime(), 0
+				for b.Loop() {
+					iters++
+					pi, err := snapshot.NewPodInfo(pending)
+					if err != nil {
+						b.Fatal(err)
+					}
+					res, err := RunPreFilter(f, pi, snap)
+					if err != nil || res.Reject != "" {
+						b.Fatal(err, res.Reject)
+					}
+					if res.Filter != nil {
+						for _, ni := range ours {
+							buf = res.Filter.Filter(ni, buf[:0])
+						}
+					}
+					ipaScoreAll(b, s, pi, snap, ours, out)
+				}
+				b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(max(iters, 1)), "cpu-ns/op")
+			})
+		}
+	}
 }

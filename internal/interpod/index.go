@@ -4,7 +4,6 @@ import (
 	"hash/maphash"
 	"slices"
 	"strconv"
-	"strings"
 	"unique"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -247,46 +246,57 @@ func (ix *scanIndex) TermGroups(k Kind, yield func(*Term, Domains) bool) {
 }
 
 // termKey is [Term.Key]: quoted fields, so that no two different terms
-// share a key.
+// share a key. Built in one buffer (one allocation for the result, one
+// more only for more than 8 namespaces or matchLabels).
 func termKey(topologyKey string, names []string, nsSel, sel *metav1.LabelSelector) string {
-	var b strings.Builder
-	b.WriteString(strconv.Quote(topologyKey))
-	ns := slices.Clone(names)
+	b := make([]byte, 0, 128)
+	b = strconv.AppendQuote(b, topologyKey)
+	b = append(b, " ns["...)
+	var nsBuf [8]string
+	ns := append(nsBuf[:0], names...)
 	slices.Sort(ns)
-	ns = slices.Compact(ns)
-	b.WriteString(" ns[")
-	for _, n := range ns {
-		b.WriteString(strconv.Quote(n))
-		b.WriteByte(' ')
+	for i, n := range ns {
+		if i > 0 && n == ns[i-1] {
+			continue
+		}
+		b = strconv.AppendQuote(b, n)
+		b = append(b, ' ')
 	}
-	b.WriteString("] nsSel ")
-	selectorKey(&b, nsSel)
-	b.WriteString(" sel ")
-	selectorKey(&b, sel)
-	return b.String()
+	b = append(b, "] nsSel "...)
+	b = appendSelectorKey(b, nsSel)
+	b = append(b, " sel "...)
+	b = appendSelectorKey(b, sel)
+	return string(b)
 }
 
-func selectorKey(b *strings.Builder, s *metav1.LabelSelector) {
+func appendSelectorKey(b []byte, s *metav1.LabelSelector) []byte {
 	if s == nil {
-		b.WriteString("nil")
-		return
+		return append(b, "nil"...)
 	}
-	b.WriteString("{")
-	keys := make([]string, 0, len(s.MatchLabels))
+	b = append(b, '{')
+	var keyBuf [8]string
+	keys := keyBuf[:0]
 	for k := range s.MatchLabels {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		b.WriteString(strconv.Quote(k) + "=" + strconv.Quote(s.MatchLabels[k]) + " ")
+		b = strconv.AppendQuote(b, k)
+		b = append(b, '=')
+		b = strconv.AppendQuote(b, s.MatchLabels[k])
+		b = append(b, ' ')
 	}
-	b.WriteString("|")
+	b = append(b, '|')
 	for _, e := range s.MatchExpressions {
-		b.WriteString(strconv.Quote(e.Key) + " " + strconv.Quote(string(e.Operator)) + " (")
+		b = strconv.AppendQuote(b, e.Key)
+		b = append(b, ' ')
+		b = strconv.AppendQuote(b, string(e.Operator))
+		b = append(b, " ("...)
 		for _, v := range e.Values {
-			b.WriteString(strconv.Quote(v) + " ")
+			b = strconv.AppendQuote(b, v)
+			b = append(b, ' ')
 		}
-		b.WriteString(") ")
+		b = append(b, ") "...)
 	}
-	b.WriteString("}")
+	return append(b, '}')
 }

@@ -142,17 +142,21 @@ type Filter struct {
 	// terms that match the pod and count somewhere (upstream's
 	// existingAntiAffinityCounts is their sum).
 	existing []group
-	// byKey: per topology key, per value, antiBit when pods matching one
-	// of the pod's anti-affinity terms with that key are in the domain
-	// (upstream's antiAffinityCounts) and existingBit when an existing
-	// group counts there, so that Check reads each key's node label and
-	// looks its value up once.
+	// byKey: per topology key, per value, the number of pods matching
+	// one of the pod's anti-affinity terms with that key in the domain
+	// (upstream's antiAffinityCounts), times antiUnit, plus the totals of
+	// the existing groups with that key there, so that Check reads each
+	// key's node label and looks its value up once. Both parts are
+	// counts of pods or terms, non-negative and far below 2^32 (at most
+	// pods × terms), so the low 32 bits never carry into the anti part.
 	byKey []keyTable
 }
 
 const (
-	antiBit     = 1
-	existingBit = 2
+	// antiUnit is what one pod matching an anti-affinity term adds to a
+	// byKey entry; an existing group's total adds itself (unit 1).
+	antiUnit     = 1 << 32
+	existingMask = antiUnit - 1
 )
 
 // views returns, for each term, the counts ix keeps of the pods it
@@ -188,18 +192,6 @@ func matchGroups(gs []group, ix Index, k Kind, pod *v1.Pod, nsLabels map[string]
 	return gs
 }
 
-// markDomains sets bit on every value of key where d has a positive total.
-func markDomains(ts *[]keyTable, key unique.Handle[string], d Domains, bit int64) {
-	t := tableFor(ts, key)
-	t.reserve(max(t.n, d.Len()))
-	d.Each(func(v unique.Handle[string], n int64) bool {
-		if n > 0 {
-			*t.upd(v) |= bit
-		}
-		return true
-	})
-}
-
 // NewFilter prepares the filter for pod (t its parsed terms, nil for
 // none) over nodes node(0..n-1) whose existing pods' terms ix indexes
 // ([IndexFor]), upstream's PreFilter: the groups of existing pods'
@@ -230,7 +222,7 @@ func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister Namespace
 		return nil
 	}
 	for _, g := range f.existing {
-		markDomains(&f.byKey, g.key, g.d, existingBit)
+		tableFor(&f.byKey, g.key).addDomains(g.d, 1)
 	}
 	if len(f.affinity)+len(f.anti) == 0 {
 		return f
@@ -245,7 +237,7 @@ func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister Namespace
 			}
 			f.affAny = len(affD) > 0 && affD[0].Len() > 0
 			for i, d := range antiD {
-				markDomains(&f.byKey, f.anti[i].topo, d, antiBit)
+				tableFor(&f.byKey, f.anti[i].topo).addDomains(d, antiUnit)
 			}
 			return f
 		}
@@ -268,7 +260,7 @@ func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister Namespace
 					continue
 				}
 				if v, ok := valueOf(ls, tm.topo); ok {
-					*tableFor(&f.byKey, tm.topo).upd(v) |= antiBit
+					*tableFor(&f.byKey, tm.topo).upd(v) += antiUnit
 				}
 			}
 		}
@@ -299,18 +291,18 @@ func (f *Filter) Check(ls []selector.Label) Result {
 	}
 	// Every anti-affinity term is checked before the existing pods'
 	// terms (upstream's order of verdicts).
-	var bits int64
+	existing := false
 	for i := range f.byKey {
 		k := &f.byKey[i]
 		if v, ok := valueOf(ls, k.key); ok {
-			b, _ := k.t.get(v)
-			bits |= b
+			c, _ := k.t.get(v)
+			if c >= antiUnit {
+				return AntiAffinityNotMatch
+			}
+			existing = existing || c&existingMask != 0
 		}
 	}
-	switch {
-	case bits&antiBit != 0:
-		return AntiAffinityNotMatch
-	case bits&existingBit != 0:
+	if existing {
 		return ExistingAntiAffinityNotMatch
 	}
 	return Pass
