@@ -359,8 +359,7 @@ func (r *schedkitPTS) schedule(b *testing.B, k int) []int {
 			b.Fatal(err)
 		}
 		feasible, fnodes = feasible[:0], fnodes[:0]
-		for j := range r.f.NumNodes() {
-			ni := r.f.Node(j)
+		for j, ni := range r.f.Nodes() { // the index order, as Node(j)
 			if res.Filter != nil {
 				if reasons = res.Filter.Filter(ni, reasons[:0]); len(reasons) > 0 {
 					continue
