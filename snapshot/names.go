@@ -14,8 +14,12 @@ import (
 // (internal/objects.PodNames): metadata.name a DNS-1123 subdomain,
 // metadata.namespace required and a DNS-1123 label, spec.nodeName and
 // status.nominatedNodeName, when set, node names. Errors name the pod and
-// field and wrap [ErrInvalidObject]. O(len(names)).
+// field and wrap [ErrInvalidObject]. O(len(names)); allocates nothing
+// for valid names (podNamesValid).
 func checkPodNames(pod *v1.Pod) error {
+	if podNamesValid(pod) {
+		return nil
+	}
 	if errs := podNameErrors(pod); len(errs) > 0 {
 		return fmt.Errorf("pod %s/%s: %w: %w", pod.Namespace, pod.Name, errs.ToAggregate(), ErrInvalidObject)
 	}
@@ -23,7 +27,6 @@ func checkPodNames(pod *v1.Pod) error {
 }
 
 // podNameErrors lists checkPodNames' problems (internal/objects.PodNames).
-// Allocates only on error.
 func podNameErrors(pod *v1.Pod) field.ErrorList { return objects.PodNames(pod) }
 
 // checkNodeName checks a node's metadata.name as a DNS-1123 subdomain, as

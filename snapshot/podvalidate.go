@@ -3,6 +3,7 @@ package snapshot
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -26,7 +27,7 @@ import (
 // feeding a Cache. O(len(names) + constraints² + terms × requirements ×
 // values); allocates only on error. Safe for concurrent use.
 func ValidatePod(pod *v1.Pod) field.ErrorList {
-	if pod == nil {
+	if pod == nil || pod.Name != "" && podNamesValid(pod) && schedulingValid(pod) {
 		return nil
 	}
 	var errs field.ErrorList
@@ -41,6 +42,9 @@ func ValidatePod(pod *v1.Pod) field.ErrorList {
 // the pod and every invalid field path, for the scheduling fields the API
 // server's pod validation rejects (schedulingErrors); nil for a valid pod.
 func validateScheduling(pod *v1.Pod) error {
+	if schedulingValid(pod) {
+		return nil
+	}
 	errs := schedulingErrors(pod)
 	if len(errs) == 0 {
 		return nil
@@ -299,3 +303,164 @@ func validateLabelKeys(p *field.Path, match, mismatch []string, sel *metav1.Labe
 	}
 	return errs
 }
+
+// The fast paths. The field-error functions above allocate paths and run
+// apimachinery's regular expressions even for a valid pod, which is
+// nearly every pod; NewPodInfo runs once per pod scheduled. The
+// predicates below answer "certainly valid" without allocating, in
+// O(length of the checked strings), and the caller runs the full check
+// (same errors as before) only when they say no. They must never accept
+// what the full check refuses (FuzzFastValidation); they may decline what
+// it accepts (a pod with (anti-)affinity, matchLabelKeys: the full check
+// decides).
+
+// podNamesValid reports that podNameErrors finds nothing: metadata.name a
+// DNS-1123 subdomain, metadata.namespace a DNS-1123 label, spec.nodeName
+// and status.nominatedNodeName empty or DNS-1123 subdomains.
+func podNamesValid(pod *v1.Pod) bool {
+	return isDNSSubdomain(pod.Name) && isDNSLabel(pod.Namespace) &&
+		(pod.Spec.NodeName == "" || isDNSSubdomain(pod.Spec.NodeName)) &&
+		(pod.Status.NominatedNodeName == "" || isDNSSubdomain(pod.Status.NominatedNodeName))
+}
+
+// schedulingValid reports that schedulingErrors finds nothing, for a pod
+// whose scheduling fields are the common ones: a nodeSelector, topology
+// spread constraints without matchLabelKeys, no affinity. false: not
+// decided here.
+func schedulingValid(pod *v1.Pod) bool {
+	if pod.Spec.Affinity != nil || !labelsValid(pod.Spec.NodeSelector) {
+		return false
+	}
+	cs := pod.Spec.TopologySpreadConstraints
+	for i := range cs {
+		c := &cs[i]
+		if c.MaxSkew <= 0 || c.TopologyKey == "" || len(c.MatchLabelKeys) > 0 ||
+			c.WhenUnsatisfiable != v1.DoNotSchedule && c.WhenUnsatisfiable != v1.ScheduleAnyway ||
+			c.MinDomains != nil && (*c.MinDomains <= 0 || c.WhenUnsatisfiable != v1.DoNotSchedule) ||
+			!policyValid(c.NodeAffinityPolicy) || !policyValid(c.NodeTaintsPolicy) || !selectorValid(c.LabelSelector) {
+			return false
+		}
+		for j := i + 1; j < len(cs); j++ {
+			if cs[j].TopologyKey == c.TopologyKey && cs[j].WhenUnsatisfiable == c.WhenUnsatisfiable {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func policyValid(p *v1.NodeInclusionPolicy) bool {
+	return p == nil || *p == v1.NodeInclusionPolicyHonor || *p == v1.NodeInclusionPolicyIgnore
+}
+
+// selectorValid is metav1validation.ValidateLabelSelector finding
+// nothing (options: none allowed).
+func selectorValid(s *metav1.LabelSelector) bool {
+	if s == nil {
+		return true
+	}
+	if !labelsValid(s.MatchLabels) {
+		return false
+	}
+	for i := range s.MatchExpressions {
+		r := &s.MatchExpressions[i]
+		switch r.Operator {
+		case metav1.LabelSelectorOpIn, metav1.LabelSelectorOpNotIn:
+			if len(r.Values) == 0 {
+				return false
+			}
+		case metav1.LabelSelectorOpExists, metav1.LabelSelectorOpDoesNotExist:
+			if len(r.Values) > 0 {
+				return false
+			}
+		default:
+			return false
+		}
+		if !isLabelKey(r.Key) {
+			return false
+		}
+		for _, v := range r.Values {
+			if !isLabelValue(v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// labelsValid is metav1validation.ValidateLabels finding nothing.
+func labelsValid(ls map[string]string) bool {
+	for k, v := range ls {
+		if !isLabelKey(k) || !isLabelValue(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// isDNSLabel is validation.IsDNS1123Label finding nothing: 1 to 63 of
+// [-a-z0-9], starting and ending alphanumeric.
+func isDNSLabel(s string) bool { return len(s) <= 63 && isDNSLabelChars(s) }
+
+func isDNSLabelChars(s string) bool {
+	if s == "" || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// isDNSSubdomain is validation.IsDNS1123Subdomain finding nothing: at
+// most 253 characters, dot-separated parts each as isDNSLabelChars (no
+// per-part length limit).
+func isDNSSubdomain(s string) bool {
+	if len(s) > 253 {
+		return false
+	}
+	for {
+		i := strings.IndexByte(s, '.')
+		if i < 0 {
+			return isDNSLabelChars(s)
+		}
+		if !isDNSLabelChars(s[:i]) {
+			return false
+		}
+		s = s[i+1:]
+	}
+}
+
+// isLabelKey is validation.IsQualifiedName finding nothing: an optional
+// DNS-1123 subdomain prefix and '/', then a name of 1 to 63 characters
+// as isLabelValue.
+func isLabelKey(s string) bool {
+	if i := strings.IndexByte(s, '/'); i >= 0 {
+		if i == 0 || !isDNSSubdomain(s[:i]) {
+			return false
+		}
+		s = s[i+1:]
+	}
+	return s != "" && isLabelValue(s)
+}
+
+// isLabelValue is validation.IsValidLabelValue finding nothing: empty,
+// or 1 to 63 of [-A-Za-z0-9_.], starting and ending alphanumeric.
+func isLabelValue(s string) bool {
+	if s == "" {
+		return true
+	}
+	if len(s) > 63 || !alnum(s[0]) || !alnum(s[len(s)-1]) {
+		return false
+	}
+	for i := 1; i < len(s)-1; i++ {
+		if c := s[i]; !alnum(c) && c != '-' && c != '_' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+func alnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }

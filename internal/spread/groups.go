@@ -4,8 +4,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"unique"
+	"unsafe"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -39,29 +39,32 @@ type Class = unique.Handle[string]
 // ClassOf returns pod's class, or the zero Class for a pod that no
 // constraint counts (metadata.deletionTimestamp set, as upstream's
 // countPodsMatchSelector skips terminating pods). O(labels × log
-// labels); allocates the key (the handle is shared).
+// labels). The key is built on the stack (up to 16 labels and 512 bytes)
+// and unique.Make copies it only the first time the class is seen, so
+// a pod of a known class allocates nothing.
 func ClassOf(pod *v1.Pod) Class {
 	if pod.DeletionTimestamp != nil {
 		return Class{}
 	}
-	keys := make([]string, 0, len(pod.Labels))
+	var kb [16]string
+	keys := kb[:0]
 	for k := range pod.Labels {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	var bb [512]byte
 	// Length-prefixed fields: no label content can forge another class.
-	var b strings.Builder
-	field := func(s string) {
-		b.WriteString(strconv.Itoa(len(s)))
-		b.WriteByte(':')
-		b.WriteString(s)
-	}
-	field(pod.Namespace)
+	b := appendClassField(bb[:0], pod.Namespace)
 	for _, k := range keys {
-		field(k)
-		field(pod.Labels[k])
+		b = appendClassField(appendClassField(b, k), pod.Labels[k])
 	}
-	return unique.Make(b.String())
+	// unique.Make neither keeps nor lets escape the string it is given
+	// (it stores a copy), so a view of the buffer is safe.
+	return unique.Make(unsafe.String(unsafe.SliceData(b), len(b)))
+}
+
+func appendClassField(b []byte, s string) []byte {
+	return append(append(strconv.AppendInt(b, int64(len(s)), 10), ':'), s...)
 }
 
 // Group is the pods of one class on one node: the unit the index counts.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"unique"
 
@@ -85,4 +86,23 @@ func TestGroups(t *testing.T) {
 	g = RemoveFromGroups(g, ca) // not there
 	g = RemoveFromGroups(g, cb)
 	require.Empty(t, g)
+}
+
+// TestClassOfKeyAndAllocations: the class key is the length-prefixed
+// namespace and sorted labels, the same with more labels than the stack
+// buffer holds (and longer keys than it holds), and a pod of a known
+// class gets its handle without allocating.
+func TestClassOfKeyAndAllocations(t *testing.T) {
+	p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Labels: map[string]string{"color": "blue", "app": "web"}}}
+	require.Equal(t, "7:default3:app3:web5:color4:blue", ClassOf(p).Value())
+	require.Zero(t, testing.AllocsPerRun(100, func() { ClassOf(p) }))
+	big := map[string]string{}
+	want := "2:ns"
+	for i := range 20 {
+		big[fmt.Sprintf("k%02d", i)] = strings.Repeat("v", 40)
+	}
+	for i := range 20 {
+		want += fmt.Sprintf("3:k%02d40:%s", i, strings.Repeat("v", 40))
+	}
+	require.Equal(t, want, ClassOf(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Labels: big}}).Value())
 }

@@ -190,11 +190,7 @@ func appendKeyField(b []byte, s string) []byte {
 // constraints + groups) + nodes × constraints × domains in the block).
 func refresh[N NodeInfo[P], P PodInfo](q *query, old *block, nodes []N, vers []int64) *block {
 	k := len(q.cs)
-	e := &block{
-		vals: make([]unique.Handle[string], layout.BlockSize*k),
-		cnt:  make([]int32, layout.BlockSize*k),
-		agg:  make([][]domain, k),
-	}
+	e := newBlock(k)
 	if old != nil {
 		e.slotVer = old.slotVer
 		copy(e.vals, old.vals)
@@ -238,6 +234,36 @@ func refresh[N NodeInfo[P], P PodInfo](q *query, old *block, nodes []N, vers []i
 		}
 	}
 	return e
+}
+
+// smallBlock is a block of a query with up to two constraints (zone and
+// hostname: the system defaults, most pods' own) and its arrays, in one
+// allocation.
+type smallBlock struct {
+	b    block
+	vals [2 * layout.BlockSize]unique.Handle[string]
+	cnt  [2 * layout.BlockSize]int32
+	agg  [2][]domain
+	// aggBuf holds the partial counts of up to 4 domains per constraint
+	// (zones; a block's hostnames and other keys spill to the heap).
+	aggBuf [2][4]domain
+}
+
+// newBlock returns an empty block for k constraints.
+func newBlock(k int) *block {
+	if k <= 2 {
+		m := &smallBlock{}
+		m.b.vals, m.b.cnt, m.b.agg = m.vals[:k*layout.BlockSize], m.cnt[:k*layout.BlockSize], m.agg[:k]
+		for i := range k {
+			m.agg[i] = m.aggBuf[i][:0]
+		}
+		return &m.b
+	}
+	return &block{
+		vals: make([]unique.Handle[string], layout.BlockSize*k),
+		cnt:  make([]int32, layout.BlockSize*k),
+		agg:  make([][]domain, k),
+	}
 }
 
 // addDomain adds n to domain v of a short list, creating it.

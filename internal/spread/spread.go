@@ -828,7 +828,7 @@ func (s *Score[N, P]) Raw(nodes []N, out []int64) {
 				sc += float64(cnt)*w[i] + float64(s.cs[i].MaxSkew-1)
 			}
 		}
-		out[j] = int64(math.Round(sc))
+		out[j] = round(sc)
 	}
 	*tp = tab
 	rawPool.Put(tp)
@@ -842,8 +842,12 @@ func (s *Score[N, P]) Raw(nodes []N, out []int64) {
 // being exactly the nodes the memo's counts cover, the domains of a
 // constraint among the candidates not ignored are its counts' domains,
 // and the candidates not ignored are the nodes the blocks counted, so
-// the weights come first and each node's score is summed in the order
-// Raw sums it (bit-identical). O(n) to find p, then O(n × constraints).
+// the weights come first, and so does each domain's term count × weight
+// + maxSkew − 1 (computed as Raw computes it); each node's score sums
+// its terms in the order Raw sums them (bit-identical). A block whose
+// version is the memo's needs no per-node version check (equal block
+// versions mean equal nodes and contents). O(n) to find p, then O(n ×
+// constraints × domains kept in a short list); allocates the weights.
 func (s *Score[N, P]) rawWhole(nodes []N, out []int64) bool {
 	if s.blocks == nil {
 		return false
@@ -869,6 +873,7 @@ func (s *Score[N, P]) rawWhole(nodes []N, out []int64) bool {
 		kept += e.counted
 	}
 	w := s.weights(kept, s.counts) // a hostname constraint's entry is not read
+	tm := newTerms(s.cs, s.counts, w)
 	var missing unique.Handle[string]
 	for j := 0; j < n; {
 		pos := (p + j) % n
@@ -878,8 +883,9 @@ func (s *Score[N, P]) rawWhole(nodes []N, out []int64) bool {
 		if e.n != len(bn) {
 			return false
 		}
+		same := s.bv.BlockVersion(b) == e.version
 		for ; slot < len(bn) && j < n; slot, j = slot+1, j+1 {
-			if bn[slot] != nodes[j] || e.slotVer[slot] != vers[slot] {
+			if bn[slot] != nodes[j] || !same && e.slotVer[slot] != vers[slot] {
 				return false
 			}
 			vals, cnt := e.vals[slot*k:(slot+1)*k], e.cnt[slot*k:(slot+1)*k]
@@ -892,17 +898,81 @@ func (s *Score[N, P]) rawWhole(nodes []N, out []int64) bool {
 				if v == missing {
 					continue
 				}
-				c := &s.cs[i]
-				x := cnt[i]
-				if !c.hostname {
-					x = int32(s.counts[i].get(v))
+				if tm.host[i] {
+					sc += float64(cnt[i])*tm.w[i] + tm.off[i]
+					continue
 				}
-				sc += float64(x)*w[i] + float64(c.MaxSkew-1)
+				if ds := tm.dom[i]; ds != nil {
+					d := 0
+					for d < len(ds) && ds[d].v != v {
+						d++
+					}
+					if d < len(ds) {
+						sc += ds[d].t
+						continue
+					}
+				}
+				sc += tm.term(i, v)
 			}
-			out[j] = int64(math.Round(sc))
+			out[j] = round(sc)
 		}
 	}
 	return true
+}
+
+// round is int64(math.Round(x)) (half away from zero), without
+// math.Round's bit manipulation for 0 ≤ x < 2⁵² (int64(x) truncates
+// exactly there, and x − ⌊x⌋ is exact).
+func round(x float64) int64 {
+	if !(x >= 0 && x < 1<<52) {
+		return int64(math.Round(x))
+	}
+	t := int64(x)
+	if x-float64(t) >= 0.5 {
+		t++
+	}
+	return t
+}
+
+// terms are rawWhole's per-constraint terms count × weight + maxSkew − 1:
+// for a constraint with few domains, one per domain, computed once per
+// pass; for a hostname constraint (the node's own count) or one with
+// many domains, computed per node as Raw computes them.
+type terms struct {
+	w, off []float64
+	// host[i]: constraint i counts per node; dom[i]: constraint i's
+	// domains and their terms, nil when they are in counts[i]'s map.
+	host   []bool
+	dom    [][]domainTerm
+	counts []domains
+}
+
+type domainTerm struct {
+	v unique.Handle[string]
+	t float64
+}
+
+func newTerms(cs []Constraint, counts []domains, w []float64) terms {
+	tm := terms{w: w, off: make([]float64, len(cs)), host: make([]bool, len(cs)), dom: make([][]domainTerm, len(cs)), counts: counts}
+	for i := range cs {
+		tm.off[i] = float64(cs[i].MaxSkew - 1)
+		tm.host[i] = cs[i].hostname
+		if cs[i].hostname || counts[i].big != nil {
+			continue
+		}
+		ds := make([]domainTerm, len(counts[i].small))
+		for d, e := range counts[i].small {
+			ds[d] = domainTerm{e.v, float64(int32(e.n))*w[i] + tm.off[i]}
+		}
+		tm.dom[i] = ds
+	}
+	return tm
+}
+
+// term is constraint i's term (not a hostname one) for a node whose
+// value of its key is v (not missing), from the counts.
+func (tm *terms) term(i int, v unique.Handle[string]) float64 {
+	return float64(int32(tm.counts[i].get(v)))*tm.w[i] + tm.off[i]
 }
 
 // rowFromMemo is Raw's row for a node from the memo's values and counts
@@ -1000,28 +1070,89 @@ var rawPool = sync.Pool{New: func() any { return new([]int32) }}
 
 // Normalize is upstream's NormalizeScore: ignored nodes get 0; the others
 // 100 × (max + min − s) / max over the raw scores of the nodes not
-// ignored, or 100 each when that max is 0. O(len(nodes) × constraints ×
-// labels) with requireAll, O(len(nodes)) without (no node is ignored).
-// scores[j] belongs to nodes[j].
+// ignored, or 100 each when that max is 0 (integer division, truncating,
+// as upstream; [normalized] computes it without a hardware divide).
+// O(len(nodes) × constraints × labels) with requireAll, O(len(nodes))
+// without (no node is ignored, no label is read). scores[j] belongs to
+// nodes[j]. Allocates nothing.
 func (s *Score[N, P]) Normalize(nodes []N, scores []int64) {
-	ignored := func(ni N) bool { return s.requireAll && s.Ignored(ni.Labels()) } // no label read without requireAll
-	lo, hi := int64(math.MaxInt64), int64(0)
-	for j, ni := range nodes {
-		if ignored(ni) {
-			continue
-		}
-		lo, hi = min(lo, scores[j]), max(hi, scores[j])
+	if s.requireAll {
+		s.normalizeIgnoring(nodes, scores)
+		return
 	}
-	for j, ni := range nodes {
+	scores = scores[:len(nodes)]
+	lo, hi := int64(math.MaxInt64), int64(0)
+	for _, sc := range scores {
+		lo, hi = min(lo, sc), max(hi, sc)
+	}
+	d := newDivider(hi)
+	for j, sc := range scores {
 		switch {
-		case ignored(ni) || scores[j] == -1:
+		case sc == -1:
 			// Upstream marks ignored nodes with -1 and zeroes every -1,
 			// which a raw score can only be with maxSkew 0 (invalid).
 			scores[j] = 0
 		case hi == 0:
 			scores[j] = 100
 		default:
-			scores[j] = 100 * (hi + lo - scores[j]) / hi
+			scores[j] = d.div(100 * (hi + lo - sc))
 		}
 	}
+}
+
+// normalizeIgnoring is Normalize when nodes missing a topology key are
+// ignored (requireAll): it reads each node's labels twice.
+func (s *Score[N, P]) normalizeIgnoring(nodes []N, scores []int64) {
+	lo, hi := int64(math.MaxInt64), int64(0)
+	for j, ni := range nodes {
+		if s.Ignored(ni.Labels()) {
+			continue
+		}
+		lo, hi = min(lo, scores[j]), max(hi, scores[j])
+	}
+	d := newDivider(hi)
+	for j, ni := range nodes {
+		switch {
+		case scores[j] == -1 || s.Ignored(ni.Labels()):
+			scores[j] = 0
+		case hi == 0:
+			scores[j] = 100
+		default:
+			scores[j] = d.div(100 * (hi + lo - scores[j]))
+		}
+	}
+}
+
+// divider divides by a fixed d > 0 as Go's integer division does
+// (truncating toward zero) without a hardware divide for the usual
+// operands: for 0 ≤ x < 2⁵² and d < 2⁵², q = ⌊x × (1/d)⌋ in float64 is
+// within one of ⌊x/d⌋ (x and d are exact in float64, the product's
+// relative error is below 2⁻⁵¹), and one correction step each way makes
+// it exact. Other operands use x / d. Normalize divides every node's
+// score by the same max, and a 64-bit divide costs tens of cycles.
+type divider struct {
+	d    int64
+	inv  float64
+	fast bool
+}
+
+func newDivider(d int64) divider {
+	if d <= 0 {
+		return divider{d: d}
+	}
+	return divider{d: d, inv: 1 / float64(d), fast: d < 1<<52}
+}
+
+// div returns x / d (Go's truncating division); d must be non-zero.
+func (v divider) div(x int64) int64 {
+	if !v.fast || x < 0 || x >= 1<<52 {
+		return x / v.d
+	}
+	q := int64(float64(x) * v.inv)
+	if q*v.d > x {
+		q--
+	} else if (q+1)*v.d <= x {
+		q++
+	}
+	return q
 }
