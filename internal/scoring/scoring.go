@@ -73,8 +73,9 @@ func IsNodeLocal(x any) bool {
 // normalising scorer's Raw score of a node on that node alone, but its
 // normalisation on all candidates' raw scores.
 //
-// A PodProfile is not safe for concurrent use, except that Raw and
-// AddPlain may run concurrently on disjoint nodes and totals.
+// A PodProfile is not safe for concurrent use, except that Raw may run
+// concurrently on disjoint nodes (AddPlain and AddPlainPart write to one
+// scratch buffer of the PodProfile, so they may not).
 type PodProfile interface {
 	// NumNormalizing is the number of prepared scorers that normalise
 	// (not counting those that skipped the pod); they are numbered 0.. in
