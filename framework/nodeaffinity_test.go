@@ -153,24 +153,24 @@ func TestNodeAffinity(t *testing.T) {
 			labels:   map[string]string{"foo": "barrrrrr"}, want: mismatch,
 		},
 		{
-			name:   "an invalid value in a term makes it match nothing",
-			terms:  []v1.NodeSelectorTerm{exprs(req("foo", v1.NodeSelectorOpNotIn, "invalid value: ___@#$%^"))},
-			labels: map[string]string{"foo": "bar"}, want: mismatch,
+			// Upstream's plugin test: the term matches nothing.
+			name:    "refused: an invalid value in a term",
+			terms:   []v1.NodeSelectorTerm{exprs(req("foo", v1.NodeSelectorOpNotIn, "invalid value: ___@#$%^"))},
 			invalid: `matchExpressions[0].values[0]: Invalid value: "invalid value: ___@#$%^"`,
 		},
 		{
-			name: "an invalid term does not spoil a valid one",
+			// Upstream's plugin test: the valid term still matches.
+			name: "refused: an invalid term beside a valid one",
 			terms: []v1.NodeSelectorTerm{
 				exprs(req("bad key!", v1.NodeSelectorOpExists)),
 				exprs(req("foo", v1.NodeSelectorOpExists)),
 			},
-			labels: map[string]string{"foo": "bar"}, want: []got{},
 			invalid: `matchExpressions[0].key: Invalid value: "bad key!"`,
 		},
 		{
-			name:   "unknown operator",
-			terms:  []v1.NodeSelectorTerm{exprs(req("foo", "Near", "bar"))},
-			labels: map[string]string{"foo": "bar"}, want: mismatch,
+			// Upstream's plugin test: the term matches nothing.
+			name:    "refused: unknown operator",
+			terms:   []v1.NodeSelectorTerm{exprs(req("foo", "Near", "bar"))},
 			invalid: `operator: Invalid value: "Near": not a valid selector operator`,
 		},
 		{
@@ -186,12 +186,11 @@ func TestNodeAffinity(t *testing.T) {
 			nodeNames: []string{"n2"},
 		},
 		{
-			// upstream narrows to both names but the field selector wants one value: no node matches.
-			name:      "matchFields In with two values narrows but matches nothing",
-			terms:     []v1.NodeSelectorTerm{fieldsTerm(req("metadata.name", v1.NodeSelectorOpIn, "n1", "n2"))},
-			want:      mismatch,
-			nodeNames: []string{"n1", "n2"},
-			invalid:   "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
+			// Upstream's plugin test: PreFilter narrows to both names, but
+			// the field selector wants one value, so no node matches.
+			name:    "refused: matchFields In with two values",
+			terms:   []v1.NodeSelectorTerm{fieldsTerm(req("metadata.name", v1.NodeSelectorOpIn, "n1", "n2"))},
+			invalid: "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
 		},
 		{
 			name:  "matchFields NotIn does not narrow",
@@ -199,9 +198,10 @@ func TestNodeAffinity(t *testing.T) {
 			want:  mismatch,
 		},
 		{
-			name:    "matchFields on another field compares with an empty value",
+			// Upstream's plugin test: the field compares as empty, and
+			// NotIn "true" matches.
+			name:    "refused: matchFields on another field",
 			terms:   []v1.NodeSelectorTerm{fieldsTerm(req("spec.unschedulable", v1.NodeSelectorOpNotIn, "true"))},
-			want:    []got{},
 			invalid: `matchFields[0].key: Invalid value: "spec.unschedulable": not a valid field selector key`,
 		},
 		{
@@ -237,12 +237,14 @@ func TestNodeAffinity(t *testing.T) {
 			want: []got{}, nodeNames: []string{"n1", "n2"},
 		},
 		{
-			name: "two name requirements in one term: intersection",
+			// Upstream's plugin test: PreFilter narrows to the
+			// intersection, n1, where the two-value selector matches
+			// nothing.
+			name: "refused: two name requirements in one term, two values each",
 			terms: []v1.NodeSelectorTerm{fieldsTerm(
 				req("metadata.name", v1.NodeSelectorOpIn, "n1", "n3"),
 				req("metadata.name", v1.NodeSelectorOpIn, "n1", "n2"),
 			)},
-			want: mismatch, nodeNames: []string{"n1"},
 			invalid: `matchFields[1].values: Required value: must be only one value`,
 		},
 		{
@@ -263,6 +265,9 @@ func TestNodeAffinity(t *testing.T) {
 			pod := affinityPod(tc.selector, tc.terms)
 			if _, err := snapshot.NewPodInfo(pod); err != nil || tc.invalid != "" {
 				require.NotEmpty(t, tc.invalid, "NewPodInfo refused the pod: %v", err)
+				// The filter never runs: a refused case states no result.
+				require.True(t, tc.want == nil && tc.nodeNames == nil && tc.labels == nil && tc.reject == "" && !tc.skipped,
+					"a refused pod's case sets want, nodeNames, labels, reject or skipped, which are not checked")
 				require.ErrorContains(t, err, tc.invalid)
 				require.ErrorIs(t, err, snapshot.ErrInvalidObject)
 				return

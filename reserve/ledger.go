@@ -304,8 +304,10 @@ func (l *Ledger) RemoveNode(name string) error {
 // bind was reported failed, or timed out) and that the informer then
 // reports bound on that reservation's node after all — draws on the
 // reservation again, up to what is left, so the capacity is not given out
-// twice (see [Reservation]). Errors (nil pod, empty metadata.name, invalid
-// requests of a bound pod, a bound pod recording a GPU device its known
+// twice (see [Reservation]). Errors (nil pod, empty metadata.name, a
+// metadata.name or metadata.namespace the API server refuses — checked for
+// every pod, bound or not: only the key of an unbound or terminal pod is
+// read —, invalid requests of a bound pod, a bound pod recording a GPU device its known
 // node does not have, the unbound report of a bound pod) wrap
 // [ErrInvalid] and [snapshot.ErrInvalidObject], name the pod and field,
 // and change nothing. O(containers + pods on the node).

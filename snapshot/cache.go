@@ -19,8 +19,8 @@ import (
 // internal/informertest (whose conformance suite both pass) after upstream
 // kube-scheduler v1.37's event handlers and cache: a bound pod
 // (spec.nodeName set) counts on its node; an unbound pod is not the
-// cache's (AddPod and UpdatePod ignore it, as upstream's handlers send it
-// to the scheduling queue), except that an unbound report of a pod the
+// cache's (AddPod and UpdatePod ignore it once its key is checked, as
+// upstream's handlers send it to the scheduling queue), except that an unbound report of a pod the
 // cache has bound is an error (spec.nodeName cannot be cleared); a pod in
 // phase Succeeded or Failed is gone (removed as by RemovePod, as
 // upstream's informer filters such pods out and delivers a delete); a pod
@@ -171,7 +171,9 @@ func (c *Cache) RemoveNode(name string) error {
 // (see [Cache]): a bound pod (spec.nodeName set) is added, or updated and
 // moved if its node changed; an unbound pod changes nothing; a pod in
 // phase Succeeded or Failed is removed. Errors, which change nothing: a
-// nil pod or an empty metadata.name, invalid requests, topology spread
+// nil pod, an empty metadata.name, a metadata.name or metadata.namespace
+// the API server refuses (checked for every pod, bound or not: only the
+// key of an unbound or terminal pod is read), invalid requests, topology spread
 // constraints or pod (anti-)affinity terms of a bound pod
 // ([NewPodInfo]; [ErrInvalidObject], [ErrNegativeQuantity]), a bound pod
 // recording a GPU device its (known) node does not have

@@ -6,7 +6,8 @@
 // reserve.Ledger call [Classify] so that the rule "which pods count" has a
 // single implementation.
 //
-// Layer: internal, below snapshot. Imports only k8s.io/api.
+// Layer: internal, below snapshot. Imports k8s.io/api and
+// internal/objects (the API server's name rules).
 //
 // # Usage
 //
@@ -23,8 +24,10 @@
 //
 // # Cost
 //
-// O(1): it reads metadata.name, status.phase and spec.nodeName. It
-// allocates only its error.
+// O(1) for an Assigned pod: it reads metadata.name, metadata.namespace,
+// status.phase and spec.nodeName. For an Unbound or Terminal pod it also
+// checks the key's names, O(len(name) + len(namespace)). It allocates
+// only its error.
 package informer
 
 import (
@@ -32,6 +35,8 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/schedkit/schedkit/internal/objects"
 )
 
 // Kind is what an informer's report of a pod means to a store.
@@ -74,11 +79,18 @@ var ErrBadPod = errors.New("pod cannot be keyed")
 
 // Classify returns what pod means to an informer-fed store: [Assigned],
 // [Unbound] or [Terminal]. It checks only what every kind needs — that the
-// pod can be keyed: a nil pod, an empty metadata.name or an empty
-// metadata.namespace is an error
-// wrapping [ErrBadPod] that names the field (and the namespace). The rest
-// of an Assigned pod (its requests) is the store's parser's to check; the
-// rest of an Unbound or Terminal pod is never read.
+// pod has a key the API server would store: a nil pod, an empty
+// metadata.name or an empty metadata.namespace is an error wrapping
+// [ErrBadPod] that names the field (and the namespace); so is, for an
+// Unbound or Terminal pod, a metadata.name that is not a DNS-1123
+// subdomain or a metadata.namespace that is not a DNS-1123 label
+// (internal/objects.NamespacedNames, the API server's ValidatePodName and
+// ValidateNamespaceName), the error naming the pod "namespace/name" and
+// the field. An Assigned pod's names are checked by the store's parser
+// (snapshot.NewPodInfo) with the rest of it (its requests, spec.nodeName);
+// nothing else of an Unbound or Terminal pod is read: an informer never
+// delivers a pod the API server refused, so a bad key is a forged report,
+// while the rest of a pending pod is the scheduling queue's to check.
 func Classify(pod *v1.Pod) (Kind, error) {
 	if pod == nil {
 		return 0, fmt.Errorf("pod is nil: %w", ErrBadPod)
@@ -91,13 +103,22 @@ func Classify(pod *v1.Pod) (Kind, error) {
 		// from the request before validating; internal/objects.NamespacedNames).
 		return 0, fmt.Errorf("pod %q: metadata.namespace: Required value: %w", pod.Name, ErrBadPod)
 	}
+	kind := Assigned
 	switch {
 	case pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed:
-		return Terminal, nil
+		kind = Terminal
 	case pod.Spec.NodeName == "":
-		return Unbound, nil
+		kind = Unbound
 	}
-	return Assigned, nil
+	if kind != Assigned {
+		// An Assigned pod's names are checked by the store's parser
+		// (snapshot.NewPodInfo), with the rest of the pod; checking them
+		// here too would double the cost of every bound report.
+		if errs := objects.NamespacedNames(pod.Name, pod.Namespace, objects.DNSSubdomain); len(errs) > 0 {
+			return 0, fmt.Errorf("pod %s/%s: %w: %w", pod.Namespace, pod.Name, errs.ToAggregate(), ErrBadPod)
+		}
+	}
+	return kind, nil
 }
 
 // ErrUnbind is wrapped by [UnbindError].

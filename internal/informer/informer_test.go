@@ -41,9 +41,37 @@ func TestClassify(t *testing.T) {
 	require.ErrorIs(t, err, informer.ErrBadPod)
 	assert.Equal(t, `pod in namespace "ns": metadata.name is empty: pod cannot be keyed`, err.Error())
 
+	// A key the API server refuses, for the kinds whose names no parser
+	// checks; an Assigned pod's names are the parser's (NewPodInfo).
+	for _, c := range []struct {
+		name string
+		pod  *v1.Pod
+		want string
+	}{
+		{"unbound, namespace with underscore", &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "Bad_NS", Name: "p"}},
+			`pod Bad_NS/p: metadata.namespace: Invalid value: "Bad_NS": a lowercase RFC 1123 label`},
+		{"unbound, name with a space", &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "Bad Pod"}},
+			`pod ns/Bad Pod: metadata.name: Invalid value: "Bad Pod": a lowercase RFC 1123 subdomain`},
+		{"terminal, namespace with underscore", inNamespace(pod("p", "n1", v1.PodFailed), "Bad_NS"),
+			`pod Bad_NS/p: metadata.namespace: Invalid value: "Bad_NS"`},
+	} {
+		_, err := informer.Classify(c.pod)
+		require.ErrorIs(t, err, informer.ErrBadPod, c.name)
+		assert.Contains(t, err.Error(), c.want, c.name)
+	}
+	got, err := informer.Classify(inNamespace(pod("p", "n1", v1.PodRunning), "Bad_NS"))
+	require.NoError(t, err, "an Assigned pod's names are its parser's to check")
+	assert.Equal(t, informer.Assigned, got)
+
 	err = informer.UnbindError(pod("p", "", ""), "n1")
 	require.ErrorIs(t, err, informer.ErrUnbind)
 	assert.Equal(t, "pod ns/p: spec.nodeName is empty, but the pod is bound to node n1: spec.nodeName cannot be cleared", err.Error())
 	assert.Equal(t, "Terminal", informer.Terminal.String())
 	assert.Equal(t, "Kind(9)", informer.Kind(9).String())
+}
+
+// inNamespace returns p in namespace ns.
+func inNamespace(p *v1.Pod, ns string) *v1.Pod {
+	p.Namespace = ns
+	return p
 }

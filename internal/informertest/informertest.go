@@ -63,8 +63,14 @@
 //     unparsable quantity in a node's status.allocatable or in an assigned
 //     pod's requests: an error naming the object (node name, pod
 //     namespace/name) and the field, and the store is exactly as before the
-//     call. A pod's requests are read only when it counts (an unbound or
-//     terminal pod with a bad request is classified, not parsed).
+//     call. A pod's key is checked whatever the pod's kind: a
+//     metadata.name or metadata.namespace the API server refuses (not a
+//     DNS-1123 subdomain, label) is such an error for an unbound or
+//     terminal pod too, as no informer delivers one. The rest of a pod is
+//     read only when it counts (an unbound or terminal pod with a bad
+//     request is classified, not parsed: the request of a pending pod is
+//     checked when the scheduler takes it, by snapshot.NewPodInfo, and
+//     again when it is reported bound).
 //   - Feeds. A feed that forwards informer events to a store (the
 //     kube-scheduler adapter's handlers) passes the store's errors on — as
 //     its Store's results in this suite, logged and counted in production —
@@ -430,6 +436,20 @@ func Run(t *testing.T, newStore func() Store) {
 			{"pod without name", func() error { return s.AddPod(podA("", "n1")) }, []string{"metadata.name"}},
 			{"terminal pod without name", func() error { return s.AddPod(withPhase(podA("", "n1"), v1.PodFailed)) }, []string{"metadata.name"}},
 			{"unbound pod without name", func() error { return s.AddPod(podA("", "")) }, []string{"metadata.name"}},
+			// A key the API server refuses is refused whatever the kind;
+			// only the key is read (the bad request is not).
+			{"unbound pod, invalid namespace", func() error {
+				return s.AddPod(MakePod("Bad_NS", "p1", "", "-1", ""))
+			}, []string{"Bad_NS/p1", "metadata.namespace"}},
+			{"unbound pod, invalid name", func() error {
+				return s.UpdatePod(MakePod("default", "Bad Pod", "", "1", ""))
+			}, []string{"default/Bad Pod", "metadata.name"}},
+			{"terminal pod, invalid namespace", func() error {
+				return s.UpdatePod(withPhase(MakePod("Bad_NS", "p1", "n1", "1", ""), v1.PodSucceeded))
+			}, []string{"Bad_NS/p1", "metadata.namespace"}},
+			{"bound pod, invalid namespace", func() error {
+				return s.AddPod(MakePod("Bad_NS", "p3", "n1", "1", ""))
+			}, []string{"Bad_NS/p3", "metadata.namespace"}},
 			{"known pod, negative request", func() error {
 				return s.UpdatePod(MakePod("default", "p1", "n1", "-500m", "1Gi"))
 			}, []string{"default/p1", "cpu"}},
@@ -647,8 +667,11 @@ func (m *model) randomEvent(r *rand.Rand) event {
 		case 2:
 			p.Status.Phase = v1.PodPending
 		}
-		if r.IntN(60) == 0 {
+		switch r.IntN(60) {
+		case 0:
 			p.Name = ""
+		case 1:
+			p.Namespace = "Bad_NS"
 		}
 		return event{op: o, pod: p}
 	}
@@ -679,7 +702,7 @@ func (m *model) apply(e event) (wantErr, removed bool) {
 		return false, ok
 	}
 	p := e.pod
-	if p.Name == "" {
+	if p.Name == "" || p.Namespace == "Bad_NS" {
 		return true, false
 	}
 	k := p.Namespace + "/" + p.Name

@@ -238,7 +238,8 @@ func checkNames(obj runtime.Object) field.ErrorList {
 // check of the module: the kinds above, and pods (nameRule
 // NameIsDNSSubdomain, upstream pkg/apis/core/validation ValidatePodName)
 // and nodes (NameIsDNSSubdomain, ValidateNodeName) for snapshot and
-// reserve. O(len(name) + len(namespace)).
+// reserve. O(len(name) + len(namespace)); a valid namespace costs a byte
+// loop ([DNSSubdomain]'s fast path).
 func MetaNames(name, namespace string, nameRule apivalidation.ValidateNameFunc) field.ErrorList {
 	var errs field.ErrorList
 	if name != "" {
@@ -247,7 +248,7 @@ func MetaNames(name, namespace string, nameRule apivalidation.ValidateNameFunc) 
 		}
 	}
 	if namespace != "" {
-		for _, msg := range apivalidation.ValidateNamespaceName(namespace, false) {
+		for _, msg := range namespaceName(namespace) {
 			errs = append(errs, field.Invalid(field.NewPath("metadata", "namespace"), namespace, msg))
 		}
 	}
@@ -280,7 +281,7 @@ func NamespacedNames(name, namespace string, nameRule apivalidation.ValidateName
 // problem; an empty name is not checked (the caller reports it).
 // O(total length of the names); allocates only on error.
 func PodNames(pod *v1.Pod) field.ErrorList {
-	errs := NamespacedNames(pod.Name, pod.Namespace, apivalidation.NameIsDNSSubdomain)
+	errs := NamespacedNames(pod.Name, pod.Namespace, DNSSubdomain)
 	errs = nodeName(errs, field.NewPath("spec", "nodeName"), pod.Spec.NodeName)
 	return nodeName(errs, field.NewPath("status", "nominatedNodeName"), pod.Status.NominatedNodeName)
 }
@@ -290,7 +291,7 @@ func nodeName(errs field.ErrorList, path *field.Path, n string) field.ErrorList 
 	if n == "" {
 		return errs
 	}
-	for _, msg := range apivalidation.NameIsDNSSubdomain(n, false) {
+	for _, msg := range DNSSubdomain(n, false) {
 		errs = append(errs, field.Invalid(path, n, msg))
 	}
 	return errs

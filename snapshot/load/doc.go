@@ -32,10 +32,17 @@
 // anything is wrong, nothing is returned: no half-loaded cluster.
 //
 // Quantities too large for int64, even in milli-units (cpu: 1e1000,
-// memory: 50E), are accepted unchanged. The snapshot model saturates them at
-// math.MaxInt64, which is the behaviour a what-if user wants to see ("does
-// not fit"), so the loader does not hide it. Negative quantities are always
-// an error.
+// memory: 50E), are accepted unchanged, and the snapshot model saturates
+// them at math.MaxInt64 (a loader that refused them would hide that). So
+// such a request does not fit any node whose allocatable is below
+// math.MaxInt64 — every node of ordinary size — but it does fit a node
+// whose allocatable saturates too while nothing else is requested there
+// (request <= allocatable - requested: MaxInt64 <= MaxInt64 - 0), after
+// which that node has nothing free (TestQuantitiesBeyondInt64Fit).
+// Upstream reads a CPU quantity beyond int64 milli-units as 0 instead, so
+// it fits such a CPU request anywhere (a deliberate difference;
+// examples/kube-scheduler/parity TestDifferenceQuantityAboveInt64).
+// Negative quantities are always an error.
 //
 // # Usage
 //

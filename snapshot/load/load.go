@@ -108,8 +108,9 @@ func Files(paths ...string) (Objects, error) { return Options{}.Files(paths...) 
 // status.allocatedResources or status.resources; Node names and Pod
 // namespace/names must be unique. Quantities too large for int64 (even in
 // milli-units, such as cpu: 1e1000 or memory: 50E) are accepted unchanged:
-// the snapshot model saturates them, so a loader that rejected them would
-// hide that behaviour.
+// the snapshot model saturates them at math.MaxInt64 (see the package doc
+// for what then fits), so a loader that rejected them would hide that
+// behaviour.
 //
 // On any error Read returns the zero Objects and an error that is, or joins
 // (errors.Join, up to 10 listed), [*Error] values wrapping the sentinels
