@@ -11,6 +11,8 @@ import (
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/schedkit/schedkit/internal/objects"
 )
 
 // ValidatePod returns the problems NewPodInfo and [Cache.AddPod] find in
@@ -318,9 +320,9 @@ func validateLabelKeys(p *field.Path, match, mismatch []string, sel *metav1.Labe
 // DNS-1123 subdomain, metadata.namespace a DNS-1123 label, spec.nodeName
 // and status.nominatedNodeName empty or DNS-1123 subdomains.
 func podNamesValid(pod *v1.Pod) bool {
-	return isDNSSubdomain(pod.Name) && isDNSLabel(pod.Namespace) &&
-		(pod.Spec.NodeName == "" || isDNSSubdomain(pod.Spec.NodeName)) &&
-		(pod.Status.NominatedNodeName == "" || isDNSSubdomain(pod.Status.NominatedNodeName))
+	return objects.IsDNSSubdomain(pod.Name) && objects.IsDNSLabel(pod.Namespace) &&
+		(pod.Spec.NodeName == "" || objects.IsDNSSubdomain(pod.Spec.NodeName)) &&
+		(pod.Status.NominatedNodeName == "" || objects.IsDNSSubdomain(pod.Status.NominatedNodeName))
 }
 
 // schedulingValid reports that schedulingErrors finds nothing, for a pod
@@ -398,47 +400,12 @@ func labelsValid(ls map[string]string) bool {
 	return true
 }
 
-// isDNSLabel is validation.IsDNS1123Label finding nothing: 1 to 63 of
-// [-a-z0-9], starting and ending alphanumeric.
-func isDNSLabel(s string) bool { return len(s) <= 63 && isDNSLabelChars(s) }
-
-func isDNSLabelChars(s string) bool {
-	if s == "" || s[0] == '-' || s[len(s)-1] == '-' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-// isDNSSubdomain is validation.IsDNS1123Subdomain finding nothing: at
-// most 253 characters, dot-separated parts each as isDNSLabelChars (no
-// per-part length limit).
-func isDNSSubdomain(s string) bool {
-	if len(s) > 253 {
-		return false
-	}
-	for {
-		i := strings.IndexByte(s, '.')
-		if i < 0 {
-			return isDNSLabelChars(s)
-		}
-		if !isDNSLabelChars(s[:i]) {
-			return false
-		}
-		s = s[i+1:]
-	}
-}
-
 // isLabelKey is validation.IsQualifiedName finding nothing: an optional
 // DNS-1123 subdomain prefix and '/', then a name of 1 to 63 characters
 // as isLabelValue.
 func isLabelKey(s string) bool {
 	if i := strings.IndexByte(s, '/'); i >= 0 {
-		if i == 0 || !isDNSSubdomain(s[:i]) {
+		if i == 0 || !objects.IsDNSSubdomain(s[:i]) {
 			return false
 		}
 		s = s[i+1:]

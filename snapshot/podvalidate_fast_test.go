@@ -10,6 +10,8 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/schedkit/schedkit/internal/objects"
 )
 
 // FuzzFastValidation: the allocation-free name and label checks of
@@ -25,8 +27,8 @@ func FuzzFastValidation(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		require.Equal(t, len(validation.IsDNS1123Label(s)) == 0, isDNSLabel(s), "label %q", s)
-		require.Equal(t, len(apivalidation.NameIsDNSSubdomain(s, false)) == 0, isDNSSubdomain(s), "subdomain %q", s)
+		require.Equal(t, len(validation.IsDNS1123Label(s)) == 0, objects.IsDNSLabel(s), "label %q", s)
+		require.Equal(t, len(apivalidation.NameIsDNSSubdomain(s, false)) == 0, objects.IsDNSSubdomain(s), "subdomain %q", s)
 		require.Equal(t, len(validation.IsQualifiedName(s)) == 0, isLabelKey(s), "key %q", s)
 		require.Equal(t, len(validation.IsValidLabelValue(s)) == 0, isLabelValue(s), "value %q", s)
 	})
@@ -44,8 +46,8 @@ func TestFastValidationLongNames(t *testing.T) {
 			}
 		}
 		for _, v := range []string{string(s), "p.example/" + string(s[:min(n, 70)]), string(s[:min(n, 70)])} {
-			require.Equal(t, len(validation.IsDNS1123Label(v)) == 0, isDNSLabel(v), v)
-			require.Equal(t, len(validation.IsDNS1123Subdomain(v)) == 0, isDNSSubdomain(v), v)
+			require.Equal(t, len(validation.IsDNS1123Label(v)) == 0, objects.IsDNSLabel(v), v)
+			require.Equal(t, len(validation.IsDNS1123Subdomain(v)) == 0, objects.IsDNSSubdomain(v), v)
 			require.Equal(t, len(validation.IsQualifiedName(v)) == 0, isLabelKey(v), v)
 			require.Equal(t, len(validation.IsValidLabelValue(v)) == 0, isLabelValue(v), v)
 		}

@@ -12,7 +12,7 @@ import (
 // The same results as apimachinery's regular expression
 // (FuzzDNSNames). O(len(name)); allocates nothing for a valid name.
 func DNSSubdomain(name string, prefix bool) []string {
-	if !prefix && isDNS1123Subdomain(name) {
+	if !prefix && IsDNSSubdomain(name) {
 		return nil
 	}
 	return apivalidation.NameIsDNSSubdomain(name, prefix)
@@ -21,22 +21,24 @@ func DNSSubdomain(name string, prefix bool) []string {
 // namespaceName is apivalidation.ValidateNamespaceName (a lowercase RFC
 // 1123 label of at most 63 bytes) with the fast path of [DNSSubdomain].
 func namespaceName(name string) []string {
-	if isDNS1123Label(name) {
+	if IsDNSLabel(name) {
 		return nil
 	}
 	return apivalidation.ValidateNamespaceName(name, false)
 }
 
-// isDNS1123Label reports whether s matches validation.IsDNS1123Label's
+// IsDNSLabel reports whether s matches validation.IsDNS1123Label's
 // rule: 1 to 63 bytes of [a-z0-9-], starting and ending with [a-z0-9].
-func isDNS1123Label(s string) bool {
+// O(len(s)); allocates nothing.
+func IsDNSLabel(s string) bool {
 	return len(s) <= validation.DNS1123LabelMaxLength && isLabel(s)
 }
 
-// isDNS1123Subdomain reports whether s matches
+// IsDNSSubdomain reports whether s matches
 // validation.IsDNS1123Subdomain's rule: at most 253 bytes, labels as in
-// [isDNS1123Label] but without their length limit, joined by '.'.
-func isDNS1123Subdomain(s string) bool {
+// [IsDNSLabel] but without their length limit, joined by '.'.
+// O(len(s)); allocates nothing.
+func IsDNSSubdomain(s string) bool {
 	if len(s) > validation.DNS1123SubdomainMaxLength {
 		return false
 	}
