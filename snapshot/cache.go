@@ -171,7 +171,9 @@ func (c *Cache) RemoveNode(name string) error {
 // (see [Cache]): a bound pod (spec.nodeName set) is added, or updated and
 // moved if its node changed; an unbound pod changes nothing; a pod in
 // phase Succeeded or Failed is removed. Errors, which change nothing: a
-// nil pod or an empty metadata.name, invalid requests, topology spread
+// nil pod or an empty metadata.name, a bound pod with an empty
+// metadata.namespace or other invalid names ([ValidatePod]), invalid
+// requests, topology spread
 // constraints or pod (anti-)affinity terms of a bound pod
 // ([NewPodInfo]; [ErrInvalidObject], [ErrNegativeQuantity]), a bound pod
 // recording a GPU device its (known) node does not have
