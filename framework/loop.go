@@ -134,7 +134,9 @@ func NewLoop(s *Scheduler, ledger *reserve.Ledger, bind BindFunc) *Loop {
 // Add parses pod with the ledger's DeviceDecoder (reserve.WithDeviceDecoder)
 // and queues it; see [Loop.AddPodInfo]. A pod that does not parse is an
 // error wrapping [ErrInvalidPod] and the parser's error
-// (snapshot.ErrInvalidObject, ...). Every error starts
+// (snapshot.ErrInvalidObject, ...) — among them an empty metadata.name or
+// metadata.namespace (a Required value error: pods built in code must set
+// a namespace; see snapshot.ValidatePod). Every error starts
 // "framework: Loop.Add:".
 func (l *Loop) Add(pod *v1.Pod) error {
 	pi, err := snapshot.DecodePodInfo(pod, l.decoder())

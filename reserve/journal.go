@@ -444,7 +444,9 @@ type ReplayResult struct {
 	// may leave after a crash. 0 if the journal ends cleanly. It is not an
 	// error: Replay reports it only when those bytes hold no intact record
 	// at any offset and are a prefix of one record followed by nothing but
-	// NULs.
+	// NULs; a tail whose 4-byte length field is written and outside
+	// [1, 1 GiB] is not a prefix of any record, so it is corruption however
+	// short it is.
 	Torn int64
 }
 
@@ -494,7 +496,8 @@ func (e *CorruptJournalError) Unwrap() []error { return []error{ErrCorruptJourna
 // The end of the journal may be torn: a record cut short, perhaps followed
 // or replaced by NUL bytes, is reported in [ReplayResult.Torn] and
 // ignored. Anything else that is not an intact record — a checksum or a
-// length that does not match, garbage, a torn record with intact records
+// length that does not match or is outside [1, 1 GiB] (even in a tail
+// shorter than a header), garbage, a torn record with intact records
 // after it, bad JSON, an impossible transition — fails the whole replay
 // with a [*CorruptJournalError] naming the record index and byte offset
 // (and counting the intact records after it), and leaves the ledger as it
@@ -680,7 +683,11 @@ func endOfJournal(rest []byte, index int, res *ReplayResult) error {
 	if len(rest) >= frameHeader {
 		size, headerOK = headerLength(rest)
 	}
-	if following == 0 && (written < frameHeader || (headerOK && frameHeader+size > written)) {
+	// A length field that was written (4 bytes before the NULs) and is
+	// impossible was never written by a writer: corruption even when the
+	// tail is shorter than a header.
+	badLength := written >= 4 && !possibleLength(rest)
+	if following == 0 && !badLength && (written < frameHeader || (headerOK && frameHeader+size > written)) {
 		res.Torn = int64(len(rest))
 		return nil
 	}
@@ -688,6 +695,8 @@ func endOfJournal(rest []byte, index int, res *ReplayResult) error {
 	switch {
 	case index == 0 && isVersion1(rest):
 		why = errors.New("journal format version 1, which this version does not read (replay it with the version that wrote it, or start a new journal)")
+	case badLength:
+		why = fmt.Errorf("length %d outside [1, %d]", binary.BigEndian.Uint32(rest[:4]), maxRecord)
 	case len(rest) < frameHeader:
 		why = fmt.Errorf("%d bytes, shorter than a record header", len(rest))
 	case !headerOK && size >= 1 && size <= maxRecord:
@@ -700,6 +709,13 @@ func endOfJournal(rest []byte, index int, res *ReplayResult) error {
 		why = errors.New("checksum mismatch")
 	}
 	return &CorruptJournalError{Record: index, Offset: res.Bytes, Following: following, FollowingAt: at, Err: why}
+}
+
+// possibleLength reports whether b (at least 4 bytes) starts with a
+// length a writer could have written: 1 .. 1 GiB.
+func possibleLength(b []byte) bool {
+	size := binary.BigEndian.Uint32(b[:4])
+	return size >= 1 && size <= maxRecord
 }
 
 // isVersion1 reports whether b starts with a journal version 1 frame: an

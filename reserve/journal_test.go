@@ -323,3 +323,28 @@ func FuzzReplay(f *testing.F) {
 		_ = l.Snapshot()
 	})
 }
+
+// TestJournalShortTailWithImpossibleLength: garbage appended to an intact
+// journal is corruption as soon as its length field is readable and
+// outside [1, 1 GiB], even when the garbage is shorter than a record
+// header ("hello world" reads as length 0x68656c6c); a short tail whose
+// length is possible, or NULs, stays a torn tail.
+func TestJournalShortTailWithImpossibleLength(t *testing.T) {
+	journal, _, _ := journalScenario(t)
+	for _, tail := range []string{"hello world", "\xff\xff\xff\xff\x00\x00\x00\x00\x00\x00\x01", "\x00\x00\x00\x00\x07", "\x7f\xff\xff\xff"} {
+		l := reserve.New()
+		before := export(t, l)
+		res, err := l.Replay(bytes.NewReader(append(bytes.Clone(journal), tail...)))
+		require.ErrorIs(t, err, reserve.ErrCorruptJournal, "tail %q: %+v", tail, res)
+		var ce *reserve.CorruptJournalError
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, int64(len(journal)), ce.Offset, "tail %q", tail)
+		assert.Contains(t, err.Error(), "outside [1, 1073741824]", "tail %q", tail)
+		assert.Equal(t, before, export(t, l), "a failed replay changed the ledger")
+	}
+	for _, tail := range []string{"\x00\x00\x01\x00abc", "\x00\x00\x00", "\x00\x00\x00\x00\x00\x00", "\x00\x00\x02"} {
+		res, err := reserve.New().Replay(bytes.NewReader(append(bytes.Clone(journal), tail...)))
+		require.NoError(t, err, "tail %q", tail)
+		assert.Equal(t, int64(len(tail)), res.Torn, "tail %q", tail)
+	}
+}

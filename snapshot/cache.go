@@ -172,8 +172,9 @@ func (c *Cache) RemoveNode(name string) error {
 // moved if its node changed; an unbound pod changes nothing; a pod in
 // phase Succeeded or Failed is removed. Errors, which change nothing: a
 // nil pod, an empty metadata.name, a metadata.name or metadata.namespace
-// the API server refuses (checked for every pod, bound or not: only the
-// key of an unbound or terminal pod is read), invalid requests, topology spread
+// the API server refuses, a missing metadata.namespace (checked for every
+// pod, bound or not: only the key of an unbound or terminal pod is read;
+// [ValidatePod]), invalid requests, topology spread
 // constraints or pod (anti-)affinity terms of a bound pod
 // ([NewPodInfo]; [ErrInvalidObject], [ErrNegativeQuantity]), a bound pod
 // recording a GPU device its (known) node does not have

@@ -76,8 +76,11 @@
 //
 // # Cost
 //
-// Cache.Snapshot, Snapshot.Fork, Fork.Fork, Fork.Revert and Fork.Commit
-// are O(1). The first change to a node after a snapshot or in a fork layer
+// Cache.Snapshot, Snapshot.Fork and Fork.Fork are O(1). Fork.Revert is
+// O(the copies the layer made): it moves them to spare lists for reuse.
+// Fork.Commit is O(1), except when it commits the outermost layer (back to
+// depth 0), which drops the copy log in O(copies logged since the last
+// Fork.Snapshot); Fork.Snapshot drops it too, plus O(depth). The first change to a node after a snapshot or in a fork layer
 // copies that node's NodeInfo (its pod list), its 64-node chunk and the
 // chunk's 64-chunk mid, plus once per snapshot or layer the root
 // (NumNodes()/4096 pointers); the cost of an update is thus proportional to
@@ -92,8 +95,8 @@
 // O(its terms) map updates, plus one count over every pod the first time
 // a new term appears; every pod added or removed is matched against the
 // held terms (O(distinct held terms)). The first change to a group in a
-// layer copies it (a bounded number of allocations), so Fork, Revert and
-// Commit stay O(1).
+// layer copies it (a bounded number of allocations) and counts as one
+// copy in the costs of Revert and Commit above.
 //
 // # Layer
 //

@@ -66,8 +66,10 @@ func (f *Fork) Revert() error {
 	return nil
 }
 
-// Commit keeps the changes of the top layer in the layer below; O(1).
-// It returns [ErrNoFork] at depth 0.
+// Commit keeps the changes of the top layer in the layer below; O(1) for
+// a nested layer. Committing the outermost layer (back to depth 0) drops
+// the log of copies kept for Revert's reuse: O(copies logged since the
+// last [Fork.Snapshot]), no allocation. It returns [ErrNoFork] at depth 0.
 func (f *Fork) Commit() error {
 	if len(f.stack) == 0 {
 		return ErrNoFork
@@ -79,7 +81,9 @@ func (f *Fork) Commit() error {
 }
 
 // Snapshot returns an immutable snapshot of the fork's current content;
-// O(1). Later changes to the fork do not show in it.
+// O(depth + copies logged since the last Snapshot or depth-0 Commit), as it
+// renews the layers' tokens and drops the copy log (the snapshot shares
+// those copies). Later changes to the fork do not show in it.
 func (f *Fork) Snapshot() *Snapshot {
 	// Outer layers may own objects the snapshot shares; after a Revert
 	// they would change them in place, so they get new tokens too.

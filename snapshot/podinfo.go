@@ -104,7 +104,9 @@ type fullPodInfo struct {
 
 // NewPodInfo parses pod, reading its device demand with [NvidiaDevices]:
 // DecodePodInfo(pod, NvidiaDevices). Errors (wrapping [ErrInvalidObject]
-// or [ErrNegativeQuantity]) name the pod and field: among them the
+// or [ErrNegativeQuantity]) name the pod and field: among them the names
+// [ValidatePod] checks (an empty metadata.name or metadata.namespace is a
+// Required value error; pods built in code must set a namespace), the
 // topology spread constraints and pod (anti-)affinity terms the API
 // server rejects (maxSkew ≤ 0, an empty topologyKey, an unknown
 // whenUnsatisfiable or operator, ...; see validateScheduling in

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"github.com/schedkit/schedkit/internal/quantity"
 	"github.com/schedkit/schedkit/internal/resname"
 	"math"
 
@@ -59,11 +60,8 @@ var (
 )
 
 func scaledSat(q resource.Quantity, s resource.Scale) int64 {
-	lim := resource.NewScaledQuantity(math.MaxInt64, s)
-	if q.Cmp(*lim) >= 0 {
-		return math.MaxInt64
-	}
-	return q.ScaledValue(s)
+	v, _ := quantity.Scaled(q, s)
+	return v
 }
 
 func ceilDiv(x, d int64) int64 {
@@ -83,8 +81,8 @@ func exactInUnit(name v1.ResourceName, q resource.Quantity) bool {
 	if name == v1.ResourceCPU {
 		s = resource.Milli
 	}
-	c := q.DeepCopy()
-	return c.RoundUp(s)
+	_, exact := quantity.Scaled(q, s)
+	return exact
 }
 
 func (u *unitConv) list(rl v1.ResourceList, nonMissing *amounts) amounts {

@@ -19,8 +19,10 @@ import (
 // pod before parsing it, each a field error with upstream's path and
 // message, in field order; nil for a valid pod (and for a nil pod, which
 // is not a pod's problem to name). They are the pod's names
-// (metadata.name required and a DNS-1123 subdomain, metadata.namespace a
-// DNS-1123 label when set, spec.nodeName a node name when set; the
+// (metadata.name required and a DNS-1123 subdomain; metadata.namespace
+// required — a Required value error when empty: the API server defaults it,
+// so set "default" on pods built in code — and a DNS-1123 label;
+// spec.nodeName and status.nominatedNodeName node names when set; the
 // reservation ledger's placeholders are exempt) and the scheduling fields
 // the API server rejects (see validateScheduling). A pod with no
 // problem here can still be refused for a negative quantity

@@ -2,8 +2,8 @@ package snapshot
 
 import (
 	"fmt"
+	"github.com/schedkit/schedkit/internal/quantity"
 	"github.com/schedkit/schedkit/internal/resname"
-	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -325,23 +325,15 @@ func (v *Vector) addList(rl v1.ResourceList) error {
 	return nil
 }
 
-var (
-	maxMilliQuantity = resource.NewMilliQuantity(math.MaxInt64, resource.DecimalSI)
-	maxQuantity      = resource.NewQuantity(math.MaxInt64, resource.DecimalSI)
-)
-
 // quantityValue converts q to the unit of r: milli-CPU for [CPU], otherwise
-// Value() (rounded up, as apimachinery does). It saturates at math.MaxInt64
-// instead of wrapping. Negative quantities convert as apimachinery does.
+// whole units, rounded up as apimachinery's MilliValue/Value do, saturating
+// at math.MaxInt64 instead of wrapping (see [quantity.Scaled], which also
+// bounds the cost of quantities with huge exponents such as "1e999999999").
 func quantityValue(r ResourceID, q resource.Quantity) int64 {
+	s := resource.Scale(0)
 	if r == CPU {
-		if q.Cmp(*maxMilliQuantity) >= 0 {
-			return math.MaxInt64
-		}
-		return q.MilliValue()
+		s = resource.Milli
 	}
-	if q.Cmp(*maxQuantity) >= 0 {
-		return math.MaxInt64
-	}
-	return q.Value()
+	v, _ := quantity.Scaled(q, s)
+	return v
 }

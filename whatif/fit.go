@@ -28,7 +28,9 @@ type FitResult struct {
 // decisions as a framework.Loop given the copies on the same cluster),
 // until a copy fits nowhere or limit copies are placed. Copy i (from 0)
 // is template named "<name>-<i>" (GenerateName then i when Name is empty)
-// with the same spec.
+// with the same spec. The template must be unbound: a set spec.nodeName
+// is an error (copies of a bound pod are not what a capacity question
+// asks about; clear it, or fork a snapshot of the one node).
 //
 // It works on a layer opened on f and reverted before it returns: f is as
 // before the call. Deterministic for cfg.Seed.
@@ -36,8 +38,8 @@ type FitResult struct {
 // Cost: limit+1 scheduling cycles at most (each O(nodes) filter and
 // score work; with the equivalence cache, copies after the first cost
 // O(changed nodes) plus cheap O(nodes) passes), and one PodInfo per copy.
-// Errors: a nil fork or template, a negative limit or an invalid
-// template (wrapping [ErrInvalidInput]), an invalid cfg
+// Errors: a nil fork or template, a negative limit, a template with
+// spec.nodeName set or an invalid template (wrapping [ErrInvalidInput]), an invalid cfg
 // (framework.ErrInvalidConfig).
 func FitCount(f *snapshot.Fork, template *v1.Pod, limit int, cfg framework.Config) (FitResult, error) {
 	switch {
@@ -45,6 +47,8 @@ func FitCount(f *snapshot.Fork, template *v1.Pod, limit int, cfg framework.Confi
 		return FitResult{}, fmt.Errorf("template is nil: %w", ErrInvalidInput)
 	case limit < 0:
 		return FitResult{}, fmt.Errorf("template %s/%s: limit %d is negative: %w", template.Namespace, template.Name, limit, ErrInvalidInput)
+	case template.Spec.NodeName != "":
+		return FitResult{}, fmt.Errorf("template %s/%s: spec.nodeName is %q: FitCount places copies of an unbound template; clear spec.nodeName (to count what fits on one node, fork a snapshot holding only that node): %w", template.Namespace, template.Name, template.Spec.NodeName, ErrInvalidInput)
 	}
 	if _, err := snapshot.DecodePodInfo(copyOf(template, copyName(template, 0)), decoderOf(f)); err != nil {
 		return FitResult{}, fmt.Errorf("template %s/%s: %w: %w", template.Namespace, template.Name, err, ErrInvalidInput)

@@ -141,3 +141,21 @@ func TestFitCountErrors(t *testing.T) {
 	assert.Equal(t, before, contentOf(f))
 	assert.Equal(t, 0, f.Depth())
 }
+
+// A template with spec.nodeName set is refused with an error naming the
+// field (it was cleared silently); an empty gang is refused naming Pods
+// (it returned nil, no error). The fork is unchanged.
+func TestFitCountPinnedTemplateAndEmptyGang(t *testing.T) {
+	f := forkOf(t, []*v1.Node{snapshottest.MakeNode("n").Capacity("cpu", "4").Obj()}, nil)
+	before := contentOf(f)
+	pinned := snapshottest.MakePod("p").Req("cpu", "1").Obj()
+	pinned.Spec.NodeName = "n"
+	_, err := whatif.FitCount(f, pinned, 3, framework.Config{})
+	require.ErrorIs(t, err, whatif.ErrInvalidInput)
+	assert.Contains(t, err.Error(), `spec.nodeName is "n"`)
+	_, err = whatif.PlaceGang(f, whatif.Gang{}, framework.Config{})
+	require.ErrorIs(t, err, whatif.ErrInvalidInput)
+	assert.Contains(t, err.Error(), "Pods is empty")
+	assert.Equal(t, before, contentOf(f))
+	assert.Equal(t, 0, f.Depth())
+}

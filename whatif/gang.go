@@ -88,10 +88,13 @@ type GangResult struct {
 // answer says where each member would go. Deterministic for cfg.Seed.
 //
 // Cost: len(g.Pods) scheduling cycles and one PodInfo per member.
-// Errors (f unchanged): a nil fork, a nil or invalid member, a repeated
+// Errors (f unchanged): a nil fork, an empty g.Pods, a nil or invalid member, a repeated
 // member, a negative MinMember (wrapping [ErrInvalidInput]), an invalid
 // cfg.
 func PlaceGang(f *snapshot.Fork, g Gang, cfg framework.Config) (GangResult, error) {
+	if len(g.Pods) == 0 {
+		return GangResult{}, fmt.Errorf("gang: Pods is empty: %w", ErrInvalidInput)
+	}
 	if g.MinMember < 0 {
 		return GangResult{}, fmt.Errorf("gang: MinMember %d is negative: %w", g.MinMember, ErrInvalidInput)
 	}

@@ -15,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/schedkit/schedkit/framework"
+	"github.com/schedkit/schedkit/internal/arith"
+	"github.com/schedkit/schedkit/internal/quantity"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -440,10 +442,10 @@ func equalPods(a, b *v1.Pod) bool {
 func containerRequests(p *v1.Pod) (milliCPU, memory int64) {
 	for _, c := range p.Spec.Containers {
 		if q, ok := c.Resources.Requests[v1.ResourceCPU]; ok {
-			milliCPU += q.MilliValue()
+			milliCPU = arith.Add(milliCPU, quantity.Milli(q))
 		}
 		if q, ok := c.Resources.Requests[v1.ResourceMemory]; ok {
-			memory += q.Value()
+			memory = arith.Add(memory, quantity.Value(q))
 		}
 	}
 	return milliCPU, memory
@@ -453,11 +455,11 @@ func containerRequests(p *v1.Pod) (milliCPU, memory int64) {
 // (milli) and mem (bytes) in its containers against template.
 func orderScore(cpu, mem int64, template *v1.Node) float64 {
 	score := 0.0
-	if q, ok := template.Status.Allocatable[v1.ResourceCPU]; ok && q.MilliValue() > 0 {
-		score += float64(cpu) / float64(q.MilliValue())
+	if q, ok := template.Status.Allocatable[v1.ResourceCPU]; ok && quantity.Milli(q) > 0 {
+		score += float64(cpu) / float64(quantity.Milli(q))
 	}
-	if q, ok := template.Status.Allocatable[v1.ResourceMemory]; ok && q.Value() > 0 {
-		score += float64(mem) / float64(q.Value())
+	if q, ok := template.Status.Allocatable[v1.ResourceMemory]; ok && quantity.Value(q) > 0 {
+		score += float64(mem) / float64(quantity.Value(q))
 	}
 	return score
 }
@@ -581,11 +583,11 @@ func waste(nodes int, cpu, mem int64, template *v1.Node) float64 {
 	}
 	w := 0.0
 	cq, _ := wasteBase(template, v1.ResourceCPU)
-	if avail := cq.MilliValue() * int64(nodes); avail > 0 {
+	if avail := quantity.Milli(cq) * int64(nodes); avail > 0 {
 		w += float64(avail-cpu) / float64(avail)
 	}
 	mq, _ := wasteBase(template, v1.ResourceMemory)
-	if avail := mq.Value() * int64(nodes); avail > 0 {
+	if avail := quantity.Value(mq) * int64(nodes); avail > 0 {
 		w += float64(avail-mem) / float64(avail)
 	}
 	return w

@@ -111,6 +111,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/schedkit/schedkit/internal/quantity"
 )
 
 // Store is a store fed by informer events, as the suite drives it. The
@@ -687,7 +689,7 @@ func (m *model) apply(e event) (wantErr, removed bool) {
 		if e.node.Name == "" || alloc.Memory().Sign() < 0 || alloc.Cpu().Sign() < 0 {
 			return true, false
 		}
-		m.nodes[e.node.Name] = Amounts{alloc.Cpu().MilliValue(), alloc.Memory().Value()}
+		m.nodes[e.node.Name] = Amounts{quantity.Milli(*alloc.Cpu()), quantity.Value(*alloc.Memory())}
 		return false, false
 	case opRemoveNode:
 		if _, ok := m.nodes[e.node.Name]; !ok {
@@ -718,7 +720,7 @@ func (m *model) apply(e event) (wantErr, removed bool) {
 	if req.Cpu().Sign() < 0 || req.Memory().Sign() < 0 {
 		return true, false
 	}
-	m.pods[k] = modelPod{node: p.Spec.NodeName, req: Amounts{req.Cpu().MilliValue(), req.Memory().Value()}}
+	m.pods[k] = modelPod{node: p.Spec.NodeName, req: Amounts{quantity.Milli(*req.Cpu()), quantity.Value(*req.Memory())}}
 	return false, false
 }
 

@@ -1,0 +1,134 @@
+// Package quantity converts resource.Quantity values to int64 for every
+// schedkit package (snapshot's vectors and pod requests, whatif's scale-up
+// estimates, the informer test model), so that the conversion and its
+// saturation are written once.
+//
+// apimachinery's Quantity.Cmp, MilliValue and RoundUp rescale an
+// inf.Dec-backed quantity to a common scale before they look at it: a
+// quantity such as "1e999999999", which ParseQuantity accepts in
+// microseconds, makes them build a billion-digit integer (minutes, and
+// gigabytes of memory). [Scaled] decides from the decimal exponent and the
+// unscaled value's bit length first, so its cost is bounded by the size of
+// the quantity's digits, never by its exponent.
+//
+// Layer: the bottom. quantity imports no schedkit package.
+package quantity
+
+import (
+	"math"
+	"math/big"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Scaled returns q in units of 10^s (s ≤ 0: resource.Milli gives
+// milli-units, resource.Nano nano-units, 0 whole units), rounded away from
+// zero to an integer, and whether q was already an exact integer number of
+// those units.
+//
+// Results beyond int64 saturate: math.MaxInt64 for positive quantities,
+// math.MinInt64 for negative ones. For every non-negative quantity the
+// result is the one apimachinery gives when it fits (ScaledValue, which
+// rounds up) and math.MaxInt64 otherwise; for a negative quantity it is
+// -Scaled(-q) (apimachinery's int64 path rounds negatives away from zero
+// the same way; its inf.Dec path is inconsistent and its overflow wraps).
+// exact is what q.DeepCopy().RoundUp(s) reports.
+//
+// Cost: O(1) and no allocation when q is an integer held in an int64;
+// otherwise one conversion to inf.Dec (a few allocations) and big-integer
+// work bounded by the number of q's significant digits — independent of its
+// exponent. s > 0 panics (no caller needs coarser units). Safe for
+// concurrent use: q is read only.
+func Scaled(q resource.Quantity, s resource.Scale) (v int64, exact bool) {
+	if s > 0 {
+		panic("quantity.Scaled: scale must be ≤ 0")
+	}
+	k := int64(-s) // multiply the value by 10^k
+	if i, ok := q.AsInt64(); ok {
+		return mulPow10(i, k), true
+	}
+	// q is a copy: AsDec converts an int64 backing in the copy only, and an
+	// inf.Dec backing is shared with the caller and only read here.
+	d := q.AsDec()
+	u := d.UnscaledBig()
+	if u.Sign() == 0 {
+		return 0, true
+	}
+	neg := u.Sign() < 0
+	// value·10^k = u·10^e.
+	e := k - int64(d.Scale())
+	var mag uint64 // |result|, saturating
+	switch {
+	case e >= 0:
+		exact = true
+		if e > 18 || u.BitLen() > 63 { // |u| ≥ 1, 10^19 > MaxInt64
+			mag = math.MaxUint64
+			break
+		}
+		var t big.Int
+		t.Abs(u)
+		t.Mul(&t, pow10(e))
+		mag = clampU(&t)
+	case u.BitLen() <= 3*int(min(-e, math.MaxInt32)):
+		// |u| < 2^(3·-e) < 10^-e: a non-zero fraction of one unit.
+		mag = 1
+	default:
+		// -e < BitLen/3: 10^-e is no bigger than u.
+		var quo, rem big.Int
+		quo.Abs(u)
+		quo.QuoRem(&quo, pow10(-e), &rem)
+		exact = rem.Sign() == 0
+		if !exact {
+			quo.Add(&quo, big.NewInt(1))
+		}
+		mag = clampU(&quo)
+	}
+	if mag > math.MaxInt64 {
+		if neg {
+			return math.MinInt64, exact
+		}
+		return math.MaxInt64, exact
+	}
+	if neg {
+		return -int64(mag), exact
+	}
+	return int64(mag), exact
+}
+
+// mulPow10 returns i·10^k clamped to [math.MinInt64, math.MaxInt64].
+func mulPow10(i, k int64) int64 {
+	for ; k > 0 && i != 0; k-- {
+		if i > math.MaxInt64/10 {
+			return math.MaxInt64
+		}
+		if i < math.MinInt64/10 {
+			return math.MinInt64
+		}
+		i *= 10
+	}
+	return i
+}
+
+func pow10(e int64) *big.Int {
+	return new(big.Int).Exp(big.NewInt(10), big.NewInt(e), nil)
+}
+
+// clampU returns t (≥ 0) as a uint64, or math.MaxUint64 when it does not fit.
+func clampU(t *big.Int) uint64 {
+	if !t.IsUint64() {
+		return math.MaxUint64
+	}
+	return t.Uint64()
+}
+
+// Milli is [Scaled] in milli-units (milli-CPU), without the exactness.
+func Milli(q resource.Quantity) int64 {
+	v, _ := Scaled(q, resource.Milli)
+	return v
+}
+
+// Value is [Scaled] in whole units (bytes, counts), without the exactness.
+func Value(q resource.Quantity) int64 {
+	v, _ := Scaled(q, 0)
+	return v
+}

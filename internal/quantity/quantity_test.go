@@ -1,0 +1,175 @@
+package quantity
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+var scales = []resource.Scale{0, resource.Milli, resource.Micro, resource.Nano}
+
+// reference is the conversion schedkit used before Scaled: a Cmp against
+// MaxInt64 units, then apimachinery's ScaledValue, and RoundUp for
+// exactness. It is fast only while q's exponent is moderate.
+func reference(q resource.Quantity, s resource.Scale) (int64, bool) {
+	c := q.DeepCopy()
+	exact := c.RoundUp(s)
+	if q.Cmp(*resource.NewScaledQuantity(math.MaxInt64, s)) >= 0 {
+		return math.MaxInt64, exact
+	}
+	return q.ScaledValue(s), exact
+}
+
+// randomQuantity writes a quantity string with up to 25 significant digits,
+// an optional fraction, and an exponent or suffix between 10^-30 and 10^30.
+func randomQuantity(r *rand.Rand) string {
+	var b strings.Builder
+	if r.IntN(4) == 0 {
+		b.WriteByte('-')
+	}
+	digits := func(n int) {
+		for range n {
+			b.WriteByte(byte('0' + r.IntN(10)))
+		}
+	}
+	digits(1 + r.IntN(20))
+	if r.IntN(3) == 0 {
+		b.WriteByte('.')
+		digits(1 + r.IntN(12))
+	}
+	switch r.IntN(3) {
+	case 0:
+		fmt.Fprintf(&b, "e%d", r.IntN(61)-30)
+	case 1:
+		b.WriteString([]string{"", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"}[r.IntN(16)])
+	}
+	return b.String()
+}
+
+// TestScaledMatchesApimachinery: for random quantities of moderate
+// exponents, Scaled returns what the old conversion returned for every
+// non-negative quantity (ScaledValue rounded up, MaxInt64 beyond int64)
+// and the same exactness; a negative quantity converts to -Scaled(-q)
+// (apimachinery's ScaledValue reads garbage low bits of a negative inf.Dec
+// beyond int64, e.g. "-229Ti" at scale 0, so it is no reference there).
+func TestScaledMatchesApimachinery(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 20_000 {
+		str := randomQuantity(r)
+		q := resource.MustParse(str)
+		for _, s := range scales {
+			got, gotExact := Scaled(q, s)
+			wantRef, wantExact := reference(q, s)
+			require.Equal(t, wantExact, gotExact, "exact %s at scale %d", str, s)
+			if q.Sign() >= 0 {
+				require.Equal(t, wantRef, got, "%s at scale %d", str, s)
+				continue
+			}
+			pos := q.DeepCopy()
+			pos.Neg()
+			p, pExact := Scaled(pos, s)
+			require.Equal(t, gotExact, pExact, "%s", str)
+			if pos.Cmp(*resource.NewScaledQuantity(math.MaxInt64, s)) > 0 {
+				require.Equal(t, int64(math.MinInt64), got, "%s at scale %d", str, s)
+				continue
+			}
+			require.Equal(t, -p, got, "%s at scale %d", str, s)
+		}
+	}
+}
+
+func TestScaledCases(t *testing.T) {
+	for _, c := range []struct {
+		q     string
+		s     resource.Scale
+		want  int64
+		exact bool
+	}{
+		{"0", resource.Milli, 0, true},
+		{"100m", resource.Milli, 100, true},
+		{"100m", 0, 1, false},
+		{"1.5", 0, 2, false},
+		{"-1.5", 0, -2, false},
+		{"-100m", 0, -1, false},
+		{"4Gi", 0, 4 << 30, true},
+		{"1n", resource.Milli, 1, false},
+		{"9223372036854775807", 0, math.MaxInt64, true},
+		{"9223372036854775808", 0, math.MaxInt64, true},
+		{"9223372036854775807", resource.Milli, math.MaxInt64, true},
+		{"9223372036854775807m", resource.Milli, math.MaxInt64, true},
+		{"-9223372036854775809", 0, math.MinInt64, true},
+		{"1e18", resource.Nano, math.MaxInt64, true},
+		{"1e999999999", resource.Milli, math.MaxInt64, true},
+		{"-1e999999999", 0, math.MinInt64, true},
+		{"123456789012345678901234567890e-20", 0, 1234567891, false},
+		{"123456789012345678901234567890e-20", resource.Nano, 1234567890123456790, true},
+	} {
+		got, exact := Scaled(resource.MustParse(c.q), c.s)
+		assert.Equal(t, c.want, got, "%s at scale %d", c.q, c.s)
+		assert.Equal(t, c.exact, exact, "exact %s at scale %d", c.q, c.s)
+	}
+	// Quantities built in code (ParseQuantity itself is slow on "1e-999999999"), not parsed, can carry any scale.
+	assert.Equal(t, int64(math.MaxInt64), Value(*resource.NewScaledQuantity(1, 1_000_000_000)))
+	assert.Equal(t, int64(1), Value(*resource.NewScaledQuantity(1, -1_000_000_000)))
+	assert.Equal(t, int64(5000), Milli(*resource.NewQuantity(5, resource.DecimalSI)))
+	assert.Panics(t, func() { Scaled(resource.MustParse("1"), 3) })
+}
+
+// Huge exponents return at once (the old conversion built a number with
+// as many digits as the exponent). A deadline, not a timing: the old code
+// took minutes.
+func TestScaledHugeExponentReturns(t *testing.T) {
+	done := make(chan [4]int64, 1)
+	go func() {
+		var r [4]int64
+		for i, s := range []string{"1e999999999", "-1e999999999", "1n", "123e5000000"} {
+			r[i] = Milli(resource.MustParse(s))
+		}
+		done <- r
+	}()
+	select {
+	case r := <-done:
+		assert.Equal(t, [4]int64{math.MaxInt64, math.MinInt64, 1, math.MaxInt64}, r)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Scaled on a huge exponent did not return within 10s")
+	}
+}
+
+// FuzzScaled compares Scaled with the old conversion on any parsable
+// quantity whose decimal exponent is moderate, and checks the sign rules
+// on all others.
+func FuzzScaled(f *testing.F) {
+	for _, s := range []string{"1", "100m", "1.5Gi", "-3.7", "9223372036854775807", "1e19", "12345678901234567890123e-5", "1e999999999", "1n"} {
+		f.Add(s, uint8(1))
+	}
+	f.Fuzz(func(t *testing.T, str string, si uint8) {
+		q, err := resource.ParseQuantity(str)
+		if err != nil {
+			return
+		}
+		s := scales[int(si)%len(scales)]
+		got, exact := Scaled(q, s)
+		switch {
+		case q.Sign() == 0:
+			require.Zero(t, got)
+		case q.Sign() > 0:
+			require.Positive(t, got)
+		default:
+			require.LessOrEqual(t, got, int64(0))
+		}
+		c := q.DeepCopy()
+		if d := c.AsDec(); q.Sign() < 0 || d.Scale() < -40 || d.Scale() > 40 || d.UnscaledBig().BitLen() > 400 {
+			return
+		}
+		want, wantExact := reference(q, s)
+		require.Equal(t, want, got, "%s at scale %d", str, s)
+		require.Equal(t, wantExact, exact, "exact %s at scale %d", str, s)
+	})
+}
