@@ -44,6 +44,11 @@ func Scaled(q resource.Quantity, s resource.Scale) (v int64, exact bool) {
 		panic("quantity.Scaled: scale must be ≤ 0")
 	}
 	k := int64(-s) // multiply the value by 10^k
+	if q.IsZero() {
+		// Before AsInt64, which multiplies a zero such as "0e999999999"
+		// by 10 once per unit of its exponent.
+		return 0, true
+	}
 	if i, ok := q.AsInt64(); ok {
 		return mulPow10(i, k), true
 	}
