@@ -455,11 +455,15 @@ func containerRequests(p *v1.Pod) (milliCPU, memory int64) {
 // (milli) and mem (bytes) in its containers against template.
 func orderScore(cpu, mem int64, template *v1.Node) float64 {
 	score := 0.0
-	if q, ok := template.Status.Allocatable[v1.ResourceCPU]; ok && quantity.Milli(q) > 0 {
-		score += float64(cpu) / float64(quantity.Milli(q))
+	if q, ok := template.Status.Allocatable[v1.ResourceCPU]; ok {
+		if a := quantity.Milli(q); a > 0 {
+			score += float64(cpu) / float64(a)
+		}
 	}
-	if q, ok := template.Status.Allocatable[v1.ResourceMemory]; ok && quantity.Value(q) > 0 {
-		score += float64(mem) / float64(quantity.Value(q))
+	if q, ok := template.Status.Allocatable[v1.ResourceMemory]; ok {
+		if a := quantity.Value(q); a > 0 {
+			score += float64(mem) / float64(a)
+		}
 	}
 	return score
 }
