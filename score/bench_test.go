@@ -262,6 +262,39 @@ func BenchmarkProfileRealistic(b *testing.B) {
 	}
 }
 
+// BenchmarkScorePodRealistic is the schedkit side of the side-by-side
+// BenchmarkScorePerNode on realisticCluster: each iteration decodes the
+// pending pod (snapshot.NewPodInfo, as a scheduling cycle does for a new
+// pod) and scores it on every node with the LeastAllocated +
+// BalancedAllocation pair, so the per-pod fixed cost counts per node as
+// it does there.
+func BenchmarkScorePodRealistic(b *testing.B) {
+	prof := score.MustProfile(
+		score.Weighted{Scorer: mustScorer(score.NewLeastAllocated())},
+		score.Weighted{Scorer: mustScorer(score.NewBalancedAllocation())})
+	pod := snapshottest.MakePod("incoming").Namespace("default").Req("cpu", "100m", "memory", "128Mi").Obj()
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			bc := realisticCluster(b, n)
+			runtime.GC() // the build's garbage is not the loop's
+			totals := make([]int64, n)
+			b.ReportAllocs()
+			c0 := processCPU()
+			for b.Loop() {
+				pi, err := snapshot.NewPodInfo(pod)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := prof.Score(pi, bc.snap, bc.nodes, totals); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((processCPU()-c0).Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/node")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/node")
+		})
+	}
+}
+
 // Per-node scoring allocates nothing: after Prepare, Score (and Normalize)
 // over any number of nodes makes zero allocations, for every built-in.
 func TestScoreAllocatesNothing(t *testing.T) {
