@@ -25,6 +25,15 @@ var requestNames = []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, v1.Resou
 // saturate int64 alone or summed, and negatives.
 var requestValues = []string{"0", "1", "2", "100m", "250m", "1500m", "1.5", "128Mi", "1Gi", "1.5Gi", "7935Mi", "250u", "1n", "9223372036854775807", "50E", "1e19", "-1", "-100m"}
 
+// requestList is a resource list of name, quantity pairs.
+func requestList(kv ...string) v1.ResourceList {
+	out := v1.ResourceList{}
+	for i := 0; i < len(kv); i += 2 {
+		out[v1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
+	}
+	return out
+}
+
 func fastTestPod(name string, containers []v1.ResourceList) *v1.Pod {
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}
 	for i, rl := range containers {
@@ -128,60 +137,53 @@ func TestContainerPodRequestsMatchesGeneral(t *testing.T) {
 // TestContainerPodRequestsShapes: the pods the one-pass path is for take
 // it; every other shape goes to the general path.
 func TestContainerPodRequestsShapes(t *testing.T) {
-	rl := func(kv ...string) v1.ResourceList {
-		out := v1.ResourceList{}
-		for i := 0; i < len(kv); i += 2 {
-			out[v1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
-		}
-		return out
-	}
 	always := v1.ContainerRestartPolicyAlways
 	for _, tc := range []struct {
 		name string
 		pod  func() *v1.Pod
 		fast bool
 	}{
-		{"cpu+memory", func() *v1.Pod { return fastTestPod("p", []v1.ResourceList{rl("cpu", "100m", "memory", "128Mi")}) }, true},
+		{"cpu+memory", func() *v1.Pod { return fastTestPod("p", []v1.ResourceList{requestList("cpu", "100m", "memory", "128Mi")}) }, true},
 		{"no requests", func() *v1.Pod { return fastTestPod("p", []v1.ResourceList{nil}) }, true},
 		{"no containers", func() *v1.Pod { return fastTestPod("p", nil) }, true},
 		{"gpu, two containers", func() *v1.Pod {
-			return fastTestPod("p", []v1.ResourceList{rl("cpu", "2", "nvidia.com/gpu", "1"), rl("memory", "1Gi")})
+			return fastTestPod("p", []v1.ResourceList{requestList("cpu", "2", "nvidia.com/gpu", "1"), requestList("memory", "1Gi")})
 		}, true},
 		{"status without resources", func() *v1.Pod {
-			p := fastTestPod("p", []v1.ResourceList{rl("cpu", "1")})
+			p := fastTestPod("p", []v1.ResourceList{requestList("cpu", "1")})
 			p.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "c0", Ready: true}}
 			return p
 		}, true},
-		{"inexact cpu", func() *v1.Pod { return fastTestPod("p", []v1.ResourceList{rl("cpu", "250u")}) }, false},
-		{"inexact memory", func() *v1.Pod { return fastTestPod("p", []v1.ResourceList{rl("memory", "1.5")}) }, false},
-		{"negative", func() *v1.Pod { return fastTestPod("p", []v1.ResourceList{rl("cpu", "-1")}) }, false},
+		{"inexact cpu", func() *v1.Pod { return fastTestPod("p", []v1.ResourceList{requestList("cpu", "250u")}) }, false},
+		{"inexact memory", func() *v1.Pod { return fastTestPod("p", []v1.ResourceList{requestList("memory", "1.5")}) }, false},
+		{"negative", func() *v1.Pod { return fastTestPod("p", []v1.ResourceList{requestList("cpu", "-1")}) }, false},
 		{"init container", func() *v1.Pod {
-			p := fastTestPod("p", []v1.ResourceList{rl("cpu", "1")})
-			p.Spec.InitContainers = []v1.Container{{Name: "i", Resources: v1.ResourceRequirements{Requests: rl("cpu", "2")}}}
+			p := fastTestPod("p", []v1.ResourceList{requestList("cpu", "1")})
+			p.Spec.InitContainers = []v1.Container{{Name: "i", Resources: v1.ResourceRequirements{Requests: requestList("cpu", "2")}}}
 			return p
 		}, false},
 		{"sidecar", func() *v1.Pod {
-			p := fastTestPod("p", []v1.ResourceList{rl("cpu", "1")})
+			p := fastTestPod("p", []v1.ResourceList{requestList("cpu", "1")})
 			p.Spec.InitContainers = []v1.Container{{Name: "s", RestartPolicy: &always}}
 			return p
 		}, false},
 		{"overhead", func() *v1.Pod {
-			p := fastTestPod("p", []v1.ResourceList{rl("cpu", "1")})
-			p.Spec.Overhead = rl("cpu", "250m")
+			p := fastTestPod("p", []v1.ResourceList{requestList("cpu", "1")})
+			p.Spec.Overhead = requestList("cpu", "250m")
 			return p
 		}, false},
 		{"pod-level requests", func() *v1.Pod {
-			p := fastTestPod("p", []v1.ResourceList{rl("cpu", "1")})
-			p.Spec.Resources = &v1.ResourceRequirements{Requests: rl("cpu", "2")}
+			p := fastTestPod("p", []v1.ResourceList{requestList("cpu", "1")})
+			p.Spec.Resources = &v1.ResourceRequirements{Requests: requestList("cpu", "2")}
 			return p
 		}, false},
 		{"allocated status", func() *v1.Pod {
-			p := fastTestPod("p", []v1.ResourceList{rl("cpu", "1")})
-			p.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "c0", AllocatedResources: rl("cpu", "2")}}
+			p := fastTestPod("p", []v1.ResourceList{requestList("cpu", "1")})
+			p.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "c0", AllocatedResources: requestList("cpu", "2")}}
 			return p
 		}, false},
 		{"resize pending", func() *v1.Pod {
-			p := fastTestPod("p", []v1.ResourceList{rl("cpu", "1")})
+			p := fastTestPod("p", []v1.ResourceList{requestList("cpu", "1")})
 			p.Status.Conditions = []v1.PodCondition{{Type: v1.PodResizePending}}
 			return p
 		}, false},
@@ -248,19 +250,12 @@ func slowToParse(s string) bool {
 // formula on the pods it takes (old and new in one binary; cpu-ns/op is
 // the process's CPU time, steadier than ns/op on a shared machine).
 func BenchmarkPodRequestsPaths(b *testing.B) {
-	rl := func(kv ...string) v1.ResourceList {
-		out := v1.ResourceList{}
-		for i := 0; i < len(kv); i += 2 {
-			out[v1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
-		}
-		return out
-	}
 	for _, tc := range []struct {
 		name string
 		pod  *v1.Pod
 	}{
-		{"cpu+memory", fastTestPod("p", []v1.ResourceList{rl("cpu", "100m", "memory", "128Mi")})},
-		{"three-containers+gpu", fastTestPod("p", []v1.ResourceList{rl("cpu", "500m", "memory", "1Gi"), rl("cpu", "2", "nvidia.com/gpu", "1"), rl("memory", "64Mi")})},
+		{"cpu+memory", fastTestPod("p", []v1.ResourceList{requestList("cpu", "100m", "memory", "128Mi")})},
+		{"three-containers+gpu", fastTestPod("p", []v1.ResourceList{requestList("cpu", "500m", "memory", "1Gi"), requestList("cpu", "2", "nvidia.com/gpu", "1"), requestList("memory", "64Mi")})},
 	} {
 		for _, path := range []struct {
 			name string
