@@ -458,10 +458,12 @@ type PodRequests struct {
 
 // ComputePodRequests derives a pod's requests. Quantities beyond int64
 // saturate; a negative quantity is an error naming the pod and field
-// (wrapping [ErrNegativeQuantity]). O(containers × resources); allocates
-// only the extended-resource parts of the vectors (none for a pod that
-// requests base resources alone) for a pod of regular containers alone,
-// a few small vectors otherwise.
+// (wrapping [ErrNegativeQuantity]). O(containers × resources). A pod of
+// regular containers alone whose quantities are whole numbers of their
+// unit (milli-CPU, bytes, counts) — most pods — takes one pass over its
+// requests and allocates only the extended-resource parts of the vectors
+// (nothing when it requests base resources alone); any other pod takes
+// the general formula, which allocates a few small vectors.
 func ComputePodRequests(pod *v1.Pod) (PodRequests, error) {
 	if r, ok := containerPodRequests(pod); ok {
 		return r, nil

@@ -143,7 +143,9 @@ func TestContainerPodRequestsShapes(t *testing.T) {
 		pod  func() *v1.Pod
 		fast bool
 	}{
-		{"cpu+memory", func() *v1.Pod { return fastTestPod("p", []v1.ResourceList{requestList("cpu", "100m", "memory", "128Mi")}) }, true},
+		{"cpu+memory", func() *v1.Pod {
+			return fastTestPod("p", []v1.ResourceList{requestList("cpu", "100m", "memory", "128Mi")})
+		}, true},
 		{"no requests", func() *v1.Pod { return fastTestPod("p", []v1.ResourceList{nil}) }, true},
 		{"no containers", func() *v1.Pod { return fastTestPod("p", nil) }, true},
 		{"gpu, two containers", func() *v1.Pod {
