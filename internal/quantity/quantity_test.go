@@ -285,3 +285,31 @@ func hugeNegativeExponent(str string) bool {
 	digits := len(strings.TrimLeft(exp, "0"))
 	return digits >= 10 || neg && digits >= 6
 }
+
+var sinkScaled int64
+
+// BenchmarkScaled: Scaled against its big-integer path (scaledBig, what
+// Scaled did for every quantity that is not an int64 integer) in one
+// binary, on a milli-CPU fraction, a byte count and a fractional inf.Dec.
+func BenchmarkScaled(b *testing.B) {
+	for _, tc := range []struct {
+		q string
+		s resource.Scale
+	}{{"500m", resource.Milli}, {"1.5Gi", 0}, {"7910m", 0}} {
+		q := resource.MustParse(tc.q)
+		for _, path := range []struct {
+			name string
+			fn   func() int64
+		}{
+			{"big", func() int64 { v, _ := scaledBig(q, int64(-tc.s)); return v }},
+			{"scaled", func() int64 { v, _ := Scaled(q, tc.s); return v }},
+		} {
+			b.Run(fmt.Sprintf("q=%s/scale=%d/path=%s", tc.q, tc.s, path.name), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					sinkScaled += path.fn()
+				}
+			})
+		}
+	}
+}
