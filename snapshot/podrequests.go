@@ -458,9 +458,81 @@ type PodRequests struct {
 
 // ComputePodRequests derives a pod's requests. Quantities beyond int64
 // saturate; a negative quantity is an error naming the pod and field
-// (wrapping [ErrNegativeQuantity]). O(containers × resources); allocates a
-// few small vectors.
+// (wrapping [ErrNegativeQuantity]). O(containers × resources). A pod of
+// regular containers alone whose quantities are whole numbers of their
+// unit (milli-CPU, bytes, counts) — most pods — takes one pass over its
+// requests and allocates only the extended-resource parts of the vectors
+// (nothing when it requests base resources alone); any other pod takes
+// the general formula, which allocates a few small vectors.
 func ComputePodRequests(pod *v1.Pod) (PodRequests, error) {
+	if r, ok := containerPodRequests(pod); ok {
+		return r, nil
+	}
+	return computePodRequests(pod)
+}
+
+// containerPodRequests is ComputePodRequests, in one pass over the
+// requests, for the common shape it handles (ok): regular containers alone
+// — no init containers (so no sidecars), no spec.overhead, no
+// spec.resources, no resize status ([resname.HasResizeStatus]: no status
+// resources, no PodResizePending condition) — whose quantities are all
+// non-negative and whole numbers of their public unit (milli-CPU, bytes,
+// counts). For such a pod every term of the general formula is the sum of
+// the containers' requests: Requested and Pending are that sum, the
+// non-zero and scoring cpu and memory the sum with a container's missing
+// cpu (memory) key counted as 100m (200 MiB). Any other pod (ok false) is
+// left to computePodRequests, which also names a negative quantity.
+// TestContainerPodRequestsMatchesGeneral and FuzzContainerPodRequests
+// check it against computePodRequests. O(containers × resources); one
+// conversion per quantity; allocates only extended-resource vectors.
+func containerPodRequests(pod *v1.Pod) (PodRequests, bool) {
+	if len(pod.Spec.InitContainers) != 0 || len(pod.Spec.Overhead) != 0 || pod.Spec.Resources != nil || resname.HasResizeStatus(pod) {
+		return PodRequests{}, false
+	}
+	var sum Vector
+	var nzCPU, nzMem int64
+	for i := range pod.Spec.Containers {
+		var has uint8
+		for name, q := range pod.Spec.Containers[i].Resources.Requests {
+			s := resource.Scale(0)
+			if name == v1.ResourceCPU {
+				s = resource.Milli
+			}
+			// Scaled rounds away from zero: x < 0 exactly when q < 0.
+			x, exact := quantity.Scaled(q, s)
+			if x < 0 || !exact {
+				return PodRequests{}, false
+			}
+			id, ok := Intern(name)
+			if !ok {
+				continue
+			}
+			switch id {
+			case CPU:
+				has |= hasCPU
+				nzCPU = arith.Add(nzCPU, x)
+			case Memory:
+				has |= hasMem
+				nzMem = arith.Add(nzMem, x)
+			}
+			sum.Set(id, arith.Add(sum.Get(id), x))
+		}
+		if has&hasCPU == 0 {
+			nzCPU = arith.Add(nzCPU, resname.DefaultMilliCPURequest)
+		}
+		if has&hasMem == 0 {
+			nzMem = arith.Add(nzMem, resname.DefaultMemoryRequest)
+		}
+	}
+	scoring := sum.Clone()
+	scoring.Set(CPU, nzCPU)
+	scoring.Set(Memory, nzMem)
+	return PodRequests{Requested: sum, Pending: sum.Clone(), NonZeroMilliCPU: nzCPU, NonZeroMemory: nzMem, Scoring: scoring}, true
+}
+
+// computePodRequests is ComputePodRequests for every pod: the general
+// formula, each term computed in turn.
+func computePodRequests(pod *v1.Pod) (PodRequests, error) {
 	if err := checkPodQuantities(pod); err != nil {
 		return PodRequests{}, err
 	}

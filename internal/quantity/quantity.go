@@ -17,6 +17,7 @@ package quantity
 import (
 	"math"
 	"math/big"
+	"math/bits"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -34,11 +35,15 @@ import (
 // the same way; its inf.Dec path is inconsistent and its overflow wraps).
 // exact is what q.DeepCopy().RoundUp(s) reports.
 //
-// Cost: O(1) and no allocation when q is an integer held in an int64;
-// otherwise one conversion to inf.Dec (a few allocations) and big-integer
-// work bounded by the number of q's significant digits — independent of its
-// exponent. s > 0 panics (no caller needs coarser units). Safe for
-// concurrent use: q is read only.
+// Cost: O(1) and no allocation when q is held in an int64 (an integer,
+// or a fraction such as "500m"; apimachinery's canonical digits, written
+// to a stack buffer), or is an inf.Dec of at most 18 significant digits
+// and a decimal exponent within ±64 (then the canonical form costs a few
+// allocations in apimachinery); otherwise one conversion to inf.Dec (a
+// few allocations) and big-integer work bounded by the number of q's
+// digits (at worst quadratic in them, as apimachinery's own String) —
+// independent of its exponent. s > 0 panics (no caller needs coarser
+// units). Safe for concurrent use: q is read only.
 func Scaled(q resource.Quantity, s resource.Scale) (v int64, exact bool) {
 	if s > 0 {
 		panic("quantity.Scaled: scale must be ≤ 0")
@@ -52,6 +57,22 @@ func Scaled(q resource.Quantity, s resource.Scale) (v int64, exact bool) {
 	if i, ok := q.AsInt64(); ok {
 		return mulPow10(i, k), true
 	}
+	// A fraction such as "500m" (an int64 backing with a negative scale,
+	// the common cpu request) or a small inf.Dec: its canonical digits
+	// and exponent, written into a buffer on the stack, decide it in
+	// int64 arithmetic without the big-integer path's allocations.
+	var buf [canonBuf]byte
+	digits, exp := q.AsCanonicalBytes(buf[:0])
+	if v, exact, ok := fromCanonical(digits, exp, k); ok {
+		return v, exact
+	}
+	return scaledBig(q, k)
+}
+
+// scaledBig is Scaled in units of 10^-k for a non-zero q by big-integer
+// arithmetic: every quantity, any exponent (the reference the fast paths
+// are tested against: TestScaledPathsAgree, FuzzScaled).
+func scaledBig(q resource.Quantity, k int64) (v int64, exact bool) {
 	// q is a copy: AsDec converts an int64 backing in the copy only, and an
 	// inf.Dec backing is shared with the caller and only read here.
 	d := q.AsDec()
@@ -98,6 +119,77 @@ func Scaled(q resource.Quantity, s resource.Scale) (v int64, exact bool) {
 		return -int64(mag), exact
 	}
 	return int64(mag), exact
+}
+
+// canonBuf is the room fromCanonical's digits need: a sign and 18
+// digits (a longer mantissa goes to the big-integer path anyway).
+const canonBuf = 24
+
+// maxCanonExp bounds the canonical exponents fromCanonical trusts. The
+// exponent AsCanonicalBytes returns is an int32 that wraps for a quantity
+// whose decimal exponent lies beyond the int32 range (a scale near
+// ±2^31, built in code); a wrapped exponent lies within a few dozen of
+// the opposite end of the range (far more for an inf.Dec only with a
+// mantissa of about 2^31 digits), never within ±maxCanonExp, so an
+// exponent in that window is the true one.
+const maxCanonExp = 64
+
+// pow10s[i] is 10^i, i in [0, 18].
+var pow10s = [19]uint64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18}
+
+// fromCanonical is Scaled for a non-zero quantity given by its canonical
+// form (digits: an optional '-' and the decimal mantissa; the value is
+// mantissa·10^exp) in units of 10^-k, with the same rounding (away from
+// zero), exactness and saturation. ok is false, and the caller takes the
+// big-integer path, for a mantissa of more than 18 digits or an exponent
+// outside ±maxCanonExp. O(len(digits)), allocates nothing.
+func fromCanonical(digits []byte, exp int32, k int64) (v int64, exact, ok bool) {
+	neg := len(digits) > 0 && digits[0] == '-'
+	if neg {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 || exp < -maxCanonExp || exp > maxCanonExp {
+		return 0, false, false
+	}
+	var m uint64
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false, false
+		}
+		m = m*10 + uint64(c-'0')
+	}
+	if m == 0 {
+		return 0, true, true
+	}
+	var mag uint64 // |result|, saturating
+	switch e := int64(exp) + k; {
+	case e > 18: // m ≥ 1 and 10^19 > MaxInt64
+		mag, exact = math.MaxUint64, true
+	case e >= 0:
+		hi, lo := bits.Mul64(m, pow10s[e])
+		mag, exact = lo, true
+		if hi != 0 {
+			mag = math.MaxUint64
+		}
+	case e < -18: // 1 ≤ m < 10^18 < 10^-e: a non-zero fraction of one unit
+		mag = 1
+	default:
+		p := pow10s[-e]
+		mag, exact = m/p, m%p == 0
+		if !exact {
+			mag++
+		}
+	}
+	if mag > math.MaxInt64 {
+		if neg {
+			return math.MinInt64, exact, true
+		}
+		return math.MaxInt64, exact, true
+	}
+	if neg {
+		return -int64(mag), exact, true
+	}
+	return int64(mag), exact, true
 }
 
 // mulPow10 returns i·10^k clamped to [math.MinInt64, math.MaxInt64].

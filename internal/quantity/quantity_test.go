@@ -170,6 +170,60 @@ func TestScaledZeroWithHugeExponentReturns(t *testing.T) {
 	}
 }
 
+// TestScaledPathsAgree: the int64 fast paths of Scaled (AsInt64, and the
+// canonical digits of fractions and small inf.Decs) give what the
+// big-integer path gives, value and exactness, on random parsed
+// quantities and on quantities built in code with any scale — among them
+// scales near ±2^31, whose canonical exponent wraps.
+func TestScaledPathsAgree(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	check := func(q resource.Quantity, what string) {
+		t.Helper()
+		if q.IsZero() {
+			return
+		}
+		for _, s := range scales {
+			got, gotExact := Scaled(q, s)
+			want, wantExact := scaledBig(q, int64(-s))
+			require.Equal(t, want, got, "%s at scale %d", what, s)
+			require.Equal(t, wantExact, gotExact, "exact %s at scale %d", what, s)
+		}
+	}
+	for range 20_000 {
+		str := randomQuantity(r)
+		check(resource.MustParse(str), str)
+	}
+	edges := []int32{math.MinInt32, math.MinInt32 + 1, math.MinInt32 + 2, math.MinInt32 + 40, -maxCanonExp - 1, -maxCanonExp, -30, -19, -18, -12, -9, -3, -1,
+		0, 1, 3, 17, 18, 19, maxCanonExp, maxCanonExp + 1, math.MaxInt32 - 40, math.MaxInt32 - 2, math.MaxInt32 - 1, math.MaxInt32}
+	values := []int64{1, -1, 7, 10, 100, 999, 1000, -1000, 123456789, 1e17, 999999999999999999, 1e18, math.MaxInt64, math.MinInt64, math.MinInt64 + 1}
+	for _, v := range values {
+		for _, sc := range edges {
+			check(*resource.NewScaledQuantity(v, resource.Scale(sc)), fmt.Sprintf("%d·10^%d", v, sc))
+		}
+	}
+	for range 20_000 {
+		v := r.Int64() >> r.IntN(64)
+		if r.IntN(2) == 0 {
+			v = -v
+		}
+		sc := int32(r.IntN(81) - 40)
+		check(*resource.NewScaledQuantity(v, resource.Scale(sc)), fmt.Sprintf("%d·10^%d", v, sc))
+	}
+}
+
+// TestScaledFractionAllocatesNothing: a fraction held in an int64 ("500m",
+// the usual cpu request, at any scale) converts without allocating (the
+// big-integer path allocated six times).
+func TestScaledFractionAllocatesNothing(t *testing.T) {
+	for _, str := range []string{"500m", "100m", "1.5", "250u", "7910m", "-300m"} {
+		q := resource.MustParse(str)
+		for _, s := range scales {
+			allocs := testing.AllocsPerRun(100, func() { Scaled(q, s) })
+			require.Zerof(t, allocs, "Scaled(%s, %d) allocated %v times", str, s, allocs)
+		}
+	}
+}
+
 // FuzzScaled compares Scaled with the old conversion on any parsable
 // quantity whose decimal exponent is moderate, and checks the sign rules
 // on all others.
@@ -199,6 +253,11 @@ func FuzzScaled(f *testing.F) {
 		default:
 			require.LessOrEqual(t, got, int64(0))
 		}
+		if q.Sign() != 0 {
+			big, bigExact := scaledBig(q, int64(-s))
+			require.Equal(t, big, got, "%s at scale %d: fast path against big-integer path", str, s)
+			require.Equal(t, bigExact, exact, "exact %s at scale %d: fast path against big-integer path", str, s)
+		}
 		c := q.DeepCopy()
 		if d := c.AsDec(); q.Sign() < 0 || d.Scale() < -40 || d.Scale() > 40 || d.UnscaledBig().BitLen() > 400 {
 			return
@@ -225,4 +284,32 @@ func hugeNegativeExponent(str string) bool {
 	}
 	digits := len(strings.TrimLeft(exp, "0"))
 	return digits >= 10 || neg && digits >= 6
+}
+
+var sinkScaled int64
+
+// BenchmarkScaled: Scaled against its big-integer path (scaledBig, what
+// Scaled did for every quantity that is not an int64 integer) in one
+// binary, on a milli-CPU fraction, a byte count and a fractional inf.Dec.
+func BenchmarkScaled(b *testing.B) {
+	for _, tc := range []struct {
+		q string
+		s resource.Scale
+	}{{"500m", resource.Milli}, {"1.5Gi", 0}, {"7910m", 0}} {
+		q := resource.MustParse(tc.q)
+		for _, path := range []struct {
+			name string
+			fn   func() int64
+		}{
+			{"big", func() int64 { v, _ := scaledBig(q, int64(-tc.s)); return v }},
+			{"scaled", func() int64 { v, _ := Scaled(q, tc.s); return v }},
+		} {
+			b.Run(fmt.Sprintf("q=%s/scale=%d/path=%s", tc.q, tc.s, path.name), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					sinkScaled += path.fn()
+				}
+			})
+		}
+	}
 }
