@@ -846,8 +846,13 @@ func (s *Score[N, P]) Raw(nodes []N, out []int64) {
 // + maxSkew − 1 (computed as Raw computes it); each node's score sums
 // its terms in the order Raw sums them (bit-identical). A block whose
 // version is the memo's needs no per-node version check (equal block
-// versions mean equal nodes and contents). O(n) to find p, then O(n ×
-// constraints × domains kept in a short list); allocates the weights.
+// versions mean equal nodes and contents). Nodes with the same code in
+// the memo's blocks (the same inputs: memo.go's node codes) share one
+// score, computed for the first of them: O(n) to find p, then O(n)
+// compares and table reads plus O(distinct codes × constraints ×
+// domains kept in a short list) for the scores; nodes without a code
+// (more than 2 constraints, 7 domains or 14 matching pods on a node)
+// cost O(constraints × domains) each. Allocates the weights.
 func (s *Score[N, P]) rawWhole(nodes []N, out []int64) bool {
 	if s.blocks == nil {
 		return false
@@ -874,6 +879,10 @@ func (s *Score[N, P]) rawWhole(nodes []N, out []int64) bool {
 	}
 	w := s.weights(kept, s.counts) // a hostname constraint's entry is not read
 	tm := newTerms(s.cs, s.counts, w)
+	// Scores by node code (memo.go): nodes with the same code have the
+	// same inputs, so the same score, computed once per pass.
+	var tab [numCodes]int64
+	var set [numCodes]bool
 	var missing unique.Handle[string]
 	for j := 0; j < n; {
 		pos := (p + j) % n
@@ -888,9 +897,17 @@ func (s *Score[N, P]) rawWhole(nodes []N, out []int64) bool {
 			if bn[slot] != nodes[j] || !same && e.slotVer[slot] != vers[slot] {
 				return false
 			}
+			code := e.code[slot]
+			if code != noCode && set[code] {
+				out[j] = tab[code]
+				continue
+			}
 			vals, cnt := e.vals[slot*k:(slot+1)*k], e.cnt[slot*k:(slot+1)*k]
 			if s.requireAll && slices.Contains(vals, missing) {
 				out[j] = 0
+				if code != noCode {
+					tab[code], set[code] = 0, true
+				}
 				continue
 			}
 			var sc float64
@@ -915,6 +932,9 @@ func (s *Score[N, P]) rawWhole(nodes []N, out []int64) bool {
 				sc += tm.term(i, v)
 			}
 			out[j] = round(sc)
+			if code != noCode {
+				tab[code], set[code] = out[j], true
+			}
 		}
 	}
 	return true
