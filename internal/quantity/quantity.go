@@ -35,9 +35,10 @@ import (
 // exact is what q.DeepCopy().RoundUp(s) reports.
 //
 // Cost: O(1) and no allocation when q is an integer held in an int64;
-// otherwise one conversion to inf.Dec (a few allocations) and big-integer
-// work bounded by the number of q's significant digits — independent of its
-// exponent. s > 0 panics (no caller needs coarser units). Safe for
+// otherwise one conversion to inf.Dec (a few allocations), then int64
+// arithmetic when q's unscaled digits fit in an int64 ("100m" in
+// nano-units), else big-integer work bounded by the number of q's
+// significant digits — independent of its exponent. s > 0 panics (no caller needs coarser units). Safe for
 // concurrent use: q is read only.
 func Scaled(q resource.Quantity, s resource.Scale) (v int64, exact bool) {
 	if s > 0 {
@@ -62,6 +63,10 @@ func Scaled(q resource.Quantity, s resource.Scale) (v int64, exact bool) {
 	neg := u.Sign() < 0
 	// value·10^k = u·10^e.
 	e := k - int64(d.Scale())
+	if u.IsInt64() {
+		// The usual quantity ("100m" in nano-units): int64 arithmetic.
+		return scaledInt64(u.Int64(), e)
+	}
 	var mag uint64 // |result|, saturating
 	switch {
 	case e >= 0:
@@ -98,6 +103,35 @@ func Scaled(q resource.Quantity, s resource.Scale) (v int64, exact bool) {
 		return -int64(mag), exact
 	}
 	return int64(mag), exact
+}
+
+// scaledInt64 is Scaled for a value x·10^e, x ≠ 0 an int64: x·10^e
+// rounded away from zero, saturating, and whether it is exact.
+// O(min(|e|, 19)); allocates nothing.
+func scaledInt64(x, e int64) (int64, bool) {
+	if e >= 0 {
+		return mulPow10(x, e), true
+	}
+	if e < -18 {
+		// |x| < 10^19 ≤ 10^-e: a non-zero fraction of one unit.
+		if x > 0 {
+			return 1, false
+		}
+		return -1, false
+	}
+	p := int64(1)
+	for ; e < 0; e++ {
+		p *= 10
+	}
+	q, r := x/p, x%p
+	switch {
+	case r == 0:
+		return q, true
+	case x > 0:
+		return q + 1, false
+	default:
+		return q - 1, false
+	}
 }
 
 // mulPow10 returns i·10^k clamped to [math.MinInt64, math.MaxInt64].

@@ -226,3 +226,21 @@ func hugeNegativeExponent(str string) bool {
 	digits := len(strings.TrimLeft(exp, "0"))
 	return digits >= 10 || neg && digits >= 6
 }
+
+// BenchmarkScaled: a milli-CPU request in nano-units (snapshot's pod
+// requests), a byte quantity in milli-units, a fraction with more digits
+// than an int64.
+func BenchmarkScaled(b *testing.B) {
+	for _, c := range []struct {
+		q string
+		s resource.Scale
+	}{{"100m", resource.Nano}, {"500Mi", resource.Milli}, {"1.23456789012345678901234", resource.Nano}} {
+		q := resource.MustParse(c.q)
+		b.Run(fmt.Sprintf("q=%s/scale=%d", c.q, c.s), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				Scaled(q, c.s)
+			}
+		})
+	}
+}
