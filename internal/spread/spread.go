@@ -87,6 +87,9 @@ type Config struct {
 	// Memo caches the passes' per-block counts (memo.go); nil: none.
 	// [NewConfig] sets a new one.
 	Memo *Memo
+	// Selectors caches the default constraints per pod class
+	// (defaults.go); nil: none. [NewConfig] sets a new one.
+	Selectors *SelectorCache
 }
 
 // ListerOf returns the lister for a cycle over cluster: the configured
@@ -148,7 +151,7 @@ func NewConfig(defaults []v1.TopologySpreadConstraint, defaultingType string, li
 	if len(errs) > 0 {
 		return Config{}, fmt.Errorf("%w: %w", errs.ToAggregate(), ErrInvalidArgs)
 	}
-	cfg := Config{Defaults: defaults, Lister: lister, Memo: &Memo{}}
+	cfg := Config{Defaults: defaults, Lister: lister, Memo: &Memo{}, Selectors: &SelectorCache{}}
 	if defaultingType == SystemDefaulting {
 		cfg.Defaults, cfg.System = SystemDefaultConstraints(), true
 	}
@@ -178,7 +181,10 @@ type Constraint struct {
 // if it has any, else the defaults with the selector of [DefaultSelector]
 // over l (none if that selector is empty). Errors (an invalid
 // labelSelector) name the field. O(constraints × selector size), plus
-// O(Services in the namespace) for defaults.
+// O(Services in the namespace) for defaults. The defaults' constraints
+// come from c.Selectors when it holds them for the pod's class, owner and
+// objects (O(labels × log labels + Services × selector size) to check,
+// no allocation); they are shared between pods and read-only.
 func (c *Config) Constraints(pod *v1.Pod, action v1.UnsatisfiableConstraintAction, l Lister) ([]Constraint, error) {
 	if len(pod.Spec.TopologySpreadConstraints) > 0 {
 		cs, err := parse(pod.Spec.TopologySpreadConstraints, pod.Labels, action, "spec.topologySpreadConstraints")
@@ -190,17 +196,22 @@ func (c *Config) Constraints(pod *v1.Pod, action v1.UnsatisfiableConstraintActio
 	if !hasAction(c.Defaults, action) || unselected(pod, l) {
 		return nil, nil // allocation-free for most pods
 	}
+	in := inputsOf(pod, l)
+	if cs, ok := c.Selectors.get(pod, action, &in); ok {
+		return cs, nil
+	}
 	cs, err := parse(c.Defaults, pod.Labels, action, "defaultConstraints")
 	if err != nil || len(cs) == 0 {
 		return nil, err
 	}
-	sel := DefaultSelector(pod, l)
+	sel := in.selector(pod)
 	if sel.Empty() {
-		return nil, nil
+		cs = nil
 	}
 	for i := range cs {
 		cs[i].Selector = sel
 	}
+	c.Selectors.put(pod, action, &in, cs)
 	return cs, nil
 }
 
@@ -333,43 +344,70 @@ var (
 // name whether or not its selector matches the pod. A nil lister gives an
 // empty selector. O(services × selector size).
 func DefaultSelector(pod *v1.Pod, l Lister) Selector {
-	set := map[string]string{}
-	if l != nil {
-		for _, svc := range l.Services(pod.Namespace) {
-			if svc == nil || svc.Spec.Selector == nil {
-				continue // a nil selector matches nothing
-			}
-			if sel := selector.FromSet(svc.Spec.Selector); selector.MatchMap(&sel, pod.Labels) {
-				maps.Copy(set, svc.Spec.Selector)
-			}
-		}
+	in := inputsOf(pod, l)
+	return in.selector(pod)
+}
+
+// defaultInputs are the objects [DefaultSelector] reads for a pod: the
+// Services in its namespace and its controller (at most one of rc, rs,
+// ss: the controller found, by kind).
+type defaultInputs struct {
+	svcs  []*v1.Service
+	owner *metav1.OwnerReference // the pod's controller reference, or nil
+	rc    *v1.ReplicationController
+	rs    *appsv1.ReplicaSet
+	ss    *appsv1.StatefulSet
+}
+
+// inputsOf looks up pod's default selector inputs in l (none for a nil
+// l). O(1) look-ups; allocates nothing.
+func inputsOf(pod *v1.Pod, l Lister) defaultInputs {
+	var in defaultInputs
+	if l == nil {
+		return in
 	}
-	sel := Selector{selector.FromSet(set)}
-	owner := metav1.GetControllerOfNoCopy(pod)
-	if owner == nil || l == nil {
-		return sel
+	in.svcs = l.Services(pod.Namespace)
+	in.owner = metav1.GetControllerOfNoCopy(pod)
+	if in.owner == nil {
+		return in
 	}
-	gv, err := schema.ParseGroupVersion(owner.APIVersion)
+	gv, err := schema.ParseGroupVersion(in.owner.APIVersion)
 	if err != nil {
-		return sel
+		return in
+	}
+	switch gv.WithKind(in.owner.Kind) {
+	case rcKind:
+		in.rc = l.ReplicationController(pod.Namespace, in.owner.Name)
+	case rsKind:
+		in.rs = l.ReplicaSet(pod.Namespace, in.owner.Name)
+	case ssKind:
+		in.ss = l.StatefulSet(pod.Namespace, in.owner.Name)
+	}
+	return in
+}
+
+// selector is [DefaultSelector] from the inputs.
+func (in *defaultInputs) selector(pod *v1.Pod) Selector {
+	set := map[string]string{}
+	for _, svc := range in.svcs {
+		if svc == nil || svc.Spec.Selector == nil {
+			continue // a nil selector matches nothing
+		}
+		if sel := selector.FromSet(svc.Spec.Selector); selector.MatchMap(&sel, pod.Labels) {
+			maps.Copy(set, svc.Spec.Selector)
+		}
 	}
 	var ls *metav1.LabelSelector
-	switch gv.WithKind(owner.Kind) {
-	case rcKind:
-		if rc := l.ReplicationController(pod.Namespace, owner.Name); rc != nil {
-			maps.Copy(set, rc.Spec.Selector) // labels.Merge: the controller's values win
-			return Selector{selector.FromSet(set)}
-		}
-		return sel
-	case rsKind:
-		if rs := l.ReplicaSet(pod.Namespace, owner.Name); rs != nil {
-			ls = rs.Spec.Selector
-		}
-	case ssKind:
-		if ss := l.StatefulSet(pod.Namespace, owner.Name); ss != nil {
-			ls = ss.Spec.Selector
-		}
+	switch {
+	case in.rc != nil:
+		maps.Copy(set, in.rc.Spec.Selector) // labels.Merge: the controller's values win
+		return Selector{selector.FromSet(set)}
+	case in.rs != nil:
+		ls = in.rs.Spec.Selector
+	case in.ss != nil:
+		ls = in.ss.Spec.Selector
 	}
+	sel := Selector{selector.FromSet(set)}
 	if ls == nil {
 		return sel // nil: LabelSelectorAsSelector gives Nothing, which has no requirements to add
 	}

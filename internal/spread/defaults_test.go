@@ -1,0 +1,132 @@
+package spread_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/schedkit/schedkit/internal/spread"
+	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/snapshottest"
+)
+
+// selectorKey is the canonical form of the constraints' selector ("" for
+// none), checking that every constraint has the same one.
+func selectorKey(t *testing.T, cs []spread.Constraint) string {
+	t.Helper()
+	if len(cs) == 0 {
+		return ""
+	}
+	var key []byte
+	for i := range cs[0].Selector {
+		key = cs[0].Selector[i].AppendKey(key)
+	}
+	for _, c := range cs[1:] {
+		var k []byte
+		for i := range c.Selector {
+			k = c.Selector[i].AppendKey(k)
+		}
+		require.Equal(t, string(key), string(k))
+	}
+	return string(key)
+}
+
+// inPlaceLister is a lister whose objects a test changes in place.
+type inPlaceLister struct {
+	svcs []*v1.Service
+	rs   *appsv1.ReplicaSet
+}
+
+func (l *inPlaceLister) Services(string) []*v1.Service { return l.svcs }
+func (l *inPlaceLister) ReplicationController(string, string) *v1.ReplicationController {
+	return nil
+}
+func (l *inPlaceLister) ReplicaSet(string, string) *appsv1.ReplicaSet { return l.rs }
+func (l *inPlaceLister) StatefulSet(string, string) *appsv1.StatefulSet { return nil }
+
+// TestDefaultConstraintsCacheFollowsObjects: the default constraints
+// through a Config's SelectorCache equal those computed afresh (a Config
+// without one) after every change of what they are computed from — a
+// Service's selector changed, a Service added and removed, the
+// ReplicaSet's selector changed and the ReplicaSet removed, a Fork layer
+// adding a Service then reverted, objects changed in place by a lister —
+// and a hit allocates nothing.
+func TestDefaultConstraintsCacheFollowsObjects(t *testing.T) {
+	cfg, err := spread.NewConfig(nil, "", nil)
+	require.NoError(t, err)
+	fresh := spread.Config{Defaults: cfg.Defaults, System: true}
+	pod := snapshottest.MakePod("p").Namespace("ns").Label("app", "web").Label("env", "prod").Label("tier", "fe").Obj()
+	pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs", Controller: new(true)}}
+	svc := func(name string, sel map[string]string) *v1.Service {
+		return &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}, Spec: v1.ServiceSpec{Selector: sel}}
+	}
+	rs := func(sel *metav1.LabelSelector) *appsv1.ReplicaSet {
+		return &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "rs"}, Spec: appsv1.ReplicaSetSpec{Selector: sel}}
+	}
+	seen := map[string]bool{}
+	check := func(step string, l spread.Lister) {
+		t.Helper()
+		for range 2 { // the second from the cache
+			got, err := cfg.Constraints(pod, v1.ScheduleAnyway, l)
+			require.NoError(t, err)
+			want, err := fresh.Constraints(pod, v1.ScheduleAnyway, l)
+			require.NoError(t, err)
+			require.Equal(t, selectorKey(t, want), selectorKey(t, got), step)
+			require.Len(t, got, len(want), step)
+			seen[selectorKey(t, want)] = true
+		}
+	}
+	c := snapshot.NewCache()
+	require.NoError(t, c.AddObject(svc("a", map[string]string{"app": "web"})))
+	check("one Service", c.Snapshot())
+	l := c.Snapshot()
+	require.Zero(t, testing.AllocsPerRun(50, func() {
+		if _, err := cfg.Constraints(pod, v1.ScheduleAnyway, l); err != nil {
+			t.Fatal(err)
+		}
+	}), "a cache hit allocates")
+
+	require.NoError(t, c.UpdateObject(svc("a", map[string]string{"env": "prod"})))
+	check("Service re-selected", c.Snapshot())
+	require.NoError(t, c.AddObject(svc("b", map[string]string{"tier": "fe"})))
+	check("Service added", c.Snapshot())
+	require.NoError(t, c.AddObject(svc("c", map[string]string{"tier": "be"})))
+	check("Service added that does not select the pod", c.Snapshot())
+	require.NoError(t, c.RemoveObject(svc("b", nil)))
+	check("Service removed", c.Snapshot())
+	require.NoError(t, c.AddObject(rs(&metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}})))
+	check("ReplicaSet added", c.Snapshot())
+	require.NoError(t, c.UpdateObject(rs(&metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"fe"}}}})))
+	check("ReplicaSet re-selected", c.Snapshot())
+	require.NoError(t, c.UpdateObject(rs(&metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"fe", "be"}}}})))
+	check("ReplicaSet values changed", c.Snapshot())
+	require.NoError(t, c.RemoveObject(rs(nil)))
+	check("ReplicaSet removed", c.Snapshot())
+
+	snap := c.Snapshot()
+	f := snap.Fork()
+	check("fork", f)
+	f.Fork()
+	require.NoError(t, f.AddObject(svc("d", map[string]string{"app": "web"})))
+	check("fork layer adds a Service", f)
+	require.NoError(t, f.Revert())
+	check("layer reverted", f)
+	check("snapshot", snap)
+
+	ip := &inPlaceLister{svcs: []*v1.Service{svc("a", map[string]string{"app": "web"})}, rs: rs(&metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}})}
+	check("lister", ip)
+	ip.svcs[0].Spec.Selector["env"] = "prod"
+	check("Service selector changed in place", ip)
+	ip.rs.Spec.Selector.MatchLabels["tier"] = "fe"
+	check("ReplicaSet selector changed in place", ip)
+	ip.svcs[0].Spec.Selector = nil
+	check("Service selector cleared in place", ip)
+	ip.svcs[0].Spec.Selector = map[string]string{}
+	check("Service selector emptied in place", ip)
+	ip.svcs = ip.svcs[:0]
+	check("no Service", ip)
+	require.GreaterOrEqual(t, len(seen), 10, "selectors seen: %v", seen)
+}
