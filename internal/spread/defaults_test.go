@@ -44,7 +44,7 @@ func (l *inPlaceLister) Services(string) []*v1.Service { return l.svcs }
 func (l *inPlaceLister) ReplicationController(string, string) *v1.ReplicationController {
 	return nil
 }
-func (l *inPlaceLister) ReplicaSet(string, string) *appsv1.ReplicaSet { return l.rs }
+func (l *inPlaceLister) ReplicaSet(string, string) *appsv1.ReplicaSet   { return l.rs }
 func (l *inPlaceLister) StatefulSet(string, string) *appsv1.StatefulSet { return nil }
 
 // TestDefaultConstraintsCacheFollowsObjects: the default constraints
