@@ -34,11 +34,12 @@ import (
 // the same way; its inf.Dec path is inconsistent and its overflow wraps).
 // exact is what q.DeepCopy().RoundUp(s) reports.
 //
-// Cost: O(1) and no allocation when q is an integer held in an int64;
-// otherwise one conversion to inf.Dec (a few allocations), then int64
-// arithmetic when q's unscaled digits fit in an int64 ("100m" in
-// nano-units), else big-integer work bounded by the number of q's
-// significant digits — independent of its exponent. s > 0 panics (no caller needs coarser units). Safe for
+// Cost: O(1) and no allocation when q is held in an int64 (an integer,
+// or a fraction such as "100m"); otherwise q's canonical digits are
+// written (a few allocations), then int64 arithmetic when they fit in 18
+// digits, else one conversion to inf.Dec and big-integer work, all
+// bounded by the number of q's significant digits — independent of its
+// exponent. s > 0 panics (no caller needs coarser units). Safe for
 // concurrent use: q is read only.
 func Scaled(q resource.Quantity, s resource.Scale) (v int64, exact bool) {
 	if s > 0 {
@@ -52,6 +53,14 @@ func Scaled(q resource.Quantity, s resource.Scale) (v int64, exact bool) {
 	}
 	if i, ok := q.AsInt64(); ok {
 		return mulPow10(i, k), true
+	}
+	// q's digits and decimal exponent: written without allocating for an
+	// int64-backed quantity ("100m"), at a cost bounded by the digits
+	// (not the exponent) for an inf.Dec-backed one.
+	var buf [24]byte
+	digits, exp := q.AsCanonicalBytes(buf[:0])
+	if x, ok := parseInt64(digits); ok {
+		return scaledInt64(x, k+int64(exp))
 	}
 	// q is a copy: AsDec converts an int64 backing in the copy only, and an
 	// inf.Dec backing is shared with the caller and only read here.
@@ -103,6 +112,28 @@ func Scaled(q resource.Quantity, s resource.Scale) (v int64, exact bool) {
 		return -int64(mag), exact
 	}
 	return int64(mag), exact
+}
+
+// parseInt64 parses an optional '-' and 1 to 18 decimal digits.
+func parseInt64(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var x int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		x = x*10 + int64(c-'0')
+	}
+	if neg {
+		x = -x
+	}
+	return x, true
 }
 
 // scaledInt64 is Scaled for a value x·10^e, x ≠ 0 an int64: x·10^e

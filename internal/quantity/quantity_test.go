@@ -228,13 +228,14 @@ func hugeNegativeExponent(str string) bool {
 }
 
 // BenchmarkScaled: a milli-CPU request in nano-units (snapshot's pod
-// requests), a byte quantity in milli-units, a fraction with more digits
-// than an int64.
+// requests), a byte quantity in milli-units (both held in an int64), a
+// fraction ParseQuantity holds in an inf.Dec, one with more digits than
+// an int64.
 func BenchmarkScaled(b *testing.B) {
 	for _, c := range []struct {
 		q string
 		s resource.Scale
-	}{{"100m", resource.Nano}, {"500Mi", resource.Milli}, {"1.23456789012345678901234", resource.Nano}} {
+	}{{"100m", resource.Nano}, {"500Mi", resource.Milli}, {"1.23456789012345678901234", resource.Nano}, {"123456789012345678901234567890e-20", resource.Nano}} {
 		q := resource.MustParse(c.q)
 		b.Run(fmt.Sprintf("q=%s/scale=%d", c.q, c.s), func(b *testing.B) {
 			b.ReportAllocs()
@@ -242,5 +243,16 @@ func BenchmarkScaled(b *testing.B) {
 				Scaled(q, c.s)
 			}
 		})
+	}
+}
+
+// TestScaledInt64BackedAllocatesNothing: a quantity held in an int64,
+// whole or fractional, converts without allocating.
+func TestScaledInt64BackedAllocatesNothing(t *testing.T) {
+	for _, str := range []string{"100m", "500Mi", "-250m", "1n", "3"} {
+		q := resource.MustParse(str)
+		for _, s := range scales {
+			require.Zero(t, testing.AllocsPerRun(50, func() { Scaled(q, s) }), "%s at scale %d", str, s)
+		}
 	}
 }
