@@ -24,12 +24,112 @@ import (
 // re-selected, a controller created, deleted or changed, a Fork that
 // reverted any of these. Results never differ from computing afresh.
 
-// SelectorCache caches [Config.Constraints]' default constraints (see
+// The pods' own constraints are cached too: the pods of one workload
+// carry equal spec.topologySpreadConstraints, whose labelSelectors
+// [Config.Constraints] would otherwise compile (validating every key and
+// value) per pod. A [SelectorCache] keeps the parsed constraints of the
+// last maxOwnEntries distinct specs, each with a copy of the spec and,
+// when they have matchLabelKeys, the pod's values of those keys (which
+// the selectors include); a pod whose constraints and values equal an
+// entry's (compared field by field) gets its constraints.
+
+// SelectorCache caches [Config.Constraints]' parsed constraints (see
 // above). The zero value is ready; safe for concurrent use; at most
-// maxSelectorEntries entries (then it starts again empty).
+// maxSelectorEntries entries for default constraints (then it starts
+// again empty) and maxOwnEntries for pods' own (least recently added
+// dropped).
 type SelectorCache struct {
-	mu sync.Mutex
-	m  map[selectorKey]*selectorEntry
+	mu  sync.Mutex
+	m   map[selectorKey]*selectorEntry
+	own []*ownEntry // most recently added first
+}
+
+const maxOwnEntries = 8
+
+type ownEntry struct {
+	action v1.UnsatisfiableConstraintAction
+	spec   []v1.TopologySpreadConstraint // a deep copy
+	// keyed[k] is the pod's value of matchLabelKeys key k, when it has
+	// one: the keys of every constraint's matchLabelKeys.
+	keyed map[string]string
+	cs    []Constraint // read-only, shared
+}
+
+// getOwn returns the cached constraints for pod's own constraints and
+// action. O(entries × constraints × selector size); allocates nothing.
+func (c *SelectorCache) getOwn(pod *v1.Pod, action v1.UnsatisfiableConstraintAction) ([]Constraint, bool) {
+	if c == nil {
+		return nil, false
+	}
+	spec := pod.Spec.TopologySpreadConstraints
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.own {
+		if e.action == action && equalConstraints(e.spec, spec) && sameKeyed(e.keyed, spec, pod.Labels) {
+			return e.cs, true
+		}
+	}
+	return nil, false
+}
+
+// putOwn records cs as the parse of pod's own constraints for action.
+func (c *SelectorCache) putOwn(pod *v1.Pod, action v1.UnsatisfiableConstraintAction, cs []Constraint) {
+	if c == nil {
+		return
+	}
+	spec := pod.Spec.TopologySpreadConstraints
+	e := &ownEntry{action: action, spec: make([]v1.TopologySpreadConstraint, len(spec)), cs: cs}
+	for i := range spec {
+		spec[i].DeepCopyInto(&e.spec[i])
+		for _, k := range spec[i].MatchLabelKeys {
+			if v, ok := pod.Labels[k]; ok {
+				if e.keyed == nil {
+					e.keyed = map[string]string{}
+				}
+				e.keyed[k] = v
+			}
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.own) < maxOwnEntries {
+		c.own = append(c.own, nil)
+	}
+	copy(c.own[1:], c.own)
+	c.own[0] = e
+}
+
+// sameKeyed reports whether the pod's labels give every matchLabelKeys
+// key of spec the value (or absence) keyed records.
+func sameKeyed(keyed map[string]string, spec []v1.TopologySpreadConstraint, labels map[string]string) bool {
+	for i := range spec {
+		for _, k := range spec[i].MatchLabelKeys {
+			v, ok := labels[k]
+			w, had := keyed[k]
+			if ok != had || v != w {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// equalConstraints reports whether a and b are the same constraints,
+// field by field.
+func equalConstraints(a, b []v1.TopologySpreadConstraint) bool {
+	return slices.EqualFunc(a, b, func(x, y v1.TopologySpreadConstraint) bool {
+		return x.MaxSkew == y.MaxSkew && x.TopologyKey == y.TopologyKey && x.WhenUnsatisfiable == y.WhenUnsatisfiable &&
+			equalLabelSelectors(x.LabelSelector, y.LabelSelector) && equalPtr(x.MinDomains, y.MinDomains) &&
+			equalPtr(x.NodeAffinityPolicy, y.NodeAffinityPolicy) && equalPtr(x.NodeTaintsPolicy, y.NodeTaintsPolicy) &&
+			slices.Equal(x.MatchLabelKeys, y.MatchLabelKeys)
+	})
+}
+
+func equalPtr[T comparable](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 const maxSelectorEntries = 1024

@@ -1,6 +1,8 @@
 package spread_test
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -129,4 +131,92 @@ func TestDefaultConstraintsCacheFollowsObjects(t *testing.T) {
 	ip.svcs = ip.svcs[:0]
 	check("no Service", ip)
 	require.GreaterOrEqual(t, len(seen), 10, "selectors seen: %v", seen)
+}
+
+// describe is the constraints as text: every field parsed, the selector
+// in canonical form.
+func describe(cs []spread.Constraint) string {
+	var b []byte
+	for _, c := range cs {
+		b = fmt.Appendf(b, "%d %s %d %v %v [", c.MaxSkew, c.TopologyKey, c.MinDomains, c.HonorAffinity, c.HonorTaints)
+		for i := range c.Selector {
+			b = c.Selector[i].AppendKey(b)
+		}
+		b = append(b, "];"...)
+	}
+	return string(b)
+}
+
+// TestOwnConstraintsCacheMatchesParse: for random pods drawn from a few
+// constraint specs that differ in one field each (maxSkew, topologyKey,
+// whenUnsatisfiable, selector labels and expressions, a nil and an empty
+// selector, minDomains, both inclusion policies, matchLabelKeys) and a
+// few label sets (which matchLabelKeys reads), a Config's cached
+// constraints equal a fresh parse for both actions, a pod's spec edited
+// in place after it was cached included; a hit allocates nothing.
+func TestOwnConstraintsCacheMatchesParse(t *testing.T) {
+	cfg, err := spread.NewConfig(nil, "", nil)
+	require.NoError(t, err)
+	fresh := spread.Config{Defaults: cfg.Defaults, System: true}
+	base := v1.TopologySpreadConstraint{MaxSkew: 1, TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: v1.DoNotSchedule,
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}
+	edits := []func(c *v1.TopologySpreadConstraint){
+		func(*v1.TopologySpreadConstraint) {},
+		func(c *v1.TopologySpreadConstraint) { c.MaxSkew = 2 },
+		func(c *v1.TopologySpreadConstraint) { c.TopologyKey = v1.LabelHostname },
+		func(c *v1.TopologySpreadConstraint) { c.WhenUnsatisfiable = v1.ScheduleAnyway },
+		func(c *v1.TopologySpreadConstraint) { c.LabelSelector.MatchLabels["app"] = "db" },
+		func(c *v1.TopologySpreadConstraint) {
+			c.LabelSelector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "ver", Operator: metav1.LabelSelectorOpIn, Values: []string{"1"}}}
+		},
+		func(c *v1.TopologySpreadConstraint) {
+			c.LabelSelector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "ver", Operator: metav1.LabelSelectorOpIn, Values: []string{"1", "2"}}}
+		},
+		func(c *v1.TopologySpreadConstraint) { c.LabelSelector = nil },
+		func(c *v1.TopologySpreadConstraint) { c.LabelSelector = &metav1.LabelSelector{} },
+		func(c *v1.TopologySpreadConstraint) { c.MinDomains = new(int32(3)) },
+		func(c *v1.TopologySpreadConstraint) { c.NodeAffinityPolicy = new(v1.NodeInclusionPolicyIgnore) },
+		func(c *v1.TopologySpreadConstraint) { c.NodeTaintsPolicy = new(v1.NodeInclusionPolicyHonor) },
+		func(c *v1.TopologySpreadConstraint) { c.MatchLabelKeys = []string{"ver"} },
+		func(c *v1.TopologySpreadConstraint) { c.MatchLabelKeys = []string{"ver", "track"} },
+	}
+	labels := []map[string]string{{"app": "web"}, {"app": "web", "ver": "1"}, {"app": "web", "ver": "2"}, {"app": "web", "ver": "2", "track": "x"}}
+	rng := rand.New(rand.NewPCG(3, 9))
+	seen := map[string]bool{}
+	for i := range 3000 {
+		pod := snapshottest.MakePod(fmt.Sprint("p", i)).Obj()
+		pod.Labels = labels[rng.IntN(len(labels))]
+		for range 1 + rng.IntN(2) {
+			c := *base.DeepCopy()
+			edits[rng.IntN(len(edits))](&c)
+			pod.Spec.TopologySpreadConstraints = append(pod.Spec.TopologySpreadConstraints, c)
+		}
+		for _, action := range []v1.UnsatisfiableConstraintAction{v1.DoNotSchedule, v1.ScheduleAnyway} {
+			got, err := cfg.Constraints(pod, action, nil)
+			require.NoError(t, err)
+			want, err := fresh.Constraints(pod, action, nil)
+			require.NoError(t, err)
+			require.Equal(t, describe(want), describe(got), "pod %d %s", i, action)
+			seen[describe(want)] = true
+		}
+		if i%10 == 0 && pod.Spec.TopologySpreadConstraints[0].LabelSelector != nil {
+			// Edited in place after it was cached.
+			pod.Spec.TopologySpreadConstraints[0].LabelSelector.MatchLabels = map[string]string{"app": "edited"}
+			got, err := cfg.Constraints(pod, v1.DoNotSchedule, nil)
+			require.NoError(t, err)
+			want, err := fresh.Constraints(pod, v1.DoNotSchedule, nil)
+			require.NoError(t, err)
+			require.Equal(t, describe(want), describe(got), "pod %d edited", i)
+		}
+	}
+	require.Greater(t, len(seen), 50)
+	pod := snapshottest.MakePod("p").Label("app", "web").Obj()
+	pod.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{base}
+	_, err = cfg.Constraints(pod, v1.DoNotSchedule, nil)
+	require.NoError(t, err)
+	require.Zero(t, testing.AllocsPerRun(50, func() {
+		if _, err := cfg.Constraints(pod, v1.DoNotSchedule, nil); err != nil {
+			t.Fatal(err)
+		}
+	}), "a cache hit allocates")
 }

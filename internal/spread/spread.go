@@ -181,16 +181,23 @@ type Constraint struct {
 // if it has any, else the defaults with the selector of [DefaultSelector]
 // over l (none if that selector is empty). Errors (an invalid
 // labelSelector) name the field. O(constraints × selector size), plus
-// O(Services in the namespace) for defaults. The defaults' constraints
-// come from c.Selectors when it holds them for the pod's class, owner and
-// objects (O(labels × log labels + Services × selector size) to check,
-// no allocation); they are shared between pods and read-only.
+// O(Services in the namespace) for defaults. The constraints come from
+// c.Selectors when it holds them: the defaults' for the pod's class,
+// owner and objects (O(labels × log labels + Services × selector size)
+// to check), the pod's own for constraints equal to the pod's and the
+// same values of their matchLabelKeys (O(recent specs × constraints ×
+// selector size) to check); no allocation then. They are shared between
+// pods and read-only.
 func (c *Config) Constraints(pod *v1.Pod, action v1.UnsatisfiableConstraintAction, l Lister) ([]Constraint, error) {
-	if len(pod.Spec.TopologySpreadConstraints) > 0 {
-		cs, err := parse(pod.Spec.TopologySpreadConstraints, pod.Labels, action, "spec.topologySpreadConstraints")
+	if own := pod.Spec.TopologySpreadConstraints; len(own) > 0 {
+		if cs, ok := c.Selectors.getOwn(pod, action); ok {
+			return cs, nil
+		}
+		cs, err := parse(own, pod.Labels, action, "spec.topologySpreadConstraints")
 		if err != nil {
 			return nil, err
 		}
+		c.Selectors.putOwn(pod, action, cs)
 		return cs, nil
 	}
 	if !hasAction(c.Defaults, action) || unselected(pod, l) {
