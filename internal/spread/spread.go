@@ -1151,6 +1151,13 @@ func (s *Score[N, P]) Normalize(nodes []N, scores []int64) {
 		lo, hi = min(lo, sc), max(hi, sc)
 	}
 	d := newDivider(hi)
+	// The raw scores take few distinct values (nodes of one code share
+	// one, see rawWhole): a direct-mapped memo of the last results by
+	// raw score spares most divisions. -1 is never looked up.
+	var memoIn, memoOut [16]int64
+	for i := range memoIn {
+		memoIn[i] = -1
+	}
 	for j, sc := range scores {
 		switch {
 		case sc == -1:
@@ -1159,8 +1166,12 @@ func (s *Score[N, P]) Normalize(nodes []N, scores []int64) {
 			scores[j] = 0
 		case hi == 0:
 			scores[j] = 100
+		case memoIn[sc&15] == sc:
+			scores[j] = memoOut[sc&15]
 		default:
-			scores[j] = d.div(100 * (hi + lo - sc))
+			v := d.div(100 * (hi + lo - sc))
+			memoIn[sc&15], memoOut[sc&15] = sc, v
+			scores[j] = v
 		}
 	}
 }
