@@ -220,3 +220,49 @@ func TestOwnConstraintsCacheMatchesParse(t *testing.T) {
 		}
 	}), "a cache hit allocates")
 }
+
+// TestSelectorCacheConcurrent: goroutines sharing one Config get the
+// constraints a fresh parse gives (run with -race).
+func TestSelectorCacheConcurrent(t *testing.T) {
+	cfg, err := spread.NewConfig(nil, "", nil)
+	require.NoError(t, err)
+	fresh := spread.Config{Defaults: cfg.Defaults, System: true}
+	c := snapshot.NewCache()
+	require.NoError(t, c.AddObject(&v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "s"}, Spec: v1.ServiceSpec{Selector: map[string]string{"app": "web"}}}))
+	snap := c.Snapshot()
+	var pods []*v1.Pod
+	for i := range 20 {
+		p := snapshottest.MakePod(fmt.Sprint("p", i)).Namespace("ns").Label("app", "web").Label("ver", fmt.Sprint(i%5)).Obj()
+		if i%2 == 0 {
+			p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{MaxSkew: int32(1 + i%3), TopologyKey: v1.LabelTopologyZone,
+				WhenUnsatisfiable: v1.ScheduleAnyway, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"ver": fmt.Sprint(i % 5)}}}}
+		}
+		pods = append(pods, p)
+	}
+	want := make([]string, len(pods))
+	for i, p := range pods {
+		cs, err := fresh.Constraints(p, v1.ScheduleAnyway, snap)
+		require.NoError(t, err)
+		want[i] = describe(cs)
+	}
+	errs := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			for k := range 500 {
+				i := (k + g*7) % len(pods)
+				cs, err := cfg.Constraints(pods[i], v1.ScheduleAnyway, snap)
+				if err == nil && describe(cs) != want[i] {
+					err = fmt.Errorf("pod %d: %s, want %s", i, describe(cs), want[i])
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		require.NoError(t, <-errs)
+	}
+}
