@@ -87,8 +87,10 @@ type Config struct {
 	// Memo caches the passes' per-block counts (memo.go); nil: none.
 	// [NewConfig] sets a new one.
 	Memo *Memo
-	// Selectors caches the default constraints per pod class
-	// (defaults.go); nil: none. [NewConfig] sets a new one.
+	// Selectors caches the parsed constraints, own and default, per
+	// workload (defaults.go); nil: none. [NewConfig] sets a new one. Its
+	// default entries hold Defaults' parse: a Config with other
+	// Defaults needs its own.
 	Selectors *SelectorCache
 }
 
