@@ -105,8 +105,10 @@ type podTopologySpreadPlugin struct {
 // Fork/Commit/Revert are unchanged. Per node O(constraints × node labels)
 // compares and a domain look-up, no allocation; O(1), reading nothing of
 // the node, when PreFilterCluster found that every node of the cluster
-// passes (each has every topology key and no domain is full). PreFilter (without the
-// cluster) is an error for a pod with DoNotSchedule constraints.
+// passes (each has every topology key and no domain is full). The
+// parsed constraints are cached per workload as score.PodTopologySpread
+// caches them. PreFilter (without the cluster) is an error for a pod
+// with DoNotSchedule constraints.
 // Safe for concurrent use.
 func NewPodTopologySpread(args score.PodTopologySpreadArgs) (Filter, error) {
 	var lister spread.Lister

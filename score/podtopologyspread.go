@@ -104,7 +104,12 @@ var _ Scorer = (*podTopologySpread)(nil)
 // + changed nodes) — and Score read each unchanged candidate's domain
 // and hostname count from the memo instead of the node: O(candidates ×
 // constraints) when the candidates come in the cluster's order (rotated,
-// with gaps, as a Scheduler passes them). Safe for concurrent use.
+// with gaps, as a Scheduler passes them), and when they are every node,
+// one score computation per distinct (domains, hostname count) and
+// O(1) per node. The parsed constraints are cached per workload: a pod
+// whose own constraints equal a recent pod's, or whose default selector
+// comes from the same pod class, controller and (unchanged) objects,
+// reuses them without compiling its selectors. Safe for concurrent use.
 func NewPodTopologySpread(args PodTopologySpreadArgs) (Scorer, error) {
 	var lister spread.Lister
 	if args.Workloads != nil {

@@ -1,6 +1,7 @@
 package spread
 
 import (
+	"slices"
 	"strconv"
 	"sync"
 	"unique"
@@ -87,6 +88,67 @@ type query struct {
 	cs     []Constraint // the first pod's (equal keys: equal selectors)
 	ms     []*matcher   // per constraint, verdicts per pod class
 	blocks []*block     // per block of the cluster last counted; nil: none yet
+	// doms[i] numbers the domains of constraint i (not a hostname one)
+	// for the node codes, in the order first seen, up to codeDomains;
+	// append-only, so a code keeps its meaning for the query's life.
+	doms [][]unique.Handle[string]
+}
+
+// Node codes. Every node of a block carries a code that names its
+// inputs to a score: per constraint, a missing key, or its domain (a
+// hostname constraint: its count of matching pods), so that two nodes
+// with the same code (in one query) have the same raw score for any
+// pod's pass, and [Score.rawWhole] computes it once per code instead of
+// once per node. The code is mixed-radix over at most 2 constraints: a
+// hostname constraint's count 0..codeCounts-1 or missing (radix
+// codeCounts+1), another's domain number (query.doms) 0..codeDomains-1 or
+// missing (radix codeDomains+1); a node beyond those (or a query of more
+// constraints) has noCode.
+const (
+	codeCounts  = 15
+	codeDomains = 7
+	numCodes    = (codeCounts + 1) * (codeCounts + 1)
+	noCode      = uint16(0xFFFF)
+)
+
+// code returns the node code of a node with values vs and counts cn of
+// the query's constraints (numbering new domains). O(constraints ×
+// codeDomains).
+func (q *query) code(vs []unique.Handle[string], cn []int32) uint16 {
+	if len(q.cs) > 2 {
+		return noCode
+	}
+	var missing unique.Handle[string]
+	code := 0
+	for i := range q.cs {
+		v := vs[i]
+		if q.cs[i].hostname {
+			x := codeCounts // missing
+			if v != missing {
+				if cn[i] < 0 || cn[i] >= codeCounts {
+					return noCode
+				}
+				x = int(cn[i])
+			}
+			code = code*(codeCounts+1) + x
+			continue
+		}
+		x := codeDomains // missing
+		if v != missing {
+			if q.doms == nil {
+				q.doms = make([][]unique.Handle[string], len(q.cs))
+			}
+			ds := q.doms[i]
+			if x = slices.Index(ds, v); x < 0 {
+				if len(ds) == codeDomains {
+					return noCode
+				}
+				x, q.doms[i] = len(ds), append(ds, v)
+			}
+		}
+		code = code*(codeDomains+1) + x
+	}
+	return uint16(code)
 }
 
 // block is a query's memo of one block of nodes. Immutable once in a
@@ -99,6 +161,8 @@ type block struct {
 	// them in modeScoreAny, those with every key otherwise).
 	counted int
 	slotVer [layout.BlockSize]int64
+	// code[j] is node j's node code (see query.code).
+	code [layout.BlockSize]uint16
 	// vals[j*k+i] is node j's value of constraint i's key (the zero
 	// handle: missing), cnt[j*k+i] its pods constraint i matches; k
 	// constraints.
@@ -192,7 +256,7 @@ func refresh[N NodeInfo[P], P PodInfo](q *query, old *block, nodes []N, vers []i
 	k := len(q.cs)
 	e := newBlock(k)
 	if old != nil {
-		e.slotVer = old.slotVer
+		e.slotVer, e.code = old.slotVer, old.code
 		copy(e.vals, old.vals)
 		copy(e.cnt, old.cnt)
 	}
@@ -206,6 +270,7 @@ func refresh[N NodeInfo[P], P PodInfo](q *query, old *block, nodes []N, vers []i
 			e.vals[j*k+i], _ = valueOf(ls, q.cs[i].key)
 			e.cnt[j*k+i] = int32(q.ms[i].count(groups))
 		}
+		e.code[j] = q.code(e.vals[j*k:(j+1)*k], e.cnt[j*k:(j+1)*k])
 		e.slotVer[j] = vers[j]
 	}
 	e.n = len(nodes)

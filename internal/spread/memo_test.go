@@ -200,3 +200,77 @@ func TestMemoMatchesDirectPass(t *testing.T) {
 	require.Positive(t, passes[true], "PassesAll never true")
 	require.Positive(t, passes[false], "PassesAll never false")
 }
+
+// TestRawNodeCodesBeyondTable: the raw scores through the memo (Raw's
+// one-pass path, which scores nodes of one node code once) equal the
+// direct pass's where nodes fall outside the codes: a key with 12
+// domains (more than the 7 a code numbers), nodes with 0 to 40 matching
+// pods (a code counts up to 14), nodes missing a key, and a third
+// constraint (codes cover 2), over pods bound one at a time.
+func TestRawNodeCodesBeyondTable(t *testing.T) {
+	c := snapshot.NewCache()
+	const n = 150
+	for i := range n {
+		w := snapshottest.MakeNode(fmt.Sprintf("n%d", i)).Capacity("pods", "200", "cpu", "100")
+		if i%11 != 0 {
+			w.Label(v1.LabelTopologyZone, fmt.Sprint("z", i%3))
+		}
+		w.Label("rack", fmt.Sprint("r", i%12))
+		require.NoError(t, c.AddNode(w.Obj()))
+	}
+	f := c.Snapshot().Fork()
+	bound := 0
+	bind := func(node, k int) {
+		for range k {
+			p := snapshottest.MakePod(fmt.Sprintf("p%d", bound)).Label("app", "a").Obj()
+			bound++
+			require.NoError(t, f.AddPod(p, f.Node(node).Name()))
+		}
+	}
+	for i := range n {
+		bind(i, i%41)
+	}
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "a"}}
+	c3 := func(key string) v1.TopologySpreadConstraint {
+		return v1.TopologySpreadConstraint{MaxSkew: 2, TopologyKey: key, WhenUnsatisfiable: v1.ScheduleAnyway, LabelSelector: sel}
+	}
+	var pods []*v1.Pod
+	for _, keys := range [][]string{
+		{v1.LabelHostname, v1.LabelTopologyZone},
+		{"rack", v1.LabelHostname},
+		{v1.LabelHostname, "rack"},
+		{"rack"},
+		{v1.LabelTopologyZone, "rack", v1.LabelHostname},
+	} {
+		p := snapshottest.MakePod("incoming").Label("app", "a").Obj()
+		for _, k := range keys {
+			p.Spec.TopologySpreadConstraints = append(p.Spec.TopologySpreadConstraints, c3(k))
+		}
+		pods = append(pods, p)
+	}
+	m := &spread.Memo{}
+	rng := rand.New(rand.NewPCG(7, 7))
+	for step := range 30 {
+		bv, ok := nodeview.ViewOf(f)
+		require.True(t, ok)
+		node := func(i int) *snapshot.NodeInfo { return f.Node(i) }
+		cands := make([]*snapshot.NodeInfo, n)
+		for i := range cands {
+			cands[i] = f.Node((i + step) % n)
+		}
+		for pi, pod := range pods {
+			cs, err := (&spread.Config{}).Constraints(pod, v1.ScheduleAnyway, nil)
+			require.NoError(t, err)
+			in := spread.NewInclusion[*snapshot.NodeInfo](pod, nil)
+			for _, requireAll := range []bool{false, true} {
+				fast := spread.NewScore(cs, requireAll, pod, n, node, in, m, spread.Blocks[*snapshot.NodeInfo](bv))
+				slow := spread.NewScore(cs, requireAll, pod, n, node, in, nil, nil)
+				want, got := make([]int64, n), make([]int64, n)
+				slow.Raw(cands, want)
+				fast.Raw(cands, got)
+				require.Equal(t, want, got, "step %d pod %d requireAll %v", step, pi, requireAll)
+			}
+		}
+		bind(rng.IntN(n), 1+rng.IntN(3))
+	}
+}

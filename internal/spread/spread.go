@@ -87,6 +87,11 @@ type Config struct {
 	// Memo caches the passes' per-block counts (memo.go); nil: none.
 	// [NewConfig] sets a new one.
 	Memo *Memo
+	// Selectors caches the parsed constraints, own and default, per
+	// workload (defaults.go); nil: none. [NewConfig] sets a new one. Its
+	// default entries hold Defaults' parse: a Config with other
+	// Defaults needs its own.
+	Selectors *SelectorCache
 }
 
 // ListerOf returns the lister for a cycle over cluster: the configured
@@ -148,7 +153,7 @@ func NewConfig(defaults []v1.TopologySpreadConstraint, defaultingType string, li
 	if len(errs) > 0 {
 		return Config{}, fmt.Errorf("%w: %w", errs.ToAggregate(), ErrInvalidArgs)
 	}
-	cfg := Config{Defaults: defaults, Lister: lister, Memo: &Memo{}}
+	cfg := Config{Defaults: defaults, Lister: lister, Memo: &Memo{}, Selectors: &SelectorCache{}}
 	if defaultingType == SystemDefaulting {
 		cfg.Defaults, cfg.System = SystemDefaultConstraints(), true
 	}
@@ -178,29 +183,44 @@ type Constraint struct {
 // if it has any, else the defaults with the selector of [DefaultSelector]
 // over l (none if that selector is empty). Errors (an invalid
 // labelSelector) name the field. O(constraints × selector size), plus
-// O(Services in the namespace) for defaults.
+// O(Services in the namespace) for defaults. The constraints come from
+// c.Selectors when it holds them: the defaults' for the pod's class,
+// owner and objects (O(labels × log labels + Services × selector size)
+// to check), the pod's own for constraints equal to the pod's and the
+// same values of their matchLabelKeys (O(recent specs × constraints ×
+// selector size) to check); no allocation then. They are shared between
+// pods and read-only.
 func (c *Config) Constraints(pod *v1.Pod, action v1.UnsatisfiableConstraintAction, l Lister) ([]Constraint, error) {
-	if len(pod.Spec.TopologySpreadConstraints) > 0 {
-		cs, err := parse(pod.Spec.TopologySpreadConstraints, pod.Labels, action, "spec.topologySpreadConstraints")
+	if own := pod.Spec.TopologySpreadConstraints; len(own) > 0 {
+		if cs, ok := c.Selectors.getOwn(pod, action); ok {
+			return cs, nil
+		}
+		cs, err := parse(own, pod.Labels, action, "spec.topologySpreadConstraints")
 		if err != nil {
 			return nil, err
 		}
+		c.Selectors.putOwn(pod, action, cs)
 		return cs, nil
 	}
 	if !hasAction(c.Defaults, action) || unselected(pod, l) {
 		return nil, nil // allocation-free for most pods
 	}
+	in := inputsOf(pod, l)
+	if cs, ok := c.Selectors.get(pod, action, &in); ok {
+		return cs, nil
+	}
 	cs, err := parse(c.Defaults, pod.Labels, action, "defaultConstraints")
 	if err != nil || len(cs) == 0 {
 		return nil, err
 	}
-	sel := DefaultSelector(pod, l)
+	sel := in.selector(pod)
 	if sel.Empty() {
-		return nil, nil
+		cs = nil
 	}
 	for i := range cs {
 		cs[i].Selector = sel
 	}
+	c.Selectors.put(pod, action, &in, cs)
 	return cs, nil
 }
 
@@ -333,43 +353,70 @@ var (
 // name whether or not its selector matches the pod. A nil lister gives an
 // empty selector. O(services × selector size).
 func DefaultSelector(pod *v1.Pod, l Lister) Selector {
-	set := map[string]string{}
-	if l != nil {
-		for _, svc := range l.Services(pod.Namespace) {
-			if svc == nil || svc.Spec.Selector == nil {
-				continue // a nil selector matches nothing
-			}
-			if sel := selector.FromSet(svc.Spec.Selector); selector.MatchMap(&sel, pod.Labels) {
-				maps.Copy(set, svc.Spec.Selector)
-			}
-		}
+	in := inputsOf(pod, l)
+	return in.selector(pod)
+}
+
+// defaultInputs are the objects [DefaultSelector] reads for a pod: the
+// Services in its namespace and its controller (at most one of rc, rs,
+// ss: the controller found, by kind).
+type defaultInputs struct {
+	svcs  []*v1.Service
+	owner *metav1.OwnerReference // the pod's controller reference, or nil
+	rc    *v1.ReplicationController
+	rs    *appsv1.ReplicaSet
+	ss    *appsv1.StatefulSet
+}
+
+// inputsOf looks up pod's default selector inputs in l (none for a nil
+// l). O(1) look-ups; allocates nothing.
+func inputsOf(pod *v1.Pod, l Lister) defaultInputs {
+	var in defaultInputs
+	if l == nil {
+		return in
 	}
-	sel := Selector{selector.FromSet(set)}
-	owner := metav1.GetControllerOfNoCopy(pod)
-	if owner == nil || l == nil {
-		return sel
+	in.svcs = l.Services(pod.Namespace)
+	in.owner = metav1.GetControllerOfNoCopy(pod)
+	if in.owner == nil {
+		return in
 	}
-	gv, err := schema.ParseGroupVersion(owner.APIVersion)
+	gv, err := schema.ParseGroupVersion(in.owner.APIVersion)
 	if err != nil {
-		return sel
+		return in
+	}
+	switch gv.WithKind(in.owner.Kind) {
+	case rcKind:
+		in.rc = l.ReplicationController(pod.Namespace, in.owner.Name)
+	case rsKind:
+		in.rs = l.ReplicaSet(pod.Namespace, in.owner.Name)
+	case ssKind:
+		in.ss = l.StatefulSet(pod.Namespace, in.owner.Name)
+	}
+	return in
+}
+
+// selector is [DefaultSelector] from the inputs.
+func (in *defaultInputs) selector(pod *v1.Pod) Selector {
+	set := map[string]string{}
+	for _, svc := range in.svcs {
+		if svc == nil || svc.Spec.Selector == nil {
+			continue // a nil selector matches nothing
+		}
+		if sel := selector.FromSet(svc.Spec.Selector); selector.MatchMap(&sel, pod.Labels) {
+			maps.Copy(set, svc.Spec.Selector)
+		}
 	}
 	var ls *metav1.LabelSelector
-	switch gv.WithKind(owner.Kind) {
-	case rcKind:
-		if rc := l.ReplicationController(pod.Namespace, owner.Name); rc != nil {
-			maps.Copy(set, rc.Spec.Selector) // labels.Merge: the controller's values win
-			return Selector{selector.FromSet(set)}
-		}
-		return sel
-	case rsKind:
-		if rs := l.ReplicaSet(pod.Namespace, owner.Name); rs != nil {
-			ls = rs.Spec.Selector
-		}
-	case ssKind:
-		if ss := l.StatefulSet(pod.Namespace, owner.Name); ss != nil {
-			ls = ss.Spec.Selector
-		}
+	switch {
+	case in.rc != nil:
+		maps.Copy(set, in.rc.Spec.Selector) // labels.Merge: the controller's values win
+		return Selector{selector.FromSet(set)}
+	case in.rs != nil:
+		ls = in.rs.Spec.Selector
+	case in.ss != nil:
+		ls = in.ss.Spec.Selector
 	}
+	sel := Selector{selector.FromSet(set)}
 	if ls == nil {
 		return sel // nil: LabelSelectorAsSelector gives Nothing, which has no requirements to add
 	}
@@ -846,8 +893,13 @@ func (s *Score[N, P]) Raw(nodes []N, out []int64) {
 // + maxSkew − 1 (computed as Raw computes it); each node's score sums
 // its terms in the order Raw sums them (bit-identical). A block whose
 // version is the memo's needs no per-node version check (equal block
-// versions mean equal nodes and contents). O(n) to find p, then O(n ×
-// constraints × domains kept in a short list); allocates the weights.
+// versions mean equal nodes and contents). Nodes with the same code in
+// the memo's blocks (the same inputs: memo.go's node codes) share one
+// score, computed for the first of them: O(n) to find p, then O(n)
+// compares and table reads plus O(distinct codes × constraints ×
+// domains kept in a short list) for the scores; nodes without a code
+// (more than 2 constraints, 7 domains or 14 matching pods on a node)
+// cost O(constraints × domains) each. Allocates the weights.
 func (s *Score[N, P]) rawWhole(nodes []N, out []int64) bool {
 	if s.blocks == nil {
 		return false
@@ -874,6 +926,10 @@ func (s *Score[N, P]) rawWhole(nodes []N, out []int64) bool {
 	}
 	w := s.weights(kept, s.counts) // a hostname constraint's entry is not read
 	tm := newTerms(s.cs, s.counts, w)
+	// Scores by node code (memo.go): nodes with the same code have the
+	// same inputs, so the same score, computed once per pass.
+	var tab [numCodes]int64
+	var set [numCodes]bool
 	var missing unique.Handle[string]
 	for j := 0; j < n; {
 		pos := (p + j) % n
@@ -888,9 +944,17 @@ func (s *Score[N, P]) rawWhole(nodes []N, out []int64) bool {
 			if bn[slot] != nodes[j] || !same && e.slotVer[slot] != vers[slot] {
 				return false
 			}
+			code := e.code[slot]
+			if code != noCode && set[code] {
+				out[j] = tab[code]
+				continue
+			}
 			vals, cnt := e.vals[slot*k:(slot+1)*k], e.cnt[slot*k:(slot+1)*k]
 			if s.requireAll && slices.Contains(vals, missing) {
 				out[j] = 0
+				if code != noCode {
+					tab[code], set[code] = 0, true
+				}
 				continue
 			}
 			var sc float64
@@ -915,6 +979,9 @@ func (s *Score[N, P]) rawWhole(nodes []N, out []int64) bool {
 				sc += tm.term(i, v)
 			}
 			out[j] = round(sc)
+			if code != noCode {
+				tab[code], set[code] = out[j], true
+			}
 		}
 	}
 	return true
@@ -1086,6 +1153,13 @@ func (s *Score[N, P]) Normalize(nodes []N, scores []int64) {
 		lo, hi = min(lo, sc), max(hi, sc)
 	}
 	d := newDivider(hi)
+	// The raw scores take few distinct values (nodes of one code share
+	// one, see rawWhole): a direct-mapped memo of the last results by
+	// raw score spares most divisions. -1 is never looked up.
+	var memoIn, memoOut [16]int64
+	for i := range memoIn {
+		memoIn[i] = -1
+	}
 	for j, sc := range scores {
 		switch {
 		case sc == -1:
@@ -1094,8 +1168,12 @@ func (s *Score[N, P]) Normalize(nodes []N, scores []int64) {
 			scores[j] = 0
 		case hi == 0:
 			scores[j] = 100
+		case memoIn[sc&15] == sc:
+			scores[j] = memoOut[sc&15]
 		default:
-			scores[j] = d.div(100 * (hi + lo - sc))
+			v := d.div(100 * (hi + lo - sc))
+			memoIn[sc&15], memoOut[sc&15] = sc, v
+			scores[j] = v
 		}
 	}
 }
