@@ -383,8 +383,9 @@ func resize[T any](s []T, n int) []T {
 // saw it: those whose node version (snapshot Block) moved are filtered
 // again and, if they pass, scored — unless the block's capacities show
 // that one of e's filters fails on all of its nodes (equivalence_caps.go):
-// then every node of the block is infeasible and none is filtered. On an
-// error (a scorer out of range) the entry is dropped.
+// then every node of the block is infeasible and none is filtered; a
+// node whose own capacities show it is not filtered either. On an error
+// (a scorer out of range) the entry is dropped.
 func (c *classCache) refreshBlock(e *classEntry, vc nodeview.View, b int) error {
 	v := vc.BlockVersion(b)
 	if v == e.blocks[b] {
@@ -393,11 +394,15 @@ func (c *classCache) refreshBlock(e *classEntry, vc nodeview.View, b int) error 
 	nodes, vers := vc.Block(b)
 	lo := b * layout.BlockSize
 	seen := e.vers[lo : lo+len(vers)]
-	if e.need.active && e.need.rejects(c.caps.block(vc, b)) {
-		copy(seen, vers)
-		clear(e.ok[lo : lo+len(vers)])
-		e.feas[b], e.blocks[b] = 0, v
-		return nil
+	var own []blockCaps // the nodes' own capacities, when e has a test
+	if e.need.active {
+		var bc *blockCaps
+		if bc, own = c.caps.block(vc, b); e.need.rejects(bc) {
+			copy(seen, vers)
+			clear(e.ok[lo : lo+len(vers)])
+			e.feas[b], e.blocks[b] = 0, v
+			return nil
+		}
 	}
 	all := e.blocks[b] == 0 // never seen: seen holds another class's versions
 	c.batch, c.batchIdx = c.batch[:0], c.batchIdx[:0]
@@ -408,7 +413,9 @@ func (c *classCache) refreshBlock(e *classEntry, vc nodeview.View, b int) error 
 		i, ni := lo+j, nodes[j]
 		seen[j] = nv
 		var fits bool
-		c.scratch, fits = fitsAll(e.pfs, ni, c.scratch)
+		if own == nil || !e.need.rejects(&own[j]) {
+			c.scratch, fits = fitsAll(e.pfs, ni, c.scratch)
+		}
 		e.ok[i] = fits
 		if fits {
 			c.batch = append(c.batch, ni)

@@ -32,16 +32,10 @@ import (
 // rejected only when the filter itself rejects every node of it;
 // otherwise the nodes are filtered as before.
 
-// nodeCaps is one node's amounts that the block test reads.
-type nodeCaps struct {
-	cpu, memory, pods int64 // free: arith.Sub(allocatable, requested)
-	gpuFree           [4]uint16
-	model             int32
-	numDevices        uint8
-	unschedulable     bool
-}
-
-// blockCaps is the maxima of a block's nodeCaps.
+// blockCaps is the capacities of a block, or of one node (a block of
+// one): free cpu, memory and pod slots as arith.Sub(allocatable,
+// requested), the FilterBlock's GPUFree, each the maximum over the
+// nodes; the model mask and flags over them.
 type blockCaps struct {
 	cpu, memory, pods int64
 	gpuFree           [4]uint16 // over the nodes with devices
@@ -60,14 +54,14 @@ type capsTable struct {
 	ver     []int64
 	blocks  []blockCaps
 	nver    []int64
-	nodes   []nodeCaps
+	nodes   []blockCaps // per node, its own
 }
 
-// block returns block b's capacities in vc, brought up to date: O(1)
-// when the block has not changed, else the changed nodes read (every
-// node the first time) and O(BlockSize) maxima. A new node set restarts
-// the table.
-func (t *capsTable) block(vc nodeview.View, b int) *blockCaps {
+// block returns block b's capacities in vc and its nodes' own (the
+// table's, valid until the next call), brought up to date: O(1) when the
+// block has not changed, else the changed nodes read (every node the
+// first time) and O(BlockSize) maxima. A new node set restarts the table.
+func (t *capsTable) block(vc nodeview.View, b int) (*blockCaps, []blockCaps) {
 	if ns, n := vc.NodeSetVersion(), vc.NumNodes(); ns != t.nodeSet || n != t.n || len(t.ver) == 0 {
 		nb := vc.NumBlocks()
 		t.nodeSet, t.n = ns, n
@@ -77,13 +71,13 @@ func (t *capsTable) block(vc nodeview.View, b int) *blockCaps {
 	}
 	v := vc.BlockVersion(b)
 	bc := &t.blocks[b]
-	if t.ver[b] == v {
-		return bc
-	}
 	nodes, vers := vc.Block(b)
 	lo := b * layout.BlockSize
-	all := t.ver[b] == 0
 	recs, seen := t.nodes[lo:lo+len(vers)], t.nver[lo:lo+len(vers)]
+	if t.ver[b] == v {
+		return bc, recs
+	}
+	all := t.ver[b] == 0
 	for j, nv := range vers {
 		if all || seen[j] != nv {
 			recs[j], seen[j] = capsOf(nodes[j]), nv
@@ -93,34 +87,34 @@ func (t *capsTable) block(vc nodeview.View, b int) *blockCaps {
 	for j := range recs {
 		r := &recs[j]
 		bc.cpu, bc.memory, bc.pods = max(bc.cpu, r.cpu), max(bc.memory, r.memory), max(bc.pods, r.pods)
-		bc.schedulable = bc.schedulable || !r.unschedulable
-		if r.numDevices == 0 {
-			bc.deviceless = true
-			continue
-		}
-		bc.devices = true
-		bc.models |= 1 << (uint32(r.model) % 64)
+		bc.schedulable = bc.schedulable || r.schedulable
+		bc.deviceless = bc.deviceless || r.deviceless
+		bc.devices = bc.devices || r.devices
+		bc.models |= r.models
 		for k := range bc.gpuFree {
 			bc.gpuFree[k] = max(bc.gpuFree[k], r.gpuFree[k])
 		}
 	}
 	t.ver[b] = v
-	return bc
+	return bc, recs
 }
 
 const minInt64 = -1 << 63
 
-func capsOf(ni *snapshot.NodeInfo) nodeCaps {
+// capsOf returns node ni's own capacities.
+func capsOf(ni *snapshot.NodeInfo) blockCaps {
 	cm, fb := nodeview.CPUMemory(ni), nodeview.FilterBlock(ni)
-	return nodeCaps{
-		cpu:           arith.Sub(cm.Allocatable[0], cm.Requested[0]),
-		memory:        arith.Sub(cm.Allocatable[1], cm.Requested[1]),
-		pods:          arith.Sub(fb.AllowedPods, int64(fb.NumPods)),
-		gpuFree:       fb.GPUFree,
-		model:         fb.GPUModel,
-		numDevices:    fb.NumDevices,
-		unschedulable: fb.Unschedulable,
+	c := blockCaps{
+		cpu:         arith.Sub(cm.Allocatable[0], cm.Requested[0]),
+		memory:      arith.Sub(cm.Allocatable[1], cm.Requested[1]),
+		pods:        arith.Sub(fb.AllowedPods, int64(fb.NumPods)),
+		schedulable: !fb.Unschedulable,
+		deviceless:  fb.NumDevices == 0,
 	}
+	if fb.NumDevices > 0 {
+		c.devices, c.gpuFree, c.models = true, fb.GPUFree, 1<<(uint32(fb.GPUModel)%64)
+	}
+	return c
 }
 
 // blockNeed is what a class's prepared filters demand of a node, in the
@@ -188,7 +182,7 @@ func needOf(pfs []PodFilter) blockNeed {
 }
 
 // rejects reports whether one of nd's filters fails on every node of a
-// block with capacities bc. O(1).
+// block with capacities bc (on the node, for a node's own). O(1).
 func (nd *blockNeed) rejects(bc *blockCaps) bool {
 	if nd.unschedulable && !bc.schedulable {
 		return true

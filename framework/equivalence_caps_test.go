@@ -81,7 +81,7 @@ func preparedFilters(t *testing.T, s *Scheduler, pod *snapshot.PodInfo, f *snaps
 // added and removed equals one built from scratch.
 func TestBlockCapsRejectOnlyInfeasible(t *testing.T) {
 	refs := []func(*snapshot.PodInfo, *snapshot.NodeInfo, []Reason) []Reason{refUnschedulable, refTaints, refFit, refGPU}
-	rejected, blocks := 0, 0
+	rejected, blocks, nodesRejected := 0, 0, 0
 	for seed := range uint64(12) {
 		rng := rand.New(rand.NewPCG(seed, 11))
 		f := capsCluster(t, rng, 2+rng.IntN(4))
@@ -108,14 +108,23 @@ func TestBlockCapsRejectOnlyInfeasible(t *testing.T) {
 			pfs := preparedFilters(t, s, pod, f, seed%3 != 1)
 			need := needOf(pfs)
 			for b := range vc.NumBlocks() {
-				bc := table.block(vc, b)
-				require.Equal(t, *fresh.block(vc, b), *bc, "seed %d pod %d block %d: kept up to date", seed, i, b)
+				bc, own := table.block(vc, b)
+				fbc, fown := fresh.block(vc, b)
+				require.Equal(t, *fbc, *bc, "seed %d pod %d block %d: kept up to date", seed, i, b)
+				require.Equal(t, fown, own, "seed %d pod %d block %d: nodes kept up to date", seed, i, b)
 				blocks++
+				nodes, _ := vc.Block(b)
+				for j, ni := range nodes {
+					if need.rejects(&own[j]) {
+						nodesRejected++
+						_, fits := fitsAll(pfs, ni, nil)
+						require.False(t, fits, "seed %d pod %d: node %s's own capacities reject it, but it passes the filters", seed, i, ni.Name())
+					}
+				}
 				if !need.rejects(bc) {
 					continue
 				}
 				rejected++
-				nodes, _ := vc.Block(b)
 				for _, ni := range nodes {
 					_, fits := fitsAll(pfs, ni, nil)
 					require.False(t, fits, "seed %d pod %d block %d: node %s passes the filters", seed, i, b, ni.Name())
@@ -128,7 +137,8 @@ func TestBlockCapsRejectOnlyInfeasible(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d of %d blocks rejected", rejected, blocks)
+	t.Logf("%d of %d blocks rejected, %d nodes by their own capacities", rejected, blocks, nodesRejected)
+	require.Greater(t, nodesRejected, 0)
 	require.Greater(t, rejected, blocks/10, "the block test rejects too rarely to be tested")
 }
 
@@ -212,7 +222,7 @@ func TestEquivalenceCacheGPUBlocks(t *testing.T) {
 						vc, _ := nodeview.ViewOf(f)
 						for _, e := range cached.classes.entries {
 							for b := range vc.NumBlocks() {
-								if e.ready && !e.shaped && e.need.rejects(cached.classes.caps.block(vc, b)) {
+								if e.ready && !e.shaped && e.need.rejects(first(cached.classes.caps.block(vc, b))) {
 									rejectedSeen = true
 								}
 							}
@@ -226,3 +236,5 @@ func TestEquivalenceCacheGPUBlocks(t *testing.T) {
 	}
 	require.NotZero(t, served, "no cycle was served from the cache")
 }
+
+func first[A, B any](a A, _ B) A { return a }
