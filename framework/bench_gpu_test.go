@@ -31,20 +31,7 @@ func BenchmarkScheduleGPUFill(b *testing.B) {
 			ops, scheduled := 0, 0
 			m.start()
 			for b.Loop() {
-				s := mustNew(b, cfg)
-				f := base.Fork()
-				for _, pi := range pods {
-					d, err := s.SchedulePod(f, pi)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if d.Scheduled() {
-						scheduled++
-						if err := f.AddPodInfo(d.Pod, d.Node); err != nil {
-							b.Fatal(err)
-						}
-					}
-				}
+				scheduled += scheduleOnFork(b, cfg, base, pods)
 				ops++
 			}
 			m.stop()
