@@ -89,7 +89,8 @@ func benchSchedule(b *testing.B, classes int) {
 
 // scheduleOnFork schedules pods one after the other with a new Scheduler
 // for cfg on a Fork of base, each decision added to the Fork before the
-// next pod, and returns how many were scheduled.
+// next pod (Decision.Pod: with the devices chosen for a GPU pod), and
+// returns how many were scheduled.
 func scheduleOnFork(b *testing.B, cfg Config, base *snapshot.Snapshot, pods []*snapshot.PodInfo) int {
 	s := mustNew(b, cfg)
 	f := base.Fork()
@@ -101,7 +102,7 @@ func scheduleOnFork(b *testing.B, cfg Config, base *snapshot.Snapshot, pods []*s
 		}
 		if d.Scheduled() {
 			scheduled++
-			if err := f.AddPodInfo(pi, d.Node); err != nil {
+			if err := f.AddPodInfo(d.Pod, d.Node); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -81,6 +81,8 @@ type classEntry struct {
 	blocks []int64
 	vers   []int64 // node versions (snapshot Block) the results are for
 	ok     []bool
+	feas   []int32   // per block: how many of its nodes are ok
+	need   blockNeed // what pfs demand of a block (equivalence_caps.go)
 	plain  []int64   // weighted sum of non-normalising scores, if ok
 	raw    [][]int64 // raw[k][i]: normalising scorer k's raw score, if ok
 
@@ -170,6 +172,7 @@ type classCache struct {
 	changes  changeLog                      // the nodes changed, for the shapes
 	logNodes []*snapshot.NodeInfo           // shapeFor's scratch
 	groups   *shapeGroups                   // scheduleShaped's scratch
+	caps     capsTable                      // block capacities (equivalence_caps.go)
 }
 
 // classKey appends pod's equivalence key to buf: the protobuf encoding of
@@ -354,7 +357,9 @@ func (e *classEntry) prepare(s *Scheduler, pp scoring.PodProfile, vc nodeview.Vi
 	}
 	nb := (n + layout.BlockSize - 1) / layout.BlockSize
 	e.blocks = resize(e.blocks, nb)
-	clear(e.blocks)            // versions are never 0 for a block with nodes
+	clear(e.blocks)             // versions are never 0 for a block with nodes
+	e.feas = resize(e.feas, nb) // read only in blocks seen
+	e.need = needOf(e.pfs)
 	e.vers = resize(e.vers, n) // read only in blocks seen (blocks[b] != 0)
 	e.ok = resize(e.ok, n)
 	e.plain = resize(e.plain, n)
@@ -376,8 +381,11 @@ func resize[T any](s []T, n int) []T {
 
 // refreshBlock recomputes the nodes of block b that changed since e last
 // saw it: those whose node version (snapshot Block) moved are filtered
-// again and, if they pass, scored. On an error (a scorer out of range)
-// the entry is dropped.
+// again and, if they pass, scored — unless the block's capacities show
+// that one of e's filters fails on all of its nodes (equivalence_caps.go):
+// then every node of the block is infeasible and none is filtered; a
+// node whose own capacities show it is not filtered either. On an error
+// (a scorer out of range) the entry is dropped.
 func (c *classCache) refreshBlock(e *classEntry, vc nodeview.View, b int) error {
 	v := vc.BlockVersion(b)
 	if v == e.blocks[b] {
@@ -386,6 +394,16 @@ func (c *classCache) refreshBlock(e *classEntry, vc nodeview.View, b int) error 
 	nodes, vers := vc.Block(b)
 	lo := b * layout.BlockSize
 	seen := e.vers[lo : lo+len(vers)]
+	var own []blockCaps // the nodes' own capacities, when e has a test
+	if e.need.active {
+		var bc *blockCaps
+		if bc, own = c.caps.block(vc, b); e.need.rejects(bc) {
+			copy(seen, vers)
+			clear(e.ok[lo : lo+len(vers)])
+			e.feas[b], e.blocks[b] = 0, v
+			return nil
+		}
+	}
 	all := e.blocks[b] == 0 // never seen: seen holds another class's versions
 	c.batch, c.batchIdx = c.batch[:0], c.batchIdx[:0]
 	for j, nv := range vers {
@@ -395,7 +413,9 @@ func (c *classCache) refreshBlock(e *classEntry, vc nodeview.View, b int) error 
 		i, ni := lo+j, nodes[j]
 		seen[j] = nv
 		var fits bool
-		c.scratch, fits = fitsAll(e.pfs, ni, c.scratch)
+		if own == nil || !e.need.rejects(&own[j]) {
+			c.scratch, fits = fitsAll(e.pfs, ni, c.scratch)
+		}
 		e.ok[i] = fits
 		if fits {
 			c.batch = append(c.batch, ni)
@@ -422,7 +442,13 @@ func (c *classCache) refreshBlock(e *classEntry, vc nodeview.View, b int) error 
 		}
 		clear(c.batch)
 	}
-	e.blocks[b] = v
+	f := int32(0)
+	for _, x := range e.ok[lo : lo+len(vers)] {
+		if x {
+			f++
+		}
+	}
+	e.feas[b], e.blocks[b] = f, v
 	return nil
 }
 
@@ -502,6 +528,10 @@ scan:
 			if err := c.refreshBlock(e, vc, b); err != nil {
 				clear(fe[:m])
 				return false, fmt.Errorf("framework: scoring pod %s: %w", d.Pod.Key(), err)
+			}
+			if e.feas[b] == 0 { // nothing to gather
+				lo = hi
+				continue
 			}
 			// Branch-free: every node is written at the next free
 			// position, which advances only past a feasible one. The

@@ -195,14 +195,7 @@ func TestFusedFiltersAgree(t *testing.T) {
 				w.Spec.Containers[0].Ports = []v1.ContainerPort{{HostPort: 8080, ContainerPort: 80}}
 			}
 			pod := openb.MustPodInfo(w)
-			s.pfs, s.pfNames = s.pfs[:0], s.pfNames[:0]
-			for _, fl := range s.filters {
-				res, err := RunPreFilter(fl, pod, f)
-				require.NoError(t, err)
-				if res.Filter != nil {
-					s.pfs, s.pfNames = append(s.pfs, res.Filter), append(s.pfNames, fl.Name())
-				}
-			}
+			preparedFilters(t, s, pod, f, false)
 			plain := &Scheduler{pfs: slices.Clone(s.pfs), pfNames: slices.Clone(s.pfNames), nodeReasons: true}
 			s.fuse()
 			if (seed%4 == 0 && i%3 != 0) || seed%4 == 2 {

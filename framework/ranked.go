@@ -38,7 +38,6 @@ type ranking struct {
 	tot    []int64   // per node: its total, if feasible
 	top    []int64   // per block: the highest total of its feasible nodes
 	ties   []int32   // per block: how many of them have it
-	feas   []int32   // per block: how many nodes are feasible
 	raw    [][]int64 // raw[k][b]: block b's largest raw score of normaliser k (0 if none is larger)
 }
 
@@ -56,7 +55,7 @@ func (s *Scheduler) scheduleRanked(e *classEntry, vc nodeview.View, d *Decision)
 	if !r.valid {
 		r.maxRaw = resize(r.maxRaw, nk)
 		r.tot = resize(r.tot, n)
-		r.top, r.ties, r.feas = resize(r.top, nb), resize(r.ties, nb), resize(r.feas, nb)
+		r.top, r.ties = resize(r.top, nb), resize(r.ties, nb)
 		r.raw = resize(r.raw, nk)
 		for k := range r.raw {
 			r.raw[k] = resize(r.raw[k], nb)
@@ -77,13 +76,6 @@ func (s *Scheduler) scheduleRanked(e *classEntry, vc nodeview.View, d *Decision)
 		dirty = append(dirty, int32(b))
 		lo, hi := blockRange(b, n)
 		ok := e.ok[lo:hi]
-		f := int32(0)
-		for _, x := range ok {
-			if x {
-				f++
-			}
-		}
-		r.feas[b] = f
 		for k := range nk {
 			m := int64(0)
 			for j, x := range e.raw[k][lo:hi] {
@@ -125,7 +117,7 @@ func (s *Scheduler) scheduleRanked(e *classEntry, vc nodeview.View, d *Decision)
 	var top int64
 	ties, feasible := 0, 0
 	for b := range nb {
-		if r.feas[b] == 0 {
+		if e.feas[b] == 0 {
 			continue
 		}
 		switch t := r.top[b]; {
@@ -134,7 +126,7 @@ func (s *Scheduler) scheduleRanked(e *classEntry, vc nodeview.View, d *Decision)
 		case t == top:
 			ties += int(r.ties[b])
 		}
-		feasible += int(r.feas[b])
+		feasible += int(e.feas[b])
 	}
 	d.Feasible, d.Evaluated = feasible, n
 	if feasible == 0 {
@@ -146,7 +138,7 @@ func (s *Scheduler) scheduleRanked(e *classEntry, vc nodeview.View, d *Decision)
 		k = s.rng.IntN(ties)
 	}
 	best := kthTie(n, s.next%n, k, func(b int) int {
-		if r.feas[b] == 0 || r.top[b] != top {
+		if e.feas[b] == 0 || r.top[b] != top {
 			return 0
 		}
 		return int(r.ties[b])
@@ -174,7 +166,7 @@ func (s *Scheduler) rankBlock(e *classEntry, vc nodeview.View, b int) error {
 	c, r := &s.classes, &e.rank
 	lo, hi := blockRange(b, e.n)
 	r.top[b], r.ties[b] = 0, 0
-	if r.feas[b] == 0 {
+	if e.feas[b] == 0 {
 		return nil
 	}
 	nodes, _ := vc.Block(b)
