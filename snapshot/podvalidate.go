@@ -315,8 +315,8 @@ func validateLabelKeys(p *field.Path, match, mismatch []string, sel *metav1.Labe
 // O(length of the checked strings), and the caller runs the full check
 // (same errors as before) only when they say no. They must never accept
 // what the full check refuses (FuzzFastValidation); they may decline what
-// it accepts (a pod with (anti-)affinity, matchLabelKeys: the full check
-// decides).
+// it accepts (a pod with node affinity, matchLabelKeys or
+// mismatchLabelKeys: the full check decides).
 
 // podNamesValid reports that podNameErrors finds nothing: metadata.name a
 // DNS-1123 subdomain, metadata.namespace a DNS-1123 label, spec.nodeName
@@ -329,10 +329,11 @@ func podNamesValid(pod *v1.Pod) bool {
 
 // schedulingValid reports that schedulingErrors finds nothing, for a pod
 // whose scheduling fields are the common ones: a nodeSelector, topology
-// spread constraints without matchLabelKeys, no affinity. false: not
-// decided here.
+// spread constraints without matchLabelKeys, pod (anti-)affinity terms
+// without matchLabelKeys or mismatchLabelKeys, no node affinity. false:
+// not decided here.
 func schedulingValid(pod *v1.Pod) bool {
-	if pod.Spec.Affinity != nil || !labelsValid(pod.Spec.NodeSelector) {
+	if a := pod.Spec.Affinity; a != nil && (a.NodeAffinity != nil || !podAffinityValid(a)) || !labelsValid(pod.Spec.NodeSelector) {
 		return false
 	}
 	cs := pod.Spec.TopologySpreadConstraints
@@ -348,6 +349,47 @@ func schedulingValid(pod *v1.Pod) bool {
 			if cs[j].TopologyKey == c.TopologyKey && cs[j].WhenUnsatisfiable == c.WhenUnsatisfiable {
 				return false
 			}
+		}
+	}
+	return true
+}
+
+// podAffinityValid reports that validateTerms finds nothing in a's pod
+// affinity and pod anti-affinity, for terms without matchLabelKeys or
+// mismatchLabelKeys (false: not decided here).
+func podAffinityValid(a *v1.Affinity) bool {
+	if pa := a.PodAffinity; pa != nil && !termsValid(pa.RequiredDuringSchedulingIgnoredDuringExecution, pa.PreferredDuringSchedulingIgnoredDuringExecution) {
+		return false
+	}
+	pa := a.PodAntiAffinity
+	return pa == nil || termsValid(pa.RequiredDuringSchedulingIgnoredDuringExecution, pa.PreferredDuringSchedulingIgnoredDuringExecution)
+}
+
+// termsValid is validateTerms finding nothing (see podAffinityValid).
+func termsValid(required []v1.PodAffinityTerm, preferred []v1.WeightedPodAffinityTerm) bool {
+	for i := range required {
+		if !termValid(&required[i]) {
+			return false
+		}
+	}
+	for i := range preferred {
+		if w := preferred[i].Weight; w <= 0 || w > 100 || !termValid(&preferred[i].PodAffinityTerm) {
+			return false
+		}
+	}
+	return true
+}
+
+// termValid is validateTerm finding nothing, for a term without
+// matchLabelKeys or mismatchLabelKeys (false: not decided here).
+func termValid(t *v1.PodAffinityTerm) bool {
+	if len(t.MatchLabelKeys) > 0 || len(t.MismatchLabelKeys) > 0 || !isLabelKey(t.TopologyKey) ||
+		!selectorValid(t.LabelSelector) || !selectorValid(t.NamespaceSelector) {
+		return false
+	}
+	for _, ns := range t.Namespaces {
+		if !objects.IsDNSLabel(ns) {
+			return false
 		}
 	}
 	return true
