@@ -34,8 +34,9 @@ import (
 // the same way; its inf.Dec path is inconsistent and its overflow wraps).
 // exact is what q.DeepCopy().RoundUp(s) reports.
 //
-// Cost: O(1) and no allocation when q is an integer held in an int64;
-// otherwise one conversion to inf.Dec (a few allocations) and big-integer
+// Cost: O(1) and no allocation when q is held in an int64 (an integer, or
+// a fraction such as "100m" of at most 18 significant digits); otherwise
+// one conversion to inf.Dec (a few allocations) and big-integer
 // work bounded by the number of q's significant digits — independent of its
 // exponent. s > 0 panics (no caller needs coarser units). Safe for
 // concurrent use: q is read only.
@@ -51,6 +52,9 @@ func Scaled(q resource.Quantity, s resource.Scale) (v int64, exact bool) {
 	}
 	if i, ok := q.AsInt64(); ok {
 		return mulPow10(i, k), true
+	}
+	if v, exact, ok := canonical(&q, k); ok {
+		return v, exact
 	}
 	// q is a copy: AsDec converts an int64 backing in the copy only, and an
 	// inf.Dec backing is shared with the caller and only read here.
@@ -98,6 +102,64 @@ func Scaled(q resource.Quantity, s resource.Scale) (v int64, exact bool) {
 		return -int64(mag), exact
 	}
 	return int64(mag), exact
+}
+
+// canonical is Scaled's conversion for a quantity whose canonical decimal
+// form (apimachinery's AsCanonicalBytes: mantissa digits × 10^exp) has at
+// most 18 digits and an exponent in [-40, 40] — "100m", "1.5", "0.25Gi":
+// int64 arithmetic on the mantissa, no inf.Dec and no allocation for a
+// quantity held as an int64 with a scale (the common fractional case,
+// which AsInt64 declines). ok is false for any other quantity (a longer
+// mantissa, an extreme exponent, a form it does not expect), which the
+// caller converts through inf.Dec. k: multiply the value by 10^k (0 ≤ k ≤
+// 9).
+func canonical(q *resource.Quantity, k int64) (v int64, exact, ok bool) {
+	var buf [24]byte
+	b, exp := q.AsCanonicalBytes(buf[:0])
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 || exp < -40 || exp > 40 {
+		return 0, false, false
+	}
+	var m int64 // < 10^18
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false, false
+		}
+		m = m*10 + int64(c-'0')
+	}
+	if m == 0 {
+		return 0, false, false // not expected: the caller handled zero
+	}
+	var mag int64
+	switch e := int64(exp) + k; {
+	case e >= 0:
+		// m·10^e saturates at MaxInt64, which an exact m·10^e with m <
+		// 10^18 never equals.
+		exact, mag = true, mulPow10(m, e)
+		if mag == math.MaxInt64 && neg {
+			return math.MinInt64, true, true
+		}
+	case e < -18:
+		// 0 < m < 10^18 < 10^-e: a non-zero fraction of one unit.
+		mag = 1
+	default:
+		p := int64(1)
+		for range -e {
+			p *= 10
+		}
+		mag = m / p
+		exact = m%p == 0
+		if !exact {
+			mag++ // away from zero
+		}
+	}
+	if neg {
+		mag = -mag
+	}
+	return mag, exact, true
 }
 
 // mulPow10 returns i·10^k clamped to [math.MinInt64, math.MaxInt64].

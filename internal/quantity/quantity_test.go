@@ -226,3 +226,20 @@ func hugeNegativeExponent(str string) bool {
 	digits := len(strings.TrimLeft(exp, "0"))
 	return digits >= 10 || neg && digits >= 6
 }
+
+// TestScaledFractionAllocatesNothing: a fraction held as an int64 with a
+// scale ("100m" of CPU at nano scale, as every pod's CPU request is read)
+// converts without inf.Dec (it took one conversion to inf.Dec and
+// big-integer division, several allocations, per quantity).
+func TestScaledFractionAllocatesNothing(t *testing.T) {
+	for _, c := range []struct {
+		q    string
+		s    resource.Scale
+		want int64
+	}{{"100m", resource.Nano, 100_000_000}, {"1.5", 0, 2}, {"250m", resource.Milli, 250}, {"-1.25", resource.Milli, -1250}, {"500Mi", resource.Milli, 500 << 20 * 1000}} {
+		q := resource.MustParse(c.q)
+		var got int64
+		require.Zero(t, testing.AllocsPerRun(100, func() { got, _ = Scaled(q, c.s) }), c.q)
+		require.Equal(t, c.want, got, "Scaled(%s, %d)", c.q, c.s)
+	}
+}
