@@ -3,7 +3,6 @@ package snapshot
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -12,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/schedkit/schedkit/internal/objects"
+	"github.com/schedkit/schedkit/internal/names"
 )
 
 // ValidatePod returns the problems NewPodInfo and [Cache.AddPod] find in
@@ -322,9 +321,9 @@ func validateLabelKeys(p *field.Path, match, mismatch []string, sel *metav1.Labe
 // DNS-1123 subdomain, metadata.namespace a DNS-1123 label, spec.nodeName
 // and status.nominatedNodeName empty or DNS-1123 subdomains.
 func podNamesValid(pod *v1.Pod) bool {
-	return objects.IsDNSSubdomain(pod.Name) && objects.IsDNSLabel(pod.Namespace) &&
-		(pod.Spec.NodeName == "" || objects.IsDNSSubdomain(pod.Spec.NodeName)) &&
-		(pod.Status.NominatedNodeName == "" || objects.IsDNSSubdomain(pod.Status.NominatedNodeName))
+	return names.IsDNSSubdomain(pod.Name) && names.IsDNSLabel(pod.Namespace) &&
+		(pod.Spec.NodeName == "" || names.IsDNSSubdomain(pod.Spec.NodeName)) &&
+		(pod.Status.NominatedNodeName == "" || names.IsDNSSubdomain(pod.Status.NominatedNodeName))
 }
 
 // schedulingValid reports that schedulingErrors finds nothing, for a pod
@@ -383,12 +382,12 @@ func termsValid(required []v1.PodAffinityTerm, preferred []v1.WeightedPodAffinit
 // termValid is validateTerm finding nothing, for a term without
 // matchLabelKeys or mismatchLabelKeys (false: not decided here).
 func termValid(t *v1.PodAffinityTerm) bool {
-	if len(t.MatchLabelKeys) > 0 || len(t.MismatchLabelKeys) > 0 || !isLabelKey(t.TopologyKey) ||
+	if len(t.MatchLabelKeys) > 0 || len(t.MismatchLabelKeys) > 0 || !names.IsLabelKey(t.TopologyKey) ||
 		!selectorValid(t.LabelSelector) || !selectorValid(t.NamespaceSelector) {
 		return false
 	}
 	for _, ns := range t.Namespaces {
-		if !objects.IsDNSLabel(ns) {
+		if !names.IsDNSLabel(ns) {
 			return false
 		}
 	}
@@ -422,11 +421,11 @@ func selectorValid(s *metav1.LabelSelector) bool {
 		default:
 			return false
 		}
-		if !isLabelKey(r.Key) {
+		if !names.IsLabelKey(r.Key) {
 			return false
 		}
 		for _, v := range r.Values {
-			if !isLabelValue(v) {
+			if !names.IsLabelValue(v) {
 				return false
 			}
 		}
@@ -437,41 +436,9 @@ func selectorValid(s *metav1.LabelSelector) bool {
 // labelsValid is metav1validation.ValidateLabels finding nothing.
 func labelsValid(ls map[string]string) bool {
 	for k, v := range ls {
-		if !isLabelKey(k) || !isLabelValue(v) {
+		if !names.IsLabelKey(k) || !names.IsLabelValue(v) {
 			return false
 		}
 	}
 	return true
 }
-
-// isLabelKey is validation.IsQualifiedName finding nothing: an optional
-// DNS-1123 subdomain prefix and '/', then a name of 1 to 63 characters
-// as isLabelValue.
-func isLabelKey(s string) bool {
-	if i := strings.IndexByte(s, '/'); i >= 0 {
-		if i == 0 || !objects.IsDNSSubdomain(s[:i]) {
-			return false
-		}
-		s = s[i+1:]
-	}
-	return s != "" && isLabelValue(s)
-}
-
-// isLabelValue is validation.IsValidLabelValue finding nothing: empty,
-// or 1 to 63 of [-A-Za-z0-9_.], starting and ending alphanumeric.
-func isLabelValue(s string) bool {
-	if s == "" {
-		return true
-	}
-	if len(s) > 63 || !alnum(s[0]) || !alnum(s[len(s)-1]) {
-		return false
-	}
-	for i := 1; i < len(s)-1; i++ {
-		if c := s[i]; !alnum(c) && c != '-' && c != '_' && c != '.' {
-			return false
-		}
-	}
-	return true
-}
-
-func alnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }

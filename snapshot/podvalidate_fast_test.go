@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/schedkit/schedkit/internal/objects"
+	"github.com/schedkit/schedkit/internal/names"
 )
 
 // FuzzFastValidation: the allocation-free name and label checks of
@@ -27,10 +27,10 @@ func FuzzFastValidation(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		require.Equal(t, len(validation.IsDNS1123Label(s)) == 0, objects.IsDNSLabel(s), "label %q", s)
-		require.Equal(t, len(apivalidation.NameIsDNSSubdomain(s, false)) == 0, objects.IsDNSSubdomain(s), "subdomain %q", s)
-		require.Equal(t, len(validation.IsQualifiedName(s)) == 0, isLabelKey(s), "key %q", s)
-		require.Equal(t, len(validation.IsValidLabelValue(s)) == 0, isLabelValue(s), "value %q", s)
+		require.Equal(t, len(validation.IsDNS1123Label(s)) == 0, names.IsDNSLabel(s), "label %q", s)
+		require.Equal(t, len(apivalidation.NameIsDNSSubdomain(s, false)) == 0, names.IsDNSSubdomain(s), "subdomain %q", s)
+		require.Equal(t, len(validation.IsQualifiedName(s)) == 0, names.IsLabelKey(s), "key %q", s)
+		require.Equal(t, len(validation.IsValidLabelValue(s)) == 0, names.IsLabelValue(s), "value %q", s)
 	})
 }
 
@@ -46,10 +46,10 @@ func TestFastValidationLongNames(t *testing.T) {
 			}
 		}
 		for _, v := range []string{string(s), "p.example/" + string(s[:min(n, 70)]), string(s[:min(n, 70)])} {
-			require.Equal(t, len(validation.IsDNS1123Label(v)) == 0, objects.IsDNSLabel(v), v)
-			require.Equal(t, len(validation.IsDNS1123Subdomain(v)) == 0, objects.IsDNSSubdomain(v), v)
-			require.Equal(t, len(validation.IsQualifiedName(v)) == 0, isLabelKey(v), v)
-			require.Equal(t, len(validation.IsValidLabelValue(v)) == 0, isLabelValue(v), v)
+			require.Equal(t, len(validation.IsDNS1123Label(v)) == 0, names.IsDNSLabel(v), v)
+			require.Equal(t, len(validation.IsDNS1123Subdomain(v)) == 0, names.IsDNSSubdomain(v), v)
+			require.Equal(t, len(validation.IsQualifiedName(v)) == 0, names.IsLabelKey(v), v)
+			require.Equal(t, len(validation.IsValidLabelValue(v)) == 0, names.IsLabelValue(v), v)
 		}
 	}
 }
