@@ -33,6 +33,8 @@ func TestNodeInfoLayout(t *testing.T) {
 	require.Equal(t, line, unsafe.Offsetof(n.idx)/64)
 	require.Equal(t, line, (unsafe.Offsetof(n.idx)+unsafe.Sizeof(n.idx)-1)/64)
 	require.Equal(t, line, (unsafe.Offsetof(n.pods)+unsafe.Sizeof(uintptr(0))-1)/64)
+	// Labels reads the labels pointer and its count from one line.
+	require.Equal(t, unsafe.Offsetof(n.labels)/64, (unsafe.Offsetof(n.numLabels)+unsafe.Sizeof(n.numLabels)-1)/64)
 }
 
 // TestNodeviewLayout pins what internal/nodeview's pointer conversions

@@ -3,7 +3,6 @@ package snapshot
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -12,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/schedkit/schedkit/internal/objects"
+	"github.com/schedkit/schedkit/internal/names"
 )
 
 // ValidatePod returns the problems NewPodInfo and [Cache.AddPod] find in
@@ -315,24 +314,25 @@ func validateLabelKeys(p *field.Path, match, mismatch []string, sel *metav1.Labe
 // O(length of the checked strings), and the caller runs the full check
 // (same errors as before) only when they say no. They must never accept
 // what the full check refuses (FuzzFastValidation); they may decline what
-// it accepts (a pod with (anti-)affinity, matchLabelKeys: the full check
-// decides).
+// it accepts (a pod with node affinity, matchLabelKeys or
+// mismatchLabelKeys: the full check decides).
 
 // podNamesValid reports that podNameErrors finds nothing: metadata.name a
 // DNS-1123 subdomain, metadata.namespace a DNS-1123 label, spec.nodeName
 // and status.nominatedNodeName empty or DNS-1123 subdomains.
 func podNamesValid(pod *v1.Pod) bool {
-	return objects.IsDNSSubdomain(pod.Name) && objects.IsDNSLabel(pod.Namespace) &&
-		(pod.Spec.NodeName == "" || objects.IsDNSSubdomain(pod.Spec.NodeName)) &&
-		(pod.Status.NominatedNodeName == "" || objects.IsDNSSubdomain(pod.Status.NominatedNodeName))
+	return names.IsDNSSubdomain(pod.Name) && names.IsDNSLabel(pod.Namespace) &&
+		(pod.Spec.NodeName == "" || names.IsDNSSubdomain(pod.Spec.NodeName)) &&
+		(pod.Status.NominatedNodeName == "" || names.IsDNSSubdomain(pod.Status.NominatedNodeName))
 }
 
 // schedulingValid reports that schedulingErrors finds nothing, for a pod
 // whose scheduling fields are the common ones: a nodeSelector, topology
-// spread constraints without matchLabelKeys, no affinity. false: not
-// decided here.
+// spread constraints without matchLabelKeys, pod (anti-)affinity terms
+// without matchLabelKeys or mismatchLabelKeys, no node affinity. false:
+// not decided here.
 func schedulingValid(pod *v1.Pod) bool {
-	if pod.Spec.Affinity != nil || !labelsValid(pod.Spec.NodeSelector) {
+	if a := pod.Spec.Affinity; a != nil && (a.NodeAffinity != nil || !podAffinityValid(a)) || !labelsValid(pod.Spec.NodeSelector) {
 		return false
 	}
 	cs := pod.Spec.TopologySpreadConstraints
@@ -348,6 +348,47 @@ func schedulingValid(pod *v1.Pod) bool {
 			if cs[j].TopologyKey == c.TopologyKey && cs[j].WhenUnsatisfiable == c.WhenUnsatisfiable {
 				return false
 			}
+		}
+	}
+	return true
+}
+
+// podAffinityValid reports that validateTerms finds nothing in a's pod
+// affinity and pod anti-affinity, for terms without matchLabelKeys or
+// mismatchLabelKeys (false: not decided here).
+func podAffinityValid(a *v1.Affinity) bool {
+	if pa := a.PodAffinity; pa != nil && !termsValid(pa.RequiredDuringSchedulingIgnoredDuringExecution, pa.PreferredDuringSchedulingIgnoredDuringExecution) {
+		return false
+	}
+	pa := a.PodAntiAffinity
+	return pa == nil || termsValid(pa.RequiredDuringSchedulingIgnoredDuringExecution, pa.PreferredDuringSchedulingIgnoredDuringExecution)
+}
+
+// termsValid is validateTerms finding nothing (see podAffinityValid).
+func termsValid(required []v1.PodAffinityTerm, preferred []v1.WeightedPodAffinityTerm) bool {
+	for i := range required {
+		if !termValid(&required[i]) {
+			return false
+		}
+	}
+	for i := range preferred {
+		if w := preferred[i].Weight; w <= 0 || w > 100 || !termValid(&preferred[i].PodAffinityTerm) {
+			return false
+		}
+	}
+	return true
+}
+
+// termValid is validateTerm finding nothing, for a term without
+// matchLabelKeys or mismatchLabelKeys (false: not decided here).
+func termValid(t *v1.PodAffinityTerm) bool {
+	if len(t.MatchLabelKeys) > 0 || len(t.MismatchLabelKeys) > 0 || !names.IsLabelKey(t.TopologyKey) ||
+		!selectorValid(t.LabelSelector) || !selectorValid(t.NamespaceSelector) {
+		return false
+	}
+	for _, ns := range t.Namespaces {
+		if !names.IsDNSLabel(ns) {
+			return false
 		}
 	}
 	return true
@@ -380,11 +421,11 @@ func selectorValid(s *metav1.LabelSelector) bool {
 		default:
 			return false
 		}
-		if !isLabelKey(r.Key) {
+		if !names.IsLabelKey(r.Key) {
 			return false
 		}
 		for _, v := range r.Values {
-			if !isLabelValue(v) {
+			if !names.IsLabelValue(v) {
 				return false
 			}
 		}
@@ -395,41 +436,9 @@ func selectorValid(s *metav1.LabelSelector) bool {
 // labelsValid is metav1validation.ValidateLabels finding nothing.
 func labelsValid(ls map[string]string) bool {
 	for k, v := range ls {
-		if !isLabelKey(k) || !isLabelValue(v) {
+		if !names.IsLabelKey(k) || !names.IsLabelValue(v) {
 			return false
 		}
 	}
 	return true
 }
-
-// isLabelKey is validation.IsQualifiedName finding nothing: an optional
-// DNS-1123 subdomain prefix and '/', then a name of 1 to 63 characters
-// as isLabelValue.
-func isLabelKey(s string) bool {
-	if i := strings.IndexByte(s, '/'); i >= 0 {
-		if i == 0 || !objects.IsDNSSubdomain(s[:i]) {
-			return false
-		}
-		s = s[i+1:]
-	}
-	return s != "" && isLabelValue(s)
-}
-
-// isLabelValue is validation.IsValidLabelValue finding nothing: empty,
-// or 1 to 63 of [-A-Za-z0-9_.], starting and ending alphanumeric.
-func isLabelValue(s string) bool {
-	if s == "" {
-		return true
-	}
-	if len(s) > 63 || !alnum(s[0]) || !alnum(s[len(s)-1]) {
-		return false
-	}
-	for i := 1; i < len(s)-1; i++ {
-		if c := s[i]; !alnum(c) && c != '-' && c != '_' && c != '.' {
-			return false
-		}
-	}
-	return true
-}
-
-func alnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }

@@ -31,34 +31,49 @@ type NamespaceLister interface {
 	Namespace(name string) *v1.Namespace
 }
 
-// namespaces memoises a lister's answers for one pod's preparation.
+// namespaces memoises a lister's answers for one pod's preparation: the
+// first namespace asked for (nearly always the pod's own, and often the
+// only one) in fields, others in a map made on the second.
 type namespaces struct {
 	lister NamespaceLister
-	seen   map[string]map[string]string
+	// name1, labels1: the first answer, when has1.
+	has1    bool
+	name1   string
+	labels1 map[string]string
+	seen    map[string]map[string]string
 }
 
-// labels returns the labels of namespace ns, nil if unknown.
+// noLabels is the labels of a known namespace without any: shared,
+// never written.
+var noLabels = map[string]string{}
+
+// labels returns the labels of namespace ns, nil if unknown. The first
+// namespace costs no allocation.
 func (n *namespaces) labels(ns string) (map[string]string, bool) {
 	if n.lister == nil {
 		return nil, false
 	}
+	if n.has1 && n.name1 == ns {
+		return n.labels1, n.labels1 != nil
+	}
 	if l, ok := n.seen[ns]; ok {
 		return l, l != nil
 	}
-	if n.seen == nil {
-		n.seen = map[string]map[string]string{}
+	var l map[string]string
+	if o := n.lister.Namespace(ns); o != nil {
+		if l = o.Labels; l == nil {
+			l = noLabels
+		}
 	}
-	o := n.lister.Namespace(ns)
-	if o == nil {
-		n.seen[ns] = nil
-		return nil, false
+	if !n.has1 {
+		n.has1, n.name1, n.labels1 = true, ns, l
+	} else {
+		if n.seen == nil {
+			n.seen = map[string]map[string]string{}
+		}
+		n.seen[ns] = l
 	}
-	l := o.Labels
-	if l == nil {
-		l = map[string]string{}
-	}
-	n.seen[ns] = l
-	return l, true
+	return l, l != nil
 }
 
 // incoming is a term of the incoming pod, its namespaceSelector resolved

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/schedkit/schedkit/internal/names"
 )
 
 // dnsNameSeeds are names at the rules' edges: dots, dashes, case, other
@@ -27,11 +29,11 @@ func FuzzDNSNames(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		want := validation.IsDNS1123Subdomain(s)
-		require.Equal(t, len(want) == 0, IsDNSSubdomain(s), "isDNS1123Subdomain(%q)", s)
+		require.Equal(t, len(want) == 0, names.IsDNSSubdomain(s), "isDNS1123Subdomain(%q)", s)
 		require.Equal(t, apivalidation.NameIsDNSSubdomain(s, false), DNSSubdomain(s, false), "DNSSubdomain(%q)", s)
 		require.Equal(t, apivalidation.NameIsDNSSubdomain(s, true), DNSSubdomain(s, true), "DNSSubdomain(%q, prefix)", s)
 		wantNS := apivalidation.ValidateNamespaceName(s, false)
-		require.Equal(t, len(validation.IsDNS1123Label(s)) == 0, IsDNSLabel(s), "isDNS1123Label(%q)", s)
+		require.Equal(t, len(validation.IsDNS1123Label(s)) == 0, names.IsDNSLabel(s), "isDNS1123Label(%q)", s)
 		require.Equal(t, wantNS, namespaceName(s), "namespaceName(%q)", s)
 	})
 }

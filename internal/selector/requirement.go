@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/schedkit/schedkit/internal/names"
 )
 
 // Label is one label as interned handles: snapshot.Label is this type,
@@ -32,8 +34,12 @@ type requirement struct {
 
 // newRequirement validates (key, op, values) with apimachinery's
 // labels.NewRequirement (its error, with path when path is not nil) and
-// compiles it.
+// compiles it. A requirement that is certainly valid (requirementValid)
+// skips NewRequirement, its regular expressions and allocations.
 func newRequirement(key string, op selection.Operator, values []string, path *field.Path) (requirement, error) {
+	if requirementValid(key, op, values) {
+		return compileRequirement(key, op, values, ""), nil
+	}
 	var opts []field.PathOption
 	if path != nil {
 		opts = append(opts, field.WithPath(path))
@@ -42,6 +48,38 @@ func newRequirement(key string, op selection.Operator, values []string, path *fi
 		return requirement{}, err
 	}
 	return compileRequirement(key, op, values, ""), nil
+}
+
+// requirementValid reports that labels.NewRequirement finds nothing in
+// (key, op, values): a label key, a value count the operator allows and
+// label values. false for Gt and Lt (NewRequirement decides) and for
+// anything invalid. O(len(key) + values' lengths); allocates nothing.
+func requirementValid(key string, op selection.Operator, values []string) bool {
+	switch op {
+	case selection.In, selection.NotIn:
+		if len(values) == 0 {
+			return false
+		}
+	case selection.Equals, selection.DoubleEquals, selection.NotEquals:
+		if len(values) != 1 {
+			return false
+		}
+	case selection.Exists, selection.DoesNotExist:
+		if len(values) != 0 {
+			return false
+		}
+	default:
+		return false
+	}
+	if !names.IsLabelKey(key) {
+		return false
+	}
+	for _, v := range values {
+		if !names.IsLabelValue(v) {
+			return false
+		}
+	}
+	return true
 }
 
 // compileRequirement compiles a requirement already known to be valid
