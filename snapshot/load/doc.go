@@ -42,7 +42,10 @@
 // Upstream reads a CPU quantity beyond int64 milli-units as 0 instead, so
 // it fits such a CPU request anywhere (a deliberate difference;
 // examples/kube-scheduler/parity TestDifferenceQuantityAboveInt64).
-// Negative quantities are always an error.
+// Negative quantities are always an error, and so are quantities whose
+// exponent apimachinery's parser would take minutes over or truncate
+// (cpu: "1e-999999999"; see [Options.Read]), which are found before the
+// document is decoded.
 //
 // # Usage
 //
@@ -96,6 +99,9 @@
 // time and typed decoding a quarter: the 1213-node openb YAML (0.6 MB) takes
 // about 0.1 s and 37 MB of allocations on a shared 2-core machine
 // (BenchmarkReadOpenbNodeYAML); JSON input skips the YAML step.
+// Every document's JSON is scanned once for an exponent of five or more
+// digits before decoding (no allocation); only a document that has one is
+// walked field by field to find the quantities among them.
 // Validation is O(resources) per Node and O(containers × resources) per Pod;
 // duplicate detection is one map insert per object.
 //

@@ -110,7 +110,16 @@ func Files(paths ...string) (Objects, error) { return Options{}.Files(paths...) 
 // milli-units, such as cpu: 1e1000 or memory: 50E) are accepted unchanged:
 // the snapshot model saturates them at math.MaxInt64 (see the package doc
 // for what then fits), so a loader that rejected them would hide that
-// behaviour.
+// behaviour. A quantity whose exponent apimachinery would take minutes to
+// parse, or would truncate to 32 bits ("1e-999999999",
+// "1e9919999199999999", "1e4294967297"; the rule is that of
+// internal/quantity.Screen: a non-zero quantity with an exponent below
+// -10000, beyond int32, or above 10000 on more than 18 significant
+// digits) is an [ErrDecode] error naming the field, found before the
+// document is decoded, in any quantity field of any registered kind
+// (including the kinds that are then skipped, which are decoded too).
+// Note that YAML reads a plain 1e-999999999 as a float, which is 0
+// before any quantity is parsed; quoted, it is the error above.
 //
 // On any error Read returns the zero Objects and an error that is, or joins
 // (errors.Join, up to 10 listed), [*Error] values wrapping the sentinels
@@ -327,6 +336,9 @@ func (l *loader) object(at where, js []byte) bool {
 		l.errs.add(l.errorAt(at, fmt.Errorf("%w: %s is not a mapping", ErrDecode, jsonKind(js[0]))))
 		return false
 	}
+	if screenQuantities && maySlowQuantity(js) && l.slowQuantities(at, js) {
+		return false
+	}
 	obj, gvk, err := l.decoder.Decode(js, nil, nil)
 	switch {
 	case err == nil:
@@ -382,6 +394,31 @@ func (l *loader) object(at where, js []byte) bool {
 		l.cluster(at, obj)
 	default:
 		l.other(at, *gvk)
+	}
+	return true
+}
+
+// screenQuantities turns the screening of quantities before decoding on;
+// off only in benchmarks, which compare both ways.
+var screenQuantities = true
+
+// slowQuantities reports, and records as errors, the quantity fields of
+// js that the decoder would take minutes to parse or would truncate
+// (quantity.Screen); js is then not decoded.
+func (l *loader) slowQuantities(at where, js []byte) bool {
+	t := objectType(js)
+	if t == nil {
+		return false // not a registered kind: the decoder decodes no field
+	}
+	ps := slowQuantities(js, t)
+	if len(ps) == 0 {
+		return false
+	}
+	for _, p := range ps {
+		e := l.errorAt(at, fmt.Errorf("%w: %w", ErrDecode, p.err))
+		identify(e, js)
+		e.Field = p.field
+		l.errs.add(e)
 	}
 	return true
 }
