@@ -20,12 +20,28 @@ import (
 // document holding one would hang the loader inside the decoder.
 //
 // maySlowQuantity is the cheap test every document passes through:
-// whether js holds an exponent that Screen could refuse. Only a document
-// that does is walked field by field (quantityFields), which costs about
-// a decode. O(len(js)), no allocation.
+// whether js holds a JSON string or number that, trimmed, is a quantity
+// with an exponent Screen could refuse (at least minScreenedDigits digits
+// after its leading zeros): [+-] digits [. digits] (e|E) [+-] digits,
+// between a quote, ':', ',', '[' or a blank and a quote, ',', '}', ']'
+// or a blank (or a non-ASCII byte). So a hexadecimal digest such as "sha256:3e48291f..." does
+// not trigger the walk. Only a document that passes is walked field by
+// field (quantityFields), which costs about a decode. O(len(js)), no
+// allocation.
 func maySlowQuantity(js []byte) bool {
 	for i := 1; i < len(js); i++ {
 		if js[i]|0x20 != 'e' || !(isDigit(js[i-1]) || js[i-1] == '.') {
+			continue
+		}
+		// The mantissa, back to where the value starts.
+		k := i - 1
+		for k > 0 && (isDigit(js[k-1]) || js[k-1] == '.') {
+			k--
+		}
+		if k > 0 && (js[k-1] == '-' || js[k-1] == '+') {
+			k--
+		}
+		if k == 0 || !startsValue(js[k-1]) {
 			continue
 		}
 		j := i + 1
@@ -39,9 +55,35 @@ func maySlowQuantity(js []byte) bool {
 		for j+n < len(js) && isDigit(js[j+n]) {
 			n++
 		}
-		if n >= minScreenedDigits {
+		if n >= minScreenedDigits && (j+n == len(js) || endsValue(js[j+n])) {
 			return true
 		}
+	}
+	return false
+}
+
+// startsValue and endsValue: bytes of non-ASCII runes count too, for the
+// Unicode blanks that Quantity.UnmarshalJSON trims.
+func startsValue(c byte) bool {
+	switch {
+	case c >= 0x80:
+		return true
+	}
+	switch c {
+	case '"', ':', ',', '[', ' ', '\t', '\n', '\r':
+		return true
+	}
+	return false
+}
+
+func endsValue(c byte) bool {
+	switch {
+	case c >= 0x80:
+		return true
+	}
+	switch c {
+	case '"', ',', '}', ']', ' ', '\t', '\n', '\r':
+		return true
 	}
 	return false
 }
