@@ -199,6 +199,27 @@ func splitYAML(file string, br *bufio.Reader, w *window, strict bool, errs *erro
 	}
 }
 
+// parserProblems are the messages of go-yaml v2's parser errors
+// (go.yaml.in/yaml/v2 parserc.go; its scanner has its own). For these
+// (*parser).fail names the offending token's 0-based line as "line N",
+// where for scanner errors it adds one: "{a: 1,\n b: [}" was reported at
+// line 1, the flow mapping's start, for a '}' on line 2. Left alone, an
+// error on the text's first line (0-based 0) names no line and is put at
+// the text's start, which is right. TestYAMLErrorLines pins the wording.
+var parserProblems = map[string]bool{
+	"did not find expected <stream-start>":   true,
+	"did not find expected <document start>": true,
+	"found undefined tag handle":             true,
+	"did not find expected node content":     true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected key":              true,
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found duplicate %TAG directive":         true,
+}
+
 // innerLine matches a line number in go-yaml's messages ("line 8:").
 var innerLine = regexp.MustCompile(`\bline (\d+):`)
 
@@ -247,6 +268,11 @@ func toJSON(file string, text []byte, start, index int, item string, strict bool
 		e := &Error{File: file, Line: start, Document: index, Item: item}
 		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 			n, _ := strconv.Atoi(m[1])
+			if parserProblems[m[2]] {
+				n++ // go-yaml's parser gives the 0-based line (parserProblems)
+				// At the end of the text (an unclosed '['), the last line.
+				n = min(n, max(bytes.Count(bytes.TrimRight(text, "\n"), []byte{'\n'})+1, 1))
+			}
 			e.Line = start + n - 1
 			e.Err = fmt.Errorf("%w: yaml: %s", ErrSyntax, m[2])
 		} else {
