@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -99,4 +100,22 @@ func TestObjectsRepeatedKeyWarningFromPipe(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	require.Equal(t, 0, run([]string{"-objects", fifo}, &stdout, &stderr), stderr.String())
 	require.Contains(t, stderr.String(), `in.yaml:11: document 2: load: unknown or duplicate field: error converting YAML to JSON: yaml: unmarshal errors:   line 11: key "nodeName" already set in map (ignored; -strict rejects it)`)
+}
+
+// TestObjectsSlowQuantityIsAnError: an -objects file with a quantity
+// apimachinery's parser takes minutes over ("1e-999999999") hung the
+// run inside the decoder; it is an error naming the file, object and
+// field at once. A deadline, not a timing.
+func TestObjectsSlowQuantityIsAnError(t *testing.T) {
+	bad := writeFile(t, t.TempDir(), "slow.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: \"1e-999999999\", memory: 1Gi, pods: '10'}}\n")
+	var stdout, stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() { done <- run([]string{"-objects", bad}, &stdout, &stderr) }()
+	select {
+	case code := <-done:
+		require.NotEqual(t, 0, code)
+		require.Contains(t, stderr.String(), `slow.yaml:1: document 1: Node "n1": status.allocatable[cpu]: load: cannot decode object: quantity exponent out of range`)
+	case <-time.After(20 * time.Second):
+		t.Fatal("simulate -objects with a 1e-999999999 quantity did not return within 20s")
+	}
 }
