@@ -1,10 +1,6 @@
 package load
 
-import (
-	"bytes"
-	"regexp"
-	"strings"
-)
+import "bytes"
 
 // mayRepeatKey reports whether the YAML text may hold a mapping key twice,
 // which go-yaml resolves silently (the last wins) when it converts YAML
@@ -19,13 +15,14 @@ import (
 // leading '.', '+' or '-'), quoted values not closed on their line, and
 // document markers after the start. The lines of a block scalar ("|" or
 // ">"), deeper than its key, are its text and skipped.
-// Cost: O(len(text)) time; allocates a few slices, not per key.
+// Cost: O(len(text) + keys per mapping squared) time; allocates the
+// scope stack and key lists (sub-slices of text), not the keys.
 func mayRepeatKey(text []byte) bool {
 	type scope struct {
 		col  int
-		keys []string
+		keys [][]byte // sub-slices of text
 	}
-	var stack []scope
+	stack := make([]scope, 0, 8)
 	first := true
 	block := -1 // in a block scalar: the column its lines are deeper than
 	for rest := text; len(rest) > 0; {
@@ -71,7 +68,7 @@ func mayRepeatKey(text []byte) bool {
 		}
 		key, value, ok := cutKey(content)
 		if !ok {
-			if item && blockIndicator.Match(content) {
+			if item && blockHeader(content) {
 				block = dash
 				continue
 			}
@@ -83,7 +80,7 @@ func mayRepeatKey(text []byte) bool {
 		if !plainKey(key) || !plainValue(value) {
 			return true
 		}
-		if blockIndicator.Match(value) {
+		if blockHeader(value) {
 			block = col
 		}
 		for len(stack) > 0 && (stack[len(stack)-1].col > col || item && stack[len(stack)-1].col == col) {
@@ -94,7 +91,7 @@ func mayRepeatKey(text []byte) bool {
 		}
 		top := &stack[len(stack)-1]
 		for _, k := range top.keys {
-			if k == key {
+			if bytes.Equal(k, key) {
 				return true
 			}
 		}
@@ -103,37 +100,54 @@ func mayRepeatKey(text []byte) bool {
 	return false
 }
 
-// blockIndicator matches the header of a block scalar ("|", ">-",
-// "|2+ # comment"), whose text is on the lines below, deeper than its key
-// (or its item's dash).
-var blockIndicator = regexp.MustCompile(`^[|>][0-9+-]*[ ]*(#.*)?$`)
+// blockHeader reports whether v is the header of a block scalar ("|",
+// ">-", "|2+ # comment"), whose text is on the lines below, deeper than
+// its key (or its item's dash).
+func blockHeader(v []byte) bool {
+	if len(v) == 0 || v[0] != '|' && v[0] != '>' {
+		return false
+	}
+	i := 1
+	for i < len(v) && (isDigit(v[i]) || v[i] == '+' || v[i] == '-') {
+		i++
+	}
+	for i < len(v) && v[i] == ' ' {
+		i++
+	}
+	return i == len(v) || v[i] == '#'
+}
 
 // cutKey splits "key: value" or "key:" (the key trimmed); ok is false
 // when content holds no ": " and does not end in ':'.
-func cutKey(content []byte) (key string, value []byte, ok bool) {
+func cutKey(content []byte) (key, value []byte, ok bool) {
 	i := bytes.Index(content, []byte(": "))
 	switch {
 	case i >= 0:
-		return strings.TrimRight(string(content[:i]), " "), bytes.TrimLeft(content[i+2:], " "), true
+		return bytes.TrimRight(content[:i], " "), bytes.TrimLeft(content[i+2:], " "), true
 	case content[len(content)-1] == ':':
-		return strings.TrimRight(string(content[:len(content)-1]), " "), nil, true
+		return bytes.TrimRight(content[:len(content)-1], " "), nil, true
 	}
-	return "", nil, false
+	return nil, nil, false
 }
 
 // plainKey reports whether key is a plain YAML scalar that go-yaml reads
 // as the string it spells, so that two keys are equal exactly when their
 // text is.
-func plainKey(key string) bool {
-	if key == "" || strings.ContainsAny(key[:1], "\"'?{}[],&*!|>%@`#.+-~0123456789") || strings.HasPrefix(key, "<<") {
+func plainKey(key []byte) bool {
+	if len(key) == 0 || bytes.IndexByte([]byte("\"'?{}[],&*!|>%@`#.+-~0123456789<"), key[0]) >= 0 {
 		return false
 	}
-	switch strings.ToLower(key) {
-	case "y", "n", "yes", "no", "on", "off", "true", "false", "null":
-		return false
+	for _, w := range yamlWords {
+		if bytes.EqualFold(key, []byte(w)) {
+			return false
+		}
 	}
 	return true
 }
+
+// yamlWords are the plain scalars go-yaml v2 resolves to booleans or
+// null, in any case.
+var yamlWords = []string{"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
 
 // plainValue reports whether a value (or a whole line that is no key)
 // ends on its line as far as keys go: a quoted scalar it starts with is

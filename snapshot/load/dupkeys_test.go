@@ -1,6 +1,7 @@
 package load
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,5 +81,32 @@ func TestMayRepeatKeyQuietOnRealData(t *testing.T) {
 	require.Len(t, docs, 1213)
 	for i, d := range docs {
 		require.False(t, mayRepeatKey([]byte(d)), "document %d:\n%s", i+1, d)
+	}
+}
+
+// BenchmarkMayRepeatKey: the scan on one openb node document, beside the
+// conversion to JSON it saves a second run of (the strict one).
+func BenchmarkMayRepeatKey(b *testing.B) {
+	path := filepath.Join(shareddata.Dir(b, "alibaba-clusterdata-gpu-v2023"), "node_yaml", "openb_node_list_gpu_node.yaml")
+	data, err := os.ReadFile(path)
+	require.NoError(b, err)
+	doc := []byte(strings.Split(string(data), "\n---\n")[0])
+	for _, how := range []string{"scan", "yaml.Unmarshal"} {
+		b.Run("how="+how, func(b *testing.B) {
+			b.SetBytes(int64(len(doc)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if how == "scan" {
+					if mayRepeatKey(doc) {
+						b.Fatal("scan fired")
+					}
+					continue
+				}
+				var js json.RawMessage
+				if err := yaml.Unmarshal(doc, &js); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
