@@ -16,11 +16,16 @@ import (
 // silently: it loads strictly first and, only if that fails, loads again
 // leniently (so a clean input is read once). A path that is not a regular
 // file or a directory (a pipe such as /dev/stdin cannot be read twice) is
-// loaded once, leniently, without warnings.
+// loaded once, leniently, warning of the keys given twice only (the
+// load's Objects.Warnings).
 func loadObjectFiles(paths []string, strict bool) (load.Objects, []string, error) {
 	if !strict && !rereadable(paths) {
 		objs, err := load.Options{}.Files(paths...)
-		return objs, nil, err
+		var warnings []string
+		for _, w := range objs.Warnings {
+			warnings = append(warnings, warning(w))
+		}
+		return objs, warnings, err
 	}
 	objs, err := load.Options{Strict: true}.Files(paths...)
 	if err == nil || strict {
@@ -31,13 +36,20 @@ func loadObjectFiles(paths []string, strict bool) (load.Objects, []string, error
 		if le := (*load.Error)(nil); errors.As(e, &le) && !errors.Is(le.Err, load.ErrUnknownField) {
 			continue // the lenient load reports it too
 		}
-		warnings = append(warnings, fmt.Sprintf("warning: %s (ignored; -strict rejects it)", strings.ReplaceAll(e.Error(), "\n", " ")))
+		warnings = append(warnings, warning(e))
 	}
+	// The strict load's errors above include the keys given twice,
+	// which this load lists again in objs.Warnings.
 	objs, err = load.Options{}.Files(paths...)
 	if err != nil {
 		return objs, nil, err
 	}
 	return objs, warnings, nil
+}
+
+// warning formats one ignored field on one line.
+func warning(e error) string {
+	return fmt.Sprintf("warning: %s (ignored; -strict rejects it)", strings.ReplaceAll(e.Error(), "\n", " "))
 }
 
 // loadInputFiles is loadObjectFiles plus the objects load skipped (a

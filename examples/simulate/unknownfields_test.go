@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -76,4 +80,42 @@ func TestExplainPartialFilter(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "; 144 feasible of the 216 nodes the cycle filtered (it stops once it has enough)\n")
 	require.Contains(t, r.stdout, "\n  over all nodes: 100 of 300 nodes filtered out: 100 Insufficient cpu\n")
+}
+
+// TestObjectsRepeatedKeyWarningFromPipe: a pipe, which cannot be read
+// twice, is loaded once leniently; a key given twice there was resolved
+// silently (the last wins). It is now a warning naming the line.
+func TestObjectsRepeatedKeyWarningFromPipe(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "in.yaml")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	const doc = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '1', memory: 1Gi, pods: '10'}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p1, namespace: default}\nspec:\n  nodeName: n2\n  nodeName: n1\n  containers:\n  - name: c\n    image: x\n"
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		_, _ = f.WriteString(doc)
+		_ = f.Close()
+	}()
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, run([]string{"-objects", fifo}, &stdout, &stderr), stderr.String())
+	require.Contains(t, stderr.String(), `in.yaml:11: document 2: load: unknown or duplicate field: error converting YAML to JSON: yaml: unmarshal errors:   line 11: key "nodeName" already set in map (ignored; -strict rejects it)`)
+}
+
+// TestObjectsSlowQuantityIsAnError: an -objects file with a quantity
+// apimachinery's parser takes minutes over ("1e-999999999") hung the
+// run inside the decoder; it is an error naming the file, object and
+// field at once. A deadline, not a timing.
+func TestObjectsSlowQuantityIsAnError(t *testing.T) {
+	bad := writeFile(t, t.TempDir(), "slow.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: \"1e-999999999\", memory: 1Gi, pods: '10'}}\n")
+	var stdout, stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() { done <- run([]string{"-objects", bad}, &stdout, &stderr) }()
+	select {
+	case code := <-done:
+		require.NotEqual(t, 0, code)
+		require.Contains(t, stderr.String(), `slow.yaml:1: document 1: Node "n1": status.allocatable[cpu]: load: cannot decode object: quantity exponent out of range`)
+	case <-time.After(20 * time.Second):
+		t.Fatal("simulate -objects with a 1e-999999999 quantity did not return within 20s")
+	}
 }

@@ -9,7 +9,10 @@
 // microseconds, makes them build a billion-digit integer (minutes, and
 // gigabytes of memory). [Scaled] decides from the decimal exponent and the
 // unscaled value's bit length first, so its cost is bounded by the size of
-// the quantity's digits, never by its exponent.
+// the quantity's digits, never by its exponent. Parsing itself
+// (resource.ParseQuantity) has the same trap on other strings
+// ("1e-999999999"): [Screen] tells them before they are parsed, for the
+// loaders.
 //
 // Layer: the bottom. quantity imports no schedkit package.
 package quantity

@@ -31,6 +31,13 @@
 // ...) for errors.Is, and each problem is an [*Error] for errors.As. When
 // anything is wrong, nothing is returned: no half-loaded cluster.
 //
+// Nothing read is dropped silently: a mapping key given twice in one
+// object keeps its last value (as kubectl and the API server do) and is
+// listed in [Objects.Warnings], or is an error with [Options.Strict].
+// Fields k8s.io/api does not know are ignored unless Strict (objects from
+// newer clusters carry them), and objects of other kinds are counted in
+// [Objects.Skipped].
+//
 // Quantities too large for int64, even in milli-units (cpu: 1e1000,
 // memory: 50E), are accepted unchanged, and the snapshot model saturates
 // them at math.MaxInt64 (a loader that refused them would hide that). So
@@ -42,7 +49,10 @@
 // Upstream reads a CPU quantity beyond int64 milli-units as 0 instead, so
 // it fits such a CPU request anywhere (a deliberate difference;
 // examples/kube-scheduler/parity TestDifferenceQuantityAboveInt64).
-// Negative quantities are always an error.
+// Negative quantities are always an error, and so are quantities whose
+// exponent apimachinery's parser would take minutes over or truncate
+// (cpu: "1e-999999999"; see [Options.Read]), which are found before the
+// document is decoded.
 //
 // # Usage
 //
@@ -96,6 +106,14 @@
 // time and typed decoding a quarter: the 1213-node openb YAML (0.6 MB) takes
 // about 0.1 s and 37 MB of allocations on a shared 2-core machine
 // (BenchmarkReadOpenbNodeYAML); JSON input skips the YAML step.
+// Each YAML text converted is scanned once for a mapping key given twice
+// (one pass, following block mappings by column); only a text the scan
+// cannot clear (flow mappings, quoted keys, block scalars holding
+// "key: value" lines, ...) is parsed a second time, strictly, to find
+// them ([Objects.Warnings]). Every document's JSON is scanned once for an
+// exponent of five or more digits before decoding (no allocation); only
+// a document that has one is walked field by field to find the
+// quantities among them.
 // Validation is O(resources) per Node and O(containers × resources) per Pod;
 // duplicate detection is one map insert per object.
 //

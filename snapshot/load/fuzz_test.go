@@ -51,6 +51,10 @@ func FuzzRead(f *testing.F) {
 		`{"apiVersion":"v1","kind":"Node","metadata":{"name":"a"}}{"kind":"Pod"}{"apiVersion":"v1","kind":"Node","metadata":{"name":"c"}}` + "\n---\n",
 		strings.Repeat("\n", 700) + `{"apiVersion":"v1","kind":"Node","metadata":{"name":"deep"}}`,
 		strings.Repeat(nodeYAML+"---\n", 3) + "---bad\n",
+		// Quantities apimachinery would parse for minutes: refused at once.
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: \"1e-999999999\"}}}]}\n",
+		`{"apiVersion":"v1","kind":"Node","metadata":{"name":"n"},"status":{"capacity":{"memory":1e9919999199999999}}}`,
+		"apiVersion: v1\nkind: Node\nmetadata: {name: n, labels: {a: \"1e-999999999\"}}\nstatus: {allocatable: {cpu: 1234567890123456789e99999}}\n",
 	} {
 		f.Add([]byte(seed), false)
 		f.Add([]byte(seed), true)

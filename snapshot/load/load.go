@@ -43,6 +43,15 @@ type Objects struct {
 	// or {Group: "apps", Version: "v1", Kind: "Deployment"}). Nil when
 	// nothing was skipped.
 	Skipped map[schema.GroupVersionKind]int
+	// Warnings lists, without [Options.Strict], the mapping keys given
+	// twice in one object (YAML or JSON), of which the last value was
+	// kept, as kubectl and the API server keep it (the API server warns
+	// "duplicate field" the same way); with Strict each is an error
+	// instead. Each wraps [ErrUnknownField] and says where, as the
+	// strict error would. Fields k8s.io/api does not know are not
+	// listed: they are expected from newer clusters. Nil when there are
+	// none; in input order.
+	Warnings []*Error
 }
 
 // Options tune [Options.Read] and [Options.Files]. The zero value is the
@@ -51,7 +60,8 @@ type Options struct {
 	// Strict rejects fields that k8s.io/api v0.37 does not know and fields
 	// given twice (apimachinery's strict decoding), catching typos such as
 	// "request:" for "requests:". Off by default, because objects written by
-	// newer clusters carry fields this version does not know.
+	// newer clusters carry fields this version does not know; fields given
+	// twice are then listed in [Objects.Warnings] (the last value is kept).
 	Strict bool
 	// RejectOtherKinds makes a document of any kind other than Node, Pod,
 	// List, NodeList or PodList an [ErrKind] error instead of being skipped
@@ -63,11 +73,11 @@ type Options struct {
 // core kinds (which are skipped). Kinds of other groups decode to a
 // "not registered" error that carries their GroupVersionKind, so they are
 // skipped the same way. A Scheme and its deserializers are safe for
-// concurrent use once built.
+// concurrent use once built. The decoder is strict in both modes
+// (loader.object turns its reports into errors or warnings).
 var (
-	scheme         = newScheme()
-	lenientDecoder = serializer.NewCodecFactory(scheme).UniversalDeserializer()
-	strictDecoder  = serializer.NewCodecFactory(scheme, serializer.EnableStrict).UniversalDeserializer()
+	scheme        = newScheme()
+	strictDecoder = serializer.NewCodecFactory(scheme, serializer.EnableStrict).UniversalDeserializer()
 )
 
 func newScheme() *runtime.Scheme {
@@ -110,7 +120,16 @@ func Files(paths ...string) (Objects, error) { return Options{}.Files(paths...) 
 // milli-units, such as cpu: 1e1000 or memory: 50E) are accepted unchanged:
 // the snapshot model saturates them at math.MaxInt64 (see the package doc
 // for what then fits), so a loader that rejected them would hide that
-// behaviour.
+// behaviour. A quantity whose exponent apimachinery would take minutes to
+// parse, or would truncate to 32 bits ("1e-999999999",
+// "1e9919999199999999", "1e4294967297"; the rule is that of
+// internal/quantity.Screen: a non-zero quantity with an exponent below
+// -10000, beyond int32, or above 10000 on more than 18 significant
+// digits) is an [ErrDecode] error naming the field, found before the
+// document is decoded, in any quantity field of any registered kind
+// (including the kinds that are then skipped, which are decoded too).
+// Note that YAML reads a plain 1e-999999999 as a float, which is 0
+// before any quantity is parsed; quoted, it is the error above.
 //
 // On any error Read returns the zero Objects and an error that is, or joins
 // (errors.Join, up to 10 listed), [*Error] values wrapping the sentinels
@@ -140,8 +159,9 @@ func (o Options) Read(r io.Reader, name string) (Objects, error) {
 // snapshot.WithDeviceDecoder) as it is decoded, instead of materialising
 // the objects: bound pods, Nodes and the other objects go to the cache;
 // unbound and terminal pods, which a cache does not take, are returned in
-// Objects.Pods, and Objects.Skipped counts skipped kinds (Objects.Nodes
-// and Objects.Others stay nil).
+// Objects.Pods, Objects.Skipped counts skipped kinds and
+// Objects.Warnings lists repeated keys (Objects.Nodes and Objects.Others
+// stay nil).
 //
 // Errors: those of Read for the same input, in the same order, plus what
 // the cache rejects (for example a pod recording a GPU device its node
@@ -277,11 +297,9 @@ type loader struct {
 }
 
 func (o Options) newLoader() *loader {
-	l := &loader{opts: o, decoder: lenientDecoder, nodes: map[string]where{}, pods: map[string]where{}, others: map[objects.Key]where{}}
-	if o.Strict {
-		l.decoder = strictDecoder
-	}
-	return l
+	// The strict decoder in both modes: without Strict its reports of
+	// repeated fields are warnings and of unknown fields ignored (object).
+	return &loader{opts: o, decoder: strictDecoder, nodes: map[string]where{}, pods: map[string]where{}, others: map[objects.Key]where{}}
 }
 
 func (l *loader) result() (Objects, error) {
@@ -298,7 +316,7 @@ func (l *loader) failed() bool { return l.done.total+l.errs.total+l.synErrs.tota
 // filing each before the next is read; its syntax errors are listed
 // before its objects' errors.
 func (l *loader) file(name string, r io.Reader) {
-	void := split(name, r, l.opts.Strict, &l.synErrs, func(d document) bool {
+	void := split(name, r, l.opts.Strict, &l.synErrs, &l.out.Warnings, func(d document) bool {
 		at := where{file: name, line: d.line, doc: d.index}
 		if d.item >= 0 {
 			at = at.inItem(d.item)
@@ -327,9 +345,19 @@ func (l *loader) object(at where, js []byte) bool {
 		l.errs.add(l.errorAt(at, fmt.Errorf("%w: %s is not a mapping", ErrDecode, jsonKind(js[0]))))
 		return false
 	}
+	if screenQuantities && maySlowQuantity(js) && l.slowQuantities(at, js) {
+		return false
+	}
 	obj, gvk, err := l.decoder.Decode(js, nil, nil)
 	switch {
 	case err == nil:
+	case runtime.IsStrictDecodingError(err) && !l.opts.Strict:
+		// Decoded in full: only the repeated fields are worth a warning.
+		if dups := repeatedFields(err); dups != nil {
+			e := l.errorAt(at, fmt.Errorf("%w: %w", ErrUnknownField, runtime.NewStrictDecodingError(dups)))
+			setIdentity(e, obj)
+			l.out.Warnings = append(l.out.Warnings, e)
+		}
 	case runtime.IsStrictDecodingError(err):
 		e := l.errorAt(at, fmt.Errorf("%w: %w", ErrUnknownField, err))
 		setIdentity(e, obj)
@@ -384,6 +412,48 @@ func (l *loader) object(at where, js []byte) bool {
 		l.other(at, *gvk)
 	}
 	return true
+}
+
+// screenQuantities turns the screening of quantities before decoding on;
+// off only in benchmarks, which compare both ways.
+var screenQuantities = true
+
+// slowQuantities reports, and records as errors, the quantity fields of
+// js that the decoder would take minutes to parse or would truncate
+// (quantity.Screen); js is then not decoded.
+func (l *loader) slowQuantities(at where, js []byte) bool {
+	t := objectType(js)
+	if t == nil {
+		return false // not a registered kind: the decoder decodes no field
+	}
+	ps := slowQuantities(js, t)
+	if len(ps) == 0 {
+		return false
+	}
+	for _, p := range ps {
+		e := l.errorAt(at, fmt.Errorf("%w: %w", ErrDecode, p.err))
+		identify(e, js)
+		e.Field = p.field
+		l.errs.add(e)
+	}
+	return true
+}
+
+// repeatedFields returns the "duplicate field" errors among those of a
+// strict decoding error (sigs.k8s.io/json's wording, which apimachinery
+// passes on; TestReadWarnsOfRepeatedKeys pins it); nil when none.
+func repeatedFields(err error) []error {
+	se, ok := runtime.AsStrictDecodingError(err)
+	if !ok {
+		return nil
+	}
+	var dups []error
+	for _, e := range se.Errors() {
+		if strings.HasPrefix(e.Error(), "duplicate field ") {
+			dups = append(dups, e)
+		}
+	}
+	return dups
 }
 
 func (w where) inItem(i int) where {

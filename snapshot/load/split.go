@@ -40,12 +40,12 @@ type document struct {
 // looked like JSON was re-read as YAML and failed as YAML too: its JSON
 // error, the more useful one, is then the only one reported, and the
 // caller drops the errors of the objects emitted.
-func split(file string, r io.Reader, strict bool, errs *errorList, emit func(document) bool) (void bool) {
+func split(file string, r io.Reader, strict bool, errs *errorList, warns *[]*Error, emit func(document) bool) (void bool) {
 	w := &window{r: r, hold: true, line: 1}
 	br := bufio.NewReaderSize(w, readBuffer)
 	if !looksJSON(br) {
 		w.hold = false
-		splitYAML(file, br, w, strict, errs, emit)
+		splitYAML(file, br, w, strict, errs, warns, emit)
 		return false
 	}
 	jerr, replay := splitJSON(file, br, w, emit)
@@ -63,7 +63,7 @@ func split(file string, r io.Reader, strict bool, errs *errorList, emit func(doc
 	// JSON. When YAML fails as well, the JSON error is the more useful one.
 	var yerrs errorList
 	yw := &window{r: io.MultiReader(bytes.NewReader(replay), r), line: 1}
-	splitYAML(file, bufio.NewReaderSize(yw, readBuffer), yw, strict, &yerrs, emit)
+	splitYAML(file, bufio.NewReaderSize(yw, readBuffer), yw, strict, &yerrs, warns, emit)
 	switch {
 	case yw.err != nil:
 		errs.add(ioError(file, yw.err))
@@ -154,7 +154,7 @@ var yamlLine = regexp.MustCompile(`^(?:error converting YAML to JSON: )?yaml: li
 // start(k) + lines(k) + 1. After each document w forgets the bytes
 // consumed, so it holds the current document's bytes (and the read-ahead),
 // where a malformed separator is looked for.
-func splitYAML(file string, br *bufio.Reader, w *window, strict bool, errs *errorList, emit func(document) bool) {
+func splitYAML(file string, br *bufio.Reader, w *window, strict bool, errs *errorList, warns *[]*Error, emit func(document) bool) {
 	r := yaml.NewYAMLReader(br)
 	line := 1
 	for index := 1; ; index++ {
@@ -179,7 +179,7 @@ func splitYAML(file string, br *bufio.Reader, w *window, strict bool, errs *erro
 		if list, ok := listItems(chunk); ok && itemByItem {
 			// A kubectl List: the List without its items, then each item,
 			// converted one at a time.
-			js, ok := toJSON(file, list.skeleton, start, index, "", strict, errs)
+			js, ok := toJSON(file, list.skeleton, start, index, "", strict, errs, warns)
 			if !ok || !emit(document{index: index, line: start, json: js, item: -1}) {
 				continue
 			}
@@ -187,16 +187,37 @@ func splitYAML(file string, br *bufio.Reader, w *window, strict bool, errs *erro
 			for i, it := range list.items {
 				text = append(text[:0], chunk[it.from:it.to]...)
 				text[it.dash-it.from] = ' '
-				if js, ok := toJSON(file, text, start+it.line, index, "items["+strconv.Itoa(i)+"]", strict, errs); ok {
+				if js, ok := toJSON(file, text, start+it.line, index, "items["+strconv.Itoa(i)+"]", strict, errs, warns); ok {
 					emit(document{index: index, line: start + it.line, json: js, item: i})
 				}
 			}
 			continue
 		}
-		if js, ok := toJSON(file, chunk, start, index, "", strict, errs); ok {
+		if js, ok := toJSON(file, chunk, start, index, "", strict, errs, warns); ok {
 			emit(document{index: index, line: start, json: js, item: -1})
 		}
 	}
+}
+
+// parserProblems are the messages of go-yaml v2's parser errors
+// (go.yaml.in/yaml/v2 parserc.go; its scanner has its own). For these
+// (*parser).fail names the offending token's 0-based line as "line N",
+// where for scanner errors it adds one: "{a: 1,\n b: [}" was reported at
+// line 1, the flow mapping's start, for a '}' on line 2. Left alone, an
+// error on the text's first line (0-based 0) names no line and is put at
+// the text's start, which is right. TestYAMLErrorLines pins the wording.
+var parserProblems = map[string]bool{
+	"did not find expected <stream-start>":   true,
+	"did not find expected <document start>": true,
+	"found undefined tag handle":             true,
+	"did not find expected node content":     true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected key":              true,
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found duplicate %TAG directive":         true,
 }
 
 // innerLine matches a line number in go-yaml's messages ("line 8:").
@@ -204,8 +225,10 @@ var innerLine = regexp.MustCompile(`\bline (\d+):`)
 
 // toJSON converts YAML text that starts at line start of the file
 // (document index, List item item or "") to JSON, reporting a syntax
-// error, or with strict a duplicate key, through errs.
-func toJSON(file string, text []byte, start, index int, item string, strict bool, errs *errorList) (json.RawMessage, bool) {
+// error through errs, and a mapping key given twice (of which the
+// conversion keeps the last) through errs with strict, through warns
+// without.
+func toJSON(file string, text []byte, start, index int, item string, strict bool, errs *errorList, warns *[]*Error) (json.RawMessage, bool) {
 	// yaml.Unmarshal, not yaml.ToJSON: ToJSON passes through anything
 	// that starts with '{' unconverted, and YAML flow mappings do.
 	var js json.RawMessage
@@ -213,9 +236,10 @@ func toJSON(file string, text []byte, start, index int, item string, strict bool
 	if err == nil {
 		err = trailing(text)
 	}
-	if err == nil && strict {
-		// ToJSON keeps the last of duplicate keys; UnmarshalStrict
-		// rejects them.
+	if err == nil && mayRepeatKey(text) {
+		// ToJSON keeps the last of repeated keys; UnmarshalStrict
+		// rejects them (a second parse, for the texts mayRepeatKey
+		// cannot clear).
 		var v any
 		if serr := yaml.UnmarshalStrict(text, &v); serr != nil {
 			// go-yaml's lines are relative to text: made the file's, and
@@ -233,14 +257,22 @@ func toJSON(file string, text []byte, start, index int, item string, strict bool
 				e.Line = first
 			}
 			e.Err = fmt.Errorf("%w: %s", ErrUnknownField, msg)
-			errs.add(e)
-			return nil, false
+			if strict {
+				errs.add(e)
+				return nil, false
+			}
+			*warns = append(*warns, e)
 		}
 	}
 	if err != nil {
 		e := &Error{File: file, Line: start, Document: index, Item: item}
 		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 			n, _ := strconv.Atoi(m[1])
+			if parserProblems[m[2]] {
+				n++ // go-yaml's parser gives the 0-based line (parserProblems)
+				// At the end of the text (an unclosed '['), the last line.
+				n = min(n, max(bytes.Count(bytes.TrimRight(text, "\n"), []byte{'\n'})+1, 1))
+			}
 			e.Line = start + n - 1
 			e.Err = fmt.Errorf("%w: yaml: %s", ErrSyntax, m[2])
 		} else {

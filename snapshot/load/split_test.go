@@ -52,7 +52,7 @@ func TestSplitStreams(t *testing.T) {
 			cr := &CountingReader{R: strings.NewReader(in)}
 			var errs errorList
 			got := 0
-			void := split("in", cr, false, &errs, func(d document) bool {
+			void := split("in", cr, false, &errs, new([]*Error), func(d document) bool {
 				require.Equal(t, got+1, d.index)
 				require.Equal(t, lines[got], d.line, "document %d", d.index)
 				require.Contains(t, strings.ReplaceAll(string(d.json), " ", ""), fmt.Sprintf(`"name":"n%d"`, got))
@@ -88,7 +88,7 @@ func TestSplitLinesAcrossBuffers(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			for _, r := range []io.Reader{strings.NewReader(tc.in), &oneByte{bytes.NewReader([]byte(tc.in))}} {
 				var errs errorList
-				split("in", r, false, &errs, func(document) bool { return true })
+				split("in", r, false, &errs, new([]*Error), func(document) bool { return true })
 				require.Equal(t, 1, errs.total, "%v", errs.err())
 				e := errs.errs[0].(*Error)
 				require.Equal(t, tc.line, e.Line, "%v", e)

@@ -16,7 +16,9 @@ import (
 // first flow collection (or what precedes a "..." line) and ignores the
 // rest: the loader returned fewer objects than the input holds, with no
 // error (a new-user trial, inputs 06, 13, 14, 33, 34 and a cut JSON
-// stream). Each must now be an ErrSyntax error at the line given.
+// stream). Each must now be an ErrSyntax error at the line given: where
+// the content after the first value starts (before TestYAMLErrorLines'
+// fix, the YAML cases named the line before it, the first value's).
 var trailingInputs = []struct {
 	name string
 	in   string
@@ -33,17 +35,17 @@ var trailingInputs = []struct {
 	{"one JSON object then a YAML Pod without separator",
 		`{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}}` + "\napiVersion: v1\nkind: Pod\nmetadata: {name: p1, namespace: ns1}\n", 2, 2},
 	{"YAML flow mapping then block mapping",
-		"---\n{apiVersion: v1, kind: Node, metadata: {name: n1}}\napiVersion: v1\nkind: Node\nmetadata: {name: n2}\n", 2, 1},
+		"---\n{apiVersion: v1, kind: Node, metadata: {name: n1}}\napiVersion: v1\nkind: Node\nmetadata: {name: n2}\n", 3, 1},
 	{"YAML then two JSON lines after a separator",
 		"apiVersion: v1\nkind: Node\nmetadata: {name: n0}\n---\n" +
 			`{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}}` + "\n" +
-			`{"apiVersion":"v1","kind":"Node","metadata":{"name":"n2"}}` + "\n", 5, 2},
+			`{"apiVersion":"v1","kind":"Node","metadata":{"name":"n2"}}` + "\n", 6, 2},
 	{"two flow mappings, comments and blanks first",
-		"apiVersion: v1\nkind: Node\nmetadata: {name: n0}\n---\n# c\n\n  {apiVersion: v1, kind: Node, metadata: {name: n1}}\n  {apiVersion: v1, kind: Node, metadata: {name: n2}}\n", 7, 2},
+		"apiVersion: v1\nkind: Node\nmetadata: {name: n0}\n---\n# c\n\n  {apiVersion: v1, kind: Node, metadata: {name: n1}}\n  {apiVersion: v1, kind: Node, metadata: {name: n2}}\n", 8, 2},
 	{"a document after a document end marker",
 		"apiVersion: v1\nkind: Node\nmetadata: {name: n0}\n...\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\n", 5, 1},
 	{"a List item of two flow mappings",
-		"apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: n0}\n-   {apiVersion: v1, kind: Node, metadata: {name: n1}}\n    {apiVersion: v1, kind: Node, metadata: {name: n2}}\n", 7, 1},
+		"apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: n0}\n-   {apiVersion: v1, kind: Node, metadata: {name: n1}}\n    {apiVersion: v1, kind: Node, metadata: {name: n2}}\n", 8, 1},
 }
 
 // TestReadRejectsTrailingContent: every input in trailingInputs is an
@@ -148,4 +150,34 @@ func TestReadStrictDuplicateKeyLine(t *testing.T) {
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, 3, e.Line, "%v", err)
 	assert.Equal(t, 3, e.Document, "%v", err)
+}
+
+// TestYAMLErrorLines: a syntax error inside a multi-line flow collection
+// is reported at the offending line. go-yaml's parser names the 0-based
+// line of the token it stopped at, which was read as 1-based: one line
+// early, often the flow collection's opening line.
+func TestYAMLErrorLines(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		line int
+		msg  string
+	}{
+		{"apiVersion: v1\nkind: Pod\nmetadata: {name: p,\n  labels: {a: b},\n  x: [1, 2}\n}\n", 5, "did not find expected ',' or ']'"},
+		{"apiVersion: v1\nkind: Pod\nspec: {\n  containers: [\n    {name: a},\n    {name: b, image: [}\n  ]\n}\n", 6, "did not find expected node content"},
+		{"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {\n  containers: [{name: c}],\n  nodeName: 5: 6\n}\n", 6, "did not find expected ',' or '}'"},
+		{"apiVersion: v1\nkind: Node\nmetadata:\n  name: a\n labels: {}\n", 5, "did not find expected key"},
+		// At the end of the text: its last line.
+		{"apiVersion: v1\nkind: Node\nmetadata:\n  name: [\n", 4, "did not find expected node content"},
+		// On the first line go-yaml names no line: the document's.
+		{"---\n{a: [}\n", 2, "did not find expected node content"},
+		// A scanner error was right already.
+		{"apiVersion: v1\nkind: Node\nmetadata: {name: a}\nx: y: z\n", 4, "mapping values are not allowed in this context"},
+	} {
+		_, err := load.Read(strings.NewReader(nodeYAML+"---\n"+c.in), "in.yaml")
+		require.ErrorIs(t, err, load.ErrSyntax, c.in)
+		var e *load.Error
+		require.ErrorAs(t, err, &e)
+		assert.Equal(t, 12+c.line, e.Line, "%q: %v", c.in, err)
+		assert.Contains(t, err.Error(), c.msg, c.in)
+	}
 }

@@ -1,7 +1,6 @@
 package load
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/schedkit/schedkit/internal/objects"
+	"github.com/schedkit/schedkit/internal/quantity"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -128,80 +128,60 @@ var resourceListFields = map[string]bool{
 
 // describeDecodeError improves e when the decoder failed on a quantity,
 // whose error ("quantities must match the regular expression ...") names no
-// field: it finds the first resource-list value in js that does not parse and
-// puts its path in e.Field. Only runs on the error path.
+// field: it finds the first quantity field of js (quantityFields) whose
+// value does not parse and puts its path in e.Field. Only runs on the
+// error path.
 func describeDecodeError(e *Error, js []byte) {
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
-		return
-	}
-	if m, ok := v.(map[string]any); ok {
-		if md, ok := m["metadata"].(map[string]any); ok {
-			e.Name, _ = md["name"].(string)
-			e.Namespace, _ = md["namespace"].(string)
+	identify(e, js)
+	found := false
+	quantityFields(js, objectType(js), func(path string, v json.Token) {
+		if !found && !isQuantity(v) {
+			found = true
+			e.Field = path
+			e.Err = fmt.Errorf("%w: invalid quantity %s", ErrDecode, tokenText(v))
 		}
-	}
-	if field, value, ok := badQuantity("", v); ok {
-		e.Field = field
-		e.Err = fmt.Errorf("%w: invalid quantity %s", ErrDecode, value)
-	}
+	})
 }
 
-// badQuantity walks v depth-first (map keys in sorted order) and returns the
-// path and JSON text of the first unparsable quantity in a resource list.
-func badQuantity(path string, v any) (string, string, bool) {
-	switch v := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			at := k
-			if path != "" {
-				at = path + "." + k
-			}
-			if rl, ok := v[k].(map[string]any); ok && resourceListFields[k] {
-				names := make([]string, 0, len(rl))
-				for n := range rl {
-					names = append(names, n)
-				}
-				slices.Sort(names)
-				for _, n := range names {
-					if !isQuantity(rl[n]) {
-						text, _ := json.Marshal(rl[n])
-						return at + "[" + n + "]", string(text), true
-					}
-				}
-			}
-			if f, val, ok := badQuantity(at, v[k]); ok {
-				return f, val, true
-			}
-		}
-	case []any:
-		for i, x := range v {
-			if f, val, ok := badQuantity(path+"["+strconv.Itoa(i)+"]", x); ok {
-				return f, val, true
-			}
-		}
+// identify sets e's Namespace and Name, and its Kind when unset, from the
+// JSON object js, as far as they are strings. Best effort, for messages:
+// a name of the wrong type may be the very error reported.
+func identify(e *Error, js []byte) {
+	var meta struct {
+		Kind     any `json:"kind"`
+		Metadata struct {
+			Name      any `json:"name"`
+			Namespace any `json:"namespace"`
+		} `json:"metadata"`
 	}
-	return "", "", false
+	_ = json.Unmarshal(js, &meta)
+	if e.Kind == "" {
+		e.Kind, _ = meta.Kind.(string)
+	}
+	e.Name, _ = meta.Metadata.Name.(string)
+	e.Namespace, _ = meta.Metadata.Namespace.(string)
 }
 
-// isQuantity reports whether resource.Quantity's JSON decoding accepts x.
-func isQuantity(x any) bool {
-	var s string
-	switch x := x.(type) {
-	case nil:
+// tokenText is v as it appears in JSON, or "an object" or "an array".
+func tokenText(v json.Token) string {
+	switch v {
+	case json.Delim('{'):
+		return "an object"
+	case json.Delim('['):
+		return "an array"
+	}
+	text, _ := json.Marshal(v)
+	return string(text)
+}
+
+// isQuantity reports whether resource.Quantity's JSON decoding accepts x
+// (a token of quantityFields) in bounded time: quantity.Screen first.
+func isQuantity(x json.Token) bool {
+	if x == nil {
 		return true
-	case string:
-		s = x
-	case json.Number:
-		s = x.String()
-	default:
+	}
+	s, ok := quantityText(x)
+	if !ok || quantity.Screen(s) != nil {
 		return false
 	}
 	var q resource.Quantity

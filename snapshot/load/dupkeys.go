@@ -1,0 +1,186 @@
+package load
+
+import "bytes"
+
+// mayRepeatKey reports whether the YAML text may hold a mapping key twice,
+// which go-yaml resolves silently (the last wins) when it converts YAML
+// to JSON; false means it surely does not. It follows block-style
+// mappings line by line, a scope per key column: a key is compared with
+// the keys of its scope; a deeper key opens a scope, a shallower one
+// closes the deeper scopes, and a key after "- " opens a new one (a
+// sequence item). It answers true, the safe side, on whatever it does not
+// follow: flow collections other than "{}" and "[]", tabs, quoted or
+// complex keys, merge keys ("<<"), keys YAML may resolve to a non-string
+// (a number, y/n/yes/no/on/off/true/false/null/~, in any case, or a
+// leading '.', '+' or '-'), quoted values not closed on their line, and
+// document markers after the start. The lines of a block scalar ("|" or
+// ">"), deeper than its key, are its text and skipped.
+// Cost: O(len(text) + keys per mapping squared) time; allocates the
+// scope stack and key lists (sub-slices of text), not the keys.
+func mayRepeatKey(text []byte) bool {
+	type scope struct {
+		col  int
+		keys [][]byte // sub-slices of text
+	}
+	stack := make([]scope, 0, 8)
+	first := true
+	block := -1 // in a block scalar: the column its lines are deeper than
+	for rest := text; len(rest) > 0; {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte{'\n'})
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+		if first {
+			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
+		}
+		content := bytes.TrimLeft(line, " ")
+		col := len(line) - len(content)
+		if block >= 0 {
+			if len(bytes.TrimSpace(content)) == 0 || col > block {
+				continue // the block scalar's text, tabs and all
+			}
+			block = -1
+		}
+		if bytes.IndexByte(line, '\t') >= 0 {
+			return true
+		}
+		if len(content) == 0 || content[0] == '#' {
+			continue
+		}
+		if col == 0 && (bytes.HasPrefix(content, []byte("---")) || bytes.HasPrefix(content, []byte("..."))) {
+			if !first || !bytes.HasPrefix(content, []byte("---")) {
+				return true
+			}
+			first = false
+			continue
+		}
+		first = false
+		item, dash := false, col
+		for len(content) > 0 && content[0] == '-' && (len(content) == 1 || content[1] == ' ') {
+			item = true
+			after := bytes.TrimLeft(content[1:], " ")
+			col += len(content) - len(after)
+			content = after
+		}
+		if len(content) == 0 || content[0] == '#' {
+			// "-" alone: the item's content starts on a later line,
+			// deeper than the dash: a key there opens a scope anyway.
+			continue
+		}
+		key, value, ok := cutKey(content)
+		if !ok {
+			if item && blockHeader(content) {
+				block = dash
+				continue
+			}
+			if !plainValue(content) {
+				return true
+			}
+			continue // a scalar: a sequence item or a continuation line
+		}
+		if !plainKey(key) || !plainValue(value) {
+			return true
+		}
+		if blockHeader(value) {
+			block = col
+		}
+		for len(stack) > 0 && (stack[len(stack)-1].col > col || item && stack[len(stack)-1].col == col) {
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) == 0 || stack[len(stack)-1].col < col {
+			stack = append(stack, scope{col: col})
+		}
+		top := &stack[len(stack)-1]
+		for _, k := range top.keys {
+			if bytes.Equal(k, key) {
+				return true
+			}
+		}
+		top.keys = append(top.keys, key)
+	}
+	return false
+}
+
+// blockHeader reports whether v is the header of a block scalar ("|",
+// ">-", "|2+ # comment"), whose text is on the lines below, deeper than
+// its key (or its item's dash).
+func blockHeader(v []byte) bool {
+	if len(v) == 0 || v[0] != '|' && v[0] != '>' {
+		return false
+	}
+	i := 1
+	for i < len(v) && (isDigit(v[i]) || v[i] == '+' || v[i] == '-') {
+		i++
+	}
+	for i < len(v) && v[i] == ' ' {
+		i++
+	}
+	return i == len(v) || v[i] == '#'
+}
+
+// cutKey splits "key: value" or "key:" (the key trimmed); ok is false
+// when content holds no ": " and does not end in ':'.
+func cutKey(content []byte) (key, value []byte, ok bool) {
+	i := bytes.Index(content, []byte(": "))
+	switch {
+	case i >= 0:
+		return bytes.TrimRight(content[:i], " "), bytes.TrimLeft(content[i+2:], " "), true
+	case content[len(content)-1] == ':':
+		return bytes.TrimRight(content[:len(content)-1], " "), nil, true
+	}
+	return nil, nil, false
+}
+
+// plainKey reports whether key is a plain YAML scalar that go-yaml reads
+// as the string it spells, so that two keys are equal exactly when their
+// text is.
+func plainKey(key []byte) bool {
+	if len(key) == 0 || bytes.IndexByte([]byte("\"'?{}[],&*!|>%@`#.+-~0123456789<"), key[0]) >= 0 {
+		return false
+	}
+	for _, w := range yamlWords {
+		if bytes.EqualFold(key, []byte(w)) {
+			return false
+		}
+	}
+	return true
+}
+
+// yamlWords are the plain scalars go-yaml v2 resolves to booleans or
+// null, in any case.
+var yamlWords = []string{"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
+
+// plainValue reports whether a value (or a whole line that is no key)
+// ends on its line as far as keys go: a quoted scalar it starts with is
+// closed there; unquoted, it holds no '{' or '[' (a flow collection,
+// perhaps after an anchor or tag), or is "{}" or "[]".
+func plainValue(v []byte) bool {
+	if len(v) == 0 {
+		return true
+	}
+	switch v[0] {
+	case '"':
+		for i := 1; i < len(v); i++ {
+			switch v[i] {
+			case '\\':
+				i++
+			case '"':
+				return true
+			}
+		}
+		return false
+	case '\'':
+		for i := 1; i < len(v); i++ {
+			if v[i] == '\'' {
+				if i+1 < len(v) && v[i+1] == '\'' {
+					i++
+					continue
+				}
+				return true
+			}
+		}
+		return false
+	}
+	// Unquoted: no flow collection, not even after an anchor or tag.
+	t := bytes.TrimRight(v, " ")
+	return string(t) == "{}" || string(t) == "[]" || bytes.IndexAny(v, "{[") < 0
+}
