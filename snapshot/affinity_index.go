@@ -278,10 +278,8 @@ func (s *state) viewPod(ni *NodeInfo, p *PodInfo, d int) {
 		return true
 	})
 	for _, t := range hits {
-		g, _ := s.aff.views.get(t.KeyHash(), t.Key())
 		v, _ := selector.LabelValue(ni.Labels(), t.TopologyKeyHandle())
-		g.add(s.countW(), v, int64(d))
-		s.aff.views.set(s.groupW(), t.KeyHash(), t.Key(), g)
+		s.aff.views.upd(s.groupW(), t.KeyHash(), t.Key()).add(s.countW(), v, int64(d))
 	}
 }
 
@@ -294,12 +292,13 @@ func (s *state) viewRef(tm *interpod.Term, d int) {
 		return
 	}
 	h, key := tm.KeyHash(), tm.Key()
-	g, ok := s.aff.views.get(h, key)
-	if !ok {
-		if d < 0 {
-			return // unreachable: the term joined with its view
-		}
-		g = termGroup{term: tm}
+	g := s.aff.views.upd(s.groupW(), h, key)
+	if g.term == nil && d < 0 { // unreachable: the term joined with its view
+		s.aff.views.del(s.groupW(), h, key)
+		return
+	}
+	if g.term == nil { // new: count the pods the term matches
+		g.term = tm
 		m := map[unique.Handle[string]]int64{}
 		for i := range s.n {
 			ni := s.node(i)
@@ -318,12 +317,9 @@ func (s *state) viewRef(tm *interpod.Term, d int) {
 			g.domains.set(w, hashString(v.Value()), v.Value(), domainTotal{c, v})
 		}
 	}
-	g.members += int64(d)
-	if g.members == 0 {
+	if g.members += int64(d); g.members == 0 {
 		s.aff.views.del(s.groupW(), h, key)
-		return
 	}
-	s.aff.views.set(s.groupW(), h, key, g)
 }
 
 // MatchCounts is interpod.Index's; O(log views), no allocation.
@@ -349,21 +345,20 @@ func (g *termGroup) add(w pwriter[domainTotal], v unique.Handle[string], c int64
 	}
 	k := v.Value()
 	h := hashString(k)
-	t, _ := g.domains.get(h, k)
+	t := g.domains.upd(w, h, k)
 	if t.n += c; t.n == 0 {
 		g.domains.del(w, h, k)
 	} else {
 		t.v = v
-		g.domains.set(w, h, k, t)
 	}
 }
 
 func (s *state) affTerm(k interpod.Kind, tm *interpod.Term, labels []Label, d int) {
 	m := &s.aff.groups[k]
 	h, key := tm.KeyHash(), tm.Key()
-	g, ok := m.get(h, key)
-	if !ok {
-		g = termGroup{term: tm}
+	g := m.upd(s.groupW(), h, key)
+	if g.term == nil { // new group
+		g.term = tm
 	}
 	g.members += int64(d)
 	if v, ok := selector.LabelValue(labels, tm.TopologyKeyHandle()); ok {
@@ -371,7 +366,5 @@ func (s *state) affTerm(k interpod.Kind, tm *interpod.Term, labels []Label, d in
 	}
 	if g.members == 0 {
 		m.del(s.groupW(), h, key)
-		return
 	}
-	m.set(s.groupW(), h, key, g)
 }

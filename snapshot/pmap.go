@@ -140,57 +140,71 @@ func (m *pmap[V]) ref(h uint64, k string) *V {
 
 // set sets key k (h = interpod.Hash(k)) to v.
 func (m *pmap[V]) set(w pwriter[V], h uint64, k string, v V) {
+	*m.upd(w, h, k) = v
+}
+
+// upd returns a pointer to the value of key k (h = interpod.Hash(k)) in
+// a leaf w owns, inserting k with the zero V if absent: one walk that
+// copies the path as set does, for a read-modify-write (get then set
+// would walk twice). The pointer is valid until the next write to m.
+func (m *pmap[V]) upd(w pwriter[V], h uint64, k string) *V {
+	var v *V
 	var added bool
-	m.root, added = m.setAt(w, m.root, 0, pent[V]{h, k, v})
+	m.root, v, added = m.updAt(w, m.root, 0, h, k)
 	if added {
 		m.n++
 	}
+	return v
 }
 
-func (m *pmap[V]) setAt(w pwriter[V], nd *pnode[V], shift uint, e pent[V]) (*pnode[V], bool) {
+// updAt returns the node replacing nd, the slot of k's value under it
+// and whether k was added (with the zero V).
+func (m *pmap[V]) updAt(w pwriter[V], nd *pnode[V], shift uint, h uint64, k string) (*pnode[V], *V, bool) {
 	if nd == nil {
-		return w.newLeaf(e), true
+		nd = w.newLeaf(pent[V]{hash: h, key: k})
+		return nd, &nd.ents[0].val, true
 	}
 	nd = w.own(nd)
 	if !nd.leaf {
-		i := (e.hash >> shift) & pmapMask
-		var added bool
-		nd.kids[i], added = m.setAt(w, nd.kids[i], shift+pmapBits, e)
-		return nd, added
+		i := (h >> shift) & pmapMask
+		kid, v, added := m.updAt(w, nd.kids[i], shift+pmapBits, h, k)
+		nd.kids[i] = kid
+		return nd, v, added
 	}
 	for i := range nd.ents[:nd.n] {
-		if x := &nd.ents[i]; x.hash == e.hash && x.key == e.key {
-			x.val = e.val
-			return nd, false
+		if x := &nd.ents[i]; x.hash == h && x.key == k {
+			return nd, &x.val, false
 		}
 	}
 	for i := range nd.over {
-		if x := &nd.over[i]; x.key == e.key {
-			x.val = e.val
-			return nd, false
+		if x := &nd.over[i]; x.key == k {
+			return nd, &x.val, false
 		}
 	}
 	if nd.n < pmapLeaf {
-		nd.ents[nd.n] = e
+		nd.ents[nd.n] = pent[V]{hash: h, key: k}
 		nd.n++
-		return nd, true
+		return nd, &nd.ents[nd.n-1].val, true
 	}
 	if shift >= pmapHashes {
-		nd.over = append(nd.over, e)
-		return nd, true
+		nd.over = append(nd.over, pent[V]{hash: h, key: k})
+		return nd, &nd.over[len(nd.over)-1].val, true
 	}
-	// Split the full leaf into an inner node: its entries and e go one
-	// level down.
+	// Split the full leaf into an inner node: its entries and k go one
+	// level down (k last, so that no later move invalidates its slot).
 	old := nd.ents
 	nd.leaf, nd.n = false, 0
 	clear(nd.ents[:])
 	for _, x := range old {
 		i := (x.hash >> shift) & pmapMask
-		nd.kids[i], _ = m.setAt(w, nd.kids[i], shift+pmapBits, x)
+		var v *V
+		nd.kids[i], v, _ = m.updAt(w, nd.kids[i], shift+pmapBits, x.hash, x.key)
+		*v = x.val
 	}
-	i := (e.hash >> shift) & pmapMask
-	nd.kids[i], _ = m.setAt(w, nd.kids[i], shift+pmapBits, e)
-	return nd, true
+	i := (h >> shift) & pmapMask
+	kid, v, _ := m.updAt(w, nd.kids[i], shift+pmapBits, h, k)
+	nd.kids[i] = kid
+	return nd, v, true
 }
 
 // del removes key k (h = interpod.Hash(k)) if present.

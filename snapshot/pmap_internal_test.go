@@ -31,12 +31,12 @@ func pmapContent(t *testing.T, m *pmap[int64], hash func(string) uint64) map[str
 }
 
 // pmapLayers drives a pmap as a Fork drives the affinity index: ops
-// read from ops set, delete, open a layer (a value copy and a new
-// token, its nodes from a pool), commit or revert it (the copy comes
-// back, the layer's nodes go to the spare list and are reused), or
-// freeze a copy, which must never change. Every state is compared with a
-// Go map. hash may be degenerate, to force deep tries and full
-// collisions.
+// read from ops set, add to (upd: read-modify-write, inserting a missing
+// key), delete, open a layer (a value copy and a new token, its nodes
+// from a pool), commit or revert it (the copy comes back, the layer's
+// nodes go to the spare list and are reused), or freeze a copy, which
+// must never change. Every state is compared with a Go map. hash may be
+// degenerate, to force deep tries and full collisions.
 func pmapLayers(t *testing.T, ops []byte, hash func(string) uint64) {
 	type layer struct {
 		m    pmap[int64]
@@ -61,10 +61,14 @@ func pmapLayers(t *testing.T, ops []byte, hash func(string) uint64) {
 	for i := 0; i+1 < len(ops); i += 2 {
 		k := fmt.Sprint("k", ops[i+1]%48)
 		switch ops[i] % 8 {
-		case 0, 1, 2:
+		case 0, 1:
 			v := int64(ops[i]) + 1
 			cur.m.set(w(), hash(k), k, v)
 			cur.ref[k] = v
+		case 2: // read-modify-write in one walk; inserts a missing key
+			v := int64(ops[i+1]) + 1
+			*cur.m.upd(w(), hash(k), k) += v
+			cur.ref[k] += v
 		case 3, 4:
 			cur.m.del(w(), hash(k), k)
 			delete(cur.ref, k)
