@@ -14,9 +14,9 @@ import "github.com/schedkit/schedkit/internal/interpod"
 // length): copying it is O(1), and the copy and the original share every
 // node until one of them writes.
 //
-// Costs, for n entries: get O(log16 n) pointer hops; set and
-// del the same plus, for the first write of a token along a path, one
-// node copy per level (at most ⌈log16(n/8)⌉+1 nodes of under 1 KiB,
+// Costs, for n entries: get O(log16 n) pointer hops; set, upd and del
+// the same (one walk each) plus, for the first write of a token along a
+// path, one node copy per level (at most ⌈log16(n/8)⌉+1 nodes of under 1 KiB,
 // independent of what other writers changed) and, rarely, a leaf split
 // (up to 17 nodes). Nodes come from a pool when the writer has one (a
 // Fork layer: its copies are recycled on Revert), else from the heap.
