@@ -49,35 +49,31 @@ import (
 
 type affIndex struct {
 	pods   int
-	groups [interpod.NumKinds]pmap[termGroup]
+	groups [interpod.NumKinds]pmap[string, termGroup]
 	// views: per key of a static term some pod holds
 	// (interpod.Term.Static), the pods that term matches per value of its
 	// topology key (interpod.Index.MatchCounts); members counts the terms
 	// holding the view, which is dropped at 0.
-	views pmap[termGroup]
+	views pmap[string, termGroup]
 }
 
 // termGroup is a group of equal terms: a representative, how many terms
 // it holds (it is dropped at 0), and its totals per topology value (no
-// entry for a total of 0).
+// entry for a total of 0). The values are the handles the nodes' labels
+// hold, hashed by pointer (interpod.HandleHash): a change reads neither
+// the value's string nor its bytes, which on a node's first read in a
+// cycle are cache misses. A key keeps its handle, and so its pointer,
+// alive while the entry exists.
 type termGroup struct {
 	term    *interpod.Term
 	members int64
-	domains pmap[domainTotal]
-}
-
-// domainTotal is a group's total in one domain, with the domain's value
-// as the handle the nodes' labels hold (interpod.Domains.Each yields it;
-// it also keeps the handle's pointer stable while the entry exists).
-type domainTotal struct {
-	n int64
-	v unique.Handle[string]
+	domains pmap[unique.Handle[string], int64]
 }
 
 // Count is interpod.Domains': the total for topology value v, 0 if none.
-func (g *termGroup) Count(v string) int64 {
-	c, _ := g.domains.get(hashString(v), v)
-	return c.n
+func (g *termGroup) Count(v unique.Handle[string]) int64 {
+	c, _ := g.domains.get(interpod.HandleHash(v), v)
+	return c
 }
 
 // Len is interpod.Domains': the number of values with a total.
@@ -86,7 +82,7 @@ func (g *termGroup) Len() int { return g.domains.n }
 // AddTo is interpod.Domains': mult × every total added to t, walking the
 // trie without a call per entry. O(entries), no allocation but t's.
 func (g *termGroup) AddTo(t *interpod.ValueTable, mult int64) {
-	var stack [pmapFan * (pmapHashes/pmapBits + 1)]*pnode[domainTotal] // DFS: ≤ 15 siblings pending per level
+	var stack [pmapFan * (pmapHashes/pmapBits + 1)]*pnode[unique.Handle[string], int64] // DFS: ≤ 15 siblings pending per level
 	sp := 0
 	if g.domains.root != nil {
 		stack[0], sp = g.domains.root, 1
@@ -104,7 +100,7 @@ func (g *termGroup) AddTo(t *interpod.ValueTable, mult int64) {
 			continue
 		}
 		for i := range nd.ents[:nd.n] {
-			t.Add(nd.ents[i].val.v, mult*nd.ents[i].val.n)
+			t.Add(nd.ents[i].key, mult*nd.ents[i].val)
 		}
 		// Only a full leaf has entries past ents (pmap's delete refills
 		// ents from over): testing n first spares the read of over, a
@@ -113,7 +109,7 @@ func (g *termGroup) AddTo(t *interpod.ValueTable, mult int64) {
 			continue
 		}
 		for i := range nd.over {
-			t.Add(nd.over[i].val.v, mult*nd.over[i].val.n)
+			t.Add(nd.over[i].key, mult*nd.over[i].val)
 		}
 	}
 }
@@ -121,15 +117,15 @@ func (g *termGroup) AddTo(t *interpod.ValueTable, mult int64) {
 // Each is interpod.Domains': every value with a total. O(entries), no
 // allocation.
 func (g *termGroup) Each(yield func(unique.Handle[string], int64) bool) {
-	g.domains.each(func(e *pent[domainTotal]) bool { return yield(e.val.v, e.val.n) })
+	g.domains.each(func(e *pent[unique.Handle[string], int64]) bool { return yield(e.key, e.val) })
 }
 
 // affRecycler is the part of a Fork's recycler that keeps the index's
 // trie nodes: those made in a layer go back to the spare lists when it
 // is reverted (recycler's open, revert, commit and forget call these).
 type affRecycler struct {
-	counts pool[pnode[domainTotal]]
-	groups pool[pnode[termGroup]]
+	counts pool[pnode[unique.Handle[string], int64]]
+	groups pool[pnode[string, termGroup]]
 	marks  [][2]int
 }
 
@@ -156,18 +152,18 @@ func (r *affRecycler) forget() {
 }
 
 // countW and groupW are the state's writers of its tries.
-func (s *state) countW() pwriter[domainTotal] {
+func (s *state) countW() pwriter[unique.Handle[string], int64] {
 	if s.rec.logging() {
-		return pwriter[domainTotal]{s.tok, &s.rec.aff.counts}
+		return pwriter[unique.Handle[string], int64]{s.tok, &s.rec.aff.counts}
 	}
-	return pwriter[domainTotal]{s.tok, nil}
+	return pwriter[unique.Handle[string], int64]{s.tok, nil}
 }
 
-func (s *state) groupW() pwriter[termGroup] {
+func (s *state) groupW() pwriter[string, termGroup] {
 	if s.rec.logging() {
-		return pwriter[termGroup]{s.tok, &s.rec.aff.groups}
+		return pwriter[string, termGroup]{s.tok, &s.rec.aff.groups}
 	}
-	return pwriter[termGroup]{s.tok, nil}
+	return pwriter[string, termGroup]{s.tok, nil}
 }
 
 // affState returns the current state of a Snapshot or Fork (or of a
@@ -188,7 +184,7 @@ func (s *state) NumPodsWithAffinity() int { return s.aff.pods }
 
 // TermGroups is interpod.Index's; O(groups of kind k), no allocation.
 func (s *state) TermGroups(k interpod.Kind, yield func(*interpod.Term, interpod.Domains) bool) {
-	s.aff.groups[k].each(func(e *pent[termGroup]) bool { return yield(e.val.term, &e.val) })
+	s.aff.groups[k].each(func(e *pent[string, termGroup]) bool { return yield(e.val.term, &e.val) })
 }
 
 // affPod records pod p joining (d = 1, p is already on ni) or leaving
@@ -266,7 +262,7 @@ func (s *state) viewPod(ni *NodeInfo, p *PodInfo, d int) {
 	// Collect first: changing a view changes the trie being walked.
 	var buf [8]*interpod.Term
 	hits := buf[:0]
-	s.aff.views.each(func(e *pent[termGroup]) bool {
+	s.aff.views.each(func(e *pent[string, termGroup]) bool {
 		// The term first: it reads the pod, which the caller has just
 		// read, where the node's labels are likely a cache miss.
 		if !e.val.term.Matches(p.shape.tmpl, nil) {
@@ -278,10 +274,8 @@ func (s *state) viewPod(ni *NodeInfo, p *PodInfo, d int) {
 		return true
 	})
 	for _, t := range hits {
-		g, _ := s.aff.views.get(t.KeyHash(), t.Key())
 		v, _ := selector.LabelValue(ni.Labels(), t.TopologyKeyHandle())
-		g.add(s.countW(), v, int64(d))
-		s.aff.views.set(s.groupW(), t.KeyHash(), t.Key(), g)
+		s.aff.views.upd(s.groupW(), t.KeyHash(), t.Key()).add(s.countW(), v, int64(d))
 	}
 }
 
@@ -294,12 +288,13 @@ func (s *state) viewRef(tm *interpod.Term, d int) {
 		return
 	}
 	h, key := tm.KeyHash(), tm.Key()
-	g, ok := s.aff.views.get(h, key)
-	if !ok {
-		if d < 0 {
-			return // unreachable: the term joined with its view
-		}
-		g = termGroup{term: tm}
+	g := s.aff.views.upd(s.groupW(), h, key)
+	if g.term == nil && d < 0 { // unreachable: the term joined with its view
+		s.aff.views.del(s.groupW(), h, key)
+		return
+	}
+	if g.term == nil { // new: count the pods the term matches
+		g.term = tm
 		m := map[unique.Handle[string]]int64{}
 		for i := range s.n {
 			ni := s.node(i)
@@ -315,15 +310,12 @@ func (s *state) viewRef(tm *interpod.Term, d int) {
 		}
 		w := s.countW()
 		for v, c := range m {
-			g.domains.set(w, hashString(v.Value()), v.Value(), domainTotal{c, v})
+			g.domains.set(w, interpod.HandleHash(v), v, c)
 		}
 	}
-	g.members += int64(d)
-	if g.members == 0 {
+	if g.members += int64(d); g.members == 0 {
 		s.aff.views.del(s.groupW(), h, key)
-		return
 	}
-	s.aff.views.set(s.groupW(), h, key, g)
 }
 
 // MatchCounts is interpod.Index's; O(log views), no allocation.
@@ -339,31 +331,27 @@ func (s *state) MatchCounts(t *interpod.Term) interpod.Domains {
 
 // MatchViews is interpod.Index's.
 func (s *state) MatchViews(yield func(*interpod.Term, interpod.Domains) bool) {
-	s.aff.views.each(func(e *pent[termGroup]) bool { return yield(e.val.term, &e.val) })
+	s.aff.views.each(func(e *pent[string, termGroup]) bool { return yield(e.val.term, &e.val) })
 }
 
 // add adds c to the total of value v.
-func (g *termGroup) add(w pwriter[domainTotal], v unique.Handle[string], c int64) {
+func (g *termGroup) add(w pwriter[unique.Handle[string], int64], v unique.Handle[string], c int64) {
 	if c == 0 {
 		return
 	}
-	k := v.Value()
-	h := hashString(k)
-	t, _ := g.domains.get(h, k)
-	if t.n += c; t.n == 0 {
-		g.domains.del(w, h, k)
-	} else {
-		t.v = v
-		g.domains.set(w, h, k, t)
+	h := interpod.HandleHash(v)
+	t := g.domains.upd(w, h, v)
+	if *t += c; *t == 0 {
+		g.domains.del(w, h, v)
 	}
 }
 
 func (s *state) affTerm(k interpod.Kind, tm *interpod.Term, labels []Label, d int) {
 	m := &s.aff.groups[k]
 	h, key := tm.KeyHash(), tm.Key()
-	g, ok := m.get(h, key)
-	if !ok {
-		g = termGroup{term: tm}
+	g := m.upd(s.groupW(), h, key)
+	if g.term == nil { // new group
+		g.term = tm
 	}
 	g.members += int64(d)
 	if v, ok := selector.LabelValue(labels, tm.TopologyKeyHandle()); ok {
@@ -371,7 +359,5 @@ func (s *state) affTerm(k interpod.Kind, tm *interpod.Term, labels []Label, d in
 	}
 	if g.members == 0 {
 		m.del(s.groupW(), h, key)
-		return
 	}
-	m.set(s.groupW(), h, key, g)
 }

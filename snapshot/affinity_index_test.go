@@ -46,7 +46,7 @@ func dumpIndex(ix interpod.Index, c nodeReader) indexDump {
 	counts := func(dm interpod.Domains) map[string]int64 {
 		m := map[string]int64{}
 		for v := range values {
-			if c := dm.Count(v); c != 0 {
+			if c := dm.Count(unique.Make(v)); c != 0 {
 				m[v] = c
 			}
 		}

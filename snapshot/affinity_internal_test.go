@@ -15,7 +15,7 @@ import (
 // them, multiplied.
 func TestTermGroupAddToDeepTrie(t *testing.T) {
 	var g termGroup
-	w := pwriter[domainTotal]{tok: 1}
+	w := pwriter[unique.Handle[string], int64]{tok: 1}
 	for i := range 3000 {
 		v := unique.Make(fmt.Sprint("node-", i))
 		g.add(w, v, int64(i%7+1))
@@ -27,7 +27,7 @@ func TestTermGroupAddToDeepTrie(t *testing.T) {
 	seen := 0
 	g.Each(func(v unique.Handle[string], n int64) bool {
 		seen++
-		require.Equal(t, g.Count(v.Value()), n)
+		require.Equal(t, g.Count(v), n)
 		require.Equal(t, -3*n, tab.Get(v), v.Value())
 		return true
 	})

@@ -2,18 +2,21 @@ package snapshot
 
 import "github.com/schedkit/schedkit/internal/interpod"
 
-// pmap is a persistent hash map from string to V (a hash array mapped
-// trie): a 16-way trie on the key's 64-bit hash (interpod.Hash, 4 bits
-// per level, low bits first) whose leaves hold up to 8 entries. Like the
+// pmap is a persistent hash map from K to V (a hash array mapped trie):
+// a 16-way trie on the key's 64-bit hash (4 bits per level, low bits
+// first) whose leaves hold up to 8 entries. The caller passes each key
+// with its hash, always the same function of the key: hashString for a
+// string key (a term key), interpod.HandleHash for an interned topology
+// value (whose look-up then reads neither the string nor its bytes). Like the
 // node tree, every node carries the token of the writer allowed to change
 // it in place; a writer with another token copies the nodes on the path
 // to the entry it changes (path copying). A pmap is a value (root and
 // length): copying it is O(1), and the copy and the original share every
 // node until one of them writes.
 //
-// Costs, for n entries: get O(log16 n) pointer hops and one hash; set and
-// del the same plus, for the first write of a token along a path, one
-// node copy per level (at most ⌈log16(n/8)⌉+1 nodes of under 1 KiB,
+// Costs, for n entries: get O(log16 n) pointer hops; set, upd and del
+// the same (one walk each) plus, for the first write of a token along a
+// path, one node copy per level (at most ⌈log16(n/8)⌉+1 nodes of under 1 KiB,
 // independent of what other writers changed) and, rarely, a leaf split
 // (up to 17 nodes). Nodes come from a pool when the writer has one (a
 // Fork layer: its copies are recycled on Revert), else from the heap.
@@ -21,8 +24,8 @@ import "github.com/schedkit/schedkit/internal/interpod"
 // Entries are read in place (ref, each): a pointer into a leaf stays
 // valid while the pmap is not written by the leaf's owner and, for a
 // Fork layer's copies, while the layer is open.
-type pmap[V any] struct {
-	root *pnode[V]
+type pmap[K comparable, V any] struct {
+	root *pnode[K, V]
 	n    int
 }
 
@@ -34,29 +37,29 @@ const (
 	pmapHashes = 64 // bits of hash; a leaf at this depth cannot split
 )
 
-type pent[V any] struct {
+type pent[K comparable, V any] struct {
 	hash uint64
-	key  string
+	key  K
 	val  V
 }
 
 // pnode is an inner node (kids) or a leaf (ents[:n], then over).
-type pnode[V any] struct {
+type pnode[K comparable, V any] struct {
 	owner uint64
 	leaf  bool
 	n     uint8
-	kids  [pmapFan]*pnode[V]
-	ents  [pmapLeaf]pent[V]
+	kids  [pmapFan]*pnode[K, V]
+	ents  [pmapLeaf]pent[K, V]
 	// over holds the entries past pmapLeaf of a leaf at the last level,
 	// whose keys' 64-bit hashes are all equal; nil otherwise.
-	over []pent[V]
+	over []pent[K, V]
 }
 
 // pwriter is who writes a pmap: its token and, for a Fork layer, the
 // pool its new nodes come from (nil: the heap).
-type pwriter[V any] struct {
+type pwriter[K comparable, V any] struct {
 	tok  uint64
-	pool *pool[pnode[V]]
+	pool *pool[pnode[K, V]]
 }
 
 // pool keeps a Fork's copies of one type: log holds those made since the
@@ -65,9 +68,9 @@ type pool[T any] struct {
 	log, spare []*T
 }
 
-func (w pwriter[V]) alloc() *pnode[V] {
+func (w pwriter[K, V]) alloc() *pnode[K, V] {
 	if w.pool == nil {
-		return &pnode[V]{owner: w.tok}
+		return &pnode[K, V]{owner: w.tok}
 	}
 	nd := take(&w.pool.spare, &w.pool.log)
 	nd.owner = w.tok
@@ -75,19 +78,19 @@ func (w pwriter[V]) alloc() *pnode[V] {
 }
 
 // own returns nd, copied if w does not own it.
-func (w pwriter[V]) own(nd *pnode[V]) *pnode[V] {
+func (w pwriter[K, V]) own(nd *pnode[K, V]) *pnode[K, V] {
 	if nd.owner == w.tok {
 		return nd
 	}
 	c := w.alloc()
 	c.leaf, c.n = nd.leaf, nd.n
 	if nd.leaf {
-		c.kids = [pmapFan]*pnode[V]{}
+		c.kids = [pmapFan]*pnode[K, V]{}
 		copy(c.ents[:nd.n], nd.ents[:nd.n])
 		clear(c.ents[nd.n:])
 		c.over = nil
 		if len(nd.over) > 0 {
-			c.over = append([]pent[V](nil), nd.over...)
+			c.over = append([]pent[K, V](nil), nd.over...)
 		}
 	} else {
 		c.kids = nd.kids
@@ -98,17 +101,17 @@ func (w pwriter[V]) own(nd *pnode[V]) *pnode[V] {
 }
 
 // newLeaf returns a leaf holding e.
-func (w pwriter[V]) newLeaf(e pent[V]) *pnode[V] {
+func (w pwriter[K, V]) newLeaf(e pent[K, V]) *pnode[K, V] {
 	nd := w.alloc()
 	nd.leaf, nd.n, nd.over = true, 1, nil
-	nd.kids = [pmapFan]*pnode[V]{}
+	nd.kids = [pmapFan]*pnode[K, V]{}
 	nd.ents[0] = e
 	clear(nd.ents[1:])
 	return nd
 }
 
-// get returns the value of key k (h = interpod.Hash(k)).
-func (m *pmap[V]) get(h uint64, k string) (V, bool) {
+// get returns the value of key k (h = its hash).
+func (m *pmap[K, V]) get(h uint64, k K) (V, bool) {
 	if e := m.ref(h, k); e != nil {
 		return *e, true
 	}
@@ -117,7 +120,7 @@ func (m *pmap[V]) get(h uint64, k string) (V, bool) {
 }
 
 // ref returns a pointer to the value of key k in place (nil if absent).
-func (m *pmap[V]) ref(h uint64, k string) *V {
+func (m *pmap[K, V]) ref(h uint64, k K) *V {
 	nd := m.root
 	for shift := uint(0); nd != nil; shift += pmapBits {
 		if nd.leaf {
@@ -138,63 +141,77 @@ func (m *pmap[V]) ref(h uint64, k string) *V {
 	return nil
 }
 
-// set sets key k (h = interpod.Hash(k)) to v.
-func (m *pmap[V]) set(w pwriter[V], h uint64, k string, v V) {
+// set sets key k (h = its hash) to v.
+func (m *pmap[K, V]) set(w pwriter[K, V], h uint64, k K, v V) {
+	*m.upd(w, h, k) = v
+}
+
+// upd returns a pointer to the value of key k (h = its hash) in
+// a leaf w owns, inserting k with the zero V if absent: one walk that
+// copies the path as set does, for a read-modify-write (get then set
+// would walk twice). The pointer is valid until the next write to m.
+func (m *pmap[K, V]) upd(w pwriter[K, V], h uint64, k K) *V {
+	var v *V
 	var added bool
-	m.root, added = m.setAt(w, m.root, 0, pent[V]{h, k, v})
+	m.root, v, added = m.updAt(w, m.root, 0, h, k)
 	if added {
 		m.n++
 	}
+	return v
 }
 
-func (m *pmap[V]) setAt(w pwriter[V], nd *pnode[V], shift uint, e pent[V]) (*pnode[V], bool) {
+// updAt returns the node replacing nd, the slot of k's value under it
+// and whether k was added (with the zero V).
+func (m *pmap[K, V]) updAt(w pwriter[K, V], nd *pnode[K, V], shift uint, h uint64, k K) (*pnode[K, V], *V, bool) {
 	if nd == nil {
-		return w.newLeaf(e), true
+		nd = w.newLeaf(pent[K, V]{hash: h, key: k})
+		return nd, &nd.ents[0].val, true
 	}
 	nd = w.own(nd)
 	if !nd.leaf {
-		i := (e.hash >> shift) & pmapMask
-		var added bool
-		nd.kids[i], added = m.setAt(w, nd.kids[i], shift+pmapBits, e)
-		return nd, added
+		i := (h >> shift) & pmapMask
+		kid, v, added := m.updAt(w, nd.kids[i], shift+pmapBits, h, k)
+		nd.kids[i] = kid
+		return nd, v, added
 	}
 	for i := range nd.ents[:nd.n] {
-		if x := &nd.ents[i]; x.hash == e.hash && x.key == e.key {
-			x.val = e.val
-			return nd, false
+		if x := &nd.ents[i]; x.hash == h && x.key == k {
+			return nd, &x.val, false
 		}
 	}
 	for i := range nd.over {
-		if x := &nd.over[i]; x.key == e.key {
-			x.val = e.val
-			return nd, false
+		if x := &nd.over[i]; x.key == k {
+			return nd, &x.val, false
 		}
 	}
 	if nd.n < pmapLeaf {
-		nd.ents[nd.n] = e
+		nd.ents[nd.n] = pent[K, V]{hash: h, key: k}
 		nd.n++
-		return nd, true
+		return nd, &nd.ents[nd.n-1].val, true
 	}
 	if shift >= pmapHashes {
-		nd.over = append(nd.over, e)
-		return nd, true
+		nd.over = append(nd.over, pent[K, V]{hash: h, key: k})
+		return nd, &nd.over[len(nd.over)-1].val, true
 	}
-	// Split the full leaf into an inner node: its entries and e go one
-	// level down.
+	// Split the full leaf into an inner node: its entries and k go one
+	// level down (k last, so that no later move invalidates its slot).
 	old := nd.ents
 	nd.leaf, nd.n = false, 0
 	clear(nd.ents[:])
 	for _, x := range old {
 		i := (x.hash >> shift) & pmapMask
-		nd.kids[i], _ = m.setAt(w, nd.kids[i], shift+pmapBits, x)
+		var v *V
+		nd.kids[i], v, _ = m.updAt(w, nd.kids[i], shift+pmapBits, x.hash, x.key)
+		*v = x.val
 	}
-	i := (e.hash >> shift) & pmapMask
-	nd.kids[i], _ = m.setAt(w, nd.kids[i], shift+pmapBits, e)
-	return nd, true
+	i := (h >> shift) & pmapMask
+	kid, v, _ := m.updAt(w, nd.kids[i], shift+pmapBits, h, k)
+	nd.kids[i] = kid
+	return nd, v, true
 }
 
-// del removes key k (h = interpod.Hash(k)) if present.
-func (m *pmap[V]) del(w pwriter[V], h uint64, k string) {
+// del removes key k (h = its hash) if present.
+func (m *pmap[K, V]) del(w pwriter[K, V], h uint64, k K) {
 	var removed bool
 	m.root, removed = m.delAt(w, m.root, 0, h, k)
 	if removed {
@@ -204,7 +221,7 @@ func (m *pmap[V]) del(w pwriter[V], h uint64, k string) {
 
 // delAt returns the node replacing nd (nil when empty) and whether k was
 // there; nothing is copied when it was not.
-func (m *pmap[V]) delAt(w pwriter[V], nd *pnode[V], shift uint, h uint64, k string) (*pnode[V], bool) {
+func (m *pmap[K, V]) delAt(w pwriter[K, V], nd *pnode[K, V], shift uint, h uint64, k K) (*pnode[K, V], bool) {
 	if nd == nil {
 		return nil, false
 	}
@@ -216,7 +233,7 @@ func (m *pmap[V]) delAt(w pwriter[V], nd *pnode[V], shift uint, h uint64, k stri
 		}
 		nd = w.own(nd)
 		nd.kids[i] = kid
-		if kid == nil && nd.kids == [pmapFan]*pnode[V]{} {
+		if kid == nil && nd.kids == [pmapFan]*pnode[K, V]{} {
 			return nil, true
 		}
 		return nd, true
@@ -244,7 +261,7 @@ func (m *pmap[V]) delAt(w pwriter[V], nd *pnode[V], shift uint, h uint64, k stri
 	if inOver >= 0 {
 		last := len(nd.over) - 1
 		nd.over[inOver] = nd.over[last]
-		nd.over[last] = pent[V]{}
+		nd.over[last] = pent[K, V]{}
 		if nd.over = nd.over[:last]; last == 0 {
 			nd.over = nil
 		}
@@ -252,7 +269,7 @@ func (m *pmap[V]) delAt(w pwriter[V], nd *pnode[V], shift uint, h uint64, k stri
 	}
 	nd.n--
 	nd.ents[at] = nd.ents[nd.n]
-	nd.ents[nd.n] = pent[V]{}
+	nd.ents[nd.n] = pent[K, V]{}
 	if nd.n == 0 {
 		return nil, true
 	}
@@ -262,11 +279,11 @@ func (m *pmap[V]) delAt(w pwriter[V], nd *pnode[V], shift uint, h uint64, k stri
 // each calls yield for each entry, in no particular order, until it
 // returns false; it reports whether it ran to the end. The map must not
 // be written meanwhile.
-func (m *pmap[V]) each(yield func(*pent[V]) bool) bool {
+func (m *pmap[K, V]) each(yield func(*pent[K, V]) bool) bool {
 	return eachNode(m.root, yield)
 }
 
-func eachNode[V any](nd *pnode[V], yield func(*pent[V]) bool) bool {
+func eachNode[K comparable, V any](nd *pnode[K, V], yield func(*pent[K, V]) bool) bool {
 	if nd == nil {
 		return true
 	}
@@ -291,5 +308,5 @@ func eachNode[V any](nd *pnode[V], yield func(*pent[V]) bool) bool {
 	return true
 }
 
-// hashString is the hash pmap keys use.
+// hashString is the hash of pmap's string keys.
 func hashString(s string) uint64 { return interpod.Hash(s) }

@@ -10,10 +10,10 @@ import (
 
 // pmapContent reads every entry of m through each, checking that get
 // and ref agree and that the length is the number of entries.
-func pmapContent(t *testing.T, m *pmap[int64], hash func(string) uint64) map[string]int64 {
+func pmapContent(t *testing.T, m *pmap[string, int64], hash func(string) uint64) map[string]int64 {
 	t.Helper()
 	got := map[string]int64{}
-	m.each(func(e *pent[int64]) bool {
+	m.each(func(e *pent[string, int64]) bool {
 		_, dup := got[e.key]
 		require.False(t, dup, "key %q listed twice", e.key)
 		require.Equal(t, hash(e.key), e.hash, "key %q", e.key)
@@ -31,40 +31,44 @@ func pmapContent(t *testing.T, m *pmap[int64], hash func(string) uint64) map[str
 }
 
 // pmapLayers drives a pmap as a Fork drives the affinity index: ops
-// read from ops set, delete, open a layer (a value copy and a new
-// token, its nodes from a pool), commit or revert it (the copy comes
-// back, the layer's nodes go to the spare list and are reused), or
-// freeze a copy, which must never change. Every state is compared with a
-// Go map. hash may be degenerate, to force deep tries and full
-// collisions.
+// read from ops set, add to (upd: read-modify-write, inserting a missing
+// key), delete, open a layer (a value copy and a new token, its nodes
+// from a pool), commit or revert it (the copy comes back, the layer's
+// nodes go to the spare list and are reused), or freeze a copy, which
+// must never change. Every state is compared with a Go map. hash may be
+// degenerate, to force deep tries and full collisions.
 func pmapLayers(t *testing.T, ops []byte, hash func(string) uint64) {
 	type layer struct {
-		m    pmap[int64]
+		m    pmap[string, int64]
 		ref  map[string]int64
 		tok  uint64
 		mark int
 	}
-	var p pool[pnode[int64]]
+	var p pool[pnode[string, int64]]
 	cur := layer{ref: map[string]int64{}, tok: newToken()}
 	var stack []layer
 	type frozen struct {
-		m   pmap[int64]
+		m   pmap[string, int64]
 		ref map[string]int64
 	}
 	var frozens []frozen
-	w := func() pwriter[int64] {
+	w := func() pwriter[string, int64] {
 		if len(stack) == 0 {
-			return pwriter[int64]{cur.tok, nil}
+			return pwriter[string, int64]{cur.tok, nil}
 		}
-		return pwriter[int64]{cur.tok, &p}
+		return pwriter[string, int64]{cur.tok, &p}
 	}
 	for i := 0; i+1 < len(ops); i += 2 {
 		k := fmt.Sprint("k", ops[i+1]%48)
 		switch ops[i] % 8 {
-		case 0, 1, 2:
+		case 0, 1:
 			v := int64(ops[i]) + 1
 			cur.m.set(w(), hash(k), k, v)
 			cur.ref[k] = v
+		case 2: // read-modify-write in one walk; inserts a missing key
+			v := int64(ops[i+1]) + 1
+			*cur.m.upd(w(), hash(k), k) += v
+			cur.ref[k] += v
 		case 3, 4:
 			cur.m.del(w(), hash(k), k)
 			delete(cur.ref, k)

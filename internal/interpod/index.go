@@ -66,21 +66,22 @@ func (t *Term) KeyHash() uint64 { return t.keyHash }
 var hashSeed = maphash.MakeSeed()
 
 // Hash is a process-wide 64-bit hash of s (hash/maphash with one seed
-// per process), for indexes keyed by term keys and topology values;
+// per process), for indexes keyed by term keys (topology values, interned,
+// hash by their handles: [HandleHash]);
 // O(len(s)), no allocation.
 func Hash(s string) uint64 { return maphash.String(hashSeed, s) }
 
 // Domains are one group's totals per topology value (of the group's
 // topology key): [Kind.Value] summed over the group's terms held by pods
-// on nodes with that value. Count is 0 for a value with no entry; Len is
-// the number of values with an entry (a non-zero total); Each yields
-// every entry, the value as the interned handle nodes' labels hold
-// (unique.Make of the value), until yield returns false. Read-only for
+// on nodes with that value. Values are the interned handles nodes'
+// labels hold (unique.Make of the value). Count is 0 for a value with no
+// entry; Len is the number of values with an entry (a non-zero total);
+// Each yields every entry until yield returns false. Read-only for
 // the reader; no allocation; Len O(1), Count O(1) expected for map-backed
 // Domains and O(log16 values) trie hops for snapshot's index, Each
 // O(entries).
 type Domains interface {
-	Count(value string) int64
+	Count(value unique.Handle[string]) int64
 	Len() int
 	Each(yield func(value unique.Handle[string], total int64) bool)
 	// AddTo adds mult × each total to t (Each without a call per
@@ -140,8 +141,8 @@ type scanGroup struct {
 	counts map[unique.Handle[string]]int64
 }
 
-func (g *scanGroup) Count(v string) int64 { return g.counts[unique.Make(v)] }
-func (g *scanGroup) Len() int             { return len(g.counts) }
+func (g *scanGroup) Count(v unique.Handle[string]) int64 { return g.counts[v] }
+func (g *scanGroup) Len() int                            { return len(g.counts) }
 
 func (g *scanGroup) AddTo(t *ValueTable, mult int64) {
 	for v, n := range g.counts {

@@ -34,10 +34,19 @@ type slot struct {
 	n int64
 }
 
-// handleHash mixes a handle's pointer (Fibonacci hashing; the table
-// takes the top bits).
-func handleHash(v unique.Handle[string]) uint64 {
-	return uint64(*(*uintptr)(unsafe.Pointer(&v))) * 0x9E3779B97F4A7C15
+// HandleHash is a hash of an interned value by its handle's pointer,
+// for tables and tries keyed by topology values: it reads neither the
+// string nor its bytes (cold memory on a node's first read in a cycle).
+// Its top bits are Fibonacci hashing of the pointer (ValueTable takes
+// them); the product's high bits are folded into the low 35, so that a
+// trie taking low bits first (snapshot's pmap) does not see the
+// pointer's alignment zeros. Stable for a handle while it is live (the
+// pointer is not reused for another string); not stable across
+// processes, so that iteration orders keyed by it are not either.
+// O(1), no allocation.
+func HandleHash(v unique.Handle[string]) uint64 {
+	h := uint64(*(*uintptr)(unsafe.Pointer(&v))) * 0x9E3779B97F4A7C15
+	return h ^ h>>29
 }
 
 // get returns v's value (0 and false when absent).
@@ -46,7 +55,7 @@ func (t *ValueTable) get(v unique.Handle[string]) (int64, bool) {
 		return 0, false
 	}
 	mask := len(t.slots) - 1
-	for i := int(handleHash(v) >> t.shift); ; i = (i + 1) & mask {
+	for i := int(HandleHash(v) >> t.shift); ; i = (i + 1) & mask {
 		switch s := &t.slots[i]; s.v {
 		case v:
 			return s.n, true
@@ -75,7 +84,7 @@ func (t *ValueTable) upd(v unique.Handle[string]) *int64 {
 		t.grow(max(16, 2*len(t.slots)))
 	}
 	mask := len(t.slots) - 1
-	for i := int(handleHash(v) >> t.shift); ; i = (i + 1) & mask {
+	for i := int(HandleHash(v) >> t.shift); ; i = (i + 1) & mask {
 		switch s := &t.slots[i]; s.v {
 		case v:
 			return &s.n
