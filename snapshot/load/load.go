@@ -491,6 +491,7 @@ func (l *loader) node(at where, n *v1.Node) {
 	if !ok {
 		return
 	}
+	defaultNode(n)
 	if first, dup := l.nodes[n.Name]; dup {
 		e := l.errorAt(at, fmt.Errorf("%w: also at %s", ErrDuplicate, first))
 		e.Kind, e.Name, e.Field = "Node", n.Name, "metadata.name"
@@ -519,6 +520,7 @@ func (l *loader) pod(at where, p *v1.Pod) {
 	if !ok {
 		return
 	}
+	defaultPod(p)
 	key := p.Namespace + "/" + p.Name
 	if first, dup := l.pods[key]; dup {
 		e := l.errorAt(at, fmt.Errorf("%w: also at %s", ErrDuplicate, first))
