@@ -1,6 +1,7 @@
 package load_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -132,4 +133,29 @@ status: {capacity: {cpu: "-2"}}
 	assert.Contains(t, msg, "status.capacity[cpu]")
 	assert.NotContains(t, msg, "allocatable")
 	assert.Equal(t, 2, strings.Count(msg, "negative quantity"), msg)
+}
+
+// BenchmarkReadLimitsOnlyPods reads n hand-written pods whose two
+// containers have limits and no requests (the defaults' worst case: a
+// Requests map built per container).
+func BenchmarkReadLimitsOnlyPods(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		var in strings.Builder
+		for i := range n {
+			fmt.Fprintf(&in, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p%d}\nspec:\n  containers:\n"+
+				"  - {name: a, resources: {limits: {cpu: \"2\", memory: 4Gi, nvidia.com/gpu: \"1\"}}}\n"+
+				"  - {name: b, resources: {limits: {cpu: 500m, memory: 1Gi}}}\n", i)
+		}
+		data := in.String()
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				objs, err := load.Read(strings.NewReader(data), "pods.yaml")
+				if err != nil || len(objs.Pods) != n {
+					b.Fatalf("Read: %d pods, %v", len(objs.Pods), err)
+				}
+			}
+		})
+	}
 }
