@@ -38,6 +38,13 @@ import (
 // the same contract (internal/informertest's objects suite) and read
 // with the look-ups of every Snapshot ([Snapshot.Services], ...).
 //
+// Objects are taken as given, as an informer delivers them, after the
+// API server has defaulted them: the Cache applies no API defaults (a
+// container with limits and no requests requests nothing here, a node
+// without status.allocatable has nothing allocatable). Objects built in
+// code are the caller's to complete; package snapshot/load applies the
+// API server's defaults for the fields scheduling reads to what it reads.
+//
 // Every method validates its input first and changes nothing on error;
 // errors name the object and the field.
 // Safe for concurrent use (one mutex). Events cost O(pods on the affected

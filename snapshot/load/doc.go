@@ -13,12 +13,36 @@
 // apimachinery's: k8s.io/apimachinery/pkg/util/yaml splits documents and
 // converts YAML to JSON, and a runtime.Scheme with k8s.io/api/core/v1
 // registered decodes them through its codec factory's
-// UniversalDeserializer, so objects come out exactly as the API types define
-// them, with no API defaulting (the one exception: a pod or other
-// namespaced object without a namespace is put in "default", as the API
-// server would; see [Read]). Objects of other kinds (ConfigMaps,
+// UniversalDeserializer, so objects come out as the API types define
+// them. Objects of other kinds (ConfigMaps,
 // Deployments, ...) are skipped and counted in [Objects.Skipped], or
 // rejected with [Options.RejectOtherKinds].
+//
+// # Defaults
+//
+// The loader applies the API server's defaults for the fields scheduling
+// reads, so that objects written by hand (not `kubectl get -o yaml` of a
+// real cluster, whose objects the API server has defaulted) schedule as
+// they would once created: for every container and init container, each
+// resource in resources.limits that resources.requests lacks is
+// requested at its limit (a request given, even 0, is kept; ephemeral
+// containers are not defaulted) — so a GPU pod with nvidia.com/gpu in
+// its limits only requests its GPUs; a Node with status.capacity and no
+// status.allocatable (absent, not "{}") has its capacity allocatable;
+// a Pod or other namespaced object without metadata.namespace is put in
+// "default". Nothing else: in particular pod-level spec.resources is
+// read as written (the API server derives its missing requests when a
+// pod is created, from pod-level limits and container requests; the
+// loader does not), as are quantities that upstream rounds up to
+// milli-units (the snapshot model reads them rounded up anyway). The
+// rules are those of k8s.io/kubernetes v1.37 pkg/apis/core/v1
+// (SetDefaults_Pod, SetDefaults_NodeStatus), checked against upstream's
+// own SetObjectDefaults_Pod and SetObjectDefaults_Node by
+// examples/kube-scheduler/parity TestLoaderDefaultsMatchUpstream. They are
+// applied after validation (an invalid limit is reported once, as
+// written) and on every path: [Read], [Files], [Options.ReadCache],
+// [Options.FilesCache]. snapshot.Cache and reserve.Ledger apply no
+// defaults: objects built in code are the caller's, taken as given.
 //
 // Bad input is an error that says where and what: the file, the line where
 // the document starts (or where the YAML or JSON syntax error is), the
@@ -114,7 +138,8 @@
 // exponent of five or more digits before decoding (no allocation); only
 // a document that has one is walked field by field to find the
 // quantities among them.
-// Validation is O(resources) per Node and O(containers × resources) per Pod;
+// Validation and defaults are O(resources) per Node and O(containers ×
+// resources) per Pod (defaults allocate only where one is applied);
 // duplicate detection is one map insert per object.
 //
 // # Layer

@@ -131,6 +131,11 @@ func Files(paths ...string) (Objects, error) { return Options{}.Files(paths...) 
 // Note that YAML reads a plain 1e-999999999 as a float, which is 0
 // before any quantity is parsed; quoted, it is the error above.
 //
+// Defaults: the API server's defaults for the fields scheduling reads
+// are applied to each valid Pod and Node (container and init-container
+// requests default to limits per missing resource; allocatable defaults
+// to capacity when absent; see the package's Defaults section).
+//
 // On any error Read returns the zero Objects and an error that is, or joins
 // (errors.Join, up to 10 listed), [*Error] values wrapping the sentinels
 // above. Nothing is half-loaded.
@@ -491,6 +496,7 @@ func (l *loader) node(at where, n *v1.Node) {
 	if !ok {
 		return
 	}
+	defaultNode(n)
 	if first, dup := l.nodes[n.Name]; dup {
 		e := l.errorAt(at, fmt.Errorf("%w: also at %s", ErrDuplicate, first))
 		e.Kind, e.Name, e.Field = "Node", n.Name, "metadata.name"
@@ -519,6 +525,7 @@ func (l *loader) pod(at where, p *v1.Pod) {
 	if !ok {
 		return
 	}
+	defaultPod(p)
 	key := p.Namespace + "/" + p.Name
 	if first, dup := l.pods[key]; dup {
 		e := l.errorAt(at, fmt.Errorf("%w: also at %s", ErrDuplicate, first))
