@@ -145,7 +145,7 @@ func (f *Fork) AddNodeInfo(node *v1.Node, pods ...*PodInfo) error {
 // object re-read; when its labels change and the fork has pods with
 // (anti-)affinity terms or affinity views, the node's pods also leave and
 // rejoin the affinity index (O(pods on the node × terms)). Allocates the
-// copy and its label array.
+// copy and what the object gives it (label array, image map, devices).
 func (f *Fork) UpdateNode(node *v1.Node) error {
 	if node == nil {
 		return fmt.Errorf("node is nil: %w", ErrInvalidObject)
