@@ -35,8 +35,9 @@
 //
 // Imports run one way, each package importing only those below it:
 // snapshot (cluster state; no schedkit package but internal ones), then
-// score and reserve, then gpushare (GPU sharing, above snapshot and
-// score), then framework, then replay. What the packages share for speed
+// snapshot/load (reading objects for it), then score and reserve, then
+// gpushare (GPU sharing, above snapshot and score), then framework, then
+// replay and whatif. What the packages share for speed
 // — the node layout, block versions, prepared profiles — lives under
 // internal/, so changing it changes no API. TestLayering checks the
 // graph; each package doc states its layer.

@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-// The core module's layers (DESIGN.md, "Layering"): a package may import
+// The core module's layers (package schedkit's doc, doc.go): a package may import
 // a schedkit package only of a lower layer. Package docs say the same.
 //
 //	0  internal/arith, internal/hashindex, internal/layout,

@@ -99,6 +99,6 @@
 //
 // framework composes the packages below it: it imports snapshot, score,
 // gpushare, reserve and internal packages; replay and the adapters sit
-// above it. The layers are those of DESIGN.md, checked by the root
-// package's TestLayering.
+// above it. The layers are those package schedkit's doc lists (the
+// repository root's doc.go), checked by its TestLayering.
 package framework

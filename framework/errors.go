@@ -17,4 +17,9 @@ var (
 	// holds, or reports bound, somewhere ([Attempt.Skipped]); the Loop
 	// dropped it.
 	ErrAlreadyPlaced = errors.New("framework: pod already placed")
+	// ErrPodDeleting: a pod pending in a [Loop] whose
+	// metadata.deletionTimestamp is set ([Attempt.Skipped]); the Loop
+	// dropped it without a cycle, as upstream does (v1.37 schedule_one.go
+	// skipPodSchedule).
+	ErrPodDeleting = errors.New("framework: pod is being deleted")
 )

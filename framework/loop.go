@@ -52,7 +52,12 @@ type Attempt struct {
 	// found a node, the victims were evicted, the pod nominated to the
 	// node and requeued.
 	Preemption *Preemption
-	// Skipped is non-nil when the pod was dropped without a cycle because
+	// Skipped is non-nil when the pod was dropped without a cycle: it was
+	// being deleted (metadata.deletionTimestamp set; the error wraps
+	// [ErrPodDeleting] and carries upstream's FailedScheduling event
+	// message, "skip schedule deleting pod: <namespace>/<name>"; upstream
+	// skips such a pod without a cycle and without requeueing it, v1.37
+	// schedule_one.go skipPodSchedule case 1), or
 	// the ledger already holds it (the same pod: same metadata.uid, or
 	// either uid empty; see Waiting) (phase Held or Confirmed: someone
 	// reserved it outside this Loop) or reports it bound (another
@@ -290,6 +295,12 @@ func (l *Loop) attempt(ctx context.Context, pi *snapshot.PodInfo) (a Attempt, re
 			return a, true, nil
 		}
 	}
+	if pi.Terminating() {
+		l.drop(pi.Key())
+		a.Pod = pi
+		a.Skipped = fmt.Errorf("framework: Loop: skip schedule deleting pod: %s (metadata.deletionTimestamp is set): %w", pi.Key(), ErrPodDeleting)
+		return a, false, nil
+	}
 	if ph, node, ok := l.ledger.PodPhase(pi.Key()); ok {
 		var uid types.UID // empty for a lean record, which drops it
 		if pi.Retained() {
@@ -401,8 +412,9 @@ func (l *Loop) preemptFor(ctx context.Context, pi *snapshot.PodInfo, a Attempt) 
 // ScheduleAll takes every pod queued at the call through one cycle and its
 // bind, in queue order, and returns the attempts in that order. Pods whose
 // bind failed go back into the queue after the pass (so each pod is tried
-// at most once per call); unschedulable pods are set aside; pods the
-// ledger already holds or reports bound are dropped ([Attempt.Skipped]). It stops early
+// at most once per call); unschedulable pods are set aside; pods being
+// deleted and pods the ledger already holds or reports bound are dropped
+// ([Attempt.Skipped]). It stops early
 // when ctx is done (returning ctx's error) or at a scheduling error (the
 // pod is requeued).
 func (l *Loop) ScheduleAll(ctx context.Context) ([]Attempt, error) {

@@ -82,6 +82,6 @@
 //
 // GPU sharing sits above snapshot and score: gpushare may import snapshot,
 // score and internal packages, never reserve or framework, and framework
-// and replay build on it. The layers are those of DESIGN.md, checked by
-// the root package's TestLayering.
+// and replay build on it. The layers are those package schedkit's doc lists
+// (the repository root's doc.go), checked by its TestLayering.
 package gpushare

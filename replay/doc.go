@@ -59,7 +59,7 @@
 // # Layer
 //
 // The top of the core module: replay may import every package below it
-// (snapshot, score, gpushare, reserve, framework and internal packages);
-// no core package imports it. The layers are those of DESIGN.md, checked
-// by the root package's TestLayering.
+// (snapshot, score, gpushare, reserve, framework and internal packages); no
+// core package imports it. The layers are those package schedkit's doc
+// lists (the repository root's doc.go), checked by its TestLayering.
 package replay

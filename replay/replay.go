@@ -374,6 +374,14 @@ func Run(ctx context.Context, in *Input, cfg Config) (*Report, error) {
 			if a.BindErr != nil {
 				return nil, a.BindErr
 			}
+			if a.Skipped != nil {
+				// Being deleted: no cycle, as upstream (errors.Is
+				// framework.ErrPodDeleting; the ledger holds no arrival
+				// before its cycle, so ErrAlreadyPlaced does not occur).
+				rep.Skipped++
+				step()
+				continue
+			}
 			if p := a.Preemption; p != nil && p.Found() {
 				// Victims evicted, the pod requeued: its next cycle counts.
 				rep.Preemptions++

@@ -17,6 +17,11 @@ type Report struct {
 	Arrived       int `json:"arrived"`
 	Placed        int `json:"placed"`
 	Unschedulable int `json:"unschedulable"`
+	// Skipped counts the arrivals dropped without a cycle because they
+	// were being deleted (metadata.deletionTimestamp set; framework's
+	// Attempt.Skipped, as upstream's skipPodSchedule): not in Arrived,
+	// not placed, not unschedulable.
+	Skipped int `json:"skipped,omitempty"`
 	// Departed counts the placed pods that left (Config.Departures).
 	Departed int `json:"departed"`
 	// Preemptions counts the preemptions (Config.Preemption): a pod that

@@ -126,6 +126,6 @@
 //
 // Above snapshot, beside score: reserve imports snapshot and internal
 // packages only — no scorer, no device policy (gpushare) — and framework
-// and replay build on it. The layers are those of DESIGN.md, checked by
-// the root package's TestLayering.
+// and replay build on it. The layers are those package schedkit's doc lists
+// (the repository root's doc.go), checked by its TestLayering.
 package reserve

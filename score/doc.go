@@ -69,6 +69,7 @@
 // (internal/arith, internal/layout, internal/nodeview, internal/scoring),
 // never reserve, gpushare or framework. framework's equivalence cache
 // reaches a profile prepared for one pod, and the node-local promise,
-// through internal/scoring, not this API. The layers are those of
-// DESIGN.md, checked by the root package's TestLayering.
+// through internal/scoring, not this API. The layers are those package
+// schedkit's doc lists (the repository root's doc.go), checked by its
+// TestLayering.
 package score

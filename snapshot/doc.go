@@ -106,5 +106,6 @@
 // read for speed — a node's head of cpu, memory and filter figures, block
 // versions, a pod's key hash — is unexported here and reached through
 // internal/nodeview, so a layout change is never an API change. The layers
-// are those of DESIGN.md, checked by the root package's TestLayering.
+// are those package schedkit's doc lists (the repository root's doc.go),
+// checked by its TestLayering.
 package snapshot

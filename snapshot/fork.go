@@ -131,8 +131,21 @@ func (f *Fork) AddNodeInfo(node *v1.Node, pods ...*PodInfo) error {
 	return nil
 }
 
-// UpdateNode replaces the node object of an existing node, keeping its
-// pods.
+// UpdateNode replaces the node object of an existing node (allocatable,
+// labels, taints, images, devices), keeping its pods; the devices the pods
+// record are charged to the new devices. node is kept, not copied: do not
+// change it afterwards (see [NodeInfo.Node]).
+//
+// Errors, which change nothing: node nil, or its metadata.name empty or
+// not a valid node name ([ErrInvalidObject]); no node of that name in the
+// fork ([ErrNodeNotFound], naming the node); a status.allocatable that
+// does not parse (naming the node and the field).
+//
+// O(pods on the node + labels + images): the node is copied and the
+// object re-read; when its labels change and the fork has pods with
+// (anti-)affinity terms or affinity views, the node's pods also leave and
+// rejoin the affinity index (O(pods on the node × terms)). Allocates the
+// copy and what the object gives it (label array, image map, devices).
 func (f *Fork) UpdateNode(node *v1.Node) error {
 	if node == nil {
 		return fmt.Errorf("node is nil: %w", ErrInvalidObject)
@@ -149,7 +162,17 @@ func (f *Fork) UpdateNode(node *v1.Node) error {
 	return nil
 }
 
-// RemoveNode removes a node and its pods; the last node takes its index.
+// RemoveNode removes the node called name and its pods; the last node
+// takes its index (the order of [Snapshot.Nodes] changes).
+//
+// Errors, which change nothing: no such node ([ErrNodeNotFound], naming
+// the node).
+//
+// O(images on the node) for the image counts, plus, when the fork has pods
+// with (anti-)affinity terms or affinity views, O(pods on the node ×
+// terms) for the affinity index; the node tree and the name table copy
+// only the paths this layer does not own yet (O(log nodes) each, and the
+// only allocations).
 func (f *Fork) RemoveNode(name string) error {
 	i, err := f.st.nodeOrErr(name)
 	if err != nil {
@@ -197,7 +220,17 @@ func (f *Fork) AddPodInfo(pi *PodInfo, nodeName string) error {
 	return nil
 }
 
-// RemovePod removes the pod with key k from the node called nodeName.
+// RemovePod removes the pod with key k from the node called nodeName
+// (releasing its requests, host ports and recorded devices).
+//
+// Errors, which change nothing: no node called nodeName
+// ([ErrNodeNotFound]) or no pod with key k on it ([ErrPodNotFound]); both
+// name the pod and the node.
+//
+// O(pods on the node + the pod's host ports × the node's used ports), plus
+// the affinity index's update when the pod has (anti-)affinity terms or the
+// fork has affinity views. It allocates only when the node is first
+// changed in this layer (the node is copied: O(pods on the node)).
 func (f *Fork) RemovePod(k PodKey, nodeName string) error {
 	i, err := f.st.nodeOrErr(nodeName)
 	if err != nil {

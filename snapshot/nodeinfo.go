@@ -404,7 +404,14 @@ func (n *NodeInfo) podIndexHash(h uint64, k PodKey) int {
 	return -1
 }
 
-// Node returns the node object.
+// Node returns the node object the NodeInfo was built from: the object
+// given to [Cache.AddNode], [Cache.UpdateNode], [Fork.AddNode] or
+// [Fork.UpdateNode], not a copy, shared by every snapshot and fork that
+// holds this NodeInfo. Read-only; owned by the cache: the NodeInfo read
+// its allocatable, labels, taints, images and devices once, so changing
+// the object changes what later readers of Node see but none of those,
+// leaving the two disagreeing. To change a node, update a copy
+// (DeepCopy) and pass it to UpdateNode. O(1).
 func (n *NodeInfo) Node() *v1.Node { return n.node }
 
 // Name returns the node's name.

@@ -95,36 +95,44 @@ func (f *Fork) AddObject(obj runtime.Object) error { return f.st.addObject(obj) 
 func (f *Fork) RemoveObject(obj runtime.Object) error { return f.st.removeObject(obj) }
 
 // The look-ups below are one implementation on view, promoted to
-// Snapshot and Fork (for a Fork they read the current layer).
+// Snapshot and Fork (for a Fork they read the current layer). Each
+// returns the objects as they were added (AddObject), not copies, and
+// the slices the cache keeps: read-only, owned by the cache (changing an
+// object or a slice changes what every snapshot and fork sharing it sees,
+// without the indexes built from it following). O(1) map look-ups, no
+// allocation.
 
-// Namespace returns the Namespace called name, or nil.
+// Namespace returns the Namespace called name, or nil. Read-only.
 func (s *view) Namespace(name string) *v1.Namespace { return s.st.objs.Namespace(name) }
 
 // Services returns the Services in namespace, by name, or nil.
+// Read-only (the slice too).
 func (s *view) Services(namespace string) []*v1.Service { return s.st.objs.Services(namespace) }
 
 // ReplicationController returns the named ReplicationController, or nil.
+// Read-only.
 func (s *view) ReplicationController(namespace, name string) *v1.ReplicationController {
 	return s.st.objs.ReplicationController(namespace, name)
 }
 
-// ReplicaSet returns the named ReplicaSet, or nil.
+// ReplicaSet returns the named ReplicaSet, or nil. Read-only.
 func (s *view) ReplicaSet(namespace, name string) *appsv1.ReplicaSet {
 	return s.st.objs.ReplicaSet(namespace, name)
 }
 
-// StatefulSet returns the named StatefulSet, or nil.
+// StatefulSet returns the named StatefulSet, or nil. Read-only.
 func (s *view) StatefulSet(namespace, name string) *appsv1.StatefulSet {
 	return s.st.objs.StatefulSet(namespace, name)
 }
 
 // PriorityClass returns the PriorityClass called name, or nil.
+// Read-only.
 func (s *view) PriorityClass(name string) *schedulingv1.PriorityClass {
 	return s.st.objs.PriorityClass(name)
 }
 
 // PodDisruptionBudgets returns the PodDisruptionBudgets in namespace, by
-// name, or nil.
+// name, or nil. Read-only (the slice too).
 func (s *view) PodDisruptionBudgets(namespace string) []*policyv1.PodDisruptionBudget {
 	return s.st.objs.PodDisruptionBudgets(namespace)
 }
@@ -140,7 +148,8 @@ func read[T any](c *Cache, f func(*objects.Set) T) T {
 // Namespace, Services, ReplicationController, ReplicaSet, StatefulSet,
 // PriorityClass and PodDisruptionBudgets read the cache's current
 // objects, as the [Snapshot] methods of the same names; the results stay
-// valid (and unchanged) after later events.
+// valid (and unchanged) after later events. Read-only, owned by the cache
+// (objects and slices are not copied).
 func (c *Cache) Namespace(name string) *v1.Namespace {
 	return read(c, func(o *objects.Set) *v1.Namespace { return o.Namespace(name) })
 }

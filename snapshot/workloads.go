@@ -109,7 +109,9 @@ func asObjects[T runtime.Object](list []T) []runtime.Object {
 	return out
 }
 
-// Namespace returns the Namespace called name, or nil.
+// Namespace returns the Namespace called name, or nil. This and the
+// look-ups below return the objects as they were added, not copies, and
+// the index's own slices: read-only, owned by the index.
 func (w *WorkloadIndex) Namespace(name string) *v1.Namespace { return w.objs.Namespace(name) }
 
 // Services returns the Services in namespace, by name.

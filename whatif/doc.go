@@ -77,7 +77,7 @@
 //
 // # Layer
 //
-// whatif sits above framework (layer 7 of DESIGN.md's layering, with
-// replay): it imports snapshot and framework; nothing in the core module
+// whatif sits above framework (beside replay, at the top of the layers
+// package schedkit's doc lists): it imports snapshot and framework; nothing in the core module
 // imports it. The root package's TestLayering checks this.
 package whatif

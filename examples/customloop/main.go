@@ -92,6 +92,8 @@ func run(ctx context.Context, w io.Writer) error {
 			}
 		case a.BindErr != nil:
 			fmt.Fprintf(w, "%-9s bind to %s failed: %v\n", name, a.Node, a.BindErr)
+		case a.Skipped != nil: // being deleted, or already placed: no cycle
+			fmt.Fprintf(w, "%-9s skipped: %v\n", name, a.Skipped)
 		default:
 			fmt.Fprintf(w, "%-9s unschedulable: %s\n", name, a.Diagnosis.Message())
 		}

@@ -39,8 +39,11 @@ type cluster struct {
 	// objectsInput marks such an input (its report measures skew).
 	objects      []runtime.Object
 	objectsInput bool
-	warnings     []string            // unknown fields ignored without -strict (loadObjectFiles)
-	pods         []*snapshot.PodInfo // pods to schedule, in arrival order (prepared, see replay.NewInput)
+	warnings     []string // unknown fields ignored without -strict (loadObjectFiles), nodes with too many GPUs
+	// otherScheduler counts the pending pods left out because their
+	// spec.schedulerName is not one the run takes (-scheduler-name).
+	otherScheduler int
+	pods           []*snapshot.PodInfo // pods to schedule, in arrival order (prepared, see replay.NewInput)
 	// batch: every pod arrives at once and the scheduling queue orders
 	// them (priority, then input order), as for a set of objects.
 	batch bool
@@ -252,7 +255,12 @@ func loadTrace(nodesPath, podsPath string, strict bool, prio priorityMap) (*clus
 // fields that k8s.io/api does not know and fields given twice are errors
 // naming the file, document and field (a typo such as "resource:" for
 // "resources:" would otherwise drop the pod's requests silently).
-func loadObjects(paths []string, unbind, strict bool) (*cluster, error) {
+//
+// Pending pods whose spec.schedulerName is not in schedulers (an empty
+// one is v1.DefaultSchedulerName) are left out and counted: upstream's
+// scheduler takes only pods of its profiles. Bound pods of any scheduler
+// stay, holding their nodes' capacity.
+func loadObjects(paths []string, unbind, strict bool, schedulers []string) (*cluster, error) {
 	objs, warnings, err := loadInputFiles(paths, strict)
 	if err != nil {
 		return nil, inputErr("%v", err)
@@ -261,7 +269,10 @@ func loadObjects(paths []string, unbind, strict bool) (*cluster, error) {
 		return nil, inputErr("%s: no Node objects%s", strings.Join(paths, ", "), skippedKinds(objs.Skipped))
 	}
 	c := &cluster{source: fmt.Sprintf("objects from %s", strings.Join(paths, ", ")), batch: true, objects: objs.Others, objectsInput: true, warnings: warnings}
-	if err := c.finish(objs.Nodes, objs.Pods, unbind); err != nil {
+	c.warnings = append(c.warnings, gpuLimitWarnings(objs.Nodes)...)
+	pods := objs.Pods
+	pods, c.otherScheduler = ownPods(pods, schedulers)
+	if err := c.finish(objs.Nodes, pods, unbind); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -294,4 +305,43 @@ func skippedKinds(skipped map[schema.GroupVersionKind]int) string {
 	}
 	slices.Sort(kinds)
 	return fmt.Sprintf(" (skipped %s: only apiVersion v1 Node and Pod objects are scheduled, with v1 Namespaces, Services and ReplicationControllers, apps/v1 ReplicaSets and StatefulSets, scheduling.k8s.io/v1 PriorityClasses and policy/v1 PodDisruptionBudgets, and v1 Lists of them)", strings.Join(kinds, ", "))
+}
+
+// ownPods returns the pods a scheduler named in schedulers takes, with the
+// bound pods (spec.nodeName set) of any scheduler, and how many pending
+// pods it left out. An empty spec.schedulerName is
+// v1.DefaultSchedulerName, as the API server defaults it. pods is not
+// changed; O(len(pods) × len(schedulers)).
+func ownPods(pods []*v1.Pod, schedulers []string) ([]*v1.Pod, int) {
+	out := make([]*v1.Pod, 0, len(pods))
+	for _, p := range pods {
+		name := cmp.Or(p.Spec.SchedulerName, v1.DefaultSchedulerName)
+		if p.Spec.NodeName == "" && !slices.Contains(schedulers, name) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out, len(pods) - len(out)
+}
+
+// gpuLimitWarnings returns a warning for each node advertising more GPUs
+// (openb's gpu-count, else nvidia.com/gpu, in status.allocatable) than the
+// device model holds (snapshot.MaxDevices): the decoder gives such a node
+// no devices, so its GPUs are counted only as a scalar resource and no
+// GPU-sharing pod fits there. O(nodes).
+func gpuLimitWarnings(nodes []*v1.Node) []string {
+	var out []string
+	for _, n := range nodes {
+		for _, r := range []v1.ResourceName{openb.ResourceGPUCount, snapshot.ResourceNvidiaGPU} {
+			q, ok := n.Status.Allocatable[r]
+			if !ok || q.Sign() <= 0 {
+				continue
+			}
+			if q.CmpInt64(snapshot.MaxDevices) > 0 {
+				out = append(out, fmt.Sprintf("warning: node %s: status.allocatable[%s] is %s GPUs, more than the %d devices the device model holds: the node gets no devices (its GPUs count only as a scalar resource; GPU-sharing pods do not fit there)", n.Name, r, q.String(), snapshot.MaxDevices))
+			}
+			break
+		}
+	}
+	return out
 }

@@ -25,11 +25,15 @@ type summary struct {
 	// evicted (and departed; replay.Report.Running).
 	Running       *float64 `json:"running,omitempty"`
 	Unschedulable float64  `json:"unschedulable"`
-	CPURatio      float64  `json:"cpuAllocationRatio"`
-	MemoryRatio   float64  `json:"memoryAllocationRatio"`
-	GPURatio      float64  `json:"gpuAllocationRatio"`
-	GPUFragRatio  float64  `json:"gpuFragmentationRatio"`
-	NodesUsed     float64  `json:"nodesUsed"`
+	// Skipped is the pods being deleted (metadata.deletionTimestamp set)
+	// dropped without a cycle, as upstream's skipPodSchedule drops them
+	// (replay.Report.Skipped); not in Arrived.
+	Skipped      float64 `json:"skippedDeleting,omitempty"`
+	CPURatio     float64 `json:"cpuAllocationRatio"`
+	MemoryRatio  float64 `json:"memoryAllocationRatio"`
+	GPURatio     float64 `json:"gpuAllocationRatio"`
+	GPUFragRatio float64 `json:"gpuFragmentationRatio"`
+	NodesUsed    float64 `json:"nodesUsed"`
 	// WallSeconds and PodsPerSecond are omitted with -timing=false.
 	WallSeconds   *float64 `json:"wallSeconds,omitempty"`
 	PodsPerSecond *float64 `json:"podsPerSecond,omitempty"`
@@ -62,6 +66,10 @@ type report struct {
 	Axis     string   `json:"demandAxis"` // "GPU" or "CPU"
 	Capacity int64    `json:"capacityMilli"`
 	Skipped  []string `json:"skippedRows,omitempty"`
+	// OtherScheduler counts the pending pods left unscheduled because
+	// their spec.schedulerName is not in SchedulerNames (-scheduler-name).
+	OtherScheduler int      `json:"otherSchedulerPods,omitempty"`
+	SchedulerNames []string `json:"schedulerNames,omitempty"`
 	// Warnings are the input's problems the run went on past (the
 	// stderr warning lines without "warning: "): fields k8s.io/api does
 	// not know, objects the program does not read.
@@ -92,6 +100,7 @@ func summarize(order []*policyDef, results []*runResult, timing, preemption bool
 			s.Placed += float64(r.Placed)
 			running += float64(r.Report.Running())
 			s.Unschedulable += float64(r.Unschedulable)
+			s.Skipped += float64(r.Report.Skipped)
 			s.CPURatio += r.CPU.Ratio
 			s.MemoryRatio += r.Memory.Ratio
 			s.GPURatio += r.GPU.Ratio
@@ -112,7 +121,7 @@ func summarize(order []*policyDef, results []*runResult, timing, preemption bool
 			continue
 		}
 		s.Runs = len(s.Results)
-		for _, f := range []*float64{&s.Arrived, &s.Placed, &s.Unschedulable, &s.CPURatio, &s.MemoryRatio, &s.GPURatio, &s.GPUFragRatio, &s.NodesUsed} {
+		for _, f := range []*float64{&s.Arrived, &s.Placed, &s.Unschedulable, &s.Skipped, &s.CPURatio, &s.MemoryRatio, &s.GPURatio, &s.GPUFragRatio, &s.NodesUsed} {
 			*f /= n
 		}
 		for k, v := range reasons {
@@ -209,6 +218,12 @@ func (r *report) writeTable(w io.Writer) error {
 	}
 	if len(r.Skipped) > 0 {
 		fmt.Fprintf(&b, "%d malformed rows skipped (listed on stderr)\n", len(r.Skipped))
+	}
+	if r.OtherScheduler > 0 {
+		fmt.Fprintf(&b, "%d pending pods of other schedulers left unscheduled (spec.schedulerName not %s; -scheduler-name chooses)\n", r.OtherScheduler, strings.Join(r.SchedulerNames, " or "))
+	}
+	if len(r.Summaries) > 0 && r.Summaries[0].Skipped > 0 {
+		fmt.Fprintf(&b, "%s pods being deleted (metadata.deletionTimestamp set) skipped without a cycle, as kube-scheduler skips them; not in ARRIVED\n", num(r.Summaries[0].Skipped))
 	}
 	if len(r.Summaries) > 0 && len(r.Summaries[0].Results) > 0 && r.Summaries[0].Results[0].TimeWeighted {
 		b.WriteString("with departures: CPU%, MEM%, GPU% and NODES are means over trace time, first to last arrival; GPU-FRAG% is at the last arrival\n")

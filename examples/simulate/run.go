@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	v1 "k8s.io/api/core/v1"
 )
 
 // Exit statuses.
@@ -29,6 +31,8 @@ type options struct {
 	trace, nodes, pods string
 	objects            []string
 	unbind             bool
+	schedulerName      string   // -scheduler-name as given
+	schedulerNames     []string // -scheduler-name split: pending pods of other schedulers are left alone
 	policies           string
 	seed               uint64
 	shuffle            []uint64
@@ -138,6 +142,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.pods, "pods", "", "openb pod list CSV `FILE` (a bare name is looked up in -trace DIR)")
 	fs.Var(listFlag{&o.objects}, "objects", "Kubernetes Node/Pod YAML or JSON `PATH`s (files or directories; repeat, comma-separate, or list after the flags); fields k8s.io/api does not know are ignored unless -strict")
 	fs.BoolVar(&o.unbind, "unbind", false, "with -objects: schedule the pods that have spec.nodeName anew instead of binding them first (static and mirror pods stay on their nodes)")
+	fs.StringVar(&o.schedulerName, "scheduler-name", v1.DefaultSchedulerName, "with -objects: schedule only the pending pods whose spec.schedulerName is one of `NAMES` (comma-separated; an empty spec.schedulerName is default-scheduler, as the API server defaults it); pods of other schedulers are left unscheduled and counted, as kube-scheduler takes only pods of its profiles")
 	fs.StringVar(&o.policies, "policy", "default,least,most,fgd", "comma-separated `POLICIES` to compare, or all: "+strings.Join(policyNames(), ", "))
 	fs.Uint64Var(&o.seed, "seed", 1, "`SEED` of the synthetic workload, the cycle's tie-break, -inflate draws and the random policy")
 	fs.Var(seedsFlag{&o.shuffle}, "shuffle", "shuffle arrivals with `SEEDS` (N, N,M or N-M: one run per seed, results averaged)")
@@ -198,6 +203,14 @@ func parse(args []string, stdout io.Writer) (*options, []*policyDef, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("-policy: %w", err)
 	}
+	for part := range strings.SplitSeq(o.schedulerName, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			o.schedulerNames = append(o.schedulerNames, part)
+		}
+	}
+	if len(o.schedulerNames) == 0 {
+		return nil, nil, errors.New("-scheduler-name: no scheduler name (default: " + v1.DefaultSchedulerName + ")")
+	}
 	traceIn := o.trace != "" || o.nodes != "" || o.pods != ""
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -206,6 +219,8 @@ func parse(args []string, stdout io.Writer) (*options, []*policyDef, error) {
 		return nil, nil, errors.New("-objects cannot be combined with -trace, -nodes or -pods")
 	case o.unbind && len(o.objects) == 0:
 		return nil, nil, errors.New("-unbind needs -objects")
+	case set["scheduler-name"] && len(o.objects) == 0:
+		return nil, nil, errors.New("-scheduler-name needs -objects (trace rows name no scheduler)")
 	case o.departures && !traceIn:
 		return nil, nil, errors.New("-departures needs a trace (-trace or -nodes/-pods)")
 	case o.departures && (len(o.shuffle) > 0 || o.inflate > 0):
@@ -277,7 +292,7 @@ func oneLine(err error) string {
 func loadInput(o *options) (*cluster, error) {
 	switch {
 	case len(o.objects) > 0:
-		return loadObjects(o.objects, o.unbind, o.strict)
+		return loadObjects(o.objects, o.unbind, o.strict, o.schedulerNames)
 	case o.trace != "" || o.nodes != "" || o.pods != "":
 		nodes, pods, err := traceFiles(o.trace, o.nodes, o.pods)
 		if err != nil {
@@ -344,7 +359,10 @@ func simulate(ctx context.Context, o *options, pols []*policyDef, stdout, stderr
 	}
 
 	rep := &report{Input: c.source, Nodes: len(c.nodes), Bound: len(c.bound), Pods: len(c.pods), Axis: "CPU",
-		Capacity: c.capacity(), timing: o.timing, Preemption: o.preemption}
+		Capacity: c.capacity(), timing: o.timing, Preemption: o.preemption, OtherScheduler: c.otherScheduler}
+	if c.otherScheduler > 0 {
+		rep.SchedulerNames = o.schedulerNames
+	}
 	if c.hasGPU() {
 		rep.Axis = "GPU"
 	}

@@ -31,6 +31,8 @@ func TestBadFlags(t *testing.T) {
 	}{
 		{"unknown flag", []string{"-frobnicate"}, "flag provided but not defined: -frobnicate"},
 		{"unknown policy", []string{"-policy", "default,nope"}, `unknown policy "nope"`},
+		{"scheduler name without objects", []string{"-scheduler-name", "volcano"}, "-scheduler-name needs -objects"},
+		{"empty scheduler name", []string{"-objects", typo, "-scheduler-name", " , "}, "-scheduler-name: no scheduler name"},
 		{"repeated policy", []string{"-policy", "fgd,fgd"}, `policy "fgd" listed twice`},
 		{"bad output", []string{"-o", "yaml"}, `-o "yaml": want table or json`},
 		{"bad seeds", []string{"-shuffle", "9-3"}, `"9-3" is not a seed range`},

@@ -1,9 +1,9 @@
 // Package arith is the arithmetic schedkit's packages share: saturating
-// int64 sums (quantities never wrap, DESIGN.md principle 6) and the
-// BalancedAllocation formula's parts, so that each is written once —
-// snapshot keeps a node's cached balance term with [NodeBalance], score's
-// BalancedAllocation computes the pod's side with [Fraction] and
-// [Balance2], bit for bit the same.
+// int64 sums (quantities never wrap: a sum past the int64 range stays at
+// its bound) and the BalancedAllocation formula's parts, so that each is
+// written once — snapshot keeps a node's cached balance term with
+// [NodeBalance], score's BalancedAllocation computes the pod's side with
+// [Fraction] and [Balance2], bit for bit the same.
 //
 // Layer: the bottom. arith imports no schedkit package.
 //

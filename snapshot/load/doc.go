@@ -146,6 +146,6 @@
 //
 // A loader beside the model: load may import snapshot and internal
 // packages, and reads objects for it; snapshot never imports load. The
-// layers are those of DESIGN.md, checked by the root package's
-// TestLayering.
+// layers are those package schedkit's doc lists (the repository root's
+// doc.go), checked by its TestLayering.
 package load

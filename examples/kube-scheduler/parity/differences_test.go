@@ -16,8 +16,8 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-// The deliberate differences from upstream (DESIGN.md principle 6,
-// saturating arithmetic). Each case asserts what upstream v1.37.2 computes —
+// The deliberate differences from upstream (saturating arithmetic,
+// internal/arith: quantities never wrap). Each case asserts what upstream v1.37.2 computes —
 // so the test fails, and the list must be revisited, if upstream changes —
 // and what schedkit computes instead.
 
