@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -56,6 +57,11 @@ type Cluster struct {
 
 	// informers is the scheduler's informer factory, set by Start.
 	informers informers.SharedInformerFactory
+
+	// seenBinds counts the bindings the scheduler's pod informer has
+	// delivered (an update that sets spec.nodeName); bind keeps at most
+	// maxUnseenBinds ahead of it.
+	seenBinds atomic.Int64
 
 	mu       sync.Mutex
 	failBind func(*v1.Binding) error
@@ -136,6 +142,7 @@ func (c *Cluster) bind(action k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, fmt.Errorf("inprocess: pod %s/%s is already bound to %s", b.Namespace, b.Name, pod.Spec.NodeName)
 	}
 	pod.Spec.NodeName = b.Target.Name
+	c.awaitInformer()
 	if err := c.Client.Tracker().Update(podsGVR, pod, b.Namespace); err != nil {
 		return true, nil, err
 	}
@@ -147,6 +154,26 @@ func (c *Cluster) bind(action k8stesting.Action) (bool, runtime.Object, error) {
 		observe(b)
 	}
 	return true, b, nil
+}
+
+// maxUnseenBinds bounds how far the bindings may run ahead of the
+// scheduler's pod informer. The fake's watch channels hold 100 unread
+// events and panic ("channel full") on the next one
+// (watch.RaceFreeFakeWatcher); on a loaded machine the binding goroutines
+// (16 at once) can write faster than the informer reads. The margin
+// leaves room for those goroutines and for the scheduler's own status
+// patches.
+const maxUnseenBinds = 32
+
+// awaitInformer waits, in the binding goroutine, until the pod informer
+// is fewer than maxUnseenBinds bindings behind, polling every 100 µs for
+// at most 30 s (then it goes on: a test that stopped its informer gets
+// the fake's own panic rather than a hang).
+func (c *Cluster) awaitInformer() {
+	deadline := time.Now().Add(30 * time.Second)
+	for int64(c.Binds())-c.seenBinds.Load() >= maxUnseenBinds && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Microsecond)
+	}
 }
 
 // Start builds the scheduler from cfg with registry as its out-of-tree
@@ -170,6 +197,19 @@ func (c *Cluster) Start(ctx context.Context, cfg *config.KubeSchedulerConfigurat
 		return nil, fmt.Errorf("inprocess: creating scheduler: %w", err)
 	}
 	c.informers = informerFactory
+	// The scheduler's own pod informer (InformerFor returns the one
+	// scheduler.New registered), not a second watch.
+	if _, err := informerFactory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(*v1.Pod)
+			n, ok2 := newObj.(*v1.Pod)
+			if ok1 && ok2 && o.Spec.NodeName == "" && n.Spec.NodeName != "" {
+				c.seenBinds.Add(1)
+			}
+		},
+	}); err != nil {
+		return nil, fmt.Errorf("inprocess: pod informer handler: %w", err)
+	}
 	informerFactory.Start(ctx.Done())
 	informerFactory.WaitForCacheSync(ctx.Done())
 	if err := sched.WaitForHandlersSync(ctx); err != nil {
