@@ -7,18 +7,18 @@ import "github.com/schedkit/schedkit/internal/interpod"
 // first) whose leaves hold up to 8 entries. The caller passes each key
 // with its hash, always the same function of the key: hashString for a
 // string key (a term key), interpod.HandleHash for an interned topology
-// value (whose look-up then reads neither the string nor its bytes). Like the
-// node tree, every node carries the token of the writer allowed to change
-// it in place; a writer with another token copies the nodes on the path
-// to the entry it changes (path copying). A pmap is a value (root and
+// value (whose look-up then reads neither the string nor its bytes).
+// Like the node tree, every node carries the token of the writer allowed
+// to change it in place; a writer with another token copies the nodes
+// on the path to the entry it changes (path copying). A pmap is a value (root and
 // length): copying it is O(1), and the copy and the original share every
 // node until one of them writes.
 //
 // Costs, for n entries: get O(log16 n) pointer hops; set, upd and del
 // the same (one walk each) plus, for the first write of a token along a
-// path, one node copy per level (at most ⌈log16(n/8)⌉+1 nodes of under 1 KiB,
-// independent of what other writers changed) and, rarely, a leaf split
-// (up to 17 nodes). Nodes come from a pool when the writer has one (a
+// path, one node copy per level (at most ⌈log16(n/8)⌉+1 nodes of under
+// 1 KiB, independent of what other writers changed) and, rarely, a leaf
+// split (up to 17 nodes). Nodes come from a pool when the writer has one (a
 // Fork layer: its copies are recycled on Revert), else from the heap.
 //
 // Entries are read in place (ref, each): a pointer into a leaf stays

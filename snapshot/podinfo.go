@@ -207,9 +207,9 @@ func hostPorts(pod *v1.Pod) []HostPort {
 // record was parsed from, not a copy, shared by every snapshot, fork and
 // ledger holding the record: read-only, owned by the cache (the record
 // read its requests, labels, affinity and devices once; changing the
-// object leaves the two disagreeing — change a DeepCopy and add that). For a lean record ([PodInfo.Lean])
-// it is a new pod rebuilt from the record on each call — the template
-// ([PodInfo.Template]) with metadata.name, metadata.deletionTimestamp,
+// object leaves the two disagreeing — change a DeepCopy and add that).
+// For a lean record ([PodInfo.Lean]) it is a new pod rebuilt from the
+// record on each call — the template ([PodInfo.Template]) with metadata.name, metadata.deletionTimestamp,
 // spec.nodeName, status.phase, status.startTime,
 // status.nominatedNodeName and a DisruptionTarget condition filled in —
 // which holds everything scheduling reads but lacks what a lean record

@@ -24,8 +24,8 @@ import (
 // with an exponent Screen could refuse (at least minScreenedDigits digits
 // after its leading zeros): [+-] digits [. digits] (e|E) [+-] digits,
 // between a quote, ':', ',', '[' or a blank and a quote, ',', '}', ']'
-// or a blank (or a non-ASCII byte). So a hexadecimal digest such as "sha256:3e48291f..." does
-// not trigger the walk. Only a document that passes is walked field by
+// or a blank (or a non-ASCII byte). So a hexadecimal digest such as
+// "sha256:3e48291f..." does not trigger the walk. Only a document that passes is walked field by
 // field (quantityFields), which costs about a decode. O(len(js)), no
 // allocation.
 func maySlowQuantity(js []byte) bool {
@@ -65,27 +65,19 @@ func maySlowQuantity(js []byte) bool {
 // startsValue and endsValue: bytes of non-ASCII runes count too, for the
 // Unicode blanks that Quantity.UnmarshalJSON trims.
 func startsValue(c byte) bool {
-	switch {
-	case c >= 0x80:
-		return true
-	}
 	switch c {
 	case '"', ':', ',', '[', ' ', '\t', '\n', '\r':
 		return true
 	}
-	return false
+	return c >= 0x80
 }
 
 func endsValue(c byte) bool {
-	switch {
-	case c >= 0x80:
-		return true
-	}
 	switch c {
 	case '"', ',', '}', ']', ' ', '\t', '\n', '\r':
 		return true
 	}
-	return false
+	return c >= 0x80
 }
 
 // minScreenedDigits: every exponent Screen refuses is beyond

@@ -119,13 +119,6 @@ func negatives(ps []problem, path string, rl v1.ResourceList) []problem {
 	return ps
 }
 
-// resourceListFields are the JSON keys whose values are v1.ResourceList in
-// Node and Pod.
-var resourceListFields = map[string]bool{
-	"capacity": true, "allocatable": true, "requests": true, "limits": true,
-	"overhead": true, "allocatedResources": true,
-}
-
 // describeDecodeError improves e when the decoder failed on a quantity,
 // whose error ("quantities must match the regular expression ...") names no
 // field: it finds the first quantity field of js (quantityFields) whose
