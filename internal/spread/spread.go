@@ -1148,34 +1148,61 @@ func (s *Score[N, P]) Normalize(nodes []N, scores []int64) {
 		return
 	}
 	scores = scores[:len(nodes)]
-	lo, hi := int64(math.MaxInt64), int64(0)
-	for _, sc := range scores {
-		lo, hi = min(lo, sc), max(hi, sc)
+	lo, hi := minMax(scores)
+	if hi == 0 {
+		for j, sc := range scores {
+			if sc == -1 {
+				scores[j] = 0
+			} else {
+				scores[j] = 100
+			}
+		}
+		return
 	}
 	d := newDivider(hi)
 	// The raw scores take few distinct values (nodes of one code share
 	// one, see rawWhole): a direct-mapped memo of the last results by
-	// raw score spares most divisions. -1 is never looked up.
+	// raw score spares most divisions. Every slot starts as -1 → 0:
+	// upstream marks ignored nodes with -1 and zeroes every -1 (a raw
+	// score can only be -1 with maxSkew 0, which is invalid); -1 maps to
+	// slot 15, and no other slot is ever looked up with -1.
 	var memoIn, memoOut [16]int64
 	for i := range memoIn {
 		memoIn[i] = -1
 	}
 	for j, sc := range scores {
-		switch {
-		case sc == -1:
-			// Upstream marks ignored nodes with -1 and zeroes every -1,
-			// which a raw score can only be with maxSkew 0 (invalid).
-			scores[j] = 0
-		case hi == 0:
-			scores[j] = 100
-		case memoIn[sc&15] == sc:
-			scores[j] = memoOut[sc&15]
-		default:
-			v := d.div(100 * (hi + lo - sc))
-			memoIn[sc&15], memoOut[sc&15] = sc, v
-			scores[j] = v
+		if h := sc & 15; memoIn[h] == sc {
+			scores[j] = memoOut[h]
+			continue
 		}
+		v := int64(0)
+		if sc != -1 {
+			v = d.div(100 * (hi + lo - sc))
+		}
+		memoIn[sc&15], memoOut[sc&15] = sc, v
+		scores[j] = v
 	}
+}
+
+// minMax returns the smallest of scores (math.MaxInt64 for none) and the
+// largest of 0 and scores: four independent running minima and maxima,
+// so that each step waits on the one four steps back, not the last.
+// O(len(scores)); allocates nothing.
+func minMax(scores []int64) (lo, hi int64) {
+	lo0, lo1, lo2, lo3 := int64(math.MaxInt64), int64(math.MaxInt64), int64(math.MaxInt64), int64(math.MaxInt64)
+	var hi0, hi1, hi2, hi3 int64
+	j := 0
+	for ; j+4 <= len(scores); j += 4 {
+		s := scores[j : j+4 : j+4]
+		lo0, hi0 = min(lo0, s[0]), max(hi0, s[0])
+		lo1, hi1 = min(lo1, s[1]), max(hi1, s[1])
+		lo2, hi2 = min(lo2, s[2]), max(hi2, s[2])
+		lo3, hi3 = min(lo3, s[3]), max(hi3, s[3])
+	}
+	for ; j < len(scores); j++ {
+		lo0, hi0 = min(lo0, scores[j]), max(hi0, scores[j])
+	}
+	return min(lo0, lo1, lo2, lo3), max(hi0, hi1, hi2, hi3)
 }
 
 // normalizeIgnoring is Normalize when nodes missing a topology key are
