@@ -930,7 +930,6 @@ func (s *Score[N, P]) rawWhole(nodes []N, out []int64) bool {
 	// same inputs, so the same score, computed once per pass.
 	var tab [numCodes]int64
 	var set [numCodes]bool
-	var missing unique.Handle[string]
 	for j := 0; j < n; {
 		pos := (p + j) % n
 		b, slot := pos/layout.BlockSize, pos%layout.BlockSize
@@ -939,52 +938,75 @@ func (s *Score[N, P]) rawWhole(nodes []N, out []int64) bool {
 		if e.n != len(bn) {
 			return false
 		}
-		same := s.bv.BlockVersion(b) == e.version
-		for ; slot < len(bn) && j < n; slot, j = slot+1, j+1 {
-			if bn[slot] != nodes[j] || !same && e.slotVer[slot] != vers[slot] {
-				return false
-			}
-			code := e.code[slot]
-			if code != noCode && set[code] {
-				out[j] = tab[code]
-				continue
-			}
-			vals, cnt := e.vals[slot*k:(slot+1)*k], e.cnt[slot*k:(slot+1)*k]
-			if s.requireAll && slices.Contains(vals, missing) {
-				out[j] = 0
-				if code != noCode {
-					tab[code], set[code] = 0, true
+		// The run of candidates j.. in this block: first check that they
+		// are its nodes, unchanged, then score them.
+		m := min(len(bn)-slot, n-j)
+		bs, cands := bn[slot:slot+m], nodes[j:j+m]
+		cands = cands[:len(bs)]
+		if s.bv.BlockVersion(b) == e.version {
+			for i := range bs {
+				if bs[i] != cands[i] {
+					return false
 				}
-				continue
 			}
-			var sc float64
-			for i, v := range vals {
-				if v == missing {
-					continue
+		} else {
+			vs, sv := vers[slot:slot+m], e.slotVer[slot:slot+m]
+			vs, sv = vs[:len(bs)], sv[:len(bs)]
+			for i := range bs {
+				if bs[i] != cands[i] || vs[i] != sv[i] {
+					return false
 				}
-				if tm.host[i] {
-					sc += float64(cnt[i])*tm.w[i] + tm.off[i]
-					continue
-				}
-				if ds := tm.dom[i]; ds != nil {
-					d := 0
-					for d < len(ds) && ds[d].v != v {
-						d++
-					}
-					if d < len(ds) {
-						sc += ds[d].t
-						continue
-					}
-				}
-				sc += tm.term(i, v)
-			}
-			out[j] = round(sc)
-			if code != noCode {
-				tab[code], set[code] = out[j], true
 			}
 		}
+		codes := e.code[slot : slot+m]
+		os := out[j : j+m]
+		os = os[:len(codes)]
+		for i, code := range codes {
+			if code != noCode && set[code] {
+				os[i] = tab[code]
+				continue
+			}
+			sc := s.wholeScore(&tm, e, slot+i, k)
+			os[i] = sc
+			if code != noCode {
+				tab[code], set[code] = sc, true
+			}
+		}
+		j += m
 	}
 	return true
+}
+
+// wholeScore is [Score.rawWhole]'s raw score of node slot of block e
+// (k constraints), from the memo's values and counts and the terms.
+func (s *Score[N, P]) wholeScore(tm *terms, e *block, slot, k int) int64 {
+	var missing unique.Handle[string]
+	vals, cnt := e.vals[slot*k:(slot+1)*k], e.cnt[slot*k:(slot+1)*k]
+	if s.requireAll && slices.Contains(vals, missing) {
+		return 0
+	}
+	var sc float64
+	for i, v := range vals {
+		if v == missing {
+			continue
+		}
+		if tm.host[i] {
+			sc += float64(cnt[i])*tm.w[i] + tm.off[i]
+			continue
+		}
+		if ds := tm.dom[i]; ds != nil {
+			d := 0
+			for d < len(ds) && ds[d].v != v {
+				d++
+			}
+			if d < len(ds) {
+				sc += ds[d].t
+				continue
+			}
+		}
+		sc += tm.term(i, v)
+	}
+	return round(sc)
 }
 
 // round is int64(math.Round(x)) (half away from zero), without
