@@ -677,6 +677,13 @@ type Score[N NodeInfo[P], P PodInfo] struct {
 	// nodes they still describe.
 	bv     Blocks[N]
 	blocks []*block
+	// small holds counts and their first domains for up to two
+	// constraints (the system defaults, most pods' own), so that
+	// NewScore allocates the Score alone for them.
+	small struct {
+		counts [2]domains
+		dom    [2][smallDomains]domain
+	}
 }
 
 // NewScore counts, for the ScheduleAnyway constraints cs of pod, the
@@ -696,7 +703,15 @@ func NewScore[N NodeInfo[P], P PodInfo](cs []Constraint, requireAll bool, pod *v
 	if len(cs) == 0 || n == 0 {
 		return nil
 	}
-	s := &Score[N, P]{cs: cs, ns: pod.Namespace, requireAll: requireAll, counts: make([]domains, len(cs))}
+	s := &Score[N, P]{cs: cs, ns: pod.Namespace, requireAll: requireAll}
+	if len(cs) <= len(s.small.counts) {
+		s.counts = s.small.counts[:len(cs)]
+		for i := range s.counts {
+			s.counts[i].small = s.small.dom[i][:0]
+		}
+	} else {
+		s.counts = make([]domains, len(cs))
+	}
 	md := modeScoreAny
 	if requireAll {
 		md = modeScoreAll
@@ -768,7 +783,11 @@ func (s *Score[N, P]) Ignored(ls []selector.Label) bool {
 // (the distinct values of its key among those candidates, a missing key
 // being the value "").
 func (s *Score[N, P]) weights(kept int, seen []domains) []float64 {
-	w := make([]float64, len(s.cs))
+	return s.weightsInto(make([]float64, len(s.cs)), kept, seen)
+}
+
+// weightsInto is weights written to w (len(s.cs) entries).
+func (s *Score[N, P]) weightsInto(w []float64, kept int, seen []domains) []float64 {
 	for i := range s.cs {
 		size := kept
 		if !s.cs[i].hostname {
@@ -924,8 +943,16 @@ func (s *Score[N, P]) rawWhole(nodes []N, out []int64) bool {
 	for _, e := range s.blocks {
 		kept += e.counted
 	}
-	w := s.weights(kept, s.counts) // a hostname constraint's entry is not read
-	tm := newTerms(s.cs, s.counts, w)
+	// The weights and terms live on the stack for up to two constraints.
+	var tb termsBuf
+	var w []float64
+	if k <= len(tb.w) {
+		w = tb.w[:k]
+	} else {
+		w = make([]float64, k)
+	}
+	w = s.weightsInto(w, kept, s.counts) // a hostname constraint's entry is not read
+	tm := newTerms(s.cs, s.counts, w, &tb)
 	// Scores by node code (memo.go): nodes with the same code have the
 	// same inputs, so the same score, computed once per pass.
 	var tab [numCodes]int64
@@ -1041,15 +1068,37 @@ type domainTerm struct {
 	t float64
 }
 
-func newTerms(cs []Constraint, counts []domains, w []float64) terms {
-	tm := terms{w: w, off: make([]float64, len(cs)), host: make([]bool, len(cs)), dom: make([][]domainTerm, len(cs)), counts: counts}
+// termsBuf is the memory of the weights and terms of up to two
+// constraints with up to smallDomains domains each.
+type termsBuf struct {
+	w, off [2]float64
+	host   [2]bool
+	dom    [2][]domainTerm
+	dt     [2][smallDomains]domainTerm
+}
+
+// newTerms returns the terms of cs with counts and weights w, in tb's
+// memory when it has room.
+func newTerms(cs []Constraint, counts []domains, w []float64, tb *termsBuf) terms {
+	k := len(cs)
+	var tm terms
+	if k <= len(tb.off) {
+		tm = terms{w: w, off: tb.off[:k], host: tb.host[:k], dom: tb.dom[:k], counts: counts}
+	} else {
+		tm = terms{w: w, off: make([]float64, k), host: make([]bool, k), dom: make([][]domainTerm, k), counts: counts}
+	}
 	for i := range cs {
 		tm.off[i] = float64(cs[i].MaxSkew - 1)
 		tm.host[i] = cs[i].hostname
 		if cs[i].hostname || counts[i].big != nil {
 			continue
 		}
-		ds := make([]domainTerm, len(counts[i].small))
+		var ds []domainTerm
+		if n := len(counts[i].small); i < len(tb.dt) && n <= len(tb.dt[i]) {
+			ds = tb.dt[i][:n]
+		} else {
+			ds = make([]domainTerm, n)
+		}
 		for d, e := range counts[i].small {
 			ds[d] = domainTerm{e.v, float64(int32(e.n))*w[i] + tm.off[i]}
 		}
