@@ -85,6 +85,7 @@ const maxClasses = 1 << 14
 type query struct {
 	key    string
 	mode   mode
+	ns     string
 	cs     []Constraint // the first pod's (equal keys: equal selectors)
 	ms     []*matcher   // per constraint, verdicts per pod class
 	blocks []*block     // per block of the cluster last counted; nil: none yet
@@ -207,8 +208,18 @@ func memoCounts[N NodeInfo[P], P PodInfo](m *Memo, md mode, cs []Constraint, ns 
 	return append([]*block(nil), q.blocks...)
 }
 
-// lookup returns the query for (md, cs, ns), made (empty) if new.
+// lookup returns the query for (md, cs, ns), made (empty) if new. The
+// most recently used query is found without building the key when cs
+// is the very slice it was made with (the constraints the
+// SelectorCache shares between the pods of a workload; the query keeps
+// that slice alive, so its address names it).
 func (m *Memo) lookup(md mode, cs []Constraint, ns string) *query {
+	if len(m.queries) > 0 {
+		if q := m.queries[0]; q.mode == md && q.ns == ns && len(cs) > 0 && len(q.cs) == len(cs) && &q.cs[0] == &cs[0] {
+			q.checkMatchers()
+			return q
+		}
+	}
 	b := appendKeyField(append(m.key[:0], byte('0'+md)), ns)
 	for i := range cs {
 		b = appendKeyField(b, cs[i].TopologyKey)
@@ -224,14 +235,10 @@ func (m *Memo) lookup(md mode, cs []Constraint, ns string) *query {
 		}
 		copy(m.queries[1:i+1], m.queries[:i])
 		m.queries[0] = q
-		for i, mt := range q.ms {
-			if len(mt.big) > maxClasses {
-				q.ms[i] = newMatcher(q.cs[i].Selector, ns)
-			}
-		}
+		q.checkMatchers()
 		return q
 	}
-	q := &query{key: string(b), mode: md, cs: cs, ms: make([]*matcher, len(cs))}
+	q := &query{key: string(b), mode: md, ns: ns, cs: cs, ms: make([]*matcher, len(cs))}
 	for i := range cs {
 		q.ms[i] = newMatcher(cs[i].Selector, ns)
 	}
@@ -241,6 +248,16 @@ func (m *Memo) lookup(md mode, cs []Constraint, ns string) *query {
 	copy(m.queries[1:], m.queries)
 	m.queries[0] = q
 	return q
+}
+
+// checkMatchers starts again a matcher that holds more than maxClasses
+// verdicts.
+func (q *query) checkMatchers() {
+	for i, mt := range q.ms {
+		if len(mt.big) > maxClasses {
+			q.ms[i] = newMatcher(q.cs[i].Selector, q.ns)
+		}
+	}
 }
 
 func appendKeyField(b []byte, s string) []byte {
