@@ -278,7 +278,7 @@ func (l *mapLister) Services(ns string) []*v1.Service { return l.svcs[ns] }
 func (l *mapLister) ReplicationController(string, string) *v1.ReplicationController {
 	return nil
 }
-func (l *mapLister) ReplicaSet(ns, name string) *appsv1.ReplicaSet     { return l.rss[ns+"/"+name] }
+func (l *mapLister) ReplicaSet(ns, name string) *appsv1.ReplicaSet  { return l.rss[ns+"/"+name] }
 func (l *mapLister) StatefulSet(string, string) *appsv1.StatefulSet { return nil }
 
 // TestDefaultConstraintsCacheAlternatingPods: pods that differ from one
