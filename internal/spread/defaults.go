@@ -23,6 +23,10 @@ import (
 // and recomputes on any difference: a Service added, removed or
 // re-selected, a controller created, deleted or changed, a Fork that
 // reverted any of these. Results never differ from computing afresh.
+// The pods of a workload come in runs: the entry of the last hit is
+// tried first, matched by namespace, labels (against a copy),
+// action and controller reference, which spares the pod's class (a
+// sort and an interning) and the map's hash.
 
 // The pods' own constraints are cached too: the pods of one workload
 // carry equal spec.topologySpreadConstraints, whose labelSelectors
