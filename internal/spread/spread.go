@@ -512,6 +512,15 @@ type Filter struct {
 	limit []int
 	// all: every node the filter was built over passes (see PassesAll).
 	all bool
+	// small holds the per-constraint slices and the first domains of up
+	// to two constraints, so that NewFilter allocates the Filter alone
+	// for them.
+	small struct {
+		counts     [2]domains
+		dom        [2][smallDomains]domain
+		min, limit [2]int
+		self       [2]bool
+	}
 }
 
 // NewFilter counts, for the DoNotSchedule constraints cs of pod, the
@@ -531,7 +540,15 @@ func NewFilter[N NodeInfo[P], P PodInfo](cs []Constraint, pod *v1.Pod, n int, no
 	if len(cs) == 0 {
 		return nil
 	}
-	f := &Filter{cs: cs, counts: make([]domains, len(cs)), min: make([]int, len(cs)), self: make([]bool, len(cs)), limit: make([]int, len(cs))}
+	f := &Filter{cs: cs}
+	if k := len(cs); k <= len(f.small.counts) {
+		f.counts, f.min, f.self, f.limit = f.small.counts[:k], f.small.min[:k], f.small.self[:k], f.small.limit[:k]
+		for i := range f.counts {
+			f.counts[i].small = f.small.dom[i][:0]
+		}
+	} else {
+		f.counts, f.min, f.self, f.limit = make([]domains, k), make([]int, k), make([]bool, k), make([]int, k)
+	}
 	for i := range cs {
 		f.self[i] = cs[i].Selector.Matches(pod.Labels)
 	}
