@@ -354,3 +354,54 @@ func TestMemoSharedConstraints(t *testing.T) {
 		bind([]string{"a", "b"}[step%2], func(int) bool { return true })
 	}
 }
+
+// TestMemoPassAllocations: with the system defaults' two constraints
+// (zone and hostname) on a memo that has seen the cluster, a score pass
+// allocates the Score and its copy of the block list and nothing more
+// (the counts, weights and terms live in the Score), and Raw over every
+// node in the cluster's order (rawWhole) allocates nothing; a filter
+// pass with a zone constraint allocates the Filter and the block list.
+func TestMemoPassAllocations(t *testing.T) {
+	c := snapshot.NewCache()
+	for i := range 300 {
+		name := fmt.Sprintf("n%d", i)
+		require.NoError(t, c.AddNode(snapshottest.MakeNode(name).Capacity("pods", "200", "cpu", "100").
+			Label(v1.LabelTopologyZone, fmt.Sprint("z", i%3)).Label(v1.LabelHostname, name).Obj()))
+		require.NoError(t, c.AddPod(snapshottest.MakePod(fmt.Sprintf("p%d", i)).Label("app", "x").Node(name).Obj()))
+	}
+	snap := c.Snapshot()
+	bv, ok := nodeview.ViewOf(snap)
+	require.True(t, ok)
+	n := snap.NumNodes()
+	node := func(i int) *snapshot.NodeInfo { return snap.Node(i) }
+	all := make([]*snapshot.NodeInfo, n)
+	for i := range all {
+		all[i] = snap.Node(i)
+	}
+	pod := snapshottest.MakePod("incoming").Label("app", "x").Obj()
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}
+	for _, action := range []v1.UnsatisfiableConstraintAction{v1.ScheduleAnyway, v1.DoNotSchedule} {
+		pod.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{
+			{MaxSkew: 5, TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: action, LabelSelector: sel},
+			{MaxSkew: 3, TopologyKey: v1.LabelHostname, WhenUnsatisfiable: action, LabelSelector: sel},
+		}
+		cfg := spread.Config{}
+		cs, err := cfg.Constraints(pod, action, nil)
+		require.NoError(t, err)
+		in := spread.NewInclusion[*snapshot.NodeInfo](pod, nil)
+		memo := &spread.Memo{}
+		blocks := spread.Blocks[*snapshot.NodeInfo](bv)
+		if action == v1.DoNotSchedule {
+			// The zone constraint alone (TopologySpreading's shape): a
+			// hostname constraint's per-node domains fill a map.
+			cs = cs[:1]
+			spread.NewFilter(cs, pod, n, node, in, memo, blocks)
+			require.Equal(t, 2.0, testing.AllocsPerRun(20, func() { spread.NewFilter(cs, pod, n, node, in, memo, blocks) }), "filter pass")
+			continue
+		}
+		st := spread.NewScore(cs, false, pod, n, node, in, memo, blocks)
+		require.Equal(t, 2.0, testing.AllocsPerRun(20, func() { spread.NewScore(cs, false, pod, n, node, in, memo, blocks) }), "score pass")
+		out := make([]int64, n)
+		require.Zero(t, testing.AllocsPerRun(20, func() { st.Raw(all, out) }), "Raw over every node")
+	}
+}

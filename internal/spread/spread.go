@@ -701,6 +701,11 @@ type Score[N NodeInfo[P], P PodInfo] struct {
 		counts [2]domains
 		dom    [2][smallDomains]domain
 	}
+	// whole: when the memo counted, rawWhole's weights and terms (the
+	// candidates being every node, they follow from the counts), made by
+	// NewScore in tb's memory; read-only after.
+	whole terms
+	tb    termsBuf
 }
 
 // NewScore counts, for the ScheduleAnyway constraints cs of pod, the
@@ -736,6 +741,18 @@ func NewScore[N NodeInfo[P], P PodInfo](cs []Constraint, requireAll bool, pod *v
 	if in.allTrivial(cs) {
 		if s.blocks = memoCounts(m, md, cs, pod.Namespace, bv, s.counts); s.blocks != nil {
 			s.bv = bv
+			kept := 0
+			for _, e := range s.blocks {
+				kept += e.counted
+			}
+			var w []float64
+			if k := len(cs); k <= len(s.tb.w) {
+				w = s.tb.w[:k]
+			} else {
+				w = make([]float64, k)
+			}
+			w = s.weightsInto(w, kept, s.counts) // a hostname constraint's entry is not read
+			s.whole = newTerms(cs, s.counts, w, &s.tb)
 			return s
 		}
 	}
@@ -839,7 +856,7 @@ func (s *Score[N, P]) weightsInto(w []float64, kept int, seen []domains) []float
 // node scored, none filtered out), the weights are known before the pass
 // (the domains of the memo's counts, the nodes with every key) and one
 // pass over the memo's blocks writes the scores: O(nodes × constraints)
-// compares and no allocation but the weights ([Score.rawWhole]).
+// compares and no allocation ([Score.rawWhole]).
 func (s *Score[N, P]) Raw(nodes []N, out []int64) {
 	if s.rawWhole(nodes, out) {
 		return
@@ -935,7 +952,8 @@ func (s *Score[N, P]) Raw(nodes []N, out []int64) {
 // compares and table reads plus O(distinct codes × constraints ×
 // domains kept in a short list) for the scores; nodes without a code
 // (more than 2 constraints, 7 domains or 14 matching pods on a node)
-// cost O(constraints × domains) each. Allocates the weights.
+// cost O(constraints × domains) each. Allocates nothing: [NewScore]
+// made the weights and terms.
 func (s *Score[N, P]) rawWhole(nodes []N, out []int64) bool {
 	if s.blocks == nil {
 		return false
@@ -956,20 +974,7 @@ func (s *Score[N, P]) rawWhole(nodes []N, out []int64) bool {
 		return false
 	}
 	k := len(s.cs)
-	kept := 0
-	for _, e := range s.blocks {
-		kept += e.counted
-	}
-	// The weights and terms live on the stack for up to two constraints.
-	var tb termsBuf
-	var w []float64
-	if k <= len(tb.w) {
-		w = tb.w[:k]
-	} else {
-		w = make([]float64, k)
-	}
-	w = s.weightsInto(w, kept, s.counts) // a hostname constraint's entry is not read
-	tm := newTerms(s.cs, s.counts, w, &tb)
+	tm := &s.whole
 	// Scores by node code (memo.go): nodes with the same code have the
 	// same inputs, so the same score, computed once per pass.
 	var tab [numCodes]int64
@@ -1010,7 +1015,7 @@ func (s *Score[N, P]) rawWhole(nodes []N, out []int64) bool {
 				os[i] = tab[code]
 				continue
 			}
-			sc := s.wholeScore(&tm, e, slot+i, k)
+			sc := s.wholeScore(tm, e, slot+i, k)
 			os[i] = sc
 			if code != noCode {
 				tab[code], set[code] = sc, true
