@@ -23,6 +23,10 @@ import (
 // and recomputes on any difference: a Service added, removed or
 // re-selected, a controller created, deleted or changed, a Fork that
 // reverted any of these. Results never differ from computing afresh.
+// The pods of a workload come in runs: the entry of the last hit is
+// tried first, matched by namespace, labels (against a copy),
+// action and controller reference, which spares the pod's class (a
+// sort and an interning) and the map's hash.
 
 // The pods' own constraints are cached too: the pods of one workload
 // carry equal spec.topologySpreadConstraints, whose labelSelectors
@@ -42,6 +46,11 @@ type SelectorCache struct {
 	mu  sync.Mutex
 	m   map[selectorKey]*selectorEntry
 	own []*ownEntry // most recently added first
+	// last is the entry of the last hit or put: the pods of a workload
+	// come in runs, and a pod whose namespace, labels (compared with
+	// the entry's copy), action and controller reference are last's
+	// finds it without computing its class or hashing a key.
+	last *selectorEntry
 }
 
 const maxOwnEntries = 8
@@ -142,6 +151,11 @@ type selectorKey struct {
 }
 
 type selectorEntry struct {
+	key selectorKey
+	// ns and labels: the pod's namespace and a copy of its labels (what
+	// key.class interns).
+	ns     string
+	labels map[string]string
 	// svcs[i] is a copy of Service i's spec.selector; nil for a nil
 	// Service or selector (which select nothing); empty (not nil) for an
 	// empty one (which selects every pod).
@@ -172,17 +186,47 @@ func (c *SelectorCache) get(pod *v1.Pod, action v1.UnsatisfiableConstraintAction
 	if c == nil {
 		return nil, false
 	}
+	c.mu.Lock()
+	last := c.last
+	c.mu.Unlock()
+	if last != nil && last.samePod(pod, action, in) {
+		if last.current(in) {
+			return last.cs, true
+		}
+		return nil, false
+	}
 	k, ok := keyOf(pod, action, in)
 	if !ok {
 		return nil, false
 	}
 	c.mu.Lock()
 	e := c.m[k]
+	if e != nil {
+		c.last = e
+	}
 	c.mu.Unlock()
 	if e == nil || !e.current(in) {
 		return nil, false
 	}
 	return e.cs, true
+}
+
+// samePod reports whether pod and action, with in's controller
+// reference, have the entry's key: the same action, controller
+// reference, namespace and labels, and the pod not terminating (whose
+// class is none). O(labels); allocates nothing.
+func (e *selectorEntry) samePod(pod *v1.Pod, action v1.UnsatisfiableConstraintAction, in *defaultInputs) bool {
+	if pod.DeletionTimestamp != nil || e.key.action != action || e.ns != pod.Namespace {
+		return false
+	}
+	if in.owner == nil {
+		if e.key.apiVersion != "" || e.key.kind != "" || e.key.name != "" {
+			return false
+		}
+	} else if e.key.apiVersion != in.owner.APIVersion || e.key.kind != in.owner.Kind || e.key.name != in.owner.Name {
+		return false
+	}
+	return maps.Equal(e.labels, pod.Labels)
 }
 
 // put records cs as pod's constraints for action computed from in.
@@ -194,7 +238,7 @@ func (c *SelectorCache) put(pod *v1.Pod, action v1.UnsatisfiableConstraintAction
 	if !ok {
 		return
 	}
-	e := &selectorEntry{svcs: make([]map[string]string, len(in.svcs)), cs: cs}
+	e := &selectorEntry{key: k, ns: pod.Namespace, labels: maps.Clone(pod.Labels), svcs: make([]map[string]string, len(in.svcs)), cs: cs}
 	for i, svc := range in.svcs {
 		if svc != nil && svc.Spec.Selector != nil {
 			e.svcs[i] = maps.Clone(svc.Spec.Selector)
@@ -213,6 +257,7 @@ func (c *SelectorCache) put(pod *v1.Pod, action v1.UnsatisfiableConstraintAction
 		c.m = make(map[selectorKey]*selectorEntry)
 	}
 	c.m[k] = e
+	c.last = e
 	c.mu.Unlock()
 }
 

@@ -266,3 +266,82 @@ func TestSelectorCacheConcurrent(t *testing.T) {
 		require.NoError(t, <-errs)
 	}
 }
+
+// mapLister is a lister of Services per namespace and ReplicaSets by
+// namespace and name.
+type mapLister struct {
+	svcs map[string][]*v1.Service
+	rss  map[string]*appsv1.ReplicaSet // by namespace/name
+}
+
+func (l *mapLister) Services(ns string) []*v1.Service { return l.svcs[ns] }
+func (l *mapLister) ReplicationController(string, string) *v1.ReplicationController {
+	return nil
+}
+func (l *mapLister) ReplicaSet(ns, name string) *appsv1.ReplicaSet  { return l.rss[ns+"/"+name] }
+func (l *mapLister) StatefulSet(string, string) *appsv1.StatefulSet { return nil }
+
+// TestDefaultConstraintsCacheAlternatingPods: pods that differ from one
+// another in one thing each — namespace, a label's value, a label more,
+// the controller, no controller, terminating — and both actions (List
+// defaults with one of each), taken in random order through one
+// SelectorCache, get the constraints computed afresh every time: the
+// cache's last entry, which a pod finds by its namespace, labels, action
+// and controller reference without computing its class, never gives a
+// pod another pod's constraints (the test fails if the entry is taken
+// for a pod with other labels or another action).
+func TestDefaultConstraintsCacheAlternatingPods(t *testing.T) {
+	defaults := []v1.TopologySpreadConstraint{
+		{MaxSkew: 1, TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: v1.DoNotSchedule},
+		{MaxSkew: 2, TopologyKey: v1.LabelHostname, WhenUnsatisfiable: v1.ScheduleAnyway},
+	}
+	cfg, err := spread.NewConfig(defaults, "List", nil)
+	require.NoError(t, err)
+	fresh := spread.Config{Defaults: cfg.Defaults}
+	svc := func(ns, name string, sel map[string]string) *v1.Service {
+		return &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: v1.ServiceSpec{Selector: sel}}
+	}
+	rs := func(ns, name string, sel map[string]string) *appsv1.ReplicaSet {
+		return &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: sel}}}
+	}
+	l := &mapLister{
+		svcs: map[string][]*v1.Service{
+			"a": {svc("a", "web", map[string]string{"app": "web"}), svc("a", "prod", map[string]string{"env": "prod"})},
+			"b": {svc("b", "web", map[string]string{"app": "web", "tier": "fe"})},
+		},
+		rss: map[string]*appsv1.ReplicaSet{
+			"a/r1": rs("a", "r1", map[string]string{"pod-template-hash": "1"}),
+			"a/r2": rs("a", "r2", map[string]string{"pod-template-hash": "2"}),
+		},
+	}
+	owned := func(p *v1.Pod, name string) *v1.Pod {
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: name, Controller: new(true)}}
+		return p
+	}
+	terminating := snapshottest.MakePod("t").Namespace("a").Label("app", "web").Obj()
+	terminating.DeletionTimestamp = &metav1.Time{}
+	pods := []*v1.Pod{
+		snapshottest.MakePod("p").Namespace("a").Label("app", "web").Obj(),
+		snapshottest.MakePod("p").Namespace("b").Label("app", "web").Label("tier", "fe").Obj(),
+		snapshottest.MakePod("p").Namespace("a").Label("app", "web").Label("tier", "fe").Obj(),
+		snapshottest.MakePod("p").Namespace("a").Label("app", "web").Label("env", "prod").Obj(),
+		snapshottest.MakePod("p").Namespace("a").Label("app", "db").Obj(),
+		owned(snapshottest.MakePod("p").Namespace("a").Label("app", "web").Obj(), "r1"),
+		owned(snapshottest.MakePod("p").Namespace("a").Label("app", "web").Obj(), "r2"),
+		terminating,
+	}
+	rng := rand.New(rand.NewPCG(14, 11))
+	seen := map[string]bool{}
+	for i := range 400 {
+		pod := pods[rng.IntN(len(pods))]
+		action := []v1.UnsatisfiableConstraintAction{v1.DoNotSchedule, v1.ScheduleAnyway}[rng.IntN(2)]
+		got, err := cfg.Constraints(pod, action, l)
+		require.NoError(t, err)
+		want, err := fresh.Constraints(pod, action, l)
+		require.NoError(t, err)
+		require.Equal(t, describe(want), describe(got), "step %d pod %s/%v %v", i, pod.Namespace, pod.Labels, action)
+		seen[describe(want)] = true
+	}
+	require.GreaterOrEqual(t, len(seen), 11, "constraints seen: %v", seen)
+}

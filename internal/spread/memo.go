@@ -85,6 +85,7 @@ const maxClasses = 1 << 14
 type query struct {
 	key    string
 	mode   mode
+	ns     string
 	cs     []Constraint // the first pod's (equal keys: equal selectors)
 	ms     []*matcher   // per constraint, verdicts per pod class
 	blocks []*block     // per block of the cluster last counted; nil: none yet
@@ -207,8 +208,18 @@ func memoCounts[N NodeInfo[P], P PodInfo](m *Memo, md mode, cs []Constraint, ns 
 	return append([]*block(nil), q.blocks...)
 }
 
-// lookup returns the query for (md, cs, ns), made (empty) if new.
+// lookup returns the query for (md, cs, ns), made (empty) if new. The
+// most recently used query is found without building the key when cs
+// is the very slice it was made with (the constraints the
+// SelectorCache shares between the pods of a workload; the query keeps
+// that slice alive, so its address names it).
 func (m *Memo) lookup(md mode, cs []Constraint, ns string) *query {
+	if len(m.queries) > 0 {
+		if q := m.queries[0]; q.mode == md && q.ns == ns && len(cs) > 0 && len(q.cs) == len(cs) && &q.cs[0] == &cs[0] {
+			q.checkMatchers()
+			return q
+		}
+	}
 	b := appendKeyField(append(m.key[:0], byte('0'+md)), ns)
 	for i := range cs {
 		b = appendKeyField(b, cs[i].TopologyKey)
@@ -224,14 +235,10 @@ func (m *Memo) lookup(md mode, cs []Constraint, ns string) *query {
 		}
 		copy(m.queries[1:i+1], m.queries[:i])
 		m.queries[0] = q
-		for i, mt := range q.ms {
-			if len(mt.big) > maxClasses {
-				q.ms[i] = newMatcher(q.cs[i].Selector, ns)
-			}
-		}
+		q.checkMatchers()
 		return q
 	}
-	q := &query{key: string(b), mode: md, cs: cs, ms: make([]*matcher, len(cs))}
+	q := &query{key: string(b), mode: md, ns: ns, cs: cs, ms: make([]*matcher, len(cs))}
 	for i := range cs {
 		q.ms[i] = newMatcher(cs[i].Selector, ns)
 	}
@@ -243,38 +250,86 @@ func (m *Memo) lookup(md mode, cs []Constraint, ns string) *query {
 	return q
 }
 
+// checkMatchers starts again a matcher that holds more than maxClasses
+// verdicts.
+func (q *query) checkMatchers() {
+	for i, mt := range q.ms {
+		if len(mt.big) > maxClasses {
+			q.ms[i] = newMatcher(q.cs[i].Selector, q.ns)
+		}
+	}
+}
+
 func appendKeyField(b []byte, s string) []byte {
 	return append(append(strconv.AppendInt(b, int64(len(s)), 10), ':'), s...)
 }
 
 // refresh returns block old (nil: none) brought up to date with nodes
 // (versions vers), as a new block: the nodes whose version changed are
-// read again (their labels and groups), the others copied, then the
-// partial counts are summed again. O(changed nodes × (labels ×
-// constraints + groups) + nodes × constraints × domains in the block).
+// read again (their labels and groups), the others copied. When the
+// changed nodes kept their values of every key (a pod bound or removed:
+// the usual change between two passes) and the block its nodes, the
+// partial counts are old's plus each changed node's change of count:
+// O(changed nodes × (labels × constraints + groups + constraints ×
+// domains in the block)); otherwise they are summed again, adding
+// O(nodes × constraints × domains in the block).
 func refresh[N NodeInfo[P], P PodInfo](q *query, old *block, nodes []N, vers []int64) *block {
 	k := len(q.cs)
 	e := newBlock(k)
+	incremental := old != nil && old.n == len(nodes)
 	if old != nil {
 		e.slotVer, e.code = old.slotVer, old.code
 		copy(e.vals, old.vals)
 		copy(e.cnt, old.cnt)
 	}
+	if incremental {
+		e.counted = old.counted
+		for i := range e.agg {
+			e.agg[i] = append(e.agg[i], old.agg[i]...)
+		}
+	}
+	var missing unique.Handle[string]
 	for j, ni := range nodes {
 		if old != nil && e.slotVer[j] == vers[j] {
 			continue
 		}
 		ls := ni.Labels()
 		groups := GroupsOf(ni)
+		vs, cn := e.vals[j*k:(j+1)*k], e.cnt[j*k:(j+1)*k]
+		// Whether the node counts, by its old values (the same as its
+		// new ones while incremental holds).
+		counted := q.mode == modeScoreAny || !slices.Contains(vs, missing)
 		for i := range q.cs {
-			e.vals[j*k+i], _ = valueOf(ls, q.cs[i].key)
-			e.cnt[j*k+i] = int32(q.ms[i].count(groups))
+			v, _ := valueOf(ls, q.cs[i].key)
+			c := int32(q.ms[i].count(groups))
+			if incremental && v != vs[i] {
+				incremental = false
+			}
+			if incremental {
+				// Same value: the domain's partial count moves by the
+				// node's change of count (a counted node's domain is in
+				// agg).
+				if d := c - cn[i]; d != 0 && counted && (q.mode == modeFilter || !q.cs[i].hostname) {
+					dv := v
+					if dv == missing {
+						dv = emptyValue
+					}
+					e.agg[i] = addDomain(e.agg[i], dv, int(d))
+				}
+			}
+			vs[i], cn[i] = v, c
 		}
-		e.code[j] = q.code(e.vals[j*k:(j+1)*k], e.cnt[j*k:(j+1)*k])
+		e.code[j] = q.code(vs, cn)
 		e.slotVer[j] = vers[j]
 	}
 	e.n = len(nodes)
-	var missing unique.Handle[string]
+	if incremental {
+		return e
+	}
+	e.counted = 0
+	for i := range e.agg {
+		e.agg[i] = e.agg[i][:0]
+	}
 	for j := range e.n {
 		vs := e.vals[j*k : (j+1)*k]
 		if q.mode != modeScoreAny {

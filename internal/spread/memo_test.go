@@ -274,3 +274,134 @@ func TestRawNodeCodesBeyondTable(t *testing.T) {
 		bind(rng.IntN(n), 1+rng.IntN(3))
 	}
 }
+
+// TestMemoSharedConstraints: one constraints slice (as the SelectorCache
+// shares it between the pods of a workload, whatever their namespace)
+// used for pods of two namespaces in turn, and for filter and score, with
+// pods bound between the passes: the memo's counts and raw scores equal
+// the direct pass's each time (the memo's most recent query is found by
+// the slice's address, and must still be told apart by namespace and
+// mode).
+func TestMemoSharedConstraints(t *testing.T) {
+	c := snapshot.NewCache()
+	for i := range 200 {
+		// Every seventh node lacks the zone: the filter's pass leaves it
+		// out, the score's counts it under "" (without requireAll).
+		w := snapshottest.MakeNode(fmt.Sprintf("n%d", i)).Capacity("pods", "200", "cpu", "100")
+		if i%7 != 0 {
+			w.Label(v1.LabelTopologyZone, fmt.Sprint("z", i%3))
+		}
+		require.NoError(t, c.AddNode(w.Obj()))
+	}
+	f := c.Snapshot().Fork()
+	rng := rand.New(rand.NewPCG(14, 9))
+	bind := func(ns string, zoneOf func(int) bool) {
+		for range 20 {
+			i := rng.IntN(f.NumNodes())
+			for !zoneOf(i) {
+				i = rng.IntN(f.NumNodes())
+			}
+			p := snapshottest.MakePod(fmt.Sprintf("p%d", rng.Int())).Namespace(ns).Label("app", "x").Obj()
+			require.NoError(t, f.AddPod(p, f.Node(i).Name()))
+		}
+	}
+	// Namespace a's pods crowd zone z0, b's zone z2.
+	bind("a", func(i int) bool { return i%3 == 0 })
+	bind("b", func(i int) bool { return i%3 == 2 })
+	mk := func(ns string) *v1.Pod {
+		p := snapshottest.MakePod("incoming").Namespace(ns).Label("app", "x").Obj()
+		p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: v1.LabelTopologyZone,
+			WhenUnsatisfiable: v1.ScheduleAnyway, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}}}
+		return p
+	}
+	podA, podB := mk("a"), mk("b")
+	cfg := spread.Config{}
+	cs, err := cfg.Constraints(podA, v1.ScheduleAnyway, nil)
+	require.NoError(t, err)
+	memo := &spread.Memo{}
+	for step := range 6 {
+		bv, ok := nodeview.ViewOf(f)
+		require.True(t, ok)
+		n := f.NumNodes()
+		node := func(i int) *snapshot.NodeInfo { return f.Node(i) }
+		all := make([]*snapshot.NodeInfo, n)
+		for i := range all {
+			all[i] = f.Node(i)
+		}
+		// Passes in an order where each differs from the one before in
+		// the namespace alone or in the mode alone (filter, score, score
+		// with requireAll).
+		for _, ps := range []struct {
+			pod  *v1.Pod
+			mode string
+		}{{podA, "filter"}, {podB, "filter"}, {podB, "score"}, {podA, "score"}, {podA, "scoreAll"}, {podB, "scoreAll"}} {
+			pod := ps.pod
+			in := spread.NewInclusion[*snapshot.NodeInfo](pod, nil)
+			if ps.mode == "filter" {
+				fast := spread.NewFilter(cs, pod, n, node, in, memo, spread.Blocks[*snapshot.NodeInfo](bv))
+				slow := spread.NewFilter(cs, pod, n, node, in, nil, nil)
+				for i := range n {
+					require.Equal(t, slow.Check(f.Node(i).Labels()), fast.Check(f.Node(i).Labels()), "step %d namespace %s node %d", step, pod.Namespace, i)
+				}
+				continue
+			}
+			requireAll := ps.mode == "scoreAll"
+			want, got := make([]int64, n), make([]int64, n)
+			spread.NewScore(cs, requireAll, pod, n, node, in, nil, nil).Raw(all, want)
+			spread.NewScore(cs, requireAll, pod, n, node, in, memo, spread.Blocks[*snapshot.NodeInfo](bv)).Raw(all, got)
+			require.Equal(t, want, got, "step %d namespace %s requireAll %v", step, pod.Namespace, requireAll)
+		}
+		bind([]string{"a", "b"}[step%2], func(int) bool { return true })
+	}
+}
+
+// TestMemoPassAllocations: with the system defaults' two constraints
+// (zone and hostname) on a memo that has seen the cluster, a score pass
+// allocates the Score and its copy of the block list and nothing more
+// (the counts, weights and terms live in the Score), and Raw over every
+// node in the cluster's order (rawWhole) allocates nothing; a filter
+// pass with a zone constraint allocates the Filter and the block list.
+func TestMemoPassAllocations(t *testing.T) {
+	c := snapshot.NewCache()
+	for i := range 300 {
+		name := fmt.Sprintf("n%d", i)
+		require.NoError(t, c.AddNode(snapshottest.MakeNode(name).Capacity("pods", "200", "cpu", "100").
+			Label(v1.LabelTopologyZone, fmt.Sprint("z", i%3)).Label(v1.LabelHostname, name).Obj()))
+		require.NoError(t, c.AddPod(snapshottest.MakePod(fmt.Sprintf("p%d", i)).Label("app", "x").Node(name).Obj()))
+	}
+	snap := c.Snapshot()
+	bv, ok := nodeview.ViewOf(snap)
+	require.True(t, ok)
+	n := snap.NumNodes()
+	node := func(i int) *snapshot.NodeInfo { return snap.Node(i) }
+	all := make([]*snapshot.NodeInfo, n)
+	for i := range all {
+		all[i] = snap.Node(i)
+	}
+	pod := snapshottest.MakePod("incoming").Label("app", "x").Obj()
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}
+	for _, action := range []v1.UnsatisfiableConstraintAction{v1.ScheduleAnyway, v1.DoNotSchedule} {
+		pod.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{
+			{MaxSkew: 5, TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: action, LabelSelector: sel},
+			{MaxSkew: 3, TopologyKey: v1.LabelHostname, WhenUnsatisfiable: action, LabelSelector: sel},
+		}
+		cfg := spread.Config{}
+		cs, err := cfg.Constraints(pod, action, nil)
+		require.NoError(t, err)
+		in := spread.NewInclusion[*snapshot.NodeInfo](pod, nil)
+		memo := &spread.Memo{}
+		blocks := spread.Blocks[*snapshot.NodeInfo](bv)
+		if action == v1.DoNotSchedule {
+			// The zone constraint alone (TopologySpreading's shape): a
+			// hostname constraint's per-node domains fill a map.
+			cs = cs[:1]
+			spread.NewFilter(cs, pod, n, node, in, memo, blocks)
+			require.Equal(t, 2.0, testing.AllocsPerRun(20, func() { spread.NewFilter(cs, pod, n, node, in, memo, blocks) }), "filter pass")
+			continue
+		}
+		st := spread.NewScore(cs, false, pod, n, node, in, memo, blocks)
+		require.Equal(t, 2.0, testing.AllocsPerRun(20, func() { spread.NewScore(cs, false, pod, n, node, in, memo, blocks) }), "score pass")
+		out := make([]int64, n)
+		require.Zero(t, testing.AllocsPerRun(20, func() { st.Raw(all, out) }), "Raw over every node")
+	}
+}

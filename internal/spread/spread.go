@@ -512,6 +512,15 @@ type Filter struct {
 	limit []int
 	// all: every node the filter was built over passes (see PassesAll).
 	all bool
+	// small holds the per-constraint slices and the first domains of up
+	// to two constraints, so that NewFilter allocates the Filter alone
+	// for them.
+	small struct {
+		counts     [2]domains
+		dom        [2][smallDomains]domain
+		min, limit [2]int
+		self       [2]bool
+	}
 }
 
 // NewFilter counts, for the DoNotSchedule constraints cs of pod, the
@@ -531,7 +540,15 @@ func NewFilter[N NodeInfo[P], P PodInfo](cs []Constraint, pod *v1.Pod, n int, no
 	if len(cs) == 0 {
 		return nil
 	}
-	f := &Filter{cs: cs, counts: make([]domains, len(cs)), min: make([]int, len(cs)), self: make([]bool, len(cs)), limit: make([]int, len(cs))}
+	f := &Filter{cs: cs}
+	if k := len(cs); k <= len(f.small.counts) {
+		f.counts, f.min, f.self, f.limit = f.small.counts[:k], f.small.min[:k], f.small.self[:k], f.small.limit[:k]
+		for i := range f.counts {
+			f.counts[i].small = f.small.dom[i][:0]
+		}
+	} else {
+		f.counts, f.min, f.self, f.limit = make([]domains, k), make([]int, k), make([]bool, k), make([]int, k)
+	}
 	for i := range cs {
 		f.self[i] = cs[i].Selector.Matches(pod.Labels)
 	}
@@ -677,6 +694,18 @@ type Score[N NodeInfo[P], P PodInfo] struct {
 	// nodes they still describe.
 	bv     Blocks[N]
 	blocks []*block
+	// small holds counts and their first domains for up to two
+	// constraints (the system defaults, most pods' own), so that
+	// NewScore allocates the Score alone for them.
+	small struct {
+		counts [2]domains
+		dom    [2][smallDomains]domain
+	}
+	// whole: when the memo counted, rawWhole's weights and terms (the
+	// candidates being every node, they follow from the counts), made by
+	// NewScore in tb's memory; read-only after.
+	whole terms
+	tb    termsBuf
 }
 
 // NewScore counts, for the ScheduleAnyway constraints cs of pod, the
@@ -696,7 +725,15 @@ func NewScore[N NodeInfo[P], P PodInfo](cs []Constraint, requireAll bool, pod *v
 	if len(cs) == 0 || n == 0 {
 		return nil
 	}
-	s := &Score[N, P]{cs: cs, ns: pod.Namespace, requireAll: requireAll, counts: make([]domains, len(cs))}
+	s := &Score[N, P]{cs: cs, ns: pod.Namespace, requireAll: requireAll}
+	if len(cs) <= len(s.small.counts) {
+		s.counts = s.small.counts[:len(cs)]
+		for i := range s.counts {
+			s.counts[i].small = s.small.dom[i][:0]
+		}
+	} else {
+		s.counts = make([]domains, len(cs))
+	}
 	md := modeScoreAny
 	if requireAll {
 		md = modeScoreAll
@@ -704,6 +741,18 @@ func NewScore[N NodeInfo[P], P PodInfo](cs []Constraint, requireAll bool, pod *v
 	if in.allTrivial(cs) {
 		if s.blocks = memoCounts(m, md, cs, pod.Namespace, bv, s.counts); s.blocks != nil {
 			s.bv = bv
+			kept := 0
+			for _, e := range s.blocks {
+				kept += e.counted
+			}
+			var w []float64
+			if k := len(cs); k <= len(s.tb.w) {
+				w = s.tb.w[:k]
+			} else {
+				w = make([]float64, k)
+			}
+			w = s.weightsInto(w, kept, s.counts) // a hostname constraint's entry is not read
+			s.whole = newTerms(cs, s.counts, w, &s.tb)
 			return s
 		}
 	}
@@ -768,7 +817,11 @@ func (s *Score[N, P]) Ignored(ls []selector.Label) bool {
 // (the distinct values of its key among those candidates, a missing key
 // being the value "").
 func (s *Score[N, P]) weights(kept int, seen []domains) []float64 {
-	w := make([]float64, len(s.cs))
+	return s.weightsInto(make([]float64, len(s.cs)), kept, seen)
+}
+
+// weightsInto is weights written to w (len(s.cs) entries).
+func (s *Score[N, P]) weightsInto(w []float64, kept int, seen []domains) []float64 {
 	for i := range s.cs {
 		size := kept
 		if !s.cs[i].hostname {
@@ -803,7 +856,7 @@ func (s *Score[N, P]) weights(kept int, seen []domains) []float64 {
 // node scored, none filtered out), the weights are known before the pass
 // (the domains of the memo's counts, the nodes with every key) and one
 // pass over the memo's blocks writes the scores: O(nodes × constraints)
-// compares and no allocation but the weights ([Score.rawWhole]).
+// compares and no allocation ([Score.rawWhole]).
 func (s *Score[N, P]) Raw(nodes []N, out []int64) {
 	if s.rawWhole(nodes, out) {
 		return
@@ -899,7 +952,8 @@ func (s *Score[N, P]) Raw(nodes []N, out []int64) {
 // compares and table reads plus O(distinct codes × constraints ×
 // domains kept in a short list) for the scores; nodes without a code
 // (more than 2 constraints, 7 domains or 14 matching pods on a node)
-// cost O(constraints × domains) each. Allocates the weights.
+// cost O(constraints × domains) each. Allocates nothing: [NewScore]
+// made the weights and terms.
 func (s *Score[N, P]) rawWhole(nodes []N, out []int64) bool {
 	if s.blocks == nil {
 		return false
@@ -920,17 +974,11 @@ func (s *Score[N, P]) rawWhole(nodes []N, out []int64) bool {
 		return false
 	}
 	k := len(s.cs)
-	kept := 0
-	for _, e := range s.blocks {
-		kept += e.counted
-	}
-	w := s.weights(kept, s.counts) // a hostname constraint's entry is not read
-	tm := newTerms(s.cs, s.counts, w)
+	tm := &s.whole
 	// Scores by node code (memo.go): nodes with the same code have the
 	// same inputs, so the same score, computed once per pass.
 	var tab [numCodes]int64
 	var set [numCodes]bool
-	var missing unique.Handle[string]
 	for j := 0; j < n; {
 		pos := (p + j) % n
 		b, slot := pos/layout.BlockSize, pos%layout.BlockSize
@@ -939,52 +987,75 @@ func (s *Score[N, P]) rawWhole(nodes []N, out []int64) bool {
 		if e.n != len(bn) {
 			return false
 		}
-		same := s.bv.BlockVersion(b) == e.version
-		for ; slot < len(bn) && j < n; slot, j = slot+1, j+1 {
-			if bn[slot] != nodes[j] || !same && e.slotVer[slot] != vers[slot] {
-				return false
-			}
-			code := e.code[slot]
-			if code != noCode && set[code] {
-				out[j] = tab[code]
-				continue
-			}
-			vals, cnt := e.vals[slot*k:(slot+1)*k], e.cnt[slot*k:(slot+1)*k]
-			if s.requireAll && slices.Contains(vals, missing) {
-				out[j] = 0
-				if code != noCode {
-					tab[code], set[code] = 0, true
+		// The run of candidates j.. in this block: first check that they
+		// are its nodes, unchanged, then score them.
+		m := min(len(bn)-slot, n-j)
+		bs, cands := bn[slot:slot+m], nodes[j:j+m]
+		cands = cands[:len(bs)]
+		if s.bv.BlockVersion(b) == e.version {
+			for i := range bs {
+				if bs[i] != cands[i] {
+					return false
 				}
-				continue
 			}
-			var sc float64
-			for i, v := range vals {
-				if v == missing {
-					continue
+		} else {
+			vs, sv := vers[slot:slot+m], e.slotVer[slot:slot+m]
+			vs, sv = vs[:len(bs)], sv[:len(bs)]
+			for i := range bs {
+				if bs[i] != cands[i] || vs[i] != sv[i] {
+					return false
 				}
-				if tm.host[i] {
-					sc += float64(cnt[i])*tm.w[i] + tm.off[i]
-					continue
-				}
-				if ds := tm.dom[i]; ds != nil {
-					d := 0
-					for d < len(ds) && ds[d].v != v {
-						d++
-					}
-					if d < len(ds) {
-						sc += ds[d].t
-						continue
-					}
-				}
-				sc += tm.term(i, v)
-			}
-			out[j] = round(sc)
-			if code != noCode {
-				tab[code], set[code] = out[j], true
 			}
 		}
+		codes := e.code[slot : slot+m]
+		os := out[j : j+m]
+		os = os[:len(codes)]
+		for i, code := range codes {
+			if code != noCode && set[code] {
+				os[i] = tab[code]
+				continue
+			}
+			sc := s.wholeScore(tm, e, slot+i, k)
+			os[i] = sc
+			if code != noCode {
+				tab[code], set[code] = sc, true
+			}
+		}
+		j += m
 	}
 	return true
+}
+
+// wholeScore is [Score.rawWhole]'s raw score of node slot of block e
+// (k constraints), from the memo's values and counts and the terms.
+func (s *Score[N, P]) wholeScore(tm *terms, e *block, slot, k int) int64 {
+	var missing unique.Handle[string]
+	vals, cnt := e.vals[slot*k:(slot+1)*k], e.cnt[slot*k:(slot+1)*k]
+	if s.requireAll && slices.Contains(vals, missing) {
+		return 0
+	}
+	var sc float64
+	for i, v := range vals {
+		if v == missing {
+			continue
+		}
+		if tm.host[i] {
+			sc += float64(cnt[i])*tm.w[i] + tm.off[i]
+			continue
+		}
+		if ds := tm.dom[i]; ds != nil {
+			d := 0
+			for d < len(ds) && ds[d].v != v {
+				d++
+			}
+			if d < len(ds) {
+				sc += ds[d].t
+				continue
+			}
+		}
+		sc += tm.term(i, v)
+	}
+	return round(sc)
 }
 
 // round is int64(math.Round(x)) (half away from zero), without
@@ -1019,15 +1090,37 @@ type domainTerm struct {
 	t float64
 }
 
-func newTerms(cs []Constraint, counts []domains, w []float64) terms {
-	tm := terms{w: w, off: make([]float64, len(cs)), host: make([]bool, len(cs)), dom: make([][]domainTerm, len(cs)), counts: counts}
+// termsBuf is the memory of the weights and terms of up to two
+// constraints with up to smallDomains domains each.
+type termsBuf struct {
+	w, off [2]float64
+	host   [2]bool
+	dom    [2][]domainTerm
+	dt     [2][smallDomains]domainTerm
+}
+
+// newTerms returns the terms of cs with counts and weights w, in tb's
+// memory when it has room.
+func newTerms(cs []Constraint, counts []domains, w []float64, tb *termsBuf) terms {
+	k := len(cs)
+	var tm terms
+	if k <= len(tb.off) {
+		tm = terms{w: w, off: tb.off[:k], host: tb.host[:k], dom: tb.dom[:k], counts: counts}
+	} else {
+		tm = terms{w: w, off: make([]float64, k), host: make([]bool, k), dom: make([][]domainTerm, k), counts: counts}
+	}
 	for i := range cs {
 		tm.off[i] = float64(cs[i].MaxSkew - 1)
 		tm.host[i] = cs[i].hostname
 		if cs[i].hostname || counts[i].big != nil {
 			continue
 		}
-		ds := make([]domainTerm, len(counts[i].small))
+		var ds []domainTerm
+		if n := len(counts[i].small); i < len(tb.dt) && n <= len(tb.dt[i]) {
+			ds = tb.dt[i][:n]
+		} else {
+			ds = make([]domainTerm, n)
+		}
 		for d, e := range counts[i].small {
 			ds[d] = domainTerm{e.v, float64(int32(e.n))*w[i] + tm.off[i]}
 		}
@@ -1148,34 +1241,61 @@ func (s *Score[N, P]) Normalize(nodes []N, scores []int64) {
 		return
 	}
 	scores = scores[:len(nodes)]
-	lo, hi := int64(math.MaxInt64), int64(0)
-	for _, sc := range scores {
-		lo, hi = min(lo, sc), max(hi, sc)
+	lo, hi := minMax(scores)
+	if hi == 0 {
+		for j, sc := range scores {
+			if sc == -1 {
+				scores[j] = 0
+			} else {
+				scores[j] = 100
+			}
+		}
+		return
 	}
 	d := newDivider(hi)
 	// The raw scores take few distinct values (nodes of one code share
 	// one, see rawWhole): a direct-mapped memo of the last results by
-	// raw score spares most divisions. -1 is never looked up.
+	// raw score spares most divisions. Every slot starts as -1 → 0:
+	// upstream marks ignored nodes with -1 and zeroes every -1 (a raw
+	// score can only be -1 with maxSkew 0, which is invalid); -1 maps to
+	// slot 15, and no other slot is ever looked up with -1.
 	var memoIn, memoOut [16]int64
 	for i := range memoIn {
 		memoIn[i] = -1
 	}
 	for j, sc := range scores {
-		switch {
-		case sc == -1:
-			// Upstream marks ignored nodes with -1 and zeroes every -1,
-			// which a raw score can only be with maxSkew 0 (invalid).
-			scores[j] = 0
-		case hi == 0:
-			scores[j] = 100
-		case memoIn[sc&15] == sc:
-			scores[j] = memoOut[sc&15]
-		default:
-			v := d.div(100 * (hi + lo - sc))
-			memoIn[sc&15], memoOut[sc&15] = sc, v
-			scores[j] = v
+		if h := sc & 15; memoIn[h] == sc {
+			scores[j] = memoOut[h]
+			continue
 		}
+		v := int64(0)
+		if sc != -1 {
+			v = d.div(100 * (hi + lo - sc))
+		}
+		memoIn[sc&15], memoOut[sc&15] = sc, v
+		scores[j] = v
 	}
+}
+
+// minMax returns the smallest of scores (math.MaxInt64 for none) and the
+// largest of 0 and scores: four independent running minima and maxima,
+// so that each step waits on the one four steps back, not the last.
+// O(len(scores)); allocates nothing.
+func minMax(scores []int64) (lo, hi int64) {
+	lo0, lo1, lo2, lo3 := int64(math.MaxInt64), int64(math.MaxInt64), int64(math.MaxInt64), int64(math.MaxInt64)
+	var hi0, hi1, hi2, hi3 int64
+	j := 0
+	for ; j+4 <= len(scores); j += 4 {
+		s := scores[j : j+4 : j+4]
+		lo0, hi0 = min(lo0, s[0]), max(hi0, s[0])
+		lo1, hi1 = min(lo1, s[1]), max(hi1, s[1])
+		lo2, hi2 = min(lo2, s[2]), max(hi2, s[2])
+		lo3, hi3 = min(lo3, s[3]), max(hi3, s[3])
+	}
+	for ; j < len(scores); j++ {
+		lo0, hi0 = min(lo0, scores[j]), max(hi0, scores[j])
+	}
+	return min(lo0, lo1, lo2, lo3), max(hi0, hi1, hi2, hi3)
 }
 
 // normalizeIgnoring is Normalize when nodes missing a topology key are
