@@ -4,6 +4,8 @@ import (
 	"unique"
 	"unsafe"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/schedkit/schedkit/internal/selector"
 )
 
@@ -148,6 +150,29 @@ func tableFor(ts *[]keyTable, key unique.Handle[string]) *ValueTable {
 	}
 	*ts = append(*ts, keyTable{key: key})
 	return &(*ts)[len(*ts)-1].t
+}
+
+// hostnameKey is the handle of the kubernetes.io/hostname label key.
+var hostnameKey = unique.Make(v1.LabelHostname)
+
+// nodeValue returns a node's value of label key: host (the node's
+// hostname label value, the zero handle without one) for
+// kubernetes.io/hostname, else the value in ls, its labels.
+func nodeValue(host unique.Handle[string], ls []selector.Label, key unique.Handle[string]) (unique.Handle[string], bool) {
+	if key == hostnameKey {
+		return host, host != unique.Handle[string]{}
+	}
+	return selector.LabelValue(ls, key)
+}
+
+// needsLabels reports whether some key of ts is not the hostname key.
+func needsLabels(ts []keyTable) bool {
+	for i := range ts {
+		if ts[i].key != hostnameKey {
+			return true
+		}
+	}
+	return false
 }
 
 // valueOf returns the value of label key in ls.
