@@ -167,6 +167,10 @@ type Filter struct {
 	byKey []keyTable
 	// labels: some key of affinity or byKey is not the hostname key.
 	labels bool
+	// host1 is byKey's only table when that is the hostname key's and
+	// the pod has no affinity terms (the anti-affinity replica's
+	// filter): Check's path of one look-up per node.
+	host1 *ValueTable
 }
 
 const (
@@ -296,6 +300,9 @@ func (f *Filter) setNeedsLabels() *Filter {
 	for i := range f.affinity {
 		f.labels = f.labels || f.affinity[i].topo != hostnameKey
 	}
+	if len(f.affinity) == 0 && len(f.byKey) == 1 && f.byKey[0].key == hostnameKey {
+		f.host1 = &f.byKey[0].t
+	}
 	return f
 }
 
@@ -306,6 +313,20 @@ func (f *Filter) setNeedsLabels() *Filter {
 // will do when NeedsLabels is false). O(terms × labels) handle
 // comparisons and O(keys) table look-ups; allocates nothing.
 func (f *Filter) Check(host unique.Handle[string], ls []selector.Label) Result {
+	if t := f.host1; t != nil {
+		// The loop below for one hostname table: c < antiUnit is the
+		// existing groups' total alone.
+		if host == (unique.Handle[string]{}) {
+			return Pass
+		}
+		switch c, _ := t.get(host); {
+		case c >= antiUnit:
+			return AntiAffinityNotMatch
+		case c != 0:
+			return ExistingAntiAffinityNotMatch
+		}
+		return Pass
+	}
 	if len(f.affinity) > 0 {
 		exist := true
 		for i := range f.affinity {
