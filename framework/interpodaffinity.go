@@ -51,8 +51,10 @@ const interPodAffinityName = "InterPodAffinity"
 // required anti-affinity terms held by existing pods) term matches, plus
 // O(nodes + all pods × terms) only for a pod with required terms whose
 // counts the index does not keep, allocating the counts; per node
-// O(terms + matched groups) map look-ups, no allocation. On another
-// score.Cluster the index is first built by walking every node.
+// O(affinity terms + topology keys) table look-ups (a hostname key reads
+// the node's first cache line, other keys its labels), no allocation.
+// On another score.Cluster the index is first built by walking every
+// node.
 // PreFilter (without the cluster) is an error. Safe for concurrent use.
 func NewInterPodAffinity(args score.InterPodAffinityArgs) (Filter, error) {
 	if _, err := score.NewInterPodAffinity(args); err != nil {

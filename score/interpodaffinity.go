@@ -87,8 +87,9 @@ func (a *InterPodAffinityArgs) namespaceLister(cluster any) interpod.NamespaceLi
 // terms, with per-domain totals), plus, only for a pod with preferred
 // terms of its own whose counts the index does not keep (it keeps them
 // for terms that existing pods hold too), O(nodes + all pods × terms);
-// Score O(topology keys + matched groups) map look-ups per node, no
-// allocation. On another Cluster the index is first built by walking
+// Score O(topology keys) table look-ups per node (a hostname key reads
+// the node's first cache line, other keys its labels), no allocation.
+// On another Cluster the index is first built by walking
 // every node. Errors: a pod whose selectors do not parse
 // (wrapping [ErrInvalidPod]); args out of range (wrapping
 // [ErrInvalidConfig], naming the field). Safe for concurrent use.
