@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/schedkit/schedkit/internal/interpod"
+	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -50,8 +51,10 @@ const interPodAffinityName = "InterPodAffinity"
 // required anti-affinity terms held by existing pods) term matches, plus
 // O(nodes + all pods × terms) only for a pod with required terms whose
 // counts the index does not keep, allocating the counts; per node
-// O(terms + matched groups) map look-ups, no allocation. On another
-// score.Cluster the index is first built by walking every node.
+// O(affinity terms + topology keys) table look-ups (a hostname key reads
+// the node's first cache line, other keys its labels), no allocation.
+// On another score.Cluster the index is first built by walking every
+// node.
 // PreFilter (without the cluster) is an error. Safe for concurrent use.
 func NewInterPodAffinity(args score.InterPodAffinityArgs) (Filter, error) {
 	if _, err := score.NewInterPodAffinity(args); err != nil {
@@ -106,11 +109,19 @@ func (f *interPodAffinity) PreFilterCluster(pod *snapshot.PodInfo, cluster score
 	return PreFilterResult{Filter: ipaFilter{st}}, nil
 }
 
+// ipaFilter is one pointer, so that boxing it allocates nothing.
 type ipaFilter struct{ st *interpod.Filter }
 
-// Filter checks one node; allocates nothing.
+// Filter checks one node; allocates nothing. Unless the filter needs
+// labels, it reads only the node's hostname from its first cache line
+// (which the fit filter and the resource scorers read too), not its
+// label array.
 func (f ipaFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
-	switch f.st.Check(ni.Labels()) {
+	var ls []snapshot.Label
+	if f.st.NeedsLabels() {
+		ls = ni.Labels()
+	}
+	switch f.st.Check(nodeview.CPUMemory(ni).Hostname, ls) {
 	case interpod.AffinityNotMatch:
 		return append(reasons, Reason{Code: CodePodAffinity, Unresolvable: true})
 	case interpod.AntiAffinityNotMatch:

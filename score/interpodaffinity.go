@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/schedkit/schedkit/internal/interpod"
+	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -86,8 +87,9 @@ func (a *InterPodAffinityArgs) namespaceLister(cluster any) interpod.NamespaceLi
 // terms, with per-domain totals), plus, only for a pod with preferred
 // terms of its own whose counts the index does not keep (it keeps them
 // for terms that existing pods hold too), O(nodes + all pods × terms);
-// Score O(topology keys + matched groups) map look-ups per node, no
-// allocation. On another Cluster the index is first built by walking
+// Score O(topology keys) table look-ups per node (a hostname key reads
+// the node's first cache line, other keys its labels), no allocation.
+// On another Cluster the index is first built by walking
 // every node. Errors: a pod whose selectors do not parse
 // (wrapping [ErrInvalidPod]); args out of range (wrapping
 // [ErrInvalidConfig], naming the field). Safe for concurrent use.
@@ -137,12 +139,20 @@ func (s *interPodAffinity) Prepare(pod *snapshot.PodInfo, cluster Cluster) (PodS
 	return ipaPod{st}, nil
 }
 
+// ipaPod is one pointer, so that boxing it allocates nothing.
 type ipaPod struct{ st *interpod.Score }
 
-// Score writes the raw sums of weights.
+// Score writes the raw sums of weights. Unless st needs labels, a node's
+// score reads only its hostname from its first cache line.
 func (p ipaPod) Score(nodes []*snapshot.NodeInfo, out []int64) {
+	if !p.st.NeedsLabels() {
+		for i, n := range nodes {
+			out[i] = p.st.Raw(nodeview.CPUMemory(n).Hostname, nil)
+		}
+		return
+	}
 	for i, n := range nodes {
-		out[i] = p.st.Raw(n.Labels())
+		out[i] = p.st.Raw(nodeview.CPUMemory(n).Hostname, n.Labels())
 	}
 }
 
@@ -154,5 +164,5 @@ func (p ipaPod) Normalize(nodes []*snapshot.NodeInfo, scores []int64) error {
 
 // Explain gives the raw sum.
 func (p ipaPod) Explain(n *snapshot.NodeInfo) string {
-	return fmt.Sprintf("sum of matching term weights over %d topology keys = %d", p.st.Keys(), p.st.Raw(n.Labels()))
+	return fmt.Sprintf("sum of matching term weights over %d topology keys = %d", p.st.Keys(), p.st.Raw(nodeview.CPUMemory(n).Hostname, n.Labels()))
 }

@@ -144,10 +144,14 @@ func (n *NodeInfo) setNode(node *v1.Node, dec DeviceDecoder) error {
 		}
 	}
 	n.labels, n.numLabels, n.head.FilterBlock.NumLabels = nil, 0, 0
+	n.head.CPUMemory.Hostname = unique.Handle[string]{}
 	if len(node.Labels) > 0 {
 		labels := make([]Label, 0, len(node.Labels))
 		for k, v := range node.Labels {
 			labels = append(labels, Label{unique.Make(k), unique.Make(v)})
+			if k == v1.LabelHostname {
+				n.head.CPUMemory.Hostname = labels[len(labels)-1].Value
+			}
 		}
 		slices.SortFunc(labels, func(a, b Label) int { return strings.Compare(a.Key.Value(), b.Key.Value()) })
 		n.labels, n.numLabels, n.head.FilterBlock.NumLabels = &labels[0], uint32(len(labels)), uint32(len(labels))

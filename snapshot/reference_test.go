@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"testing"
+	"unique"
 
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
@@ -126,6 +127,7 @@ func viewOf(t *testing.T, s reader) map[string]nodeView {
 			Requested:        [2]int64{v.ReqCPU, v.ReqMem},
 			NonZeroRequested: [2]int64{v.NZCPU, v.NZMem},
 			Balance:          int64((1 - std) * 100),
+			Hostname:         hostnameOf(ni.Node()),
 		}, *nodeview.CPUMemory(ni), "node %s", v.Name)
 		for _, d := range ni.Devices() {
 			v.GPUFree += d.FreeMilliGPU
@@ -195,10 +197,29 @@ func randomOp(rng *rand.Rand, ref *refModel, seq int) op {
 	}
 }
 
+// node builds node name with cpu milli-CPU; its hostname label (which
+// the CPUMemory block repeats) follows cpu, so that an update can add,
+// change or drop it: the name, another value, or none.
 func node(name string, cpu int64) *v1.Node {
-	return st.MakeNode(name).Capacity("cpu", fmt.Sprintf("%dm", cpu), "memory", "64Gi", "pods", "110", "example.com/gpu", "4",
+	n := st.MakeNode(name).Capacity("cpu", fmt.Sprintf("%dm", cpu), "memory", "64Gi", "pods", "110", "example.com/gpu", "4",
 		"alibabacloud.com/gpu-count", "4", "alibabacloud.com/gpu-milli", "4000").
-		Image(100<<20, "img-"+name[len(name)-1:]).Obj()
+		Image(100<<20, "img-"+name[len(name)-1:]).Label("zone", fmt.Sprint("z", cpu%3000)).Obj()
+	switch cpu / 1000 % 3 {
+	case 1:
+		n.Labels[v1.LabelHostname] = "h-" + name
+	case 2:
+		delete(n.Labels, v1.LabelHostname)
+	}
+	return n
+}
+
+// hostnameOf is the handle of nd's hostname label, the zero handle
+// without one.
+func hostnameOf(nd *v1.Node) unique.Handle[string] {
+	if v, ok := nd.Labels[v1.LabelHostname]; ok {
+		return unique.Make(v)
+	}
+	return unique.Handle[string]{}
 }
 
 // applyFork applies o to f and ref; both must agree on success.

@@ -4,15 +4,38 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"unique"
 
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/schedkit/schedkit/internal/interpod"
+	"github.com/schedkit/schedkit/internal/nodeview"
+	"github.com/schedkit/schedkit/internal/selector"
 	"github.com/schedkit/schedkit/snapshot"
 	"github.com/schedkit/schedkit/snapshot/snapshottest"
 )
+
+// hostOf is the hostname handle snapshot keeps in ni's CPUMemory block,
+// what framework and score pass to Check and Raw.
+func hostOf(ni *snapshot.NodeInfo) unique.Handle[string] { return nodeview.CPUMemory(ni).Hostname }
+
+// labelHost is ni's hostname label value found in its labels: the
+// reference for hostOf.
+func labelHost(ni *snapshot.NodeInfo) unique.Handle[string] {
+	v, _ := selector.LabelValue(ni.Labels(), unique.Make(v1.LabelHostname))
+	return v
+}
+
+// labelsIf is ni's labels when need, else nil (what framework and score
+// pass when NeedsLabels is false).
+func labelsIf(need bool, ni *snapshot.NodeInfo) []snapshot.Label {
+	if need {
+		return ni.Labels()
+	}
+	return nil
+}
 
 // scanOnly is an index without match counts: the filter and score then
 // count the incoming pod's own terms over every pod (the plain path).
@@ -63,7 +86,11 @@ func TestMatchCountsEqualScan(t *testing.T) {
 			if r.IntN(5) > 0 {
 				w.Label("zone", fmt.Sprint("z", r.IntN(3)))
 			}
-			nodes = append(nodes, w.Obj())
+			nd := w.Obj()
+			if r.IntN(6) == 0 {
+				delete(nd.Labels, v1.LabelHostname)
+			}
+			nodes = append(nodes, nd)
 			for j := range r.IntN(4) {
 				p := tmpls[r.IntN(len(tmpls))].DeepCopy()
 				if r.IntN(4) == 0 {
@@ -94,7 +121,8 @@ func TestMatchCountsEqualScan(t *testing.T) {
 			require.Equal(t, slow == nil, fast == nil, msg)
 			for i := range snap.NumNodes() {
 				if fast != nil {
-					require.Equal(t, slow.Check(snap.Node(i).Labels()), fast.Check(snap.Node(i).Labels()), "%s node %d", msg, i)
+					ni := snap.Node(i)
+					require.Equal(t, slow.Check(labelHost(ni), ni.Labels()), fast.Check(hostOf(ni), labelsIf(fast.NeedsLabels(), ni)), "%s node %d", msg, i)
 				}
 			}
 			for _, hard := range []int32{0, 1, 7} {
@@ -104,7 +132,8 @@ func TestMatchCountsEqualScan(t *testing.T) {
 					require.Equal(t, ss == nil, fs == nil, "%s hard %d ignore %v", msg, hard, ignore)
 					for i := range snap.NumNodes() {
 						if fs != nil {
-							require.Equal(t, ss.Raw(snap.Node(i).Labels()), fs.Raw(snap.Node(i).Labels()), "%s hard %d node %d", msg, hard, i)
+							ni := snap.Node(i)
+							require.Equal(t, ss.Raw(labelHost(ni), ni.Labels()), fs.Raw(hostOf(ni), labelsIf(fs.NeedsLabels(), ni)), "%s hard %d node %d", msg, hard, i)
 						}
 					}
 				}
@@ -143,10 +172,10 @@ func TestPreparedStaysValid(t *testing.T) {
 		answers := func() (out []any) {
 			for i := range f.NumNodes() {
 				if filter != nil {
-					out = append(out, filter.Check(f.Node(i).Labels()))
+					out = append(out, filter.Check(hostOf(f.Node(i)), f.Node(i).Labels()))
 				}
 				if sc != nil {
-					out = append(out, sc.Raw(f.Node(i).Labels()))
+					out = append(out, sc.Raw(hostOf(f.Node(i)), f.Node(i).Labels()))
 				}
 			}
 			return out

@@ -165,6 +165,12 @@ type Filter struct {
 	// counts of pods or terms, non-negative and far below 2^32 (at most
 	// pods × terms), so the low 32 bits never carry into the anti part.
 	byKey []keyTable
+	// labels: some key of affinity or byKey is not the hostname key.
+	labels bool
+	// host1 is byKey's only table when that is the hostname key's and
+	// the pod has no affinity terms (the anti-affinity replica's
+	// filter): Check's path of one look-up per node.
+	host1 *ValueTable
 }
 
 const (
@@ -240,7 +246,7 @@ func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister Namespace
 		tableFor(&f.byKey, g.key).addDomains(g.d, 1)
 	}
 	if len(f.affinity)+len(f.anti) == 0 {
-		return f
+		return f.setNeedsLabels()
 	}
 	f.selfMatch = matchesAll(f.affinity, pod)
 	f.aff = make([]ValueTable, len(f.affinity))
@@ -254,7 +260,7 @@ func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister Namespace
 			for i, d := range antiD {
 				tableFor(&f.byKey, f.anti[i].topo).addDomains(d, antiUnit)
 			}
-			return f
+			return f.setNeedsLabels()
 		}
 	}
 	for i := range n {
@@ -280,18 +286,51 @@ func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister Namespace
 			}
 		}
 	}
+	return f.setNeedsLabels()
+}
+
+// NeedsLabels reports whether Check reads its labels argument: some
+// term's topology key is not kubernetes.io/hostname. When false, the
+// caller may pass nil labels and spare the node's label array. O(1).
+func (f *Filter) NeedsLabels() bool { return f.labels }
+
+// setNeedsLabels sets f.labels once the keys are known.
+func (f *Filter) setNeedsLabels() *Filter {
+	f.labels = needsLabels(f.byKey)
+	for i := range f.affinity {
+		f.labels = f.labels || f.affinity[i].topo != hostnameKey
+	}
+	if len(f.affinity) == 0 && len(f.byKey) == 1 && f.byKey[0].key == hostnameKey {
+		f.host1 = &f.byKey[0].t
+	}
 	return f
 }
 
-// Check is upstream's Filter for one node, given its labels (feature
-// gate InterPodAffinityHostnameFastPath off): the first failing check.
-// O(terms × labels) handle comparisons and O(keys) table look-ups;
-// allocates nothing.
-func (f *Filter) Check(ls []selector.Label) Result {
+// Check is upstream's Filter for one node (feature gate
+// InterPodAffinityHostnameFastPath off): the first failing check. host
+// is the node's kubernetes.io/hostname label value (the zero handle
+// without one), ls its labels, which Check reads only for other keys (nil
+// will do when NeedsLabels is false). O(terms × labels) handle
+// comparisons and O(keys) table look-ups; allocates nothing.
+func (f *Filter) Check(host unique.Handle[string], ls []selector.Label) Result {
+	if t := f.host1; t != nil {
+		// The loop below for one hostname table: c < antiUnit is the
+		// existing groups' total alone.
+		if host == (unique.Handle[string]{}) {
+			return Pass
+		}
+		switch c, _ := t.get(host); {
+		case c >= antiUnit:
+			return AntiAffinityNotMatch
+		case c != 0:
+			return ExistingAntiAffinityNotMatch
+		}
+		return Pass
+	}
 	if len(f.affinity) > 0 {
 		exist := true
 		for i := range f.affinity {
-			v, ok := valueOf(ls, f.affinity[i].topo)
+			v, ok := nodeValue(host, ls, f.affinity[i].topo)
 			if !ok {
 				// All topology labels must exist, also for self-affinity.
 				return AffinityNotMatch
@@ -309,7 +348,7 @@ func (f *Filter) Check(ls []selector.Label) Result {
 	existing := false
 	for i := range f.byKey {
 		k := &f.byKey[i]
-		if v, ok := valueOf(ls, k.key); ok {
+		if v, ok := nodeValue(host, ls, k.key); ok {
 			c, _ := k.t.get(v)
 			if c >= antiUnit {
 				return AntiAffinityNotMatch
@@ -331,6 +370,8 @@ func (f *Filter) Check(ls []selector.Label) Result {
 // happens to the cluster it was prepared over afterwards.
 type Score struct {
 	keys []keyTable
+	// labels: some key is not the hostname key.
+	labels bool
 }
 
 // HasPreferred reports whether pod has preferred pod affinity or
@@ -425,18 +466,25 @@ func NewScore[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, hardWeight int32,
 	if len(s.keys) == 0 {
 		return nil
 	}
+	s.labels = needsLabels(s.keys)
 	return s
 }
 
-// Raw is upstream's Score for the node with labels ls: the sum, over the
-// topology keys with a weight, of the weight of the node's value.
-// O(keys × labels) handle comparisons and O(keys) table look-ups;
-// allocates nothing.
-func (s *Score) Raw(ls []selector.Label) int64 {
+// NeedsLabels reports whether Raw reads its labels argument: some
+// topology key with a weight is not kubernetes.io/hostname. O(1).
+func (s *Score) NeedsLabels() bool { return s.labels }
+
+// Raw is upstream's Score for a node: the sum, over the topology keys
+// with a weight, of the weight of the node's value. host is the node's
+// kubernetes.io/hostname label value (the zero handle without one), ls
+// its labels, read only for other keys (nil will do when NeedsLabels is
+// false). O(keys × labels) handle comparisons and O(keys) table
+// look-ups; allocates nothing.
+func (s *Score) Raw(host unique.Handle[string], ls []selector.Label) int64 {
 	var sum int64
 	for i := range s.keys {
 		k := &s.keys[i]
-		if v, ok := valueOf(ls, k.key); ok {
+		if v, ok := nodeValue(host, ls, k.key); ok {
 			c, _ := k.t.get(v)
 			sum += c
 		}

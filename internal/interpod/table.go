@@ -4,6 +4,8 @@ import (
 	"unique"
 	"unsafe"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/schedkit/schedkit/internal/selector"
 )
 
@@ -21,9 +23,15 @@ import (
 // values it names alive (a handle's pointer is never reused for another
 // string while the handle lives). Costs: Get O(1) expected; Add O(1)
 // amortised, allocating when the table grows (it doubles at 3/4 full;
-// 16 bytes per slot).
+// 17 bytes per slot: the slot and a byte of the seen bits).
 type ValueTable struct {
 	slots []slot
+	// seen has a bit per 8 slots' worth of hash prefixes (8 × len(slots)
+	// bits, the hash's top bits pick one), set for every key: a look-up
+	// of an absent value (most nodes' for a hostname table) mostly stops
+	// at a clear bit in a table an eighth of the slots' size, instead of
+	// probing the slots to an empty one.
+	seen  []uint64
 	shift uint8 // 64 − log2(len(slots))
 	n     int
 }
@@ -54,8 +62,12 @@ func (t *ValueTable) get(v unique.Handle[string]) (int64, bool) {
 	if t.n == 0 {
 		return 0, false
 	}
+	h := HandleHash(v)
+	if b := h >> (t.shift - 3); t.seen[b>>6]&(1<<(b&63)) == 0 {
+		return 0, false
+	}
 	mask := len(t.slots) - 1
-	for i := int(HandleHash(v) >> t.shift); ; i = (i + 1) & mask {
+	for i := int(h >> t.shift); ; i = (i + 1) & mask {
 		switch s := &t.slots[i]; s.v {
 		case v:
 			return s.n, true
@@ -91,6 +103,8 @@ func (t *ValueTable) upd(v unique.Handle[string]) *int64 {
 		case unique.Handle[string]{}:
 			s.v = v
 			t.n++
+			b := HandleHash(v) >> (t.shift - 3)
+			t.seen[b>>6] |= 1 << (b & 63)
 			return &s.n
 		}
 	}
@@ -110,6 +124,7 @@ func (t *ValueTable) reserve(n int) {
 func (t *ValueTable) grow(size int) {
 	old := t.slots
 	t.slots, t.n = make([]slot, size), 0
+	t.seen = make([]uint64, size/8)
 	t.shift = uint8(64 - log2(size))
 	for _, s := range old {
 		if s.v != (unique.Handle[string]{}) {
@@ -148,6 +163,29 @@ func tableFor(ts *[]keyTable, key unique.Handle[string]) *ValueTable {
 	}
 	*ts = append(*ts, keyTable{key: key})
 	return &(*ts)[len(*ts)-1].t
+}
+
+// hostnameKey is the handle of the kubernetes.io/hostname label key.
+var hostnameKey = unique.Make(v1.LabelHostname)
+
+// nodeValue returns a node's value of label key: host (the node's
+// hostname label value, the zero handle without one) for
+// kubernetes.io/hostname, else the value in ls, its labels.
+func nodeValue(host unique.Handle[string], ls []selector.Label, key unique.Handle[string]) (unique.Handle[string], bool) {
+	if key == hostnameKey {
+		return host, host != unique.Handle[string]{}
+	}
+	return selector.LabelValue(ls, key)
+}
+
+// needsLabels reports whether some key of ts is not the hostname key.
+func needsLabels(ts []keyTable) bool {
+	for i := range ts {
+		if ts[i].key != hostnameKey {
+			return true
+		}
+	}
+	return false
 }
 
 // valueOf returns the value of label key in ls.
