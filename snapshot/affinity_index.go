@@ -6,6 +6,7 @@ import (
 
 	"github.com/schedkit/schedkit/internal/interpod"
 	"github.com/schedkit/schedkit/internal/selector"
+	"github.com/schedkit/schedkit/internal/spread"
 )
 
 // The cluster-wide index of the pods' pod (anti-)affinity terms
@@ -55,6 +56,21 @@ type affIndex struct {
 	// topology key (interpod.Index.MatchCounts); members counts the terms
 	// holding the view, which is dropped at 0.
 	views pmap[string, termGroup]
+	// viewSet names the set of views' terms: a fresh nextGeneration
+	// value whenever a view is created or dropped (0 before the first),
+	// so that two states with equal viewSet have the same views (a
+	// Revert brings an older value back with the older views).
+	viewSet int64
+}
+
+// viewMiss records that pods of spread class class match no view's term
+// in the view set viewSet. A static term's verdict on a pod depends only
+// on the pod's namespace and labels, which its spread class encodes
+// exactly (spread.ClassOf), so the record holds for every pod of that
+// class; a terminating pod's class (the zero one) is never recorded.
+type viewMiss struct {
+	viewSet int64
+	class   spread.Class
 }
 
 // termGroup is a group of equal terms: a representative, how many terms
@@ -123,10 +139,17 @@ func (g *termGroup) Each(yield func(unique.Handle[string], int64) bool) {
 // affRecycler is the part of a Fork's recycler that keeps the index's
 // trie nodes: those made in a layer go back to the spare lists when it
 // is reverted (recycler's open, revert, commit and forget call these).
+//
+// miss is the Fork's memo of the last pod class that matched no view
+// (viewPod): a Fork → AddPod → Revert loop over pods of one workload
+// then skips the views' walk and term matches for pods no view counts.
+// It lives here, not in the state, because Revert discards the layer
+// that learnt it.
 type affRecycler struct {
 	counts pool[pnode[unique.Handle[string], int64]]
 	groups pool[pnode[string, termGroup]]
 	marks  [][2]int
+	miss   viewMiss
 }
 
 func (r *affRecycler) open() {
@@ -255,24 +278,38 @@ func (s *state) affTerms(ni *NodeInfo, p *PodInfo, d int) {
 // viewPod counts pod p on node ni in (d = 1) or out of (d = -1) every
 // view whose term matches it. O(views) term matches; allocates only
 // outside a Fork layer, for the trie nodes it copies.
+//
+// In a Fork, a pod whose class (spread.ClassOf) matched no view of the
+// same view set before costs O(1): the recycler remembers the last such
+// class (viewMiss).
 func (s *state) viewPod(ni *NodeInfo, p *PodInfo, d int) {
 	if s.aff.views.n == 0 {
+		return
+	}
+	miss := viewMiss{s.aff.viewSet, p.shape.spreadClass}
+	memo := s.rec != nil && miss.class != (spread.Class{})
+	if memo && s.rec.aff.miss == miss {
 		return
 	}
 	// Collect first: changing a view changes the trie being walked.
 	var buf [8]*interpod.Term
 	hits := buf[:0]
+	matched := false // hits may be empty for a matching pod on a node without the key
 	s.aff.views.each(func(e *pent[string, termGroup]) bool {
 		// The term first: it reads the pod, which the caller has just
 		// read, where the node's labels are likely a cache miss.
 		if !e.val.term.Matches(p.shape.tmpl, nil) {
 			return true
 		}
+		matched = true
 		if _, ok := selector.LabelValue(ni.Labels(), e.val.term.TopologyKeyHandle()); ok {
 			hits = append(hits, e.val.term)
 		}
 		return true
 	})
+	if memo && !matched {
+		s.rec.aff.miss = miss
+	}
 	for _, t := range hits {
 		v, _ := selector.LabelValue(ni.Labels(), t.TopologyKeyHandle())
 		s.aff.views.upd(s.groupW(), t.KeyHash(), t.Key()).add(s.countW(), v, int64(d))
@@ -295,6 +332,7 @@ func (s *state) viewRef(tm *interpod.Term, d int) {
 	}
 	if g.term == nil { // new: count the pods the term matches
 		g.term = tm
+		s.aff.viewSet = nextGeneration()
 		m := map[unique.Handle[string]]int64{}
 		for i := range s.n {
 			ni := s.node(i)
@@ -315,6 +353,7 @@ func (s *state) viewRef(tm *interpod.Term, d int) {
 	}
 	if g.members += int64(d); g.members == 0 {
 		s.aff.views.del(s.groupW(), h, key)
+		s.aff.viewSet = nextGeneration()
 	}
 }
 
