@@ -63,15 +63,24 @@ type affIndex struct {
 	viewSet int64
 }
 
-// viewMiss records that pods of spread class class match no view's term
-// in the view set viewSet. A static term's verdict on a pod depends only
-// on the pod's namespace and labels, which its spread class encodes
-// exactly (spread.ClassOf), so the record holds for every pod of that
-// class; a terminating pod's class (the zero one) is never recorded.
-type viewMiss struct {
+// viewMatch records the views' terms that pods of spread class class
+// match (terms[:n], at most viewMatchMax) in the view set viewSet. A
+// static term's verdict on a pod depends only on the pod's namespace and
+// labels, which its spread class encodes exactly (spread.ClassOf), so
+// the record holds for every pod of that class; a terminating pod's
+// class (the zero one) is never recorded. The terms are the views'
+// representatives (termGroup.term), which a view keeps while it exists,
+// and the view set fixes which views exist.
+type viewMatch struct {
 	viewSet int64
 	class   spread.Class
+	n       int
+	terms   [viewMatchMax]*interpod.Term
 }
+
+// viewMatchMax bounds the terms a viewMatch records; a class matching
+// more views is not recorded.
+const viewMatchMax = 4
 
 // termGroup is a group of equal terms: a representative, how many terms
 // it holds (it is dropped at 0), and its totals per topology value (no
@@ -140,16 +149,17 @@ func (g *termGroup) Each(yield func(unique.Handle[string], int64) bool) {
 // trie nodes: those made in a layer go back to the spare lists when it
 // is reverted (recycler's open, revert, commit and forget call these).
 //
-// miss is the Fork's memo of the last pod class that matched no view
-// (viewPod): a Fork → AddPod → Revert loop over pods of one workload
-// then skips the views' walk and term matches for pods no view counts.
-// It lives here, not in the state, because Revert discards the layer
-// that learnt it.
+// match is the Fork's memo of the last pod class viewPod walked the
+// views for and the views it matched (viewMatch): a Fork → AddPod →
+// Revert loop over pods of one workload then skips the views' walk and
+// term matches, and changes only the views the class matches. It lives
+// here, not in the state, because Revert discards the layer that learnt
+// it.
 type affRecycler struct {
 	counts pool[pnode[unique.Handle[string], int64]]
 	groups pool[pnode[string, termGroup]]
 	marks  [][2]int
-	miss   viewMiss
+	match  viewMatch
 }
 
 func (r *affRecycler) open() {
@@ -279,40 +289,45 @@ func (s *state) affTerms(ni *NodeInfo, p *PodInfo, d int) {
 // view whose term matches it. O(views) term matches; allocates only
 // outside a Fork layer, for the trie nodes it copies.
 //
-// In a Fork, a pod whose class (spread.ClassOf) matched no view of the
-// same view set before costs O(1): the recycler remembers the last such
-// class (viewMiss).
+// In a Fork, a pod whose class (spread.ClassOf) viewPod has just seen
+// with the same view set skips the walk and the term matches: the
+// recycler remembers the last class and the views it matched
+// (viewMatch).
 func (s *state) viewPod(ni *NodeInfo, p *PodInfo, d int) {
 	if s.aff.views.n == 0 {
 		return
 	}
-	miss := viewMiss{s.aff.viewSet, p.shape.spreadClass}
-	memo := s.rec != nil && miss.class != (spread.Class{})
-	if memo && s.rec.aff.miss == miss {
+	class := p.shape.spreadClass
+	memo := s.rec != nil && class != (spread.Class{})
+	var m *viewMatch
+	if memo {
+		m = &s.rec.aff.match
+	}
+	var terms []*interpod.Term
+	if memo && m.viewSet == s.aff.viewSet && m.class == class {
+		terms = m.terms[:m.n]
+	} else {
+		// Collect first: changing a view changes the trie being walked.
+		var buf [8]*interpod.Term
+		terms = buf[:0]
+		s.aff.views.each(func(e *pent[string, termGroup]) bool {
+			if e.val.term.Matches(p.shape.tmpl, nil) {
+				terms = append(terms, e.val.term)
+			}
+			return true
+		})
+		if memo && len(terms) <= viewMatchMax {
+			m.viewSet, m.class, m.n = s.aff.viewSet, class, copy(m.terms[:], terms)
+		}
+	}
+	if len(terms) == 0 {
 		return
 	}
-	// Collect first: changing a view changes the trie being walked.
-	var buf [8]*interpod.Term
-	hits := buf[:0]
-	matched := false // hits may be empty for a matching pod on a node without the key
-	s.aff.views.each(func(e *pent[string, termGroup]) bool {
-		// The term first: it reads the pod, which the caller has just
-		// read, where the node's labels are likely a cache miss.
-		if !e.val.term.Matches(p.shape.tmpl, nil) {
-			return true
+	labels := ni.Labels()
+	for _, t := range terms {
+		if v, ok := selector.LabelValue(labels, t.TopologyKeyHandle()); ok {
+			s.aff.views.upd(s.groupW(), t.KeyHash(), t.Key()).add(s.countW(), v, int64(d))
 		}
-		matched = true
-		if _, ok := selector.LabelValue(ni.Labels(), e.val.term.TopologyKeyHandle()); ok {
-			hits = append(hits, e.val.term)
-		}
-		return true
-	})
-	if memo && !matched {
-		s.rec.aff.miss = miss
-	}
-	for _, t := range hits {
-		v, _ := selector.LabelValue(ni.Labels(), t.TopologyKeyHandle())
-		s.aff.views.upd(s.groupW(), t.KeyHash(), t.Key()).add(s.countW(), v, int64(d))
 	}
 }
 
