@@ -39,9 +39,12 @@ import (
 //
 // Costs per change: a pod without terms costs O(views) term matches (one
 // length check with no views) and changes only the views whose term
-// matches it; a pod with terms O(its terms) map updates, and a term whose
-// key no pod held before creates its view by matching every pod (O(nodes
-// + pods), once). Adding or removing a node costs its pods' share;
+// matches it; in a Fork, a pod of the same class (namespace and labels)
+// as the last one walked, with the same views, costs no term match, only
+// the changes of the views it matches (affRecycler's match); a pod with
+// terms O(its terms) map updates, and a term whose key no pod held
+// before creates its view by matching every pod (O(nodes + pods),
+// once). Adding or removing a node costs its pods' share;
 // replacing a node whose labels changed, twice that.
 //
 // The Domains that TermGroups, MatchCounts and MatchViews hand out point
