@@ -232,6 +232,9 @@ func (s *state) affPod(ni *NodeInfo, p *PodInfo, d int) {
 	if p == nil {
 		return
 	}
+	if s.rec != nil && p.shape.affinity != nil {
+		s.warmDomains(ni, p)
+	}
 	if d > 0 {
 		s.viewPod(ni, p, d)
 	}
@@ -416,5 +419,53 @@ func (s *state) affTerm(k interpod.Kind, tm *interpod.Term, labels []Label, d in
 	}
 	if g.members == 0 {
 		m.del(s.groupW(), h, key)
+	}
+}
+
+// warmDomains reads, level by level in step, the paths to node ni's
+// values in the domain tries a Fork's change of pod p (with terms) is
+// about to copy: its terms' groups and the views the Fork's memo says
+// p's class matches. Each path is a chain of dependent loads, cold in a
+// trie larger than the cache (the hostname totals of a large cluster),
+// and affTerms and viewPod copy them one after the other; read in step,
+// the chains' misses overlap. Reads only; O(terms × depth).
+func (s *state) warmDomains(ni *NodeInfo, p *PodInfo) {
+	type path struct {
+		nd *pnode[unique.Handle[string], int64]
+		h  uint64
+	}
+	var buf [8]path
+	paths := buf[:0]
+	labels := ni.Labels()
+	push := func(g *termGroup, tm *interpod.Term) {
+		if g == nil || g.domains.root == nil || len(paths) == len(buf) {
+			return
+		}
+		if v, ok := selector.LabelValue(labels, tm.TopologyKeyHandle()); ok {
+			paths = append(paths, path{g.domains.root, interpod.HandleHash(v)})
+		}
+	}
+	t := p.shape.affinity
+	for k := range interpod.NumKinds {
+		ts := t.List(k)
+		for j := range ts {
+			push(s.aff.groups[k].ref(ts[j].KeyHash(), ts[j].Key()), &ts[j])
+		}
+	}
+	if m := &s.rec.aff.match; m.viewSet == s.aff.viewSet && m.class == p.shape.spreadClass && m.class != (spread.Class{}) {
+		for _, tm := range m.terms[:m.n] {
+			push(s.aff.views.ref(tm.KeyHash(), tm.Key()), tm)
+		}
+	}
+	for shift := uint(0); len(paths) > 0; shift += pmapBits {
+		live := paths[:0]
+		for _, q := range paths {
+			if !q.nd.leaf {
+				if q.nd = q.nd.kids[(q.h>>shift)&pmapMask]; q.nd != nil {
+					live = append(live, q)
+				}
+			}
+		}
+		paths = live
 	}
 }
