@@ -6,6 +6,7 @@ import (
 
 	"github.com/schedkit/schedkit/internal/interpod"
 	"github.com/schedkit/schedkit/internal/selector"
+	"github.com/schedkit/schedkit/internal/spread"
 )
 
 // The cluster-wide index of the pods' pod (anti-)affinity terms
@@ -38,9 +39,12 @@ import (
 //
 // Costs per change: a pod without terms costs O(views) term matches (one
 // length check with no views) and changes only the views whose term
-// matches it; a pod with terms O(its terms) map updates, and a term whose
-// key no pod held before creates its view by matching every pod (O(nodes
-// + pods), once). Adding or removing a node costs its pods' share;
+// matches it; in a Fork, a pod of the same class (namespace and labels)
+// as the last one walked, with the same views, costs no term match, only
+// the changes of the views it matches (affRecycler's match); a pod with
+// terms O(its terms) map updates, and a term whose key no pod held
+// before creates its view by matching every pod (O(nodes + pods),
+// once). Adding or removing a node costs its pods' share;
 // replacing a node whose labels changed, twice that.
 //
 // The Domains that TermGroups, MatchCounts and MatchViews hand out point
@@ -55,7 +59,31 @@ type affIndex struct {
 	// topology key (interpod.Index.MatchCounts); members counts the terms
 	// holding the view, which is dropped at 0.
 	views pmap[string, termGroup]
+	// viewSet names the set of views' terms: a fresh nextGeneration
+	// value whenever a view is created or dropped (0 before the first),
+	// so that two states with equal viewSet have the same views (a
+	// Revert brings an older value back with the older views).
+	viewSet int64
 }
+
+// viewMatch records the views' terms that pods of spread class class
+// match (terms[:n], at most viewMatchMax) in the view set viewSet. A
+// static term's verdict on a pod depends only on the pod's namespace and
+// labels, which its spread class encodes exactly (spread.ClassOf), so
+// the record holds for every pod of that class; a terminating pod's
+// class (the zero one) is never recorded. The terms are the views'
+// representatives (termGroup.term), which a view keeps while it exists,
+// and the view set fixes which views exist.
+type viewMatch struct {
+	viewSet int64
+	class   spread.Class
+	n       int
+	terms   [viewMatchMax]*interpod.Term
+}
+
+// viewMatchMax bounds the terms a viewMatch records; a class matching
+// more views is not recorded.
+const viewMatchMax = 4
 
 // termGroup is a group of equal terms: a representative, how many terms
 // it holds (it is dropped at 0), and its totals per topology value (no
@@ -123,10 +151,18 @@ func (g *termGroup) Each(yield func(unique.Handle[string], int64) bool) {
 // affRecycler is the part of a Fork's recycler that keeps the index's
 // trie nodes: those made in a layer go back to the spare lists when it
 // is reverted (recycler's open, revert, commit and forget call these).
+//
+// match is the Fork's memo of the last pod class viewPod walked the
+// views for and the views it matched (viewMatch): a Fork → AddPod →
+// Revert loop over pods of one workload then skips the views' walk and
+// term matches, and changes only the views the class matches. It lives
+// here, not in the state, because Revert discards the layer that learnt
+// it.
 type affRecycler struct {
 	counts pool[pnode[unique.Handle[string], int64]]
 	groups pool[pnode[string, termGroup]]
 	marks  [][2]int
+	match  viewMatch
 }
 
 func (r *affRecycler) open() {
@@ -196,6 +232,9 @@ func (s *state) affPod(ni *NodeInfo, p *PodInfo, d int) {
 	if p == nil {
 		return
 	}
+	if s.rec != nil && p.shape.affinity != nil {
+		s.warmDomains(ni, p)
+	}
 	if d > 0 {
 		s.viewPod(ni, p, d)
 	}
@@ -255,27 +294,46 @@ func (s *state) affTerms(ni *NodeInfo, p *PodInfo, d int) {
 // viewPod counts pod p on node ni in (d = 1) or out of (d = -1) every
 // view whose term matches it. O(views) term matches; allocates only
 // outside a Fork layer, for the trie nodes it copies.
+//
+// In a Fork, a pod whose class (spread.ClassOf) viewPod has just seen
+// with the same view set skips the walk and the term matches: the
+// recycler remembers the last class and the views it matched
+// (viewMatch).
 func (s *state) viewPod(ni *NodeInfo, p *PodInfo, d int) {
 	if s.aff.views.n == 0 {
 		return
 	}
-	// Collect first: changing a view changes the trie being walked.
-	var buf [8]*interpod.Term
-	hits := buf[:0]
-	s.aff.views.each(func(e *pent[string, termGroup]) bool {
-		// The term first: it reads the pod, which the caller has just
-		// read, where the node's labels are likely a cache miss.
-		if !e.val.term.Matches(p.shape.tmpl, nil) {
+	class := p.shape.spreadClass
+	memo := s.rec != nil && class != (spread.Class{})
+	var m *viewMatch
+	if memo {
+		m = &s.rec.aff.match
+	}
+	var terms []*interpod.Term
+	if memo && m.viewSet == s.aff.viewSet && m.class == class {
+		terms = m.terms[:m.n]
+	} else {
+		// Collect first: changing a view changes the trie being walked.
+		var buf [8]*interpod.Term
+		terms = buf[:0]
+		s.aff.views.each(func(e *pent[string, termGroup]) bool {
+			if e.val.term.Matches(p.shape.tmpl, nil) {
+				terms = append(terms, e.val.term)
+			}
 			return true
+		})
+		if memo && len(terms) <= viewMatchMax {
+			m.viewSet, m.class, m.n = s.aff.viewSet, class, copy(m.terms[:], terms)
 		}
-		if _, ok := selector.LabelValue(ni.Labels(), e.val.term.TopologyKeyHandle()); ok {
-			hits = append(hits, e.val.term)
+	}
+	if len(terms) == 0 {
+		return
+	}
+	labels := ni.Labels()
+	for _, t := range terms {
+		if v, ok := selector.LabelValue(labels, t.TopologyKeyHandle()); ok {
+			s.aff.views.upd(s.groupW(), t.KeyHash(), t.Key()).add(s.countW(), v, int64(d))
 		}
-		return true
-	})
-	for _, t := range hits {
-		v, _ := selector.LabelValue(ni.Labels(), t.TopologyKeyHandle())
-		s.aff.views.upd(s.groupW(), t.KeyHash(), t.Key()).add(s.countW(), v, int64(d))
 	}
 }
 
@@ -295,6 +353,7 @@ func (s *state) viewRef(tm *interpod.Term, d int) {
 	}
 	if g.term == nil { // new: count the pods the term matches
 		g.term = tm
+		s.aff.viewSet = nextGeneration()
 		m := map[unique.Handle[string]]int64{}
 		for i := range s.n {
 			ni := s.node(i)
@@ -315,6 +374,7 @@ func (s *state) viewRef(tm *interpod.Term, d int) {
 	}
 	if g.members += int64(d); g.members == 0 {
 		s.aff.views.del(s.groupW(), h, key)
+		s.aff.viewSet = nextGeneration()
 	}
 }
 
@@ -359,5 +419,53 @@ func (s *state) affTerm(k interpod.Kind, tm *interpod.Term, labels []Label, d in
 	}
 	if g.members == 0 {
 		m.del(s.groupW(), h, key)
+	}
+}
+
+// warmDomains reads, level by level in step, the paths to node ni's
+// values in the domain tries a Fork's change of pod p (with terms) is
+// about to copy: its terms' groups and the views the Fork's memo says
+// p's class matches. Each path is a chain of dependent loads, cold in a
+// trie larger than the cache (the hostname totals of a large cluster),
+// and affTerms and viewPod copy them one after the other; read in step,
+// the chains' misses overlap. Reads only; O(terms × depth).
+func (s *state) warmDomains(ni *NodeInfo, p *PodInfo) {
+	type path struct {
+		nd *pnode[unique.Handle[string], int64]
+		h  uint64
+	}
+	var buf [8]path
+	paths := buf[:0]
+	labels := ni.Labels()
+	push := func(g *termGroup, tm *interpod.Term) {
+		if g == nil || g.domains.root == nil || len(paths) == len(buf) {
+			return
+		}
+		if v, ok := selector.LabelValue(labels, tm.TopologyKeyHandle()); ok {
+			paths = append(paths, path{g.domains.root, interpod.HandleHash(v)})
+		}
+	}
+	t := p.shape.affinity
+	for k := range interpod.NumKinds {
+		ts := t.List(k)
+		for j := range ts {
+			push(s.aff.groups[k].ref(ts[j].KeyHash(), ts[j].Key()), &ts[j])
+		}
+	}
+	if m := &s.rec.aff.match; m.viewSet == s.aff.viewSet && m.class == p.shape.spreadClass && m.class != (spread.Class{}) {
+		for _, tm := range m.terms[:m.n] {
+			push(s.aff.views.ref(tm.KeyHash(), tm.Key()), tm)
+		}
+	}
+	for shift := uint(0); len(paths) > 0; shift += pmapBits {
+		live := paths[:0]
+		for _, q := range paths {
+			if !q.nd.leaf {
+				if q.nd = q.nd.kids[(q.h>>shift)&pmapMask]; q.nd != nil {
+					live = append(live, q)
+				}
+			}
+		}
+		paths = live
 	}
 }

@@ -44,14 +44,24 @@ type pent[K comparable, V any] struct {
 }
 
 // pnode is an inner node (kids) or a leaf (ents[:n], then over).
+//
+// The header (owner, leaf, n) sits between kids and ents, so that an
+// inner node's walk and copy read kids and the header (the first 144
+// bytes) and a leaf's read the header and the entries right after it
+// (the header's cache line holds the first entries too), never both:
+// on a cold path (a trie bigger than the cache, as the hostname totals
+// of a large cluster are) each node costs the lines its kind uses.
+// over is read only in a full leaf (n == pmapLeaf), the only kind that
+// can have it.
 type pnode[K comparable, V any] struct {
+	kids  [pmapFan]*pnode[K, V]
 	owner uint64
 	leaf  bool
 	n     uint8
-	kids  [pmapFan]*pnode[K, V]
 	ents  [pmapLeaf]pent[K, V]
 	// over holds the entries past pmapLeaf of a leaf at the last level,
-	// whose keys' 64-bit hashes are all equal; nil otherwise.
+	// whose keys' 64-bit hashes are all equal; nil otherwise (always nil
+	// when n < pmapLeaf).
 	over []pent[K, V]
 }
 
@@ -89,7 +99,7 @@ func (w pwriter[K, V]) own(nd *pnode[K, V]) *pnode[K, V] {
 		copy(c.ents[:nd.n], nd.ents[:nd.n])
 		clear(c.ents[nd.n:])
 		c.over = nil
-		if len(nd.over) > 0 {
+		if nd.n == pmapLeaf && len(nd.over) > 0 {
 			c.over = append([]pent[K, V](nil), nd.over...)
 		}
 	} else {
@@ -128,6 +138,9 @@ func (m *pmap[K, V]) ref(h uint64, k K) *V {
 				if e := &nd.ents[i]; e.hash == h && e.key == k {
 					return &e.val
 				}
+			}
+			if nd.n < pmapLeaf {
+				return nil
 			}
 			for i := range nd.over {
 				if e := &nd.over[i]; e.key == k {
@@ -179,15 +192,15 @@ func (m *pmap[K, V]) updAt(w pwriter[K, V], nd *pnode[K, V], shift uint, h uint6
 			return nd, &x.val, false
 		}
 	}
-	for i := range nd.over {
-		if x := &nd.over[i]; x.key == k {
-			return nd, &x.val, false
-		}
-	}
 	if nd.n < pmapLeaf {
 		nd.ents[nd.n] = pent[K, V]{hash: h, key: k}
 		nd.n++
 		return nd, &nd.ents[nd.n-1].val, true
+	}
+	for i := range nd.over {
+		if x := &nd.over[i]; x.key == k {
+			return nd, &x.val, false
+		}
 	}
 	if shift >= pmapHashes {
 		nd.over = append(nd.over, pent[K, V]{hash: h, key: k})
@@ -245,9 +258,11 @@ func (m *pmap[K, V]) delAt(w pwriter[K, V], nd *pnode[K, V], shift uint, h uint6
 		}
 	}
 	inOver := -1
-	for i := range nd.over {
-		if nd.over[i].key == k {
-			inOver = i
+	if nd.n == pmapLeaf {
+		for i := range nd.over {
+			if nd.over[i].key == k {
+				inOver = i
+			}
 		}
 	}
 	if at < 0 && inOver < 0 {
@@ -299,6 +314,9 @@ func eachNode[K comparable, V any](nd *pnode[K, V], yield func(*pent[K, V]) bool
 		if !yield(&nd.ents[i]) {
 			return false
 		}
+	}
+	if nd.n < pmapLeaf {
+		return true
 	}
 	for i := range nd.over {
 		if !yield(&nd.over[i]) {
