@@ -1,70 +1,77 @@
 package score
 
 import (
+	"math"
+	"math/bits"
+
 	"github.com/schedkit/schedkit/internal/arith"
+
 	"github.com/schedkit/schedkit/internal/layout"
 )
 
-// cpuMemTotals adds wLA × LeastAllocated + wBA × BalancedAllocation of
-// each node to tot[i], reading each node's CPUMemory cache line (nodes[i]:
-// the line in the NodeInfo, nodeview.CPUMemories, or its copy in a
-// [column]) and nothing else, in blocks of touchBlock nodes. A first pass over a block
-// loads each node's cpu and memory allocatable and checks that all lie in
-// [0, fastMax); such a block is scored by a loop with the pod's figures in
-// registers, no call, no per-node range check and no data-dependent
-// branch, in which LeastAllocated's integer divisions overlap
-// BalancedAllocation's float ones; a block with any other node (a
-// negative allocatable, or one of 2^56 or more) goes through the general
-// per-node methods.
+// cpuMemRec is a node's cpu and memory figures in the form the fused
+// LeastAllocated + BalancedAllocation loop reads them: one 64-byte record
+// per node, made from its [layout.CPUMemory] line by makeRec when the
+// node last changed (the column's copies) or just before scoring (a
+// block of lines read from the NodeInfos). Index 0 is cpu, 1 memory.
 //
-// A node without cpu or memory allocatable (0: absent or zero, common in
-// real clusters: about one node in four of the parity generator's) stays
-// on the fast loop: it divides by 1 instead and masks what upstream
-// leaves out (that resource's LeastAllocated part; BalancedAllocation's
-// whole term, a constant 75, as one fraction has no spread). A branch
-// there would mispredict on every such node, and sending its whole block
-// to the general methods made realistic clusters about twice as slow as
-// plain ones.
+// A fast record (alloc[0] >= 0) has, per resource, with a the
+// allocatable when it is > 0 and 1 otherwise (a node without it: that
+// resource's LeastAllocated part is then 0, as nonZero is set to a):
 //
-// The first pass is also a prefetch: a scan of thousands of nodes reads
-// their lines from L3 or memory (from the NodeInfos: one line per
-// 512-byte NodeInfo, a new page every 8 nodes), and a loop of a few instructions per node has all
-// of a block's misses in flight at once, where the scoring loop (about a
-// hundred instructions and four divisions per node) fits only two or
-// three nodes in the processor's out-of-order window and would wait for
-// each line in turn.
-func cpuMemTotals(nodes []*layout.CPUMemory, la *leastPod, ba *balancedPod, wLA, wBA int64, tot []int64) {
-	tot = tot[:len(nodes)]
-	k := newCPUMemPod(la, ba, wLA, wBA)
-	unit := la.wc == 1 && la.wm == 1 && wLA == 1 && wBA == 1
-	for start := 0; start < len(nodes); start += touchBlock {
-		end := min(start+touchBlock, len(nodes))
-		block, out := nodes[start:end], tot[start:end]
-		var or uint64
-		for _, cm := range block {
-			or |= uint64(cm.Allocatable[0]) | uint64(cm.Allocatable[1])
-		}
-		switch {
-		case or >= fastMax:
-			for i, cm := range block {
-				out[i] += wLA*la.node(cm) + wBA*ba.node(cm)
-			}
-		case unit:
-			k.unitWeights(block, out)
-		default:
-			k.weighted(block, out)
-		}
-	}
+//   - alloc: a in [1, fastMax), the top byte free; alloc[0]'s top byte
+//     holds the presence bits (bit 0 cpu, bit 1 memory: allocatable > 0),
+//     alloc[1]'s the node's Balance (CPUMemory.Balance, in [50, 100]);
+//   - nonZero: min(NonZeroRequested, a) (a when absent); LeastAllocated's
+//     min(nonZero + podReq, a) is unchanged by the clamp;
+//   - req: min(Requested, a); BalancedAllocation's fraction of
+//     min(req + podReq, a) is the same;
+//   - inv: ⌊(2^64−1)/a⌋, so that LeastAllocated's division by a is a
+//     multiplication and one exact correction (leastRec).
+//
+// A node outside that range (an allocatable or request negative, an
+// allocatable of fastMax or more, a balance outside [50, 100]) gets a slow record, alloc[0] < 0,
+// which the loop hands to the general per-node methods.
+type cpuMemRec struct {
+	alloc   [2]int64
+	nonZero [2]int64
+	req     [2]int64
+	inv     [2]uint64
 }
 
-// touchBlock is how many nodes cpuMemTotals loads before scoring them: 32
-// lines fit in L1 several times over and cover the miss latency (measured
-// on 15000 nodes: 16 and 64 were slower).
-const touchBlock = 32
+// low56 masks the amount of a fast record's alloc.
+const low56 = 1<<56 - 1
 
-// fastMax bounds the allocatable amounts of cpuMemPod's loops: for
-// 0 <= x < fastMax, x has no bit at or above 56, so one OR over a block
-// checks every amount, and fastMax <= maxSafe.
+// slowRec is the record of a node the fast loop does not score.
+var slowRec = cpuMemRec{alloc: [2]int64{math.MinInt64, 0}}
+
+// makeRec is cm's record (see cpuMemRec). O(1): two 64-bit divisions.
+func makeRec(cm *layout.CPUMemory) cpuMemRec {
+	if cm.Balance < MaxScore/2 || cm.Balance > MaxScore {
+		return slowRec
+	}
+	var r cpuMemRec
+	var has int64
+	for j := range 2 {
+		a, nz, rq := cm.Allocatable[j], cm.NonZeroRequested[j], cm.Requested[j]
+		if a < 0 || a >= fastMax || nz < 0 || rq < 0 {
+			return slowRec
+		}
+		if a > 0 {
+			has |= 1 << j
+		} else {
+			a, nz = 1, 1
+		}
+		r.alloc[j], r.nonZero[j], r.req[j] = a, min(nz, a), min(rq, a)
+		r.inv[j] = math.MaxUint64 / uint64(a)
+	}
+	r.alloc[0] |= has << 56
+	r.alloc[1] |= cm.Balance << 56
+	return r
+}
+
+// fastMax bounds the allocatable amounts of a fast record: 0 <= x <
+// fastMax leaves x's top byte free, and 100×x < 2^63.
 const fastMax = 1 << 56
 
 // noSpread is BalancedAllocation's score of a node with at most one of
@@ -72,97 +79,154 @@ const fastMax = 1 << 56
 // deviation 0 with and without the pod, so balancedScore(100, 100).
 const noSpread = MaxScore/2 + MaxScore/4
 
-// cpuMemPod is the pod's side of cpuMemTotals.
+// cpuMemPod is the pod's side of the fused pair, made once per pod.
 type cpuMemPod struct {
+	la             *leastPod
+	ba             *balancedPod
 	lc, lm, wc, wm int64 // LeastAllocated: pod requests, resource weights
 	bc, bm         int64 // BalancedAllocation: pod requests
 	wLA, wBA       int64 // the profile's weights
 	// wsInv[h] is ceil(2^32/ws) for the weight sum ws of the resources
-	// a node has (h: bit 0 cpu, bit 1 memory; wsInv[0] is unused, the
-	// sum is then 0): with weights in [1, 100] and 0 <= s <= MaxScore×ws,
-	// s×wsInv>>32 is s/ws truncated (it exceeds s/ws by less than s/2^32
-	// < 1/ws, too little to reach the next integer).
+	// a node has (h: bit 0 cpu, bit 1 memory; wsInv[0] is 0, the sum is
+	// then 0 and so is the score): with weights in [1, 100] and
+	// 0 <= s <= MaxScore×ws, s×wsInv>>32 is s/ws truncated (it exceeds
+	// s/ws by less than s/2^32 < 1/ws, too little to reach the next
+	// integer).
 	wsInv [4]uint64
+	// fast: the pod's requests are non-negative, so that the fast
+	// records' sums cannot wrap; otherwise every node goes through the
+	// general methods.
+	fast bool
+	unit bool // wc = wm = wLA = wBA = 1
 }
 
-func newCPUMemPod(la *leastPod, ba *balancedPod, wLA, wBA int64) *cpuMemPod {
-	k := &cpuMemPod{lc: la.cpu, lm: la.mem, wc: la.wc, wm: la.wm, bc: ba.cpu, bm: ba.mem, wLA: wLA, wBA: wBA}
+func newCPUMemPod(la *leastPod, ba *balancedPod, wLA, wBA int64) cpuMemPod {
+	k := cpuMemPod{la: la, ba: ba, lc: la.cpu, lm: la.mem, wc: la.wc, wm: la.wm, bc: ba.cpu, bm: ba.mem, wLA: wLA, wBA: wBA}
 	for h, ws := range [4]int64{0, la.wc, la.wm, la.wc + la.wm} {
 		if ws > 0 {
 			k.wsInv[h] = (1<<32 + uint64(ws) - 1) / uint64(ws)
 		}
 	}
+	k.fast = min(k.lc, k.lm, k.bc, k.bm) >= 0
+	k.unit = la.wc == 1 && la.wm == 1 && wLA == 1 && wBA == 1
 	return k
 }
 
-// has is 1 when x > 0, else 0 (a SETcc, no branch).
-func has(x int64) int64 {
-	var h int64
-	if x > 0 {
-		h = 1
+// touchBlock is how many NodeInfo lines addLines turns into records
+// before scoring them: the first pass has a block's cache misses in
+// flight at once (a scan of thousands of NodeInfos reads their lines
+// from L3 or memory, a new page every 8 nodes), where the scoring loop
+// would wait for each line in turn; 32 records (2 KiB) stay in L1.
+const touchBlock = 32
+
+// addLines adds the pair's weighted score of each node (its CPUMemory
+// line lines[i]) to tot[i], through records made in scratch, touchBlock
+// nodes at a time.
+func (k *cpuMemPod) addLines(lines []*layout.CPUMemory, scratch *[touchBlock]cpuMemRec, tot []int64) {
+	tot = tot[:len(lines)]
+	for start := 0; start < len(lines); start += touchBlock {
+		end := min(start+touchBlock, len(lines))
+		recs := scratch[:end-start]
+		for i, cm := range lines[start:end] {
+			recs[i] = makeRec(cm)
+		}
+		k.add(recs, lines[start:end], tot[start:end])
 	}
-	return h
 }
 
-// leastPick is leastFast without the branch, for 1 <= capacity < fastMax
-// and non-negative used and podReq: the request is clamped to the
-// capacity (a conditional move), which gives 0 where leastFast returns
-// early.
-func leastPick(used, podReq, capacity int64) int64 {
-	r := min(uint64(used)+uint64(podReq), uint64(capacity))
-	return int64((uint64(capacity) - r) * uint64(MaxScore) / uint64(capacity))
-}
-
-// weighted adds the pair's weighted score of each node to tot; every
-// node's cpu and memory allocatable lie in [0, fastMax), so that
-// leastPart's range checks are known to pass and the weighted mean is a
-// multiplication by wsInv (TestProfileFusedPairMatchesScorers and
-// TestFusedKernelsMatchGeneralPath check it against the plain scorers).
-// A zero allocatable is divided as 1 and masked (see cpuMemTotals).
-func (k *cpuMemPod) weighted(nodes []*layout.CPUMemory, tot []int64) {
-	tot = tot[:len(nodes)]
-	for i, cm := range nodes {
-		c, m := cm.Allocatable[0], cm.Allocatable[1]
-		hc, hm := has(c), has(m)
-		c, m = c|(hc^1), m|(hm^1)
-		s := leastPick(cm.NonZeroRequested[0], k.lc, c)*(k.wc&-hc) + leastPick(cm.NonZeroRequested[1], k.lm, m)*(k.wm&-hm)
-		sLA := int64(uint64(s) * k.wsInv[hc|hm<<1] >> 32)
-		with := arith.Balance2(arith.Fraction(arith.Add(cm.Requested[0], k.bc), c), arith.Fraction(arith.Add(cm.Requested[1], k.bm), m))
-		sBA := balancedHalf(with, cm.Balance)
-		if hc&hm == 0 {
+// add adds the pair's weighted score of each node to tot[i]: recs[i] is
+// the node's record, lines[i] its CPUMemory line (read only for a slow
+// record). A fast record is scored with no call, no division by the
+// node's allocatable and no data-dependent branch (a node without cpu or
+// memory is masked, not branched on: a quarter of real clusters' nodes
+// lack one, and a branch there mispredicts); a slow one by the general
+// per-node methods (leastPod.node, balancedPod.node), which the fast
+// loop equals (TestFusedKernelsMatchGeneralPath).
+func (k *cpuMemPod) add(recs []cpuMemRec, lines []*layout.CPUMemory, tot []int64) {
+	if !k.fast {
+		for i, cm := range lines {
+			tot[i] += k.wLA*k.la.node(cm) + k.wBA*k.ba.node(cm)
+		}
+		return
+	}
+	if k.unit {
+		k.addUnit(recs, lines, tot)
+		return
+	}
+	tot = tot[:len(recs)]
+	lines = lines[:len(recs)]
+	for i := range recs {
+		r := &recs[i]
+		if r.alloc[0] < 0 {
+			tot[i] += k.wLA*k.la.node(lines[i]) + k.wBA*k.ba.node(lines[i])
+			continue
+		}
+		a0, a1 := uint64(r.alloc[0]), uint64(r.alloc[1])
+		c, m, h := a0&low56, a1&low56, a0>>56
+		s := leastRec(uint64(r.nonZero[0]), uint64(k.lc), c, r.inv[0])*uint64(k.wc) +
+			leastRec(uint64(r.nonZero[1]), uint64(k.lm), m, r.inv[1])*uint64(k.wm)
+		sLA := int64(s * k.wsInv[h&3] >> 32)
+		sBA := balancedRec(uint64(r.req[0])+uint64(k.bc), c, uint64(r.req[1])+uint64(k.bm), m, int64(a1>>56))
+		if h != 3 {
 			sBA = noSpread
 		}
 		tot[i] += k.wLA*sLA + k.wBA*sBA
 	}
 }
 
-// unitWeights is weighted for wc = wm = wLA = wBA = 1 (the default
-// configuration), without the multiplications: folding it into weighted
-// made the default pair about 6 % slower, and a shared per-node helper is
-// too large for the compiler to inline. The mean of the parts a node has
-// is their sum shifted right by one when it has both, by none otherwise.
-func (k *cpuMemPod) unitWeights(nodes []*layout.CPUMemory, tot []int64) {
-	tot = tot[:len(nodes)]
-	for i, cm := range nodes {
-		c, m := cm.Allocatable[0], cm.Allocatable[1]
-		hc, hm := has(c), has(m)
-		both := hc & hm
-		c, m = c|(hc^1), m|(hm^1)
-		sLA := (leastPick(cm.NonZeroRequested[0], k.lc, c)&-hc + leastPick(cm.NonZeroRequested[1], k.lm, m)&-hm) >> both
-		with := arith.Balance2(arith.Fraction(arith.Add(cm.Requested[0], k.bc), c), arith.Fraction(arith.Add(cm.Requested[1], k.bm), m))
-		sBA := balancedHalf(with, cm.Balance)
+// addUnit is add's loop for wc = wm = wLA = wBA = 1 (the default
+// configuration), without the multiplications: the mean of the parts a
+// node has is their sum shifted right by one when it has both, by none
+// otherwise (an absent part is 0).
+func (k *cpuMemPod) addUnit(recs []cpuMemRec, lines []*layout.CPUMemory, tot []int64) {
+	tot = tot[:len(recs)]
+	lines = lines[:len(recs)]
+	for i := range recs {
+		r := &recs[i]
+		if r.alloc[0] < 0 {
+			tot[i] += k.la.node(lines[i]) + k.ba.node(lines[i])
+			continue
+		}
+		a0, a1 := uint64(r.alloc[0]), uint64(r.alloc[1])
+		c, m := a0&low56, a1&low56
+		both := (a0>>56 + 1) >> 2 // presence bits 3: 1, else 0
+		sLA := (leastRec(uint64(r.nonZero[0]), uint64(k.lc), c, r.inv[0]) +
+			leastRec(uint64(r.nonZero[1]), uint64(k.lm), m, r.inv[1])) >> both
+		sBA := balancedRec(uint64(r.req[0])+uint64(k.bc), c, uint64(r.req[1])+uint64(k.bm), m, int64(a1>>56))
 		if both == 0 {
 			sBA = noSpread
 		}
-		tot[i] += sLA + sBA
+		tot[i] += int64(sLA) + sBA
 	}
 }
 
-// balancedHalf is balancedScore for with, without in [50, 100] (a
-// standard deviation of fractions in [0, 1] is at most 0.5), where the
-// halving of a non-negative number is a shift.
-func balancedHalf(with, without int64) int64 {
-	return MaxScore/2 + (MaxScore/2+with-without)>>1
+// leastRec is leastRequestedScore(used, podReq, a) for a fast record's
+// 1 <= a < fastMax, used <= a, podReq >= 0 and inv = ⌊(2^64−1)/a⌋:
+// with r = min(used+podReq, a) and n = (a−r)×100 < 2^63, the quotient
+// q = ⌊n/a⌋ is ⌊n×inv/2^64⌋ or one more. inv > 2^64/a − 2, so
+// n×inv/2^64 > n/a − 2n/2^64 > n/a − 1, and inv <= 2^64/a, so
+// n×inv/2^64 <= n/a: the estimate is q or q−1, and the remainder n −
+// est×a tells which. TestLeastRecExact checks it against the division.
+func leastRec(used, podReq, a, inv uint64) uint64 {
+	n := (a - min(used+podReq, a)) * uint64(MaxScore)
+	q, _ := bits.Mul64(n, inv)
+	if n-q*a >= a {
+		q++
+	}
+	return q
+}
+
+// balancedRec is BalancedAllocation's score of a node with both cpu and
+// memory (allocatable c, m; balance without the pod bal), with the
+// node's requests plus the pod's xc and xm: upstream's float64
+// fractions, min(1, x/a) computed as min(x, a)/a (the same float64: a
+// quotient of x >= a is clamped to 1 either way, and a/a is 1), then
+// balancedScore, whose halving of a non-negative number is a shift.
+func balancedRec(xc, c, xm, m uint64, bal int64) int64 {
+	fc := float64(int64(min(xc, c))) / float64(int64(c))
+	fm := float64(int64(min(xm, m))) / float64(int64(m))
+	with := arith.Balance2(fc, fm)
+	return MaxScore/2 + (MaxScore/2+with-bal)>>1
 }
 
 // node is LeastAllocated's cpu+memory path for one node: the general

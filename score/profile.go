@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/schedkit/schedkit/internal/layout"
 	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/internal/scoring"
 	"github.com/schedkit/schedkit/snapshot"
@@ -201,8 +200,8 @@ func (p *Profile) score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapsho
 		// scoring it saves.
 		if v, ok := nodeview.ViewOf(cluster); ok && 4*n >= v.NumNodes() {
 			r.col.sync(v)
-			if lines, ok := r.col.locate(nodes); ok {
-				r.pp.lines = lines
+			if recs, ok := r.col.locate(nodes); ok {
+				r.pp.recs = recs
 			}
 		}
 	}
@@ -230,11 +229,13 @@ type podProfile struct {
 	plain, norm []int       // entry indexes of the prepared non-normalising / normalising scorers
 	pair        fusedPair
 	fused       bool
-	// lines, when not nil, is the CPUMemory line of each node of the
-	// current Profile.Score call (copies in the run's column), read by
-	// the fused pair instead of the NodeInfos'.
-	lines []*layout.CPUMemory
-	buf   [chunkSize]int64
+	kern        cpuMemPod // the fused pair's pod side, when fused
+	// recs, when not nil, is the record of each node of the current
+	// Profile.Score call (in the run's column), read by the fused pair
+	// instead of records made from the NodeInfos' lines in scratch.
+	recs    []cpuMemRec
+	buf     [chunkSize]int64
+	scratch [touchBlock]cpuMemRec
 }
 
 var _ scoring.PodProfile = (*podProfile)(nil)
@@ -276,13 +277,16 @@ func (pp *podProfile) init(p *Profile, pod *snapshot.PodInfo, cluster Cluster, l
 		}
 	}
 	pp.pair, pp.fused = findFusedPair(pp.ps, pp.plain)
+	if pp.fused {
+		pp.kern = newCPUMemPod(pp.pair.least, pp.pair.balanced, p.entries[pp.pair.la].Weight, p.entries[pp.pair.ba].Weight)
+	}
 	return nil
 }
 
 // release drops the per-pod state (a pooled run keeps its slices).
 func (pp *podProfile) release() {
 	clear(pp.ps)
-	pp.pod, pp.pair, pp.lines = nil, fusedPair{}, nil
+	pp.pod, pp.pair, pp.kern, pp.recs = nil, fusedPair{}, cpuMemPod{}, nil
 }
 
 // NumNormalizing is scoring.PodProfile's.
@@ -334,7 +338,7 @@ func (pp *podProfile) AddPlain(nodes []*snapshot.NodeInfo, totals []int64) error
 // addPlain adds the plain scorers' weighted scores of nodes to totals,
 // chunk by chunk: every plain scorer (part -1), or only those of one part
 // (scorerPart). fused: the LeastAllocated+BalancedAllocation pair is
-// scored together by cpuMemTotals.
+// scored together by cpuMemPod.add.
 func (pp *podProfile) addPlain(nodes []*snapshot.NodeInfo, totals []int64, fused bool, part int) error {
 	n := len(nodes)
 	tot := totals[:n]
@@ -345,10 +349,11 @@ func (pp *podProfile) addPlain(nodes []*snapshot.NodeInfo, totals []int64, fused
 		buf := pp.buf[:end-start]
 		if fused {
 			lines := nodeview.CPUMemories(chunk)
-			if pp.lines != nil {
-				lines = pp.lines[start:end]
+			if pp.recs != nil {
+				pp.kern.add(pp.recs[start:end], lines, tot[start:end])
+			} else {
+				pp.kern.addLines(lines, &pp.scratch, tot[start:end])
 			}
-			cpuMemTotals(lines, pair.least, pair.balanced, p.entries[pair.la].Weight, p.entries[pair.ba].Weight, tot[start:end])
 		}
 		for _, i := range pp.plain {
 			if (fused && (i == pair.la || i == pair.ba)) || (part >= 0 && scorerPart(p.entries[i].Scorer) != part) {
