@@ -152,7 +152,7 @@ func TestLeastRecExact(t *testing.T) {
 		// A quotient k changes where (a-x)×100 crosses k×a: x near
 		// a - ⌈k×a/100⌉.
 		k := r.Int64N(101)
-		x := a - (k*(a/100)+(k*(a%100)+99)/100) + r.Int64N(5) - 2
+		x := a - (k*(a/100) + (k*(a%100)+99)/100) + r.Int64N(5) - 2
 		x = min(max(x, 0), a)
 		used := r.Int64N(x + 1)
 		check(used, x-used, a)
