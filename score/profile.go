@@ -31,6 +31,10 @@ type Weighted struct {
 type Profile struct {
 	entries []Weighted
 	pool    sync.Pool // *run
+	// mayFuse: the profile has a LeastAllocated and a BalancedAllocation
+	// over cpu and memory, which fuse for every pod they both prepare
+	// (findFusedPair), so that Score keeps the column of records.
+	mayFuse bool
 }
 
 // NewProfile builds a profile with upstream's rules (kube-scheduler v1.37
@@ -73,7 +77,23 @@ func NewProfile(scorers ...Weighted) (*Profile, error) {
 		total += w.Weight * MaxScore
 		p.entries = append(p.entries, w)
 	}
+	p.mayFuse = hasCPUMemScorer[*leastAllocated](p.entries) && hasCPUMemScorer[*balancedAllocation](p.entries)
 	return p, nil
+}
+
+// hasCPUMemScorer reports whether entries hold a scorer of type S
+// (LeastAllocated or BalancedAllocation) over cpu and memory, which
+// prepares to the fused pair's fast path.
+func hasCPUMemScorer[S interface{ resources() []resource }](entries []Weighted) bool {
+	for _, e := range entries {
+		if s, ok := e.Scorer.(S); ok {
+			rs := s.resources()
+			if len(rs) == 2 && rs[0].kind+rs[1].kind == kindCPU+kindMemory && rs[0].kind != rs[1].kind {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // MustProfile is NewProfile that panics on error; for package-level
@@ -176,9 +196,26 @@ func (p *Profile) score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapsho
 	if pod == nil {
 		return fmt.Errorf("score: Profile.Score: pod is nil: %w", ErrInvalidPod)
 	}
-	for i, ni := range nodes {
-		if ni == nil {
-			return fmt.Errorf("score: Profile.Score: pod %s: nodes[%d] is nil: %w", pod.Key(), i, ErrInvalidConfig)
+	r := p.getRun()
+	defer p.putRun(r)
+	var recs []cpuMemRec
+	if p.mayFuse && n > 0 {
+		// The fused pair reads one record per node: from the run's
+		// column (revalidated by block version) when the candidates lie
+		// in the cluster's view order and are at least a quarter of its
+		// nodes, so that the column's O(NumNodes) upkeep stays within a
+		// constant factor of the scoring it saves.
+		if v, ok := nodeview.ViewOf(cluster); ok && 4*n >= v.NumNodes() {
+			r.col.sync(v)
+			recs, _ = r.col.locate(nodes)
+		}
+	}
+	if recs == nil {
+		// (Located candidates are the view's nodes: none is nil.)
+		for i, ni := range nodes {
+			if ni == nil {
+				return fmt.Errorf("score: Profile.Score: pod %s: nodes[%d] is nil: %w", pod.Key(), i, ErrInvalidConfig)
+			}
 		}
 	}
 	tot := totals[:n]
@@ -186,24 +223,11 @@ func (p *Profile) score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapsho
 	if len(p.entries) == 0 || n == 0 {
 		return nil
 	}
-	r := p.getRun()
-	defer p.putRun(r)
 	if err := r.pp.init(p, pod, cluster, local); err != nil {
 		return err
 	}
 	if r.pp.fused {
-		// The fused pair reads one CPUMemory line per node: from the
-		// run's column (contiguous copies, revalidated by block version)
-		// when the candidates lie in the cluster's view order and are
-		// at least a quarter of its nodes, so that the column's
-		// O(NumNodes) upkeep stays within a constant factor of the
-		// scoring it saves.
-		if v, ok := nodeview.ViewOf(cluster); ok && 4*n >= v.NumNodes() {
-			r.col.sync(v)
-			if recs, ok := r.col.locate(nodes); ok {
-				r.pp.recs = recs
-			}
-		}
+		r.pp.recs = recs
 	}
 	for k := range r.pp.NumNormalizing() {
 		if cap(r.norm) < n {
