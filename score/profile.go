@@ -172,17 +172,21 @@ func (p *Profile) prepare(pod *snapshot.PodInfo, cluster Cluster, ps []PodScorer
 // chunk stays in cache across scorers, and a LeastAllocated and
 // BalancedAllocation pair (as in [DefaultProfile]) is scored in one pass.
 // When cluster is a *snapshot.Snapshot or *snapshot.Fork, that pair reads
-// each node's cpu and memory figures from a contiguous copy kept in the
-// pooled scratch and revalidated per 64-node block by the cluster's block
-// versions (O(nodes/64) reads, plus a 64-node copy per block changed
-// since the scratch last saw it; the whole cluster on first use); it is
-// used when nodes lie in the cluster's node order (all of them, or a
-// subset from a rotating start: O(NumNodes) pointer compares) and number
-// at least a quarter of the cluster's nodes, and the NodeInfos are read
-// otherwise. Allocates nothing per node; the scratch
-// (one int64 per node for normalising scorers; 80 bytes per cluster node
-// for the copy, which also keeps the last scored cluster's NodeInfos
-// reachable while pooled) is pooled and reused. Safe for concurrent use.
+// each node's cpu and memory figures from a contiguous array of per-node
+// records (64 bytes: the figures with the reciprocals of the allocatable
+// amounts, which turn LeastAllocated's per-node divisions into
+// multiplications) kept in the pooled scratch and revalidated per
+// 64-node block by the cluster's block versions (O(nodes/64) reads, plus
+// 64 records, two divisions each, per block changed since the scratch
+// last saw it; the whole cluster on first use); it is used when nodes lie
+// in the cluster's node order (all of them, or a subset from a rotating
+// start: O(NumNodes) pointer compares, and a 64-byte copy per candidate)
+// and number at least a quarter of the cluster's nodes, and records are
+// made from the NodeInfos as they are read otherwise. Allocates nothing
+// per node; the scratch (one int64 per node for normalising scorers; 72
+// bytes per cluster node for the records, which also keeps the last
+// scored cluster's NodeInfos reachable while pooled, and 64 per
+// candidate of a subset) is pooled and reused. Safe for concurrent use.
 func (p *Profile) Score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapshot.NodeInfo, totals []int64) error {
 	return p.score(pod, cluster, nodes, totals, false)
 }
