@@ -22,8 +22,9 @@ import (
 //   - alloc: a in [1, fastMax), the top byte free; alloc[0]'s top byte
 //     holds the presence bits (bit 0 cpu, bit 1 memory: allocatable > 0),
 //     alloc[1]'s the node's Balance (CPUMemory.Balance, in [50, 100]);
-//   - nonZero: min(NonZeroRequested, a) (a when absent); LeastAllocated's
-//     min(nonZero + podReq, a) is unchanged by the clamp;
+//   - free: (a − min(NonZeroRequested, a)) × 100 (0 when absent), so
+//     that LeastAllocated's (a − min(used + podReq, a)) × 100 is
+//     free − min(podReq × 100, free);
 //   - req: min(Requested, a); BalancedAllocation's fraction of
 //     min(req + podReq, a) is the same;
 //   - inv: ⌊(2^64−1)/a⌋, so that LeastAllocated's division by a is a
@@ -33,10 +34,10 @@ import (
 // allocatable of fastMax or more, a balance outside [50, 100]) gets a slow record, alloc[0] < 0,
 // which the loop hands to the general per-node methods.
 type cpuMemRec struct {
-	alloc   [2]int64
-	nonZero [2]int64
-	req     [2]int64
-	inv     [2]uint64
+	alloc [2]int64
+	free  [2]int64
+	req   [2]int64
+	inv   [2]uint64
 }
 
 // low56 masks the amount of a fast record's alloc.
@@ -62,7 +63,7 @@ func makeRec(cm *layout.CPUMemory) cpuMemRec {
 		} else {
 			a, nz = 1, 1
 		}
-		r.alloc[j], r.nonZero[j], r.req[j] = a, min(nz, a), min(rq, a)
+		r.alloc[j], r.free[j], r.req[j] = a, (a-min(nz, a))*MaxScore, min(rq, a)
 		r.inv[j] = math.MaxUint64 / uint64(a)
 	}
 	r.alloc[0] |= has << 56
@@ -81,11 +82,12 @@ const noSpread = MaxScore/2 + MaxScore/4
 
 // cpuMemPod is the pod's side of the fused pair, made once per pod.
 type cpuMemPod struct {
-	la             *leastPod
-	ba             *balancedPod
-	lc, lm, wc, wm int64 // LeastAllocated: pod requests, resource weights
-	bc, bm         int64 // BalancedAllocation: pod requests
-	wLA, wBA       int64 // the profile's weights
+	la       *leastPod
+	ba       *balancedPod
+	lc, lm   int64 // LeastAllocated: pod requests × 100, at most fastMax × 100
+	wc, wm   int64 // LeastAllocated: resource weights
+	bc, bm   int64 // BalancedAllocation: pod requests
+	wLA, wBA int64 // the profile's weights
 	// wsInv[h] is ceil(2^32/ws) for the weight sum ws of the resources
 	// a node has (h: bit 0 cpu, bit 1 memory; wsInv[0] is 0, the sum is
 	// then 0 and so is the score): with weights in [1, 100] and
@@ -101,13 +103,14 @@ type cpuMemPod struct {
 }
 
 func newCPUMemPod(la *leastPod, ba *balancedPod, wLA, wBA int64) cpuMemPod {
-	k := cpuMemPod{la: la, ba: ba, lc: la.cpu, lm: la.mem, wc: la.wc, wm: la.wm, bc: ba.cpu, bm: ba.mem, wLA: wLA, wBA: wBA}
+	k := cpuMemPod{la: la, ba: ba, lc: min(la.cpu, fastMax) * MaxScore, lm: min(la.mem, fastMax) * MaxScore,
+		wc: la.wc, wm: la.wm, bc: ba.cpu, bm: ba.mem, wLA: wLA, wBA: wBA}
 	for h, ws := range [4]int64{0, la.wc, la.wm, la.wc + la.wm} {
 		if ws > 0 {
 			k.wsInv[h] = (1<<32 + uint64(ws) - 1) / uint64(ws)
 		}
 	}
-	k.fast = min(k.lc, k.lm, k.bc, k.bm) >= 0
+	k.fast = min(la.cpu, la.mem, k.bc, k.bm) >= 0
 	k.unit = la.wc == 1 && la.wm == 1 && wLA == 1 && wBA == 1
 	return k
 }
@@ -163,8 +166,8 @@ func (k *cpuMemPod) add(recs []cpuMemRec, lines []*layout.CPUMemory, tot []int64
 		}
 		a0, a1 := uint64(r.alloc[0]), uint64(r.alloc[1])
 		c, m, h := a0&low56, a1&low56, a0>>56
-		s := leastRec(uint64(r.nonZero[0]), uint64(k.lc), c, r.inv[0])*uint64(k.wc) +
-			leastRec(uint64(r.nonZero[1]), uint64(k.lm), m, r.inv[1])*uint64(k.wm)
+		s := leastRec(uint64(r.free[0]), uint64(k.lc), c, r.inv[0])*uint64(k.wc) +
+			leastRec(uint64(r.free[1]), uint64(k.lm), m, r.inv[1])*uint64(k.wm)
 		sLA := int64(s * k.wsInv[h&3] >> 32)
 		sBA := balancedRec(uint64(r.req[0])+uint64(k.bc), c, uint64(r.req[1])+uint64(k.bm), m, int64(a1>>56))
 		if h != 3 {
@@ -190,8 +193,8 @@ func (k *cpuMemPod) addUnit(recs []cpuMemRec, lines []*layout.CPUMemory, tot []i
 		a0, a1 := uint64(r.alloc[0]), uint64(r.alloc[1])
 		c, m := a0&low56, a1&low56
 		both := (a0>>56 + 1) >> 2 // presence bits 3: 1, else 0
-		sLA := (leastRec(uint64(r.nonZero[0]), uint64(k.lc), c, r.inv[0]) +
-			leastRec(uint64(r.nonZero[1]), uint64(k.lm), m, r.inv[1])) >> both
+		sLA := (leastRec(uint64(r.free[0]), uint64(k.lc), c, r.inv[0]) +
+			leastRec(uint64(r.free[1]), uint64(k.lm), m, r.inv[1])) >> both
 		sBA := balancedRec(uint64(r.req[0])+uint64(k.bc), c, uint64(r.req[1])+uint64(k.bm), m, int64(a1>>56))
 		if both == 0 {
 			sBA = noSpread
@@ -201,14 +204,15 @@ func (k *cpuMemPod) addUnit(recs []cpuMemRec, lines []*layout.CPUMemory, tot []i
 }
 
 // leastRec is leastRequestedScore(used, podReq, a) for a fast record's
-// 1 <= a < fastMax, used <= a, podReq >= 0 and inv = ⌊(2^64−1)/a⌋:
-// with r = min(used+podReq, a) and n = (a−r)×100 < 2^63, the quotient
-// q = ⌊n/a⌋ is ⌊n×inv/2^64⌋ or one more. inv > 2^64/a − 2, so
-// n×inv/2^64 > n/a − 2n/2^64 > n/a − 1, and inv <= 2^64/a, so
-// n×inv/2^64 <= n/a: the estimate is q or q−1, and the remainder n −
+// 1 <= a < fastMax, free = (a − min(used, a)) × 100, podReq100 =
+// min(podReq, fastMax) × 100 with podReq >= 0, and inv = ⌊(2^64−1)/a⌋:
+// n = free − min(podReq100, free) is (a − min(used+podReq, a)) × 100 <
+// 2^63, and the quotient q = ⌊n/a⌋ is ⌊n×inv/2^64⌋ or one more. inv >
+// 2^64/a − 2, so n×inv/2^64 > n/a − 2n/2^64 > n/a − 1, and inv <= 2^64/a,
+// so n×inv/2^64 <= n/a: the estimate is q or q−1, and the remainder n −
 // est×a tells which. TestLeastRecExact checks it against the division.
-func leastRec(used, podReq, a, inv uint64) uint64 {
-	n := (a - min(used+podReq, a)) * uint64(MaxScore)
+func leastRec(free, podReq100, a, inv uint64) uint64 {
+	n := free - min(podReq100, free)
 	q, _ := bits.Mul64(n, inv)
 	if n-q*a >= a {
 		q++

@@ -134,8 +134,7 @@ func TestFusedKernelsMatchGeneralPath(t *testing.T) {
 // the points where the quotient changes.
 func TestLeastRecExact(t *testing.T) {
 	check := func(used, podReq, a int64) {
-		inv := math.MaxUint64 / uint64(a)
-		got := int64(leastRec(uint64(used), uint64(podReq), uint64(a), inv))
+		got := leastRecOf(used, podReq, a)
 		if want := leastRequestedScore(used, podReq, a); got != want {
 			t.Fatalf("leastRec(%d, %d, %d) = %d, want %d", used, podReq, a, got, want)
 		}
@@ -164,6 +163,13 @@ func TestLeastRecExact(t *testing.T) {
 	check(0, math.MaxInt64, fastMax-1)
 }
 
+// leastRecOf is leastRec with its arguments made as makeRec and
+// newCPUMemPod make them.
+func leastRecOf(used, podReq, a int64) int64 {
+	free := (a - min(used, a)) * MaxScore
+	return int64(leastRec(uint64(free), uint64(min(podReq, fastMax)*MaxScore), uint64(a), math.MaxUint64/uint64(a)))
+}
+
 // FuzzLeastRec checks leastRec against leastRequestedScore for any
 // fast-record input.
 func FuzzLeastRec(f *testing.F) {
@@ -176,7 +182,7 @@ func FuzzLeastRec(f *testing.F) {
 		a = 1 + a%(fastMax-1)
 		used %= a + 1
 		podReq &= math.MaxInt64
-		got := int64(leastRec(used, podReq, a, math.MaxUint64/a))
+		got := leastRecOf(int64(used), int64(podReq), int64(a))
 		if want := leastRequestedScore(int64(used), int64(podReq), int64(a)); got != want {
 			t.Fatalf("leastRec(%d, %d, %d) = %d, want %d", used, podReq, a, got, want)
 		}
