@@ -5,7 +5,6 @@ import (
 	"math/bits"
 
 	"github.com/schedkit/schedkit/internal/arith"
-
 	"github.com/schedkit/schedkit/internal/layout"
 )
 
@@ -17,7 +16,7 @@ import (
 //
 // A fast record (alloc[0] >= 0) has, per resource, with a the
 // allocatable when it is > 0 and 1 otherwise (a node without it: that
-// resource's LeastAllocated part is then 0, as nonZero is set to a):
+// resource's LeastAllocated part is then 0, as free is):
 //
 //   - alloc: a in [1, fastMax), the top byte free; alloc[0]'s top byte
 //     holds the presence bits (bit 0 cpu, bit 1 memory: allocatable > 0),
@@ -27,12 +26,14 @@ import (
 //     free − min(podReq × 100, free);
 //   - req: min(Requested, a); BalancedAllocation's fraction of
 //     min(req + podReq, a) is the same;
-//   - inv: ⌊(2^64−1)/a⌋, so that LeastAllocated's division by a is a
-//     multiplication and one exact correction (leastRec).
+//   - inv: recip(a), at most 2^64/a and within a relative 2^-48 (and 2) of it,
+//     so that LeastAllocated's division by a is a multiplication and one
+//     exact correction (leastRec).
 //
 // A node outside that range (an allocatable or request negative, an
-// allocatable of fastMax or more, a balance outside [50, 100]) gets a slow record, alloc[0] < 0,
-// which the loop hands to the general per-node methods.
+// allocatable of fastMax or more, a balance outside [50, 100]) gets a
+// slow record, alloc[0] < 0, which the loop hands to the general
+// per-node methods.
 type cpuMemRec struct {
 	alloc [2]int64
 	free  [2]int64
@@ -46,29 +47,45 @@ const low56 = 1<<56 - 1
 // slowRec is the record of a node the fast loop does not score.
 var slowRec = cpuMemRec{alloc: [2]int64{math.MinInt64, 0}}
 
-// makeRec is cm's record (see cpuMemRec). O(1): two 64-bit divisions.
+// makeRec is cm's record (see cpuMemRec). O(1): two float64 divisions
+// and one branch, taken only for a slow record.
 func makeRec(cm *layout.CPUMemory) cpuMemRec {
-	if cm.Balance < MaxScore/2 || cm.Balance > MaxScore {
-		return slowRec
-	}
 	var r cpuMemRec
+	// Non-zero for a slow record: an allocatable outside [0, fastMax),
+	// a negative request, a balance outside [50, 100].
+	bad := uint64(cm.Balance-MaxScore/2) / uint64(MaxScore/2+1)
 	var has int64
 	for j := range 2 {
 		a, nz, rq := cm.Allocatable[j], cm.NonZeroRequested[j], cm.Requested[j]
-		if a < 0 || a >= fastMax || nz < 0 || rq < 0 {
-			return slowRec
-		}
+		bad |= uint64(a)>>56 | uint64(nz)>>63 | uint64(rq)>>63
+		h := int64(0)
 		if a > 0 {
-			has |= 1 << j
-		} else {
-			a, nz = 1, 1
+			h = 1 // a SETcc, no branch
 		}
-		r.alloc[j], r.free[j], r.req[j] = a, (a-min(nz, a))*MaxScore, min(rq, a)
-		r.inv[j] = math.MaxUint64 / uint64(a)
+		has |= h << j
+		a |= h ^ 1 // an absent (0) allocatable as 1
+		r.alloc[j], r.free[j], r.req[j] = a, (a-min(nz, a))*MaxScore&-h, min(rq, a)
+		r.inv[j] = recip(a)
+	}
+	if bad != 0 {
+		return slowRec
 	}
 	r.alloc[0] |= has << 56
 	r.alloc[1] |= cm.Balance << 56
 	return r
+}
+
+// recip is 2^64/a for 1 <= a < fastMax, lowered by at most a relative
+// 2^-48 and then 2: float64(a) and the quotient are each within a
+// relative 2^-53, and the factor 1 − 2^-49 takes the estimate of 2^63/a
+// below it before truncation to an even number (2^63/a converts as an
+// int64: a conversion to uint64 of 2^63 or more, for a <= 2, would branch
+// on a 1 standing in for an absent resource). A float64 division
+// instead of a 64-bit integer one: with a quotient of up to 64 bits the
+// integer division takes several times longer on many x86 processors.
+// TestRecipBounds checks the bounds.
+func recip(a int64) uint64 {
+	return uint64(int64(0x1p63/float64(a)*(1-0x1p-49))) << 1
 }
 
 // fastMax bounds the allocatable amounts of a fast record: 0 <= x <
@@ -84,7 +101,8 @@ const noSpread = MaxScore/2 + MaxScore/4
 type cpuMemPod struct {
 	la       *leastPod
 	ba       *balancedPod
-	lc, lm   int64 // LeastAllocated: pod requests × 100, at most fastMax × 100
+	rc, rm   int64 // LeastAllocated: pod requests
+	lc, lm   int64 // the same × 100, at most fastMax × 100
 	wc, wm   int64 // LeastAllocated: resource weights
 	bc, bm   int64 // BalancedAllocation: pod requests
 	wLA, wBA int64 // the profile's weights
@@ -103,7 +121,7 @@ type cpuMemPod struct {
 }
 
 func newCPUMemPod(la *leastPod, ba *balancedPod, wLA, wBA int64) cpuMemPod {
-	k := cpuMemPod{la: la, ba: ba, lc: min(la.cpu, fastMax) * MaxScore, lm: min(la.mem, fastMax) * MaxScore,
+	k := cpuMemPod{la: la, ba: ba, rc: la.cpu, rm: la.mem, lc: min(la.cpu, fastMax) * MaxScore, lm: min(la.mem, fastMax) * MaxScore,
 		wc: la.wc, wm: la.wm, bc: ba.cpu, bm: ba.mem, wLA: wLA, wBA: wBA}
 	for h, ws := range [4]int64{0, la.wc, la.wm, la.wc + la.wm} {
 		if ws > 0 {
@@ -115,34 +133,128 @@ func newCPUMemPod(la *leastPod, ba *balancedPod, wLA, wBA int64) cpuMemPod {
 	return k
 }
 
-// touchBlock is how many NodeInfo lines addLines turns into records
-// before scoring them: the first pass has a block's cache misses in
-// flight at once (a scan of thousands of NodeInfos reads their lines
-// from L3 or memory, a new page every 8 nodes), where the scoring loop
-// would wait for each line in turn; 32 records (2 KiB) stay in L1.
+// touchBlock is how many NodeInfo lines addLines loads before scoring
+// them: 32 lines fit in L1 several times over and cover the miss latency
+// (measured on 15000 nodes: 16 and 64 were slower).
 const touchBlock = 32
 
 // addLines adds the pair's weighted score of each node (its CPUMemory
-// line lines[i]) to tot[i], through records made in scratch, touchBlock
-// nodes at a time.
-func (k *cpuMemPod) addLines(lines []*layout.CPUMemory, scratch *[touchBlock]cpuMemRec, tot []int64) {
+// line lines[i], read from its NodeInfo) to tot[i], in blocks of
+// touchBlock nodes. A first pass over a block loads each node's cpu and
+// memory allocatable and checks that all lie in [0, fastMax); such a
+// block is scored by a loop with the pod's figures in registers, no call,
+// no per-node range check and no data-dependent branch, dividing by the
+// allocatable amounts; a block with any other node goes through the
+// general per-node methods.
+//
+// Records (add) are not made here: made per pod, their reciprocals and
+// packing cost more than the divisions they save (ProfileRealisticLines:
+// 29–33 cpu-ns/node against 12–27 at load 37); they pay in the column,
+// made once per node change.
+//
+// The first pass is also a prefetch: a scan of thousands of nodes reads
+// their lines from L3 or memory (one line per 512-byte NodeInfo, a new
+// page every 8 nodes), and a loop of a few instructions per node has all
+// of a block's misses in flight at once, where the scoring loop (about a
+// hundred instructions and four divisions per node) fits only two or
+// three nodes in the processor's out-of-order window and would wait for
+// each line in turn.
+func (k *cpuMemPod) addLines(lines []*layout.CPUMemory, tot []int64) {
 	tot = tot[:len(lines)]
 	for start := 0; start < len(lines); start += touchBlock {
 		end := min(start+touchBlock, len(lines))
-		recs := scratch[:end-start]
-		for i, cm := range lines[start:end] {
-			recs[i] = makeRec(cm)
+		block, out := lines[start:end], tot[start:end]
+		var or uint64
+		for _, cm := range block {
+			or |= uint64(cm.Allocatable[0]) | uint64(cm.Allocatable[1])
 		}
-		k.add(recs, lines[start:end], tot[start:end])
+		switch {
+		case or >= fastMax || !k.fast:
+			for i, cm := range block {
+				out[i] += k.wLA*k.la.node(cm) + k.wBA*k.ba.node(cm)
+			}
+		case k.unit:
+			k.linesUnit(block, out)
+		default:
+			k.linesWeighted(block, out)
+		}
 	}
+}
+
+// has is 1 when x > 0, else 0 (a SETcc, no branch).
+func has(x int64) int64 {
+	var h int64
+	if x > 0 {
+		h = 1
+	}
+	return h
+}
+
+// leastPick is leastFast without the branch, for 1 <= capacity < fastMax
+// and non-negative used and podReq: the request is clamped to the
+// capacity (a conditional move), which gives 0 where leastFast returns
+// early.
+func leastPick(used, podReq, capacity int64) int64 {
+	r := min(uint64(used)+uint64(podReq), uint64(capacity))
+	return int64((uint64(capacity) - r) * uint64(MaxScore) / uint64(capacity))
+}
+
+// linesWeighted adds the pair's weighted score of each node (its
+// CPUMemory line) to tot; every node's cpu and memory allocatable lie in
+// [0, fastMax), so that leastPart's range checks are known to pass and
+// the weighted mean is a multiplication by wsInv
+// (TestFusedKernelsMatchGeneralPath checks it against the general
+// methods). A zero allocatable is divided as 1 and masked (see add).
+func (k *cpuMemPod) linesWeighted(nodes []*layout.CPUMemory, tot []int64) {
+	tot = tot[:len(nodes)]
+	for i, cm := range nodes {
+		c, m := cm.Allocatable[0], cm.Allocatable[1]
+		hc, hm := has(c), has(m)
+		c, m = c|(hc^1), m|(hm^1)
+		s := leastPick(cm.NonZeroRequested[0], k.rc, c)*(k.wc&-hc) + leastPick(cm.NonZeroRequested[1], k.rm, m)*(k.wm&-hm)
+		sLA := int64(uint64(s) * k.wsInv[hc|hm<<1] >> 32)
+		with := arith.Balance2(arith.Fraction(arith.Add(cm.Requested[0], k.bc), c), arith.Fraction(arith.Add(cm.Requested[1], k.bm), m))
+		sBA := balancedHalf(with, cm.Balance)
+		if hc&hm == 0 {
+			sBA = noSpread
+		}
+		tot[i] += k.wLA*sLA + k.wBA*sBA
+	}
+}
+
+// linesUnit is linesWeighted for wc = wm = wLA = wBA = 1 (the default
+// configuration), without the multiplications, as addUnit.
+func (k *cpuMemPod) linesUnit(nodes []*layout.CPUMemory, tot []int64) {
+	tot = tot[:len(nodes)]
+	for i, cm := range nodes {
+		c, m := cm.Allocatable[0], cm.Allocatable[1]
+		hc, hm := has(c), has(m)
+		both := hc & hm
+		c, m = c|(hc^1), m|(hm^1)
+		sLA := (leastPick(cm.NonZeroRequested[0], k.rc, c)&-hc + leastPick(cm.NonZeroRequested[1], k.rm, m)&-hm) >> both
+		with := arith.Balance2(arith.Fraction(arith.Add(cm.Requested[0], k.bc), c), arith.Fraction(arith.Add(cm.Requested[1], k.bm), m))
+		sBA := balancedHalf(with, cm.Balance)
+		if both == 0 {
+			sBA = noSpread
+		}
+		tot[i] += sLA + sBA
+	}
+}
+
+// balancedHalf is balancedScore for with, without in [50, 100] (a
+// standard deviation of fractions in [0, 1] is at most 0.5), where the
+// halving of a non-negative number is a shift.
+func balancedHalf(with, without int64) int64 {
+	return MaxScore/2 + (MaxScore/2+with-without)>>1
 }
 
 // add adds the pair's weighted score of each node to tot[i]: recs[i] is
 // the node's record, lines[i] its CPUMemory line (read only for a slow
 // record). A fast record is scored with no call, no division by the
-// node's allocatable and no data-dependent branch (a node without cpu or
-// memory is masked, not branched on: a quarter of real clusters' nodes
-// lack one, and a branch there mispredicts); a slow one by the general
+// node's allocatable and no data-dependent branch but the test for a slow
+// record (a node without cpu or memory is masked, not branched on: a
+// quarter of real clusters' nodes lack one, and a branch there
+// mispredicts); a slow one by the general
 // per-node methods (leastPod.node, balancedPod.node), which the fast
 // loop equals (TestFusedKernelsMatchGeneralPath).
 func (k *cpuMemPod) add(recs []cpuMemRec, lines []*layout.CPUMemory, tot []int64) {
@@ -205,12 +317,14 @@ func (k *cpuMemPod) addUnit(recs []cpuMemRec, lines []*layout.CPUMemory, tot []i
 
 // leastRec is leastRequestedScore(used, podReq, a) for a fast record's
 // 1 <= a < fastMax, free = (a − min(used, a)) × 100, podReq100 =
-// min(podReq, fastMax) × 100 with podReq >= 0, and inv = ⌊(2^64−1)/a⌋:
-// n = free − min(podReq100, free) is (a − min(used+podReq, a)) × 100 <
-// 2^63, and the quotient q = ⌊n/a⌋ is ⌊n×inv/2^64⌋ or one more. inv >
-// 2^64/a − 2, so n×inv/2^64 > n/a − 2n/2^64 > n/a − 1, and inv <= 2^64/a,
-// so n×inv/2^64 <= n/a: the estimate is q or q−1, and the remainder n −
-// est×a tells which. TestLeastRecExact checks it against the division.
+// min(podReq, fastMax) × 100 with podReq >= 0, and inv = recip(a):
+// n = free − min(podReq100, free) is (a − min(used+podReq, a)) × 100 <=
+// 100a < 2^63, and the quotient q = ⌊n/a⌋ (at most 100) is
+// est = ⌊n×inv/2^64⌋ or one more. inv <= 2^64/a gives est <= q; inv >=
+// (2^64/a)(1 − 2^-48) − 2 gives n×inv/2^64 >= n/a − 100×2^-48 − 2n/2^64
+// > n/a − 1 (2n/2^64 < 0.8), so est >= q − 1; the remainder n − est×a
+// tells which.
+// TestLeastRecExact checks it against the division.
 func leastRec(free, podReq100, a, inv uint64) uint64 {
 	n := free - min(podReq100, free)
 	q, _ := bits.Mul64(n, inv)
@@ -225,12 +339,11 @@ func leastRec(free, podReq100, a, inv uint64) uint64 {
 // node's requests plus the pod's xc and xm: upstream's float64
 // fractions, min(1, x/a) computed as min(x, a)/a (the same float64: a
 // quotient of x >= a is clamped to 1 either way, and a/a is 1), then
-// balancedScore, whose halving of a non-negative number is a shift.
+// balancedHalf.
 func balancedRec(xc, c, xm, m uint64, bal int64) int64 {
 	fc := float64(int64(min(xc, c))) / float64(int64(c))
 	fm := float64(int64(min(xm, m))) / float64(int64(m))
-	with := arith.Balance2(fc, fm)
-	return MaxScore/2 + (MaxScore/2+with-bal)>>1
+	return balancedHalf(arith.Balance2(fc, fm), bal)
 }
 
 // node is LeastAllocated's cpu+memory path for one node: the general

@@ -3,6 +3,7 @@ package score
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 
@@ -70,9 +71,9 @@ func kernelNodes(t *testing.T, r *rand.Rand, n int, huge bool) []*snapshot.NodeI
 	return nodes
 }
 
-// The fused pair's loops (cpuMemPod.add over records, its unit-weight
-// form addUnit, and addLines, which makes the records from the lines)
-// give every node what the general per-node methods give (leastPod.node,
+// The fused pair's loops (cpuMemPod.add over records and its
+// unit-weight form addUnit; addLines over the NodeInfos' lines and its
+// loops linesWeighted and linesUnit) give every node what the general per-node methods give (leastPod.node,
 // balancedPod.node: upstream's rules, checked against its vectors
 // elsewhere), nodes without cpu or memory allocatable included (divided
 // by 1 and masked) and nodes of 2^56 or more (slow records).
@@ -112,9 +113,18 @@ func TestFusedKernelsMatchGeneralPath(t *testing.T) {
 		}
 		k := newCPUMemPod(la, ba, wLA, wBA)
 		got := make([]int64, len(nodes))
-		var scratch [touchBlock]cpuMemRec
-		k.addLines(lines, &scratch, got)
+		k.addLines(lines, got)
 		require.Equal(t, want, got, "addLines, %s", desc)
+		if !huge {
+			clear(got)
+			k.linesWeighted(lines, got)
+			require.Equal(t, want, got, "linesWeighted, %s", desc)
+			if k.unit {
+				clear(got)
+				k.linesUnit(lines, got)
+				require.Equal(t, want, got, "linesUnit, %s", desc)
+			}
+		}
 		clear(got)
 		k.add(recs, lines, got)
 		require.Equal(t, want, got, "add, %s", desc)
@@ -167,7 +177,41 @@ func TestLeastRecExact(t *testing.T) {
 // newCPUMemPod make them.
 func leastRecOf(used, podReq, a int64) int64 {
 	free := (a - min(used, a)) * MaxScore
-	return int64(leastRec(uint64(free), uint64(min(podReq, fastMax)*MaxScore), uint64(a), math.MaxUint64/uint64(a)))
+	return int64(leastRec(uint64(free), uint64(min(podReq, fastMax)*MaxScore), uint64(a), recip(a)))
+}
+
+// recip(a) lies in [(2^64/a)(1 − 2^-48) − 2, 2^64/a] for every a a fast
+// record can hold: every a up to 2^16, every power of two and its
+// neighbours, and random a of every bit length.
+func TestRecipBounds(t *testing.T) {
+	check := func(a int64) {
+		inv := recip(a)
+		// inv×a <= 2^64 (equality only for a power of two, where
+		// 2^64/a is an integer).
+		hi, lo := bits.Mul64(inv, uint64(a))
+		if hi > 1 || (hi == 1 && lo != 0) {
+			t.Fatalf("recip(%d) = %d: above 2^64/a", a, inv)
+		}
+		// inv×a >= 2^64×(1 − 2^-48) − 2a, i.e. 2^64 − inv×a <= 2^16 + 2a.
+		if hi == 0 && -lo > 1<<16+2*uint64(a) {
+			t.Fatalf("recip(%d) = %d: 2^64 − inv×a = %d, more than 2^16 + 2a", a, inv, -lo)
+		}
+	}
+	for a := int64(1); a <= 1<<16; a++ {
+		check(a)
+	}
+	for b := range 56 {
+		for d := int64(-2); d <= 2; d++ {
+			if a := int64(1)<<b + d; a >= 1 && a < fastMax {
+				check(a)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(5, 8))
+	for range 1_000_000 {
+		check(1 + r.Int64N(int64(1)<<(1+r.IntN(56))-1))
+	}
+	check(fastMax - 1)
 }
 
 // FuzzLeastRec checks leastRec against leastRequestedScore for any

@@ -260,10 +260,9 @@ type podProfile struct {
 	kern        cpuMemPod // the fused pair's pod side, when fused
 	// recs, when not nil, is the record of each node of the current
 	// Profile.Score call (in the run's column), read by the fused pair
-	// instead of records made from the NodeInfos' lines in scratch.
-	recs    []cpuMemRec
-	buf     [chunkSize]int64
-	scratch [touchBlock]cpuMemRec
+	// instead of the NodeInfos' lines.
+	recs []cpuMemRec
+	buf  [chunkSize]int64
 }
 
 var _ scoring.PodProfile = (*podProfile)(nil)
@@ -380,7 +379,7 @@ func (pp *podProfile) addPlain(nodes []*snapshot.NodeInfo, totals []int64, fused
 			if pp.recs != nil {
 				pp.kern.add(pp.recs[start:end], lines, tot[start:end])
 			} else {
-				pp.kern.addLines(lines, &pp.scratch, tot[start:end])
+				pp.kern.addLines(lines, tot[start:end])
 			}
 		}
 		for _, i := range pp.plain {
