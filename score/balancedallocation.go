@@ -63,6 +63,8 @@ func NewBalancedAllocation(resources ...v1.ResourceName) (Scorer, error) {
 // Name returns [BalancedAllocationName].
 func (s *balancedAllocation) Name() string { return BalancedAllocationName }
 
+func (s *balancedAllocation) resources() []resource { return s.res }
+
 // Prepare reads the pod's requests once and returns nil for a best-effort
 // pod. It never fails.
 func (s *balancedAllocation) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {

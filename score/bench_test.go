@@ -249,7 +249,15 @@ func BenchmarkProfileRealistic(b *testing.B) { benchRealistic(b, false) }
 // cost counts per node as it does there.
 func BenchmarkScorePodRealistic(b *testing.B) { benchRealistic(b, true) }
 
-func benchRealistic(b *testing.B, decode bool) {
+// BenchmarkProfileRealisticLines is BenchmarkProfileRealistic without
+// the cluster (nil): the fused pair reads the NodeInfos' own lines, as
+// for candidates that are not in a Snapshot's or Fork's order and for
+// framework's equivalence-cache batches.
+func BenchmarkProfileRealisticLines(b *testing.B) { benchRealisticCluster(b, false, false) }
+
+func benchRealistic(b *testing.B, decode bool) { benchRealisticCluster(b, decode, true) }
+
+func benchRealisticCluster(b *testing.B, decode, withCluster bool) {
 	prof := score.MustProfile(
 		score.Weighted{Scorer: mustScorer(score.NewLeastAllocated())},
 		score.Weighted{Scorer: mustScorer(score.NewBalancedAllocation())})
@@ -269,7 +277,11 @@ func benchRealistic(b *testing.B, decode bool) {
 						b.Fatal(err)
 					}
 				}
-				if err := prof.Score(pi, bc.snap, bc.nodes, totals); err != nil {
+				var cluster score.Cluster
+				if withCluster {
+					cluster = bc.snap
+				}
+				if err := prof.Score(pi, cluster, bc.nodes, totals); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -8,16 +8,18 @@ import (
 	"github.com/schedkit/schedkit/snapshot"
 )
 
-// column is a contiguous copy of the [layout.CPUMemory] lines of the nodes
-// of a Snapshot or Fork, in the order of its block view
-// ([nodeview.View]), kept by a pooled [Profile.Score] run across calls.
+// column is the fused pair's records ([cpuMemRec], made by makeRec from
+// each node's [layout.CPUMemory] line) of the nodes of a Snapshot or
+// Fork, in the order of its block view ([nodeview.View]), kept by a
+// pooled [Profile.Score] run across calls.
 //
 // Why: the fused LeastAllocated + BalancedAllocation loop reads one
-// 64-byte line per node. Read from the NodeInfos, those lines lie one per
-// allocation, scattered over the heap (a new page every few nodes): at
-// 15,000 nodes about 1 MB of lines spread over ~8 MB, which the loop
-// reads from L3 or memory. Copied here, the same lines are one array the
-// hardware prefetcher streams.
+// 64-byte record per node. The NodeInfos' lines lie one per allocation,
+// scattered over the heap (a new page every few nodes): at 15,000 nodes
+// about 1 MB of lines spread over ~8 MB, which the loop reads from L3 or
+// memory. Here the records are one array the hardware prefetcher
+// streams, and the per-node work of a record (two 64-bit divisions for
+// its reciprocals) is done once per node change, not once per pod.
 //
 // Validity: block b's records were copied when the view's BlockVersion(b)
 // was vers[b]; a process-wide block version changes whenever one of the
@@ -28,33 +30,26 @@ import (
 // whichever Snapshot or Fork of whichever Cache the call scores. Version
 // 0 is never given out: a block not yet copied has vers 0.
 type column struct {
-	vers []int64            // per block: the BlockVersion its records were copied at; 0: none
-	recs []layout.CPUMemory // per view index: the node's CPUMemory line
+	vers []int64     // per block: the BlockVersion its records were made at; 0: none
+	recs []cpuMemRec // per view index: the node's record
 	ptrs []*snapshot.NodeInfo
-	// self[j] is &recs[j]: the lines of the whole view in order, built
-	// when recs grows.
-	self []*layout.CPUMemory
-	// lines[i] is &recs[j] for the j located for candidate i by the
-	// last locate that walked (candidates not the whole view in order).
-	lines []*layout.CPUMemory
+	// picked[i] is the record located for candidate i by the last
+	// locate that walked (candidates not the whole view in order).
+	picked []cpuMemRec
 }
 
 // sync brings the column up to date with v: O(v.NumBlocks()) version
-// reads, plus a copy of the lines of each block that changed since the
-// last sync (O(BlockSize) each; all of them on the first call). It grows
+// reads, plus the records of each block that changed since the last sync
+// (O(BlockSize) makeRec each; all of them on the first call). It grows
 // its slices to v's size (amortised; the only allocations).
 func (c *column) sync(v nodeview.View) {
 	n, nb := v.NumNodes(), v.NumBlocks()
 	if cap(c.recs) < n {
-		recs := make([]layout.CPUMemory, n, n+n/8)
+		recs := make([]cpuMemRec, n, n+n/8)
 		ptrs := make([]*snapshot.NodeInfo, n, cap(recs))
 		copy(recs, c.recs)
 		copy(ptrs, c.ptrs)
 		c.recs, c.ptrs = recs, ptrs
-		c.self = make([]*layout.CPUMemory, cap(recs))
-		for j := range c.self {
-			c.self[j] = &c.recs[:cap(recs)][j]
-		}
 	}
 	c.recs, c.ptrs = c.recs[:n], c.ptrs[:n]
 	for len(c.vers) < nb {
@@ -68,35 +63,36 @@ func (c *column) sync(v nodeview.View) {
 		nodes, _ := v.Block(b)
 		base := b * layout.BlockSize
 		for j, nd := range nodes {
-			c.recs[base+j] = *nodeview.CPUMemory(nd)
+			c.recs[base+j] = makeRec(nodeview.CPUMemory(nd))
 			c.ptrs[base+j] = nd
 		}
 		c.vers[b] = ver
 	}
 }
 
-// locate returns the line of each of nodes (element i is the record of
+// locate returns the record of each of nodes (element i is the record of
 // nodes[i]) and whether every candidate was found. The whole view in
 // order (the common case: a pod scored on every node) costs one
-// sequential compare per node and writes nothing. Otherwise it walks the
+// sequential compare per node and copies nothing. Otherwise it copies
+// each candidate's record (64 bytes) as it walks the
 // view order once from the start, wrapping: a list that is a subsequence
 // of a rotation of the view's order (a cycle's feasible nodes, which
 // start at a rotating offset) costs O(len(ptrs) + len(nodes)) pointer
 // compares; any other list gives up after two turns (false). A found
 // entry is right whatever the order: it is used only where ptrs[j] ==
 // nodes[i]. The result is valid until the next sync or locate.
-func (c *column) locate(nodes []*snapshot.NodeInfo) ([]*layout.CPUMemory, bool) {
+func (c *column) locate(nodes []*snapshot.NodeInfo) ([]cpuMemRec, bool) {
 	n := len(c.ptrs)
 	if n == 0 {
 		return nil, false
 	}
 	if len(nodes) == n && sameNodes(nodes, c.ptrs) {
-		return c.self[:n], true
+		return c.recs[:n], true
 	}
-	if cap(c.lines) < len(nodes) {
-		c.lines = make([]*layout.CPUMemory, len(nodes))
+	if cap(c.picked) < len(nodes) {
+		c.picked = make([]cpuMemRec, len(nodes))
 	}
-	lines := c.lines[:len(nodes)]
+	picked := c.picked[:len(nodes)]
 	ptrs := c.ptrs
 	j, budget := 0, 2*n
 	for i, nd := range nodes {
@@ -108,9 +104,9 @@ func (c *column) locate(nodes []*snapshot.NodeInfo) ([]*layout.CPUMemory, bool) 
 				return nil, false
 			}
 		}
-		lines[i] = &c.recs[j]
+		picked[i] = c.recs[j]
 	}
-	return lines, true
+	return picked, true
 }
 
 // sameNodes reports whether a and b (of equal length) hold the same

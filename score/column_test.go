@@ -200,3 +200,40 @@ func TestColumnMatchesNodeInfos(t *testing.T) {
 		}
 	}
 }
+
+// A nil candidate is an error naming its index whichever way the fused
+// pair would read the nodes: a whole-view-sized list (the column's
+// case, which skips the nil check when every candidate is located), a
+// rotated subset, and a short list.
+func TestProfileScoreNilNodeWithColumn(t *testing.T) {
+	c := snapshot.NewCache()
+	for i := range 130 {
+		require.NoError(t, c.AddNode(snapshottest.MakeNode(fmt.Sprintf("n%03d", i)).Capacity("cpu", "4", "memory", "8Gi", "pods", "110").Obj()))
+	}
+	snap := c.Snapshot()
+	prof := score.DefaultProfile()
+	pod := snapshot.MustPodInfo(snapshottest.MakePod("p").Req("cpu", "100m", "memory", "128Mi").Obj())
+	all := make([]*snapshot.NodeInfo, snap.NumNodes())
+	for i := range all {
+		all[i] = snap.Node(i)
+	}
+	totals := make([]int64, len(all))
+	require.NoError(t, prof.Score(pod, snap, all, totals)) // warm the column
+	for _, tc := range []struct {
+		name  string
+		nodes []*snapshot.NodeInfo
+		nilAt int
+	}{
+		{"whole view", all, 77},
+		{"rotated subset", append(append([]*snapshot.NodeInfo{}, all[60:]...), all[:10]...), 3},
+		{"short list", all[:5], 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			nodes := append([]*snapshot.NodeInfo{}, tc.nodes...)
+			nodes[tc.nilAt] = nil
+			err := prof.Score(pod, snap, nodes, totals)
+			require.ErrorIs(t, err, score.ErrInvalidConfig)
+			require.ErrorContains(t, err, fmt.Sprintf("nodes[%d] is nil", tc.nilAt))
+		})
+	}
+}

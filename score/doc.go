@@ -49,10 +49,13 @@
 // where upstream uses it. [Profile.Score] walks the nodes in chunks of 128
 // so each chunk stays in cache across scorers, allocates per pod only (the
 // scorers' Prepare), and pools its scratch. For a Snapshot or Fork, the
-// LeastAllocated + BalancedAllocation pair reads a contiguous copy of the
-// nodes' cpu and memory figures that the pooled scratch keeps and
-// revalidates by the cluster's 64-node block versions, so a scan of a
-// large cluster streams one array instead of one cache line per NodeInfo.
+// LeastAllocated + BalancedAllocation pair reads a contiguous array of
+// per-node records (the nodes' cpu and memory figures with the
+// reciprocals of their allocatable amounts, so that LeastAllocated's
+// integer division is a multiplication with an exact correction) that
+// the pooled scratch keeps and revalidates by the cluster's 64-node block
+// versions, so a scan of a large cluster streams one array instead of
+// one cache line per NodeInfo.
 //
 // # Deliberate differences from upstream
 //

@@ -2,6 +2,8 @@ package score
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 
@@ -9,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/schedkit/schedkit/internal/arith"
 	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
 	"github.com/schedkit/schedkit/snapshot/snapshottest"
@@ -68,11 +71,12 @@ func kernelNodes(t *testing.T, r *rand.Rand, n int, huge bool) []*snapshot.NodeI
 	return nodes
 }
 
-// The fused pair's branch-free kernels (unitWeights, weighted) and
-// cpuMemTotals give every node what the general per-node methods give
-// (leastPod.node, balancedPod.node: upstream's rules, checked against its
-// vectors elsewhere), nodes without cpu or memory allocatable included:
-// the kernels divide by 1 there and mask what upstream leaves out.
+// The fused pair's loops (cpuMemPod.add over records and its
+// unit-weight form addUnit; addLines over the NodeInfos' lines and its
+// loops linesWeighted and linesUnit) give every node what the general per-node methods give (leastPod.node,
+// balancedPod.node: upstream's rules, checked against its vectors
+// elsewhere), nodes without cpu or memory allocatable included (divided
+// by 1 and masked) and nodes of 2^56 or more (slow records).
 func TestFusedKernelsMatchGeneralPath(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
 	for round := range 30 {
@@ -93,21 +97,167 @@ func TestFusedKernelsMatchGeneralPath(t *testing.T) {
 			want[i] = wLA*la.node(cm) + wBA*ba.node(cm)
 		}
 		desc := fmt.Sprintf("round %d: pod %d/%d weights %d,%d × %d,%d", round, la.cpu, la.mem, la.wc, la.wm, wLA, wBA)
-		got := make([]int64, len(nodes))
 		lines := nodeview.CPUMemories(nodes)
-		cpuMemTotals(lines, la, ba, wLA, wBA, got)
-		require.Equal(t, want, got, "cpuMemTotals, %s", desc)
+		recs := make([]cpuMemRec, len(lines))
+		slow := 0
+		for i, cm := range lines {
+			recs[i] = makeRec(cm)
+			if recs[i].alloc[0] < 0 {
+				slow++
+			}
+		}
 		if huge {
-			continue // the kernels require allocatable < fastMax
+			require.Positive(t, slow, "%s: no slow record among nodes of 2^56", desc)
+		} else {
+			require.Zero(t, slow, "%s: slow records without huge nodes", desc)
 		}
 		k := newCPUMemPod(la, ba, wLA, wBA)
-		clear(got)
-		k.weighted(lines, got)
-		require.Equal(t, want, got, "weighted, %s", desc)
-		if la.wc == 1 && la.wm == 1 && wLA == 1 && wBA == 1 {
+		got := make([]int64, len(nodes))
+		k.addLines(lines, got)
+		require.Equal(t, want, got, "addLines, %s", desc)
+		if !huge {
 			clear(got)
-			k.unitWeights(lines, got)
-			require.Equal(t, want, got, "unitWeights, %s", desc)
+			k.linesWeighted(lines, got)
+			require.Equal(t, want, got, "linesWeighted, %s", desc)
+			if k.unit {
+				clear(got)
+				k.linesUnit(lines, got)
+				require.Equal(t, want, got, "linesUnit, %s", desc)
+			}
+		}
+		clear(got)
+		k.add(recs, lines, got)
+		require.Equal(t, want, got, "add, %s", desc)
+		if k.unit {
+			k.unit = false // the weighted loop with unit weights
+			clear(got)
+			k.add(recs, lines, got)
+			require.Equal(t, want, got, "add (weighted loop, unit weights), %s", desc)
+		}
+	}
+}
+
+// leastRec equals the division it replaces (leastRequestedScore) over
+// the whole range a fast record allows: allocatable a in [1, 2^56),
+// used in [0, a], podReq in [0, 2^63): every a up to 300 with every
+// used, and random a of every bit length with used and podReq drawn near
+// the points where the quotient changes.
+func TestLeastRecExact(t *testing.T) {
+	check := func(used, podReq, a int64) {
+		got := leastRecOf(used, podReq, a)
+		if want := leastRequestedScore(used, podReq, a); got != want {
+			t.Fatalf("leastRec(%d, %d, %d) = %d, want %d", used, podReq, a, got, want)
+		}
+	}
+	for a := int64(1); a <= 300; a++ {
+		for used := int64(0); used <= a; used++ {
+			check(used, 0, a)
+			check(0, used, a)
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 5))
+	for range 2_000_000 {
+		a := 1 + r.Int64N(int64(1)<<(1+r.IntN(56))-1)
+		// A quotient k changes where (a-x)×100 crosses k×a: x near
+		// a - ⌈k×a/100⌉.
+		k := r.Int64N(101)
+		x := a - (k*(a/100) + (k*(a%100)+99)/100) + r.Int64N(5) - 2
+		x = min(max(x, 0), a)
+		used := r.Int64N(x + 1)
+		check(used, x-used, a)
+		check(r.Int64N(a+1), r.Int64N(math.MaxInt64), a)
+	}
+	check(fastMax-1, 0, fastMax-1)
+	check(0, 0, fastMax-1)
+	check(1, 0, fastMax-1)
+	check(0, math.MaxInt64, fastMax-1)
+}
+
+// leastRecOf is leastRec with its arguments made as makeRec and
+// newCPUMemPod make them.
+func leastRecOf(used, podReq, a int64) int64 {
+	free := (a - min(used, a)) * MaxScore
+	return int64(leastRec(uint64(free), uint64(min(podReq, fastMax)*MaxScore), uint64(a), recip(a)))
+}
+
+// recip(a) lies in [(2^64/a)(1 − 2^-48) − 2, 2^64/a] for every a a fast
+// record can hold: every a up to 2^16, every power of two and its
+// neighbours, and random a of every bit length.
+func TestRecipBounds(t *testing.T) {
+	check := func(a int64) {
+		inv := recip(a)
+		// inv×a <= 2^64 (equality only for a power of two, where
+		// 2^64/a is an integer).
+		hi, lo := bits.Mul64(inv, uint64(a))
+		if hi > 1 || (hi == 1 && lo != 0) {
+			t.Fatalf("recip(%d) = %d: above 2^64/a", a, inv)
+		}
+		// inv×a >= 2^64×(1 − 2^-48) − 2a, i.e. 2^64 − inv×a <= 2^16 + 2a.
+		if hi == 0 && -lo > 1<<16+2*uint64(a) {
+			t.Fatalf("recip(%d) = %d: 2^64 − inv×a = %d, more than 2^16 + 2a", a, inv, -lo)
+		}
+	}
+	for a := int64(1); a <= 1<<16; a++ {
+		check(a)
+	}
+	for b := range 56 {
+		for d := int64(-2); d <= 2; d++ {
+			if a := int64(1)<<b + d; a >= 1 && a < fastMax {
+				check(a)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(5, 8))
+	for range 1_000_000 {
+		check(1 + r.Int64N(int64(1)<<(1+r.IntN(56))-1))
+	}
+	check(fastMax - 1)
+}
+
+// FuzzLeastRec checks leastRec against leastRequestedScore for any
+// fast-record input.
+func FuzzLeastRec(f *testing.F) {
+	f.Add(uint64(0), uint64(0), uint64(1))
+	f.Add(uint64(1), uint64(0), uint64(3))
+	f.Add(uint64(4000), uint64(100), uint64(8000))
+	f.Add(uint64(1<<33), uint64(128<<20), uint64(16061896*1024))
+	f.Add(uint64(fastMax-2), uint64(1), uint64(fastMax-1))
+	f.Fuzz(func(t *testing.T, used, podReq, a uint64) {
+		a = 1 + a%(fastMax-1)
+		used %= a + 1
+		podReq &= math.MaxInt64
+		got := leastRecOf(int64(used), int64(podReq), int64(a))
+		if want := leastRequestedScore(int64(used), int64(podReq), int64(a)); got != want {
+			t.Fatalf("leastRec(%d, %d, %d) = %d, want %d", used, podReq, a, got, want)
+		}
+	})
+}
+
+// balancedRec equals upstream's arithmetic as balancedPod.node does it
+// (saturating sum, Fraction's clamp to 1, Balance2, balancedScore) for
+// requests below, at and far above the allocatable.
+func TestBalancedRecExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 1))
+	amount := func(a int64) int64 {
+		switch r.IntN(4) {
+		case 0:
+			return r.Int64N(a + 1)
+		case 1:
+			return a + r.Int64N(3) - 1
+		case 2:
+			return r.Int64N(math.MaxInt64)
+		}
+		return r.Int64N(2 * a)
+	}
+	for range 1_000_000 {
+		c := 1 + r.Int64N(int64(1)<<(1+r.IntN(56))-1)
+		m := 1 + r.Int64N(int64(1)<<(1+r.IntN(56))-1)
+		uc, um := min(amount(c), c), min(amount(m), m) // a record's req: clamped to a
+		pc, pm := max(amount(c), 0), max(amount(m), 0)
+		without := arith.Balance2(arith.Fraction(uc, c), arith.Fraction(um, m))
+		want := balancedScore(arith.Balance2(arith.Fraction(arith.Add(uc, pc), c), arith.Fraction(arith.Add(um, pm), m)), without)
+		if got := balancedRec(uint64(uc)+uint64(pc), uint64(c), uint64(um)+uint64(pm), uint64(m), without); got != want {
+			t.Fatalf("balancedRec(%d+%d, %d, %d+%d, %d, %d) = %d, want %d", uc, pc, c, um, pm, m, without, got, want)
 		}
 	}
 }

@@ -65,6 +65,8 @@ func NewLeastAllocated(resources ...ResourceSpec) (Scorer, error) {
 // Name returns [NodeResourcesFitName].
 func (s *leastAllocated) Name() string { return NodeResourcesFitName }
 
+func (s *leastAllocated) resources() []resource { return s.res }
+
 // Prepare reads the pod's requests once; it never skips and never fails.
 func (s *leastAllocated) Prepare(pod *snapshot.PodInfo, _ Cluster) (PodScorer, error) {
 	rs, _ := prepareResources(s.res, pod, true)

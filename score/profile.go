@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/schedkit/schedkit/internal/layout"
 	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/internal/scoring"
 	"github.com/schedkit/schedkit/snapshot"
@@ -32,6 +31,10 @@ type Weighted struct {
 type Profile struct {
 	entries []Weighted
 	pool    sync.Pool // *run
+	// mayFuse: the profile has a LeastAllocated and a BalancedAllocation
+	// over cpu and memory, which fuse for every pod they both prepare
+	// (findFusedPair), so that Score keeps the column of records.
+	mayFuse bool
 }
 
 // NewProfile builds a profile with upstream's rules (kube-scheduler v1.37
@@ -74,7 +77,23 @@ func NewProfile(scorers ...Weighted) (*Profile, error) {
 		total += w.Weight * MaxScore
 		p.entries = append(p.entries, w)
 	}
+	p.mayFuse = hasCPUMemScorer[*leastAllocated](p.entries) && hasCPUMemScorer[*balancedAllocation](p.entries)
 	return p, nil
+}
+
+// hasCPUMemScorer reports whether entries hold a scorer of type S
+// (LeastAllocated or BalancedAllocation) over cpu and memory, which
+// prepares to the fused pair's fast path.
+func hasCPUMemScorer[S interface{ resources() []resource }](entries []Weighted) bool {
+	for _, e := range entries {
+		if s, ok := e.Scorer.(S); ok {
+			rs := s.resources()
+			if len(rs) == 2 && rs[0].kind+rs[1].kind == kindCPU+kindMemory && rs[0].kind != rs[1].kind {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // MustProfile is NewProfile that panics on error; for package-level
@@ -153,17 +172,21 @@ func (p *Profile) prepare(pod *snapshot.PodInfo, cluster Cluster, ps []PodScorer
 // chunk stays in cache across scorers, and a LeastAllocated and
 // BalancedAllocation pair (as in [DefaultProfile]) is scored in one pass.
 // When cluster is a *snapshot.Snapshot or *snapshot.Fork, that pair reads
-// each node's cpu and memory figures from a contiguous copy kept in the
-// pooled scratch and revalidated per 64-node block by the cluster's block
-// versions (O(nodes/64) reads, plus a 64-node copy per block changed
-// since the scratch last saw it; the whole cluster on first use); it is
-// used when nodes lie in the cluster's node order (all of them, or a
-// subset from a rotating start: O(NumNodes) pointer compares) and number
-// at least a quarter of the cluster's nodes, and the NodeInfos are read
-// otherwise. Allocates nothing per node; the scratch
-// (one int64 per node for normalising scorers; 80 bytes per cluster node
-// for the copy, which also keeps the last scored cluster's NodeInfos
-// reachable while pooled) is pooled and reused. Safe for concurrent use.
+// each node's cpu and memory figures from a contiguous array of per-node
+// records (64 bytes: the figures with the reciprocals of the allocatable
+// amounts, which turn LeastAllocated's per-node divisions into
+// multiplications) kept in the pooled scratch and revalidated per
+// 64-node block by the cluster's block versions (O(nodes/64) reads, plus
+// 64 records, two divisions each, per block changed since the scratch
+// last saw it; the whole cluster on first use); it is used when nodes lie
+// in the cluster's node order (all of them, or a subset from a rotating
+// start: O(NumNodes) pointer compares, and a 64-byte copy per candidate)
+// and number at least a quarter of the cluster's nodes, and records are
+// made from the NodeInfos as they are read otherwise. Allocates nothing
+// per node; the scratch (one int64 per node for normalising scorers; 72
+// bytes per cluster node for the records, which also keeps the last
+// scored cluster's NodeInfos reachable while pooled, and 64 per
+// candidate of a subset) is pooled and reused. Safe for concurrent use.
 func (p *Profile) Score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapshot.NodeInfo, totals []int64) error {
 	return p.score(pod, cluster, nodes, totals, false)
 }
@@ -177,9 +200,26 @@ func (p *Profile) score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapsho
 	if pod == nil {
 		return fmt.Errorf("score: Profile.Score: pod is nil: %w", ErrInvalidPod)
 	}
-	for i, ni := range nodes {
-		if ni == nil {
-			return fmt.Errorf("score: Profile.Score: pod %s: nodes[%d] is nil: %w", pod.Key(), i, ErrInvalidConfig)
+	r := p.getRun()
+	defer p.putRun(r)
+	var recs []cpuMemRec
+	if p.mayFuse && n > 0 {
+		// The fused pair reads one record per node: from the run's
+		// column (revalidated by block version) when the candidates lie
+		// in the cluster's view order and are at least a quarter of its
+		// nodes, so that the column's O(NumNodes) upkeep stays within a
+		// constant factor of the scoring it saves.
+		if v, ok := nodeview.ViewOf(cluster); ok && 4*n >= v.NumNodes() {
+			r.col.sync(v)
+			recs, _ = r.col.locate(nodes)
+		}
+	}
+	if recs == nil {
+		// (Located candidates are the view's nodes: none is nil.)
+		for i, ni := range nodes {
+			if ni == nil {
+				return fmt.Errorf("score: Profile.Score: pod %s: nodes[%d] is nil: %w", pod.Key(), i, ErrInvalidConfig)
+			}
 		}
 	}
 	tot := totals[:n]
@@ -187,24 +227,11 @@ func (p *Profile) score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapsho
 	if len(p.entries) == 0 || n == 0 {
 		return nil
 	}
-	r := p.getRun()
-	defer p.putRun(r)
 	if err := r.pp.init(p, pod, cluster, local); err != nil {
 		return err
 	}
 	if r.pp.fused {
-		// The fused pair reads one CPUMemory line per node: from the
-		// run's column (contiguous copies, revalidated by block version)
-		// when the candidates lie in the cluster's view order and are
-		// at least a quarter of its nodes, so that the column's
-		// O(NumNodes) upkeep stays within a constant factor of the
-		// scoring it saves.
-		if v, ok := nodeview.ViewOf(cluster); ok && 4*n >= v.NumNodes() {
-			r.col.sync(v)
-			if lines, ok := r.col.locate(nodes); ok {
-				r.pp.lines = lines
-			}
-		}
+		r.pp.recs = recs
 	}
 	for k := range r.pp.NumNormalizing() {
 		if cap(r.norm) < n {
@@ -230,11 +257,12 @@ type podProfile struct {
 	plain, norm []int       // entry indexes of the prepared non-normalising / normalising scorers
 	pair        fusedPair
 	fused       bool
-	// lines, when not nil, is the CPUMemory line of each node of the
-	// current Profile.Score call (copies in the run's column), read by
-	// the fused pair instead of the NodeInfos'.
-	lines []*layout.CPUMemory
-	buf   [chunkSize]int64
+	kern        cpuMemPod // the fused pair's pod side, when fused
+	// recs, when not nil, is the record of each node of the current
+	// Profile.Score call (in the run's column), read by the fused pair
+	// instead of the NodeInfos' lines.
+	recs []cpuMemRec
+	buf  [chunkSize]int64
 }
 
 var _ scoring.PodProfile = (*podProfile)(nil)
@@ -276,13 +304,16 @@ func (pp *podProfile) init(p *Profile, pod *snapshot.PodInfo, cluster Cluster, l
 		}
 	}
 	pp.pair, pp.fused = findFusedPair(pp.ps, pp.plain)
+	if pp.fused {
+		pp.kern = newCPUMemPod(pp.pair.least, pp.pair.balanced, p.entries[pp.pair.la].Weight, p.entries[pp.pair.ba].Weight)
+	}
 	return nil
 }
 
 // release drops the per-pod state (a pooled run keeps its slices).
 func (pp *podProfile) release() {
 	clear(pp.ps)
-	pp.pod, pp.pair, pp.lines = nil, fusedPair{}, nil
+	pp.pod, pp.pair, pp.kern, pp.recs = nil, fusedPair{}, cpuMemPod{}, nil
 }
 
 // NumNormalizing is scoring.PodProfile's.
@@ -334,7 +365,7 @@ func (pp *podProfile) AddPlain(nodes []*snapshot.NodeInfo, totals []int64) error
 // addPlain adds the plain scorers' weighted scores of nodes to totals,
 // chunk by chunk: every plain scorer (part -1), or only those of one part
 // (scorerPart). fused: the LeastAllocated+BalancedAllocation pair is
-// scored together by cpuMemTotals.
+// scored together by cpuMemPod.add.
 func (pp *podProfile) addPlain(nodes []*snapshot.NodeInfo, totals []int64, fused bool, part int) error {
 	n := len(nodes)
 	tot := totals[:n]
@@ -345,10 +376,11 @@ func (pp *podProfile) addPlain(nodes []*snapshot.NodeInfo, totals []int64, fused
 		buf := pp.buf[:end-start]
 		if fused {
 			lines := nodeview.CPUMemories(chunk)
-			if pp.lines != nil {
-				lines = pp.lines[start:end]
+			if pp.recs != nil {
+				pp.kern.add(pp.recs[start:end], lines, tot[start:end])
+			} else {
+				pp.kern.addLines(lines, tot[start:end])
 			}
-			cpuMemTotals(lines, pair.least, pair.balanced, p.entries[pair.la].Weight, p.entries[pair.ba].Weight, tot[start:end])
 		}
 		for _, i := range pp.plain {
 			if (fused && (i == pair.la || i == pair.ba)) || (part >= 0 && scorerPart(p.entries[i].Scorer) != part) {
