@@ -158,7 +158,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.plot, "svg", "", "plot allocation vs arrived demand to `FILE` (.svg, .png or .pdf)")
 	fs.StringVar(&o.placements, "placements", "", "write every placement as CSV to `FILE`")
 	o.scale = 1
-	fs.Var(finiteFloat{&o.scale}, "scale", "size `F` of the built-in synthetic workload (1: 1,500 nodes, 8,000 pods)")
+	fs.Var(finiteFloat{&o.scale}, "scale", "size `F` of the built-in synthetic workload (1: 1,500 nodes, 8,000 pods); the run grows as pods × nodes for the FGD paper's policies, which score every node (scale 10: minutes per policy)")
 	preemptionFlags(fs, o)
 	profileFlags(fs, o)
 	fs.BoolVar(&o.timing, "timing", true, "report wall time and pods/s (false: output depends only on the inputs and seeds)")

@@ -69,7 +69,7 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.limit, "limit", 1000, "with -fit: the most copies `N` to place")
 	fs.StringVar(&o.scaleUp, "scale-up", "", "estimate the nodes of each group in `GROUPS` (Node templates) that the -objects pending pods need; each Node is a group named by metadata.name, its size from status.allocatable (and status.capacity, which least-waste prefers), annotations "+maxNodesAnnotation+" (nodes it may add, default 100) and "+priorityAnnotation+" (rank for -expander priority, default 0)")
 	fs.StringVar(&o.expander, "expander", "least-waste", "with -scale-up: `EXPANDER` least-waste, most-pods, priority or random")
-	fs.StringVar(&o.drain, "drain", "", "can the comma-separated `NODES` (or all) be drained, each alone")
+	fs.StringVar(&o.drain, "drain", "", "can the comma-separated `NODES` (or all) be drained, each alone; PodDisruptionBudgets allow status.disruptionsAllowed evictions, as the cluster autoscaler (a PDB without status allows 0)")
 	fs.BoolVar(&o.greedy, "greedy", false, "with -drain: the largest removable subset, greedily, in the order given")
 	fs.Uint64Var(&o.seed, "seed", 1, "`SEED` of the scheduler's and the expander's tie-breaks")
 	fs.StringVar(&o.output, "o", "table", "output `FORMAT`: table or json")
