@@ -418,9 +418,7 @@ func TestBadPodNamesRuleOnce(t *testing.T) {
 		"- apiVersion: v1\n  kind: Node\n  metadata: {name: n1}\n  status: {allocatable: {cpu: \"4\", memory: 8Gi, pods: \"110\"}}\n" +
 		"- apiVersion: v1\n  kind: Pod\n  metadata: {name: Bad_One, namespace: default}\n  spec: {containers: [{name: c}]}\n" +
 		"- apiVersion: v1\n  kind: Pod\n  metadata: {name: Bad_Two, namespace: default}\n  spec: {containers: [{name: c}]}\n"
-	path := filepath.Join(t.TempDir(), "c.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(doc), 0o644))
-	r := runMain(t, "-objects", path)
+	r := runMain(t, "-objects", writeInput(t, doc))
 	require.Equal(t, exitUsage, r.code, r.stderr)
 	assert.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)
 	assert.Contains(t, r.stderr, `"Bad_One"`)

@@ -26,8 +26,7 @@ func deploymentInput(t *testing.T, withRS bool) string {
 	for _, zone := range []string{"a", "b", "c"} {
 		for i, cpu := range []string{"32", "8"} {
 			name := fmt.Sprintf("node-%s%d", zone, i)
-			fmt.Fprintf(&b, "- apiVersion: v1\n  kind: Node\n  metadata: {name: %s, labels: {kubernetes.io/hostname: %s, topology.kubernetes.io/zone: zone-%s}}\n", name, name, zone)
-			fmt.Fprintf(&b, "  status: {allocatable: {cpu: %q, memory: 64Gi, pods: \"110\"}}\n", cpu)
+			writeNode(&b, name, "zone-"+zone, "", cpu)
 		}
 	}
 	if withRS {
@@ -38,8 +37,24 @@ func deploymentInput(t *testing.T, withRS bool) string {
 		b.WriteString("    ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: web-5d8f, controller: true, uid: u1}]\n")
 		b.WriteString("  spec: {containers: [{name: c, resources: {requests: {cpu: 500m, memory: 256Mi}}}]}\n")
 	}
+	return writeInput(t, b.String())
+}
+
+// writeNode writes a Node list item with hostname and zone labels, an
+// extra label if any ("disk: ssd"), cpu CPUs, 64Gi and 110 pods.
+func writeNode(b *strings.Builder, name, zone, extra, cpu string) {
+	if extra != "" {
+		extra = ", " + extra
+	}
+	fmt.Fprintf(b, "- apiVersion: v1\n  kind: Node\n  metadata: {name: %s, labels: {kubernetes.io/hostname: %s, topology.kubernetes.io/zone: %s%s}}\n", name, name, zone, extra)
+	fmt.Fprintf(b, "  status: {allocatable: {cpu: %q, memory: 64Gi, pods: \"110\"}}\n", cpu)
+}
+
+// writeInput writes doc to cluster.yaml in a new directory and returns
+// the directory.
+func writeInput(t *testing.T, doc string) string {
 	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "cluster.yaml"), []byte(b.String()), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cluster.yaml"), []byte(doc), 0o644))
 	return dir
 }
 
@@ -161,13 +176,8 @@ func TestSkewHonorsInclusionPolicies(t *testing.T) {
 func TestObjectsSkewRestricted(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("apiVersion: v1\nkind: List\nitems:\n")
-	for _, n := range []struct{ name, zone, disk string }{{"a1", "a", "ssd"}, {"a2", "a", ""}, {"b1", "b", "ssd"}, {"c1", "c", ""}} {
-		disk := ""
-		if n.disk != "" {
-			disk = ", disk: " + n.disk
-		}
-		fmt.Fprintf(&b, "- apiVersion: v1\n  kind: Node\n  metadata: {name: %s, labels: {kubernetes.io/hostname: %s, topology.kubernetes.io/zone: %s%s}}\n", n.name, n.name, n.zone, disk)
-		b.WriteString("  status: {allocatable: {cpu: \"8\", memory: 16Gi, pods: \"110\"}}\n")
+	for _, n := range []struct{ name, zone, disk string }{{"a1", "a", "disk: ssd"}, {"a2", "a", ""}, {"b1", "b", "disk: ssd"}, {"c1", "c", ""}} {
+		writeNode(&b, n.name, n.zone, n.disk, "8")
 	}
 	b.WriteString("- apiVersion: v1\n  kind: Service\n  metadata: {name: web, namespace: default}\n  spec: {selector: {app: web}}\n")
 	for i := range 6 {
@@ -175,9 +185,7 @@ func TestObjectsSkewRestricted(t *testing.T) {
 		b.WriteString("  spec:\n    nodeSelector: {disk: ssd}\n    containers: [{name: c, resources: {requests: {cpu: 100m}}}]\n")
 		b.WriteString("    topologySpreadConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}]\n")
 	}
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "cluster.yaml"), []byte(b.String()), 0o644))
-	rep, _ := jsonReport(t, "-objects", dir, "-policy", "default", "-timing=false")
+	rep, _ := jsonReport(t, "-objects", writeInput(t, b.String()), "-policy", "default", "-timing=false")
 	require.Len(t, rep.Summaries, 1)
 	var zone *keySkew
 	for i, ks := range rep.Summaries[0].Skew {
