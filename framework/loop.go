@@ -83,6 +83,26 @@ type Attempt struct {
 // Bound reports whether the pod was scheduled and bound.
 func (a *Attempt) Bound() bool { return a.Scheduled() && a.BindErr == nil }
 
+// FailureMessage is upstream's FitError.Error() for an attempt that fit
+// nowhere, as kube-scheduler logs it and puts in the FailedScheduling
+// event (v1.37 pkg/scheduler/framework/types.go): the filter diagnosis
+// ([Diagnosis.Message]) followed, when preemption ran, by a space and
+// its PostFilter message ([Preemption.Message]), as in
+//
+//	0/2 nodes are available: 2 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.
+//
+// "" for a scheduled pod. Allocates.
+func (a *Attempt) FailureMessage() string {
+	msg := a.Diagnosis.Message()
+	if msg == "" || a.Diagnosis.NumAllNodes == 0 {
+		return msg // no FitError (upstream's ErrNoNodesAvailable runs no PostFilter)
+	}
+	if a.Preemption != nil && a.Preemption.Message != "" {
+		msg += " " + a.Preemption.Message
+	}
+	return msg
+}
+
 // Loop is a minimal scheduler loop over a [reserve.Ledger]: a queue of
 // pending pods ordered by priority, then arrival (upstream's PrioritySort
 // queue-sort plugin: higher spec.priority first, earlier first among

@@ -192,3 +192,33 @@ func TestPreemptionNilArguments(t *testing.T) {
 	_, err := PodPriority(nil, nil)
 	require.ErrorIs(t, err, ErrInvalidPod)
 }
+
+// TestAttemptFailureMessage: a pod that fits nowhere under preemption
+// reports upstream's FitError.Error() — the filter diagnosis, a space,
+// then the PostFilter message (v1.37 framework/types.go) — and without
+// preemption the diagnosis alone.
+func TestAttemptFailureMessage(t *testing.T) {
+	nodes := []*v1.Node{
+		mkNode("n1").Allocatable("cpu", "1000m", "pods", "110").Obj(),
+		mkNode("n2").Allocatable("cpu", "1000m", "pods", "110").Obj(),
+	}
+	never := v1.PreemptNever
+	for _, preempt := range []bool{true, false} {
+		ledger := newLedger(t, nodes)
+		loop := NewLoop(newSched(t), ledger, nil)
+		if preempt {
+			loop.SetPreemption(PreemptOptions{}, nil)
+		}
+		p := mkPod("big").Req("cpu", "2000m").Obj()
+		p.Spec.PreemptionPolicy = &never
+		require.NoError(t, loop.Add(p))
+		as, err := loop.ScheduleAll(context.Background())
+		require.NoError(t, err)
+		require.Len(t, as, 1)
+		want := "0/2 nodes are available: 2 Insufficient cpu."
+		if preempt {
+			want += " preemption: not eligible due to preemptionPolicy=Never."
+		}
+		assert.Equal(t, want, as[0].FailureMessage(), "preemption %v", preempt)
+	}
+}

@@ -405,13 +405,13 @@ func Run(ctx context.Context, in *Input, cfg Config) (*Report, error) {
 				rep.Unschedulable++
 				rep.Reasons[mainReason(a.Diagnosis)]++
 				if rep.FirstFailure == "" {
-					rep.FirstFailure = pi.Key().String() + ": " + a.Diagnosis.Message()
+					rep.FirstFailure = pi.Key().String() + ": " + a.FailureMessage()
 				}
 			}
 			rep.Placements = append(rep.Placements, pl)
 			rep.Samples = append(rep.Samples, Sample{arrived, allocated})
 			if cfg.Explain != "" && matches(cfg.Explain, pi) {
-				rep.Explain = explainOf(a.Decision, lastDevs, rep.Arrived)
+				rep.Explain = explainOf(&a, lastDevs, rep.Arrived)
 				if rep.Explain.Filtered, err = filteredOut(cfg.Filters, pi, ledger.Snapshot(), a.Node); err != nil {
 					return nil, err
 				}
@@ -495,7 +495,8 @@ func matches(name string, pi *snapshot.PodInfo) bool {
 	return name == k.Name || name == k.String()
 }
 
-func explainOf(d framework.Decision, devs gpushare.DeviceSet, arrival int) *Explanation {
+func explainOf(a *framework.Attempt, devs gpushare.DeviceSet, arrival int) *Explanation {
+	d := a.Decision
 	e := &Explanation{Pod: d.Pod.Key().String(), Node: d.Node, Total: d.Total, Feasible: d.Feasible, Evaluated: d.Evaluated, Arrival: arrival}
 	if d.Scheduled() {
 		e.Devices = indexes(devs)
@@ -504,7 +505,7 @@ func explainOf(d framework.Decision, devs gpushare.DeviceSet, arrival int) *Expl
 		}
 	}
 	if d.Diagnosis != nil {
-		e.Diagnosis = d.Diagnosis.Message()
+		e.Diagnosis = a.FailureMessage()
 	}
 	return e
 }

@@ -42,8 +42,10 @@ type Report struct {
 	// upstream's words: "Insufficient cpu", "node(s) had untolerated
 	// taint {k: v}".
 	Reasons map[string]int `json:"reasons,omitempty"`
-	// FirstFailure is "namespace/name: <diagnosis>" of the first
-	// unschedulable pod, "" when every pod was placed.
+	// FirstFailure is "namespace/name: <message>" of the first
+	// unschedulable pod, "" when every pod was placed; the message is
+	// upstream's FitError (framework.Attempt.FailureMessage: the filter
+	// diagnosis, then the preemption message when preemption ran).
 	FirstFailure string `json:"firstFailure,omitempty"`
 	// CPU, Memory and GPU are the requested and allocatable amounts
 	// summed over the nodes after the last arrival (time-weighted means
@@ -157,8 +159,10 @@ type Explanation struct {
 	Feasible  int   `json:"feasible"`
 	Evaluated int   `json:"evaluated"`
 	// Breakdown is the score table of the chosen node
-	// (score.Breakdown.String); Diagnosis is upstream's message for an
-	// unschedulable pod ("0/3 nodes are available: ...").
+	// (score.Breakdown.String); Diagnosis is upstream's FitError message
+	// for an unschedulable pod ("0/3 nodes are available: ...", then the
+	// preemption message when preemption ran;
+	// framework.Attempt.FailureMessage).
 	Breakdown string `json:"breakdown,omitempty"`
 	Diagnosis string `json:"diagnosis,omitempty"`
 	// Arrival is the pod's 1-based position among the arrivals.

@@ -3,7 +3,20 @@ package reserve
 import (
 	"errors"
 	"fmt"
+
+	"github.com/schedkit/schedkit/snapshot"
 )
+
+// nodeNotFoundError is [ErrNodeNotFound]: one message, two sentinels
+// (errors.Is matches it to snapshot.ErrNodeNotFound too), so a wrapped
+// error does not repeat "node not found" once per sentinel.
+type nodeNotFoundError struct{}
+
+func (nodeNotFoundError) Error() string { return "reserve: node not found" }
+
+// Is reports whether target is snapshot.ErrNodeNotFound (errors.Is
+// compares ErrNodeNotFound itself by ==).
+func (nodeNotFoundError) Is(target error) bool { return target == snapshot.ErrNodeNotFound }
 
 // Sentinel errors. Every error the ledger returns wraps one of these (check
 // with errors.Is), starts with the method that returned it
@@ -15,9 +28,10 @@ var (
 	// quantity, a malformed selector, a pod listed twice in a gang.
 	ErrInvalid = errors.New("reserve: invalid argument")
 	// ErrNodeNotFound: Reserve, AddReservation or RemoveNode names a node
-	// the informer has not reported (or has removed). Such errors also wrap
-	// snapshot.ErrNodeNotFound, so one check serves a Cache and a Ledger.
-	ErrNodeNotFound = errors.New("reserve: node not found")
+	// the informer has not reported (or has removed). errors.Is also
+	// matches it to snapshot.ErrNodeNotFound, so one check serves a Cache
+	// and a Ledger; its text says "node not found" once.
+	ErrNodeNotFound error = nodeNotFoundError{}
 	// ErrConflict: the pod is already held or bound on another node.
 	ErrConflict = errors.New("reserve: pod held or bound on another node")
 	// ErrNotHeld: Confirm of a pod the ledger neither holds nor sees bound.

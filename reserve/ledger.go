@@ -271,14 +271,14 @@ func (l *Ledger) addNode(node *v1.Node) error {
 // RemoveNode removes the node called name. Its bound pods, holds and
 // reservations stay recorded (outside snapshots, and nothing new can be
 // reserved there) until they are removed, or until the node comes back.
-// Returns an error wrapping [ErrNodeNotFound] and [snapshot.ErrNodeNotFound]
+// Returns an error wrapping [ErrNodeNotFound] (which errors.Is also matches to [snapshot.ErrNodeNotFound])
 // for a node that is not there.
 func (l *Ledger) RemoveNode(name string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	i, ok := l.nodeIndex(name)
 	if !ok || !l.nodes[i].present {
-		return fmt.Errorf("reserve: Ledger.RemoveNode: node %q: %w: %w", name, ErrNodeNotFound, snapshot.ErrNodeNotFound)
+		return fmt.Errorf("reserve: Ledger.RemoveNode: node %q: %w", name, ErrNodeNotFound)
 	}
 	l.viewRemoveNode(name)
 	n := &l.nodes[i]
@@ -533,7 +533,7 @@ func (l *Ledger) Fits(pod *snapshot.PodInfo, nodeName string) (_ []Insufficient,
 	defer l.mu.Unlock()
 	ni, ok := l.nodeIndex(nodeName)
 	if !ok || !l.nodes[ni].present {
-		return nil, fmt.Errorf("pod %s: node %q: %w: %w", pod.Key(), nodeName, ErrNodeNotFound, snapshot.ErrNodeNotFound)
+		return nil, fmt.Errorf("pod %s: node %q: %w", pod.Key(), nodeName, ErrNodeNotFound)
 	}
 	n := &l.nodes[ni]
 	if len(n.res) > 0 {
@@ -1041,7 +1041,7 @@ func (l *Ledger) plan(pod *snapshot.PodInfo, nodeName string, p *plan) ([]Insuff
 	}
 	ni, ok := l.nodeIndex(nodeName)
 	if !ok || !l.nodes[ni].present {
-		return nil, fmt.Errorf("pod %s: node %q: %w: %w", k, nodeName, ErrNodeNotFound, snapshot.ErrNodeNotFound)
+		return nil, fmt.Errorf("pod %s: node %q: %w", k, nodeName, ErrNodeNotFound)
 	}
 	n := &l.nodes[ni]
 	var drawn *snapshot.Vector

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -151,6 +152,26 @@ func TestErrors(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+// TestNodeNotFoundSaysItOnce: every unknown-node error matches both
+// sentinels (reserve's and snapshot's) and says "not found" once, as in
+// `reserve: Ledger.Reserve: pod default/a: node "nope": reserve: node not found`.
+func TestNodeNotFoundSaysItOnce(t *testing.T) {
+	l := newLedger(t, node("n1", "4"))
+	for name, err := range map[string]error{
+		"Reserve":        second(l.Reserve(pod("a", "1"), "nope")),
+		"Fits":           second(l.Fits(pod("a", "1"), "nope")),
+		"RemoveNode":     l.RemoveNode("nope"),
+		"ReserveGang":    second(l.ReserveGang([]reserve.GangMember{{Pod: pod("b", "1"), Node: "nope"}}, time.Time{})),
+		"AddReservation": second(l.AddReservation(reserve.Reservation{Name: "r", Node: "nope", Capacity: st.List("cpu", "1"), Owner: reserve.Owner{Controller: "u"}})),
+	} {
+		require.ErrorIs(t, err, reserve.ErrNodeNotFound, name)
+		require.ErrorIs(t, err, snapshot.ErrNodeNotFound, name)
+		assert.Equal(t, 1, strings.Count(err.Error(), "not found"), "%s: %v", name, err)
+		assert.Contains(t, err.Error(), `"nope"`, name)
+	}
+	assert.NotErrorIs(t, snapshot.ErrNodeNotFound, reserve.ErrNodeNotFound, "the snapshot's sentinel is not the ledger's")
+}
 
 func TestGangAllOrNothing(t *testing.T) {
 	l := newLedger(t, node("n1", "4"), node("n2", "4"))

@@ -294,7 +294,7 @@ func (l *Ledger) AddReservation(r Reservation) (_ []Insufficient, err error) {
 	}
 	ni, ok := l.nodeIndex(r.Node)
 	if !ok || !l.nodes[ni].present {
-		return nil, fmt.Errorf("reservation %s: node %q: %w: %w", r.Name, r.Node, ErrNodeNotFound, snapshot.ErrNodeNotFound)
+		return nil, fmt.Errorf("reservation %s: node %q: %w", r.Name, r.Node, ErrNodeNotFound)
 	}
 	if reasons := l.nodes[ni].fit(&res.cap, nil, nil); reasons != nil {
 		return reasons, nil

@@ -19,7 +19,13 @@
 //     reach the scheduler's ledger, so the default policy spreads a
 //     Deployment's pods as kube-scheduler's system default spreading does;
 //     the report then gives each policy's workload skew per topology key
-//     (hostname, zone), in the table and in -o json.
+//     (hostname, zone), in the table and in -o json: per workload (the
+//     pods of one controller, or of one Service), the most pods in one
+//     domain minus the fewest, over the domains PodTopologySpread would
+//     count for it — nodes with the key that pass its nodeSelector and
+//     required node affinity (nodeAffinityPolicy Honor, the default) and,
+//     where its own constraint for the key says nodeTaintsPolicy: Honor,
+//     whose taints it tolerates.
 //
 // Every policy (-policy) is a score.Profile over the same filters
 // (framework.DefaultFilters plus framework.GPUDevices), replayed by

@@ -29,7 +29,7 @@ import (
 
 // preemptionFlags registers -preemption and -priority-map.
 func preemptionFlags(fs *flag.FlagSet, o *options) {
-	fs.BoolVar(&o.preemption, "preemption", false, "a pod that fits nowhere evicts lower-priority pods (kube-scheduler's DefaultPreemption, every node examined); priorities from spec.priority, PriorityClasses of -objects, or -priority-map; the report counts preemptions and evicted pods by priority")
+	fs.BoolVar(&o.preemption, "preemption", false, "a pod that fits nowhere evicts lower-priority pods (kube-scheduler's DefaultPreemption, every node examined); priorities from spec.priority, PriorityClasses of -objects, or -priority-map; PodDisruptionBudgets protect pods by status.disruptionsAllowed, as kube-scheduler (a PDB without status allows 0 disruptions); the report counts preemptions and evicted pods by priority")
 	fs.Var(&o.priorityMap, "priority-map", "with -preemption and a trace: pod priority per qos class, `CLASS=PRIORITY,...` (classes "+strings.Join(traceClasses, ", ")+"; classes not listed get 0), e.g. LS=1000,Guaranteed=1000,Burstable=500,BE=0")
 }
 

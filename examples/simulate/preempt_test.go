@@ -167,3 +167,23 @@ func TestPriorityMapSet(t *testing.T) {
 	require.NoError(t, m.Set("BE=0"))
 	assert.Equal(t, "BE=0,LS=1000", m.String())
 }
+
+// TestPreemptionFailureMessage: with -preemption, low-1's first-failure
+// line and its -explain show upstream's FitError as kube-scheduler logs
+// it, the filter diagnosis followed by the preemption (PostFilter)
+// message; without -preemption the diagnosis alone.
+func TestPreemptionFailureMessage(t *testing.T) {
+	const diag = "0/2 nodes are available: 2 Insufficient cpu."
+	const post = " preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+	rep, r := jsonReport(t, "-objects", preemptCluster, "-policy", "default", "-preemption", "-explain", "low-1")
+	res := rep.Summaries[0].Results[0]
+	assert.Equal(t, "default/low-1: "+diag+post, res.FirstFailure)
+	require.NotNil(t, res.Explain)
+	assert.Equal(t, diag+post, res.Explain.Diagnosis)
+	r = runMain(t, "-objects", preemptCluster, "-policy", "default", "-preemption", "-explain", "low-1", "-timing=false")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "\n  "+diag+post+"\n")
+
+	rep, _ = jsonReport(t, "-objects", preemptCluster, "-policy", "default", "-explain", "high-1")
+	assert.Equal(t, "default/high-1: "+diag, rep.Summaries[0].Results[0].FirstFailure)
+}

@@ -294,7 +294,7 @@ func (r *report) writeTable(w io.Writer) error {
 			continue
 		}
 		if first {
-			b.WriteString("\nworkload skew per topology key (pods of one controller or Service: most minus fewest per domain):\n")
+			b.WriteString("\nworkload skew per topology key (pods of one controller or Service: most minus fewest per domain, as PodTopologySpread counts: only the domains of nodes passing the workload's nodeSelector and required node affinity, and its tolerations where its constraint says nodeTaintsPolicy: Honor):\n")
 			first = false
 		}
 		fmt.Fprintf(&b, "  %-13s %s\n", s.Policy, skewLine(s.Skew))

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -157,7 +158,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.plot, "svg", "", "plot allocation vs arrived demand to `FILE` (.svg, .png or .pdf)")
 	fs.StringVar(&o.placements, "placements", "", "write every placement as CSV to `FILE`")
 	o.scale = 1
-	fs.Var(finiteFloat{&o.scale}, "scale", "size `F` of the built-in synthetic workload (1: 1,500 nodes, 8,000 pods)")
+	fs.Var(finiteFloat{&o.scale}, "scale", "size `F` of the built-in synthetic workload (1: 1,500 nodes, 8,000 pods); the run grows as pods × nodes for the FGD paper's policies, which score every node (scale 10: minutes per policy)")
 	preemptionFlags(fs, o)
 	profileFlags(fs, o)
 	fs.BoolVar(&o.timing, "timing", true, "report wall time and pods/s (false: output depends only on the inputs and seeds)")
@@ -282,11 +283,30 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// oneLine strips the errInput prefix and joins lines.
+// oneLine strips the errInput prefix and joins lines. A line whose
+// `Invalid value: "...": <rule>` repeats an earlier line's rule (the
+// RFC 1123 name rule with its regex, for every badly named pod) gives
+// the rule once: later lines say "(as above)".
 func oneLine(err error) string {
-	s := strings.TrimPrefix(err.Error(), errInput.Error()+": ")
-	return strings.ReplaceAll(s, "\n", "; ")
+	lines := strings.Split(strings.TrimPrefix(err.Error(), errInput.Error()+": "), "\n")
+	seen := map[string]bool{}
+	for i, l := range lines {
+		m := invalidValue.FindStringSubmatchIndex(l)
+		if m == nil {
+			continue
+		}
+		if rule := l[m[2]:]; seen[rule] {
+			lines[i] = l[:m[2]] + "(as above)"
+		} else {
+			seen[rule] = true
+		}
+	}
+	return strings.Join(lines, "; ")
 }
+
+// invalidValue finds field.Invalid's `Invalid value: "...": ` and the
+// rule after it (submatch 1, to the end of the line).
+var invalidValue = regexp.MustCompile(`Invalid value: "(?:[^"\\]|\\.)*": (.+)$`)
 
 // loadInput reads the input the flags name.
 func loadInput(o *options) (*cluster, error) {

@@ -410,3 +410,18 @@ spec: {containers: [{name: c, image: x}]}
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "explain b/p under default")
 }
+
+// TestBadPodNamesRuleOnce: two badly named pods give two errors, one
+// line, and the RFC 1123 rule with its regex once.
+func TestBadPodNamesRuleOnce(t *testing.T) {
+	doc := "apiVersion: v1\nkind: List\nitems:\n" +
+		"- apiVersion: v1\n  kind: Node\n  metadata: {name: n1}\n  status: {allocatable: {cpu: \"4\", memory: 8Gi, pods: \"110\"}}\n" +
+		"- apiVersion: v1\n  kind: Pod\n  metadata: {name: Bad_One, namespace: default}\n  spec: {containers: [{name: c}]}\n" +
+		"- apiVersion: v1\n  kind: Pod\n  metadata: {name: Bad_Two, namespace: default}\n  spec: {containers: [{name: c}]}\n"
+	r := runMain(t, "-objects", writeInput(t, doc))
+	require.Equal(t, exitUsage, r.code, r.stderr)
+	assert.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)
+	assert.Contains(t, r.stderr, `"Bad_One"`)
+	assert.Contains(t, r.stderr, `Invalid value: "Bad_Two": (as above)`)
+	assert.Equal(t, 1, strings.Count(r.stderr, "regex used for validation"), r.stderr)
+}

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/schedkit/schedkit/framework"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -21,16 +22,30 @@ var skewKeys = []string{v1.LabelHostname, v1.LabelTopologyZone}
 // ownerReference with controller: true, such as a Deployment's
 // ReplicaSet) or, for a pod without one, of the first Service (by name)
 // selecting it — the pods upstream's system default spreading spreads
-// together. A workload's skew is upstream's: the most of its pods in one
-// domain (value of the key) minus the fewest, over the domains of the
-// nodes that have the key (a domain without its pods counts 0).
+// together.
+//
+// A workload's skew is upstream PodTopologySpread's (common.go,
+// filtering.go): the most of its pods in one domain (value of the key)
+// minus the fewest, over the domains of its eligible nodes — the nodes
+// that have the key and pass the inclusion policies of the workload's
+// first pod (in node order) — where a domain without its pods counts 0
+// and pods on other nodes are not counted. The policies are those of the
+// pod's own topologySpreadConstraint for the key, if it has one, else
+// upstream's defaults: nodeAffinityPolicy Honor (the node passes the
+// pod's spec.nodeSelector and required node affinity, framework's
+// NodeAffinity filter) and nodeTaintsPolicy Ignore (Honor: the pod
+// tolerates the node's NoSchedule and NoExecute taints, framework's
+// TaintToleration filter). With the constraint's minDomains above the
+// number of eligible domains the fewest is 0, as upstream's global
+// minimum.
 type keySkew struct {
 	Key string `json:"topologyKey"`
-	// Domains is the number of values of the key among the nodes.
+	// Domains is the number of values of the key among the nodes
+	// eligible to at least one counted workload.
 	Domains int `json:"domains"`
-	// Workloads counts the workloads with pods on nodes that have the
-	// key; workloads of a single pod are left out (their skew is 1 by
-	// construction whenever there are two domains).
+	// Workloads counts the workloads with pods on eligible nodes that
+	// have the key; workloads of a single pod are left out (their skew
+	// is 1 by construction whenever there are two domains).
 	Workloads int `json:"workloads"`
 	// MaxSkew is the largest workload skew, MeanSkew the mean.
 	MaxSkew  float64 `json:"maxSkew"`
@@ -38,71 +53,137 @@ type keySkew struct {
 }
 
 // workloadSkew measures s (a run's final cluster) per key of skewKeys;
-// nil when no workload has two pods. O(pods + nodes + Services per
-// namespace × pods without a controller).
+// nil when no workload has two pods. O(pods + Services per namespace ×
+// pods without a controller + workloads × nodes × (node-affinity
+// requirements + taints)).
 func workloadSkew(s *snapshot.Snapshot) []keySkew {
-	type group struct{ counts map[string]map[string]int } // key -> domain -> pods
-	groups := map[string]*group{}
-	domains := map[string]map[string]bool{}
-	for _, k := range skewKeys {
-		domains[k] = map[string]bool{}
+	type group struct {
+		first *snapshot.PodInfo
+		nodes []int // node index per pod
 	}
-	sizes := map[string]int{}
-	for _, ni := range s.Nodes() {
-		nodeLabels := ni.Node().Labels
-		for _, k := range skewKeys {
-			if v, ok := nodeLabels[k]; ok {
-				domains[k][v] = true
-			}
-		}
+	groups := map[string]*group{}
+	var order []string // workloads in first-seen order, for determinism
+	nodes := make([]*snapshot.NodeInfo, 0, s.NumNodes())
+	for i, ni := range s.Nodes() {
+		nodes = append(nodes, ni)
 		for _, pi := range ni.Pods() {
 			w := workloadOf(pi.Template(), s) // namespace, owner, labels
 			if w == "" {
 				continue
 			}
-			sizes[w]++
 			g := groups[w]
 			if g == nil {
-				g = &group{counts: map[string]map[string]int{}}
+				g = &group{first: pi}
 				groups[w] = g
+				order = append(order, w)
 			}
-			for _, k := range skewKeys {
-				if v, ok := nodeLabels[k]; ok {
-					if g.counts[k] == nil {
-						g.counts[k] = map[string]int{}
-					}
-					g.counts[k][v]++
-				}
-			}
+			g.nodes = append(g.nodes, i)
 		}
 	}
-	var out []keySkew
-	for _, k := range skewKeys {
-		ks := keySkew{Key: k, Domains: len(domains[k])}
-		var sum int
-		for w, g := range groups {
-			c := g.counts[k]
-			if sizes[w] < 2 || len(c) == 0 {
+	type acc struct {
+		domains   map[string]bool
+		workloads int
+		sum, max  int
+	}
+	accs := make([]acc, len(skewKeys))
+	for k := range accs {
+		accs[k].domains = map[string]bool{}
+	}
+	var affinity, taints []bool // per node, for the group at hand
+	for _, w := range order {
+		g := groups[w]
+		if len(g.nodes) < 2 {
+			continue
+		}
+		affinity, taints = eligibility(g.first, nodes, affinity, taints)
+		pod := g.first.Template()
+		for k, key := range skewKeys {
+			honorAffinity, honorTaints, minDomains := true, false, int32(1)
+			for _, c := range pod.Spec.TopologySpreadConstraints {
+				if c.TopologyKey != key {
+					continue
+				}
+				if c.NodeAffinityPolicy != nil {
+					honorAffinity = *c.NodeAffinityPolicy == v1.NodeInclusionPolicyHonor
+				}
+				if c.NodeTaintsPolicy != nil {
+					honorTaints = *c.NodeTaintsPolicy == v1.NodeInclusionPolicyHonor
+				}
+				if c.MinDomains != nil {
+					minDomains = *c.MinDomains
+				}
+				break
+			}
+			eligible := func(i int) (string, bool) {
+				v, ok := nodes[i].Node().Labels[key]
+				return v, ok && (!honorAffinity || affinity[i]) && (!honorTaints || taints[i])
+			}
+			counts := map[string]int{}
+			for i := range nodes {
+				if v, ok := eligible(i); ok {
+					counts[v] += 0 // a domain without the workload's pods counts 0
+				}
+			}
+			placed := 0
+			for _, i := range g.nodes {
+				if v, ok := eligible(i); ok {
+					counts[v]++
+					placed++
+				}
+			}
+			if placed == 0 {
 				continue
 			}
 			hi, lo := 0, -1
-			for _, n := range c {
+			for v, n := range counts {
+				accs[k].domains[v] = true
 				hi = max(hi, n)
 				if lo < 0 || n < lo {
 					lo = n
 				}
 			}
-			if len(c) < ks.Domains {
+			if int32(len(counts)) < minDomains {
 				lo = 0
 			}
-			ks.Workloads++
-			sum += hi - lo
-			ks.MaxSkew = max(ks.MaxSkew, float64(hi-lo))
+			accs[k].workloads++
+			accs[k].sum += hi - lo
+			accs[k].max = max(accs[k].max, hi-lo)
 		}
-		if ks.Workloads > 0 {
-			ks.MeanSkew = float64(sum) / float64(ks.Workloads)
-			out = append(out, ks)
+	}
+	var out []keySkew
+	for k, key := range skewKeys {
+		a := accs[k]
+		if a.workloads == 0 {
+			continue
 		}
+		out = append(out, keySkew{Key: key, Domains: len(a.domains), Workloads: a.workloads,
+			MaxSkew: float64(a.max), MeanSkew: float64(a.sum) / float64(a.workloads)})
+	}
+	return out
+}
+
+// eligibility fills affinity[i] (node i passes pi's spec.nodeSelector and
+// required node affinity) and taints[i] (pi tolerates node i's
+// NoSchedule and NoExecute taints) by framework's NodeAffinity and
+// TaintToleration filters, reusing the slices' memory.
+// O(nodes × (requirements + taints)).
+func eligibility(pi *snapshot.PodInfo, nodes []*snapshot.NodeInfo, affinity, taints []bool) ([]bool, []bool) {
+	na, _ := framework.NewNodeAffinity(nil) // nil: nothing to validate, no error
+	return passes(na, pi, nodes, affinity[:0]), passes(framework.NewTaintToleration(), pi, nodes, taints[:0])
+}
+
+// passes appends, per node, whether pi passes f (a PreFilter rejection
+// or error passes no node).
+func passes(f framework.Filter, pi *snapshot.PodInfo, nodes []*snapshot.NodeInfo, out []bool) []bool {
+	pre, err := f.PreFilter(pi)
+	var reasons []framework.Reason
+	for _, ni := range nodes {
+		ok := err == nil && pre.Reject == ""
+		if ok && pre.Filter != nil {
+			reasons = pre.Filter.Filter(ni, reasons[:0])
+			ok = len(reasons) == 0
+		}
+		out = append(out, ok)
 	}
 	return out
 }

@@ -69,7 +69,7 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.limit, "limit", 1000, "with -fit: the most copies `N` to place")
 	fs.StringVar(&o.scaleUp, "scale-up", "", "estimate the nodes of each group in `GROUPS` (Node templates) that the -objects pending pods need; each Node is a group named by metadata.name, its size from status.allocatable (and status.capacity, which least-waste prefers), annotations "+maxNodesAnnotation+" (nodes it may add, default 100) and "+priorityAnnotation+" (rank for -expander priority, default 0)")
 	fs.StringVar(&o.expander, "expander", "least-waste", "with -scale-up: `EXPANDER` least-waste, most-pods, priority or random")
-	fs.StringVar(&o.drain, "drain", "", "can the comma-separated `NODES` (or all) be drained, each alone")
+	fs.StringVar(&o.drain, "drain", "", "can the comma-separated `NODES` (or all) be drained, each alone; PodDisruptionBudgets allow status.disruptionsAllowed evictions, as the cluster autoscaler (a PDB without status allows 0)")
 	fs.BoolVar(&o.greedy, "greedy", false, "with -drain: the largest removable subset, greedily, in the order given")
 	fs.Uint64Var(&o.seed, "seed", 1, "`SEED` of the scheduler's and the expander's tie-breaks")
 	fs.StringVar(&o.output, "o", "table", "output `FORMAT`: table or json")
@@ -154,7 +154,7 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return whatifUsage(stderr, err.Error())
 		}
-		answer, table = fitJSON(res), func(w io.Writer) { fitTable(w, res) }
+		answer, table = fitJSON(res, o.limit), func(w io.Writer) { fitTable(w, res, o.limit) }
 	case o.scaleUp != "":
 		groups, err := loadGroups(o.scaleUp, o.strict, stderr)
 		if err != nil {
@@ -270,20 +270,31 @@ func placementsJSON(ps []whatif.Placement) []placementJSON {
 	return out
 }
 
-func fitJSON(r whatif.FitResult) any {
+// fitJSON is -fit's -o json answer; limitReached says -limit stopped the
+// count (more copies may fit).
+func fitJSON(r whatif.FitResult, limit int) any {
 	next := ""
 	if r.Next != nil {
 		next = r.Next.Message()
 	}
 	return struct {
-		Count      int             `json:"count"`
-		Placements []placementJSON `json:"placements"`
-		Next       string          `json:"next,omitempty"`
-	}{r.Count, placementsJSON(r.Placements), next}
+		Count        int             `json:"count"`
+		LimitReached bool            `json:"limitReached,omitempty"`
+		Placements   []placementJSON `json:"placements"`
+		Next         string          `json:"next,omitempty"`
+	}{r.Count, limitReached(r, limit), placementsJSON(r.Placements), next}
 }
 
-func fitTable(w io.Writer, r whatif.FitResult) {
-	fmt.Fprintf(w, "%d copies fit\n", r.Count)
+// limitReached reports whether the count stopped at -limit (whatif's
+// Next is nil then) rather than at a copy that does not fit.
+func limitReached(r whatif.FitResult, limit int) bool { return r.Next == nil && r.Count == limit }
+
+func fitTable(w io.Writer, r whatif.FitResult, limit int) {
+	if limitReached(r, limit) {
+		fmt.Fprintf(w, "%d copies fit (stopped at -limit %d: more may fit; raise -limit to count them)\n", r.Count, limit)
+	} else {
+		fmt.Fprintf(w, "%d copies fit\n", r.Count)
+	}
 	perNode := map[string]int{}
 	var order []string
 	for _, p := range r.Placements {

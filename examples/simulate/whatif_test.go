@@ -28,6 +28,22 @@ b     2
 c     1
 next copy: 0/3 nodes are available: 3 Insufficient cpu.
 `},
+		// -limit 3 stops the count at 3 of the 5 that fit (one per node,
+		// as the scorers spread them).
+		{"fit limit", []string{"-fit", "testdata/whatif/template.yaml", "-limit", "3"}, `3 copies fit (stopped at -limit 3: more may fit; raise -limit to count them)
+NODE  COPIES
+a     1
+b     1
+c     1
+`},
+		// -limit 5 is exactly what fits: copy 6 was never tried, so the
+		// count may have stopped at the limit.
+		{"fit limit equal", []string{"-fit", "testdata/whatif/template.yaml", "-limit", "5"}, `5 copies fit (stopped at -limit 5: more may fit; raise -limit to count them)
+NODE  COPIES
+a     2
+b     2
+c     1
+`},
 		// The two 3-CPU batch pods fit no existing node (2, 2, 1 free).
 		// small (4 CPU, 16Gi): one per node, 2 nodes, waste (8 − 6)/8 +
 		// (32 − 8)/32 = 0.25 + 0.75 = 1; large (16 CPU, 64Gi): both on

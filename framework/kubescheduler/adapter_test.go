@@ -224,7 +224,14 @@ func TestReservePluginLearnsNodeFromScheduler(t *testing.T) {
 	pl, err := WrapLedger("R", reserve.New(), h)
 	require.NoError(t, err)
 	assert.True(t, pl.Reserve(context.Background(), newCycleState(), pod("p", "1", "1Gi"), "late").IsSuccess())
-	assert.Equal(t, fwk.Error, pl.Reserve(context.Background(), newCycleState(), pod("q", "1", "1Gi"), "nowhere").Code())
+	st := pl.Reserve(context.Background(), newCycleState(), pod("q", "1", "1Gi"), "nowhere")
+	assert.Equal(t, fwk.Error, st.Code())
+	// The wrap chain names the plugin, the method, the pod and the node,
+	// says "not found" once, and keeps the sentinels.
+	err = st.AsError()
+	assert.Equal(t, `kubescheduler: R: reserve: Ledger.Reserve: pod default/q: node "nowhere": reserve: node not found`, err.Error())
+	assert.ErrorIs(t, err, reserve.ErrNodeNotFound)
+	assert.ErrorIs(t, err, snapshot.ErrNodeNotFound)
 }
 
 // TestSignPod: pods of one template (names differ) sign alike, as the
