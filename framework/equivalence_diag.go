@@ -37,6 +37,10 @@ type classDiag struct {
 	// node are those of whichever node gave it first, and unused).
 	kinds []Reason
 	at    []int32 // per kind: its entry in the tally being built, or -1
+	// A diagnosis's scratch, per set: how many nodes give it, the
+	// visiting position and index of the first, and the sets given by
+	// some node in order of their first position.
+	cnt, firstPos, firstNode, order []int32
 }
 
 // maxDiagKinds bounds a class's reason kinds and sets (kind is a uint16);
@@ -156,26 +160,42 @@ func (s *Scheduler) diagnoseClass(e *classEntry, vc nodeview.View, d *Decision) 
 		}
 		g.bver[b], g.seen[b] = v, caps.clock
 	}
-	// The tally in visiting order; the first node of each kind gives its
-	// own reason.
+	// The nodes per reason set, counted in visiting order; then the
+	// sets in the order their first node comes, each adding its count
+	// to its kinds' tallies. A kind's first node is the first node of the
+	// first set (in that order) that holds it, and gives its own reason.
+	ns := len(g.sets)
+	g.cnt, g.firstPos, g.firstNode = resize(g.cnt, ns), resize(g.firstPos, ns), resize(g.firstNode, ns)
+	clear(g.cnt)
+	g.order = g.order[:0]
 	start := s.next % n
-	pos := 0
+	pos := int32(0)
 	for _, r := range [2][2]int{{start, n}, {0, start}} {
-		for i := r[0]; i < r[1]; i, pos = i+1, pos+1 {
-			for p, k := range g.sets[g.kind[i]-1] {
-				if t := g.at[k]; t >= 0 {
-					wk.tally[t].Count++
-					continue
-				}
-				nodes, _ := vc.Block(i / layout.BlockSize)
-				ni := nodes[i%layout.BlockSize]
-				clear(buf)
-				buf = nodeReasons(e.pfs, e.names, ni, buf[:0])
-				g.at[k] = int32(len(wk.tally))
-				wk.tally = append(wk.tally, ReasonCount{Count: 1, Reason: buf[p]})
-				wk.tally[len(wk.tally)-1].Reason.Node = ni.Name()
-				wk.first = append(wk.first, int32(pos))
+		for i, k := range g.kind[r[0]:r[1]] {
+			set := k - 1
+			if g.cnt[set] == 0 {
+				g.firstPos[set], g.firstNode[set] = pos, int32(r[0]+i)
+				g.order = append(g.order, int32(set))
 			}
+			g.cnt[set]++
+			pos++
+		}
+	}
+	for _, set := range g.order {
+		for p, k := range g.sets[set] {
+			if t := g.at[k]; t >= 0 {
+				wk.tally[t].Count += int(g.cnt[set])
+				continue
+			}
+			i := int(g.firstNode[set])
+			nodes, _ := vc.Block(i / layout.BlockSize)
+			ni := nodes[i%layout.BlockSize]
+			clear(buf)
+			buf = nodeReasons(e.pfs, e.names, ni, buf[:0])
+			g.at[k] = int32(len(wk.tally))
+			wk.tally = append(wk.tally, ReasonCount{Count: int(g.cnt[set]), Reason: buf[p]})
+			wk.tally[len(wk.tally)-1].Reason.Node = ni.Name()
+			wk.first = append(wk.first, g.firstPos[set])
 		}
 	}
 	numChunks := (n + chunk - 1) / chunk
