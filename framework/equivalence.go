@@ -19,10 +19,13 @@ import (
 // given state, so a
 // Scheduler remembers them per class and per node and, for the next pod
 // of the class, recomputes only the nodes that changed since — found by
-// comparing snapshot block versions (one per 64 nodes), then the changed
-// blocks' node versions (64 contiguous int64s, not 64 NodeInfos). What stays O(nodes) per pod is a gather of the cached
-// results in visiting order, the normalising scorers' Normalize and the
-// choice of the highest total. The idea is Borg's (Verma et al.,
+// comparing snapshot block versions (one per 64 nodes), then, in a
+// changed block, the ticks at which the Scheduler's caps table saw its
+// nodes move (equivalence_caps.go; 64 contiguous words, not 64
+// NodeInfos, and no node versions per class). What stays O(nodes) per
+// pod is a gather of the cached results in visiting order (O(blocks)
+// plus the feasible nodes: verdicts are bits), the normalising scorers'
+// Normalize and the choice of the highest total. The idea is Borg's (Verma et al.,
 // "Large-scale cluster management at Google with Borg", EuroSys 2015,
 // §3.4: equivalence classes and score caching); upstream kube-scheduler
 // had a predicate-only equivalence cache from v1.10 until v1.13.
@@ -56,8 +59,9 @@ const doorSlots = 1024
 // With Config.EquivalenceClasses 0 the cache keeps as many classes as
 // fit in equivalenceNodeBudget per-node entries (classes × nodes), and at
 // least minEquivalenceClasses: 838 classes at 5,000 nodes, 279 at 15,000,
-// 64 from 65,536 nodes up. A class's entry is 17 + 8 × (normalising
-// scorers) bytes per node, 8 more with a ranking (ranked.go).
+// 64 from 65,536 nodes up. A class's entry is 8 + 8 × (normalising
+// scorers) bytes and a bit per node, 8 more with a ranking (ranked.go),
+// 2 more once it diagnosed a pod (equivalence_diag.go).
 const (
 	equivalenceNodeBudget = 1 << 22
 	minEquivalenceClasses = 64
