@@ -37,13 +37,7 @@ func TestEquivalenceMovedAcrossRevert(t *testing.T) {
 					step++
 					p := tpl.DeepCopy()
 					p.Name = fmt.Sprint(p.Name, step)
-					pi := snapshot.MustPodInfo(p)
-					dr, err := ref.SchedulePod(f, pi)
-					require.NoError(t, err)
-					d, err := cached.SchedulePod(f, pi)
-					require.NoError(t, err)
-					require.Equal(t, outcomeOf(dr), outcomeOf(d), "step %d pod %s", step, p.Name)
-					return d
+					return decideBoth(t, ref, cached, f, snapshot.MustPodInfo(p))
 				}
 				decide(small)
 				decide(big)
