@@ -99,12 +99,13 @@ type Config struct {
 	// it is seen; once it is full, a class gets one (evicting the least
 	// recently used) the second time it is seen, unless a class seen in
 	// between took its slot in a 1,024-slot table of classes seen once.
-	// Memory: 17 + 8 × (normalising scorers that do not skip the pod)
-	// bytes per node and class, 8 more when every node is scored (the
-	// ranked totals), no pointers (the cache keeps no NodeInfo alive);
+	// Memory: 8 + 8 × (normalising scorers that do not skip the pod)
+	// bytes and one bit per node and class, 8 more when every node is
+	// scored (the ranked totals), 2 more once a pod of the class was
+	// diagnosed from it, no pointers (the cache keeps no NodeInfo alive);
 	// with the default profile (TaintToleration normalises, NodeAffinity
-	// too for pods with preferred terms) 25–41 bytes, so the default
-	// budget holds at most 105–172 MB. When every node is scored
+	// too for pods with preferred terms) 16–34 bytes, so the default
+	// budget holds at most 67–143 MB. When every node is scored
 	// (percentage 100, or fewer than 100 nodes) without Breakdown and
 	// every filter and scorer the pod is prepared with is a built-in one
 	// other than GPUDevices (see equivalence_shape.go), a class instead shares per-node results with the classes of equal

@@ -92,7 +92,7 @@
 // NodeInfo. With the equivalence cache, a pod whose class is cached costs
 // O(changed nodes) filter and score work plus O(nodes) cheap passes
 // (gather the cached results, normalise, select): about 35 µs at 5,000
-// nodes, and 17 + 8 × (normalising scorers) bytes per node and class. See
+// nodes, and 8 + 8 × (normalising scorers) bytes per node and class. See
 // BenchmarkSchedule for figures.
 //
 // # Layer

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
+	"math/bits"
 
 	"github.com/schedkit/schedkit/internal/layout"
 	"github.com/schedkit/schedkit/internal/nodeview"
@@ -18,10 +19,13 @@ import (
 // given state, so a
 // Scheduler remembers them per class and per node and, for the next pod
 // of the class, recomputes only the nodes that changed since — found by
-// comparing snapshot block versions (one per 64 nodes), then the changed
-// blocks' node versions (64 contiguous int64s, not 64 NodeInfos). What stays O(nodes) per pod is a gather of the cached
-// results in visiting order, the normalising scorers' Normalize and the
-// choice of the highest total. The idea is Borg's (Verma et al.,
+// comparing snapshot block versions (one per 64 nodes), then, in a
+// changed block, the ticks at which the Scheduler's caps table saw its
+// nodes move (equivalence_caps.go; 64 contiguous words, not 64
+// NodeInfos, and no node versions per class). What stays O(nodes) per
+// pod is a gather of the cached results in visiting order (O(blocks)
+// plus the feasible nodes: verdicts are bits), the normalising scorers'
+// Normalize and the choice of the highest total. The idea is Borg's (Verma et al.,
 // "Large-scale cluster management at Google with Borg", EuroSys 2015,
 // §3.4: equivalence classes and score caching); upstream kube-scheduler
 // had a predicate-only equivalence cache from v1.10 until v1.13.
@@ -55,16 +59,21 @@ const doorSlots = 1024
 // With Config.EquivalenceClasses 0 the cache keeps as many classes as
 // fit in equivalenceNodeBudget per-node entries (classes × nodes), and at
 // least minEquivalenceClasses: 838 classes at 5,000 nodes, 279 at 15,000,
-// 64 from 65,536 nodes up. A class's entry is 17 + 8 × (normalising
-// scorers) bytes per node, 8 more with a ranking (ranked.go).
+// 64 from 65,536 nodes up. A class's entry is 8 + 8 × (normalising
+// scorers) bytes and a bit per node, 8 more with a ranking (ranked.go),
+// 2 more once it diagnosed a pod (equivalence_diag.go).
 const (
 	equivalenceNodeBudget = 1 << 22
 	minEquivalenceClasses = 64
 )
 
 // classEntry is one class's cached per-node results. Slices are indexed
-// by node index; blocks by snapshot block. A block whose version equals
-// blocks[b] holds exactly the nodes recorded.
+// by node index; blocks, seen, okm and feas by snapshot block. A block
+// whose version equals blocks[b] holds exactly the nodes recorded; one
+// whose version moved holds them for its nodes that have not moved since
+// the caps table's tick seen[b] (equivalence_caps.go): a class keeps no
+// node versions. Per node a class holds 8 bytes of plain score and 8 per
+// normalising scorer, and one bit of verdict.
 type classEntry struct {
 	key  []byte
 	hash uint64
@@ -78,9 +87,9 @@ type classEntry struct {
 	pp      scoring.PodProfile
 
 	n      int
-	blocks []int64
-	vers   []int64 // node versions (snapshot Block) the results are for
-	ok     []bool
+	blocks []int64   // per block: its version the results are for (0: none)
+	seen   []uint64  // per block: the caps table's tick when they were made
+	okm    []uint64  // per block: bit j set if node j of the block passes the filters (ok)
 	feas   []int32   // per block: how many of its nodes are ok
 	need   blockNeed // what pfs demand of a block (equivalence_caps.go)
 	plain  []int64   // weighted sum of non-normalising scores, if ok
@@ -360,8 +369,8 @@ func (e *classEntry) prepare(s *Scheduler, pp scoring.PodProfile, vc nodeview.Vi
 	clear(e.blocks)             // versions are never 0 for a block with nodes
 	e.feas = resize(e.feas, nb) // read only in blocks seen
 	e.need = needOf(e.pfs)
-	e.vers = resize(e.vers, n) // read only in blocks seen (blocks[b] != 0)
-	e.ok = resize(e.ok, n)
+	e.seen = resize(e.seen, nb) // read only in blocks seen (blocks[b] != 0)
+	e.okm = resize(e.okm, nb)
 	e.plain = resize(e.plain, n)
 	if cap(e.raw) < k {
 		e.raw = make([][]int64, k)
@@ -380,46 +389,44 @@ func resize[T any](s []T, n int) []T {
 }
 
 // refreshBlock recomputes the nodes of block b that changed since e last
-// saw it: those whose node version (snapshot Block) moved are filtered
-// again and, if they pass, scored — unless the block's capacities show
-// that one of e's filters fails on all of its nodes (equivalence_caps.go):
-// then every node of the block is infeasible and none is filtered; a
-// node whose own capacities show it is not filtered either. On an error
-// (a scorer out of range) the entry is dropped.
+// saw it: those that moved since (the caps table's moved ticks,
+// equivalence_caps.go) are filtered again and, if they pass, scored —
+// unless the block's capacities show that one of e's filters fails on all
+// of its nodes: then every node of the block is infeasible and none is
+// filtered; a node whose own capacities show it is not filtered either.
+// On an error (a scorer out of range) the entry is dropped.
 func (c *classCache) refreshBlock(e *classEntry, vc nodeview.View, b int) error {
 	v := vc.BlockVersion(b)
 	if v == e.blocks[b] {
 		return nil
 	}
-	nodes, vers := vc.Block(b)
+	nodes, _ := vc.Block(b)
 	lo := b * layout.BlockSize
-	seen := e.vers[lo : lo+len(vers)]
-	var own []blockCaps // the nodes' own capacities, when e has a test
-	if e.need.active {
-		var bc *blockCaps
-		if bc, own = c.caps.block(vc, b); e.need.rejects(bc) {
-			copy(seen, vers)
-			clear(e.ok[lo : lo+len(vers)])
-			e.feas[b], e.blocks[b] = 0, v
-			return nil
-		}
+	bc, own := c.caps.block(vc, b)
+	moved := c.caps.moved[lo : lo+len(nodes)]
+	if e.need.active && e.need.rejects(bc) {
+		e.okm[b], e.feas[b], e.blocks[b], e.seen[b] = 0, 0, v, c.caps.clock
+		return nil
 	}
-	all := e.blocks[b] == 0 // never seen: seen holds another class's versions
+	all := e.blocks[b] == 0 // never seen: the entry holds another class's results
+	since, mask := e.seen[b], e.okm[b]
+	if all {
+		mask = 0
+	}
 	c.batch, c.batchIdx = c.batch[:0], c.batchIdx[:0]
-	for j, nv := range vers {
-		if seen[j] == nv && !all {
+	for j, ni := range nodes {
+		if moved[j] <= since && !all {
 			continue
 		}
-		i, ni := lo+j, nodes[j]
-		seen[j] = nv
-		var fits bool
-		if own == nil || !e.need.rejects(&own[j]) {
+		fits := false
+		if !e.need.active || !e.need.rejects(&own[j]) {
 			c.scratch, fits = fitsAll(e.pfs, ni, c.scratch)
 		}
-		e.ok[i] = fits
+		mask &^= 1 << j
 		if fits {
+			mask |= 1 << j
 			c.batch = append(c.batch, ni)
-			c.batchIdx = append(c.batchIdx, int32(i))
+			c.batchIdx = append(c.batchIdx, int32(lo+j))
 		}
 	}
 	if len(c.batch) > 0 {
@@ -442,14 +449,15 @@ func (c *classCache) refreshBlock(e *classEntry, vc nodeview.View, b int) error 
 		}
 		clear(c.batch)
 	}
-	f := int32(0)
-	for _, x := range e.ok[lo : lo+len(vers)] {
-		if x {
-			f++
-		}
-	}
-	e.feas[b], e.blocks[b] = f, v
+	e.okm[b], e.feas[b], e.blocks[b], e.seen[b] = mask, int32(bits.OnesCount64(mask)), v, c.caps.clock
 	return nil
+}
+
+// okBits returns the bits of block b's ok mask for its nodes lo-b×BlockSize
+// up to hi-b×BlockSize (exclusive; lo < hi, both in the block).
+func okBits(mask uint64, b, lo, hi int) uint64 {
+	a := lo - b*layout.BlockSize
+	return mask >> a << a & (^uint64(0) >> (layout.BlockSize - (hi - b*layout.BlockSize)))
 }
 
 // fitsAll reports whether ni passes every prepared filter, keeping no
@@ -533,28 +541,22 @@ scan:
 				lo = hi
 				continue
 			}
-			// Branch-free: every node is written at the next free
-			// position, which advances only past a feasible one. The
-			// block's nodes are those e's results are for.
+			// The feasible nodes of the segment, from the block's ok bits.
 			bn, _ := vc.Block(b)
-			nodes := bn[lo-b*layout.BlockSize : hi-b*layout.BlockSize]
-			ok, plain := e.ok[lo:hi], e.plain[lo:hi]
-			for j := range ok {
-				fe[m], tot[m] = nodes[j], plain[j]
-				if ok[j] {
-					if m++; m == numToFind {
-						processed = (lo+j-start+n)%n + 1
-						c.segs = append(c.segs, [2]int32{int32(lo), int32(lo + j + 1)})
-						break scan
-					}
+			blo := b * layout.BlockSize
+			plain := e.plain[blo : blo+len(bn)]
+			for x := okBits(e.okm[b], b, lo, hi); x != 0; x &= x - 1 {
+				j := bits.TrailingZeros64(x)
+				fe[m], tot[m] = bn[j], plain[j]
+				if m++; m == numToFind {
+					processed = (blo+j-start+n)%n + 1
+					c.segs = append(c.segs, [2]int32{int32(lo), int32(blo + j + 1)})
+					break scan
 				}
 			}
 			c.segs = append(c.segs, [2]int32{int32(lo), int32(hi)})
 			lo = hi
 		}
-	}
-	if m < n {
-		fe[m] = nil // the last infeasible node written
 	}
 	s.feasible = fe[:m]
 	d.Feasible, d.Evaluated = m, processed
@@ -564,18 +566,17 @@ scan:
 	totals := tot[:m]
 	for k := range e.raw {
 		// The normaliser's raw scores of the same nodes, gathered the
-		// same branch-free way over the visited segments.
+		// same way over the visited segments (each within one block).
 		raw := resize(c.rawBuf, n)
 		c.rawBuf = raw
 		src, mk := e.raw[k], 0
 		for _, sg := range c.segs {
-			ok, r := e.ok[sg[0]:sg[1]], src[sg[0]:sg[1]]
-			r = r[:len(ok)]
-			for j := range ok {
-				raw[mk] = r[j]
-				if ok[j] {
-					mk++
-				}
+			lo, hi := int(sg[0]), int(sg[1])
+			b := lo / layout.BlockSize
+			r := src[b*layout.BlockSize : min(n, (b+1)*layout.BlockSize)]
+			for x := okBits(e.okm[b], b, lo, hi); x != 0; x &= x - 1 {
+				raw[mk] = r[bits.TrailingZeros64(x)]
+				mk++
 			}
 		}
 		if err := e.pp.AddNormalized(k, s.feasible, raw[:m], totals); err != nil {

@@ -48,6 +48,20 @@ type blockCaps struct {
 // capsTable is a Scheduler's block capacities for one node set: per
 // block the version they are for (0: none), per node its record and the
 // node version it is for.
+//
+// It is also the Scheduler's record of when each node last changed, so
+// that a class needs no node versions of its own: the table's clock
+// ticks each time block reads a block whose node versions moved, and
+// moved[i] is the tick at which node i's version was last seen to move.
+// A class that refreshed block b when the clock read c holds results for
+// exactly the node versions the table held then; node i of b has changed
+// since if and only if moved[i] > c. (If its version moved, the table
+// saw it move — at the class's next read of the block at the latest — at
+// a tick after c; if it did not, no read after c saw it move, because
+// the version the table holds equals the one it held at c. Versions that
+// come back after a Fork's Revert are moves like any other.) The clock
+// never goes back, also when a new node set restarts the table, so a
+// restart makes every node count as moved.
 type capsTable struct {
 	nodeSet int64
 	n       int
@@ -55,18 +69,22 @@ type capsTable struct {
 	blocks  []blockCaps
 	nver    []int64
 	nodes   []blockCaps // per node, its own
+	moved   []uint64    // per node, the tick its version last moved at
+	clock   uint64      // the last tick
 }
 
 // block returns block b's capacities in vc and its nodes' own (the
 // table's, valid until the next call), brought up to date: O(1) when the
 // block has not changed, else the changed nodes read (every node the
-// first time) and O(BlockSize) maxima. A new node set restarts the table.
+// first time), their moved ticks set, and O(BlockSize) maxima. A new
+// node set restarts the table.
 func (t *capsTable) block(vc nodeview.View, b int) (*blockCaps, []blockCaps) {
 	if ns, n := vc.NodeSetVersion(), vc.NumNodes(); ns != t.nodeSet || n != t.n || len(t.ver) == 0 {
 		nb := vc.NumBlocks()
 		t.nodeSet, t.n = ns, n
 		t.ver, t.blocks = resize(t.ver, nb), resize(t.blocks, nb)
 		t.nver, t.nodes = resize(t.nver, n), resize(t.nodes, n)
+		t.moved = resize(t.moved, n)
 		clear(t.ver)
 	}
 	v := vc.BlockVersion(b)
@@ -78,9 +96,11 @@ func (t *capsTable) block(vc nodeview.View, b int) (*blockCaps, []blockCaps) {
 		return bc, recs
 	}
 	all := t.ver[b] == 0
+	t.clock++
+	moved := t.moved[lo : lo+len(vers)]
 	for j, nv := range vers {
 		if all || seen[j] != nv {
-			recs[j], seen[j] = capsOf(nodes[j]), nv
+			recs[j], seen[j], moved[j] = capsOf(nodes[j]), nv, t.clock
 		}
 	}
 	*bc = blockCaps{cpu: minInt64, memory: minInt64, pods: minInt64}

@@ -12,21 +12,24 @@ import (
 // no node needs every node's reasons for its Diagnosis; filtering every
 // node again for them made each such pod cost O(nodes) filter calls, and
 // once a large cluster fills up most arrivals are such pods. A class
-// entry therefore remembers, per node and for the node version it was
-// computed at, which kinds of reasons (sameReason) the node gives; a
-// diagnosis filters again only the nodes that changed since (and, for
-// each kind, the first node giving it, whose exact reason — amounts,
-// taint, name — the Diagnosis reports), then counts kinds in visiting
-// order. The tallies are merged by the same code as the full cycle's
+// entry therefore remembers, per node, which kinds of reasons
+// (sameReason) the node gives, and per block the block version and the
+// caps table's tick they are for (as the entry's results: see
+// equivalence_caps.go); a diagnosis filters again only the nodes that
+// moved since (and, for each kind, the first node giving it, whose exact
+// reason — amounts, taint, name — the Diagnosis reports), then counts
+// kinds in visiting order. The tallies are merged by the same code as the full cycle's
 // (diagnose), so the Diagnosis is the one the full cycle returns.
 
 // classDiag is a class entry's per-node reason kinds.
 type classDiag struct {
-	valid bool // kind and ver are for the entry's current node set
+	valid bool // kind, bver and seen are for the entry's current node set
 	// kind[i]: node i's reason set, 1 + index into sets (0: unknown);
-	// valid while ver[i] is node i's version.
+	// valid while node i's block has version bver[b], or node i has not
+	// moved since the caps table's tick seen[b].
 	kind []uint16
-	ver  []int64
+	bver []int64
+	seen []uint64
 	// sets are the reason sets nodes gave: for each reason a node's
 	// filter appended, in order, the index of its kind in kinds.
 	sets [][]uint16
@@ -34,6 +37,10 @@ type classDiag struct {
 	// node are those of whichever node gave it first, and unused).
 	kinds []Reason
 	at    []int32 // per kind: its entry in the tally being built, or -1
+	// A diagnosis's scratch, per set: how many nodes give it, the
+	// visiting position and index of the first, and the sets given by
+	// some node in order of their first position.
+	cnt, firstPos, firstNode, order []int32
 }
 
 // maxDiagKinds bounds a class's reason kinds and sets (kind is a uint16);
@@ -112,10 +119,11 @@ func (s *Scheduler) diagnoseClass(e *classEntry, vc nodeview.View, d *Decision) 
 	if s.nodeReasons || s.workers > 1 || len(e.names) != len(e.pfs) {
 		return false
 	}
-	g, n := &e.diag, e.n
+	g, n, nb := &e.diag, e.n, vc.NumBlocks()
 	if !g.valid {
-		g.kind, g.ver = resize(g.kind, n), resize(g.ver, n)
+		g.kind, g.bver, g.seen = resize(g.kind, n), resize(g.bver, nb), resize(g.seen, nb)
 		clear(g.kind)
+		clear(g.bver)
 		g.valid = true
 	}
 	for k := range g.at {
@@ -127,42 +135,67 @@ func (s *Scheduler) diagnoseClass(e *classEntry, vc nodeview.View, d *Decision) 
 	defer func() { clear(wk.tally); wk.tally = wk.tally[:0] }()
 	buf := wk.scratch[:0]
 	defer func() { clear(buf[:cap(buf)]); wk.scratch = buf[:0] }()
-	start := s.next % n
-	pos := 0
-	for _, r := range [2][2]int{{start, n}, {0, start}} {
-		for lo := r[0]; lo < r[1]; {
-			b := lo / layout.BlockSize
-			hi := min(r[1], (b+1)*layout.BlockSize)
-			nodes, vers := vc.Block(b)
-			for i := lo; i < hi; i, pos = i+1, pos+1 {
-				j := i - b*layout.BlockSize
-				ni, fresh := nodes[j], false
-				if g.kind[i] == 0 || g.ver[i] != vers[j] {
-					clear(buf)
-					if buf = nodeReasons(e.pfs, e.names, ni, buf[:0]); len(buf) == 0 {
-						return false // feasible after all: let the full cycle decide
-					}
-					if g.kind[i] = g.setOf(buf); g.kind[i] == 0 {
-						return false
-					}
-					g.ver[i], fresh = vers[j], true
-				}
-				for p, k := range g.sets[g.kind[i]-1] {
-					if t := g.at[k]; t >= 0 {
-						wk.tally[t].Count++
-						continue
-					}
-					if !fresh { // the first node of this kind: its own reason
-						clear(buf)
-						buf, fresh = nodeReasons(e.pfs, e.names, ni, buf[:0]), true
-					}
-					g.at[k] = int32(len(wk.tally))
-					wk.tally = append(wk.tally, ReasonCount{Count: 1, Reason: buf[p]})
-					wk.tally[len(wk.tally)-1].Reason.Node = ni.Name()
-					wk.first = append(wk.first, int32(pos))
-				}
+	caps := &s.classes.caps
+	// The kinds of the nodes that moved, block by block.
+	for b := range nb {
+		v := vc.BlockVersion(b)
+		if v == g.bver[b] {
+			continue
+		}
+		caps.block(vc, b)
+		nodes, _ := vc.Block(b)
+		lo := b * layout.BlockSize
+		moved, kind, since := caps.moved[lo:lo+len(nodes)], g.kind[lo:lo+len(nodes)], g.seen[b]
+		for j, ni := range nodes {
+			if kind[j] != 0 && moved[j] <= since {
+				continue
 			}
-			lo = hi
+			clear(buf)
+			if buf = nodeReasons(e.pfs, e.names, ni, buf[:0]); len(buf) == 0 {
+				return false // feasible after all: let the full cycle decide
+			}
+			if kind[j] = g.setOf(buf); kind[j] == 0 {
+				return false
+			}
+		}
+		g.bver[b], g.seen[b] = v, caps.clock
+	}
+	// The nodes per reason set, counted in visiting order; then the
+	// sets in the order their first node comes, each adding its count
+	// to its kinds' tallies. A kind's first node is the first node of the
+	// first set (in that order) that holds it, and gives its own reason.
+	ns := len(g.sets)
+	g.cnt, g.firstPos, g.firstNode = resize(g.cnt, ns), resize(g.firstPos, ns), resize(g.firstNode, ns)
+	clear(g.cnt)
+	g.order = g.order[:0]
+	start := s.next % n
+	pos := int32(0)
+	for _, r := range [2][2]int{{start, n}, {0, start}} {
+		for i, k := range g.kind[r[0]:r[1]] {
+			set := k - 1
+			if g.cnt[set] == 0 {
+				g.firstPos[set], g.firstNode[set] = pos, int32(r[0]+i)
+				g.order = append(g.order, int32(set))
+			}
+			g.cnt[set]++
+			pos++
+		}
+	}
+	for _, set := range g.order {
+		for p, k := range g.sets[set] {
+			if t := g.at[k]; t >= 0 {
+				wk.tally[t].Count += int(g.cnt[set])
+				continue
+			}
+			i := int(g.firstNode[set])
+			nodes, _ := vc.Block(i / layout.BlockSize)
+			ni := nodes[i%layout.BlockSize]
+			clear(buf)
+			buf = nodeReasons(e.pfs, e.names, ni, buf[:0])
+			g.at[k] = int32(len(wk.tally))
+			wk.tally = append(wk.tally, ReasonCount{Count: int(g.cnt[set]), Reason: buf[p]})
+			wk.tally[len(wk.tally)-1].Reason.Node = ni.Name()
+			wk.first = append(wk.first, g.firstPos[set])
 		}
 	}
 	numChunks := (n + chunk - 1) / chunk

@@ -694,12 +694,19 @@ func placeBoth(t *testing.T, ref, s *Scheduler, f *snapshot.Fork, tpl *v1.Pod, i
 	p := tpl.DeepCopy()
 	p.Name = fmt.Sprint(p.Name, i)
 	pi := snapshot.MustPodInfo(p)
+	d := decideBoth(t, ref, s, f, pi)
+	require.True(t, d.Scheduled(), "pod %d", i)
+	require.NoError(t, f.AddPodInfo(pi, d.Node))
+	return d
+}
+
+// decideBoth runs a cycle for pi with ref and with s over f, requires
+// the same outcome, and returns s's decision.
+func decideBoth(t *testing.T, ref, s *Scheduler, f *snapshot.Fork, pi *snapshot.PodInfo) Decision {
 	dr, err := ref.SchedulePod(f, pi)
 	require.NoError(t, err)
 	d, err := s.SchedulePod(f, pi)
 	require.NoError(t, err)
-	require.Equal(t, outcomeOf(dr), outcomeOf(d), "pod %d", i)
-	require.True(t, d.Scheduled(), "pod %d", i)
-	require.NoError(t, f.AddPodInfo(pi, d.Node))
+	require.Equal(t, outcomeOf(dr), outcomeOf(d), "pod %s", pi.Key())
 	return d
 }

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/schedkit/schedkit/internal/layout"
 	"github.com/schedkit/schedkit/internal/nodeview"
@@ -74,14 +75,11 @@ func (s *Scheduler) scheduleRanked(e *classEntry, vc nodeview.View, d *Decision)
 			continue
 		}
 		dirty = append(dirty, int32(b))
-		lo, hi := blockRange(b, n)
-		ok := e.ok[lo:hi]
+		lo, _ := blockRange(b, n)
 		for k := range nk {
-			m := int64(0)
-			for j, x := range e.raw[k][lo:hi] {
-				if ok[j] {
-					m = max(m, x)
-				}
+			m, raw := int64(0), e.raw[k][lo:]
+			for x := e.okm[b]; x != 0; x &= x - 1 {
+				m = max(m, raw[bits.TrailingZeros64(x)])
 			}
 			r.raw[k][b] = m
 		}
@@ -142,7 +140,7 @@ func (s *Scheduler) scheduleRanked(e *classEntry, vc nodeview.View, d *Decision)
 			return 0
 		}
 		return int(r.ties[b])
-	}, func(i int) bool { return e.ok[i] && r.tot[i] == top })
+	}, func(i int) bool { return e.okm[i/layout.BlockSize]>>(i%layout.BlockSize)&1 != 0 && r.tot[i] == top })
 	if best < 0 {
 		panic("framework: ranked cycle: the drawn tie was not found")
 	}
@@ -164,18 +162,17 @@ func (s *Scheduler) chooseAlone(vc nodeview.View, i int, total int64) {
 // its summary (highest total and ties).
 func (s *Scheduler) rankBlock(e *classEntry, vc nodeview.View, b int) error {
 	c, r := &s.classes, &e.rank
-	lo, hi := blockRange(b, e.n)
+	lo, _ := blockRange(b, e.n)
 	r.top[b], r.ties[b] = 0, 0
 	if e.feas[b] == 0 {
 		return nil
 	}
 	nodes, _ := vc.Block(b)
 	c.batch, c.batchIdx = c.batch[:0], c.batchIdx[:0]
-	for i := lo; i < hi; i++ {
-		if e.ok[i] {
-			c.batch = append(c.batch, nodes[i-lo])
-			c.batchIdx = append(c.batchIdx, int32(i))
-		}
+	for x := e.okm[b]; x != 0; x &= x - 1 {
+		j := bits.TrailingZeros64(x)
+		c.batch = append(c.batch, nodes[j])
+		c.batchIdx = append(c.batchIdx, int32(lo+j))
 	}
 	defer clear(c.batch)
 	m := len(c.batch)

@@ -90,11 +90,16 @@ func (c *cluster) arrivals(spec *runSpec) ([]*snapshot.PodInfo, error) {
 	return order, nil
 }
 
-// classBudget is how many per-node entries (classes × nodes, each some 40
-// bytes) the cycle's equivalence cache may hold in a replay: four times
-// framework's default, so that the built-in workload's 860 pod classes
-// stay cached up to 20,000 nodes (-scale 13.34); at most about 700 MB.
-const classBudget = 1 << 24
+// classBudget is how many per-node entries (classes × nodes, each 8
+// bytes plus 8 per normalising scorer, 16 with -policy default, and 2
+// more for a class that diagnosed a pod) the cycle's equivalence cache
+// may hold in a replay: sixteen times framework's default, so that the
+// built-in workload's classes (1,167 at -scale 100, most of its pods in a
+// few hundred of them) stay cached up to 57,000 nodes and the 447 most
+// recently used at 150,000 (-scale 100), where an evicted class's next
+// pod costs a full cycle (filtering about 10,000 to 30,000 nodes); at
+// most about 1.2 GB with -policy default.
+const classBudget = 1 << 26
 
 // equivalenceClasses is replay.Config.EquivalenceClasses for n nodes:
 // classBudget's share, at least 64 (framework's minimum).
