@@ -51,6 +51,17 @@
 //
 //	nodes.yaml:27: document 2: Node "n1": status.capacity[cpu]: load: negative quantity -1
 //
+// What the API server refuses in resources is refused too, naming the
+// field (k8s.io/kubernetes v1.37.2 pkg/apis/core/validation
+// validateResourceRequirements and ValidateResourceQuantityValue): a
+// fractional quantity of an integer resource (nvidia.com/gpu: "0.5", any
+// extended resource, pods) in a Node's capacity or allocatable or a Pod's
+// container requirements, overhead or spec.resources; a request above its
+// limit; a request of an extended resource or hugepages without an equal
+// limit ([ErrInvalidObject]; examples/kube-scheduler/parity
+// TestLoaderResourceRulesMatchUpstream runs upstream's validation on the
+// same inputs).
+//
 // Errors wrap sentinels ([ErrSyntax], [ErrNegativeQuantity], [ErrDuplicate],
 // ...) for errors.Is, and each problem is an [*Error] for errors.As. When
 // anything is wrong, nothing is returned: no half-loaded cluster.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -38,19 +39,38 @@ func (g defaultsGen) list() v1.ResourceList {
 	l := v1.ResourceList{}
 	for _, name := range defaultsResources {
 		if g.r.IntN(3) == 0 {
-			l[name] = g.qty()
+			l[name] = g.qty(name)
 		}
 	}
 	return l
 }
 
-func (g defaultsGen) qty() resource.Quantity {
+// qty draws a quantity for name: whole numbers for the resources the API
+// server counts in whole units (pods, extended resources), which the
+// loader refuses otherwise.
+func (g defaultsGen) qty(name v1.ResourceName) resource.Quantity {
 	pool := []string{"0", "1", "2", "100m", "1500m", "0.0001", "1Gi", "512Mi", "3", "1e3", "7k"}
+	if name == "pods" || strings.Contains(string(name), ".") {
+		pool = []string{"0", "1", "2", "3", "1e3", "7k", "2000m"}
+	}
 	return resource.MustParse(pool[g.r.IntN(len(pool))])
 }
 
+// requirements draws requests and limits; a request of a resource that
+// cannot be overcommitted (extended, hugepages) is mostly made equal to
+// its limit, which the API server and the loader require.
 func (g defaultsGen) requirements() v1.ResourceRequirements {
-	return v1.ResourceRequirements{Requests: g.list(), Limits: g.list()}
+	r := v1.ResourceRequirements{Requests: g.list(), Limits: g.list()}
+	for name := range r.Requests {
+		if name == "nvidia.com/gpu" || name == "example.com/foo" || name == "hugepages-2Mi" {
+			if lim, ok := r.Limits[name]; ok && g.r.IntN(8) != 0 {
+				r.Requests[name] = lim.DeepCopy()
+			} else if !ok && g.r.IntN(8) != 0 {
+				delete(r.Requests, name)
+			}
+		}
+	}
+	return r
 }
 
 func (g defaultsGen) pod(i int) *v1.Pod {
@@ -95,7 +115,11 @@ func TestLoaderDefaultsMatchUpstream(t *testing.T) {
 	var pods []*v1.Pod
 	var nodes []*v1.Node
 	var in bytes.Buffer
-	for i := range cases {
+	// The objects the loader refuses (the API server's resource rules:
+	// fractional extended resources, requests above limits; see
+	// TestLoaderResourceRulesMatchUpstream) are drawn again.
+	refused := 0
+	for i := 0; len(pods) < cases || len(nodes) < cases; i++ {
 		// Upstream defaults the objects as the API server receives
 		// them: decoded from the JSON the loader reads (which drops
 		// empty maps, omitempty).
@@ -103,12 +127,25 @@ func TestLoaderDefaultsMatchUpstream(t *testing.T) {
 		for _, o := range []struct{ from, to any }{{g.pod(i), p}, {g.node(i), n}} {
 			js, err := json.Marshal(o.from)
 			require.NoError(t, err)
+			if _, err := load.Read(bytes.NewReader(js), "one.json"); err != nil {
+				require.ErrorIs(t, err, load.ErrInvalidObject)
+				refused++
+				continue
+			}
+			if o.to == p && len(pods) == cases || o.to == n && len(nodes) == cases {
+				continue
+			}
 			require.NoError(t, json.Unmarshal(js, o.to))
 			in.Write(js)
 			in.WriteByte('\n')
+			if o.to == p {
+				pods = append(pods, p)
+			} else {
+				nodes = append(nodes, n)
+			}
 		}
-		pods, nodes = append(pods, p), append(nodes, n)
 	}
+	t.Logf("%d objects drawn again: the loader refuses them", refused)
 	objs, err := load.Read(&in, "random.json")
 	require.NoError(t, err)
 	require.Len(t, objs.Pods, cases)
