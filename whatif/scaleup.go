@@ -489,7 +489,7 @@ func estimate(s estimators, f *snapshot.Fork, newOnly *newNodesOnly, classes []*
 	}
 	withPods := map[string]bool{}
 	last := ""
-	next := 0 // the index of the next new node's name to try
+	next := 0          // the index of the next new node's name to try
 	var cpu, mem int64 // placed pods' container requests, for waste
 	for _, c := range order {
 		placed := len(ge.Placed)
