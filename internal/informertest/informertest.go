@@ -249,6 +249,7 @@ var (
 
 func bigNode(name string) *v1.Node   { return MakeNode(name, "4", "8Gi") }
 func smallNode(name string) *v1.Node { return MakeNode(name, "2", "4Gi") }
+
 // recreated gives pod the metadata.uid of its i-th re-creation: a pod
 // deleted and created again under the same name, whose delete and add an
 // informer may merge into one update.

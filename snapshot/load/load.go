@@ -138,8 +138,10 @@ func Files(paths ...string) (Objects, error) { return Options{}.Files(paths...) 
 //
 // Defaults: the API server's defaults for the fields scheduling reads
 // are applied to each valid Pod and Node (container and init-container
-// requests default to limits per missing resource; allocatable defaults
-// to capacity when absent; see the package's Defaults section).
+// requests default to limits per missing resource; pod-level requests
+// are derived as the API server derives them when it creates the pod;
+// allocatable defaults to capacity when absent; see the package's
+// Defaults section).
 //
 // On any error Read returns the zero Objects and an error that is, or joins
 // (errors.Join, up to 10 listed), [*Error] values wrapping the sentinels

@@ -13,6 +13,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	podutil "k8s.io/kubernetes/pkg/api/pod"
+	"k8s.io/kubernetes/pkg/apis/core"
 	corev1 "k8s.io/kubernetes/pkg/apis/core/v1"
 
 	"github.com/schedkit/schedkit/snapshot/load"
@@ -73,11 +75,30 @@ func (g defaultsGen) requirements() v1.ResourceRequirements {
 	return r
 }
 
+// podLevel draws a pod-level list of the resources pods may set there.
+func (g defaultsGen) podLevel() v1.ResourceList {
+	if g.r.IntN(3) == 0 {
+		return nil
+	}
+	l := v1.ResourceList{}
+	for _, name := range []v1.ResourceName{"cpu", "memory", "hugepages-2Mi"} {
+		if g.r.IntN(2) == 0 {
+			l[name] = g.qty(name)
+		}
+	}
+	return l
+}
+
 func (g defaultsGen) pod(i int) *v1.Pod {
 	p := &v1.Pod{TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: "p" + strconv.Itoa(i)}}
 	p.Namespace = "default"
 	for j := range g.r.IntN(3) {
-		p.Spec.InitContainers = append(p.Spec.InitContainers, v1.Container{Name: "i" + strconv.Itoa(j), Resources: g.requirements()})
+		c := v1.Container{Name: "i" + strconv.Itoa(j), Resources: g.requirements()}
+		if g.r.IntN(3) == 0 { // a restartable init container (sidecar)
+			always := v1.ContainerRestartPolicyAlways
+			c.RestartPolicy = &always
+		}
+		p.Spec.InitContainers = append(p.Spec.InitContainers, c)
 	}
 	for j := range 1 + g.r.IntN(3) {
 		p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: "c" + strconv.Itoa(j), Resources: g.requirements()})
@@ -90,6 +111,9 @@ func (g defaultsGen) pod(i int) *v1.Pod {
 	if g.r.IntN(4) == 0 {
 		r := g.requirements()
 		p.Spec.Resources = &r
+		if g.r.IntN(2) == 0 { // pod-level resources, mostly as the API server accepts them
+			r.Requests, r.Limits = g.podLevel(), g.podLevel()
+		}
 	}
 	return p
 }
@@ -151,10 +175,19 @@ func TestLoaderDefaultsMatchUpstream(t *testing.T) {
 	require.Len(t, objs.Pods, cases)
 	require.Len(t, objs.Nodes, cases)
 
-	var defaulted, allocDefaulted int
+	var defaulted, allocDefaulted, podLevelDefaulted int
 	for i := range cases {
 		up := pods[i].DeepCopy()
 		corev1.SetObjectDefaults_Pod(up)
+		// Pod-level resources are defaulted when the pod is created
+		// (pkg/registry/core/pod PrepareForCreate), on the internal type.
+		var internal core.Pod
+		require.NoError(t, corev1.Convert_v1_Pod_To_core_Pod(up, &internal, nil))
+		podutil.DefaultPodLevelResources(&internal)
+		require.NoError(t, corev1.Convert_core_Pod_To_v1_Pod(&internal, up, nil))
+		if up.Spec.Resources != nil && len(up.Spec.Resources.Requests) > 0 && (pods[i].Spec.Resources == nil || len(up.Spec.Resources.Requests) > len(pods[i].Spec.Resources.Requests)) {
+			podLevelDefaulted++
+		}
 		got := objs.Pods[i]
 		where := "pod " + up.Name
 		for j := range up.Spec.InitContainers {
@@ -186,6 +219,8 @@ func TestLoaderDefaultsMatchUpstream(t *testing.T) {
 	}
 	// The cases exercise the defaults, not only their absence.
 	require.Greater(t, defaulted, cases/4)
+	require.Greater(t, podLevelDefaulted, cases/50, "pod-level requests defaulted")
+	t.Logf("%d pods got pod-level requests by default", podLevelDefaulted)
 	require.Greater(t, allocDefaulted, cases/8)
 }
 
