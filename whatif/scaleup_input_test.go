@@ -13,15 +13,20 @@ import (
 	"github.com/schedkit/schedkit/whatif"
 )
 
+// oneNodeOneGroup is a fork of one 4-CPU node, n0, and a group g of up
+// to 5 such nodes.
+func oneNodeOneGroup(t *testing.T) (*snapshot.Fork, []whatif.NodeGroup) {
+	c := snapshot.NewCache()
+	require.NoError(t, c.AddNode(st.MakeNode("n0").Capacity("cpu", "4", "memory", "8Gi", "pods", "110").Obj()))
+	tn := st.MakeNode("tmpl").Capacity("cpu", "4", "memory", "8Gi", "pods", "110").Obj()
+	return c.Snapshot().Fork(), []whatif.NodeGroup{{Name: "g", Template: tn, MaxNodes: 5}}
+}
+
 // TestScaleUpRefusesDuplicates: two pending pods with one namespace/name
 // were both counted (trial 5); now an ErrInvalidInput error naming the
 // pod, and the fork is left as it was.
 func TestScaleUpRefusesDuplicates(t *testing.T) {
-	c := snapshot.NewCache()
-	require.NoError(t, c.AddNode(st.MakeNode("n0").Capacity("cpu", "4", "memory", "8Gi", "pods", "110").Obj()))
-	f := c.Snapshot().Fork()
-	tn := st.MakeNode("tmpl").Capacity("cpu", "4", "memory", "8Gi", "pods", "110").Obj()
-	groups := []whatif.NodeGroup{{Name: "g", Template: tn, MaxNodes: 5}}
+	f, groups := oneNodeOneGroup(t)
 
 	pend := []*v1.Pod{st.MakePod("a").Req("cpu", "3").Obj(), st.MakePod("b").Req("cpu", "3").Obj(), st.MakePod("a").Req("cpu", "3").Obj()}
 	_, err := whatif.ScaleUp(f, pend, groups, whatif.ScaleUpConfig{})
@@ -35,15 +40,11 @@ func TestScaleUpRefusesDuplicates(t *testing.T) {
 // "-1", ..., so a ScaleUp on a fork that held an earlier ScaleUp's nodes
 // (added to try the chosen option) failed with "node already exists"
 // (trial 5 had made the bare error an ErrInvalidInput). The names already
-// taken are now skipped: the second estimate names its nodes g-new-2 and
-// g-new-3, places on them as on fresh names, and leaves the fork as it
-// was.
+// taken are now skipped: the second estimate names its nodes g-new-2,
+// g-new-3 and g-new-4, places on them as on fresh names, and leaves the
+// fork as it was.
 func TestScaleUpSkipsTakenNames(t *testing.T) {
-	c := snapshot.NewCache()
-	require.NoError(t, c.AddNode(st.MakeNode("n0").Capacity("cpu", "4", "memory", "8Gi", "pods", "110").Obj()))
-	f := c.Snapshot().Fork()
-	tn := st.MakeNode("tmpl").Capacity("cpu", "4", "memory", "8Gi", "pods", "110").Obj()
-	groups := []whatif.NodeGroup{{Name: "g", Template: tn, MaxNodes: 5}}
+	f, groups := oneNodeOneGroup(t)
 	wave := func(prefix string) []*v1.Pod {
 		var ps []*v1.Pod
 		for i := range 3 { // n0 takes one 3-CPU pod, each new node one
