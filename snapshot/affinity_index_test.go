@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/schedkit/schedkit/internal/interpod"
 	"github.com/schedkit/schedkit/snapshot"
@@ -232,7 +233,8 @@ func TestAffinityIndexMatchesScan(t *testing.T) {
 			case 0, 1:
 				p := randomTermPod(r, fmt.Sprintf("c%d", r.IntN(20)))
 				p.Spec.NodeName = nodes[r.IntN(len(nodes))].Name
-				require.NoError(t, c.AddPod(p), msg) // may move an existing pod
+				p.UID = types.UID(fmt.Sprint("uid-", step)) // may move an existing pod: created again
+				require.NoError(t, c.AddPod(p), msg)
 			case 2:
 				c.RemovePod(snapshot.PodKey{Namespace: []string{"default", "team"}[r.IntN(2)], Name: fmt.Sprintf("c%d", r.IntN(20))})
 			case 3:

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/schedkit/schedkit/internal/informer"
 )
@@ -26,8 +27,13 @@ import (
 // upstream's informer filters such pods out and delivers a delete); a pod
 // may arrive before its node (it is kept aside and joins the node when the
 // node arrives); removing a node that still has pods keeps the pods aside
-// until they are removed or the node comes back; an update may move a pod
-// between nodes; removing an unknown pod is a no-op. AddNode of a known
+// until they are removed or the node comes back; an update naming another
+// node moves a pod only when its metadata.uid differs from the one the
+// cache has (a pod deleted and created again under the same name, the
+// delete and add merged into one update, as upstream's event handler
+// updatePodInCache treats it): the same pod reported on another node is an
+// error ([ErrInvalidObject]; spec.nodeName cannot change, and upstream's
+// cache exits on it); removing an unknown pod is a no-op. AddNode of a known
 // node updates it and UpdateNode of an unknown node adds it, as informers
 // may replay events; AddPod of a known pod updates it and UpdatePod of an
 // unknown one adds it. Nodes that are not (or no longer) known are not in
@@ -55,9 +61,16 @@ import (
 type Cache struct {
 	mu     sync.Mutex
 	st     state
-	pods   map[PodKey]string    // pod -> node name it is on (or waiting for)
+	pods   map[PodKey]boundTo   // pod -> the node it is on (or waiting for)
 	ghosts map[string]*NodeInfo // pods on nodes the cache does not know
 	lean   bool                 // LeanPods: store lean records
+}
+
+// boundTo is where the Cache has a pod: its node's name, and the pod's
+// metadata.uid (kept apart from the record, which a lean record drops).
+type boundTo struct {
+	node string
+	uid  types.UID
 }
 
 // CacheOption configures a Cache ([NewCache], [NewCacheWithDevices]).
@@ -88,7 +101,7 @@ func NewCache(opts ...CacheOption) *Cache { return NewCacheWithDevices(nil, opts
 // openb.Devices (package snapshot/load/openb) for the Alibaba GPU sharing
 // schema. opts configure it.
 func NewCacheWithDevices(dec DeviceDecoder, opts ...CacheOption) *Cache {
-	c := &Cache{st: state{tok: newToken(), dec: dec}, pods: map[PodKey]string{}, ghosts: map[string]*NodeInfo{}}
+	c := &Cache{st: state{tok: newToken(), dec: dec}, pods: map[PodKey]boundTo{}, ghosts: map[string]*NodeInfo{}}
 	for _, o := range opts {
 		o(c)
 	}
@@ -175,8 +188,9 @@ func (c *Cache) RemoveNode(name string) error {
 }
 
 // AddPod reports a pod from the informer, under the informer contract
-// (see [Cache]): a bound pod (spec.nodeName set) is added, or updated and
-// moved if its node changed; an unbound pod changes nothing; a pod in
+// (see [Cache]): a bound pod (spec.nodeName set) is added, or updated
+// (moved to another node only as a pod created again, with a new
+// metadata.uid); an unbound pod changes nothing; a pod in
 // phase Succeeded or Failed is removed. Errors, which change nothing: a
 // nil pod, an empty metadata.name, a metadata.name or metadata.namespace
 // the API server refuses, a missing metadata.namespace (checked for every
@@ -185,7 +199,9 @@ func (c *Cache) RemoveNode(name string) error {
 // constraints or pod (anti-)affinity terms of a bound pod
 // ([NewPodInfo]; [ErrInvalidObject], [ErrNegativeQuantity]), a bound pod
 // recording a GPU device its (known) node does not have
-// ([ErrInvalidObject]), and an
+// ([ErrInvalidObject]), a report of a pod the cache has bound on another
+// node with the same metadata.uid ([ErrInvalidObject], naming the pod,
+// spec.nodeName and both nodes), and an
 // unbound report of a pod the cache has bound ([ErrInvalidObject]). Only a
 // bound pod is parsed. O(containers + pods on the node).
 func (c *Cache) AddPod(pod *v1.Pod) error {
@@ -207,7 +223,7 @@ func (c *Cache) AddPod(pod *v1.Pod) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.addAssignedLocked(pi)
+	return c.addAssignedLocked(pi, pod.UID)
 }
 
 // UpdatePod is [Cache.AddPod]: the informer's update carries the whole new
@@ -225,6 +241,10 @@ func (c *Cache) AddPodInfo(pi *PodInfo) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", err, ErrInvalidObject)
 	}
+	var uid types.UID
+	if pi.pod != nil {
+		uid = pi.pod.UID
+	}
 	if c.lean && kind == informer.Assigned {
 		pi = pi.Lean()
 	}
@@ -233,7 +253,7 @@ func (c *Cache) AddPodInfo(pi *PodInfo) error {
 	if kind != informer.Assigned {
 		return c.notAssignedLocked(pi.Pod(), kind)
 	}
-	return c.addAssignedLocked(pi)
+	return c.addAssignedLocked(pi, uid)
 }
 
 // notAssignedLocked applies an Unbound or Terminal report of pod.
@@ -243,21 +263,30 @@ func (c *Cache) notAssignedLocked(pod *v1.Pod, kind informer.Kind) error {
 		c.removePodLocked(k)
 		return nil
 	}
-	if node, ok := c.pods[k]; ok {
-		return fmt.Errorf("%w: %w", informer.UnbindError(pod, node), ErrInvalidObject)
+	if at, ok := c.pods[k]; ok {
+		return fmt.Errorf("%w: %w", informer.UnbindError(pod, at.node), ErrInvalidObject)
 	}
 	return nil
 }
 
-func (c *Cache) addAssignedLocked(pi *PodInfo) error {
+// addAssignedLocked counts pi (metadata.uid uid) on its node, replacing
+// the cache's record of the pod. A pod the cache has on another node is
+// moved only when uid differs from the recorded one (the pod was deleted
+// and created again, the delete and add merged into one update, as
+// upstream's updatePodInCache treats it); the same pod on another node
+// is an error (moveError).
+func (c *Cache) addAssignedLocked(pi *PodInfo, uid types.UID) error {
 	nodeName := pi.nodeName
+	if at, ok := c.pods[pi.key]; ok && at.node != nodeName && at.uid == uid {
+		return moveError(pi.key, uid, at.node, nodeName)
+	}
 	if i, ok := c.st.index(nodeName); ok {
 		if err := c.st.node(i).checkDevices(pi); err != nil {
 			return err
 		}
 	}
 	c.removePodLocked(pi.key)
-	c.pods[pi.key] = nodeName
+	c.pods[pi.key] = boundTo{nodeName, uid}
 	if i, ok := c.st.index(nodeName); ok {
 		ni := c.st.mutable(i)
 		ni.addPod(pi)
@@ -281,11 +310,23 @@ func (c *Cache) RemovePod(k PodKey) bool {
 	return c.removePodLocked(k)
 }
 
+// moveError is the error for a report of pod k (metadata.uid uid) bound
+// to node to, when the cache has the same pod bound to node from.
+func moveError(k PodKey, uid types.UID, from, to string) error {
+	id := ""
+	if uid != "" {
+		id = " (uid " + string(uid) + ")"
+	}
+	return fmt.Errorf("pod %s%s: spec.nodeName: reported on node %s, but the pod is bound to node %s and spec.nodeName cannot change (upstream's scheduler cache takes this as corruption and exits); remove the pod first, or give a pod created again its new metadata.uid: %w",
+		k, id, to, from, ErrInvalidObject)
+}
+
 func (c *Cache) removePodLocked(k PodKey) bool {
-	nodeName, ok := c.pods[k]
+	at, ok := c.pods[k]
 	if !ok {
 		return false
 	}
+	nodeName := at.node
 	delete(c.pods, k)
 	if i, ok := c.st.index(nodeName); ok {
 		ni := c.st.mutable(i)
@@ -305,6 +346,6 @@ func (c *Cache) removePodLocked(k PodKey) bool {
 func (c *Cache) PodNode(k PodKey) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n, ok := c.pods[k]
-	return n, ok
+	at, ok := c.pods[k]
+	return at.node, ok
 }

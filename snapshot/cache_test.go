@@ -23,8 +23,11 @@ func TestCacheEvents(t *testing.T) {
 	require.Equal(t, 2, s1.NumNodes())
 	assert.Equal(t, int64(500), s1.Get("n1").Requested().MilliCPU(), "early pod joined n1")
 
-	// An update may move a pod: 500m leaves n1, 700m lands on n2.
-	require.NoError(t, c.UpdatePod(st.MakePod("early").Req("cpu", "700m").Node("n2").Obj()))
+	// An update may move a pod created again (a new uid): 500m leaves n1,
+	// 700m lands on n2.
+	again := st.MakePod("early").Req("cpu", "700m").Node("n2").Obj()
+	again.UID += "-2"
+	require.NoError(t, c.UpdatePod(again))
 	s2 := c.Snapshot()
 	assert.Equal(t, int64(0), s2.Get("n1").Requested().MilliCPU())
 	assert.Equal(t, int64(700), s2.Get("n2").Requested().MilliCPU())
@@ -131,4 +134,63 @@ func TestHostPorts(t *testing.T) {
 	assert.True(t, ni.PortConflict(snapshot.HostPort{IP: "0.0.0.0", Protocol: tcp, Port: 9090}))
 	assert.False(t, ni.PortConflict(snapshot.HostPort{IP: "10.0.0.2", Protocol: tcp, Port: 9090}))
 	assert.False(t, ni.PortConflict(snapshot.HostPort{IP: "0.0.0.0", Protocol: v1.ProtocolUDP, Port: 8080}))
+}
+
+// TestCacheRefusesSamePodOnAnotherNode: a bound pod reported on another
+// node with the same metadata.uid moved silently; spec.nodeName cannot
+// change (upstream's scheduler cache, cacheImpl.UpdatePod, takes it as
+// corruption and exits), so it is an error naming the pod, spec.nodeName
+// and both nodes, and the cache is unchanged — through AddPod, UpdatePod
+// and AddPodInfo, with full and lean records, for a pod counted on its
+// node and one kept for an absent node. The pod created again (a new
+// uid: a delete and an add merged into one update) moves.
+func TestCacheRefusesSamePodOnAnotherNode(t *testing.T) {
+	for _, lean := range []bool{false, true} {
+		var opts []snapshot.CacheOption
+		if lean {
+			opts = append(opts, snapshot.LeanPods())
+		}
+		c := snapshot.NewCache(opts...)
+		for _, n := range []string{"n1", "n2"} {
+			require.NoError(t, c.AddNode(st.MakeNode(n).Capacity("cpu", "4", "memory", "8Gi", "pods", "10").Obj()))
+		}
+		require.NoError(t, c.AddPod(st.MakePod("p").Req("cpu", "500m").Node("n1").Obj()))
+		require.NoError(t, c.AddPod(st.MakePod("early").Req("cpu", "1").Node("n3").Obj())) // n3 not yet known
+		before := c.Snapshot()
+		for name, report := range map[string]func() error{
+			"UpdatePod":  func() error { return c.UpdatePod(st.MakePod("p").Req("cpu", "500m").Node("n2").Obj()) },
+			"AddPod":     func() error { return c.AddPod(st.MakePod("p").Req("cpu", "700m").Node("n2").Obj()) },
+			"AddPodInfo": func() error { return c.AddPodInfo(snapshot.MustPodInfo(st.MakePod("p").Node("n2").Obj())) },
+			"kept pod":   func() error { return c.UpdatePod(st.MakePod("early").Req("cpu", "1").Node("n1").Obj()) },
+		} {
+			err := report()
+			require.ErrorIs(t, err, snapshot.ErrInvalidObject, "%s lean=%v", name, lean)
+			assert.Contains(t, err.Error(), "spec.nodeName", name)
+			if name == "kept pod" {
+				assert.Contains(t, err.Error(), "pod default/early (uid pod-early): spec.nodeName: reported on node n1, but the pod is bound to node n3", name)
+			} else {
+				assert.Contains(t, err.Error(), "pod default/p (uid pod-p): spec.nodeName: reported on node n2, but the pod is bound to node n1", name)
+			}
+			after := c.Snapshot()
+			assert.Equal(t, int64(500), after.Get("n1").Requested().MilliCPU(), "%s lean=%v: unchanged", name, lean)
+			assert.Equal(t, int64(0), after.Get("n2").Requested().MilliCPU(), "%s lean=%v: unchanged", name, lean)
+			assert.Equal(t, before.NumNodes(), after.NumNodes())
+			at, ok := c.PodNode(snapshot.PodKey{Namespace: "default", Name: "p"})
+			assert.True(t, ok)
+			assert.Equal(t, "n1", at, name)
+		}
+		// The same node, the same uid: an update.
+		require.NoError(t, c.UpdatePod(st.MakePod("p").Req("cpu", "600m").Node("n1").Obj()))
+		assert.Equal(t, int64(600), c.Snapshot().Get("n1").Requested().MilliCPU())
+		// Created again: a new uid moves it.
+		again := st.MakePod("p").Req("cpu", "700m").Node("n2").Obj()
+		again.UID = "pod-p-2"
+		require.NoError(t, c.UpdatePod(again))
+		s := c.Snapshot()
+		assert.Equal(t, int64(0), s.Get("n1").Requested().MilliCPU())
+		assert.Equal(t, int64(700), s.Get("n2").Requested().MilliCPU())
+		// Deleted first, it may come back anywhere.
+		require.True(t, c.RemovePod(snapshot.PodKey{Namespace: "default", Name: "p"}))
+		require.NoError(t, c.AddPod(st.MakePod("p").Req("cpu", "500m").Node("n1").Obj()))
+	}
 }

@@ -162,6 +162,7 @@ func TestCacheLeanPodsSameState(t *testing.T) {
 	// Updates, moves and removals go through the same paths.
 	moved := leanTestPod("web-4")
 	moved.Spec.NodeName = "n0"
+	moved.UID += "-2" // created again: a move
 	for _, c := range []*snapshot.Cache{full, lean} {
 		require.NoError(t, c.UpdatePod(moved))
 		require.True(t, c.RemovePod(snapshot.PodKey{Namespace: "shop", Name: "web-5"}))

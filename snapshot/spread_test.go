@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/schedkit/schedkit/internal/spread"
 	"github.com/schedkit/schedkit/snapshot"
@@ -183,6 +184,7 @@ func checkSpreadIndex(t *testing.T, seed uint64) {
 			}
 		default:
 			p.Spec.NodeName = fmt.Sprintf("n%d", rng.IntN(25))
+			p.UID = types.UID(fmt.Sprint("uid-", seq)) // may move an existing pod: created again
 			require.NoError(t, c.AddPod(p))
 		}
 		checkGroups(t, c.Snapshot(), "cache")

@@ -24,7 +24,9 @@ import (
 // and how many nodes may be added.
 type NodeGroup struct {
 	// Name names the group; new nodes are called "<Name>-new-<i>", i
-	// from 0. Names must be unique and not empty.
+	// from 0, skipping the names of nodes the fork already has (so a
+	// second ScaleUp on a fork holding the first one's nodes names its
+	// own afresh). Names must be unique and not empty.
 	Name string
 	// Template is the shape of a new node (labels, taints, allocatable,
 	// capacity); its name is replaced, and so is its
@@ -174,8 +176,8 @@ type GroupEstimate struct {
 // listed twice in pending (same namespace/name), a
 // negative cfg.MaxNodes or MaxDuration, MaxDuration without Now, an
 // unknown Expander (wrapping [ErrInvalidInput]); an invalid scheduler
-// configuration; a new node's name taken by an existing node or not a
-// valid node name (wrapping ErrInvalidInput, naming the group and node).
+// configuration; a new node's name that is not a valid node name
+// (wrapping ErrInvalidInput, naming the group and node).
 func ScaleUp(f *snapshot.Fork, pending []*v1.Pod, groups []NodeGroup, cfg ScaleUpConfig) (ScaleUpResult, error) {
 	if err := cfg.validate(groups); err != nil {
 		return ScaleUpResult{}, err
@@ -487,6 +489,7 @@ func estimate(s estimators, f *snapshot.Fork, newOnly *newNodesOnly, classes []*
 	}
 	withPods := map[string]bool{}
 	last := ""
+	next := 0          // the index of the next new node's name to try
 	var cpu, mem int64 // placed pods' container requests, for waste
 	for _, c := range order {
 		placed := len(ge.Placed)
@@ -531,7 +534,8 @@ func estimate(s estimators, f *snapshot.Fork, newOnly *newNodesOnly, classes []*
 			case cfg.MaxDuration > 0 && cfg.Now().Sub(start) > cfg.MaxDuration:
 				why = fmt.Sprintf("time limit: the estimate ran longer than %v", cfg.MaxDuration)
 			default:
-				name := g.Name + "-new-" + strconv.Itoa(len(newOnly.names))
+				var name string
+				name, next = newNodeName(f, g.Name, next)
 				if err := f.AddNode(fromTemplate(g.Template, name)); err != nil {
 					return GroupEstimate{}, fmt.Errorf("group %s: new node %s: %w: %w", g.Name, name, err, ErrInvalidInput)
 				}
@@ -562,6 +566,17 @@ func estimate(s estimators, f *snapshot.Fork, newOnly *newNodesOnly, classes []*
 	ge.NodesAdded = len(withPods)
 	ge.Waste = waste(ge.NodesAdded, cpu, mem, g.Template)
 	return ge, nil
+}
+
+// newNodeName returns the first name "<group>-new-<i>", i >= from, that
+// no node of f has (an earlier ScaleUp's nodes, added to the cluster or
+// to the fork, keep theirs), and the index after it. O(names skipped).
+func newNodeName(f *snapshot.Fork, group string, from int) (string, int) {
+	for i := from; ; i++ {
+		if name := group + "-new-" + strconv.Itoa(i); f.Get(name) == nil {
+			return name, i + 1
+		}
+	}
 }
 
 // fromTemplate is template named name (and its hostname label, if any):

@@ -208,11 +208,14 @@ func TestScaleUpErrors(t *testing.T) {
 		assert.ErrorIs(t, err, whatif.ErrInvalidInput, name)
 		assert.ErrorContains(t, err, c.msg, name)
 	}
-	// A new node's name taken by an existing node.
+	// A new node's name taken by an existing node is skipped
+	// (TestScaleUpSkipsTakenNames).
 	clash := []whatif.NodeGroup{{Name: "old", Template: groups[0].Template, MaxNodes: 1}}
 	taken := forkOf(t, []*v1.Node{snapshottest.MakeNode("old-new-0").Capacity("cpu", "1").Obj()}, nil)
-	_, err := whatif.ScaleUp(taken, pending[1:2], clash, whatif.ScaleUpConfig{})
-	assert.ErrorContains(t, err, "group old")
+	got, err := whatif.ScaleUp(taken, pending[1:2], clash, whatif.ScaleUpConfig{})
+	require.NoError(t, err)
+	require.Len(t, got.Groups[0].Placed, 1)
+	assert.Equal(t, "old-new-1", got.Groups[0].Placed[0].Node)
 	assert.Equal(t, 0, taken.Depth())
 	assert.Equal(t, before, contentOf(f))
 	assert.Equal(t, 0, f.Depth())

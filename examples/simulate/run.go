@@ -156,7 +156,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.explain, "explain", "", "print the score breakdown of `POD`'s decision (name or namespace/name)")
 	fs.StringVar(&o.output, "o", "table", "output `FORMAT`: table or json")
 	fs.StringVar(&o.plot, "svg", "", "plot allocation vs arrived demand to `FILE` (.svg, .png or .pdf)")
-	fs.StringVar(&o.placements, "placements", "", "write every placement as CSV to `FILE`")
+	fs.StringVar(&o.placements, "placements", "", "write every placement as CSV to `FILE` (\"-\": to standard output, and the report to standard error)")
 	o.scale = 1
 	fs.Var(finiteFloat{&o.scale}, "scale", "size `F` of the built-in synthetic workload (1: 1,500 nodes, 8,000 pods); the run grows as pods × nodes for the FGD paper's policies, which score every node (scale 10: minutes per policy)")
 	preemptionFlags(fs, o)
@@ -394,7 +394,13 @@ func simulate(ctx context.Context, o *options, pols []*policyDef, stdout, stderr
 		rep.Warnings = append(rep.Warnings, strings.TrimPrefix(w, "warning: "))
 	}
 	rep.Summaries = summarize(pols, results, o.timing, o.preemption)
-	if o.placements != "" {
+	if o.placements == "-" {
+		// stdout carries the CSV alone, so that it can be piped.
+		if err := placementsCSV(stdout, results); err != nil {
+			return err
+		}
+		stdout = stderr
+	} else if o.placements != "" {
 		if err := writePlacements(o.placements, results); err != nil {
 			return err
 		}
@@ -471,7 +477,8 @@ func (c *cluster) podsNamed(name string) []string {
 	return keys
 }
 
-// writePlacements writes policy, seed, pod, node, devices, prebound rows.
+// writePlacements writes policy, seed, pod, node, devices, prebound rows
+// to the file at path (placementsCSV).
 func writePlacements(path string, results []*runResult) (err error) {
 	f, err := os.Create(path)
 	if err != nil {
@@ -482,7 +489,12 @@ func writePlacements(path string, results []*runResult) (err error) {
 			err = fmt.Errorf("-placements: %w", cerr)
 		}
 	}()
-	w := csv.NewWriter(f)
+	return placementsCSV(f, results)
+}
+
+// placementsCSV writes the -placements CSV to out.
+func placementsCSV(out io.Writer, results []*runResult) error {
+	w := csv.NewWriter(out)
 	_ = w.Write([]string{"policy", "seed", "pod", "node", "devices", "prebound"})
 	for _, r := range results {
 		for _, p := range r.Placements {

@@ -35,9 +35,13 @@
 //     UpdatePod, replaces the counted pod (upstream's AddPod of a pod it
 //     has is an error its handler logs; after a relist it is routine); an
 //     UpdatePod of an unknown pod adds it. An update naming another node
-//     moves the pod: it leaves the old node and counts on the new one
-//     (upstream's cache takes a move as corruption and exits; the latest
-//     report is the truth).
+//     with a new metadata.uid (the pod was deleted and created again, the
+//     delete and add merged into one update, as upstream's event handler
+//     updatePodInCache treats it) moves the pod: it leaves the old node
+//     and counts on the new one. The same pod (same uid) on another node
+//     cannot happen (spec.nodeName is immutable; upstream's cache takes it
+//     as corruption and exits) and is left to each store: snapshot.Cache
+//     refuses it with an error naming the pod and both nodes.
 //   - Pods before their node. An assigned pod whose node the store does
 //     not have is kept and counted nowhere; when the node is added it
 //     counts there. Deleting it meanwhile forgets it.
@@ -245,6 +249,15 @@ var (
 
 func bigNode(name string) *v1.Node   { return MakeNode(name, "4", "8Gi") }
 func smallNode(name string) *v1.Node { return MakeNode(name, "2", "4Gi") }
+
+// recreated gives pod the metadata.uid of its i-th re-creation: a pod
+// deleted and created again under the same name, whose delete and add an
+// informer may merge into one update.
+func recreated(pod *v1.Pod, i int) *v1.Pod {
+	pod.UID = types.UID(fmt.Sprintf("%s-%d", pod.UID, i))
+	return pod
+}
+
 func podA(name, node string) *v1.Pod { return MakePod("default", name, node, "500m", "1Gi") }
 func podB(name, node string) *v1.Pod { return MakePod("default", name, node, "1500m", "512Mi") }
 func a(name string) podAt            { return podAt{"default/" + name, reqA} }
@@ -302,10 +315,10 @@ func Run(t *testing.T, newStore func() Store) {
 	t.Run("a pod moved to another node leaves the old one", func(t *testing.T) {
 		s := newStore()
 		feed(t, s, bigNode("n1"), bigNode("n2"), podA("p1", "n1"))
-		require.NoError(t, s.UpdatePod(podB("p1", "n2")))
+		require.NoError(t, s.UpdatePod(recreated(podB("p1", "n2"), 1)))
 		require.Equal(t, state{}.node("n1", big).node("n2", big, b("p1")), counted(s))
 		// To a node the store does not have: counted nowhere until it comes.
-		require.NoError(t, s.UpdatePod(podB("p1", "n3")))
+		require.NoError(t, s.UpdatePod(recreated(podB("p1", "n3"), 2)))
 		require.Equal(t, state{}.node("n1", big).node("n2", big), counted(s))
 		require.NoError(t, s.AddNode(smallNode("n3")))
 		require.Equal(t, state{}.node("n1", big).node("n2", big).node("n3", small, b("p1")), counted(s))
@@ -609,8 +622,9 @@ func (e event) on(s Store) (err error, removed bool) {
 
 // model is the reference: the contract in a few lines of maps.
 type model struct {
-	nodes map[string]Amounts // added and not removed
-	pods  map[string]modelPod
+	nodes     map[string]Amounts // added and not removed
+	pods      map[string]modelPod
+	recreated int // pods given a new uid to move (randomEvent)
 }
 
 type modelPod struct {
@@ -661,6 +675,13 @@ func (m *model) randomEvent(r *rand.Rand) event {
 			cpu = fmt.Sprintf("-%dm", 100*(1+r.IntN(20)))
 		}
 		p := MakePod(pick(nsNames), pick(podNames), node, cpu, mem)
+		if old, ok := m.pods[p.Namespace+"/"+p.Name]; ok && node != "" && old.node != node {
+			// A move: the pod was deleted and created again, so it has a
+			// new metadata.uid (the same pod on another node is an error
+			// in snapshot.Cache, outside this contract).
+			m.recreated++
+			p.UID = types.UID(fmt.Sprintf("%s-%d", p.UID, m.recreated))
+		}
 		switch r.IntN(10) {
 		case 0:
 			p.Status.Phase = v1.PodSucceeded

@@ -296,3 +296,82 @@ func BenchmarkScaled(b *testing.B) {
 		}
 	}
 }
+
+// TestCmpMatchesApimachinery: for random quantities of moderate exponents
+// (where apimachinery's Cmp is quick), Cmp equals a.Cmp(b), on pairs drawn
+// independently and on pairs one unit of their last digit apart.
+func TestCmpMatchesApimachinery(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 2026))
+	for range 20000 {
+		a := resource.MustParse(randomQuantity(r))
+		bs := randomQuantity(r)
+		if r.IntN(3) == 0 {
+			bs = a.String()
+		}
+		b := resource.MustParse(bs)
+		if r.IntN(4) == 0 { // one unit apart, at a's own scale
+			b = a.DeepCopy()
+			db := b.AsDec()
+			one := resource.NewScaledQuantity(1, resource.Scale(-db.Scale()))
+			db.Add(db, one.AsDec())
+		}
+		require.Equal(t, a.Cmp(b), Cmp(a, b), "Cmp(%s, %s)", a.String(), b.String())
+		require.Equal(t, b.Cmp(a), Cmp(b, a), "Cmp(%s, %s)", b.String(), a.String())
+	}
+}
+
+func TestCmpCases(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{
+		{"1", "1000m", 0},
+		{"0.5", "1", -1},
+		{"1.9999", "2", -1},
+		{"0", "0e999999999", 0},
+		{"1e999999999", "2e999999999", -1},
+		{"1e999999999", "10e999999998", 0},
+		{"1e999999999", "1", 1},
+		{"-1e999999999", "1", -1},
+		{"-1e999999999", "-2e999999999", 1},
+		{"1n", "1e-999999", 0}, // parsing rounds up to 1n
+	} {
+		got := make(chan int, 1)
+		go func() { got <- Cmp(resource.MustParse(c.a), resource.MustParse(c.b)) }()
+		select {
+		case g := <-got:
+			assert.Equal(t, c.want, g, "Cmp(%s, %s)", c.a, c.b)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Cmp(%s, %s) did not return within 10s", c.a, c.b)
+		}
+	}
+}
+
+func FuzzCmp(f *testing.F) {
+	for _, s := range [][2]string{{"1", "1000m"}, {"0.5", "1"}, {"1e999999999", "2e999999998"}, {"-3.7", "-3.70"}, {"1Ki", "1024"}, {"0e99", "0"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, x, y string) {
+		if Screen(x) != nil || Screen(y) != nil {
+			return
+		}
+		a, err := resource.ParseQuantity(x)
+		if err != nil {
+			return
+		}
+		b, err := resource.ParseQuantity(y)
+		if err != nil {
+			return
+		}
+		c := Cmp(a, b)
+		require.Equal(t, -c, Cmp(b, a), "Cmp(%s, %s) not antisymmetric", x, y)
+		require.Zero(t, Cmp(a, a))
+		for _, q := range []resource.Quantity{a, b} {
+			c := q.DeepCopy()
+			if d := c.AsDec(); d.Scale() < -40 || d.Scale() > 40 || d.UnscaledBig().BitLen() > 400 {
+				return
+			}
+		}
+		require.Equal(t, a.Cmp(b), c, "Cmp(%s, %s)", x, y)
+	})
+}

@@ -18,17 +18,50 @@ import (
 // pkg/scheduler/util/utils.go IsScalarResourceName.
 func IsScalarResourceName(name v1.ResourceName) bool {
 	s := string(name)
-	return isExtendedResourceName(s) || strings.HasPrefix(s, v1.ResourceHugePagesPrefix) ||
+	return IsExtendedResourceName(name) || strings.HasPrefix(s, v1.ResourceHugePagesPrefix) ||
 		strings.Contains(s, v1.ResourceDefaultNamespacePrefix) || strings.HasPrefix(s, v1.ResourceAttachableVolumesPrefix)
 }
 
-// isExtendedResourceName follows pkg/apis/core/v1/helper.IsExtendedResourceName.
-func isExtendedResourceName(s string) bool {
-	if !strings.Contains(s, "/") || strings.Contains(s, v1.ResourceDefaultNamespacePrefix) ||
-		strings.HasPrefix(s, v1.DefaultResourceRequestsPrefix) {
+// IsExtendedResourceName reports whether name is an extended resource:
+// domain-qualified outside kubernetes.io, not "requests."-prefixed, and a
+// qualified name once prefixed with "requests.". Source:
+// k8s.io/kubernetes v1.37 pkg/apis/core/v1/helper.IsExtendedResourceName.
+func IsExtendedResourceName(name v1.ResourceName) bool {
+	s := string(name)
+	if IsNativeResource(name) || strings.HasPrefix(s, v1.DefaultResourceRequestsPrefix) {
 		return false
 	}
 	return len(validation.IsQualifiedName(v1.DefaultResourceRequestsPrefix+s)) == 0
+}
+
+// IsNativeResource reports whether name is in the kubernetes.io/
+// namespace: unprefixed, or containing "kubernetes.io/". Source: v1.37
+// pkg/apis/core/v1/helper.IsNativeResource.
+func IsNativeResource(name v1.ResourceName) bool {
+	s := string(name)
+	return !strings.Contains(s, "/") || strings.Contains(s, v1.ResourceDefaultNamespacePrefix)
+}
+
+// IsOvercommitAllowed reports whether a container's request of name may
+// differ from its limit, or be given without one: native resources other
+// than hugepages-*. Source: v1.37 pkg/apis/core/v1/helper.IsOvercommitAllowed.
+func IsOvercommitAllowed(name v1.ResourceName) bool {
+	return IsNativeResource(name) && !strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix)
+}
+
+// IsIntegerResourceName reports whether the API server requires quantities
+// of name to be whole numbers: the object-count names (pods, services,
+// secrets, ...) and every extended resource. Source: v1.37
+// pkg/apis/core/helper.IsIntegerResourceName, as
+// pkg/apis/core/validation.ValidateResourceQuantityValue applies it.
+func IsIntegerResourceName(name v1.ResourceName) bool {
+	switch name {
+	case v1.ResourcePods, v1.ResourceQuotas, v1.ResourceServices, v1.ResourceReplicationControllers,
+		v1.ResourceSecrets, v1.ResourceConfigMaps, v1.ResourcePersistentVolumeClaims,
+		v1.ResourceServicesNodePorts, v1.ResourceServicesLoadBalancers:
+		return true
+	}
+	return IsExtendedResourceName(name)
 }
 
 // IsPodLevelResource reports whether name is a resource pods may request

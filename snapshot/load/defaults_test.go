@@ -159,3 +159,90 @@ func BenchmarkReadLimitsOnlyPods(b *testing.B) {
 		})
 	}
 }
+
+// TestReadDefaultsPodLevelRequests: pod-level resources that name a
+// request or limit get the pod-level requests the API server defaults
+// when it creates the pod (v1.37.2 pkg/api/pod DefaultPodLevelResources;
+// examples/kube-scheduler/parity TestLoaderDefaultsMatchUpstream runs it
+// on random pods), and scheduling counts them.
+func TestReadDefaultsPodLevelRequests(t *testing.T) {
+	pod := func(spec string) string {
+		return "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n" + spec
+	}
+	for _, c := range []struct {
+		name, spec string
+		want       map[v1.ResourceName]string // spec.resources.requests after loading; nil: no pod-level resources
+		wantLimits map[v1.ResourceName]string // spec.resources.limits, when checked
+		milliCPU   int64                      // the pod's CPU request as scheduling counts it
+	}{
+		{
+			// cpu: the pod-level limit (no container requests cpu);
+			// memory: the containers' sum, 1Gi + 512Mi.
+			name: "a pod-level limit; container requests",
+			spec: "  resources: {limits: {cpu: \"2\"}}\n  containers:\n  - {name: a, resources: {requests: {memory: 1Gi}}}\n  - {name: b, resources: {requests: {memory: 512Mi}}}\n",
+			want: map[v1.ResourceName]string{"cpu": "2", "memory": "1536Mi"}, milliCPU: 2000,
+		},
+		{
+			// cpu: max(containers 500m + sidecar 200m, init 1 + sidecar 200m before it) = 1200m.
+			name: "init containers and a sidecar",
+			spec: "  resources: {requests: {memory: 1Gi}}\n  initContainers:\n  - {name: s, restartPolicy: Always, resources: {requests: {cpu: 200m}}}\n  - {name: i, resources: {requests: {cpu: \"1\"}}}\n  containers:\n  - {name: a, resources: {requests: {cpu: 500m}}}\n",
+			want: map[v1.ResourceName]string{"cpu": "1200m", "memory": "1Gi"}, milliCPU: 1200,
+		},
+		{
+			// Each container's 0.0001 rounds up to 1m before the sum, as the
+			// API server's decoding rounds it: 2m, not 1m.
+			name: "sub-milli container requests",
+			spec: "  resources: {limits: {memory: 1Gi}}\n  containers:\n  - {name: a, resources: {requests: {cpu: \"0.0001\"}}}\n  - {name: b, resources: {requests: {cpu: \"0.0001\"}}}\n",
+			want: map[v1.ResourceName]string{"cpu": "2m", "memory": "1Gi"}, milliCPU: 2,
+		},
+		{
+			// hugepages: the containers' limit becomes the pod's limit, then
+			// its request; the extended resource is not a pod-level one.
+			name:       "hugepages and an extended resource",
+			spec:       "  resources: {requests: {cpu: \"1\"}}\n  containers:\n  - {name: a, resources: {limits: {hugepages-2Mi: 4Mi, memory: 1Gi, example.com/foo: \"1\"}}}\n",
+			want:       map[v1.ResourceName]string{"cpu": "1", "memory": "1Gi", "hugepages-2Mi": "4Mi"},
+			wantLimits: map[v1.ResourceName]string{"hugepages-2Mi": "4Mi"},
+			milliCPU:   1000,
+		},
+		{
+			name: "a pod-level request given is kept",
+			spec: "  resources: {requests: {cpu: 300m}, limits: {cpu: \"1\"}}\n  containers:\n  - {name: a, resources: {requests: {cpu: 100m}}}\n",
+			want: map[v1.ResourceName]string{"cpu": "300m"}, milliCPU: 300,
+		},
+		{
+			name: "empty pod-level resources: nothing",
+			spec: "  resources: {}\n  containers:\n  - {name: a, resources: {requests: {cpu: 100m}}}\n",
+			want: nil, milliCPU: 100,
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			objs, err := load.Read(strings.NewReader(pod(c.spec)), "p.yaml")
+			require.NoError(t, err)
+			p := objs.Pods[0]
+			if c.want == nil {
+				if p.Spec.Resources != nil {
+					assert.Empty(t, p.Spec.Resources.Requests)
+				}
+			} else {
+				require.NotNil(t, p.Spec.Resources)
+				got := map[v1.ResourceName]string{}
+				for k, q := range p.Spec.Resources.Requests {
+					got[k] = fmt.Sprint(q.MilliValue())
+				}
+				want := map[v1.ResourceName]string{}
+				for k, s := range c.want {
+					q := resource.MustParse(s)
+					want[k] = fmt.Sprint(q.MilliValue())
+				}
+				assert.Equal(t, want, got, "spec.resources.requests in milli-units")
+				for k, s := range c.wantLimits {
+					q, w := p.Spec.Resources.Limits[k], resource.MustParse(s)
+					assert.Equal(t, w.MilliValue(), q.MilliValue(), "limits[%s]", k)
+				}
+			}
+			pi, err := snapshot.NewPodInfo(p)
+			require.NoError(t, err)
+			assert.Equal(t, c.milliCPU, pi.Requests().Requested.MilliCPU(), "the CPU scheduling counts")
+		})
+	}
+}

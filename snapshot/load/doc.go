@@ -30,15 +30,21 @@
 // its limits only requests its GPUs; a Node with status.capacity and no
 // status.allocatable (absent, not "{}") has its capacity allocatable;
 // a Pod or other namespaced object without metadata.namespace is put in
-// "default". Nothing else: in particular pod-level spec.resources is
-// read as written (the API server derives its missing requests when a
-// pod is created, from pod-level limits and container requests; the
-// loader does not), as are quantities that upstream rounds up to
-// milli-units (the snapshot model reads them rounded up anyway). The
+// "default"; pod-level spec.resources that names any request or limit
+// gets the pod-level requests the API server derives when it creates the
+// pod (a hugepages-* limit from the containers' limits, then cpu and
+// memory requests from the containers' aggregate request, then any
+// missing cpu, memory or hugepages-* request from the pod-level limit;
+// pkg/api/pod DefaultPodLevelResources under the default feature gates;
+// pod-level limits of cpu and memory, which scheduling does not read, are
+// not derived). Nothing else: quantities that upstream rounds up to
+// milli-units are kept as written (the snapshot model reads them rounded
+// up anyway; the pod-level sums round each term first, as upstream). The
 // rules are those of k8s.io/kubernetes v1.37 pkg/apis/core/v1
-// (SetDefaults_Pod, SetDefaults_NodeStatus), checked against upstream's
-// own SetObjectDefaults_Pod and SetObjectDefaults_Node by
-// examples/kube-scheduler/parity TestLoaderDefaultsMatchUpstream. They are
+// (SetDefaults_Pod, SetDefaults_NodeStatus) and pkg/api/pod, checked
+// against upstream's own SetObjectDefaults_Pod, SetObjectDefaults_Node and
+// DefaultPodLevelResources by examples/kube-scheduler/parity
+// TestLoaderDefaultsMatchUpstream. They are
 // applied after validation (an invalid limit is reported once, as
 // written) and on every path: [Read], [Files], [Options.ReadCache],
 // [Options.FilesCache]. snapshot.Cache and reserve.Ledger apply no
@@ -50,6 +56,17 @@
 // the field, for example
 //
 //	nodes.yaml:27: document 2: Node "n1": status.capacity[cpu]: load: negative quantity -1
+//
+// What the API server refuses in resources is refused too, naming the
+// field (k8s.io/kubernetes v1.37.2 pkg/apis/core/validation
+// validateResourceRequirements and ValidateResourceQuantityValue): a
+// fractional quantity of an integer resource (nvidia.com/gpu: "0.5", any
+// extended resource, pods) in a Node's capacity or allocatable or a Pod's
+// container requirements, overhead or spec.resources; a request above its
+// limit; a request of an extended resource or hugepages without an equal
+// limit ([ErrInvalidObject]; examples/kube-scheduler/parity
+// TestLoaderResourceRulesMatchUpstream runs upstream's validation on the
+// same inputs).
 //
 // Errors wrap sentinels ([ErrSyntax], [ErrNegativeQuantity], [ErrDuplicate],
 // ...) for errors.Is, and each problem is an [*Error] for errors.As. When

@@ -40,7 +40,11 @@ var (
 	// maxSkew 0, ...), a Node whose name is not a DNS-1123 subdomain, or
 	// a Namespace, Service, ReplicationController, ReplicaSet,
 	// StatefulSet, PriorityClass or PodDisruptionBudget with an invalid
-	// name or selector; the error names the field.
+	// name or selector; or resources the API server refuses: a
+	// fractional quantity of an extended resource or other integer
+	// resource (nvidia.com/gpu: "0.5", pods: 110.5), a request above its
+	// limit, a request of an extended resource or hugepages without an
+	// equal limit; the error names the field.
 	ErrInvalidObject = errors.New("load: invalid object")
 )
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/schedkit/schedkit/snapshot"
 	"github.com/schedkit/schedkit/snapshot/load"
@@ -55,6 +56,13 @@ func FuzzRead(f *testing.F) {
 		"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: \"1e-999999999\"}}}]}\n",
 		`{"apiVersion":"v1","kind":"Node","metadata":{"name":"n"},"status":{"capacity":{"memory":1e9919999199999999}}}`,
 		"apiVersion: v1\nkind: Node\nmetadata: {name: n, labels: {a: \"1e-999999999\"}}\nstatus: {allocatable: {cpu: 1234567890123456789e99999}}\n",
+		// The API server's resource rules: fractional extended resources,
+		// requests above limits, non-overcommitable requests without limits.
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"0.5\"}}}]}\n",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {nvidia.com/gpu: 1}}}]}\n",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: 2, example.com/a: 1}, limits: {cpu: 1, example.com/a: 1}}}]}\n",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"1.9999\"}}}], overhead: {example.com/a: 1e30}}\n",
+		"apiVersion: v1\nkind: Node\nmetadata: {name: x}\nstatus: {capacity: {example.com/foo: 1500m, pods: 110.5}}\n",
 	} {
 		f.Add([]byte(seed), false)
 		f.Add([]byte(seed), true)
@@ -84,6 +92,8 @@ func FuzzRead(f *testing.F) {
 			require.False(t, nodes[n.Name], "duplicate node %q", n.Name)
 			nodes[n.Name] = true
 			checkQuantities(t, "Node "+n.Name, reflect.ValueOf(n.Status))
+			checkAPIRules(t, "Node "+n.Name+" capacity", v1.ResourceRequirements{Limits: n.Status.Capacity})
+			checkAPIRules(t, "Node "+n.Name+" allocatable", v1.ResourceRequirements{Limits: n.Status.Allocatable})
 			require.NoError(t, snapshot.NewCache().AddNode(n), "node %s: the Cache refuses it", n.Name)
 		}
 		pods := map[string]bool{}
@@ -97,6 +107,11 @@ func FuzzRead(f *testing.F) {
 			spec.Volumes = nil // volume claim templates are not scheduling inputs
 			checkQuantities(t, "Pod "+key, reflect.ValueOf(spec))
 			checkQuantities(t, "Pod "+key, reflect.ValueOf(p.Status))
+			for _, cs := range [][]v1.Container{p.Spec.Containers, p.Spec.InitContainers} {
+				for _, c := range cs {
+					checkAPIRules(t, "Pod "+key+" container "+c.Name, c.Resources)
+				}
+			}
 			require.Empty(t, snapshot.ValidatePod(p), "pod %s: the Cache would refuse it", key)
 		}
 	})
@@ -130,5 +145,41 @@ func checkQuantities(t *testing.T, what string, v reflect.Value) {
 		for name, q := range v.Interface().(v1.ResourceList) {
 			require.GreaterOrEqual(t, q.Sign(), 0, "%s: %s = %s is negative", what, name, q.String())
 		}
+	}
+}
+
+// checkAPIRules fails if r breaks the API server's rules on resources, by
+// a plain reading of them (k8s.io/kubernetes v1.37.2 pkg/apis/core
+// validation): a quantity of an extended resource (a name with a domain
+// outside kubernetes.io) is a whole number of milli-units/1000, and a
+// request is at most its limit, equal to it for an extended resource.
+// Quantities of exponents beyond ±30 are left out (apimachinery's Cmp and
+// MilliValue are slow or wrap there).
+func checkAPIRules(t *testing.T, what string, r v1.ResourceRequirements) {
+	t.Helper()
+	moderate := func(q resource.Quantity) bool {
+		d := q.AsDec()
+		return d.Scale() > -12 && d.Scale() < 30 && d.UnscaledBig().BitLen() < 60
+	}
+	extended := func(name v1.ResourceName) bool {
+		return strings.Contains(string(name), "/") && !strings.Contains(string(name), "kubernetes.io/")
+	}
+	for _, rl := range []v1.ResourceList{r.Limits, r.Requests} {
+		for name, q := range rl {
+			if extended(name) && moderate(q.DeepCopy()) && q.MilliValue() < 1e15 {
+				require.Zero(t, q.MilliValue()%1000, "%s: %s = %s is not a whole number", what, name, q.String())
+			}
+		}
+	}
+	for name, req := range r.Requests {
+		lim, ok := r.Limits[name]
+		if !ok || !moderate(req.DeepCopy()) || !moderate(lim.DeepCopy()) {
+			require.True(t, ok || !extended(name), "%s: %s requested without a limit", what, name)
+			continue
+		}
+		if extended(name) {
+			require.Zero(t, req.Cmp(lim), "%s: %s request %s differs from its limit %s", what, name, req.String(), lim.String())
+		}
+		require.LessOrEqual(t, req.Cmp(lim), 0, "%s: %s request %s above its limit %s", what, name, req.String(), lim.String())
 	}
 }

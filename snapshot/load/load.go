@@ -115,7 +115,12 @@ func Files(paths ...string) (Objects, error) { return Options{}.Files(paths...) 
 // negative in a Node's status.capacity or status.allocatable, or in a Pod's
 // container (init, ephemeral) requests and limits, container statuses'
 // allocatedResources and resources, spec.overhead, spec.resources,
-// status.allocatedResources or status.resources; Node names and Pod
+// status.allocatedResources or status.resources; a Node's capacity and
+// allocatable and a Pod's container (init, ephemeral) requirements,
+// spec.overhead and spec.resources must pass the API server's resource
+// rules (whole numbers for extended resources and pods, requests at most
+// their limits, equal limits for extended resources and hugepages;
+// [ErrInvalidObject], see the package doc); Node names and Pod
 // namespace/names must be unique. Quantities too large for int64 (even in
 // milli-units, such as cpu: 1e1000 or memory: 50E) are accepted unchanged:
 // the snapshot model saturates them at math.MaxInt64 (see the package doc
@@ -133,8 +138,10 @@ func Files(paths ...string) (Objects, error) { return Options{}.Files(paths...) 
 //
 // Defaults: the API server's defaults for the fields scheduling reads
 // are applied to each valid Pod and Node (container and init-container
-// requests default to limits per missing resource; allocatable defaults
-// to capacity when absent; see the package's Defaults section).
+// requests default to limits per missing resource; pod-level requests
+// are derived as the API server derives them when it creates the pod;
+// allocatable defaults to capacity when absent; see the package's
+// Defaults section).
 //
 // On any error Read returns the zero Objects and an error that is, or joins
 // (errors.Join, up to 10 listed), [*Error] values wrapping the sentinels

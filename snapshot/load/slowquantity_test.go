@@ -118,7 +118,7 @@ func TestReadRejectsSlowQuantities(t *testing.T) {
 // quantity loads as before.
 func TestReadScreensQuantityFieldsOnly(t *testing.T) {
 	in := "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {size: \"1e-999999999\"}\n  annotations: {a: \"1e9919999199999999\", b: \"12e-99999\"}\n" +
-		"status: {capacity: {cpu: 1e999999999, memory: 0e-999999999, pods: \"1e-10000\"}}\n" +
+		"status: {capacity: {cpu: 1e999999999, memory: 0e-999999999, ephemeral-storage: \"1e-10000\"}}\n" +
 		"---\napiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {resources: {requests: {cpu: \"1e-999999999\"}}}\n"
 	var objs load.Objects
 	var err error
@@ -130,6 +130,6 @@ func TestReadScreensQuantityFieldsOnly(t *testing.T) {
 	assert.Equal(t, "1e9919999199999999", n.Annotations["a"])
 	assert.Equal(t, "1e999999999", n.Status.Capacity.Cpu().String())
 	assert.True(t, n.Status.Capacity.Memory().IsZero())
-	assert.Equal(t, int64(1), n.Status.Capacity.Pods().ScaledValue(-9), "1e-10000 rounds up to a nano-unit, as apimachinery does")
+	assert.Equal(t, int64(1), n.Status.Capacity.StorageEphemeral().ScaledValue(-9), "1e-10000 rounds up to a nano-unit, as apimachinery does (pods, an integer resource, would be refused)")
 	assert.Len(t, objs.Skipped, 1, "the Widget, of an unknown kind, is skipped undecoded")
 }

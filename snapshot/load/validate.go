@@ -3,6 +3,7 @@ package load
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/schedkit/schedkit/internal/objects"
 	"github.com/schedkit/schedkit/internal/quantity"
+	"github.com/schedkit/schedkit/internal/resname"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -34,7 +36,8 @@ func nodeProblems(n *v1.Node) []problem {
 	ps = invalid(ps, objects.MetaNames(n.Name, "", apivalidation.NameIsDNSSubdomain))
 	ps = negatives(ps, "status.capacity", n.Status.Capacity)
 	ps = negatives(ps, "status.allocatable", n.Status.Allocatable)
-	return ps
+	ps = integers(ps, "status.capacity", n.Status.Capacity)
+	return integers(ps, "status.allocatable", n.Status.Allocatable)
 }
 
 // podProblems lists what is wrong with p: a missing name; what
@@ -45,7 +48,10 @@ func nodeProblems(n *v1.Node) []problem {
 // scheduler may read them (component-helpers resource.PodRequests reads
 // container requests and, with in-place resize, container and pod
 // statuses; limits, overhead and pod-level resources feed the same sums),
-// which covers every quantity the Cache refuses and more. O(containers ×
+// which covers every quantity the Cache refuses and more; and in the
+// spec's requirements (containers, init and ephemeral containers,
+// spec.resources, spec.overhead) the API server's rules on integer
+// resources and on requests against limits (apiRules). O(containers ×
 // resources + the scheduling terms).
 func podProblems(p *v1.Pod) []problem {
 	var ps []problem
@@ -58,16 +64,17 @@ func podProblems(p *v1.Pod) []problem {
 	}
 	ps = invalid(ps, errs)
 	for i := range p.Spec.InitContainers {
-		ps = requirements(ps, "spec.initContainers["+strconv.Itoa(i)+"].resources", &p.Spec.InitContainers[i].Resources)
+		ps = specRequirements(ps, "spec.initContainers["+strconv.Itoa(i)+"].resources", &p.Spec.InitContainers[i].Resources)
 	}
 	for i := range p.Spec.Containers {
-		ps = requirements(ps, "spec.containers["+strconv.Itoa(i)+"].resources", &p.Spec.Containers[i].Resources)
+		ps = specRequirements(ps, "spec.containers["+strconv.Itoa(i)+"].resources", &p.Spec.Containers[i].Resources)
 	}
 	for i := range p.Spec.EphemeralContainers {
-		ps = requirements(ps, "spec.ephemeralContainers["+strconv.Itoa(i)+"].resources", &p.Spec.EphemeralContainers[i].Resources)
+		ps = specRequirements(ps, "spec.ephemeralContainers["+strconv.Itoa(i)+"].resources", &p.Spec.EphemeralContainers[i].Resources)
 	}
 	ps = negatives(ps, "spec.overhead", p.Spec.Overhead)
-	ps = requirements(ps, "spec.resources", p.Spec.Resources)
+	ps = integers(ps, "spec.overhead", p.Spec.Overhead)
+	ps = specRequirements(ps, "spec.resources", p.Spec.Resources)
 	ps = statuses(ps, "status.initContainerStatuses", p.Status.InitContainerStatuses)
 	ps = statuses(ps, "status.containerStatuses", p.Status.ContainerStatuses)
 	ps = statuses(ps, "status.ephemeralContainerStatuses", p.Status.EphemeralContainerStatuses)
@@ -100,6 +107,95 @@ func requirements(ps []problem, path string, r *v1.ResourceRequirements) []probl
 	}
 	ps = negatives(ps, path+".requests", r.Requests)
 	return negatives(ps, path+".limits", r.Limits)
+}
+
+// specRequirements is requirements plus the API server's rules on them
+// (apiRules).
+func specRequirements(ps []problem, path string, r *v1.ResourceRequirements) []problem {
+	if r == nil {
+		return ps
+	}
+	return apiRules(requirements(ps, path, r), path, r)
+}
+
+// apiRules appends the problems the API server finds in r when it creates
+// the object (k8s.io/kubernetes v1.37.2 pkg/apis/core/validation
+// validateResourceRequirements, ValidateResourceQuantityValue), for the
+// quantities that are not negative (those are reported already):
+//
+//   - a quantity of an integer resource (an extended resource such as
+//     nvidia.com/gpu, or an object count such as pods) must be a whole
+//     number (integers);
+//   - per resource, a request may not exceed its limit;
+//   - a resource that cannot be overcommitted (extended resources,
+//     hugepages-*) must have a limit when it has a request, and the two
+//     must be equal.
+//
+// Each problem wraps [ErrInvalidObject] and names the field, in resource
+// name order (limits, then requests). The resource-name rules of the same
+// upstream function (qualified names, standard names for containers) are
+// not checked. O(resources · log resources).
+func apiRules(ps []problem, path string, r *v1.ResourceRequirements) []problem {
+	ps = integers(ps, path+".limits", r.Limits)
+	ps = integers(ps, path+".requests", r.Requests)
+	for _, name := range sortedNames(r.Requests) {
+		req := r.Requests[name]
+		if req.Sign() < 0 {
+			continue
+		}
+		at := path + ".requests[" + string(name) + "]"
+		lim, ok := r.Limits[name]
+		switch {
+		case !ok && !resname.IsOvercommitAllowed(name):
+			ps = append(ps, problem{path + ".limits[" + string(name) + "]", fmt.Errorf("%w: required: %s cannot be overcommitted: the API server wants a limit equal to the request %s", ErrInvalidObject, name, req.String())})
+		case !ok || lim.Sign() < 0:
+		case !resname.IsOvercommitAllowed(name) && quantity.Cmp(req, lim) != 0:
+			ps = append(ps, problem{at, fmt.Errorf("%w: %s: must be equal to %s limit of %s", ErrInvalidObject, req.String(), name, lim.String())})
+		case quantity.Cmp(req, lim) > 0:
+			ps = append(ps, problem{at, fmt.Errorf("%w: %s: must be less than or equal to %s limit of %s", ErrInvalidObject, req.String(), name, lim.String())})
+		}
+	}
+	return ps
+}
+
+// integers appends a problem for each non-negative quantity of an integer
+// resource in rl that is not a whole number, by the API server's test
+// (ValidateResourceQuantityValue: the quantity in milli-units, rounded up,
+// is a multiple of 1000 -- so "1.9999", 2000m rounded up, passes there and
+// here). A quantity beyond int64 milli-units, where upstream's MilliValue
+// wraps, passes when it is an exact integer (a deliberate difference,
+// named in the parity test). In resource name order.
+func integers(ps []problem, path string, rl v1.ResourceList) []problem {
+	for _, name := range sortedNames(rl) {
+		q := rl[name]
+		if q.Sign() <= 0 || !resname.IsIntegerResourceName(name) {
+			continue
+		}
+		whole := false
+		if m := quantity.Milli(q); m != math.MaxInt64 {
+			whole = m%1000 == 0
+		} else {
+			_, whole = quantity.Scaled(q, 0)
+		}
+		if !whole {
+			ps = append(ps, problem{path + "[" + string(name) + "]", fmt.Errorf("%w: %s: must be an integer (%s is counted in whole units)", ErrInvalidObject, q.String(), name)})
+		}
+	}
+	return ps
+}
+
+// sortedNames returns rl's names in order, so that messages are
+// deterministic; nil for an empty list.
+func sortedNames(rl v1.ResourceList) []v1.ResourceName {
+	if len(rl) == 0 {
+		return nil
+	}
+	names := make([]v1.ResourceName, 0, len(rl))
+	for name := range rl {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // negatives appends a problem for each negative quantity in rl, in resource

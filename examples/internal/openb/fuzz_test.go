@@ -24,6 +24,7 @@ func FuzzReadPods(f *testing.F) {
 		podHeader + "openb-pod-0001,6000,12288,1,460,,LS,Running,427061,12902960,427061\n",
 		podHeader + "openb-pod-0061,11908,47104,1,1000,T4|P100,BE,Pending,10001278,10001403,\n",
 		podHeader + "p,1,0,1,1500,A||B,Burstable,Succeeded,1,2,3\np,1,1,0,0,,,,,,\n",
+		podHeader + "p,1,0,1,1001,,,,,,\nq,1,0,0,1,,,,,,\nr,1,0,2,1000,,,,,,\n",
 		podHeader + "p,-1,x,,0,,Q,Running,1,2,3\n\"q\"\"\",1,1,0,0,,LS,Running,1,2\n",
 		"name,cpu_milli,memory_mib,num_gpu,gpu_milli\nopenb-pod-0000,12000,16384,8,1000\n",
 		"gpu_milli,num_gpu,memory_mib,cpu_milli,name,extra\n1,2,3,4,x,y\n",
@@ -63,8 +64,9 @@ func FuzzReadPods(f *testing.F) {
 				require.NotEmpty(t, m)
 				require.NotContains(t, m, "|")
 			}
-			gm := p.GPUMilliClamped()
-			require.True(t, gm >= 0 && gm <= 1000)
+			require.True(t, p.GPUMilli >= 0 && p.GPUMilli <= 1000, "%s: gpu_milli %d is not a share of one GPU", p.Name, p.GPUMilli)
+			require.True(t, p.NumGPU > 0 || p.GPUMilli == 0, "%s: gpu_milli %d with num_gpu 0", p.Name, p.GPUMilli)
+			require.Equal(t, p.GPUMilli, p.GPUMilliClamped(), "%s: nothing to clamp", p.Name)
 		}
 		again, _, err := openb.ReadPods(bytes.NewReader(writePods(t, pods)), "again.csv", openb.Strict)
 		require.NoError(t, err)

@@ -133,6 +133,12 @@ func TestReadMalformedRows(t *testing.T) {
 		// 9223372037 s × 1e9 > MaxInt64 ns
 		{"time beyond a time.Duration", "p,1,1,0,0,,LS,Running,9223372037,2,3\n", openb.ErrValue,
 			`in.csv:3: column creation_time: openb: bad value: "9223372037" is out of range [0, 9223372036]`},
+		{"gpu_milli above one GPU", "p,1,1,1,1500,,LS,Running,1,2,3\n", openb.ErrValue,
+			`in.csv:3: column gpu_milli: openb: bad value: 1500 is more than one GPU (1000): gpu_milli is the share of each GPU, at most a whole one; ask for whole GPUs in num_gpu`},
+		{"gpu_milli above one GPU with two GPUs", "p,1,1,2,1001,,LS,Running,1,2,3\n", openb.ErrValue,
+			`in.csv:3: column gpu_milli: openb: bad value: 1001 is more than one GPU (1000): gpu_milli is the share of each GPU, at most a whole one; ask for whole GPUs in num_gpu`},
+		{"gpu_milli without a GPU", "p,1,1,0,500,,LS,Running,1,2,3\n", openb.ErrValue,
+			`in.csv:3: column gpu_milli: openb: bad value: 500 with num_gpu 0: a share of no GPU`},
 		{"empty required number", "p,1,,0,0,,LS,Running,1,2,3\n", openb.ErrValue,
 			`in.csv:3: column memory_mib: openb: bad value: empty, want an integer`},
 		{"empty name", ",1,1,0,0,,LS,Running,1,2,3\n", openb.ErrValue,

@@ -1,6 +1,7 @@
 package openb
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -31,8 +32,9 @@ type Pod struct {
 	NumGPU    int64  // num_gpu: GPUs requested (0..8 in the trace)
 	// GPUMilli is gpu_milli, the per-GPU share in thousandths as written:
 	// 1000 is a whole GPU, less is a shared GPU (meaningful when NumGPU is
-	// 1), 0 when NumGPU is 0. Values above 1000 are kept here and clamped
-	// by [Pod.Object], as the authors' script does.
+	// 1), 0 when NumGPU is 0. [ReadPods] refuses values above 1000 and
+	// non-zero values with NumGPU 0; a Pod built in code with a value
+	// above 1000 is clamped by [Pod.Object], as the authors' script does.
 	GPUMilli int64
 	// GPUSpec is gpu_spec split on "|": the GPU models the task may run on,
 	// in file order, with empty parts dropped and repeats kept
@@ -56,11 +58,14 @@ var podColumns = []string{"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_mil
 // deletion_time and scheduled_time are optional (the multigpu files lack
 // them) and may be empty in a row. Numbers must be non-negative integers
 // (memory_mib at most MaxInt64>>20, times at most MaxInt64 nanoseconds in
-// seconds); qos must be LS, BE, Burstable or Guaranteed; pod_phase Running,
-// Pending, Succeeded or Failed; name non-empty and unique. No rule across
-// columns is enforced (such as deletion after creation, or Pending exactly
-// when scheduled_time is empty): the trace breaks none of them, and what to
-// make of such a row is the replay's decision.
+// seconds); gpu_milli at most 1000 (a share of one GPU: more would be a
+// fractional GPU count, which the API server refuses for nvidia.com/gpu)
+// and 0 when num_gpu is 0; qos must be LS, BE, Burstable or Guaranteed;
+// pod_phase Running, Pending, Succeeded or Failed; name non-empty and
+// unique. No other rule across columns is enforced (such as deletion
+// after creation, or Pending exactly when scheduled_time is empty): the
+// trace breaks none of them, and what to make of such a row is the
+// replay's decision.
 //
 // Modes, skipped and err are as for [ReadNodes]. O(rows) time.
 func ReadPods(r io.Reader, name string, mode Mode) (pods []Pod, skipped []*Error, err error) {
@@ -76,11 +81,27 @@ func ReadPods(r io.Reader, name string, mode Mode) (pods []Pod, skipped []*Error
 			Phase: v1.PodPhase(t.oneOf("pod_phase",
 				string(v1.PodRunning), string(v1.PodPending), string(v1.PodSucceeded), string(v1.PodFailed))),
 		}
+		gpuShare(t, p.NumGPU, p.GPUMilli)
 		p.Creation, p.HasCreation = t.seconds("creation_time")
 		p.Deletion, p.HasDeletion = t.seconds("deletion_time")
 		p.Scheduled, p.HasScheduled = t.seconds("scheduled_time")
 		return p, p.Name
 	})
+}
+
+// gpuShare rejects a gpu_milli that cannot be what the column means, a
+// share of each requested GPU in thousandths: above 1000 (1500 with one
+// GPU would be one and a half GPUs, a fractional nvidia.com/gpu the API
+// server refuses; the authors' script clamps it to 1000, silently
+// dropping the half), or non-zero with num_gpu 0 (a share of no GPU,
+// which [Pod.Object] would drop). The trace has neither.
+func gpuShare(t *table, numGPU, milli int64) {
+	switch {
+	case milli > 1000:
+		t.reject("gpu_milli", fmt.Errorf("%w: %d is more than one GPU (1000): gpu_milli is the share of each GPU, at most a whole one; ask for whole GPUs in num_gpu", ErrValue, milli))
+	case milli != 0 && numGPU == 0:
+		t.reject("gpu_milli", fmt.Errorf("%w: %d with num_gpu 0: a share of no GPU", ErrValue, milli))
+	}
 }
 
 // ReadPodsFile is [ReadPods] on the file at path, with path as the name.

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	podutil "k8s.io/kubernetes/pkg/api/pod"
+	"k8s.io/kubernetes/pkg/apis/core"
 	corev1 "k8s.io/kubernetes/pkg/apis/core/v1"
 
 	"github.com/schedkit/schedkit/snapshot/load"
@@ -38,26 +41,64 @@ func (g defaultsGen) list() v1.ResourceList {
 	l := v1.ResourceList{}
 	for _, name := range defaultsResources {
 		if g.r.IntN(3) == 0 {
-			l[name] = g.qty()
+			l[name] = g.qty(name)
 		}
 	}
 	return l
 }
 
-func (g defaultsGen) qty() resource.Quantity {
+// qty draws a quantity for name: whole numbers for the resources the API
+// server counts in whole units (pods, extended resources), which the
+// loader refuses otherwise.
+func (g defaultsGen) qty(name v1.ResourceName) resource.Quantity {
 	pool := []string{"0", "1", "2", "100m", "1500m", "0.0001", "1Gi", "512Mi", "3", "1e3", "7k"}
+	if name == "pods" || strings.Contains(string(name), ".") {
+		pool = []string{"0", "1", "2", "3", "1e3", "7k", "2000m"}
+	}
 	return resource.MustParse(pool[g.r.IntN(len(pool))])
 }
 
+// requirements draws requests and limits; a request of a resource that
+// cannot be overcommitted (extended, hugepages) is mostly made equal to
+// its limit, which the API server and the loader require.
 func (g defaultsGen) requirements() v1.ResourceRequirements {
-	return v1.ResourceRequirements{Requests: g.list(), Limits: g.list()}
+	r := v1.ResourceRequirements{Requests: g.list(), Limits: g.list()}
+	for name := range r.Requests {
+		if name == "nvidia.com/gpu" || name == "example.com/foo" || name == "hugepages-2Mi" {
+			if lim, ok := r.Limits[name]; ok && g.r.IntN(8) != 0 {
+				r.Requests[name] = lim.DeepCopy()
+			} else if !ok && g.r.IntN(8) != 0 {
+				delete(r.Requests, name)
+			}
+		}
+	}
+	return r
+}
+
+// podLevel draws a pod-level list of the resources pods may set there.
+func (g defaultsGen) podLevel() v1.ResourceList {
+	if g.r.IntN(3) == 0 {
+		return nil
+	}
+	l := v1.ResourceList{}
+	for _, name := range []v1.ResourceName{"cpu", "memory", "hugepages-2Mi"} {
+		if g.r.IntN(2) == 0 {
+			l[name] = g.qty(name)
+		}
+	}
+	return l
 }
 
 func (g defaultsGen) pod(i int) *v1.Pod {
 	p := &v1.Pod{TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: "p" + strconv.Itoa(i)}}
 	p.Namespace = "default"
 	for j := range g.r.IntN(3) {
-		p.Spec.InitContainers = append(p.Spec.InitContainers, v1.Container{Name: "i" + strconv.Itoa(j), Resources: g.requirements()})
+		c := v1.Container{Name: "i" + strconv.Itoa(j), Resources: g.requirements()}
+		if g.r.IntN(3) == 0 { // a restartable init container (sidecar)
+			always := v1.ContainerRestartPolicyAlways
+			c.RestartPolicy = &always
+		}
+		p.Spec.InitContainers = append(p.Spec.InitContainers, c)
 	}
 	for j := range 1 + g.r.IntN(3) {
 		p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: "c" + strconv.Itoa(j), Resources: g.requirements()})
@@ -70,6 +111,9 @@ func (g defaultsGen) pod(i int) *v1.Pod {
 	if g.r.IntN(4) == 0 {
 		r := g.requirements()
 		p.Spec.Resources = &r
+		if g.r.IntN(2) == 0 { // pod-level resources, mostly as the API server accepts them
+			r.Requests, r.Limits = g.podLevel(), g.podLevel()
+		}
 	}
 	return p
 }
@@ -95,7 +139,11 @@ func TestLoaderDefaultsMatchUpstream(t *testing.T) {
 	var pods []*v1.Pod
 	var nodes []*v1.Node
 	var in bytes.Buffer
-	for i := range cases {
+	// The objects the loader refuses (the API server's resource rules:
+	// fractional extended resources, requests above limits; see
+	// TestLoaderResourceRulesMatchUpstream) are drawn again.
+	refused := 0
+	for i := 0; len(pods) < cases || len(nodes) < cases; i++ {
 		// Upstream defaults the objects as the API server receives
 		// them: decoded from the JSON the loader reads (which drops
 		// empty maps, omitempty).
@@ -103,21 +151,43 @@ func TestLoaderDefaultsMatchUpstream(t *testing.T) {
 		for _, o := range []struct{ from, to any }{{g.pod(i), p}, {g.node(i), n}} {
 			js, err := json.Marshal(o.from)
 			require.NoError(t, err)
+			if _, err := load.Read(bytes.NewReader(js), "one.json"); err != nil {
+				require.ErrorIs(t, err, load.ErrInvalidObject)
+				refused++
+				continue
+			}
+			if o.to == p && len(pods) == cases || o.to == n && len(nodes) == cases {
+				continue
+			}
 			require.NoError(t, json.Unmarshal(js, o.to))
 			in.Write(js)
 			in.WriteByte('\n')
+			if o.to == p {
+				pods = append(pods, p)
+			} else {
+				nodes = append(nodes, n)
+			}
 		}
-		pods, nodes = append(pods, p), append(nodes, n)
 	}
+	t.Logf("%d objects drawn again: the loader refuses them", refused)
 	objs, err := load.Read(&in, "random.json")
 	require.NoError(t, err)
 	require.Len(t, objs.Pods, cases)
 	require.Len(t, objs.Nodes, cases)
 
-	var defaulted, allocDefaulted int
+	var defaulted, allocDefaulted, podLevelDefaulted int
 	for i := range cases {
 		up := pods[i].DeepCopy()
 		corev1.SetObjectDefaults_Pod(up)
+		// Pod-level resources are defaulted when the pod is created
+		// (pkg/registry/core/pod PrepareForCreate), on the internal type.
+		var internal core.Pod
+		require.NoError(t, corev1.Convert_v1_Pod_To_core_Pod(up, &internal, nil))
+		podutil.DefaultPodLevelResources(&internal)
+		require.NoError(t, corev1.Convert_core_Pod_To_v1_Pod(&internal, up, nil))
+		if up.Spec.Resources != nil && len(up.Spec.Resources.Requests) > 0 && (pods[i].Spec.Resources == nil || len(up.Spec.Resources.Requests) > len(pods[i].Spec.Resources.Requests)) {
+			podLevelDefaulted++
+		}
 		got := objs.Pods[i]
 		where := "pod " + up.Name
 		for j := range up.Spec.InitContainers {
@@ -149,6 +219,8 @@ func TestLoaderDefaultsMatchUpstream(t *testing.T) {
 	}
 	// The cases exercise the defaults, not only their absence.
 	require.Greater(t, defaulted, cases/4)
+	require.Greater(t, podLevelDefaulted, cases/50, "pod-level requests defaulted")
+	t.Logf("%d pods got pod-level requests by default", podLevelDefaulted)
 	require.Greater(t, allocDefaulted, cases/8)
 }
 
