@@ -11,6 +11,7 @@ import (
 	"github.com/schedkit/schedkit/internal/fit"
 	"github.com/schedkit/schedkit/internal/layout"
 	"github.com/schedkit/schedkit/internal/nodeview"
+	"github.com/schedkit/schedkit/internal/resname"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -103,7 +104,7 @@ func (f *nodeResourcesFitPlugin) ignored(r snapshot.ResourceID) bool {
 		return false
 	}
 	name := string(r.Name())
-	if !isExtendedResourceName(name) {
+	if !resname.IsExtendedResourceName(v1.ResourceName(name)) {
 		return false
 	}
 	if slices.Contains(f.IgnoredResources, name) {
@@ -190,18 +191,6 @@ func (c *fitFilter) fitsRest(ni *snapshot.NodeInfo) bool {
 		}
 	}
 	return true
-}
-
-// isExtendedResourceName is upstream's v1helper.IsExtendedResourceName:
-// a domain-qualified name outside *kubernetes.io/ that stays a qualified
-// name under the "requests." quota prefix. Only extended resources can be
-// ignored.
-func isExtendedResourceName(name string) bool {
-	if !strings.Contains(name, "/") || strings.Contains(name, v1.ResourceDefaultNamespacePrefix) ||
-		strings.HasPrefix(name, v1.DefaultResourceRequestsPrefix) {
-		return false
-	}
-	return len(validation.IsQualifiedName(v1.DefaultResourceRequestsPrefix+name)) == 0
 }
 
 // checkResource appends the reason for resource r when the pod's request
