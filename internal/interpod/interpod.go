@@ -137,8 +137,9 @@ const (
 	ExistingAntiAffinityNotMatch
 )
 
-// Filter is upstream's InterPodAffinity PreFilter state. Read-only after
-// [NewFilter]; Check is safe for concurrent use and allocates nothing.
+// Filter is upstream's InterPodAffinity PreFilter state. Read-only from
+// [NewFilter] to [Filter.Release] (if ever); Check is safe for concurrent
+// use and allocates nothing.
 // It holds its own tables of topology values (built from the index's
 // totals or by counting), so it stays valid whatever happens to the
 // cluster it was prepared over afterwards.
@@ -272,7 +273,8 @@ func matchGroups(gs []group, ix Index, k Kind, pod *v1.Pod, nsLabels map[string]
 // term matches plus O(values with a total in the matched groups and
 // counts) table inserts, plus, only for a pod with required terms whose
 // counts ix does not keep, O(nodes + pods × terms); allocates the
-// matched groups and the tables.
+// Filter, the matched groups and the tables, or reuses those of a
+// released Filter (filterPool; a table grows if it is too small).
 func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister NamespaceLister, ix Index, n int, node func(int) N) *Filter {
 	f := filterPool.Get().(*Filter)
 	f.released = false
@@ -415,8 +417,8 @@ func (f *Filter) Check(host unique.Handle[string], ls []selector.Label) Result {
 // Score is upstream's InterPodAffinity PreScore state: per topology key,
 // per value, the summed weights of the pod's own preferred terms and of
 // the matched groups of existing pods' terms, in tables of topology
-// values. Read-only after [NewScore]; Raw is safe for concurrent use and
-// allocates nothing. It holds its own tables, so it stays valid whatever
+// values. Read-only from [NewScore] to [Score.Release] (if ever); Raw is
+// safe for concurrent use and allocates nothing. It holds its own tables, so it stays valid whatever
 // happens to the cluster it was prepared over afterwards.
 type Score struct {
 	keys []keyTable
@@ -475,7 +477,8 @@ func HasPreferred(pod *v1.Pod) bool {
 // Cost: O(ix's groups of those kinds) term matches plus O(values with a
 // total in the matched groups and counts) table inserts, plus O(nodes +
 // pods × terms) only for a pod with preferred terms whose counts ix does
-// not keep; allocates the matched groups and the tables.
+// not keep; allocates the Score, the matched groups and the tables, or
+// reuses those of a released Score (scorePool).
 func NewScore[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, hardWeight int32, ignoreExisting bool, lister NamespaceLister, ix Index, n int, node func(int) N) *Score {
 	has := HasPreferred(pod)
 	if ignoreExisting && !has {
