@@ -201,7 +201,14 @@ func (s *Scheduler) schedulePod(cluster score.Cluster, pod *snapshot.PodInfo, on
 
 	// PreFilter: prepare every filter once, intersect candidate names.
 	s.pfs, s.pfNames = s.pfs[:0], s.pfNames[:0]
-	defer func() { clear(s.pfs); clear(s.fused) }() // drop per-pod state
+	kept := false // an equivalence class keeps s.pfs (class.prepare)
+	defer func() {
+		if !kept {
+			releaseFilters(s.pfs)
+		}
+		clear(s.pfs)
+		clear(s.fused)
+	}() // drop per-pod state
 	var names map[string]struct{}
 	var narrowing []string
 	if only != nil {
@@ -269,6 +276,7 @@ func (s *Scheduler) schedulePod(cluster score.Cluster, pod *snapshot.PodInfo, on
 			class.drop()
 		} else {
 			class.prepare(s, pp, vc, pod, numAll)
+			kept = true
 			if s.runClass(class, vc, &d, &s.classes.stats.Filled, &kind) {
 				return s.finish(d, cluster)
 			}
@@ -406,4 +414,18 @@ func isNilCluster(c score.Cluster) bool {
 		return v == nil
 	}
 	return false
+}
+
+// releaser is a PodFilter whose storage its plugin may reuse once its
+// only user is done with it (InterPodAffinity's).
+type releaser interface{ Release() }
+
+// releaseFilters releases the filters of pfs that are releasers: the
+// cycle that prepared them is over and nothing kept them.
+func releaseFilters(pfs []PodFilter) {
+	for _, pf := range pfs {
+		if r, ok := pf.(releaser); ok {
+			r.Release()
+		}
+	}
 }

@@ -54,7 +54,10 @@ const interPodAffinityName = "InterPodAffinity"
 // O(affinity terms + topology keys) table look-ups (a hostname key reads
 // the node's first cache line, other keys its labels), no allocation.
 // On another score.Cluster the index is first built by walking every
-// node.
+// node. The PodFilter has a Release method (no return value) that hands
+// its tables to the next PreFilterCluster: the [Scheduler] calls it when
+// its cycle ends; other callers may, once done with the filter, or may
+// not (it is then garbage collected).
 // PreFilter (without the cluster) is an error. Safe for concurrent use.
 func NewInterPodAffinity(args score.InterPodAffinityArgs) (Filter, error) {
 	if _, err := score.NewInterPodAffinity(args); err != nil {
@@ -111,6 +114,13 @@ func (f *interPodAffinity) PreFilterCluster(pod *snapshot.PodInfo, cluster score
 
 // ipaFilter is one pointer, so that boxing it allocates nothing.
 type ipaFilter struct{ st *interpod.Filter }
+
+// Release lets the next PreFilterCluster (of any InterPodAffinity
+// filter, on any goroutine) reuse f's tables (interpod.Filter.Release):
+// only f's sole user may call it, once done with f; f must not be used
+// afterwards. The Scheduler calls it when its cycle ends.
+// O(f's table entries); no allocation.
+func (f ipaFilter) Release() { f.st.Release() }
 
 // Filter checks one node; allocates nothing. Unless the filter needs
 // labels, it reads only the node's hostname from its first cache line

@@ -90,7 +90,9 @@ func (a *InterPodAffinityArgs) namespaceLister(cluster any) interpod.NamespaceLi
 // Score O(topology keys) table look-ups per node (a hostname key reads
 // the node's first cache line, other keys its labels), no allocation.
 // On another Cluster the index is first built by walking
-// every node. Errors: a pod whose selectors do not parse
+// every node. The PodScorer has a Release method (no return value)
+// that hands its tables to the next Prepare; [Profile.Score] calls it
+// when it returns, other callers may (see its doc) or may not. Errors: a pod whose selectors do not parse
 // (wrapping [ErrInvalidPod]); args out of range (wrapping
 // [ErrInvalidConfig], naming the field). Safe for concurrent use.
 func NewInterPodAffinity(args InterPodAffinityArgs) (Scorer, error) {
@@ -141,6 +143,13 @@ func (s *interPodAffinity) Prepare(pod *snapshot.PodInfo, cluster Cluster) (PodS
 
 // ipaPod is one pointer, so that boxing it allocates nothing.
 type ipaPod struct{ st *interpod.Score }
+
+// Release lets the next Prepare (of any InterPodAffinity scorer, on any
+// goroutine) reuse p's tables (interpod.Score.Release): only p's sole
+// user may call it, once done with p; p must not be used afterwards.
+// Profile.Score calls it for the PodScorers it prepared when it returns.
+// O(p's table entries); no allocation.
+func (p ipaPod) Release() { p.st.Release() }
 
 // Score writes the raw sums of weights. Unless st needs labels, a node's
 // score reads only its hostname from its first cache line.

@@ -131,6 +131,11 @@ func (p *Profile) getRun() *run {
 	return r
 }
 
+// releaser is a PodScorer whose storage its scorer may reuse once its
+// only user is done with it (InterPodAffinity's): Profile.Score, which
+// prepares and drops its PodScorers within the call, releases them.
+type releaser interface{ Release() }
+
 func (p *Profile) putRun(r *run) {
 	r.pp.release()
 	p.pool.Put(r)
@@ -312,6 +317,11 @@ func (pp *podProfile) init(p *Profile, pod *snapshot.PodInfo, cluster Cluster, l
 
 // release drops the per-pod state (a pooled run keeps its slices).
 func (pp *podProfile) release() {
+	for _, s := range pp.ps {
+		if r, ok := s.(releaser); ok {
+			r.Release()
+		}
+	}
 	clear(pp.ps)
 	pp.pod, pp.pair, pp.kern, pp.recs = nil, fusedPair{}, cpuMemPod{}, nil
 }

@@ -67,6 +67,34 @@ func replicaTemplates() []*v1.Pod {
 	}
 }
 
+// randomCluster is 2–9 nodes (hostnames unique or shared, some without
+// one, most with one of three zones) holding 0–3 pods each, copies of
+// tmpls (a quarter without their terms).
+func randomCluster(r *rand.Rand, tmpls []*v1.Pod) (nodes []*v1.Node, pods []*v1.Pod) {
+	for i := range 2 + r.IntN(8) {
+		name := fmt.Sprint("n", i)
+		w := snapshottest.MakeNode(name).Label(v1.LabelHostname, []string{name, "shared"}[min(r.IntN(6), 1)])
+		if r.IntN(5) > 0 {
+			w.Label("zone", fmt.Sprint("z", r.IntN(3)))
+		}
+		nd := w.Obj()
+		if r.IntN(6) == 0 {
+			delete(nd.Labels, v1.LabelHostname)
+		}
+		nodes = append(nodes, nd)
+		for j := range r.IntN(4) {
+			p := tmpls[r.IntN(len(tmpls))].DeepCopy()
+			if r.IntN(4) == 0 {
+				p.Spec.Affinity = nil // a plain pod with the workload's label
+			}
+			p.Name = fmt.Sprintf("p%d-%d", i, j)
+			p.Spec.NodeName = name
+			pods = append(pods, p)
+		}
+	}
+	return nodes, pods
+}
+
 // TestMatchCountsEqualScan: for replicas of workloads with terms about
 // themselves, on random clusters, the filter's verdict on every node and
 // the raw score of every node are the same whether the incoming pod's
@@ -78,29 +106,7 @@ func TestMatchCountsEqualScan(t *testing.T) {
 	viewed := 0
 	for seed := range uint64(60) {
 		r := rand.New(rand.NewPCG(seed, 11))
-		var nodes []*v1.Node
-		var pods []*v1.Pod
-		for i := range 2 + r.IntN(8) {
-			name := fmt.Sprint("n", i)
-			w := snapshottest.MakeNode(name).Label(v1.LabelHostname, []string{name, "shared"}[min(r.IntN(6), 1)])
-			if r.IntN(5) > 0 {
-				w.Label("zone", fmt.Sprint("z", r.IntN(3)))
-			}
-			nd := w.Obj()
-			if r.IntN(6) == 0 {
-				delete(nd.Labels, v1.LabelHostname)
-			}
-			nodes = append(nodes, nd)
-			for j := range r.IntN(4) {
-				p := tmpls[r.IntN(len(tmpls))].DeepCopy()
-				if r.IntN(4) == 0 {
-					p.Spec.Affinity = nil // a plain pod with the workload's label
-				}
-				p.Name = fmt.Sprintf("p%d-%d", i, j)
-				p.Spec.NodeName = name
-				pods = append(pods, p)
-			}
-		}
+		nodes, pods := randomCluster(r, tmpls)
 		snap := snapshottest.Snapshot(t, nodes, pods...)
 		ix := interpod.IndexOf(snap)
 		scan := scanOnly{interpod.ScanIndex(snap.NumNodes(), snap.Node)}

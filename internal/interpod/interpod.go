@@ -2,6 +2,7 @@ package interpod
 
 import (
 	"math"
+	"sync"
 	"unique"
 
 	v1 "k8s.io/api/core/v1"
@@ -96,15 +97,14 @@ func (t incoming) matches(pod *v1.Pod) bool {
 	return selector.MatchMap(&t.sel, pod.Labels)
 }
 
-func resolve(ts []Term, ns *namespaces) []incoming {
-	if len(ts) == 0 {
-		return nil
-	}
-	out := make([]incoming, len(ts))
+// resolve returns ts resolved with ns, in dst's storage when it has
+// room (nil for no terms and no storage).
+func resolve(dst []incoming, ts []Term, ns *namespaces) []incoming {
+	dst = dst[:0]
 	for i := range ts {
-		out[i] = incoming{&ts[i], ns}
+		dst = append(dst, incoming{&ts[i], ns})
 	}
-	return out
+	return dst
 }
 
 // matchesAll is upstream's podMatchesAllAffinityTerms (false for no terms).
@@ -137,8 +137,9 @@ const (
 	ExistingAntiAffinityNotMatch
 )
 
-// Filter is upstream's InterPodAffinity PreFilter state. Read-only after
-// [NewFilter]; Check is safe for concurrent use and allocates nothing.
+// Filter is upstream's InterPodAffinity PreFilter state. Read-only from
+// [NewFilter] to [Filter.Release] (if ever); Check is safe for concurrent
+// use and allocates nothing.
 // It holds its own tables of topology values (built from the index's
 // totals or by counting), so it stays valid whatever happens to the
 // cluster it was prepared over afterwards.
@@ -171,6 +172,49 @@ type Filter struct {
 	// the pod has no affinity terms (the anti-affinity replica's
 	// filter): Check's path of one look-up per node.
 	host1 *ValueTable
+	// ns memoises the namespace lister for this preparation.
+	ns namespaces
+	// released: Release put f in filterPool (a second Release is a no-op).
+	released bool
+}
+
+// filterPool and scorePool hold released Filters and Scores, whose
+// emptied tables, slices and namespace memo the next NewFilter (NewScore)
+// reuses, on any goroutine: a pod's preparation then allocates no table
+// storage once a released one is as large as it needs. sync.Pool makes
+// Get and Put safe for concurrent use; the GC may drop pooled objects.
+var (
+	filterPool = sync.Pool{New: func() any { return new(Filter) }}
+	scorePool  = sync.Pool{New: func() any { return new(Score) }}
+)
+
+// Release ends f's use and lets a later [NewFilter] reuse its storage:
+// the caller must be f's only user and must not use f (nor a copy of its
+// results) afterwards, as f's tables will hold another pod's counts. The
+// framework's Scheduler calls it when its cycle ends; a caller that keeps
+// f, or does not know whether someone else does, simply never calls it
+// (f is then garbage collected as before). Not safe concurrently with
+// Check on f. A nil f or a second Release is a no-op. O(entries of f's
+// tables) clears; no allocation.
+func (f *Filter) Release() {
+	if f == nil || f.released {
+		return
+	}
+	clear(f.affinity)
+	clear(f.anti)
+	clear(f.existing)
+	for i := range f.aff[:cap(f.aff)] {
+		f.aff[:cap(f.aff)][i].reset()
+	}
+	*f = Filter{
+		affinity: f.affinity[:0],
+		anti:     f.anti[:0],
+		aff:      f.aff[:0],
+		existing: f.existing[:0],
+		byKey:    resetTables(f.byKey),
+		released: true,
+	}
+	filterPool.Put(f)
 }
 
 const (
@@ -229,17 +273,21 @@ func matchGroups(gs []group, ix Index, k Kind, pod *v1.Pod, nsLabels map[string]
 // term matches plus O(values with a total in the matched groups and
 // counts) table inserts, plus, only for a pod with required terms whose
 // counts ix does not keep, O(nodes + pods × terms); allocates the
-// matched groups and the tables.
+// Filter, the matched groups and the tables, or reuses those of a
+// released Filter (filterPool; a table grows if it is too small).
 func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister NamespaceLister, ix Index, n int, node func(int) N) *Filter {
-	ns := &namespaces{lister: lister}
-	f := &Filter{}
+	f := filterPool.Get().(*Filter)
+	f.released = false
+	f.ns = namespaces{lister: lister}
+	ns := &f.ns
 	if t != nil {
-		f.affinity = resolve(t.RequiredAffinity, ns)
-		f.anti = resolve(t.RequiredAntiAffinity, ns)
+		f.affinity = resolve(f.affinity, t.RequiredAffinity, ns)
+		f.anti = resolve(f.anti, t.RequiredAntiAffinity, ns)
 	}
 	nsLabels, _ := ns.labels(pod.Namespace)
-	f.existing = matchGroups(nil, ix, RequiredAntiAffinity, pod, nsLabels, 1)
+	f.existing = matchGroups(f.existing[:0], ix, RequiredAntiAffinity, pod, nsLabels, 1)
 	if len(f.existing) == 0 && len(f.affinity)+len(f.anti) == 0 {
+		f.Release()
 		return nil
 	}
 	for _, g := range f.existing {
@@ -249,7 +297,11 @@ func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister Namespace
 		return f.setNeedsLabels()
 	}
 	f.selfMatch = matchesAll(f.affinity, pod)
-	f.aff = make([]ValueTable, len(f.affinity))
+	if cap(f.aff) >= len(f.affinity) {
+		f.aff = f.aff[:len(f.affinity)] // emptied by Release
+	} else {
+		f.aff = make([]ValueTable, len(f.affinity))
+	}
 	if len(f.affinity) <= 1 {
 		affD, antiD := views(ix, f.affinity), views(ix, f.anti)
 		if (affD != nil || len(f.affinity) == 0) && (antiD != nil || len(f.anti) == 0) {
@@ -365,13 +417,39 @@ func (f *Filter) Check(host unique.Handle[string], ls []selector.Label) Result {
 // Score is upstream's InterPodAffinity PreScore state: per topology key,
 // per value, the summed weights of the pod's own preferred terms and of
 // the matched groups of existing pods' terms, in tables of topology
-// values. Read-only after [NewScore]; Raw is safe for concurrent use and
-// allocates nothing. It holds its own tables, so it stays valid whatever
+// values. Read-only from [NewScore] to [Score.Release] (if ever); Raw is
+// safe for concurrent use and allocates nothing. It holds its own tables, so it stays valid whatever
 // happens to the cluster it was prepared over afterwards.
 type Score struct {
 	keys []keyTable
 	// labels: some key is not the hostname key.
 	labels bool
+	// ns, groups, pref, prefAnti: NewScore's scratch, kept for reuse.
+	ns             namespaces
+	groups         []group
+	pref, prefAnti []incoming
+	released       bool
+}
+
+// Release ends s's use and lets a later [NewScore] reuse its storage,
+// as [Filter.Release] (same contract: the caller must be s's only user
+// and must not use s afterwards; not safe concurrently with Raw; nil or
+// a second Release is a no-op). O(entries of s's tables); no allocation.
+func (s *Score) Release() {
+	if s == nil || s.released {
+		return
+	}
+	clear(s.groups)
+	clear(s.pref)
+	clear(s.prefAnti)
+	*s = Score{
+		keys:     resetTables(s.keys),
+		groups:   s.groups[:0],
+		pref:     s.pref[:0],
+		prefAnti: s.prefAnti[:0],
+		released: true,
+	}
+	scorePool.Put(s)
 }
 
 // HasPreferred reports whether pod has preferred pod affinity or
@@ -399,27 +477,32 @@ func HasPreferred(pod *v1.Pod) bool {
 // Cost: O(ix's groups of those kinds) term matches plus O(values with a
 // total in the matched groups and counts) table inserts, plus O(nodes +
 // pods × terms) only for a pod with preferred terms whose counts ix does
-// not keep; allocates the matched groups and the tables.
+// not keep; allocates the Score, the matched groups and the tables, or
+// reuses those of a released Score (scorePool).
 func NewScore[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, hardWeight int32, ignoreExisting bool, lister NamespaceLister, ix Index, n int, node func(int) N) *Score {
 	has := HasPreferred(pod)
 	if ignoreExisting && !has {
 		return nil
 	}
-	ns := &namespaces{lister: lister}
+	s := scorePool.Get().(*Score)
+	s.released = false
+	s.ns = namespaces{lister: lister}
+	ns := &s.ns
 	nsLabels, _ := ns.labels(pod.Namespace)
-	var groups []group
+	groups := s.groups[:0]
 	if hardWeight > 0 {
 		groups = matchGroups(groups, ix, RequiredAffinity, pod, nsLabels, int64(hardWeight))
 	}
 	groups = matchGroups(groups, ix, PreferredAffinity, pod, nsLabels, 1)
 	groups = matchGroups(groups, ix, PreferredAntiAffinity, pod, nsLabels, -1)
-	s := &Score{}
+	s.groups = groups
 	for _, g := range groups {
 		tableFor(&s.keys, g.key).addDomains(g.d, g.mult)
 	}
 	if has && t != nil {
-		pref := resolve(t.PreferredAffinity, ns)
-		prefAnti := resolve(t.PreferredAntiAffinity, ns)
+		s.pref = resolve(s.pref, t.PreferredAffinity, ns)
+		s.prefAnti = resolve(s.prefAnti, t.PreferredAntiAffinity, ns)
+		pref, prefAnti := s.pref, s.prefAnti
 		pd, ad := views(ix, pref), views(ix, prefAnti)
 		if (pd != nil || len(pref) == 0) && (ad != nil || len(prefAnti) == 0) {
 			for i, tm := range pref {
@@ -464,6 +547,7 @@ func NewScore[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, hardWeight int32,
 		}
 	}
 	if len(s.keys) == 0 {
+		s.Release()
 		return nil
 	}
 	s.labels = needsLabels(s.keys)

@@ -34,6 +34,9 @@ type ValueTable struct {
 	seen  []uint64
 	shift uint8 // 64 − log2(len(slots))
 	n     int
+	// used: the indices of the occupied slots, so that reset clears
+	// O(n) slots, not the whole (possibly larger, reused) table.
+	used []int32
 }
 
 // slot is a key and its value side by side: a hit reads one cache line.
@@ -103,6 +106,7 @@ func (t *ValueTable) upd(v unique.Handle[string]) *int64 {
 		case unique.Handle[string]{}:
 			s.v = v
 			t.n++
+			t.used = append(t.used, int32(i))
 			b := HandleHash(v) >> (t.shift - 3)
 			t.seen[b>>6] |= 1 << (b & 63)
 			return &s.n
@@ -121,9 +125,20 @@ func (t *ValueTable) reserve(n int) {
 	}
 }
 
+// reset empties t and keeps its storage for reuse: O(entries) slot and
+// seen-word clears, whatever its capacity; no allocation.
+func (t *ValueTable) reset() {
+	for _, i := range t.used {
+		b := HandleHash(t.slots[i].v) >> (t.shift - 3)
+		t.seen[b>>6] = 0
+		t.slots[i] = slot{}
+	}
+	t.used, t.n = t.used[:0], 0
+}
+
 func (t *ValueTable) grow(size int) {
 	old := t.slots
-	t.slots, t.n = make([]slot, size), 0
+	t.slots, t.n, t.used = make([]slot, size), 0, t.used[:0]
 	t.seen = make([]uint64, size/8)
 	t.shift = uint8(64 - log2(size))
 	for _, s := range old {
@@ -161,8 +176,24 @@ func tableFor(ts *[]keyTable, key unique.Handle[string]) *ValueTable {
 			return &(*ts)[i].t
 		}
 	}
-	*ts = append(*ts, keyTable{key: key})
+	if len(*ts) < cap(*ts) {
+		// A released table's storage, emptied by resetTables.
+		*ts = (*ts)[:len(*ts)+1]
+		(*ts)[len(*ts)-1].key = key
+	} else {
+		*ts = append(*ts, keyTable{key: key})
+	}
 	return &(*ts)[len(*ts)-1].t
+}
+
+// resetTables empties the tables of ts and returns ts[:0], their storage
+// kept beyond the length for tableFor. O(entries); no allocation.
+func resetTables(ts []keyTable) []keyTable {
+	for i := range ts {
+		ts[i].key = unique.Handle[string]{}
+		ts[i].t.reset()
+	}
+	return ts[:0]
 }
 
 // hostnameKey is the handle of the kubernetes.io/hostname label key.
