@@ -2,6 +2,7 @@ package snapshot_test
 
 import (
 	"fmt"
+	"iter"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -97,4 +98,54 @@ func TestTreeLevelBoundaries(t *testing.T) {
 	want := iterNames(c.Snapshot())
 	require.ElementsMatch(t, want, got)
 	require.Equal(t, before, iterNames(base), "the base snapshot changed")
+}
+
+// AppendNodes gives the nodes Nodes iterates over, in the same order,
+// after dst's own elements, across the chunk and mid boundaries, on a
+// snapshot and on a fork whose changes replaced nodes (a pod added,
+// nodes removed and added); with capacity it allocates nothing.
+func TestAppendNodes(t *testing.T) {
+	type nodesView interface {
+		NumNodes() int
+		Nodes() iter.Seq2[int, *snapshot.NodeInfo]
+		AppendNodes([]*snapshot.NodeInfo) []*snapshot.NodeInfo
+	}
+	for _, n := range []int{0, 1, 63, 64, 65, 4096, 4096 + 65} {
+		c := snapshot.NewCache()
+		mk := func(i int) string { return fmt.Sprintf("n-%05d", i) }
+		for i := range n {
+			require.NoError(t, c.AddNode(st.MakeNode(mk(i)).Capacity("cpu", "4", "memory", "8Gi", "pods", "110").Obj()))
+		}
+		snap := c.Snapshot()
+		check := func(v nodesView) {
+			t.Helper()
+			want := []*snapshot.NodeInfo{nil} // dst's own element
+			for _, ni := range v.Nodes() {
+				want = append(want, ni)
+			}
+			require.Len(t, want, v.NumNodes()+1)
+			got := v.AppendNodes([]*snapshot.NodeInfo{nil})
+			require.Len(t, got, len(want), "n=%d", n)
+			for i := range want {
+				require.Same(t, want[i], got[i], "n=%d element %d", n, i)
+			}
+			buf := make([]*snapshot.NodeInfo, 0, v.NumNodes())
+			require.Zero(t, testing.AllocsPerRun(10, func() { buf = v.AppendNodes(buf[:0]) }), "n=%d", n)
+		}
+		check(snap)
+		f := snap.Fork()
+		check(f)
+		if n == 0 {
+			continue
+		}
+		before := f.Node(n - 1)
+		require.NoError(t, f.AddPod(st.MakePod("p").Namespace("ns").Obj(), mk(n-1)))
+		require.NotSame(t, before, f.Node(n-1), "n=%d: the fork kept the node's pointer; the test wants a replaced node", n)
+		check(f)
+		f.Fork()
+		require.NoError(t, f.RemoveNode(mk(0)))
+		require.NoError(t, f.AddNode(st.MakeNode("extra").Capacity("cpu", "1").Obj()))
+		check(f)
+		check(snap) // the base is unchanged
+	}
 }

@@ -19,6 +19,7 @@
 //	for _, ni := range snap.Nodes() {
 //		_ = ni.Free(snapshot.CPU) // milli-CPU, never negative
 //	}
+//	all := snap.AppendNodes(nil) // every node, in index order: a candidate list for scorers
 //
 // To try a change without touching the snapshot, Fork it:
 //

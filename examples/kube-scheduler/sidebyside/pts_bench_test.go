@@ -122,6 +122,11 @@ func ptsMeasured(nodes int) int { return nodes / 5 }
 // PodInfo of the pod. schedkit's runs NewPodInfo (its PodInfo, plus the
 // validation upstream leaves to the API server), PreFilterCluster, Filter
 // on every node, Prepare, Score and Normalize, then AddPodInfo.
+// When the pod has nothing to filter (upstream's PreFilter Skip,
+// schedkit's nil PreFilterResult.Filter: no DoNotSchedule constraint, as
+// with DefaultTopologySpreading) both sides take every node as feasible
+// in one batch copy (upstream's NodeInfo list, schedkit's Fork.AppendNodes)
+// instead of a loop over the nodes.
 // Upstream's side is not charged for the PodInfo its scheduling queue
 // builds when a pod arrives (a second one; schedkit's is the only one)
 // nor for the API server's validation; schedkit's side is charged for
@@ -214,6 +219,15 @@ func best(feasible []int, scores []int64) int {
 	return choice
 }
 
+// identity returns 0..n-1: the feasible node indexes when every node is.
+func identity(n int) []int {
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	return all
+}
+
 type upstreamPTS struct {
 	u     *parity.SpreadUpstream
 	pl    fwk.Plugin
@@ -248,20 +262,20 @@ func (r *upstreamPTS) schedule(b *testing.B, k int) []int {
 	psc := r.pl.(fwk.PreScorePlugin)
 	sc := r.pl.(fwk.ScorePlugin)
 	choices := make([]int, 0, k)
-	feasible := make([]int, 0, len(r.infos))
+	feasBuf := make([]int, 0, len(r.infos))
 	finfos := make([]fwk.NodeInfo, 0, len(r.infos))
 	scoreBuf := make([]int64, len(r.infos))
 	listBuf := make(fwk.NodeScoreList, len(r.infos))
+	all := identity(len(r.infos))
 	for i := range k {
 		pod := r.pods[i]
 		state := upstreamfw.NewCycleState()
-		feasible, finfos = feasible[:0], finfos[:0]
+		feasible := feasBuf[:0] // not all's array: all is never appended to
+		finfos = finfos[:0]
 		_, st := pre.PreFilter(ctx, state, pod, r.infos)
 		switch {
-		case st.IsSkip():
-			for j, ni := range r.infos {
-				feasible, finfos = append(feasible, j), append(finfos, ni)
-			}
+		case st.IsSkip(): // every node feasible: the batch copy, as schedkit's side
+			feasible, finfos = all, append(finfos, r.infos...)
 		case !st.IsSuccess():
 			b.Fatalf("upstream PreFilter: %v", st.AsError())
 		default:
@@ -343,9 +357,10 @@ func measuredPods(sh ptsShape, n int) []*v1.Pod {
 // node indexes.
 func (r *schedkitPTS) schedule(b *testing.B, k int) []int {
 	choices := make([]int, 0, k)
-	feasible := make([]int, 0, r.f.NumNodes())
+	feasBuf := make([]int, 0, r.f.NumNodes())
 	fnodes := make([]*snapshot.NodeInfo, 0, r.f.NumNodes())
 	scoreBuf := make([]int64, r.f.NumNodes())
+	all := identity(r.f.NumNodes())
 	var reasons []framework.Reason
 	for i := range k {
 		// b.Fatal, not require: require's t.Helper walks the stack, a
@@ -358,14 +373,16 @@ func (r *schedkitPTS) schedule(b *testing.B, k int) []int {
 		if err != nil {
 			b.Fatal(err)
 		}
-		feasible, fnodes = feasible[:0], fnodes[:0]
-		for j, ni := range r.f.Nodes() { // the index order, as Node(j)
-			if res.Filter != nil {
-				if reasons = res.Filter.Filter(ni, reasons[:0]); len(reasons) > 0 {
-					continue
+		feasible := feasBuf[:0] // not all's array: all is never appended to
+		fnodes = fnodes[:0]
+		if res.Filter == nil { // every node feasible: the batch copy
+			feasible, fnodes = all[:r.f.NumNodes()], r.f.AppendNodes(fnodes)
+		} else {
+			for j, ni := range r.f.Nodes() { // the index order, as Node(j)
+				if reasons = res.Filter.Filter(ni, reasons[:0]); len(reasons) == 0 {
+					feasible, fnodes = append(feasible, j), append(fnodes, ni)
 				}
 			}
-			feasible, fnodes = append(feasible, j), append(fnodes, ni)
 		}
 		scores := scoreBuf[:len(fnodes)]
 		clear(scores)
