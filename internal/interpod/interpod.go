@@ -203,8 +203,9 @@ func (f *Filter) Release() {
 	clear(f.affinity)
 	clear(f.anti)
 	clear(f.existing)
-	for i := range f.aff[:cap(f.aff)] {
-		f.aff[:cap(f.aff)][i].reset()
+	all := f.aff[:cap(f.aff)]
+	for i := range all {
+		all[i].reset()
 	}
 	*f = Filter{
 		affinity: f.affinity[:0],
