@@ -298,6 +298,9 @@ func (r *preemptRun) run() (Preemption, error) {
 	if err := r.prepare(); err != nil {
 		return out, err
 	}
+	// The filters prepared on the original cluster are the run's alone
+	// (the outcome holds none of their storage).
+	defer releaseFilters(r.pfs)
 	numAll := r.fork.NumNodes()
 
 	// Potential nodes (their indexes): resolvably unschedulable.
@@ -468,9 +471,11 @@ func (r *preemptRun) preFilter() (pfs []PodFilter, owners []int, only map[string
 	for i, f := range r.s.filters {
 		res, err := RunPreFilter(f, r.pod, r.fork)
 		if err != nil {
+			releaseFilters(pfs)
 			return nil, nil, nil, false, filterError(f, r.pod, err)
 		}
 		if res.Reject != "" {
+			releaseFilters(pfs)
 			return nil, nil, nil, true, nil
 		}
 		if res.NodeNames != nil {
@@ -526,6 +531,9 @@ func (r *preemptRun) filter(ni *snapshot.NodeInfo, changed bool) (bool, []Reason
 		if pfs, owners, only, reject, err = r.preFilter(); err != nil {
 			return false, nil, err
 		}
+		// Prepared for this one check: their reasons are copied into
+		// r.rejected before they are released.
+		defer releaseFilters(pfs)
 		names = r.names(owners)
 	}
 	if reject {

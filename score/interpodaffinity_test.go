@@ -119,3 +119,50 @@ func TestIPAScoreArgs(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestIPAExplainReleasesTables: Explain hands InterPodAffinity's pooled
+// tables back when it returns, so a later Explain (or Score) of another
+// pod reuses them. Explaining pod A, then pod B (different terms, so
+// different counts in the reused tables), then A again must give A's
+// first answer, row for row, and agree with a scorer prepared afresh.
+func TestIPAExplainReleasesTables(t *testing.T) {
+	ipa, err := score.NewInterPodAffinity(score.InterPodAffinityArgs{})
+	require.NoError(t, err)
+	prof := score.MustProfile(score.Weighted{Scorer: ipa, Weight: 2})
+	nodes := ipaNodes()
+	web := snapshottest.MakePod("w1").Label("app", "web").Node("n1").Obj()
+	web3 := snapshottest.MakePod("w3").Label("app", "web").Node("n3").Obj()
+	db := snapshottest.MakePod("d2").Label("app", "db").Node("n2").Obj()
+	snap := snapshottest.Snapshot(t, nodes, web, web3, db)
+	var infos []*snapshot.NodeInfo
+	for _, n := range nodes {
+		infos = append(infos, snap.Get(n.Name))
+	}
+	a := snapshottest.MakePod("a").Label("app", "api").Obj()
+	a.Spec.Affinity = &v1.Affinity{PodAffinity: &v1.PodAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.WeightedPodAffinityTerm{ipaWeighted(10, v1.LabelTopologyZone, "web")}}}
+	b := snapshottest.MakePod("b").Label("app", "api").Obj()
+	b.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.WeightedPodAffinityTerm{ipaWeighted(7, v1.LabelHostname, "db")}}}
+
+	explainAll := func(p *v1.Pod) []score.Explanation {
+		var out []score.Explanation
+		for i := range infos {
+			e, err := prof.Explain(snapshot.MustPodInfo(p), snap, infos, i)
+			require.NoError(t, err)
+			out = append(out, *e)
+		}
+		return out
+	}
+	first := explainAll(a)
+	// A: zone a (n1, n2) and zone b (n3) have a web pod: raw 10, 10,
+	// 10, 0 (n4 has no zone); normalised 100, 100, 100, 0; × 2.
+	_, norm := ipaScores(t, score.InterPodAffinityArgs{}, a, nodes, web, web3, db)
+	require.Equal(t, []int64{100, 100, 100, 0}, norm)
+	for i, e := range first {
+		assert.Equal(t, 2*norm[i], e.Total, e.Node)
+	}
+	// B: db on n2 only: raw 0, −7, 0, 0; normalised 100, 0, 100, 100.
+	for i, e := range explainAll(b) {
+		assert.Equal(t, 2*[]int64{100, 0, 100, 100}[i], e.Total, e.Node)
+	}
+	assert.Equal(t, first, explainAll(a))
+}

@@ -523,6 +523,15 @@ func (p *Profile) Explain(pod *snapshot.PodInfo, cluster Cluster, nodes []*snaps
 	if err := p.prepare(pod, cluster, ps, false); err != nil {
 		return nil, err
 	}
+	// The prepared scorers are Explain's alone: their pooled storage
+	// (InterPodAffinity's tables) goes back once the rows are built.
+	defer func() {
+		for _, s := range ps {
+			if r, ok := s.(releaser); ok {
+				r.Release()
+			}
+		}
+	}()
 	target := nodes[node]
 	e := &Explanation{Node: target.Name(), Scores: make([]ScorerScore, len(p.entries))}
 	for i, s := range ps {
