@@ -65,13 +65,13 @@ type Config struct {
 	// call. Results do not depend on it. Only filtering is split: scoring,
 	// with the default profile about as costly as filtering, runs in the
 	// calling goroutine, and a filtered node costs more CPU on two
-	// goroutines than on one (measured, not explained: the workers take
-	// chunks in a visiting order that rotates from cycle to cycle). With
-	// the built-in filters Parallelism 2 therefore saves little wall time
-	// for more CPU per pod; it pays when filtering a node is expensive
-	// (custom filters). BenchmarkParallelismInterleaved measures both in
-	// one process, BenchmarkScheduleParallelism the curve at 5,000 and
-	// 15,000 nodes.
+	// goroutines than on one. With the built-in filters Parallelism 2
+	// therefore saves little wall time for more CPU per pod: leave it at
+	// 0 unless a custom filter is expensive per node (then up to
+	// runtime.GOMAXPROCS). Preempt's dry run and the equivalence cache's
+	// served cycles do not use it. BenchmarkParallelismInterleaved
+	// measures both costs in one process, BenchmarkScheduleParallelism
+	// the curve at 5,000 and 15,000 nodes.
 	Parallelism int
 	// Seed seeds the tie-breaking among nodes with the same highest total.
 	// The same seed, snapshot and pods give the same decisions.

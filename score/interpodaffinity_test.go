@@ -166,3 +166,33 @@ func TestIPAExplainReleasesTables(t *testing.T) {
 	}
 	assert.Equal(t, first, explainAll(a))
 }
+
+// TestIPAExplainNilCluster: as Profile.Score's doc says, a nil cluster
+// makes InterPodAffinity skip the pod (it counts pods across the
+// cluster); with the snapshot it scores. An index out of range names
+// Profile.Explain and the pod.
+func TestIPAExplainNilCluster(t *testing.T) {
+	ipa, err := score.NewInterPodAffinity(score.InterPodAffinityArgs{})
+	require.NoError(t, err)
+	prof := score.MustProfile(score.Weighted{Scorer: ipa, Weight: 2})
+	nodes := ipaNodes()
+	snap := snapshottest.Snapshot(t, nodes, snapshottest.MakePod("w1").Label("app", "web").Node("n1").Obj())
+	infos := []*snapshot.NodeInfo{snap.Get("n1"), snap.Get("n2")}
+	a := snapshottest.MakePod("a").Obj()
+	a.Spec.Affinity = &v1.Affinity{PodAffinity: &v1.PodAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.WeightedPodAffinityTerm{ipaWeighted(10, v1.LabelHostname, "web")}}}
+	pi := snapshot.MustPodInfo(a)
+
+	e, err := prof.Explain(pi, nil, infos, 0)
+	require.NoError(t, err)
+	assert.True(t, e.Scores[0].Skipped)
+	assert.Equal(t, int64(0), e.Total)
+	// With the cluster: n1 holds the web pod, raw 10 against n2's 0:
+	// normalised 100, × 2.
+	e, err = prof.Explain(pi, snap, infos, 0)
+	require.NoError(t, err)
+	assert.False(t, e.Scores[0].Skipped)
+	assert.Equal(t, int64(200), e.Total)
+
+	_, err = prof.Explain(pi, snap, infos, 2)
+	require.EqualError(t, err, "score: Profile.Explain: pod default/a: node index 2 out of range [0, 2)")
+}

@@ -164,9 +164,13 @@ func (p *Profile) prepare(pod *snapshot.PodInfo, cluster Cluster, ps []PodScorer
 // totals[i] is the total of nodes[i]; totals[:len(nodes)] is overwritten,
 // and len(totals) must be at least len(nodes) (Score panics otherwise, like
 // an index out of range). nodes are the candidates (upstream: the nodes
-// that passed filtering); cluster is the whole cluster (see [Cluster]); it
-// may be nil, and scorers that consult it (ImageLocality's image spread)
-// then see a cluster with no images.
+// that passed filtering); cluster is the whole cluster (see [Cluster]). It
+// may be nil only for a profile of node-local scorers: with a nil cluster
+// ImageLocality's image spread sees a cluster with no images, and
+// InterPodAffinity and PodTopologySpread, which count pods across the
+// cluster, skip the pod (every node scores 0 for them, and Explain marks
+// them Skipped) — so pass the snapshot or fork whenever the profile has
+// them, as [DefaultProfile] does.
 //
 // It fails, leaving totals unspecified, if a scorer's Prepare or Normalize
 // fails, or a final score is outside [MinScore, MaxScore] (an error
@@ -512,7 +516,7 @@ func (p *Profile) Explain(pod *snapshot.PodInfo, cluster Cluster, nodes []*snaps
 		return nil, fmt.Errorf("score: Profile.Explain: pod is nil: %w", ErrInvalidPod)
 	}
 	if node < 0 || node >= len(nodes) {
-		return nil, fmt.Errorf("score: Explain: node index %d out of range [0, %d)", node, len(nodes))
+		return nil, fmt.Errorf("score: Profile.Explain: pod %s: node index %d out of range [0, %d)", pod.Key(), node, len(nodes))
 	}
 	for i, ni := range nodes {
 		if ni == nil {
