@@ -321,13 +321,19 @@ func (pp *podProfile) init(p *Profile, pod *snapshot.PodInfo, cluster Cluster, l
 
 // release drops the per-pod state (a pooled run keeps its slices).
 func (pp *podProfile) release() {
-	for _, s := range pp.ps {
+	releaseScorers(pp.ps)
+	clear(pp.ps)
+	pp.pod, pp.pair, pp.kern, pp.recs = nil, fusedPair{}, cpuMemPod{}, nil
+}
+
+// releaseScorers releases the scorers of ps that are releasers; their
+// only user is done with them.
+func releaseScorers(ps []PodScorer) {
+	for _, s := range ps {
 		if r, ok := s.(releaser); ok {
 			r.Release()
 		}
 	}
-	clear(pp.ps)
-	pp.pod, pp.pair, pp.kern, pp.recs = nil, fusedPair{}, cpuMemPod{}, nil
 }
 
 // NumNormalizing is scoring.PodProfile's.
@@ -529,13 +535,7 @@ func (p *Profile) Explain(pod *snapshot.PodInfo, cluster Cluster, nodes []*snaps
 	}
 	// The prepared scorers are Explain's alone: their pooled storage
 	// (InterPodAffinity's tables) goes back once the rows are built.
-	defer func() {
-		for _, s := range ps {
-			if r, ok := s.(releaser); ok {
-				r.Release()
-			}
-		}
-	}()
+	defer releaseScorers(ps)
 	target := nodes[node]
 	e := &Explanation{Node: target.Name(), Scores: make([]ScorerScore, len(p.entries))}
 	for i, s := range ps {
