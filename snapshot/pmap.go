@@ -4,7 +4,7 @@ import "github.com/schedkit/schedkit/internal/interpod"
 
 // pmap is a persistent hash map from K to V (a hash array mapped trie):
 // a 16-way trie on the key's 64-bit hash (4 bits per level, low bits
-// first) whose leaves hold up to 8 entries. The caller passes each key
+// first) whose leaves hold up to pmapLeaf (64) entries. The caller passes each key
 // with its hash, always the same function of the key: hashString for a
 // string key (a term key), interpod.HandleHash for an interned topology
 // value (whose look-up then reads neither the string nor its bytes).
@@ -14,11 +14,27 @@ import "github.com/schedkit/schedkit/internal/interpod"
 // length): copying it is O(1), and the copy and the original share every
 // node until one of them writes.
 //
-// Costs, for n entries: get O(log16 n) pointer hops; set, upd and del
-// the same (one walk each) plus, for the first write of a token along a
-// path, one node copy per level (at most ⌈log16(n/8)⌉+1 nodes of under
-// 1 KiB, independent of what other writers changed) and, rarely, a leaf
-// split (up to 17 nodes). Nodes come from a pool when the writer has one (a
+// Costs, for n entries: get O(log16 n) pointer hops and a scan of at
+// most 64 hashes in one leaf; set, upd and del the same (one walk each)
+// plus, for the first write of a token along a path, one node copy per
+// level (at most ⌈log16(n/64)⌉+1 nodes; a copy moves an inner node's
+// kids or a leaf's entries, not the whole node: see own), independent of
+// what other writers changed, and, rarely, a leaf split (the leaf
+// becomes an inner node over up to 16 new leaves).
+//
+// Why leaves of 64: the heavy reader is a walk of every entry
+// (termGroup.AddTo, once per pod scored against a term of a large
+// workload), and a walk pays per leaf, a cache miss for a trie larger
+// than the cache. With 8-entry leaves a hostname key's totals over 5,000
+// nodes lay in about 3,000 leaves of one or two entries (a 16-way level
+// of 256 leaves holds 20 each, so they split again), 1.1 MB; with 64
+// they lie in 256 leaves of about 20, 0.4 MB, and at 15,000 nodes in
+// 256 leaves of about 60. SchedulingPreferredPodAffinity at 5,000 nodes
+// (framework's BenchmarkInterPodAffinityPerfShapes) took a third to
+// two fifths less time per pod; Fork+AddPod+Revert of pods with terms
+// (BenchmarkForkAddPodRevertAffinity) stayed within the noise, since
+// own copies only the entries a leaf holds. A small map costs one
+// leaf, about 1.7 KiB for a topology key's totals. Nodes come from a pool when the writer has one (a
 // Fork layer: its copies are recycled on Revert), else from the heap.
 //
 // Entries are read in place (ref, each): a pointer into a leaf stays
@@ -33,7 +49,7 @@ const (
 	pmapBits   = 4
 	pmapFan    = 1 << pmapBits
 	pmapMask   = pmapFan - 1
-	pmapLeaf   = 8
+	pmapLeaf   = 64
 	pmapHashes = 64 // bits of hash; a leaf at this depth cannot split
 )
 
@@ -53,6 +69,13 @@ type pent[K comparable, V any] struct {
 // of a large cluster are) each node costs the lines its kind uses.
 // over is read only in a full leaf (n == pmapLeaf), the only kind that
 // can have it.
+//
+// Every node is clean: ents[n:] are zero (an inner node has n = 0, so
+// all of them) and a leaf's kids are nil. Every write keeps it so (own,
+// newLeaf, updAt's split, delAt), a node recycled from a reverted Fork
+// layer is clean as it was left, and a new one is zero; so own and
+// newLeaf clear only what the node they reuse held
+// (TestPmapNodesStayClean).
 type pnode[K comparable, V any] struct {
 	kids  [pmapFan]*pnode[K, V]
 	owner uint64
@@ -88,24 +111,34 @@ func (w pwriter[K, V]) alloc() *pnode[K, V] {
 }
 
 // own returns nd, copied if w does not own it.
+//
+// A copy writes only what differs from the node alloc returned, which
+// every write keeps clean (see pnode): a leaf's entries and the stale
+// tail of the recycled node's, or an inner node's kids and the recycled
+// node's old entries; never a whole entry array, which for a leaf of
+// pmapLeaf entries is most of the node.
 func (w pwriter[K, V]) own(nd *pnode[K, V]) *pnode[K, V] {
 	if nd.owner == w.tok {
 		return nd
 	}
 	c := w.alloc()
+	wasLeaf, old := c.leaf, c.n
 	c.leaf, c.n = nd.leaf, nd.n
+	c.over = nil
 	if nd.leaf {
-		c.kids = [pmapFan]*pnode[K, V]{}
+		if !wasLeaf {
+			c.kids = [pmapFan]*pnode[K, V]{}
+		}
 		copy(c.ents[:nd.n], nd.ents[:nd.n])
-		clear(c.ents[nd.n:])
-		c.over = nil
+		if old > nd.n {
+			clear(c.ents[nd.n:old])
+		}
 		if nd.n == pmapLeaf && len(nd.over) > 0 {
 			c.over = append([]pent[K, V](nil), nd.over...)
 		}
 	} else {
 		c.kids = nd.kids
-		clear(c.ents[:])
-		c.over = nil
+		clear(c.ents[:old])
 	}
 	return c
 }
@@ -113,10 +146,14 @@ func (w pwriter[K, V]) own(nd *pnode[K, V]) *pnode[K, V] {
 // newLeaf returns a leaf holding e.
 func (w pwriter[K, V]) newLeaf(e pent[K, V]) *pnode[K, V] {
 	nd := w.alloc()
+	if !nd.leaf {
+		nd.kids = [pmapFan]*pnode[K, V]{}
+	}
+	if nd.n > 1 {
+		clear(nd.ents[1:nd.n])
+	}
 	nd.leaf, nd.n, nd.over = true, 1, nil
-	nd.kids = [pmapFan]*pnode[K, V]{}
 	nd.ents[0] = e
-	clear(nd.ents[1:])
 	return nd
 }
 

@@ -59,7 +59,7 @@ func pmapLayers(t *testing.T, ops []byte, hash func(string) uint64) {
 		return pwriter[string, int64]{cur.tok, &p}
 	}
 	for i := 0; i+1 < len(ops); i += 2 {
-		k := fmt.Sprint("k", ops[i+1]%48)
+		k := fmt.Sprint("k", int(ops[i+1])%pmapTestKeys)
 		switch ops[i] % 8 {
 		case 0, 1:
 			v := int64(ops[i]) + 1
@@ -101,9 +101,78 @@ func pmapLayers(t *testing.T, ops []byte, hash func(string) uint64) {
 			}
 		}
 		require.Equal(t, cur.ref, pmapContent(t, &cur.m, hash), "op %d", i/2)
+		requireClean(t, cur.m.root, i/2)
+		if i%16 == 0 { // the layers below and the spare list, now and then
+			for _, l := range stack {
+				requireClean(t, l.m.root, i/2)
+			}
+			for _, nd := range p.spare {
+				requireClean(t, nd, i/2)
+			}
+		}
 	}
 	for j := range frozens {
 		require.Equal(t, frozens[j].ref, pmapContent(t, &frozens[j].m, hash), "frozen %d", j)
+	}
+}
+
+// pmapTestKeys is how many keys pmapLayers draws from: six full
+// leaves' worth (at most a byte's 256), so that leaves fill, split and (with a degenerate hash)
+// overflow.
+const pmapTestKeys = min(256, 6*pmapLeaf)
+
+// requireClean checks that nd and the nodes under it are clean (see
+// pnode): ents[n:] zero, a leaf's kids nil. own and newLeaf rely on it to
+// clear only what a reused node held.
+func requireClean(t *testing.T, nd *pnode[string, int64], op int) {
+	t.Helper()
+	if nd == nil {
+		return
+	}
+	for i := int(nd.n); i < pmapLeaf; i++ {
+		if nd.ents[i] != (pent[string, int64]{}) {
+			t.Fatalf("op %d: entry %d of a node with %d is %+v, not zero", op, i, nd.n, nd.ents[i])
+		}
+	}
+	if nd.leaf {
+		if nd.kids != ([pmapFan]*pnode[string, int64]{}) {
+			t.Fatalf("op %d: a leaf with kids", op)
+		}
+		return
+	}
+	if nd.n != 0 {
+		t.Fatalf("op %d: an inner node with %d entries", op, nd.n)
+	}
+	for _, k := range nd.kids {
+		requireClean(t, k, op)
+	}
+}
+
+// TestPmapNodesStayClean: every node of the live, stacked and frozen
+// maps and of the spare list stays clean through sets, read-modify-writes,
+// deletes (which refill and shrink leaves), splits and reverted layers
+// (whose nodes own and newLeaf reuse), for every test hash; pmapLayers
+// checks it after each op.
+func TestPmapNodesStayClean(t *testing.T) {
+	for name, hash := range pmapHashes4Test {
+		t.Run(name, func(t *testing.T) {
+			for seed := range 3 {
+				ops := make([]byte, 2000)
+				x := uint64(seed)*0x2545f4914f6cdd1d + 7
+				for i := range ops {
+					x ^= x << 13
+					x ^= x >> 7
+					x ^= x << 17
+					ops[i] = byte(x)
+				}
+				// Mostly inserts first (leaves fill and split), then the
+				// mix: reverts hand back nodes of every shape.
+				for i := 0; i < len(ops)/2; i += 2 {
+					ops[i] %= 3
+				}
+				pmapLayers(t, ops, hash)
+			}
+		})
 	}
 }
 
