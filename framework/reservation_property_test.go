@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/schedkit/schedkit/reserve"
 	"github.com/schedkit/schedkit/snapshot"
@@ -42,6 +43,7 @@ type resWorld struct {
 	lapsed map[snapshot.PodKey]string  // the reference's lapsed shares
 	step   int
 	late   int // late binds that drew
+	uids   int // pods created again under a known name (a new metadata.uid)
 }
 
 // newPod makes a pending pod of a random size that owns, at random, the
@@ -156,10 +158,17 @@ func (w *resWorld) op() string {
 		if lapsed && w.rng.IntN(4) != 0 {
 			node = before.Node
 		}
-		_, pn, known := w.l.PodPhase(k)
+		ph, pn, known := w.l.PodPhase(k)
 		counted := known && pn == node
 		pod := w.pods[k].DeepCopy()
 		pod.Spec.NodeName = node
+		if known && ph == reserve.Bound && pn != node {
+			// The same pod cannot be bound elsewhere (the ledger refuses
+			// it): one created again under the name, with a new uid.
+			w.uids++
+			pod.UID = types.UID(fmt.Sprintf("%s-again-%d", pod.UID, w.uids))
+			w.pods[k].UID = pod.UID
+		}
 		require.NoError(t, w.l.AddPod(pod))
 		delete(w.lapsed, k)
 		if !lapsed || counted || before.Node != node {

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/schedkit/schedkit/reserve"
 	"github.com/schedkit/schedkit/snapshot"
@@ -50,6 +51,7 @@ type crashWorld struct {
 	deleted map[snapshot.PodKey]bool
 	now     time.Time
 	resN    int
+	uids    int // pods reported as created again (a new metadata.uid)
 }
 
 var crashT0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -117,7 +119,16 @@ func (w *crashWorld) step() {
 		}
 		q := p.DeepCopy()
 		q.Spec.NodeName = node
-		require.NoError(w.t, l.AddPod(q))
+		if w.rng.IntN(2) == 0 { // a pod created again under the name: it may move
+			w.uids++
+			q.UID = types.UID(fmt.Sprintf("%s-again-%d", q.UID, w.uids))
+		}
+		if err := l.AddPod(q); err != nil {
+			// The same pod (uid) reported on another node than it is
+			// bound to: refused, nothing changes.
+			require.ErrorIs(w.t, err, reserve.ErrInvalid)
+			require.ErrorContains(w.t, err, "spec.nodeName cannot change")
+		}
 	case x < 76: // deleted for good
 		p := w.pod()
 		w.deleted[snapshot.KeyOf(p)] = true

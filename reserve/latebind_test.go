@@ -94,9 +94,13 @@ func TestLateBindDrawsOnReservation(t *testing.T) {
 		require.NoError(t, l.AddPod(boundObj(p, "m").Pod()))
 		r, _ := l.Reservation("r")
 		assert.Zero(t, r.Allocated.MilliCPU(), "a pod bound elsewhere does not draw")
-		// and it forgot the share: a later report on n (not a real
-		// cluster's sequence, but the ledger's rule) draws nothing
-		require.NoError(t, l.AddPod(boundObj(p, "n").Pod()))
+		// and it forgot the share: the same pod cannot be reported on n
+		// (spec.nodeName cannot change: refused), and a pod created again
+		// under its name and bound to n draws nothing
+		require.ErrorIs(t, l.AddPod(boundObj(p, "n").Pod()), reserve.ErrInvalid)
+		again := boundObj(p, "n").Pod()
+		again.UID += "-again"
+		require.NoError(t, l.AddPod(again))
 		r, _ = l.Reservation("r")
 		assert.Zero(t, r.Allocated.MilliCPU())
 	})

@@ -3,6 +3,7 @@ package reserve
 import (
 	"cmp"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"slices"
 	"sync"
@@ -70,7 +71,11 @@ const noDeadline = math.MaxInt64
 // informer reported bound is an error, spec.nodeName being immutable); a
 // pod in phase Succeeded or Failed is gone, as a delete; a pod may arrive
 // before its node and waits for it; a removed node's pods stay recorded
-// until deleted or until the node returns; an update may move a pod; a
+// until deleted or until the node returns; an update may move a pod
+// created again under its name (a new metadata.uid), while the same pod
+// reported bound to another node is an error, spec.nodeName being
+// immutable (the informer's bind of a held pod, to any node, is not a
+// move: the hold becomes the bound pod there); a
 // repeated add updates and an update of an unknown object adds; removing
 // an unknown pod is a no-op and removing an unknown node an error; a bad
 // object is an error naming the object and field that changes nothing.
@@ -151,6 +156,31 @@ type podRec struct {
 	phase    Phase
 	ownedPos int32 // index in Ledger.owned when Held or Confirmed
 	deadline int64 // UnixNano; noDeadline for none
+	// uid: uidHash of the metadata.uid of a Bound pod as reported (of ""
+	// when the report had none), so that the same pod reported on another
+	// node is refused while a pod created again under its name moves
+	// (observeBound).
+	uid uint64
+}
+
+// uidSeed seeds uidHash.
+var uidSeed = maphash.MakeSeed()
+
+// uidHash is a 64-bit hash of metadata.uid ("" included): what a Bound
+// record keeps to tell a pod created again (another uid: it may move)
+// from the same pod reported on another node (refused: spec.nodeName
+// cannot change) without holding the uid string. Two different uids
+// collide with probability 2^-64, which would let such a report move the
+// pod as before. O(len(uid)).
+func uidHash(uid types.UID) uint64 { return maphash.String(uidSeed, string(uid)) }
+
+// uidOf is pi's metadata.uid: "" for a lean record, which keeps none
+// (as snapshot.Cache reads it).
+func uidOf(pi *snapshot.PodInfo) types.UID {
+	if !pi.Retained() {
+		return ""
+	}
+	return pi.Pod().UID
 }
 
 // New returns an empty ledger with no journal, configured by opts. O(1).
@@ -308,9 +338,11 @@ func (l *Ledger) RemoveNode(name string) error {
 // metadata.name or metadata.namespace the API server refuses — checked for
 // every pod, bound or not: only the key of an unbound or terminal pod is
 // read —, invalid requests of a bound pod, a bound pod recording a GPU device its known
-// node does not have, the unbound report of a bound pod) wrap
-// [ErrInvalid] and [snapshot.ErrInvalidObject], name the pod and field,
-// and change nothing. O(containers + pods on the node).
+// node does not have, the unbound report of a bound pod, the same bound
+// pod — the same metadata.uid — reported on another node, which only a
+// pod created again under its name can be) wrap [ErrInvalid] and
+// [snapshot.ErrInvalidObject], name the pod and field, and change
+// nothing. O(containers + pods on the node).
 func (l *Ledger) AddPod(pod *v1.Pod) (err error) {
 	defer named("AddPod", &err)
 	return l.addPod(pod)
@@ -355,8 +387,7 @@ func (l *Ledger) addPod(pod *v1.Pod) error {
 	if err := snapshot.CheckRecordedDevices(pi, l.view.Get(pod.Spec.NodeName)); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	l.observeBound(pi, pod.Spec.NodeName)
-	return nil
+	return l.observeBound(pi, pod.UID, pod.Spec.NodeName)
 }
 
 // AddPodInfo reports pi bound to nodeName, as [Ledger.AddPod] does for a
@@ -364,8 +395,10 @@ func (l *Ledger) addPod(pod *v1.Pod) error {
 // without an API server, it turns the pod's hold or confirmation into a
 // bound pod at once and keeps the devices pi records (pi.Devices). The pod
 // object's spec.nodeName is not read. Errors: a nil pod, an empty node
-// name, or a pod recording a GPU device its known node does not have
-// ([snapshot.CheckRecordedDevices]), wrapping ErrInvalid. With
+// name, a pod recording a GPU device its known node does not have
+// ([snapshot.CheckRecordedDevices]), or a pod bound to another node with
+// the same metadata.uid (as [Ledger.AddPod]; a lean pi has none, so ""),
+// wrapping ErrInvalid. With
 // [WithLeanPods] the ledger keeps pi.Lean(). O(pods on the node).
 func (l *Ledger) AddPodInfo(pi *snapshot.PodInfo, nodeName string) (err error) {
 	defer named("AddPodInfo", &err)
@@ -378,6 +411,7 @@ func (l *Ledger) AddPodInfo(pi *snapshot.PodInfo, nodeName string) (err error) {
 	if err := checkNotPlaceholderKey(pi.Key()); err != nil {
 		return err
 	}
+	uid := uidOf(pi)
 	if l.lean {
 		pi = pi.Lean()
 	}
@@ -386,8 +420,7 @@ func (l *Ledger) AddPodInfo(pi *snapshot.PodInfo, nodeName string) (err error) {
 	if err := snapshot.CheckRecordedDevices(pi, l.view.Get(nodeName)); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	l.observeBound(pi, nodeName)
-	return nil
+	return l.observeBound(pi, uid, nodeName)
 }
 
 // RemovePod reports that the pod with key k was deleted: whatever it held
@@ -420,10 +453,21 @@ func (l *Ledger) RemovePod(k snapshot.PodKey) bool {
 	return true
 }
 
-// observeBound records that the informer reports pi bound to nodeName.
-func (l *Ledger) observeBound(pi *snapshot.PodInfo, nodeName string) {
+// observeBound records that the informer reports pi (metadata.uid uid)
+// bound to nodeName. A pod the ledger has bound to another node moves
+// only when uid differs from the one it was reported with (a pod deleted
+// and created again, the delete and add merged into one update, as
+// snapshot.Cache and upstream's updatePodInCache treat it); the same pod
+// on another node is refused with informer.MoveError, changing nothing.
+func (l *Ledger) observeBound(pi *snapshot.PodInfo, uid types.UID, nodeName string) error {
 	k := pi.Key()
 	i, ok := l.rec(k)
+	h := uidHash(uid)
+	if ok && l.recs[i].phase == Bound && l.recs[i].uid == h {
+		if from := l.nodes[l.recs[i].node].name; from != nodeName {
+			return fmt.Errorf("%w: %w: %w", informer.MoveError(k.Namespace, k.Name, string(uid), from, nodeName), ErrInvalid, snapshot.ErrInvalidObject)
+		}
+	}
 	l.viewUnbind(k, i, ok)
 	defer func() {
 		if ni, _ := l.nodeIndex(nodeName); l.nodes[ni].present {
@@ -435,7 +479,7 @@ func (l *Ledger) observeBound(pi *snapshot.PodInfo, nodeName string) {
 		rec := &l.recs[i]
 		old := rec.node
 		sub(&l.nodes[old].bound, rec.pi.Requested())
-		rec.pi, rec.node = pi, ni
+		rec.pi, rec.node, rec.uid = pi, ni, h
 		add(&l.nodes[ni].bound, pi.Requested())
 		l.nodes[ni].refs++
 		l.unref(old)
@@ -444,7 +488,7 @@ func (l *Ledger) observeBound(pi *snapshot.PodInfo, nodeName string) {
 			l.returnDraw(k)
 		}
 		l.ver++
-		return
+		return nil
 	}
 	// A late bind draws again on the reservation whose share lapsed, if
 	// the ledger did not count the pod on this node already (a hold here
@@ -461,11 +505,12 @@ func (l *Ledger) observeBound(pi *snapshot.PodInfo, nodeName string) {
 	}
 	l.settleDraw(k, nodeName)
 	ni := l.nodeSlot(nodeName)
-	l.newRec(podRec{key: k, hash: nodeview.KeyHash(pi), pi: pi, node: ni, phase: Bound, deadline: noDeadline})
+	l.newRec(podRec{key: k, hash: nodeview.KeyHash(pi), pi: pi, node: ni, phase: Bound, deadline: noDeadline, uid: h})
 	if lapsed != nil && !countedHere && lapsed.spec.Node == nodeName {
 		l.lateDraw(k, lapsed, pi)
 	}
 	l.ver++
+	return nil
 }
 
 // lateDraw makes bound pod k (request pi) draw on r, the reservation its

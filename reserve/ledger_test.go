@@ -438,15 +438,34 @@ func TestInformerEdges(t *testing.T) {
 		require.NoError(t, l.UpdatePod(held))
 		assert.Empty(t, l.Holds())
 	})
-	t.Run("informer moves a bound pod", func(t *testing.T) {
+	t.Run("informer moves a pod created again, never the same pod", func(t *testing.T) {
 		l := newLedger(t, node("n1", "4"), node("n2", "4"))
 		p := st.MakePod("a").Req("cpu", "1").Node("n1").Obj()
 		require.NoError(t, l.AddPod(p))
+		usage := func() [2]int64 {
+			u1, _ := l.Usage("n1")
+			u2, _ := l.Usage("n2")
+			return [2]int64{u1.Bound.MilliCPU(), u2.Bound.MilliCPU()}
+		}
+		before := l.Snapshot()
+		// The same pod (same metadata.uid) on n2: spec.nodeName cannot
+		// change, so the report is refused, as snapshot.Cache refuses it,
+		// and nothing changes (the same snapshot comes back).
 		p.Spec.NodeName = "n2"
+		err := l.UpdatePod(p)
+		require.ErrorIs(t, err, reserve.ErrInvalid)
+		require.ErrorIs(t, err, snapshot.ErrInvalidObject)
+		assert.EqualError(t, err, "reserve: Ledger.UpdatePod: pod default/a (uid "+string(p.UID)+"): spec.nodeName: reported on node n2, but the pod is bound to node n1 and spec.nodeName cannot change (upstream's scheduler cache takes this as corruption and exits); remove the pod first, or give a pod created again its new metadata.uid: spec.nodeName cannot change: reserve: invalid argument: snapshot: invalid object")
+		assert.Equal(t, [2]int64{1000, 0}, usage())
+		assert.Same(t, before, l.Snapshot(), "a refused report changed the ledger")
+		pi := snapshot.MustPodInfo(p)
+		require.ErrorIs(t, l.AddPodInfo(pi, "n2"), reserve.ErrInvalid, "AddPodInfo refuses the same move")
+		assert.Equal(t, [2]int64{1000, 0}, usage())
+		// Deleted and created again under the name (a new uid), the delete
+		// and add merged into one update: it moves.
+		p.UID += "-again"
 		require.NoError(t, l.UpdatePod(p))
-		u1, _ := l.Usage("n1")
-		u2, _ := l.Usage("n2")
-		assert.Equal(t, [2]int64{0, 1000}, [2]int64{u1.Bound.MilliCPU(), u2.Bound.MilliCPU()})
+		assert.Equal(t, [2]int64{0, 1000}, usage())
 	})
 }
 

@@ -514,6 +514,7 @@ type modelWorld struct {
 	keys  []snapshot.PodKey
 	resN  int
 	step  int
+	uids  int // pods created again under a known name (a new metadata.uid)
 
 	prevSnap  *snapshot.Snapshot
 	prevPrint string
@@ -611,10 +612,26 @@ func (w *modelWorld) op() string {
 		}
 		pod := w.pods[k].DeepCopy()
 		if w.rng.IntN(10) == 0 { // in-place resize as seen by the informer
+			uid := pod.UID
 			pod = w.newPod(k.Name)
+			pod.UID = uid
 			w.pods[k] = pod.DeepCopy()
 		}
 		pod.Spec.NodeName = node
+		if p := w.ref.pods[k]; p != nil && p.phase == reserve.Bound && p.node != node {
+			// A bound pod on another node: the same pod (its uid as last
+			// reported) is refused and changes nothing; a pod created
+			// again under the name (a new uid) moves.
+			if w.rng.IntN(3) == 0 {
+				err := w.l.AddPod(pod)
+				require.ErrorIs(t, err, reserve.ErrInvalid, "step %d: AddPod(%s on %s), bound on %s", w.step, k, node, p.node)
+				require.ErrorIs(t, err, snapshot.ErrInvalidObject, "step %d", w.step)
+				return "refused move"
+			}
+			w.uids++
+			pod.UID = types.UID(fmt.Sprintf("%s-again-%d", pod.UID, w.uids))
+			w.pods[k].UID = pod.UID
+		}
 		require.NoError(t, w.l.AddPod(pod), "step %d: AddPod(%s on %s)", w.step, k, node)
 		w.ref.observe(snapshot.MustPodInfo(pod), node)
 		return "bound"

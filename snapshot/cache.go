@@ -311,14 +311,10 @@ func (c *Cache) RemovePod(k PodKey) bool {
 }
 
 // moveError is the error for a report of pod k (metadata.uid uid) bound
-// to node to, when the cache has the same pod bound to node from.
+// to node to, when the cache has the same pod bound to node from
+// (informer.MoveError, which reserve.Ledger returns too).
 func moveError(k PodKey, uid types.UID, from, to string) error {
-	id := ""
-	if uid != "" {
-		id = " (uid " + string(uid) + ")"
-	}
-	return fmt.Errorf("pod %s%s: spec.nodeName: reported on node %s, but the pod is bound to node %s and spec.nodeName cannot change (upstream's scheduler cache takes this as corruption and exits); remove the pod first, or give a pod created again its new metadata.uid: %w",
-		k, id, to, from, ErrInvalidObject)
+	return fmt.Errorf("%w: %w", informer.MoveError(k.Namespace, k.Name, string(uid), from, to), ErrInvalidObject)
 }
 
 func (c *Cache) removePodLocked(k PodKey) bool {

@@ -133,3 +133,23 @@ var ErrUnbind = errors.New("spec.nodeName cannot be cleared")
 func UnbindError(pod *v1.Pod, node string) error {
 	return fmt.Errorf("pod %s/%s: spec.nodeName is empty, but the pod is bound to node %s: %w", pod.Namespace, pod.Name, node, ErrUnbind)
 }
+
+// ErrMove is wrapped by [MoveError].
+var ErrMove = errors.New("spec.nodeName cannot change")
+
+// MoveError is the error for an Assigned report of pod namespace/name
+// (metadata.uid uid, "" if unknown) on node to, when the store has the
+// same pod — the same uid — bound to node from: spec.nodeName cannot
+// change once set, so the report is stale or forged. A pod deleted and
+// created again under the same name has a new uid, and moves. Upstream's
+// cache takes the report as corruption and exits (cacheImpl.UpdatePod:
+// "pod updated on a different node than previously added to"); a library
+// returns this error and keeps its state.
+func MoveError(namespace, name, uid, from, to string) error {
+	id := ""
+	if uid != "" {
+		id = " (uid " + uid + ")"
+	}
+	return fmt.Errorf("pod %s/%s%s: spec.nodeName: reported on node %s, but the pod is bound to node %s and spec.nodeName cannot change (upstream's scheduler cache takes this as corruption and exits); remove the pod first, or give a pod created again its new metadata.uid: %w",
+		namespace, name, id, to, from, ErrMove)
+}

@@ -40,8 +40,8 @@
 //     updatePodInCache treats it) moves the pod: it leaves the old node
 //     and counts on the new one. The same pod (same uid) on another node
 //     cannot happen (spec.nodeName is immutable; upstream's cache takes it
-//     as corruption and exits) and is left to each store: snapshot.Cache
-//     refuses it with an error naming the pod and both nodes.
+//     as corruption and exits): it is an error naming the pod and both
+//     nodes, and changes nothing, also for a pod kept for an absent node.
 //   - Pods before their node. An assigned pod whose node the store does
 //     not have is kept and counted nowhere; when the node is added it
 //     counts there. Deleting it meanwhile forgets it.
@@ -399,6 +399,27 @@ func Run(t *testing.T, newStore func() Store) {
 		}
 		require.NoError(t, s.AddNode(bigNode("n9")))
 		require.Equal(t, state{}.node("n1", big, a("p1")).node("n9", big, a("waiting")), counted(s), "waiting pod still kept")
+	})
+
+	t.Run("the same pod reported on another node is an error", func(t *testing.T) {
+		s := newStore()
+		feed(t, s, bigNode("n1"), bigNode("n2"), podA("p1", "n1"), podA("waiting", "n9"))
+		before := counted(s)
+		// Same names, so the same metadata.uid: spec.nodeName changed.
+		for i, p := range []*v1.Pod{podB("p1", "n2"), podA("waiting", "n1"), podA("p1", "n9")} {
+			report := s.UpdatePod
+			if i == 1 {
+				report = s.AddPod
+			}
+			err := report(p)
+			require.Error(t, err, "%s on %s", p.Name, p.Spec.NodeName)
+			assert.Contains(t, err.Error(), "default/"+p.Name)
+			assert.Contains(t, err.Error(), "spec.nodeName")
+			assert.Contains(t, err.Error(), "node "+p.Spec.NodeName)
+			require.Equal(t, before, counted(s))
+		}
+		require.NoError(t, s.AddNode(bigNode("n9")))
+		require.Equal(t, state{}.node("n1", big, a("p1")).node("n2", big).node("n9", big, a("waiting")), counted(s), "waiting pod still kept for n9")
 	})
 
 	t.Run("terminal pods are gone", func(t *testing.T) {

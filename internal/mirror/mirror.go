@@ -403,6 +403,16 @@ func (m *Mirror[N]) rebuild(n N) error {
 	}
 	for pod, pi := range pods {
 		if _, had := prev[pod]; !had {
+			// A pod the cache still has on another node moved here in the
+			// host's snapshot: the host forgot it there (an assumed pod
+			// whose bind failed) and assumed it here, with the same uid,
+			// which snapshot.Cache refuses as a report. The host's list
+			// holds a pod on one node only, so the other node's entry is
+			// stale until its own rebuild in this Sync, which then leaves
+			// the pod alone (it removes only pods the cache has there).
+			if on, ok := m.cache.PodNode(pi.Key()); ok && on != node.Name {
+				m.cache.RemovePod(pi.Key())
+			}
 			if err := m.cache.AddPodInfo(pi); err != nil {
 				return fmt.Errorf("mirror: node %s: %w", node.Name, err) // not reached: bound and parsed above
 			}

@@ -96,6 +96,37 @@ func TestSyncRebuildsOnlyChangedNodes(t *testing.T) {
 	assert.Same(t, m.Current().Get("b"), ours)
 }
 
+// TestSyncFollowsAPodMovedBetweenSyncs: the host forgets an assumed pod
+// on node a (its bind failed) and assumes it on b, with the same uid,
+// between two Syncs. The mirror follows whichever node the list gives
+// first: were b rebuilt while the cache still had the pod on a,
+// snapshot.Cache would refuse the same pod on another node, and Sync
+// would fail.
+func TestSyncFollowsAPodMovedBetweenSyncs(t *testing.T) {
+	for _, bFirst := range []bool{false, true} {
+		a, b := newNode("a", "4", 10), newNode("b", "4", 20)
+		list := []*fakeNode{a, b}
+		if bFirst {
+			list = []*fakeNode{b, a}
+		}
+		m := New(src, nil)
+		p := pod("p", "1")
+		a.addPod(p)
+		_, err := m.Sync(list)
+		require.NoError(t, err)
+		a.pods = nil
+		a.gen++
+		b.addPod(p.DeepCopy())
+		s, err := m.Sync(list)
+		require.NoError(t, err, "b first: %v", bFirst)
+		assert.Equal(t, 0, s.Get("a").NumPods(), "b first: %v", bFirst)
+		assert.Equal(t, int64(1000), s.Get("b").Requested().MilliCPU(), "b first: %v", bFirst)
+		on, ok := m.cache.PodNode(snapshot.KeyOf(p))
+		assert.True(t, ok)
+		assert.Equal(t, "b", on)
+	}
+}
+
 // Lookup finds a mirrored node by its node object and generation, after
 // adds, pod changes, node updates and removals.
 func TestLookup(t *testing.T) {
