@@ -7,6 +7,16 @@
 //	pod := snapshottest.MakePod("p1").Req("cpu", "500m", "memory", "1Gi").Node("n1").Obj()
 //	snap := snapshottest.Snapshot(t, []*v1.Node{node}, pod)
 //
+// The pod-affinity, topology-spread, owner-reference and Labels builders
+// have the names and argument order of upstream kube-scheduler's
+// st.MakePod wrappers (pkg/scheduler/testing), so those calls in
+// upstream tests port unchanged:
+//
+//	web := snapshottest.MakePod("web-1").Label("app", "web").
+//		PodAntiAffinityIn("app", v1.LabelHostname, []string{"web"}, snapshottest.PodAntiAffinityWithRequiredReq).
+//		SpreadConstraint(1, v1.LabelTopologyZone, v1.DoNotSchedule, &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}, nil, nil, nil, nil).
+//		Obj()
+//
 // Layer: above snapshot and snapshot/load, which it may import (and
 // internal packages); no production package imports it.
 package snapshottest
@@ -17,6 +27,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/schedkit/schedkit/snapshot"
@@ -112,6 +123,30 @@ func (w *PodWrapper) Label(k, v string) *PodWrapper {
 		w.p.Labels = map[string]string{}
 	}
 	w.p.Labels[k] = v
+	return w
+}
+
+// Labels sets every {k,v} pair of labels as a label (upstream's Labels).
+func (w *PodWrapper) Labels(labels map[string]string) *PodWrapper {
+	for k, v := range labels {
+		w.Label(k, v)
+	}
+	return w
+}
+
+// OwnerReference sets the owning controller of the pod (upstream's
+// OwnerReference): one owner reference with gvk's apiVersion and kind,
+// the name, controller: true, and no UID, replacing any other. A pod of
+// a Deployment is owned by its ReplicaSet:
+// OwnerReference("web-5d8f", appsv1.SchemeGroupVersion.WithKind("ReplicaSet")).
+func (w *PodWrapper) OwnerReference(name string, gvk schema.GroupVersionKind) *PodWrapper {
+	controller := true
+	w.p.OwnerReferences = []metav1.OwnerReference{{
+		APIVersion: gvk.GroupVersion().String(),
+		Kind:       gvk.Kind,
+		Name:       name,
+		Controller: &controller,
+	}}
 	return w
 }
 
@@ -265,6 +300,152 @@ func (w *PodWrapper) PreferredNodeAffinity(weight int32, key string, op v1.NodeS
 	na.PreferredDuringSchedulingIgnoredDuringExecution = append(na.PreferredDuringSchedulingIgnoredDuringExecution, v1.PreferredSchedulingTerm{
 		Weight:     weight,
 		Preference: v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{{Key: key, Operator: op, Values: values}}},
+	})
+	return w
+}
+
+// PodAffinityKind says where the pod-affinity builders put a term:
+// required or preferred, in podAffinity or podAntiAffinity (upstream's
+// PodAffinityKind). PodAffinity and its In, NotIn and Exists forms take
+// a PodAffinity kind, PodAntiAffinity and its forms a PodAntiAffinity
+// kind; any other kind, the zero kind included, panics (upstream adds
+// nothing then). Upstream's NilPodAffinity and
+// Pod(Anti)AffinityWithRequiredPreferredReq have no counterpart: skip the
+// call, or make it twice.
+type PodAffinityKind int
+
+const (
+	// PodAffinityWithRequiredReq applies a HARD requirement to
+	// pod.spec.affinity.PodAffinity: a required term.
+	PodAffinityWithRequiredReq PodAffinityKind = iota + 1
+	// PodAffinityWithPreferredReq applies a SOFT requirement to
+	// pod.spec.affinity.PodAffinity: a preferred term of weight 1, as
+	// upstream's.
+	PodAffinityWithPreferredReq
+	// PodAntiAffinityWithRequiredReq applies a HARD requirement to
+	// pod.spec.affinity.PodAntiAffinity: a required term.
+	PodAntiAffinityWithRequiredReq
+	// PodAntiAffinityWithPreferredReq applies a SOFT requirement to
+	// pod.spec.affinity.PodAntiAffinity: a preferred term of weight 1, as
+	// upstream's.
+	PodAntiAffinityWithPreferredReq
+)
+
+// PodAffinity creates a PodAffinity term with topology key and label
+// selector and injects it into the pod (upstream's PodAffinity), as a
+// required or preferred term by kind. The term selects pods in
+// namespaces; none: the pod's own namespace. Repeated calls add terms.
+func (w *PodWrapper) PodAffinity(topologyKey string, labelSelector *metav1.LabelSelector, kind PodAffinityKind, namespaces ...string) *PodWrapper {
+	return w.podAffinityTerm("PodAffinity", false, kind, v1.PodAffinityTerm{LabelSelector: labelSelector, TopologyKey: topologyKey, Namespaces: namespaces})
+}
+
+// PodAntiAffinity creates a PodAntiAffinity term with topology key and
+// label selector and injects it into the pod (upstream's
+// PodAntiAffinity), as a required or preferred term by kind. The term
+// selects pods in namespaces; none: the pod's own namespace. Repeated
+// calls add terms.
+func (w *PodWrapper) PodAntiAffinity(topologyKey string, labelSelector *metav1.LabelSelector, kind PodAffinityKind, namespaces ...string) *PodWrapper {
+	return w.podAffinityTerm("PodAntiAffinity", true, kind, v1.PodAffinityTerm{LabelSelector: labelSelector, TopologyKey: topologyKey, Namespaces: namespaces})
+}
+
+// PodAffinityExists creates a PodAffinity term with the operator
+// "Exists" on labelKey and injects it into the pod (upstream's
+// PodAffinityExists).
+func (w *PodWrapper) PodAffinityExists(labelKey, topologyKey string, kind PodAffinityKind) *PodWrapper {
+	return w.PodAffinity(topologyKey, expression(labelKey, metav1.LabelSelectorOpExists, nil), kind)
+}
+
+// PodAntiAffinityExists creates a PodAntiAffinity term with the operator
+// "Exists" on labelKey and injects it into the pod (upstream's
+// PodAntiAffinityExists).
+func (w *PodWrapper) PodAntiAffinityExists(labelKey, topologyKey string, kind PodAffinityKind) *PodWrapper {
+	return w.PodAntiAffinity(topologyKey, expression(labelKey, metav1.LabelSelectorOpExists, nil), kind)
+}
+
+// PodAffinityIn creates a PodAffinity term with the operator "In"
+// (labelKey in vals) and injects it into the pod (upstream's
+// PodAffinityIn).
+func (w *PodWrapper) PodAffinityIn(labelKey, topologyKey string, vals []string, kind PodAffinityKind) *PodWrapper {
+	return w.PodAffinity(topologyKey, expression(labelKey, metav1.LabelSelectorOpIn, vals), kind)
+}
+
+// PodAntiAffinityIn creates a PodAntiAffinity term with the operator
+// "In" (labelKey in vals) and injects it into the pod (upstream's
+// PodAntiAffinityIn).
+func (w *PodWrapper) PodAntiAffinityIn(labelKey, topologyKey string, vals []string, kind PodAffinityKind) *PodWrapper {
+	return w.PodAntiAffinity(topologyKey, expression(labelKey, metav1.LabelSelectorOpIn, vals), kind)
+}
+
+// PodAffinityNotIn creates a PodAffinity term with the operator "NotIn"
+// (labelKey not in vals) and injects it into the pod (upstream's
+// PodAffinityNotIn).
+func (w *PodWrapper) PodAffinityNotIn(labelKey, topologyKey string, vals []string, kind PodAffinityKind) *PodWrapper {
+	return w.PodAffinity(topologyKey, expression(labelKey, metav1.LabelSelectorOpNotIn, vals), kind)
+}
+
+// PodAntiAffinityNotIn creates a PodAntiAffinity term with the operator
+// "NotIn" (labelKey not in vals) and injects it into the pod (upstream's
+// PodAntiAffinityNotIn).
+func (w *PodWrapper) PodAntiAffinityNotIn(labelKey, topologyKey string, vals []string, kind PodAffinityKind) *PodWrapper {
+	return w.PodAntiAffinity(topologyKey, expression(labelKey, metav1.LabelSelectorOpNotIn, vals), kind)
+}
+
+// expression is a label selector with the one match-expression (key op
+// vals).
+func expression(key string, op metav1.LabelSelectorOperator, vals []string) *metav1.LabelSelector {
+	return &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: key, Operator: op, Values: vals}}}
+}
+
+// podAffinityTerm appends term to the required or preferred terms (weight
+// 1) of podAntiAffinity (anti) or podAffinity, by kind; a kind of the
+// other side, or none, panics naming the builder.
+func (w *PodWrapper) podAffinityTerm(builder string, anti bool, kind PodAffinityKind, term v1.PodAffinityTerm) *PodWrapper {
+	if kind < PodAffinityWithRequiredReq || kind > PodAntiAffinityWithPreferredReq || (kind >= PodAntiAffinityWithRequiredReq) != anti {
+		panic(fmt.Sprintf("snapshottest: %s: kind %d is not a %s kind", builder, kind, builder))
+	}
+	if w.p.Spec.Affinity == nil {
+		w.p.Spec.Affinity = &v1.Affinity{}
+	}
+	a := w.p.Spec.Affinity
+	var required *[]v1.PodAffinityTerm
+	var preferred *[]v1.WeightedPodAffinityTerm
+	if anti {
+		if a.PodAntiAffinity == nil {
+			a.PodAntiAffinity = &v1.PodAntiAffinity{}
+		}
+		required, preferred = &a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution, &a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution
+	} else {
+		if a.PodAffinity == nil {
+			a.PodAffinity = &v1.PodAffinity{}
+		}
+		required, preferred = &a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution, &a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution
+	}
+	if kind == PodAffinityWithPreferredReq || kind == PodAntiAffinityWithPreferredReq {
+		*preferred = append(*preferred, v1.WeightedPodAffinityTerm{Weight: 1, PodAffinityTerm: term})
+	} else {
+		*required = append(*required, term)
+	}
+	return w
+}
+
+// SpreadConstraint constructs a TopologySpreadConstraint and injects it
+// into the pod (upstream's SpreadConstraint): maxSkew, topology key,
+// whenUnsatisfiable mode, label selector, and minDomains,
+// nodeAffinityPolicy, nodeTaintsPolicy and matchLabelKeys as given (nil:
+// unset). Repeated calls add constraints. A maxSkew beyond int32 panics.
+func (w *PodWrapper) SpreadConstraint(maxSkew int, tpKey string, mode v1.UnsatisfiableConstraintAction, selector *metav1.LabelSelector, minDomains *int32, nodeAffinityPolicy, nodeTaintsPolicy *v1.NodeInclusionPolicy, matchLabelKeys []string) *PodWrapper {
+	if maxSkew != int(int32(maxSkew)) {
+		panic(fmt.Sprintf("snapshottest: SpreadConstraint: maxSkew %d overflows int32", maxSkew))
+	}
+	w.p.Spec.TopologySpreadConstraints = append(w.p.Spec.TopologySpreadConstraints, v1.TopologySpreadConstraint{
+		MaxSkew:            int32(maxSkew),
+		TopologyKey:        tpKey,
+		WhenUnsatisfiable:  mode,
+		LabelSelector:      selector,
+		MinDomains:         minDomains,
+		NodeAffinityPolicy: nodeAffinityPolicy,
+		NodeTaintsPolicy:   nodeTaintsPolicy,
+		MatchLabelKeys:     matchLabelKeys,
 	})
 	return w
 }
