@@ -157,14 +157,7 @@ func TestPmapNodesStayClean(t *testing.T) {
 	for name, hash := range pmapHashes4Test {
 		t.Run(name, func(t *testing.T) {
 			for seed := range 3 {
-				ops := make([]byte, 2000)
-				x := uint64(seed)*0x2545f4914f6cdd1d + 7
-				for i := range ops {
-					x ^= x << 13
-					x ^= x >> 7
-					x ^= x << 17
-					ops[i] = byte(x)
-				}
+				ops := xorshiftOps(2000, uint64(seed)*0x2545f4914f6cdd1d+7)
 				// Mostly inserts first (leaves fill and split), then the
 				// mix: reverts hand back nodes of every shape.
 				for i := 0; i < len(ops)/2; i += 2 {
@@ -174,6 +167,19 @@ func TestPmapNodesStayClean(t *testing.T) {
 			}
 		})
 	}
+}
+
+// xorshiftOps is n op bytes from a xorshift64 generator started at x
+// (non-zero).
+func xorshiftOps(n int, x uint64) []byte {
+	ops := make([]byte, n)
+	for i := range ops {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		ops[i] = byte(x)
+	}
+	return ops
 }
 
 var pmapHashes4Test = map[string]func(string) uint64{
@@ -186,15 +192,7 @@ func TestPmapMatchesMap(t *testing.T) {
 	for name, hash := range pmapHashes4Test {
 		t.Run(name, func(t *testing.T) {
 			for seed := range 40 {
-				ops := make([]byte, 600)
-				x := uint64(seed)*0x9e3779b97f4a7c15 + 1
-				for i := range ops {
-					x ^= x << 13
-					x ^= x >> 7
-					x ^= x << 17
-					ops[i] = byte(x)
-				}
-				pmapLayers(t, ops, hash)
+				pmapLayers(t, xorshiftOps(600, uint64(seed)*0x9e3779b97f4a7c15+1), hash)
 			}
 		})
 	}

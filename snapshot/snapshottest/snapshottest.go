@@ -279,17 +279,23 @@ func (w *PodWrapper) RequiredNodeAffinity(key string, op v1.NodeSelectorOperator
 	return w
 }
 
-// RequiredNodeName adds a required term matching metadata.name in names
-// (matchFields).
+// RequiredNodeName adds, per name, a required node-affinity term
+// matching metadata.name (matchFields metadata.name In [name]); terms
+// are ORed, so the pod may go to any of names. One term per name
+// because the API server accepts a single value in a metadata.name
+// field requirement (as snapshot.NewPodInfo does), as the DaemonSet
+// controller writes it.
 func (w *PodWrapper) RequiredNodeName(names ...string) *PodWrapper {
 	na := w.nodeAffinity()
 	if na.RequiredDuringSchedulingIgnoredDuringExecution == nil {
 		na.RequiredDuringSchedulingIgnoredDuringExecution = &v1.NodeSelector{}
 	}
 	ns := na.RequiredDuringSchedulingIgnoredDuringExecution
-	ns.NodeSelectorTerms = append(ns.NodeSelectorTerms, v1.NodeSelectorTerm{
-		MatchFields: []v1.NodeSelectorRequirement{{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: names}},
-	})
+	for _, name := range names {
+		ns.NodeSelectorTerms = append(ns.NodeSelectorTerms, v1.NodeSelectorTerm{
+			MatchFields: []v1.NodeSelectorRequirement{{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{name}}},
+		})
+	}
 	return w
 }
 

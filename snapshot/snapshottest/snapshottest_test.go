@@ -82,6 +82,20 @@ func TestPodAffinityBuildersLeaveOtherSideNil(t *testing.T) {
 	require.Nil(t, pod.Spec.Affinity.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
 }
 
+// RequiredNodeName with several names: one matchFields term per name
+// (ORed), which the API server and snapshot.NewPodInfo accept (a
+// metadata.name requirement takes one value); the pod may go to either.
+func TestRequiredNodeNameSeveral(t *testing.T) {
+	pod := snapshottest.MakePod("p").Req("cpu", "1").RequiredNodeName("n1", "n3").Obj()
+	want := []v1.NodeSelectorTerm{
+		{MatchFields: []v1.NodeSelectorRequirement{{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{"n1"}}}},
+		{MatchFields: []v1.NodeSelectorRequirement{{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{"n3"}}}},
+	}
+	require.Equal(t, want, pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms)
+	_, err := snapshot.NewPodInfo(pod)
+	require.NoError(t, err)
+}
+
 func TestPodAffinityKindMismatchPanics(t *testing.T) {
 	// Upstream silently adds nothing for a kind of the other side; here it
 	// is a test bug, and panics.
