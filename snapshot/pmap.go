@@ -4,15 +4,15 @@ import "github.com/schedkit/schedkit/internal/interpod"
 
 // pmap is a persistent hash map from K to V (a hash array mapped trie):
 // a 16-way trie on the key's 64-bit hash (4 bits per level, low bits
-// first) whose leaves hold up to pmapLeaf (64) entries. The caller passes each key
-// with its hash, always the same function of the key: hashString for a
-// string key (a term key), interpod.HandleHash for an interned topology
-// value (whose look-up then reads neither the string nor its bytes).
-// Like the node tree, every node carries the token of the writer allowed
-// to change it in place; a writer with another token copies the nodes
-// on the path to the entry it changes (path copying). A pmap is a value (root and
-// length): copying it is O(1), and the copy and the original share every
-// node until one of them writes.
+// first) whose leaves hold up to pmapLeaf (64) entries. The caller
+// passes each key with its hash, always the same function of the key:
+// hashString for a string key (a term key), interpod.HandleHash for an
+// interned topology value (whose look-up then reads neither the string
+// nor its bytes). Like the node tree, every node carries the token of
+// the writer allowed to change it in place; a writer with another token
+// copies the nodes on the path to the entry it changes (path copying). A
+// pmap is a value (root and length): copying it is O(1), and the copy
+// and the original share every node until one of them writes.
 //
 // Costs, for n entries: get O(log16 n) pointer hops and a scan of at
 // most 64 hashes in one leaf; set, upd and del the same (one walk each)
@@ -34,8 +34,10 @@ import "github.com/schedkit/schedkit/internal/interpod"
 // two fifths less time per pod; Fork+AddPod+Revert of pods with terms
 // (BenchmarkForkAddPodRevertAffinity) stayed within the noise, since
 // own copies only the entries a leaf holds. A small map costs one
-// leaf, about 1.7 KiB for a topology key's totals. Nodes come from a pool when the writer has one (a
-// Fork layer: its copies are recycled on Revert), else from the heap.
+// leaf, about 1.7 KiB for a topology key's totals.
+//
+// Nodes come from a pool when the writer has one (a Fork layer: its
+// copies are recycled on Revert), else from the heap.
 //
 // Entries are read in place (ref, each): a pointer into a leaf stays
 // valid while the pmap is not written by the leaf's owner and, for a
