@@ -68,7 +68,9 @@
 //
 //	f := snap.Fork() // snap is a *snapshot.Snapshot
 //	d, err := sched.SchedulePod(f, podInfo)
-//	if d.Scheduled() { f.AddPodInfo(d.Pod, d.Node) } // d.Pod records GPU devices
+//	if d.Scheduled() {
+//		err = f.AddPodInfo(d.Pod, d.Node) // d.Pod records GPU devices
+//	}
 //
 // examples/customloop is a complete program.
 //

@@ -32,7 +32,10 @@ var (
 	// matches it to snapshot.ErrNodeNotFound, so one check serves a Cache
 	// and a Ledger; its text says "node not found" once.
 	ErrNodeNotFound error = nodeNotFoundError{}
-	// ErrConflict: the pod is already held or bound on another node.
+	// ErrConflict: Reserve, ReserveUntil or ReserveGang of a pod the
+	// ledger already holds or has bound on another node. An informer
+	// report of a bound pod on another node than the one it is bound to
+	// is ErrInvalid (spec.nodeName cannot change; see Ledger.AddPod).
 	ErrConflict = errors.New("reserve: pod held or bound on another node")
 	// ErrNotHeld: Confirm of a pod the ledger neither holds nor sees bound.
 	ErrNotHeld = errors.New("reserve: pod not held")

@@ -341,8 +341,9 @@ func (l *Ledger) RemoveNode(name string) error {
 // node does not have, the unbound report of a bound pod, the same bound
 // pod — the same metadata.uid — reported on another node, which only a
 // pod created again under its name can be) wrap [ErrInvalid] and
-// [snapshot.ErrInvalidObject], name the pod and field, and change
-// nothing. O(containers + pods on the node).
+// [snapshot.ErrInvalidObject] ([snapshot.ErrNegativeQuantity] instead of
+// the latter for a negative request, limit or overhead), name the pod
+// and field, and change nothing. O(containers + pods on the node).
 func (l *Ledger) AddPod(pod *v1.Pod) (err error) {
 	defer named("AddPod", &err)
 	return l.addPod(pod)

@@ -359,9 +359,15 @@ func checkPodQuantities(pod *v1.Pod) error {
 		}
 		return nil
 	}
+	// Limits are checked though no request formula reads them: the API
+	// server refuses a negative limit too (ValidateResourceRequirements),
+	// so such a pod can only come from a hand-written file.
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
 		if err := check("spec.containers["+c.Name+"].resources.requests", c.Resources.Requests); err != nil {
+			return err
+		}
+		if err := check("spec.containers["+c.Name+"].resources.limits", c.Resources.Limits); err != nil {
 			return err
 		}
 	}
@@ -370,9 +376,15 @@ func checkPodQuantities(pod *v1.Pod) error {
 		if err := check("spec.initContainers["+c.Name+"].resources.requests", c.Resources.Requests); err != nil {
 			return err
 		}
+		if err := check("spec.initContainers["+c.Name+"].resources.limits", c.Resources.Limits); err != nil {
+			return err
+		}
 	}
 	if pod.Spec.Resources != nil {
 		if err := check("spec.resources.requests", pod.Spec.Resources.Requests); err != nil {
+			return err
+		}
+		if err := check("spec.resources.limits", pod.Spec.Resources.Limits); err != nil {
 			return err
 		}
 	}
@@ -475,9 +487,9 @@ func ComputePodRequests(pod *v1.Pod) (PodRequests, error) {
 // requests, for the common shape it handles (ok): regular containers alone
 // — no init containers (so no sidecars), no spec.overhead, no
 // spec.resources, no resize status ([resname.HasResizeStatus]: no status
-// resources, no PodResizePending condition) — whose quantities are all
+// resources, no PodResizePending condition) — whose requests are all
 // non-negative and whole numbers of their public unit (milli-CPU, bytes,
-// counts). For such a pod every term of the general formula is the sum of
+// counts), and whose limits are non-negative. For such a pod every term of the general formula is the sum of
 // the containers' requests: Requested and Pending are that sum, the
 // non-zero and scoring cpu and memory the sum with a container's missing
 // cpu (memory) key counted as 100m (200 MiB). Any other pod (ok false) is
@@ -492,6 +504,11 @@ func containerPodRequests(pod *v1.Pod) (PodRequests, bool) {
 	var sum Vector
 	var nzCPU, nzMem int64
 	for i := range pod.Spec.Containers {
+		for _, q := range pod.Spec.Containers[i].Resources.Limits {
+			if q.Sign() < 0 {
+				return PodRequests{}, false // computePodRequests names it
+			}
+		}
 		var has uint8
 		for name, q := range pod.Spec.Containers[i].Resources.Requests {
 			s := resource.Scale(0)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/schedkit/schedkit/snapshot"
 	st "github.com/schedkit/schedkit/snapshot/snapshottest"
@@ -122,6 +123,31 @@ func TestComputePodRequestsNegative(t *testing.T) {
 	assert.True(t, errors.Is(err, snapshot.ErrNegativeQuantity))
 	assert.Contains(t, err.Error(), "default/neg")
 	assert.Contains(t, err.Error(), "spec.containers[c-0].resources.requests[cpu]")
+}
+
+// A negative limit is refused like a negative request (the API server
+// refuses both), on the fast path's shape (regular containers only) and
+// on the general one (an init container, pod-level resources), naming
+// the pod and field; a limit no formula reads still may not be negative.
+func TestComputePodRequestsNegativeLimit(t *testing.T) {
+	pods := map[string]*v1.Pod{
+		"spec.containers[c-0].resources.limits[memory]=-1Gi": st.MakePod("neg").Req("cpu", "1").Limits("memory", "-1Gi").Obj(),
+		"spec.initContainers[init].resources.limits[cpu]=-1": st.MakePod("neg").Req("cpu", "1").Obj(),
+		"spec.resources.limits[memory]=-1":                   st.MakePod("neg").Req("cpu", "1").Obj(),
+	}
+	pods["spec.initContainers[init].resources.limits[cpu]=-1"].Spec.InitContainers = []v1.Container{{Name: "init",
+		Resources: v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceCPU: resource.MustParse("-1")}}}}
+	pods["spec.resources.limits[memory]=-1"].Spec.Resources = &v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceMemory: resource.MustParse("-1")}}
+	for field, pod := range pods {
+		_, err := snapshot.ComputePodRequests(pod)
+		require.ErrorIs(t, err, snapshot.ErrNegativeQuantity, field)
+		assert.ErrorContains(t, err, "pod default/neg: "+field, field)
+		_, err = snapshot.NewPodInfo(pod)
+		require.ErrorIs(t, err, snapshot.ErrNegativeQuantity, field)
+	}
+	// Non-negative limits are no error.
+	_, err := snapshot.ComputePodRequests(st.MakePod("ok").Req("cpu", "1").Limits("cpu", "2", "memory", "0").Obj())
+	require.NoError(t, err)
 }
 
 func TestExtendedResources(t *testing.T) {

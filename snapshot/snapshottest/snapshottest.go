@@ -103,8 +103,11 @@ func (w *NodeWrapper) Obj() *v1.Node { n := w.n.DeepCopy(); return n }
 // PodWrapper builds a *v1.Pod.
 type PodWrapper struct{ p v1.Pod }
 
-// MakePod starts a pod in namespace "default" with the given name, a UID
-// and schedulerName "default-scheduler", and no containers.
+// MakePod starts a pod in namespace "default" with the given name, the
+// UID "pod-<name>" and schedulerName "default-scheduler", and no
+// containers. Two pods built with one name have one UID, so a Cache or
+// Ledger takes them as the same pod (bound to another node, it is
+// refused); set Obj().UID to model a pod created again under the name.
 func MakePod(name string) *PodWrapper {
 	w := &PodWrapper{}
 	w.p.Name = name
@@ -173,7 +176,9 @@ func (w *PodWrapper) Req(kv ...string) *PodWrapper {
 	return w
 }
 
-// Limits sets the limits of the last regular container.
+// Limits sets the limits of the last regular container. Requests stay as
+// set: the API server's defaulting of missing requests from limits does
+// not run here, and the scheduler reads requests only, so set Req too.
 func (w *PodWrapper) Limits(kv ...string) *PodWrapper {
 	w.last().Resources.Limits = List(kv...)
 	return w
@@ -506,8 +511,8 @@ func SnapshotWithDevices(t TB, dec snapshot.DeviceDecoder, nodes []*v1.Node, pod
 	return CacheWithDevices(t, dec, nodes, pods...).Snapshot()
 }
 
-// PodInfo returns pod parsed with dec (snapshot.DecodePodInfo); an error
-// fails the test.
+// PodInfo returns pod parsed with dec (snapshot.DecodePodInfo; nil: no
+// GPU devices decoded, as snapshot.NewPodInfo); an error fails the test.
 func PodInfo(t TB, dec snapshot.DeviceDecoder, pod *v1.Pod) *snapshot.PodInfo {
 	t.Helper()
 	pi, err := snapshot.DecodePodInfo(pod, dec)
