@@ -378,7 +378,7 @@ func (l *Ledger) addPod(pod *v1.Pod) error {
 	}
 	pi, err := snapshot.DecodePodInfo(pod, l.view.DeviceDecoder())
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalid, err)
+		return fmt.Errorf("%w: %w", err, ErrInvalid)
 	}
 	if l.lean {
 		pi = pi.Lean()
@@ -386,7 +386,7 @@ func (l *Ledger) addPod(pod *v1.Pod) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := snapshot.CheckRecordedDevices(pi, l.view.Get(pod.Spec.NodeName)); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalid, err)
+		return fmt.Errorf("%w: %w", err, ErrInvalid)
 	}
 	return l.observeBound(pi, pod.UID, pod.Spec.NodeName)
 }
@@ -419,7 +419,7 @@ func (l *Ledger) AddPodInfo(pi *snapshot.PodInfo, nodeName string) (err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := snapshot.CheckRecordedDevices(pi, l.view.Get(nodeName)); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalid, err)
+		return fmt.Errorf("%w: %w", err, ErrInvalid)
 	}
 	return l.observeBound(pi, uid, nodeName)
 }

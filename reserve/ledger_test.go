@@ -455,7 +455,7 @@ func TestInformerEdges(t *testing.T) {
 		err := l.UpdatePod(p)
 		require.ErrorIs(t, err, reserve.ErrInvalid)
 		require.ErrorIs(t, err, snapshot.ErrInvalidObject)
-		assert.EqualError(t, err, "reserve: Ledger.UpdatePod: pod default/a (uid "+string(p.UID)+"): spec.nodeName: reported on node n2, but the pod is bound to node n1 and spec.nodeName cannot change (upstream's scheduler cache takes this as corruption and exits); remove the pod first, or give a pod created again its new metadata.uid: spec.nodeName cannot change: reserve: invalid argument: snapshot: invalid object")
+		assert.EqualError(t, err, "reserve: Ledger.UpdatePod: pod default/a (uid "+string(p.UID)+"): spec.nodeName: reported on node n2, but the pod is bound to node n1 (upstream's scheduler cache takes this as corruption and exits); remove the pod first, or give a pod created again its new metadata.uid: spec.nodeName cannot change: reserve: invalid argument: snapshot: invalid object")
 		assert.Equal(t, [2]int64{1000, 0}, usage())
 		assert.Same(t, before, l.Snapshot(), "a refused report changed the ledger")
 		pi := snapshot.MustPodInfo(p)

@@ -34,7 +34,7 @@ func (l *Ledger) addObject(obj runtime.Object) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.view.AddObject(obj); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalid, err)
+		return fmt.Errorf("%w: %w", err, ErrInvalid)
 	}
 	l.ver++
 	return nil
@@ -49,7 +49,7 @@ func (l *Ledger) RemoveObject(obj runtime.Object) (err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.view.RemoveObject(obj); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalid, err)
+		return fmt.Errorf("%w: %w", err, ErrInvalid)
 	}
 	l.ver++
 	return nil

@@ -150,6 +150,6 @@ func MoveError(namespace, name, uid, from, to string) error {
 	if uid != "" {
 		id = " (uid " + uid + ")"
 	}
-	return fmt.Errorf("pod %s/%s%s: spec.nodeName: reported on node %s, but the pod is bound to node %s and spec.nodeName cannot change (upstream's scheduler cache takes this as corruption and exits); remove the pod first, or give a pod created again its new metadata.uid: %w",
+	return fmt.Errorf("pod %s/%s%s: spec.nodeName: reported on node %s, but the pod is bound to node %s (upstream's scheduler cache takes this as corruption and exits); remove the pod first, or give a pod created again its new metadata.uid: %w",
 		namespace, name, id, to, from, ErrMove)
 }

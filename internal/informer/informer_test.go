@@ -75,3 +75,12 @@ func inNamespace(p *v1.Pod, ns string) *v1.Pod {
 	p.Namespace = ns
 	return p
 }
+
+// MoveError names the pod, its uid, both nodes and the way out, once
+// each, and wraps ErrMove.
+func TestMoveError(t *testing.T) {
+	err := informer.MoveError("ns", "p", "u-1", "n1", "n2")
+	assert.Equal(t, "pod ns/p (uid u-1): spec.nodeName: reported on node n2, but the pod is bound to node n1 (upstream's scheduler cache takes this as corruption and exits); remove the pod first, or give a pod created again its new metadata.uid: spec.nodeName cannot change", err.Error())
+	assert.ErrorIs(t, err, informer.ErrMove)
+	assert.Contains(t, informer.MoveError("ns", "p", "", "n1", "n2").Error(), "pod ns/p: spec.nodeName:", "no uid: none shown")
+}
