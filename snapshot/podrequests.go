@@ -359,32 +359,31 @@ func checkPodQuantities(pod *v1.Pod) error {
 		}
 		return nil
 	}
-	// Limits are checked though no request formula reads them: the API
-	// server refuses a negative limit too (ValidateResourceRequirements),
-	// so such a pod can only come from a hand-written file.
-	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
-		if err := check("spec.containers["+c.Name+"].resources.requests", c.Resources.Requests); err != nil {
+	// requirements checks r's requests and limits (field prefix +
+	// ".requests" or ".limits"). Limits are checked though no request
+	// formula reads them: the API server refuses a negative limit too
+	// (ValidateResourceRequirements), so such a pod can only come from a
+	// hand-written file.
+	requirements := func(prefix string, r *v1.ResourceRequirements) error {
+		if err := check(prefix+".requests", r.Requests); err != nil {
 			return err
 		}
-		if err := check("spec.containers["+c.Name+"].resources.limits", c.Resources.Limits); err != nil {
+		return check(prefix+".limits", r.Limits)
+	}
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		if err := requirements("spec.containers["+c.Name+"].resources", &c.Resources); err != nil {
 			return err
 		}
 	}
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		if err := check("spec.initContainers["+c.Name+"].resources.requests", c.Resources.Requests); err != nil {
-			return err
-		}
-		if err := check("spec.initContainers["+c.Name+"].resources.limits", c.Resources.Limits); err != nil {
+		if err := requirements("spec.initContainers["+c.Name+"].resources", &c.Resources); err != nil {
 			return err
 		}
 	}
 	if pod.Spec.Resources != nil {
-		if err := check("spec.resources.requests", pod.Spec.Resources.Requests); err != nil {
-			return err
-		}
-		if err := check("spec.resources.limits", pod.Spec.Resources.Limits); err != nil {
+		if err := requirements("spec.resources", pod.Spec.Resources); err != nil {
 			return err
 		}
 	}
