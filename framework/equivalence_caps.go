@@ -127,7 +127,7 @@ func capsOf(ni *snapshot.NodeInfo) blockCaps {
 	c := blockCaps{
 		cpu:         arith.Sub(cm.Allocatable[0], cm.Requested[0]),
 		memory:      arith.Sub(cm.Allocatable[1], cm.Requested[1]),
-		pods:        arith.Sub(fb.AllowedPods, int64(fb.NumPods)),
+		pods:        arith.Sub(int64(fb.AllowedPods), int64(fb.NumPods)),
 		schedulable: !fb.Unschedulable,
 		deviceless:  fb.NumDevices == 0,
 	}

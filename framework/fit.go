@@ -143,7 +143,7 @@ func (f *nodeResourcesFitPlugin) PreFilter(pod *snapshot.PodInfo) (PreFilterResu
 // inline ones read the vectors.
 func (c *fitFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
 	cm, fb := nodeview.CPUMemory(ni), nodeview.FilterBlock(ni)
-	if pods, allowed := int64(fb.NumPods), fb.AllowedPods; fit.TooManyPods(pods, allowed) {
+	if pods, allowed := int64(fb.NumPods), int64(fb.AllowedPods); fit.TooManyPods(pods, allowed) {
 		reasons = append(reasons, insufficientReason(snapshot.Insufficient{Resource: snapshot.Pods, Requested: 1, Used: pods, Capacity: allowed}))
 	}
 	reasons = checkResource(reasons, snapshot.CPU, c.cpu, cm.Allocatable[0], cm.Requested[0])
@@ -164,7 +164,7 @@ func (c *fitFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
 // fitsBlock reports whether the node passes the checks that read only
 // its FilterBlock: the pod count and the inline scalar resources.
 func (c *fitFilter) fitsBlock(fb *layout.FilterBlock) bool {
-	if fit.TooManyPods(int64(fb.NumPods), fb.AllowedPods) {
+	if fit.TooManyPods(int64(fb.NumPods), int64(fb.AllowedPods)) {
 		return false
 	}
 	for _, s := range c.scalars {

@@ -124,14 +124,15 @@ func (f ipaFilter) Release() { f.st.Release() }
 
 // Filter checks one node; allocates nothing. Unless the filter needs
 // labels, it reads only the node's hostname from its first cache line
-// (which the fit filter and the resource scorers read too), not its
-// label array.
+// (which the fit filter and the resource scorers read too) or its zone
+// from the second (which the built-in filters read), not its label
+// array.
 func (f ipaFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
 	var ls []snapshot.Label
 	if f.st.NeedsLabels() {
 		ls = ni.Labels()
 	}
-	switch f.st.Check(nodeview.CPUMemory(ni).Hostname, ls) {
+	switch f.st.Check(nodeview.Head(ni), ls) {
 	case interpod.AffinityNotMatch:
 		return append(reasons, Reason{Code: CodePodAffinity, Unresolvable: true})
 	case interpod.AntiAffinityNotMatch:

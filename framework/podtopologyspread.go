@@ -180,12 +180,20 @@ type spreadFilter struct{ st *spread.Filter }
 
 // Filter checks one node; allocates nothing. When every node of the
 // cluster passes (spread.Filter.PassesAll: each has every key and no
-// domain is full, the usual case), it reads nothing of the node.
+// domain is full, the usual case), it reads nothing of the node; when
+// every topology key is the hostname or the zone (spread.Filter.HeadKeys),
+// it reads their values in the node's head, not its labels.
 func (f spreadFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
 	if f.st.PassesAll() {
 		return reasons
 	}
-	switch f.st.Check(ni.Labels()) {
+	var v spread.Verdict
+	if f.st.HeadKeys() {
+		v = f.st.CheckHead(nodeview.Head(ni))
+	} else {
+		v = f.st.Check(ni.Labels())
+	}
+	switch v {
 	case spread.MissingLabel:
 		return append(reasons, Reason{Code: CodeTopologySpreadLabel, Unresolvable: true})
 	case spread.Skew:

@@ -3,6 +3,7 @@ package framework
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,6 +12,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/schedkit/schedkit/internal/nodeview"
+	"github.com/schedkit/schedkit/internal/spread"
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
 	"github.com/schedkit/schedkit/snapshot/snapshottest"
@@ -393,4 +396,71 @@ func TestSpreadDiagnosis(t *testing.T) {
 	require.False(t, d.Scheduled())
 	assert.Equal(t, "0/3 nodes are available: 1 node(s) didn't match pod topology spread constraints (missing required label), 2 node(s) didn't match pod topology spread constraints.", d.Diagnosis.Message())
 	assert.Equal(t, []string{podTopologySpreadName}, d.Diagnosis.UnschedulablePlugins)
+}
+
+// TestSpreadCheckHeadMatchesLabels: with every topology key the hostname
+// or the zone, the filter reads the node's values from its head
+// (spread.Filter.CheckHead); its verdict on every node equals the one
+// read from the node's labels (Check), for nodes missing either label or
+// holding an empty value, one or two constraints, minDomains and the
+// self-match; a key outside the head (rack) turns HeadKeys off.
+func TestSpreadCheckHeadMatchesLabels(t *testing.T) {
+	keys := []string{v1.LabelHostname, zoneKey, "rack"}
+	heads := 0
+	for seed := range uint64(300) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		var nodes []*v1.Node
+		var bound []*v1.Pod
+		for i := range 1 + rng.IntN(9) {
+			name := fmt.Sprintf("n%d", i)
+			w := mkNode(name)
+			for _, k := range keys {
+				switch rng.IntN(5) {
+				case 0: // missing
+				case 1:
+					w = w.Label(k, "")
+				default:
+					w = w.Label(k, fmt.Sprint(k[:1], rng.IntN(3)))
+				}
+			}
+			nodes = append(nodes, w.Obj())
+			for j := range rng.IntN(5) {
+				bound = append(bound, mkPod(fmt.Sprintf("%s-p%d", name, j)).Label("app", []string{"web", "db"}[rng.IntN(2)]).Node(name).Obj())
+			}
+		}
+		pod := mkPod("incoming").Label("app", "web").Obj()
+		head := true
+		for _, k := range [][]string{keys[:1], keys[1:2], keys[2:], keys[:2], {zoneKey, "rack"}}[rng.IntN(5)] {
+			head = head && k != "rack"
+			pod.Spec.TopologySpreadConstraints = append(pod.Spec.TopologySpreadConstraints, v1.TopologySpreadConstraint{
+				MaxSkew: 1 + int32(rng.IntN(2)), TopologyKey: k, WhenUnsatisfiable: v1.DoNotSchedule,
+				MinDomains:    []*int32{nil, ptrTo(int32(1 + rng.IntN(4)))}[rng.IntN(2)],
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": []string{"web", "db"}[rng.IntN(2)]}},
+			})
+		}
+		snap := snapshottest.Snapshot(t, nodes, bound...)
+		res, err := newSpread(t, score.PodTopologySpreadArgs{}).PreFilterCluster(snapshot.MustPodInfo(pod), snap)
+		require.NoError(t, err)
+		st := res.Filter.(spreadFilter).st
+		require.Equal(t, head, st.HeadKeys(), "seed %d", seed)
+		if head {
+			heads++
+		}
+		for _, ni := range snap.Nodes() {
+			var want []got
+			switch st.Check(ni.Labels()) {
+			case spread.MissingLabel:
+				want = noLabel
+			case spread.Skew:
+				want = skewed
+			default:
+				want = pass
+			}
+			require.Equal(t, want, flatten(res.Filter.Filter(ni, make([]Reason, 0, 4))), "seed %d node %s", seed, ni.Name())
+			if head {
+				require.Equal(t, st.Check(ni.Labels()), st.CheckHead(nodeview.Head(ni)), "seed %d node %s", seed, ni.Name())
+			}
+		}
+	}
+	require.Greater(t, heads, 100)
 }

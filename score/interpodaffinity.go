@@ -152,16 +152,17 @@ type ipaPod struct{ st *interpod.Score }
 func (p ipaPod) Release() { p.st.Release() }
 
 // Score writes the raw sums of weights. Unless st needs labels, a node's
-// score reads only its hostname from its first cache line.
+// score reads only its hostname or zone from its head (the first two
+// cache lines), not its label array.
 func (p ipaPod) Score(nodes []*snapshot.NodeInfo, out []int64) {
 	if !p.st.NeedsLabels() {
 		for i, n := range nodes {
-			out[i] = p.st.Raw(nodeview.CPUMemory(n).Hostname, nil)
+			out[i] = p.st.Raw(nodeview.Head(n), nil)
 		}
 		return
 	}
 	for i, n := range nodes {
-		out[i] = p.st.Raw(nodeview.CPUMemory(n).Hostname, n.Labels())
+		out[i] = p.st.Raw(nodeview.Head(n), n.Labels())
 	}
 }
 
@@ -173,5 +174,5 @@ func (p ipaPod) Normalize(nodes []*snapshot.NodeInfo, scores []int64) error {
 
 // Explain gives the raw sum.
 func (p ipaPod) Explain(n *snapshot.NodeInfo) string {
-	return fmt.Sprintf("sum of matching term weights over %d topology keys = %d", p.st.Keys(), p.st.Raw(nodeview.CPUMemory(n).Hostname, n.Labels()))
+	return fmt.Sprintf("sum of matching term weights over %d topology keys = %d", p.st.Keys(), p.st.Raw(nodeview.Head(n), n.Labels()))
 }

@@ -2,9 +2,11 @@ package snapshot_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unique"
 
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
@@ -21,7 +23,7 @@ import (
 func wantFilterBlock(t *testing.T, ni *snapshot.NodeInfo) layout.FilterBlock {
 	t.Helper()
 	var fb layout.FilterBlock
-	fb.AllowedPods = ni.Allocatable().AllowedPodNumber()
+	fb.AllowedPods = int32(min(ni.Allocatable().AllowedPodNumber(), math.MaxInt32))
 	fb.NumPods = int32(ni.NumPods())
 	for i := range layout.InlineScalars {
 		r := snapshot.Pods + 1 + snapshot.ResourceID(i)
@@ -45,7 +47,9 @@ func wantFilterBlock(t *testing.T, ni *snapshot.NodeInfo) layout.FilterBlock {
 		fb.GPUFree[i] = uint16(free[i])
 	}
 	fb.NumDevices = uint8(len(ni.Devices()))
-	fb.NumLabels = uint32(len(ni.Node().Labels))
+	if z, ok := ni.Node().Labels[v1.LabelTopologyZone]; ok {
+		fb.Zone = unique.Make(z)
+	}
 	fb.Unschedulable = ni.Unschedulable()
 	for _, tn := range ni.Taints() {
 		if tn.Effect == v1.TaintEffectNoSchedule || tn.Effect == v1.TaintEffectNoExecute {
@@ -88,7 +92,7 @@ func filterBlockNode(rng *rand.Rand, name string) *v1.Node {
 	}
 	n := st.MakeNode(name).Capacity(res...).Obj()
 	n.Labels = nil
-	for _, k := range []string{"zone", "rack", "kubernetes.io/hostname"}[:rng.IntN(4)] {
+	for _, k := range []string{v1.LabelTopologyZone, "rack", "kubernetes.io/hostname"}[:rng.IntN(4)] {
 		if n.Labels == nil {
 			n.Labels = map[string]string{}
 		}

@@ -61,9 +61,9 @@ type NodeInfo struct {
 	// Copied from the node so filters need not dereference it.
 	taints []v1.Taint
 	// labels points to the first of numLabels labels (see Labels): a
-	// slice header would not fit in 512 bytes. numLabels repeats
-	// FilterBlock.NumLabels on labels' cache line, so that Labels reads
-	// one line of the NodeInfo, not two (TestNodeInfoLayout): a label
+	// slice header would not fit in 512 bytes. numLabels shares labels'
+	// cache line, so that Labels reads one line of the NodeInfo, not two
+	// (TestNodeInfoLayout): a label
 	// reader that scans many nodes (InterPodAffinity's Filter and Score)
 	// takes one cache miss fewer per cold node.
 	labels    *Label
@@ -143,18 +143,22 @@ func (n *NodeInfo) setNode(node *v1.Node, dec DeviceDecoder) error {
 			break
 		}
 	}
-	n.labels, n.numLabels, n.head.FilterBlock.NumLabels = nil, 0, 0
+	n.labels, n.numLabels = nil, 0
 	n.head.CPUMemory.Hostname = unique.Handle[string]{}
+	n.head.FilterBlock.Zone = unique.Handle[string]{}
 	if len(node.Labels) > 0 {
 		labels := make([]Label, 0, len(node.Labels))
 		for k, v := range node.Labels {
 			labels = append(labels, Label{unique.Make(k), unique.Make(v)})
-			if k == v1.LabelHostname {
+			switch k {
+			case v1.LabelHostname:
 				n.head.CPUMemory.Hostname = labels[len(labels)-1].Value
+			case v1.LabelTopologyZone:
+				n.head.FilterBlock.Zone = labels[len(labels)-1].Value
 			}
 		}
 		slices.SortFunc(labels, func(a, b Label) int { return strings.Compare(a.Key.Value(), b.Key.Value()) })
-		n.labels, n.numLabels, n.head.FilterBlock.NumLabels = &labels[0], uint32(len(labels)), uint32(len(labels))
+		n.labels, n.numLabels = &labels[0], uint32(len(labels))
 	}
 	n.head.FilterBlock.GPUModel = 0
 	if len(devices) > 0 {
@@ -335,7 +339,7 @@ func (n *NodeInfo) touch() {
 	}
 	cm.Balance = arith.NodeBalance(cm.Requested, cm.Allocatable)
 	fb := &n.head.FilterBlock
-	fb.AllowedPods = n.allocatable.base[Pods]
+	fb.AllowedPods = int32(min(n.allocatable.base[Pods], 1<<31-1))
 	fb.NumPods = int32(min(len(n.pods), 1<<31-1))
 	for i := range layout.InlineScalars {
 		r := Pods + 1 + ResourceID(i)

@@ -11,21 +11,24 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/schedkit/schedkit/internal/interpod"
+	"github.com/schedkit/schedkit/internal/layout"
 	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/internal/selector"
 	"github.com/schedkit/schedkit/snapshot"
 	"github.com/schedkit/schedkit/snapshot/snapshottest"
 )
 
-// hostOf is the hostname handle snapshot keeps in ni's CPUMemory block,
-// what framework and score pass to Check and Raw.
-func hostOf(ni *snapshot.NodeInfo) unique.Handle[string] { return nodeview.CPUMemory(ni).Hostname }
+// headOf is ni's layout head, whose hostname and zone handles snapshot
+// keeps: what framework and score pass to Check and Raw.
+func headOf(ni *snapshot.NodeInfo) *layout.Head { return nodeview.Head(ni) }
 
-// labelHost is ni's hostname label value found in its labels: the
-// reference for hostOf.
-func labelHost(ni *snapshot.NodeInfo) unique.Handle[string] {
-	v, _ := selector.LabelValue(ni.Labels(), unique.Make(v1.LabelHostname))
-	return v
+// labelHead is a head holding only ni's hostname and zone label values
+// as found in its labels: the reference for headOf.
+func labelHead(ni *snapshot.NodeInfo) *layout.Head {
+	var h layout.Head
+	h.CPUMemory.Hostname, _ = selector.LabelValue(ni.Labels(), unique.Make(v1.LabelHostname))
+	h.FilterBlock.Zone, _ = selector.LabelValue(ni.Labels(), unique.Make(v1.LabelTopologyZone))
+	return &h
 }
 
 // labelsIf is ni's labels when need, else nil (what framework and score
@@ -56,26 +59,32 @@ func replicaTemplates() []*v1.Pod {
 		p.Spec.Affinity = a
 		return p
 	}
-	host, zone := v1.LabelHostname, "zone"
+	// The hostname and zone values come from the node's head, rack's
+	// from its labels.
+	host, zone, rack := v1.LabelHostname, v1.LabelTopologyZone, "rack"
 	return []*v1.Pod{
 		mk("web", "default", &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term("web", host, nil, nil)}}}),
 		mk("db", "team", &v1.Affinity{PodAffinity: &v1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term("db", zone, []string{"team", "default"}, nil)}}}),
 		mk("api", "default", &v1.Affinity{PodAffinity: &v1.PodAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.WeightedPodAffinityTerm{{Weight: 3, PodAffinityTerm: term("api", host, nil, &metav1.LabelSelector{})}}},
 			PodAntiAffinity: &v1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.WeightedPodAffinityTerm{{Weight: 2, PodAffinityTerm: term("web", zone, nil, nil)}}}}),
 		mk("two", "default", &v1.Affinity{PodAffinity: &v1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term("two", zone, nil, nil), term("two", host, nil, nil)}}}),
-		mk("sel", "team", &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term("sel", zone, nil, &metav1.LabelSelector{MatchLabels: map[string]string{"x": "y"}})}}}),
+		mk("sel", "team", &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term("sel", rack, nil, &metav1.LabelSelector{MatchLabels: map[string]string{"x": "y"}})}}}),
 	}
 }
 
 // randomCluster is 2–9 nodes (hostnames unique or shared, some without
-// one, most with one of three zones) holding 0–3 pods each, copies of
-// tmpls (a quarter without their terms).
+// one, most with one of three zones or an empty zone, most with one of
+// two racks) holding 0–3 pods each, copies of tmpls (a quarter without
+// their terms).
 func randomCluster(r *rand.Rand, tmpls []*v1.Pod) (nodes []*v1.Node, pods []*v1.Pod) {
 	for i := range 2 + r.IntN(8) {
 		name := fmt.Sprint("n", i)
 		w := snapshottest.MakeNode(name).Label(v1.LabelHostname, []string{name, "shared"}[min(r.IntN(6), 1)])
 		if r.IntN(5) > 0 {
-			w.Label("zone", fmt.Sprint("z", r.IntN(3)))
+			w.Label(v1.LabelTopologyZone, []string{"z0", "z1", "z2", ""}[r.IntN(4)])
+		}
+		if r.IntN(4) > 0 {
+			w.Label("rack", fmt.Sprint("r", r.IntN(2)))
 		}
 		nd := w.Obj()
 		if r.IntN(6) == 0 {
@@ -128,7 +137,7 @@ func TestMatchCountsEqualScan(t *testing.T) {
 			for i := range snap.NumNodes() {
 				if fast != nil {
 					ni := snap.Node(i)
-					require.Equal(t, slow.Check(labelHost(ni), ni.Labels()), fast.Check(hostOf(ni), labelsIf(fast.NeedsLabels(), ni)), "%s node %d", msg, i)
+					require.Equal(t, slow.Check(labelHead(ni), ni.Labels()), fast.Check(headOf(ni), labelsIf(fast.NeedsLabels(), ni)), "%s node %d", msg, i)
 				}
 			}
 			for _, hard := range []int32{0, 1, 7} {
@@ -139,7 +148,7 @@ func TestMatchCountsEqualScan(t *testing.T) {
 					for i := range snap.NumNodes() {
 						if fs != nil {
 							ni := snap.Node(i)
-							require.Equal(t, ss.Raw(labelHost(ni), ni.Labels()), fs.Raw(hostOf(ni), labelsIf(fs.NeedsLabels(), ni)), "%s hard %d node %d", msg, hard, i)
+							require.Equal(t, ss.Raw(labelHead(ni), ni.Labels()), fs.Raw(headOf(ni), labelsIf(fs.NeedsLabels(), ni)), "%s hard %d node %d", msg, hard, i)
 						}
 					}
 				}
@@ -178,10 +187,10 @@ func TestPreparedStaysValid(t *testing.T) {
 		answers := func() (out []any) {
 			for i := range f.NumNodes() {
 				if filter != nil {
-					out = append(out, filter.Check(hostOf(f.Node(i)), f.Node(i).Labels()))
+					out = append(out, filter.Check(headOf(f.Node(i)), f.Node(i).Labels()))
 				}
 				if sc != nil {
-					out = append(out, sc.Raw(hostOf(f.Node(i)), f.Node(i).Labels()))
+					out = append(out, sc.Raw(headOf(f.Node(i)), f.Node(i).Labels()))
 				}
 			}
 			return out
@@ -192,5 +201,37 @@ func TestPreparedStaysValid(t *testing.T) {
 			add(i, fmt.Sprint("n", i))
 		}
 		require.Equal(t, before, answers(), "template %d", k)
+	}
+}
+
+// TestNodeValueFromHead: a node's value of the hostname and zone keys,
+// read from its head, equals the value in its labels (missing, empty or
+// set, through node updates in a Fork), and other keys are read from the
+// labels; the index tests above compare paths that both go through
+// nodeValue, so this one pins it to the labels.
+func TestNodeValueFromHead(t *testing.T) {
+	keys := []unique.Handle[string]{unique.Make(v1.LabelHostname), unique.Make(v1.LabelTopologyZone), unique.Make("rack"), unique.Make("absent")}
+	for seed := range uint64(40) {
+		r := rand.New(rand.NewPCG(seed, 5))
+		nodes, pods := randomCluster(r, replicaTemplates())
+		f := snapshottest.Snapshot(t, nodes, pods...).Fork()
+		for step := range 3 {
+			for i := range f.NumNodes() {
+				ni := f.Node(i)
+				for _, k := range keys {
+					wv, wok := selector.LabelValue(ni.Labels(), k)
+					v, ok := interpod.NodeValue(headOf(ni), ni.Labels(), k)
+					require.Equal(t, wok, ok, "seed %d step %d node %s key %s", seed, step, ni.Name(), k.Value())
+					require.Equal(t, wv, v, "seed %d step %d node %s key %s", seed, step, ni.Name(), k.Value())
+				}
+			}
+			// Relabel: the head follows UpdateNode.
+			again, _ := randomCluster(r, replicaTemplates())
+			for _, nd := range again {
+				if f.Get(nd.Name) != nil {
+					require.NoError(t, f.UpdateNode(nd))
+				}
+			}
+		}
 	}
 }

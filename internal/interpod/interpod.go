@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/internal/layout"
 	"github.com/schedkit/schedkit/internal/selector"
 )
 
@@ -343,7 +344,8 @@ func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister Namespace
 }
 
 // NeedsLabels reports whether Check reads its labels argument: some
-// term's topology key is not kubernetes.io/hostname. When false, the
+// term's topology key is neither kubernetes.io/hostname nor
+// topology.kubernetes.io/zone (whose values the head holds). When false, the
 // caller may pass nil labels and spare the node's label array. O(1).
 func (f *Filter) NeedsLabels() bool { return f.labels }
 
@@ -351,7 +353,7 @@ func (f *Filter) NeedsLabels() bool { return f.labels }
 func (f *Filter) setNeedsLabels() *Filter {
 	f.labels = needsLabels(f.byKey)
 	for i := range f.affinity {
-		f.labels = f.labels || f.affinity[i].topo != hostnameKey
+		f.labels = f.labels || !inHead(f.affinity[i].topo)
 	}
 	if len(f.affinity) == 0 && len(f.byKey) == 1 && f.byKey[0].key == hostnameKey {
 		f.host1 = &f.byKey[0].t
@@ -360,15 +362,18 @@ func (f *Filter) setNeedsLabels() *Filter {
 }
 
 // Check is upstream's Filter for one node (feature gate
-// InterPodAffinityHostnameFastPath off): the first failing check. host
-// is the node's kubernetes.io/hostname label value (the zero handle
-// without one), ls its labels, which Check reads only for other keys (nil
-// will do when NeedsLabels is false). O(terms × labels) handle
-// comparisons and O(keys) table look-ups; allocates nothing.
-func (f *Filter) Check(host unique.Handle[string], ls []selector.Label) Result {
+// InterPodAffinityHostnameFastPath off): the first failing check. h is
+// the node's layout head, whose CPUMemory.Hostname and FilterBlock.Zone
+// give its kubernetes.io/hostname and topology.kubernetes.io/zone label
+// values (the zero handle without one); ls its labels, which Check reads
+// only for other keys (nil will do when NeedsLabels is false).
+// O(terms × labels) handle comparisons and O(keys) table look-ups;
+// allocates nothing.
+func (f *Filter) Check(h *layout.Head, ls []selector.Label) Result {
 	if t := f.host1; t != nil {
 		// The loop below for one hostname table: c < antiUnit is the
 		// existing groups' total alone.
+		host := h.CPUMemory.Hostname
 		if host == (unique.Handle[string]{}) {
 			return Pass
 		}
@@ -383,7 +388,7 @@ func (f *Filter) Check(host unique.Handle[string], ls []selector.Label) Result {
 	if len(f.affinity) > 0 {
 		exist := true
 		for i := range f.affinity {
-			v, ok := nodeValue(host, ls, f.affinity[i].topo)
+			v, ok := nodeValue(h, ls, f.affinity[i].topo)
 			if !ok {
 				// All topology labels must exist, also for self-affinity.
 				return AffinityNotMatch
@@ -401,7 +406,7 @@ func (f *Filter) Check(host unique.Handle[string], ls []selector.Label) Result {
 	existing := false
 	for i := range f.byKey {
 		k := &f.byKey[i]
-		if v, ok := nodeValue(host, ls, k.key); ok {
+		if v, ok := nodeValue(h, ls, k.key); ok {
 			c, _ := k.t.get(v)
 			if c >= antiUnit {
 				return AntiAffinityNotMatch
@@ -556,20 +561,21 @@ func NewScore[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, hardWeight int32,
 }
 
 // NeedsLabels reports whether Raw reads its labels argument: some
-// topology key with a weight is not kubernetes.io/hostname. O(1).
+// topology key with a weight is neither kubernetes.io/hostname nor
+// topology.kubernetes.io/zone. O(1).
 func (s *Score) NeedsLabels() bool { return s.labels }
 
 // Raw is upstream's Score for a node: the sum, over the topology keys
-// with a weight, of the weight of the node's value. host is the node's
-// kubernetes.io/hostname label value (the zero handle without one), ls
-// its labels, read only for other keys (nil will do when NeedsLabels is
-// false). O(keys × labels) handle comparisons and O(keys) table
-// look-ups; allocates nothing.
-func (s *Score) Raw(host unique.Handle[string], ls []selector.Label) int64 {
+// with a weight, of the weight of the node's value. h is the node's
+// layout head (its hostname and zone label values, as for
+// [Filter.Check]), ls its labels, read only for other keys (nil will do
+// when NeedsLabels is false). O(keys × labels) handle comparisons and
+// O(keys) table look-ups; allocates nothing.
+func (s *Score) Raw(h *layout.Head, ls []selector.Label) int64 {
 	var sum int64
 	for i := range s.keys {
 		k := &s.keys[i]
-		if v, ok := nodeValue(host, ls, k.key); ok {
+		if v, ok := nodeValue(h, ls, k.key); ok {
 			c, _ := k.t.get(v)
 			sum += c
 		}

@@ -41,10 +41,10 @@ func TestReleasedReuseMatchesFresh(t *testing.T) {
 				for i := range snap.NumNodes() {
 					ni := snap.Node(i)
 					if f != nil {
-						out = append(out, f.Check(hostOf(ni), ni.Labels()))
+						out = append(out, f.Check(headOf(ni), ni.Labels()))
 					}
 					if s != nil {
-						out = append(out, s.Raw(hostOf(ni), ni.Labels()))
+						out = append(out, s.Raw(headOf(ni), ni.Labels()))
 					}
 				}
 				return out

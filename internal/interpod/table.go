@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/internal/layout"
 	"github.com/schedkit/schedkit/internal/selector"
 )
 
@@ -99,7 +100,8 @@ func (t *ValueTable) upd(v unique.Handle[string]) *int64 {
 		t.grow(max(16, 2*len(t.slots)))
 	}
 	mask := len(t.slots) - 1
-	for i := int(HandleHash(v) >> t.shift); ; i = (i + 1) & mask {
+	h := HandleHash(v)
+	for i := int(h >> t.shift); ; i = (i + 1) & mask {
 		switch s := &t.slots[i]; s.v {
 		case v:
 			return &s.n
@@ -107,7 +109,7 @@ func (t *ValueTable) upd(v unique.Handle[string]) *int64 {
 			s.v = v
 			t.n++
 			t.used = append(t.used, int32(i))
-			b := HandleHash(v) >> (t.shift - 3)
+			b := h >> (t.shift - 3)
 			t.seen[b>>6] |= 1 << (b & 63)
 			return &s.n
 		}
@@ -196,23 +198,36 @@ func resetTables(ts []keyTable) []keyTable {
 	return ts[:0]
 }
 
-// hostnameKey is the handle of the kubernetes.io/hostname label key.
-var hostnameKey = unique.Make(v1.LabelHostname)
+// hostnameKey and zoneKey are the handles of the kubernetes.io/hostname
+// and topology.kubernetes.io/zone label keys.
+var (
+	hostnameKey = unique.Make(v1.LabelHostname)
+	zoneKey     = unique.Make(v1.LabelTopologyZone)
+)
 
-// nodeValue returns a node's value of label key: host (the node's
-// hostname label value, the zero handle without one) for
-// kubernetes.io/hostname, else the value in ls, its labels.
-func nodeValue(host unique.Handle[string], ls []selector.Label, key unique.Handle[string]) (unique.Handle[string], bool) {
-	if key == hostnameKey {
-		return host, host != unique.Handle[string]{}
+// nodeValue returns a node's value of label key: from h, its layout
+// head, for kubernetes.io/hostname (CPUMemory.Hostname) and
+// topology.kubernetes.io/zone (FilterBlock.Zone), the zero handle there
+// meaning no such label; else the value in ls, its labels.
+func nodeValue(h *layout.Head, ls []selector.Label, key unique.Handle[string]) (unique.Handle[string], bool) {
+	switch key {
+	case hostnameKey:
+		return h.CPUMemory.Hostname, h.CPUMemory.Hostname != unique.Handle[string]{}
+	case zoneKey:
+		return h.FilterBlock.Zone, h.FilterBlock.Zone != unique.Handle[string]{}
 	}
 	return selector.LabelValue(ls, key)
 }
 
-// needsLabels reports whether some key of ts is not the hostname key.
+// inHead reports whether a node's layout head holds its value of key
+// (nodeValue reads no labels for it).
+func inHead(key unique.Handle[string]) bool { return key == hostnameKey || key == zoneKey }
+
+// needsLabels reports whether some key of ts is neither the hostname
+// nor the zone key.
 func needsLabels(ts []keyTable) bool {
 	for i := range ts {
-		if ts[i].key != hostnameKey {
+		if !inHead(ts[i].key) {
 			return true
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"unique"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/schedkit/schedkit/internal/layout"
 )
 
 // TestValueTableMatchesMap: Add and Get (present values, absent ones, the
@@ -67,8 +69,10 @@ func TestHostOneCheckMatchesLoop(t *testing.T) {
 		require.False(t, f.NeedsLabels())
 		loop := *f
 		loop.host1 = nil
-		for _, h := range hosts {
-			require.Equal(t, loop.Check(h, nil), f.Check(h, nil), "seed %d host %v", seed, h)
+		for _, v := range hosts {
+			var h layout.Head
+			h.CPUMemory.Hostname = v
+			require.Equal(t, loop.Check(&h, nil), f.Check(&h, nil), "seed %d host %v", seed, v)
 		}
 	}
 }

@@ -66,16 +66,26 @@ const InlineScalars = 2
 // FilterBlock is the per-node figures the built-in filters read, in the
 // 64-byte block right after [CPUMemory] (the node's second cache line),
 // so that filtering a node that passes touches two cache lines: pod
-// counts, the first [InlineScalars] scalar resources, a summary of the
-// GPU devices, and the unschedulable and taint flags.
+// counts, the first [InlineScalars] scalar resources, the node's zone, a
+// summary of the GPU devices, and the unschedulable and taint flags.
 type FilterBlock struct {
-	// AllowedPods is Allocatable().AllowedPodNumber().
-	AllowedPods int64
+	// AllowedPods is Allocatable().AllowedPodNumber(), at most
+	// math.MaxInt32 (a larger allowance saturates: NumPods, also an
+	// int32, can never reach it, so the pod-count check is unchanged).
+	AllowedPods int32
+	// NumPods is NumPods().
+	NumPods int32
 	// ScalarAllocatable[i] and ScalarRequested[i] are Allocatable and
 	// Requested of ResourceID Pods+1+i, in the resource's unit.
 	ScalarAllocatable, ScalarRequested [InlineScalars]int64
-	// NumPods is NumPods().
-	NumPods int32
+	// Zone is the value of the node's topology.kubernetes.io/zone label
+	// as its interned handle (as the node's Labels hold it); the zero
+	// handle when the node has no such label (an empty value is the
+	// handle of ""). PodTopologySpread's filter finds a node's domain for
+	// a zone constraint (the usual one, and one of the system defaults)
+	// here instead of in the node's labels, one or two cache lines more;
+	// CPUMemory.Hostname is the hostname's.
+	Zone unique.Handle[string]
 	// GPUModel identifies the model of the node's devices (all devices of
 	// a node have one model): GPUModelID of its name; 0 when the
 	// node has no devices.
@@ -92,9 +102,7 @@ type FilterBlock struct {
 	// NoScheduleTaints reports a NoSchedule or NoExecute taint among
 	// Taints() (the only effects filters check).
 	NoScheduleTaints bool
-	_                byte
-	// NumLabels is len(Labels()).
-	NumLabels uint32
+	_                byte // the block is one 64-byte cache line
 }
 
 // BlockSize is the number of consecutive nodes of a Snapshot or Fork that

@@ -512,6 +512,9 @@ type Filter struct {
 	limit []int
 	// all: every node the filter was built over passes (see PassesAll).
 	all bool
+	// headKeys: every topology key is the hostname or the zone (see
+	// CheckHead).
+	headKeys bool
 	// small holds the per-constraint slices and the first domains of up
 	// to two constraints, so that NewFilter allocates the Filter alone
 	// for them.
@@ -540,7 +543,10 @@ func NewFilter[N NodeInfo[P], P PodInfo](cs []Constraint, pod *v1.Pod, n int, no
 	if len(cs) == 0 {
 		return nil
 	}
-	f := &Filter{cs: cs}
+	f := &Filter{cs: cs, headKeys: true}
+	for i := range cs {
+		f.headKeys = f.headKeys && (cs[i].key == hostnameKey || cs[i].key == zoneKey)
+	}
 	if k := len(cs); k <= len(f.small.counts) {
 		f.counts, f.min, f.self, f.limit = f.small.counts[:k], f.small.min[:k], f.small.self[:k], f.small.limit[:k]
 		for i := range f.counts {
@@ -660,9 +666,35 @@ func (in *Inclusion[N]) allTrivial(cs []Constraint) bool {
 // compares and one map look-up per constraint; allocates nothing.
 func (f *Filter) Check(ls []selector.Label) Verdict {
 	for i := range f.cs {
-		c := &f.cs[i]
-		v, ok := valueOf(ls, c.key)
+		v, ok := valueOf(ls, f.cs[i].key)
 		if !ok {
+			return MissingLabel
+		}
+		if f.counts[i].get(v) > f.limit[i] {
+			return Skew
+		}
+	}
+	return Pass
+}
+
+// HeadKeys reports that every constraint's topology key is
+// kubernetes.io/hostname or topology.kubernetes.io/zone, whose values a
+// node's layout head holds, so that [Filter.CheckHead] applies. O(1).
+func (f *Filter) HeadKeys() bool { return f.headKeys }
+
+// CheckHead is [Filter.Check] for a node given its layout head, whose
+// CPUMemory.Hostname and FilterBlock.Zone hold the node's hostname and
+// zone label values (the zero handle: no such label): the same verdict
+// without reading the node's labels, two dependent cache lines fewer
+// per node. Only when HeadKeys; O(constraints), one map look-up per
+// hostname constraint; allocates nothing.
+func (f *Filter) CheckHead(h *layout.Head) Verdict {
+	for i := range f.cs {
+		v := h.CPUMemory.Hostname
+		if f.cs[i].key == zoneKey {
+			v = h.FilterBlock.Zone
+		}
+		if v == (unique.Handle[string]{}) {
 			return MissingLabel
 		}
 		if f.counts[i].get(v) > f.limit[i] {

@@ -30,6 +30,9 @@ type ipaShape struct {
 	// initPerNode: bound pods per 1,000 nodes (1,000 and 5,000 nodes:
 	// the workload's 5000Nodes initPods scaled).
 	initPerThousand int
+	// zone: the nodes are labelled topology.kubernetes.io/zone=zone1
+	// (the workload's labelNodePrepareStrategy).
+	zone bool
 }
 
 var ipaShapes = []ipaShape{
@@ -39,6 +42,9 @@ var ipaShapes = []ipaShape{
 	// SchedulingPreferredPodAffinity 5000Nodes: 5,000 bound pods, each
 	// with preferred (weight 1) hostname affinity to color=red.
 	{name: "SchedulingPreferredPodAffinity", pod: preferredAffinityPod, initPerThousand: 1000},
+	// SchedulingPodAffinity 5000Nodes: 5,000 bound pods, each with
+	// required zone affinity to color=blue, every node in zone1.
+	{name: "SchedulingPodAffinity", pod: affinityPod, initPerThousand: 1000, zone: true},
 }
 
 func affinityTerm() v1.PodAffinityTerm {
@@ -65,6 +71,16 @@ func antiAffinityPod(i int, ns string) *v1.Pod {
 	return p
 }
 
+// affinityPod is templates/pod-with-pod-affinity.yaml.
+func affinityPod(i int, ns string) *v1.Pod {
+	p := templatePod("affinity-pod-", i, ns, "blue")
+	t := affinityTerm()
+	t.TopologyKey = v1.LabelTopologyZone
+	t.LabelSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"color": "blue"}}
+	p.Spec.Affinity = &v1.Affinity{PodAffinity: &v1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{t}}}
+	return p
+}
+
 // preferredAffinityPod is templates/pod-with-preferred-pod-affinity.yaml.
 func preferredAffinityPod(i int, ns string) *v1.Pod {
 	p := templatePod("preferred-affinity-pod-", i, ns, "red")
@@ -78,13 +94,18 @@ func preferredAffinityPod(i int, ns string) *v1.Pod {
 // labelled with their hostname (scheduler_perf's nodes carry no labels,
 // so there the terms' topology key is missing everywhere and the plugin
 // counts nothing; with the label both sides do the counting a real
-// cluster asks for), and the shape's bound pods spread one per node.
+// cluster asks for), and zone1 for the shapes whose workload labels it,
+// and the shape's bound pods spread one per node.
 func ipaInputs(s ipaShape, n int) (nodes []*v1.Node, bound []*v1.Pod, pending *v1.Pod) {
 	rl := v1.ResourceList{v1.ResourceCPU: resource.MustParse("4"), v1.ResourceMemory: resource.MustParse("32Gi"), v1.ResourcePods: resource.MustParse("110")}
 	for i := range n {
 		name := fmt.Sprintf("scheduler-perf-%05d", i)
+		labels := map[string]string{v1.LabelHostname: name}
+		if s.zone {
+			labels[v1.LabelTopologyZone] = "zone1"
+		}
 		nodes = append(nodes, &v1.Node{
-			ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name), Labels: map[string]string{v1.LabelHostname: name}},
+			ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name), Labels: labels},
 			Status:     v1.NodeStatus{Allocatable: rl, Capacity: rl},
 		})
 	}
