@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"crypto/sha1"
 	"encoding/binary"
 	"encoding/hex"
@@ -60,18 +61,21 @@ func (o owners) note(namespace string, refs []metav1.OwnerReference) {
 	}
 }
 
-// has reports whether a recorded reference names the controller: kind,
-// namespace and name equal, and uids equal when both are set.
-func (o owners) has(kind string, m metav1.Object) bool {
+// has reports whether a recorded reference names the controller m:
+// kind, namespace and name equal, and uids equal when both are set (uid
+// is the one the input gave m, "" for none).
+func (o owners) has(kind string, m metav1.Object, uid types.UID) bool {
 	uids := o[ownerKey{kind, m.GetNamespace(), m.GetName()}]
-	return uids != nil && (m.GetUID() == "" || uids[""] || uids[m.GetUID()])
+	return uids != nil && (uid == "" || uids[""] || uids[uid])
 }
 
 // workload is a Deployment, ReplicaSet, StatefulSet or
-// ReplicationController of the input, with where it was read.
+// ReplicationController of the input, with where it was read and the
+// uid the input gave it ("" for none).
 type workload struct {
 	at  where
 	obj runtime.Object
+	uid types.UID
 }
 
 // origin is the workload a made pod is reported under: its errors name
@@ -126,7 +130,10 @@ func (l *loader) deployment(at where, d *appsv1.Deployment) {
 		return
 	}
 	l.deployments[k] = at
-	l.workloads = append(l.workloads, workload{at, d})
+	l.workloads = append(l.workloads, workload{at, d, d.UID})
+	if d.UID == "" {
+		d.UID = derivedUID("Deployment", d.Namespace, d.Name)
+	}
 }
 
 // workloadProblems lists what the API server refuses in the fields
@@ -163,9 +170,35 @@ func workloadProblems(replicas *int32, ls *metav1.LabelSelector, set map[string]
 	return ps
 }
 
-// noteWorkload records an input object filed by cluster: a ReplicaSet's
-// controller (a Deployment), and the workloads expansion may expand.
-func (l *loader) noteWorkload(at where, obj runtime.Object) {
+// workloadUID gives an input ReplicaSet, StatefulSet or
+// ReplicationController without metadata.uid one derived from its kind,
+// namespace (as cluster will default it) and name, before it is filed;
+// it returns the uid the input gave ("" for none), and "" for other
+// kinds.
+func workloadUID(obj runtime.Object) types.UID {
+	var kind string
+	switch obj.(type) {
+	case *appsv1.ReplicaSet:
+		kind = "ReplicaSet"
+	case *appsv1.StatefulSet:
+		kind = "StatefulSet"
+	case *v1.ReplicationController:
+		kind = "ReplicationController"
+	default:
+		return ""
+	}
+	m := obj.(metav1.Object)
+	uid := m.GetUID()
+	if uid == "" && m.GetName() != "" {
+		m.SetUID(derivedUID(kind, cmp.Or(m.GetNamespace(), metav1.NamespaceDefault), m.GetName()))
+	}
+	return uid
+}
+
+// noteWorkload records an input object filed by cluster, whose input
+// uid was uid: a ReplicaSet's controller (a Deployment), and the
+// workloads expansion may expand.
+func (l *loader) noteWorkload(at where, obj runtime.Object, uid types.UID) {
 	switch o := obj.(type) {
 	case *appsv1.ReplicaSet:
 		l.rsOwners.note(o.Namespace, o.OwnerReferences)
@@ -173,7 +206,7 @@ func (l *loader) noteWorkload(at where, obj runtime.Object) {
 	default:
 		return
 	}
-	l.workloads = append(l.workloads, workload{at, obj})
+	l.workloads = append(l.workloads, workload{at, obj, uid})
 }
 
 // expand makes the ReplicaSets and pods of the workloads, in input order
@@ -196,22 +229,22 @@ func (l *loader) expand() {
 	for _, w := range l.workloads {
 		switch o := w.obj.(type) {
 		case *appsv1.Deployment:
-			if l.rsOwners.has("Deployment", o) {
+			if l.rsOwners.has("Deployment", o, w.uid) {
 				continue
 			}
 			rs := newReplicaSet(o)
 			if !l.cluster(w.at, rs) {
 				continue
 			}
-			if !l.podOwners.has("ReplicaSet", rs) {
+			if !l.podOwners.has("ReplicaSet", rs, rs.UID) {
 				count("Deployment", l.replicaSetPods(w.at, rs, origin{"Deployment", o.Namespace, o.Name}))
 			}
 		case *appsv1.ReplicaSet:
-			if !l.podOwners.has("ReplicaSet", o) {
+			if !l.podOwners.has("ReplicaSet", o, w.uid) {
 				count("ReplicaSet", l.replicaSetPods(w.at, o, origin{"ReplicaSet", o.Namespace, o.Name}))
 			}
 		case *v1.ReplicationController:
-			if l.podOwners.has("ReplicationController", o) {
+			if l.podOwners.has("ReplicationController", o, w.uid) {
 				continue
 			}
 			src := origin{"ReplicationController", o.Namespace, o.Name}
@@ -221,7 +254,7 @@ func (l *loader) expand() {
 			ref := controllerRef("v1", "ReplicationController", &o.ObjectMeta)
 			count(src.kind, l.makePods(w.at, src, &o.ObjectMeta, o.Spec.Template, o.Spec.Replicas, ref, nil))
 		case *appsv1.StatefulSet:
-			if l.podOwners.has("StatefulSet", o) {
+			if l.podOwners.has("StatefulSet", o, w.uid) {
 				continue
 			}
 			src := origin{"StatefulSet", o.Namespace, o.Name}
@@ -277,11 +310,7 @@ func (l *loader) workloadOK(at where, src origin, ps []problem) bool {
 // d when it has none (pkg/controller/deployment sync.go
 // getNewReplicaSet): named <d>-<hash>, the pod-template-hash label on
 // its labels, selector and template, d's replicas (nil: 1), owned by d.
-// d gets a derived uid if it has none.
 func newReplicaSet(d *appsv1.Deployment) *appsv1.ReplicaSet {
-	if d.UID == "" {
-		d.UID = derivedUID("Deployment", d.Namespace, d.Name)
-	}
 	hash := templateHash(&d.Spec.Template, d.Status.CollisionCount)
 	tmpl := d.Spec.Template.DeepCopy()
 	tmpl.Labels = withLabel(tmpl.Labels, appsv1.DefaultDeploymentUniqueLabelKey, hash)
@@ -362,10 +391,7 @@ func (l *loader) makePods(at where, src origin, owner *metav1.ObjectMeta, tmpl *
 		return 0
 	}
 	l.made += n
-	seed := string(owner.UID)
-	if seed == "" {
-		seed = src.kind + "/" + owner.Namespace + "/" + owner.Name
-	}
+	seed := string(owner.UID) // never empty: given, or derived
 	base := owner.Name + "-"
 	if len(base) > maxGeneratedBase {
 		base = base[:maxGeneratedBase] // apiserver's names.SimpleNameGenerator
@@ -395,7 +421,9 @@ func (l *loader) makePods(at where, src origin, owner *metav1.ObjectMeta, tmpl *
 			used[p.Name] = true
 		}
 		p.UID = derivedUID("Pod", p.Namespace, p.Name, seed)
-		l.pod(at, p, &src)
+		if !l.pod(at, p, &src) {
+			return i // the others would fail alike: one error per problem
+		}
 	}
 	return n
 }

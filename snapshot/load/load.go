@@ -69,8 +69,9 @@ type Options struct {
 	// twice are then listed in [Objects.Warnings] (the last value is kept).
 	Strict bool
 	// RejectOtherKinds makes a document of any kind other than Node, Pod,
-	// List, NodeList or PodList an [ErrKind] error instead of being skipped
-	// and counted in [Objects.Skipped].
+	// the kinds of [Objects.Others] (a Deployment too with
+	// ExpandWorkloads), List, NodeList or PodList an [ErrKind] error
+	// instead of being skipped and counted in [Objects.Skipped].
 	RejectOtherKinds bool
 	// ExpandWorkloads makes the pods the workload controllers would
 	// create, so that a manifest of workloads (what `kubectl apply`
@@ -91,8 +92,7 @@ type Options struct {
 	//     upstream's ComputeHash encodes its own (rand.SafeEncodeString
 	//     of the decimal sum): it differs from the controller's value
 	//     (upstream hashes a spew dump), which scheduling reads only as a
-	//     label value. A Deployment without metadata.uid gets one derived
-	//     from its namespace and name, so that references can name it.
+	//     label value.
 	//   - a ReplicaSet, StatefulSet or ReplicationController (of the
 	//     input, or made for a Deployment) of which no input pod is a
 	//     controlled pod (a controller ownerReference of its kind, its
@@ -100,10 +100,9 @@ type Options struct {
 	//     spec.replicas pods (nil: 1; 0: none). A ReplicaSet's or
 	//     ReplicationController's pods are named <owner>-<5 characters>
 	//     as generateName makes them (the owner's name cut to 58
-	//     characters), the characters derived from the owner's uid (or
-	//     kind/namespace/name) and the pod's index instead of drawn at
-	//     random, unique within the owner: two loads of the same input
-	//     give the same pods. A StatefulSet's pods are <name>-0 to
+	//     characters), the characters derived from the owner's uid and
+	//     the pod's index instead of drawn at random, unique within the
+	//     owner: two loads of the same input give the same pods. A StatefulSet's pods are <name>-0 to
 	//     <name>-<replicas-1>, labelled statefulset.kubernetes.io/pod-name
 	//     and apps.kubernetes.io/pod-index, with spec.hostname their name
 	//     and spec.subdomain the StatefulSet's spec.serviceName, as
@@ -117,6 +116,13 @@ type Options struct {
 	//     an input Pod is, and is one from then on ([Objects.Pods], or
 	//     the cache when bound).
 	//
+	// A Deployment, ReplicaSet, StatefulSet or ReplicationController
+	// without metadata.uid is given one (a UUID derived from its kind,
+	// namespace and name, as the API server gives every object one), so
+	// that owner references can name it; the made ReplicaSet's and pods'
+	// uids are derived likewise (from the owner's uid and their name).
+	// The match above reads the uid the input gave.
+	//
 	// The API server's checks of what this reads come first: a
 	// Deployment's names, spec.replicas not negative, spec.selector
 	// present, valid, not empty and matching the template's labels
@@ -125,8 +131,9 @@ type Options struct {
 	// expanded ([ErrInvalidObject]). An error in a made pod names the
 	// workload (a Deployment's for the pods of its ReplicaSet) and the
 	// template's field (spec.template.spec.containers[0].resources...),
-	// at the workload's document; a made pod whose name is taken is an
-	// [ErrDuplicate] error. More than 100,000 pods made by one load is
+	// at the workload's document, once (the workload's other pods are
+	// not made); a made pod whose name is taken is an [ErrDuplicate]
+	// error. More than 100,000 pods made by one load is
 	// an [ErrInvalidObject] error at the spec.replicas of the workload
 	// that goes over.
 	//
@@ -504,8 +511,10 @@ func (l *loader) object(at where, js []byte) bool {
 		}
 	case *v1.Namespace, *v1.Service, *v1.ReplicationController, *appsv1.ReplicaSet, *appsv1.StatefulSet,
 		*schedulingv1.PriorityClass, *policyv1.PodDisruptionBudget:
-		if l.cluster(at, obj) && l.opts.ExpandWorkloads {
-			l.noteWorkload(at, obj)
+		if !l.opts.ExpandWorkloads {
+			l.cluster(at, obj)
+		} else if uid := workloadUID(obj); l.cluster(at, obj) {
+			l.noteWorkload(at, obj, uid)
 		}
 	case *appsv1.Deployment:
 		if l.opts.ExpandWorkloads {
@@ -617,8 +626,8 @@ func (l *loader) node(at where, n *v1.Node) {
 
 // pod files a pod of the input or, when src is set, one made for the
 // workload src (Options.ExpandWorkloads), whose errors name the workload
-// and the template's field.
-func (l *loader) pod(at where, p *v1.Pod, src *origin) {
+// and the template's field. It reports whether p was valid and new.
+func (l *loader) pod(at where, p *v1.Pod, src *origin) bool {
 	if p.Namespace == "" {
 		p.Namespace = metav1.NamespaceDefault
 	}
@@ -636,7 +645,7 @@ func (l *loader) pod(at where, p *v1.Pod, src *origin) {
 		ok = false
 	}
 	if !ok {
-		return
+		return false
 	}
 	defaultPod(p)
 	key := p.Namespace + "/" + p.Name
@@ -646,7 +655,7 @@ func (l *loader) pod(at where, p *v1.Pod, src *origin) {
 		} else {
 			fail("metadata.name", fmt.Errorf("%w: also at %s", ErrDuplicate, first))
 		}
-		return
+		return false
 	}
 	l.pods[key] = at
 	if l.podOwners != nil && src == nil {
@@ -659,6 +668,7 @@ func (l *loader) pod(at where, p *v1.Pod, src *origin) {
 	case !l.failed():
 		l.feed(at, "Pod", p.Namespace, p.Name, l.cache.AddPod(p))
 	}
+	return true
 }
 
 // cluster files one of the other objects a Cache takes and reports
