@@ -20,9 +20,10 @@
 //     StatefulSet or ReplicationController without its pods in the input
 //     becomes its spec.replicas pending pods, so a manifest from a git
 //     repository ("what if I apply this?") schedules; the report says
-//     how many workloads were expanded into how many pods. Namespaces, Services, ReplicationControllers, ReplicaSets,
-//     StatefulSets, PriorityClasses and PodDisruptionBudgets in the input
-//     reach the scheduler's ledger, so the default policy spreads a
+//     how many workloads were expanded into how many pods. Namespaces,
+//     Services, ReplicationControllers, ReplicaSets, StatefulSets,
+//     PriorityClasses and PodDisruptionBudgets in the input reach the
+//     scheduler's ledger, so the default policy spreads a
 //     Deployment's pods as kube-scheduler's system default spreading does;
 //     the report then gives each policy's workload skew per topology key
 //     (hostname, zone), in the table and in -o json: per workload (the

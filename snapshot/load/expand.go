@@ -36,8 +36,9 @@ type Expansion struct {
 
 // maxExpandedPods bounds the pods one load makes, so that a replicas
 // count typed wrong (or fuzzed) is an error rather than the end of the
-// process's memory; see Options.ExpandWorkloads.
-const maxExpandedPods = 100_000
+// process's memory; see Options.ExpandWorkloads. A variable only so that
+// the fuzz target can lower it (export_test.go).
+var maxExpandedPods = 1_000_000
 
 // ownerKey names a controller: its kind, namespace and name.
 type ownerKey struct{ kind, namespace, name string }

@@ -133,9 +133,11 @@ type Options struct {
 	// template's field (spec.template.spec.containers[0].resources...),
 	// at the workload's document, once (the workload's other pods are
 	// not made); a made pod whose name is taken is an [ErrDuplicate]
-	// error. More than 100,000 pods made by one load is
-	// an [ErrInvalidObject] error at the spec.replicas of the workload
-	// that goes over.
+	// error. More than 1,000,000 pods made by one load (several times
+	// the pods of the largest clusters upstream supports) is an
+	// [ErrInvalidObject] error at the spec.replicas of the workload that
+	// goes over, so that a mistyped count fails instead of exhausting
+	// memory.
 	//
 	// Expansion runs once every input is read (it needs all pods and
 	// ReplicaSets), in the input order of the workloads, and only when
