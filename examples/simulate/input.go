@@ -18,6 +18,7 @@ import (
 	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/replay"
 	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/load"
 )
 
 // errInput marks bad input (flags, files, rows, objects): exit status 2.
@@ -40,6 +41,9 @@ type cluster struct {
 	objects      []runtime.Object
 	objectsInput bool
 	warnings     []string // unknown fields ignored without -strict (loadObjectFiles), nodes with too many GPUs
+	// expanded counts the workloads of an objects input expanded into
+	// pods, by kind (load.Objects.Expanded).
+	expanded map[string]load.Expansion
 	// otherScheduler counts the pending pods left out because their
 	// spec.schedulerName is not one the run takes (-scheduler-name).
 	otherScheduler int
@@ -256,19 +260,26 @@ func loadTrace(nodesPath, podsPath string, strict bool, prio priorityMap) (*clus
 // naming the file, document and field (a typo such as "resource:" for
 // "resources:" would otherwise drop the pod's requests silently).
 //
+// Workloads are expanded (load.Options.ExpandWorkloads): a Deployment
+// without its ReplicaSet in the input becomes one, and a ReplicaSet,
+// StatefulSet or ReplicationController without its pods in the input
+// becomes its spec.replicas pending pods, as the controllers would
+// create them; the report counts them (cluster.expanded).
+//
 // Pending pods whose spec.schedulerName is not in schedulers (an empty
 // one is v1.DefaultSchedulerName) are left out and counted: upstream's
 // scheduler takes only pods of its profiles. Bound pods of any scheduler
 // stay, holding their nodes' capacity.
 func loadObjects(paths []string, unbind, strict bool, schedulers []string) (*cluster, error) {
-	objs, warnings, err := loadInputFiles(paths, strict)
+	objs, warnings, err := loadInputFiles(paths, strict, true)
 	if err != nil {
 		return nil, inputErr("%v", err)
 	}
 	if len(objs.Nodes) == 0 {
-		return nil, inputErr("%s: no Node objects%s", strings.Join(paths, ", "), skippedKinds(objs.Skipped))
+		return nil, inputErr("%s: no Node objects%s", strings.Join(paths, ", "), skippedKinds(objs.Skipped, true))
 	}
-	c := &cluster{source: fmt.Sprintf("objects from %s", strings.Join(paths, ", ")), batch: true, objects: objs.Others, objectsInput: true, warnings: warnings}
+	c := &cluster{source: fmt.Sprintf("objects from %s", strings.Join(paths, ", ")), batch: true, objects: objs.Others, objectsInput: true, warnings: warnings,
+		expanded: objs.Expanded}
 	c.warnings = append(c.warnings, gpuLimitWarnings(objs.Nodes)...)
 	pods := objs.Pods
 	pods, c.otherScheduler = ownPods(pods, schedulers)
@@ -294,8 +305,9 @@ func firstErrors[E error](errs []E, n int) string {
 
 // skippedKinds says which objects load skipped and why ("" if none), for
 // the "no Node objects" error: a Node of another apiVersion is a likely
-// typo.
-func skippedKinds(skipped map[schema.GroupVersionKind]int) string {
+// typo. expanded says whether Deployments were read (and workloads
+// expanded).
+func skippedKinds(skipped map[schema.GroupVersionKind]int, expanded bool) string {
 	if len(skipped) == 0 {
 		return ""
 	}
@@ -304,7 +316,11 @@ func skippedKinds(skipped map[schema.GroupVersionKind]int) string {
 		kinds = append(kinds, fmt.Sprintf("%d %s %s", n, gvk.GroupVersion(), gvk.Kind))
 	}
 	slices.Sort(kinds)
-	return fmt.Sprintf(" (skipped %s: only apiVersion v1 Node and Pod objects are scheduled, with v1 Namespaces, Services and ReplicationControllers, apps/v1 ReplicaSets and StatefulSets, scheduling.k8s.io/v1 PriorityClasses and policy/v1 PodDisruptionBudgets, and v1 Lists of them)", strings.Join(kinds, ", "))
+	apps := "apps/v1 ReplicaSets and StatefulSets"
+	if expanded {
+		apps = "apps/v1 Deployments, ReplicaSets and StatefulSets (expanded into their pods when the input has none)"
+	}
+	return fmt.Sprintf(" (skipped %s: only apiVersion v1 Node and Pod objects are scheduled, with v1 Namespaces, Services and ReplicationControllers, %s, scheduling.k8s.io/v1 PriorityClasses and policy/v1 PodDisruptionBudgets, and v1 Lists of them)", strings.Join(kinds, ", "), apps)
 }
 
 // ownPods returns the pods a scheduler named in schedulers takes, with the

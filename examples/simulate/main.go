@@ -14,9 +14,16 @@
 //     departures (-departures);
 //   - -objects PATH...: Kubernetes Nodes and Pods in YAML or JSON; pods
 //     with spec.nodeName are bound first, the others are scheduled.
-//     Namespaces, Services, ReplicationControllers, ReplicaSets,
-//     StatefulSets, PriorityClasses and PodDisruptionBudgets in the input
-//     reach the scheduler's ledger, so the default policy spreads a
+//     Workloads are expanded as their controllers would expand them
+//     (snapshot/load Options.ExpandWorkloads): an apps/v1 Deployment
+//     without its ReplicaSet in the input becomes one, and a ReplicaSet,
+//     StatefulSet or ReplicationController without its pods in the input
+//     becomes its spec.replicas pending pods, so a manifest from a git
+//     repository ("what if I apply this?") schedules; the report says
+//     how many workloads were expanded into how many pods. Namespaces,
+//     Services, ReplicationControllers, ReplicaSets, StatefulSets,
+//     PriorityClasses and PodDisruptionBudgets in the input reach the
+//     scheduler's ledger, so the default policy spreads a
 //     Deployment's pods as kube-scheduler's system default spreading does;
 //     the report then gives each policy's workload skew per topology key
 //     (hostname, zone), in the table and in -o json: per workload (the

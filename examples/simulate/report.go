@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/schedkit/schedkit/snapshot/load"
 )
 
 // summary is one policy's result: the mean over its runs (one per
@@ -70,6 +73,10 @@ type report struct {
 	// their spec.schedulerName is not in SchedulerNames (-scheduler-name).
 	OtherScheduler int      `json:"otherSchedulerPods,omitempty"`
 	SchedulerNames []string `json:"schedulerNames,omitempty"`
+	// Expanded counts, by kind, the workloads of an objects input
+	// expanded into the pods their controllers would create, and those
+	// pods (load.Objects.Expanded); they are among Pods.
+	Expanded map[string]expansion `json:"expanded,omitempty"`
 	// Warnings are the input's problems the run went on past (the
 	// stderr warning lines without "warning: "): fields k8s.io/api does
 	// not know, objects the program does not read.
@@ -219,6 +226,9 @@ func (r *report) writeTable(w io.Writer) error {
 	if len(r.Skipped) > 0 {
 		fmt.Fprintf(&b, "%d malformed rows skipped (listed on stderr)\n", len(r.Skipped))
 	}
+	if len(r.Expanded) > 0 {
+		fmt.Fprintf(&b, "workloads expanded into the pods their controllers would create: %s\n", expandedLine(r.Expanded))
+	}
 	if r.OtherScheduler > 0 {
 		fmt.Fprintf(&b, "%d pending pods of other schedulers left unscheduled (spec.schedulerName not %s; -scheduler-name chooses)\n", r.OtherScheduler, strings.Join(r.SchedulerNames, " or "))
 	}
@@ -363,4 +373,42 @@ func num(v float64) string {
 // milli prints a capacity in whole GPUs or CPUs.
 func milli(v int64, axis string) string {
 	return fmt.Sprintf("%s %ss", num(float64(v)/1000), axis)
+}
+
+// expansion is one kind's load.Expansion in the report.
+type expansion struct {
+	Workloads int `json:"workloads"`
+	Pods      int `json:"pods"`
+}
+
+// expansions converts load's counts for the report; nil for none.
+func expansions(in map[string]load.Expansion) map[string]expansion {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make(map[string]expansion, len(in))
+	for kind, x := range in {
+		out[kind] = expansion{x.Workloads, x.Pods}
+	}
+	return out
+}
+
+// expandedLine lists the expansions by kind: "1 Deployment into 4 pods,
+// 2 StatefulSets into 6 pods".
+func expandedLine(ex map[string]expansion) string {
+	kinds := slices.Sorted(maps.Keys(ex))
+	parts := make([]string, 0, len(kinds))
+	for _, k := range kinds {
+		x := ex[k]
+		kind := k
+		if x.Workloads != 1 {
+			kind += "s"
+		}
+		pods := "pods"
+		if x.Pods == 1 {
+			pods = "pod"
+		}
+		parts = append(parts, fmt.Sprintf("%d %s into %d %s", x.Workloads, kind, x.Pods, pods))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -141,7 +141,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.trace, "trace", "", "openb trace `DIR` (cluster-trace-gpu-v2023 or its csv/ folder); default files: openb_node_list_all_node.csv, openb_pod_list_default.csv")
 	fs.StringVar(&o.nodes, "nodes", "", "openb node list CSV `FILE` (a bare name is looked up in -trace DIR)")
 	fs.StringVar(&o.pods, "pods", "", "openb pod list CSV `FILE` (a bare name is looked up in -trace DIR)")
-	fs.Var(listFlag{&o.objects}, "objects", "Kubernetes Node/Pod YAML or JSON `PATH`s (files or directories; repeat, comma-separate, or list after the flags); fields k8s.io/api does not know are ignored unless -strict")
+	fs.Var(listFlag{&o.objects}, "objects", "Kubernetes Node/Pod YAML or JSON `PATH`s (files or directories; repeat, comma-separate, or list after the flags); Deployments, ReplicaSets, StatefulSets and ReplicationControllers without their pods in the input are expanded into them; fields k8s.io/api does not know are ignored unless -strict")
 	fs.BoolVar(&o.unbind, "unbind", false, "with -objects: schedule the pods that have spec.nodeName anew instead of binding them first (static and mirror pods stay on their nodes)")
 	fs.StringVar(&o.schedulerName, "scheduler-name", v1.DefaultSchedulerName, "with -objects: schedule only the pending pods whose spec.schedulerName is one of `NAMES` (comma-separated; an empty spec.schedulerName is default-scheduler, as the API server defaults it); pods of other schedulers are left unscheduled and counted, as kube-scheduler takes only pods of its profiles")
 	fs.StringVar(&o.policies, "policy", "default,least,most,fgd", "comma-separated `POLICIES` to compare, or all: "+strings.Join(policyNames(), ", "))
@@ -379,7 +379,8 @@ func simulate(ctx context.Context, o *options, pols []*policyDef, stdout, stderr
 	}
 
 	rep := &report{Input: c.source, Nodes: len(c.nodes), Bound: len(c.bound), Pods: len(c.pods), Axis: "CPU",
-		Capacity: c.capacity(), timing: o.timing, Preemption: o.preemption, OtherScheduler: c.otherScheduler}
+		Capacity: c.capacity(), timing: o.timing, Preemption: o.preemption, OtherScheduler: c.otherScheduler,
+		Expanded: expansions(c.expanded)}
 	if c.otherScheduler > 0 {
 		rep.SchedulerNames = o.schedulerNames
 	}

@@ -346,7 +346,7 @@ func TestJSONUnits(t *testing.T) {
 }
 
 // TestObjectsSkippedKinds (trial 7): objects the replay does not read (a
-// Node of another apiVersion, a Deployment) are named on stderr, and
+// Node of another apiVersion, a DaemonSet) are named on stderr, and
 // -strict refuses them; before, only an input without any v1 Node said so.
 func TestObjectsSkippedKinds(t *testing.T) {
 	tmp := t.TempDir()
@@ -361,7 +361,7 @@ metadata: {name: n2}
 status: {allocatable: {cpu: '4', memory: 8Gi, pods: '10'}}
 ---
 apiVersion: apps/v1
-kind: Deployment
+kind: DaemonSet
 metadata: {name: d, namespace: default}
 ---
 apiVersion: v1
@@ -371,17 +371,17 @@ spec: {containers: [{name: c, image: x, resources: {requests: {cpu: '1'}}}]}
 `)
 	r := runMain(t, "-objects", in, "-policy", "default", "-timing=false")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	assert.Contains(t, r.stderr, "simulate: warning: "+in+": (skipped 1 apps/v1 Deployment, 1 v1beta1 Node: only apiVersion v1 Node and Pod objects")
+	assert.Contains(t, r.stderr, "simulate: warning: "+in+": (skipped 1 apps/v1 DaemonSet, 1 v1beta1 Node: only apiVersion v1 Node and Pod objects")
 	assert.Contains(t, r.stderr, "(ignored; -strict rejects them)")
 
 	r = runMain(t, "-objects", in, "-policy", "default", "-strict")
 	assert.Equal(t, exitUsage, r.code, r.stderr)
-	assert.Contains(t, r.stderr, "(skipped 1 apps/v1 Deployment, 1 v1beta1 Node")
+	assert.Contains(t, r.stderr, "(skipped 1 apps/v1 DaemonSet, 1 v1beta1 Node")
 	assert.Empty(t, r.stdout)
 
 	var out, errb bytes.Buffer
 	require.Equal(t, exitOK, runWhatif([]string{"-drain", "n1", "-objects", in}, &out, &errb), errb.String())
-	assert.Contains(t, errb.String(), "simulate: warning: "+in+": (skipped 1 apps/v1 Deployment, 1 v1beta1 Node")
+	assert.Contains(t, errb.String(), "simulate: warning: "+in+": (skipped 1 apps/v1 DaemonSet, 1 v1beta1 Node")
 }
 
 // TestExplainAmbiguous (trial 7): -explain NAME with pods of that name in

@@ -17,17 +17,18 @@ import (
 // leniently (so a clean input is read once). A path that is not a regular
 // file or a directory (a pipe such as /dev/stdin cannot be read twice) is
 // loaded once, leniently, warning of the keys given twice only (the
-// load's Objects.Warnings).
-func loadObjectFiles(paths []string, strict bool) (load.Objects, []string, error) {
+// load's Objects.Warnings). With expand, workloads are expanded into
+// their pods (load.Options.ExpandWorkloads).
+func loadObjectFiles(paths []string, strict, expand bool) (load.Objects, []string, error) {
 	if !strict && !rereadable(paths) {
-		objs, err := load.Options{}.Files(paths...)
+		objs, err := load.Options{ExpandWorkloads: expand}.Files(paths...)
 		var warnings []string
 		for _, w := range objs.Warnings {
 			warnings = append(warnings, warning(w))
 		}
 		return objs, warnings, err
 	}
-	objs, err := load.Options{Strict: true}.Files(paths...)
+	objs, err := load.Options{Strict: true, ExpandWorkloads: expand}.Files(paths...)
 	if err == nil || strict {
 		return objs, nil, err
 	}
@@ -40,7 +41,7 @@ func loadObjectFiles(paths []string, strict bool) (load.Objects, []string, error
 	}
 	// The strict load's errors above include the keys given twice,
 	// which this load lists again in objs.Warnings.
-	objs, err = load.Options{}.Files(paths...)
+	objs, err = load.Options{ExpandWorkloads: expand}.Files(paths...)
 	if err != nil {
 		return objs, nil, err
 	}
@@ -56,16 +57,16 @@ func warning(e error) string {
 // Node of another apiVersion, a Deployment): an object the program does
 // not read changes its answer when it was meant to be read, so under
 // strict they are an error naming the paths and kinds, and without it one
-// more warning line.
-func loadInputFiles(paths []string, strict bool) (load.Objects, []string, error) {
-	objs, warnings, err := loadObjectFiles(paths, strict)
+// more warning line. expand is loadObjectFiles'.
+func loadInputFiles(paths []string, strict, expand bool) (load.Objects, []string, error) {
+	objs, warnings, err := loadObjectFiles(paths, strict, expand)
 	if err != nil || len(objs.Skipped) == 0 {
 		return objs, warnings, err
 	}
 	if strict {
-		return objs, nil, fmt.Errorf("%s:%s", strings.Join(paths, ", "), skippedKinds(objs.Skipped))
+		return objs, nil, fmt.Errorf("%s:%s", strings.Join(paths, ", "), skippedKinds(objs.Skipped, expand))
 	}
-	return objs, append(warnings, fmt.Sprintf("warning: %s:%s (ignored; -strict rejects them)", strings.Join(paths, ", "), skippedKinds(objs.Skipped))), nil
+	return objs, append(warnings, fmt.Sprintf("warning: %s:%s (ignored; -strict rejects them)", strings.Join(paths, ", "), skippedKinds(objs.Skipped, expand))), nil
 }
 
 // rereadable reports whether every path is a regular file or a directory.

@@ -217,7 +217,7 @@ func parseExpander(s string) (whatif.Expander, error) {
 
 // loadWhatifFiles is loadInputFiles that prints its warnings to stderr.
 func loadWhatifFiles(paths []string, strict bool, stderr io.Writer) (load.Objects, error) {
-	objs, warnings, err := loadInputFiles(paths, strict)
+	objs, warnings, err := loadInputFiles(paths, strict, false)
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "simulate: %s\n", w)
 	}

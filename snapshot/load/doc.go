@@ -18,6 +18,25 @@
 // Deployments, ...) are skipped and counted in [Objects.Skipped], or
 // rejected with [Options.RejectOtherKinds].
 //
+// # Workloads
+//
+// With [Options.ExpandWorkloads] the loader makes what the workload
+// controllers would create from a manifest, so that "what happens if I
+// apply this?" schedules something: a Deployment none of whose
+// ReplicaSets is in the input becomes its ReplicaSet
+// (<deployment>-<pod-template-hash>), and a ReplicaSet, StatefulSet or
+// ReplicationController none of whose pods is in the input becomes its
+// spec.replicas pending pods (<owner>-<5 characters>, or <sts>-<i> for a
+// StatefulSet), with the template's labels, annotations and spec,
+// controller owner references and derived uids. Made pods are validated
+// and defaulted as input pods, their errors naming the workload and the
+// template field (spec.template.spec...); [Objects.Expanded] counts
+// them. Differences from the controllers: the pod-template-hash is
+// fnv32a over the template's JSON, not the controller's value; pod name
+// suffixes and uids are derived, not random, so two loads agree; no
+// controller-revision-hash label; no rollout (one ReplicaSet holds every
+// replica). See [Options.ExpandWorkloads] for the details.
+//
 // # Defaults
 //
 // The loader applies the API server's defaults for the fields scheduling

@@ -25,7 +25,7 @@ var (
 	// k8s.io/api v0.37 or appears twice.
 	ErrUnknownField = errors.New("load: unknown or duplicate field")
 	// ErrKind: with [Options.RejectOtherKinds], a document holds a kind
-	// other than Node, Pod, List, NodeList or PodList.
+	// the loader does not read (see [Options.RejectOtherKinds]).
 	ErrKind = errors.New("load: kind not accepted")
 	// ErrMissingName: an object has an empty metadata.name.
 	ErrMissingName = errors.New("load: missing metadata.name")
@@ -40,7 +40,9 @@ var (
 	// maxSkew 0, ...), a Node whose name is not a DNS-1123 subdomain, or
 	// a Namespace, Service, ReplicationController, ReplicaSet,
 	// StatefulSet, PriorityClass or PodDisruptionBudget with an invalid
-	// name or selector; or resources the API server refuses: a
+	// name or selector (with [Options.ExpandWorkloads], a Deployment too,
+	// and a workload's replicas, selector and template as the API server
+	// checks them); or resources the API server refuses: a
 	// fractional quantity of an extended resource or other integer
 	// resource (nvidia.com/gpu: "0.5", pods: 110.5), a request above its
 	// limit, a request of an extended resource or hugepages without an

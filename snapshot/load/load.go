@@ -38,6 +38,11 @@ type Objects struct {
 	// [ErrInvalidObject] naming the field). A namespaced object without a
 	// namespace is put in "default", as a pod is.
 	Others []runtime.Object
+	// Expanded counts, by kind ("Deployment", "ReplicaSet",
+	// "StatefulSet", "ReplicationController"), the workloads
+	// [Options.ExpandWorkloads] expanded and the pods it made for them;
+	// nil when none was.
+	Expanded map[string]Expansion
 	// Skipped counts the objects of other kinds that were read and ignored,
 	// by apiVersion and kind (for example {Version: "v1", Kind: "Service"}
 	// or {Group: "apps", Version: "v1", Kind: "Deployment"}). Nil when
@@ -64,9 +69,84 @@ type Options struct {
 	// twice are then listed in [Objects.Warnings] (the last value is kept).
 	Strict bool
 	// RejectOtherKinds makes a document of any kind other than Node, Pod,
-	// List, NodeList or PodList an [ErrKind] error instead of being skipped
-	// and counted in [Objects.Skipped].
+	// the kinds of [Objects.Others] (a Deployment too with
+	// ExpandWorkloads), List, NodeList or PodList an [ErrKind] error
+	// instead of being skipped and counted in [Objects.Skipped].
 	RejectOtherKinds bool
+	// ExpandWorkloads makes the pods the workload controllers would
+	// create, so that a manifest of workloads (what `kubectl apply`
+	// would be given) schedules:
+	//
+	//   - an apps/v1 Deployment is accepted (not skipped; it is not in
+	//     [Objects.Others], which a Cache takes) and, when no input
+	//     ReplicaSet has a controller ownerReference to it (kind
+	//     Deployment, its namespace and name, uids equal when both are
+	//     set), becomes the ReplicaSet the deployment controller creates:
+	//     named <deployment>-<hash>, the label pod-template-hash=<hash>
+	//     added to its labels, its selector's matchLabels and its
+	//     template's labels, the Deployment's spec.replicas (nil: 1), a
+	//     controller ownerReference (blockOwnerDeletion too) to the
+	//     Deployment. The ReplicaSet is filed as an input one (validated,
+	//     checked for duplicates, in [Objects.Others] or the cache). The
+	//     hash is fnv32a over the template's JSON encoding, encoded as
+	//     upstream's ComputeHash encodes its own (rand.SafeEncodeString
+	//     of the decimal sum): it differs from the controller's value
+	//     (upstream hashes a spew dump), which scheduling reads only as a
+	//     label value.
+	//   - a ReplicaSet, StatefulSet or ReplicationController (of the
+	//     input, or made for a Deployment) of which no input pod is a
+	//     controlled pod (a controller ownerReference of its kind, its
+	//     namespace and name, uids equal when both are set) becomes its
+	//     spec.replicas pods (nil: 1; 0: none). A ReplicaSet's or
+	//     ReplicationController's pods are named <owner>-<5 characters>
+	//     as generateName makes them (the owner's name cut to 58
+	//     characters), the characters derived from the owner's uid and
+	//     the pod's index instead of drawn at random, unique within the
+	//     owner: two loads of the same input give the same pods. A StatefulSet's pods are <name>-0 to
+	//     <name>-<replicas-1>, labelled statefulset.kubernetes.io/pod-name
+	//     and apps.kubernetes.io/pod-index, with spec.hostname their name
+	//     and spec.subdomain the StatefulSet's spec.serviceName, as
+	//     upstream's controller makes them (its controller-revision-hash
+	//     label is not set). Every pod is in its owner's namespace, has
+	//     the template's labels and annotations, a deep copy of its spec
+	//     (so a template with spec.nodeName gives bound pods, as
+	//     upstream), a controller ownerReference (blockOwnerDeletion
+	//     too) to its owner and a uid derived from its owner and name;
+	//     it is then validated, defaulted and checked for duplicates as
+	//     an input Pod is, and is one from then on ([Objects.Pods], or
+	//     the cache when bound).
+	//
+	// A Deployment, ReplicaSet, StatefulSet or ReplicationController
+	// without metadata.uid is given one (a UUID derived from its kind,
+	// namespace and name, as the API server gives every object one), so
+	// that owner references can name it; the made ReplicaSet's and pods'
+	// uids are derived likewise (from the owner's uid and their name).
+	// The match above reads the uid the input gave.
+	//
+	// The API server's checks of what this reads come first: a
+	// Deployment's names, spec.replicas not negative, spec.selector
+	// present, valid, not empty and matching the template's labels
+	// ("selector does not match template labels", field
+	// spec.template.metadata.labels), and the same of a workload being
+	// expanded ([ErrInvalidObject]). An error in a made pod names the
+	// workload (a Deployment's for the pods of its ReplicaSet) and the
+	// template's field (spec.template.spec.containers[0].resources...),
+	// at the workload's document, once (the workload's other pods are
+	// not made); a made pod whose name is taken is an [ErrDuplicate]
+	// error. More than 1,000,000 pods made by one load (several times
+	// the pods of the largest clusters upstream supports) is an
+	// [ErrInvalidObject] error at the spec.replicas of the workload that
+	// goes over, so that a mistyped count fails instead of exhausting
+	// memory.
+	//
+	// Expansion runs once every input is read (it needs all pods and
+	// ReplicaSets), in the input order of the workloads, and only when
+	// no other error was found; made pods follow the input's in
+	// [Objects.Pods], made ReplicaSets the input's in [Objects.Others];
+	// [Objects.Expanded] counts them. Cost: O(pods made × template
+	// size) time and memory, plus one map entry per controller named by
+	// an input pod or ReplicaSet.
+	ExpandWorkloads bool
 }
 
 // scheme knows core/v1 only: Node, Pod, List, NodeList, PodList and the other
@@ -306,15 +386,29 @@ type loader struct {
 	// cache, when set, takes the objects as they are read (ReadCache),
 	// until the first error.
 	cache *snapshot.Cache
+	// With ExpandWorkloads: the workloads in input order, the
+	// Deployments read (for duplicates), the controllers named by input
+	// pods and ReplicaSets, and how many pods expansion made so far.
+	workloads           []workload
+	deployments         map[ownerKey]where
+	podOwners, rsOwners owners
+	made                int
 }
 
 func (o Options) newLoader() *loader {
 	// The strict decoder in both modes: without Strict its reports of
 	// repeated fields are warnings and of unknown fields ignored (object).
-	return &loader{opts: o, decoder: strictDecoder, nodes: map[string]where{}, pods: map[string]where{}, others: map[objects.Key]where{}}
+	l := &loader{opts: o, decoder: strictDecoder, nodes: map[string]where{}, pods: map[string]where{}, others: map[objects.Key]where{}}
+	if o.ExpandWorkloads {
+		l.deployments, l.podOwners, l.rsOwners = map[ownerKey]where{}, owners{}, owners{}
+	}
+	return l
 }
 
 func (l *loader) result() (Objects, error) {
+	l.expand()
+	l.done.merge(&l.errs)
+	l.errs = errorList{}
 	if err := l.done.err(); err != nil {
 		return Objects{}, err
 	}
@@ -404,14 +498,14 @@ func (l *loader) object(at where, js []byte) bool {
 	case *v1.Node:
 		l.node(at, obj)
 	case *v1.Pod:
-		l.pod(at, obj)
+		l.pod(at, obj, nil)
 	case *v1.NodeList:
 		for i := range obj.Items {
 			l.node(at.inItem(i), &obj.Items[i])
 		}
 	case *v1.PodList:
 		for i := range obj.Items {
-			l.pod(at.inItem(i), &obj.Items[i])
+			l.pod(at.inItem(i), &obj.Items[i], nil)
 		}
 	case *v1.List:
 		for i, item := range obj.Items {
@@ -419,7 +513,17 @@ func (l *loader) object(at where, js []byte) bool {
 		}
 	case *v1.Namespace, *v1.Service, *v1.ReplicationController, *appsv1.ReplicaSet, *appsv1.StatefulSet,
 		*schedulingv1.PriorityClass, *policyv1.PodDisruptionBudget:
-		l.cluster(at, obj)
+		if !l.opts.ExpandWorkloads {
+			l.cluster(at, obj)
+		} else if uid := workloadUID(obj); l.cluster(at, obj) {
+			l.noteWorkload(at, obj, uid)
+		}
+	case *appsv1.Deployment:
+		if l.opts.ExpandWorkloads {
+			l.deployment(at, obj)
+		} else {
+			l.other(at, *gvk)
+		}
 	default:
 		l.other(at, *gvk)
 	}
@@ -480,8 +584,12 @@ func (w where) inItem(i int) where {
 // other skips, or with RejectOtherKinds rejects, an object of another kind.
 func (l *loader) other(at where, gvk schema.GroupVersionKind) {
 	if l.opts.RejectOtherKinds {
-		e := l.errorAt(at, fmt.Errorf("%w: %s %s (want Node, Pod, Namespace, Service, ReplicationController, ReplicaSet, StatefulSet, PriorityClass, PodDisruptionBudget, List, NodeList or PodList)",
-			ErrKind, gvk.GroupVersion().String(), gvk.Kind))
+		deployment := ""
+		if l.opts.ExpandWorkloads {
+			deployment = " Deployment,"
+		}
+		e := l.errorAt(at, fmt.Errorf("%w: %s %s (want Node, Pod, Namespace, Service, ReplicationController, ReplicaSet, StatefulSet,%s PriorityClass, PodDisruptionBudget, List, NodeList or PodList)",
+			ErrKind, gvk.GroupVersion().String(), gvk.Kind, deployment))
 		e.Kind = gvk.Kind
 		l.errs.add(e)
 		return
@@ -518,29 +626,43 @@ func (l *loader) node(at where, n *v1.Node) {
 	}
 }
 
-func (l *loader) pod(at where, p *v1.Pod) {
+// pod files a pod of the input or, when src is set, one made for the
+// workload src (Options.ExpandWorkloads), whose errors name the workload
+// and the template's field. It reports whether p was valid and new.
+func (l *loader) pod(at where, p *v1.Pod, src *origin) bool {
 	if p.Namespace == "" {
 		p.Namespace = metav1.NamespaceDefault
 	}
+	fail := func(field string, err error) {
+		e := l.errorAt(at, err)
+		e.Kind, e.Namespace, e.Name, e.Field = "Pod", p.Namespace, p.Name, field
+		if src != nil {
+			e.Kind, e.Namespace, e.Name, e.Field = src.kind, src.namespace, src.name, templateField(field)
+		}
+		l.errs.add(e)
+	}
 	ok := true
 	for _, pr := range podProblems(p) {
-		e := l.errorAt(at, pr.err)
-		e.Kind, e.Namespace, e.Name, e.Field = "Pod", p.Namespace, p.Name, pr.field
-		l.errs.add(e)
+		fail(pr.field, pr.err)
 		ok = false
 	}
 	if !ok {
-		return
+		return false
 	}
 	defaultPod(p)
 	key := p.Namespace + "/" + p.Name
 	if first, dup := l.pods[key]; dup {
-		e := l.errorAt(at, fmt.Errorf("%w: also at %s", ErrDuplicate, first))
-		e.Kind, e.Namespace, e.Name, e.Field = "Pod", p.Namespace, p.Name, "metadata.name"
-		l.errs.add(e)
-		return
+		if src != nil {
+			fail("", fmt.Errorf("%w: its pod %q is also at %s", ErrDuplicate, key, first))
+		} else {
+			fail("metadata.name", fmt.Errorf("%w: also at %s", ErrDuplicate, first))
+		}
+		return false
 	}
 	l.pods[key] = at
+	if l.podOwners != nil && src == nil {
+		l.podOwners.note(p.Namespace, p.OwnerReferences)
+	}
 	switch {
 	case l.cache == nil || p.Spec.NodeName == "" || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed:
 		// Not bound, or terminal: not the cache's (see Options.ReadCache).
@@ -548,10 +670,12 @@ func (l *loader) pod(at where, p *v1.Pod) {
 	case !l.failed():
 		l.feed(at, "Pod", p.Namespace, p.Name, l.cache.AddPod(p))
 	}
+	return true
 }
 
-// cluster files one of the other objects a Cache takes.
-func (l *loader) cluster(at where, obj runtime.Object) {
+// cluster files one of the other objects a Cache takes and reports
+// whether it was valid and new.
+func (l *loader) cluster(at where, obj runtime.Object) bool {
 	m := obj.(metav1.Object)
 	kind := obj.GetObjectKind().GroupVersionKind().Kind
 	k, err := objects.Identify(obj)
@@ -559,7 +683,7 @@ func (l *loader) cluster(at where, obj runtime.Object) {
 		e := l.errorAt(at, ErrMissingName)
 		e.Kind, e.Namespace, e.Field = kind, m.GetNamespace(), "metadata.name"
 		l.errs.add(e)
-		return
+		return false
 	}
 	if k.Kind.Namespaced() && k.Namespace == "" {
 		m.SetNamespace(metav1.NamespaceDefault)
@@ -572,13 +696,13 @@ func (l *loader) cluster(at where, obj runtime.Object) {
 		l.errs.add(e)
 	}
 	if len(problems) > 0 {
-		return
+		return false
 	}
 	if first, dup := l.others[k]; dup {
 		e := l.errorAt(at, fmt.Errorf("%w: also at %s", ErrDuplicate, first))
 		e.Kind, e.Namespace, e.Name, e.Field = kind, k.Namespace, k.Name, "metadata.name"
 		l.errs.add(e)
-		return
+		return false
 	}
 	l.others[k] = at
 	if l.cache == nil {
@@ -586,6 +710,7 @@ func (l *loader) cluster(at where, obj runtime.Object) {
 	} else if !l.failed() {
 		l.feed(at, kind, k.Namespace, k.Name, l.cache.AddObject(obj))
 	}
+	return true
 }
 
 // feed records the error, if any, of giving the cache an object read at

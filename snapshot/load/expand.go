@@ -1,0 +1,451 @@
+package load
+
+import (
+	"cmp"
+	"crypto/sha1"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"strconv"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
+
+	"github.com/schedkit/schedkit/internal/objects"
+	"github.com/schedkit/schedkit/internal/selector"
+)
+
+// Expansion counts what [Options.ExpandWorkloads] made for the workloads
+// of one kind.
+type Expansion struct {
+	// Workloads is how many workloads of the kind were expanded.
+	Workloads int
+	// Pods is how many pods were made for them (for a Deployment, the
+	// pods of the ReplicaSet made for it).
+	Pods int
+}
+
+// maxExpandedPods bounds the pods one load makes, so that a replicas
+// count typed wrong (or fuzzed) is an error rather than the end of the
+// process's memory; see Options.ExpandWorkloads. A variable only so that
+// the fuzz target can lower it (export_test.go).
+var maxExpandedPods = 1_000_000
+
+// ownerKey names a controller: its kind, namespace and name.
+type ownerKey struct{ kind, namespace, name string }
+
+// owners records the controllers named by controller ownerReferences, with
+// the uids the references give ("" for none).
+type owners map[ownerKey]map[types.UID]bool
+
+// note records obj's controller reference, if any; namespace is obj's.
+func (o owners) note(namespace string, refs []metav1.OwnerReference) {
+	for _, r := range refs {
+		if r.Controller == nil || !*r.Controller {
+			continue
+		}
+		k := ownerKey{r.Kind, namespace, r.Name}
+		if o[k] == nil {
+			o[k] = map[types.UID]bool{}
+		}
+		o[k][r.UID] = true
+		return // at most one controller (the API server refuses more)
+	}
+}
+
+// has reports whether a recorded reference names the controller m:
+// kind, namespace and name equal, and uids equal when both are set (uid
+// is the one the input gave m, "" for none).
+func (o owners) has(kind string, m metav1.Object, uid types.UID) bool {
+	uids := o[ownerKey{kind, m.GetNamespace(), m.GetName()}]
+	return uids != nil && (uid == "" || uids[""] || uids[uid])
+}
+
+// workload is a Deployment, ReplicaSet, StatefulSet or
+// ReplicationController of the input, with where it was read and the
+// uid the input gave it ("" for none).
+type workload struct {
+	at  where
+	obj runtime.Object
+	uid types.UID
+}
+
+// origin is the workload a made pod is reported under: its errors name
+// the workload and the template field.
+type origin struct{ kind, namespace, name string }
+
+// templateField maps a pod's field path to the workload template's:
+// spec.x is spec.template.spec.x, metadata.labels is
+// spec.template.metadata.labels; metadata.name and metadata.namespace,
+// which the pod takes from the workload, stay the workload's.
+func templateField(f string) string {
+	switch {
+	case f == "" || f == "metadata.name" || f == "metadata.namespace":
+		return f
+	default:
+		return "spec.template." + f
+	}
+}
+
+// deployment checks and records a Deployment (with ExpandWorkloads) as
+// the API server validates what expansion reads: names, spec.replicas
+// not negative, spec.selector present, valid, not empty and matching
+// the template's labels.
+func (l *loader) deployment(at where, d *appsv1.Deployment) {
+	if d.Namespace == "" {
+		d.Namespace = metav1.NamespaceDefault
+	}
+	fail := func(field string, err error) {
+		e := l.errorAt(at, err)
+		e.Kind, e.Namespace, e.Name, e.Field = "Deployment", d.Namespace, d.Name, field
+		l.errs.add(e)
+	}
+	if d.Name == "" {
+		fail("metadata.name", ErrMissingName)
+		return
+	}
+	ok := true
+	for _, fe := range objects.NamespacedNames(d.Name, d.Namespace, apivalidation.NameIsDNSSubdomain) {
+		fail(fe.Field, fmt.Errorf("%w: %s", ErrInvalidObject, fe.ErrorBody()))
+		ok = false
+	}
+	for _, p := range workloadProblems(d.Spec.Replicas, d.Spec.Selector, nil, &d.Spec.Template) {
+		fail(p.field, p.err)
+		ok = false
+	}
+	if !ok {
+		return
+	}
+	k := ownerKey{"Deployment", d.Namespace, d.Name}
+	if first, dup := l.deployments[k]; dup {
+		fail("metadata.name", fmt.Errorf("%w: also at %s", ErrDuplicate, first))
+		return
+	}
+	l.deployments[k] = at
+	l.workloads = append(l.workloads, workload{at, d, d.UID})
+	if d.UID == "" {
+		d.UID = derivedUID("Deployment", d.Namespace, d.Name)
+	}
+}
+
+// workloadProblems lists what the API server refuses in the fields
+// expansion reads: a negative spec.replicas; a label selector (ls, of
+// apps/v1 kinds) absent, empty or invalid, or a set selector (set, of a
+// ReplicationController, where empty means the template's labels) that
+// does not match the template's labels; a nil template. O(labels +
+// selector size).
+func workloadProblems(replicas *int32, ls *metav1.LabelSelector, set map[string]string, tmpl *v1.PodTemplateSpec) []problem {
+	var ps []problem
+	if replicas != nil && *replicas < 0 {
+		ps = append(ps, problem{"spec.replicas", fmt.Errorf("%w: %d: must be greater than or equal to 0", ErrInvalidObject, *replicas)})
+	}
+	if tmpl == nil {
+		return append(ps, problem{"spec.template", fmt.Errorf("%w: Required value", ErrInvalidObject)})
+	}
+	var sel selector.Selector
+	switch {
+	case set != nil:
+		sel = selector.FromSet(set)
+	case ls == nil:
+		return append(ps, problem{"spec.selector", fmt.Errorf("%w: Required value", ErrInvalidObject)})
+	case len(ls.MatchLabels)+len(ls.MatchExpressions) == 0:
+		return append(ps, problem{"spec.selector", fmt.Errorf("%w: empty selector is invalid for a workload", ErrInvalidObject)})
+	default:
+		var err error
+		if sel, err = selector.FromLabelSelector(ls); err != nil {
+			return append(ps, problem{"spec.selector", fmt.Errorf("%w: %w", ErrInvalidObject, err)})
+		}
+	}
+	if !selector.MatchMap(&sel, tmpl.Labels) {
+		ps = append(ps, problem{"spec.template.metadata.labels", fmt.Errorf("%w: selector does not match template labels", ErrInvalidObject)})
+	}
+	return ps
+}
+
+// workloadUID gives an input ReplicaSet, StatefulSet or
+// ReplicationController without metadata.uid one derived from its kind,
+// namespace (as cluster will default it) and name, before it is filed;
+// it returns the uid the input gave ("" for none), and "" for other
+// kinds.
+func workloadUID(obj runtime.Object) types.UID {
+	var kind string
+	switch obj.(type) {
+	case *appsv1.ReplicaSet:
+		kind = "ReplicaSet"
+	case *appsv1.StatefulSet:
+		kind = "StatefulSet"
+	case *v1.ReplicationController:
+		kind = "ReplicationController"
+	default:
+		return ""
+	}
+	m := obj.(metav1.Object)
+	uid := m.GetUID()
+	if uid == "" && m.GetName() != "" {
+		m.SetUID(derivedUID(kind, cmp.Or(m.GetNamespace(), metav1.NamespaceDefault), m.GetName()))
+	}
+	return uid
+}
+
+// noteWorkload records an input object filed by cluster, whose input
+// uid was uid: a ReplicaSet's controller (a Deployment), and the
+// workloads expansion may expand.
+func (l *loader) noteWorkload(at where, obj runtime.Object, uid types.UID) {
+	switch o := obj.(type) {
+	case *appsv1.ReplicaSet:
+		l.rsOwners.note(o.Namespace, o.OwnerReferences)
+	case *appsv1.StatefulSet, *v1.ReplicationController:
+	default:
+		return
+	}
+	l.workloads = append(l.workloads, workload{at, obj, uid})
+}
+
+// expand makes the ReplicaSets and pods of the workloads, in input order
+// (Options.ExpandWorkloads). Done once every input is read, and only
+// when no error was found: an input pod or ReplicaSet left out by an
+// error would make its owner look bare.
+func (l *loader) expand() {
+	if !l.opts.ExpandWorkloads || l.failed() {
+		return
+	}
+	count := func(kind string, pods int) {
+		if l.out.Expanded == nil {
+			l.out.Expanded = map[string]Expansion{}
+		}
+		x := l.out.Expanded[kind]
+		x.Workloads++
+		x.Pods += pods
+		l.out.Expanded[kind] = x
+	}
+	for _, w := range l.workloads {
+		switch o := w.obj.(type) {
+		case *appsv1.Deployment:
+			if l.rsOwners.has("Deployment", o, w.uid) {
+				continue
+			}
+			rs := newReplicaSet(o)
+			if !l.cluster(w.at, rs) {
+				continue
+			}
+			if !l.podOwners.has("ReplicaSet", rs, rs.UID) {
+				count("Deployment", l.replicaSetPods(w.at, rs, origin{"Deployment", o.Namespace, o.Name}))
+			}
+		case *appsv1.ReplicaSet:
+			if !l.podOwners.has("ReplicaSet", o, w.uid) {
+				count("ReplicaSet", l.replicaSetPods(w.at, o, origin{"ReplicaSet", o.Namespace, o.Name}))
+			}
+		case *v1.ReplicationController:
+			if l.podOwners.has("ReplicationController", o, w.uid) {
+				continue
+			}
+			src := origin{"ReplicationController", o.Namespace, o.Name}
+			if !l.workloadOK(w.at, src, workloadProblems(o.Spec.Replicas, nil, rcSelector(o), o.Spec.Template)) {
+				continue
+			}
+			ref := controllerRef("v1", "ReplicationController", &o.ObjectMeta)
+			count(src.kind, l.makePods(w.at, src, &o.ObjectMeta, o.Spec.Template, o.Spec.Replicas, ref, nil))
+		case *appsv1.StatefulSet:
+			if l.podOwners.has("StatefulSet", o, w.uid) {
+				continue
+			}
+			src := origin{"StatefulSet", o.Namespace, o.Name}
+			if !l.workloadOK(w.at, src, workloadProblems(o.Spec.Replicas, o.Spec.Selector, nil, &o.Spec.Template)) {
+				continue
+			}
+			ref := controllerRef("apps/v1", "StatefulSet", &o.ObjectMeta)
+			count(src.kind, l.makePods(w.at, src, &o.ObjectMeta, &o.Spec.Template, o.Spec.Replicas, ref, func(p *v1.Pod, i int) {
+				p.Labels[appsv1.StatefulSetPodNameLabel] = p.Name
+				p.Labels[appsv1.PodIndexLabel] = strconv.Itoa(i)
+				p.Spec.Hostname = p.Name
+				p.Spec.Subdomain = o.Spec.ServiceName
+			}))
+		}
+	}
+}
+
+// rcSelector is a ReplicationController's selector, never nil (so that
+// workloadProblems reads it as a set selector): empty means the
+// template's labels, as the API server defaults it.
+func rcSelector(rc *v1.ReplicationController) map[string]string {
+	if len(rc.Spec.Selector) == 0 && rc.Spec.Template != nil {
+		return rc.Spec.Template.Labels
+	}
+	if rc.Spec.Selector == nil {
+		return map[string]string{}
+	}
+	return rc.Spec.Selector
+}
+
+// replicaSetPods makes the pods of a ReplicaSet (of the input, or made
+// for a Deployment) and returns how many it made.
+func (l *loader) replicaSetPods(at where, rs *appsv1.ReplicaSet, src origin) int {
+	if !l.workloadOK(at, src, workloadProblems(rs.Spec.Replicas, rs.Spec.Selector, nil, &rs.Spec.Template)) {
+		return 0
+	}
+	ref := controllerRef("apps/v1", "ReplicaSet", &rs.ObjectMeta)
+	return l.makePods(at, src, &rs.ObjectMeta, &rs.Spec.Template, rs.Spec.Replicas, ref, nil)
+}
+
+// workloadOK records ps as errors naming src and reports whether there
+// were none.
+func (l *loader) workloadOK(at where, src origin, ps []problem) bool {
+	for _, p := range ps {
+		e := l.errorAt(at, p.err)
+		e.Kind, e.Namespace, e.Name, e.Field = src.kind, src.namespace, src.name, p.field
+		l.errs.add(e)
+	}
+	return len(ps) == 0
+}
+
+// newReplicaSet is the ReplicaSet the deployment controller creates for
+// d when it has none (pkg/controller/deployment sync.go
+// getNewReplicaSet): named <d>-<hash>, the pod-template-hash label on
+// its labels, selector and template, d's replicas (nil: 1), owned by d.
+func newReplicaSet(d *appsv1.Deployment) *appsv1.ReplicaSet {
+	hash := templateHash(&d.Spec.Template, d.Status.CollisionCount)
+	tmpl := d.Spec.Template.DeepCopy()
+	tmpl.Labels = withLabel(tmpl.Labels, appsv1.DefaultDeploymentUniqueLabelKey, hash)
+	sel := d.Spec.Selector.DeepCopy()
+	sel.MatchLabels = withLabel(sel.MatchLabels, appsv1.DefaultDeploymentUniqueLabelKey, hash)
+	replicas := int32(1)
+	if d.Spec.Replicas != nil {
+		replicas = *d.Spec.Replicas
+	}
+	name := d.Name + "-" + hash
+	return &appsv1.ReplicaSet{
+		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "ReplicaSet"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: d.Namespace, Labels: maps.Clone(tmpl.Labels),
+			UID:             derivedUID("ReplicaSet", d.Namespace, name, string(d.UID)),
+			OwnerReferences: []metav1.OwnerReference{controllerRef("apps/v1", "Deployment", &d.ObjectMeta)},
+		},
+		Spec: appsv1.ReplicaSetSpec{Replicas: &replicas, MinReadySeconds: d.Spec.MinReadySeconds, Selector: sel, Template: *tmpl},
+	}
+}
+
+// withLabel returns a copy of m with k=v.
+func withLabel(m map[string]string, k, v string) map[string]string {
+	out := make(map[string]string, len(m)+1)
+	maps.Copy(out, m)
+	out[k] = v
+	return out
+}
+
+// templateHash is a pod-template-hash: fnv32a over the template's JSON
+// encoding (upstream hashes a spew dump, DeepHashObject, which is not
+// reproducible here) and the collision count, encoded as upstream's
+// ComputeHash encodes it.
+func templateHash(t *v1.PodTemplateSpec, collisions *int32) string {
+	h := fnv.New32a()
+	js, err := json.Marshal(t)
+	if err != nil {
+		js = []byte(err.Error()) // cannot happen: a decoded template encodes
+	}
+	h.Write(js)
+	if collisions != nil {
+		var b [4]byte
+		binary.LittleEndian.PutUint32(b[:], uint32(*collisions))
+		h.Write(b[:])
+	}
+	return rand.SafeEncodeString(fmt.Sprint(h.Sum32()))
+}
+
+// controllerRef is the controller ownerReference a controller puts on
+// what it creates.
+func controllerRef(apiVersion, kind string, m *metav1.ObjectMeta) metav1.OwnerReference {
+	yes := true
+	return metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: m.Name, UID: m.UID, Controller: &yes, BlockOwnerDeletion: &yes}
+}
+
+// derivedUID is a deterministic uid: a version-5-shaped UUID of the
+// SHA-1 of parts (joined by "/").
+func derivedUID(parts ...string) types.UID {
+	sum := sha1.Sum([]byte("schedkit.load/" + strings.Join(parts, "/")))
+	sum[6] = sum[6]&0x0f | 0x50
+	sum[8] = sum[8]&0x3f | 0x80
+	s := hex.EncodeToString(sum[:16])
+	return types.UID(s[:8] + "-" + s[8:12] + "-" + s[12:16] + "-" + s[16:20] + "-" + s[20:])
+}
+
+// makePods makes the pods of the owner from tmpl, replicas of them (nil:
+// 1), each filed as an input pod (loader.pod) under src; decorate, when
+// set, gives each its ordinal identity (a StatefulSet's), otherwise the
+// names are <owner>-<5 chars> as generateName makes them, derived from
+// the owner and the index. It returns how many pods it made.
+func (l *loader) makePods(at where, src origin, owner *metav1.ObjectMeta, tmpl *v1.PodTemplateSpec, replicas *int32, ref metav1.OwnerReference, decorate func(*v1.Pod, int)) int {
+	n := 1
+	if replicas != nil {
+		n = int(*replicas)
+	}
+	if n > maxExpandedPods-l.made {
+		l.workloadOK(at, src, []problem{{"spec.replicas", fmt.Errorf("%w: %d replicas: more than the %d pods one load makes", ErrInvalidObject, n, maxExpandedPods)}})
+		return 0
+	}
+	l.made += n
+	seed := string(owner.UID) // never empty: given, or derived
+	base := owner.Name + "-"
+	if len(base) > maxGeneratedBase {
+		base = base[:maxGeneratedBase] // apiserver's names.SimpleNameGenerator
+	}
+	used := map[string]bool{}
+	for i := range n {
+		p := &v1.Pod{
+			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+			ObjectMeta: metav1.ObjectMeta{
+				Namespace:       owner.Namespace,
+				Labels:          maps.Clone(tmpl.Labels),
+				Annotations:     maps.Clone(tmpl.Annotations),
+				OwnerReferences: []metav1.OwnerReference{ref},
+			},
+			Spec: *tmpl.Spec.DeepCopy(),
+		}
+		if p.Labels == nil {
+			p.Labels = map[string]string{}
+		}
+		if decorate != nil {
+			p.Name = owner.Name + "-" + strconv.Itoa(i)
+			decorate(p, i)
+		} else {
+			for try := 0; p.Name == "" || used[p.Name]; try++ {
+				p.Name = base + nameSuffix(seed, i, try)
+			}
+			used[p.Name] = true
+		}
+		p.UID = derivedUID("Pod", p.Namespace, p.Name, seed)
+		if !l.pod(at, p, &src) {
+			return i // the others would fail alike: one error per problem
+		}
+	}
+	return n
+}
+
+// maxGeneratedBase is how much of a generateName prefix the API server
+// keeps (63 minus the 5 random characters).
+const maxGeneratedBase = 58
+
+// nameSuffix is 5 characters of rand.String's alphabet derived from
+// seed, i and try (fnv64a), in place of generateName's random ones.
+func nameSuffix(seed string, i, try int) string {
+	h := fnv.New64a()
+	h.Write([]byte(seed))
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], uint64(i))
+	binary.LittleEndian.PutUint64(b[8:], uint64(try))
+	h.Write(b[:])
+	sum := h.Sum64()
+	var s [5]byte
+	for k := range s {
+		s[k] = byte(sum>>(8*k)) & 0x7f // ASCII: SafeEncodeString reads runes
+	}
+	return rand.SafeEncodeString(string(s[:]))
+}

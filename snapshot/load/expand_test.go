@@ -1,0 +1,357 @@
+package load_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/schedkit/schedkit/snapshot"
+	"github.com/schedkit/schedkit/snapshot/load"
+)
+
+// deployYAML is a Deployment web in shop with replicas (omitted when
+// ""), selecting app=web, whose one container has a cpu limit only.
+func deployYAML(replicas string) string {
+	r := ""
+	if replicas != "" {
+		r = "  replicas: " + replicas + "\n"
+	}
+	return "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop, uid: d-uid}\nspec:\n" + r +
+		"  selector: {matchLabels: {app: web}}\n" +
+		"  template:\n    metadata: {labels: {app: web, tier: front}, annotations: {note: x}}\n" +
+		"    spec: {containers: [{name: c, resources: {limits: {cpu: 500m, memory: 1Gi}}}]}\n"
+}
+
+// expandRead reads in with ExpandWorkloads.
+func expandRead(t *testing.T, in string) (load.Objects, error) {
+	t.Helper()
+	return load.Options{ExpandWorkloads: true}.Read(strings.NewReader(in), "in.yaml")
+}
+
+// requireController checks p's one ownerReference: a controller of that
+// kind, name and uid, blocking owner deletion.
+func requireController(t *testing.T, refs []metav1.OwnerReference, apiVersion, kind, name string, uid string) {
+	t.Helper()
+	require.Len(t, refs, 1)
+	r := refs[0]
+	assert.Equal(t, apiVersion, r.APIVersion)
+	assert.Equal(t, kind, r.Kind)
+	assert.Equal(t, name, r.Name)
+	if uid != "" {
+		assert.Equal(t, uid, string(r.UID))
+	}
+	assert.NotEmpty(t, r.UID)
+	require.NotNil(t, r.Controller)
+	assert.True(t, *r.Controller)
+	require.NotNil(t, r.BlockOwnerDeletion)
+	assert.True(t, *r.BlockOwnerDeletion)
+}
+
+// TestExpandDeployment: a Deployment of 3 replicas becomes one
+// ReplicaSet <name>-<hash> carrying pod-template-hash in its labels,
+// selector and template, owned by the Deployment, and 3 pending pods
+// owned by it, with the template's labels and annotations, requests
+// defaulted from limits as for an input pod, names unique and the same
+// on a second load.
+func TestExpandDeployment(t *testing.T) {
+	objs, err := expandRead(t, deployYAML("3"))
+	require.NoError(t, err)
+	assert.Nil(t, objs.Skipped)
+	assert.Equal(t, map[string]load.Expansion{"Deployment": {Workloads: 1, Pods: 3}}, objs.Expanded)
+	require.Len(t, objs.Others, 1)
+	rs, ok := objs.Others[0].(*appsv1.ReplicaSet)
+	require.True(t, ok, "%T", objs.Others[0])
+	hash := rs.Labels["pod-template-hash"]
+	require.NotEmpty(t, hash)
+	assert.Equal(t, "web-"+hash, rs.Name)
+	assert.Equal(t, "shop", rs.Namespace)
+	assert.Equal(t, map[string]string{"app": "web", "tier": "front", "pod-template-hash": hash}, rs.Labels)
+	assert.Equal(t, map[string]string{"app": "web", "pod-template-hash": hash}, rs.Spec.Selector.MatchLabels)
+	assert.Equal(t, rs.Labels, rs.Spec.Template.Labels)
+	require.NotNil(t, rs.Spec.Replicas)
+	assert.Equal(t, int32(3), *rs.Spec.Replicas)
+	assert.NotEmpty(t, rs.UID)
+	requireController(t, rs.OwnerReferences, "apps/v1", "Deployment", "web", "d-uid")
+
+	require.Len(t, objs.Pods, 3)
+	names := map[string]bool{}
+	for _, p := range objs.Pods {
+		assert.True(t, strings.HasPrefix(p.Name, rs.Name+"-"), p.Name)
+		assert.Len(t, p.Name, len(rs.Name)+6, p.Name)
+		names[p.Name] = true
+		assert.Equal(t, "shop", p.Namespace)
+		assert.Empty(t, p.Spec.NodeName)
+		assert.NotEmpty(t, p.UID)
+		assert.Equal(t, rs.Spec.Template.Labels, p.Labels)
+		assert.Equal(t, map[string]string{"note": "x"}, p.Annotations)
+		requireController(t, p.OwnerReferences, "apps/v1", "ReplicaSet", rs.Name, string(rs.UID))
+		req := p.Spec.Containers[0].Resources.Requests
+		assert.True(t, req.Cpu().Equal(resource.MustParse("500m")), "requests defaulted from limits: %v", req)
+		assert.True(t, req.Memory().Equal(resource.MustParse("1Gi")), "requests defaulted from limits: %v", req)
+	}
+	assert.Len(t, names, 3, "names unique")
+
+	again, err := expandRead(t, deployYAML("3"))
+	require.NoError(t, err)
+	assert.Equal(t, objs, again, "two loads give the same objects")
+
+	// The pods schedule: a cache takes the ReplicaSet and the pods parse.
+	c, err := fedCache(t, objs)
+	require.NoError(t, err)
+	assert.NotNil(t, c.ReplicaSet("shop", rs.Name))
+}
+
+// TestExpandReplicas: spec.replicas nil makes 1 pod, 0 none (the
+// ReplicaSet is still made).
+func TestExpandReplicas(t *testing.T) {
+	for _, tt := range []struct {
+		replicas string
+		pods     int
+	}{{"", 1}, {"0", 0}, {"2", 2}} {
+		t.Run("replicas="+tt.replicas, func(t *testing.T) {
+			objs, err := expandRead(t, deployYAML(tt.replicas))
+			require.NoError(t, err)
+			assert.Len(t, objs.Pods, tt.pods)
+			require.Len(t, objs.Others, 1)
+			assert.Equal(t, map[string]load.Expansion{"Deployment": {Workloads: 1, Pods: tt.pods}}, objs.Expanded)
+		})
+	}
+}
+
+// TestExpandOnlyBareWorkloads: a workload whose ReplicaSet (for a
+// Deployment) or pods (for the others) are in the input is not
+// expanded; a reference with another uid is another object's, so the
+// workload is expanded.
+func TestExpandOnlyBareWorkloads(t *testing.T) {
+	rsOf := func(uid string) string {
+		return "---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: web-abc\n  namespace: shop\n" +
+			"  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: web, uid: " + uid + ", controller: true}]\n" +
+			"spec: {replicas: 2, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: c}]}}}\n"
+	}
+	podOf := func(kind, owner string) string {
+		return "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: " + strings.ToLower(kind) + "-pod\n  namespace: shop\n  labels: {app: x}\n" +
+			"  ownerReferences: [{apiVersion: v1, kind: " + kind + ", name: " + owner + ", controller: true}]\nspec: {containers: [{name: c}]}\n"
+	}
+	const rs = "---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs, namespace: shop}\nspec: {replicas: 2, selector: {matchLabels: {app: x}}, template: {metadata: {labels: {app: x}}, spec: {containers: [{name: c}]}}}\n"
+	const rc = "---\napiVersion: v1\nkind: ReplicationController\nmetadata: {name: rc, namespace: shop}\nspec: {replicas: 2, selector: {app: x}, template: {metadata: {labels: {app: x}}, spec: {containers: [{name: c}]}}}\n"
+	const sts = "---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db, namespace: shop}\nspec: {replicas: 2, selector: {matchLabels: {app: x}}, template: {metadata: {labels: {app: x}}, spec: {containers: [{name: c}]}}}\n"
+	for _, tt := range []struct {
+		name, in string
+		want     map[string]load.Expansion
+		pods     int
+	}{
+		// The input ReplicaSet has pods neither: it is expanded itself.
+		{"deployment with its ReplicaSet", deployYAML("3") + rsOf("d-uid"), map[string]load.Expansion{"ReplicaSet": {1, 2}}, 2},
+		{"deployment with a ReplicaSet of no uid", deployYAML("3") + rsOf(`""`), map[string]load.Expansion{"ReplicaSet": {1, 2}}, 2},
+		{"deployment with another uid's ReplicaSet", deployYAML("3") + rsOf("other"), map[string]load.Expansion{"Deployment": {1, 3}, "ReplicaSet": {1, 2}}, 5},
+		{"replicaset with a pod", rs + podOf("ReplicaSet", "rs"), nil, 1},
+		{"replicaset without", rs + podOf("ReplicaSet", "other"), map[string]load.Expansion{"ReplicaSet": {1, 2}}, 3},
+		{"replicationcontroller with a pod", rc + podOf("ReplicationController", "rc"), nil, 1},
+		{"replicationcontroller without", rc, map[string]load.Expansion{"ReplicationController": {1, 2}}, 2},
+		{"statefulset with a pod", sts + podOf("StatefulSet", "db"), nil, 1},
+		{"pod of another kind", sts + podOf("ReplicaSet", "db"), map[string]load.Expansion{"StatefulSet": {1, 2}}, 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			objs, err := expandRead(t, tt.in)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, objs.Expanded)
+			assert.Len(t, objs.Pods, tt.pods)
+		})
+	}
+}
+
+// TestExpandStatefulSet: a StatefulSet's pods are <name>-0.. with the
+// pod-name and pod-index labels, hostname and subdomain.
+func TestExpandStatefulSet(t *testing.T) {
+	in := "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: web}\n" +
+		"spec: {replicas: 3, serviceName: nginx, selector: {matchLabels: {app: nginx}}, template: {metadata: {labels: {app: nginx}}, spec: {containers: [{name: c}]}}}\n"
+	objs, err := expandRead(t, in)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]load.Expansion{"StatefulSet": {1, 3}}, objs.Expanded)
+	require.Len(t, objs.Pods, 3)
+	for i, p := range objs.Pods {
+		name := fmt.Sprintf("web-%d", i)
+		assert.Equal(t, name, p.Name)
+		assert.Equal(t, "default", p.Namespace)
+		assert.Equal(t, map[string]string{"app": "nginx", appsv1.StatefulSetPodNameLabel: name, appsv1.PodIndexLabel: fmt.Sprint(i)}, p.Labels)
+		assert.Equal(t, name, p.Spec.Hostname)
+		assert.Equal(t, "nginx", p.Spec.Subdomain)
+		requireController(t, p.OwnerReferences, "apps/v1", "StatefulSet", "web", "")
+	}
+	assert.Equal(t, "statefulset.kubernetes.io/pod-name", appsv1.StatefulSetPodNameLabel)
+	assert.Equal(t, "apps.kubernetes.io/pod-index", appsv1.PodIndexLabel)
+}
+
+// TestExpandErrors: what the API server refuses in a workload, and a
+// made pod it would refuse, are errors naming the workload and the
+// template field at the workload's document; nothing is returned.
+func TestExpandErrors(t *testing.T) {
+	const node = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\n"
+	negativeCPU := strings.Replace(deployYAML("2"), "limits: {cpu: 500m, memory: 1Gi}", "requests: {cpu: -1}", 1)
+	for _, tt := range []struct {
+		name, in string
+		is       error
+		want     string
+	}{
+		{"negative replicas", node + deployYAML("-1"), load.ErrInvalidObject,
+			`in.yaml:5: document 2: Deployment "shop/web": spec.replicas: load: invalid object: -1: must be greater than or equal to 0`},
+		{"selector not matching", node + strings.Replace(deployYAML("1"), "{app: web}}\n", "{app: api}}\n", 1), load.ErrInvalidObject,
+			`in.yaml:5: document 2: Deployment "shop/web": spec.template.metadata.labels: load: invalid object: selector does not match template labels`},
+		{"no selector", strings.Replace(deployYAML("1"), "  selector: {matchLabels: {app: web}}\n", "", 1), load.ErrInvalidObject,
+			`in.yaml:1: document 1: Deployment "shop/web": spec.selector: load: invalid object: Required value`},
+		{"negative cpu request", node + negativeCPU, load.ErrNegativeQuantity,
+			`in.yaml:5: document 2: Deployment "shop/web": spec.template.spec.containers[0].resources.requests[cpu]: load: negative quantity -1`},
+		{"statefulset negative replicas", "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec: {replicas: -2, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}}}\n", load.ErrInvalidObject,
+			`in.yaml:1: document 1: StatefulSet "default/db": spec.replicas: load: invalid object: -2: must be greater than or equal to 0`},
+		{"replicaset bad node selector", "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs}\nspec: {selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {nodeSelector: {'x y': z}}}}\n", load.ErrInvalidObject,
+			`in.yaml:1: document 1: ReplicaSet "default/rs": spec.template.spec.nodeSelector: load: invalid object: Invalid value: "x y": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`},
+		{"too many pods", deployYAML("1000001"), load.ErrInvalidObject,
+			`in.yaml:1: document 1: Deployment "shop/web": spec.replicas: load: invalid object: 1000001 replicas: more than the 1000000 pods one load makes`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			objs, err := expandRead(t, tt.in)
+			require.Error(t, err)
+			assert.True(t, errors.Is(err, tt.is), "%v", err)
+			assert.Equal(t, tt.want, err.Error())
+			assert.True(t, reflect.ValueOf(objs).IsZero(), "zero Objects: %+v", objs)
+		})
+	}
+}
+
+// TestExpandDuplicate: a made pod whose name an input pod has is an
+// ErrDuplicate error naming the workload.
+func TestExpandDuplicate(t *testing.T) {
+	objs, err := expandRead(t, deployYAML("1"))
+	require.NoError(t, err)
+	require.Len(t, objs.Pods, 1)
+	in := deployYAML("1") + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " + objs.Pods[0].Name + ", namespace: shop}\nspec: {containers: [{name: c}]}\n"
+	name := objs.Pods[0].Name
+	objs, err = expandRead(t, in)
+	require.ErrorIs(t, err, load.ErrDuplicate)
+	assert.Equal(t, `in.yaml:1: document 1: Deployment "shop/web": load: duplicate object: its pod "shop/`+name+`" is also at in.yaml:11: document 2`, err.Error())
+	assert.True(t, reflect.ValueOf(objs).IsZero())
+
+	// A StatefulSet's pod web-0 beside an input pod web-0.
+	sts := "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: web}\nspec: {selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: web-0}\n"
+	_, err = expandRead(t, sts)
+	require.ErrorIs(t, err, load.ErrDuplicate)
+	assert.Equal(t, `in.yaml:1: document 1: StatefulSet "default/web": load: duplicate object: its pod "default/web-0" is also at in.yaml:6: document 2`, err.Error())
+}
+
+// TestExpandReadCache: with ReadCache the made pods come back in
+// Objects.Pods (pending pods are not the cache's) and the made
+// ReplicaSet is in the cache, as Read gives them.
+func TestExpandReadCache(t *testing.T) {
+	in := deployYAML("3")
+	objs, err := expandRead(t, in)
+	require.NoError(t, err)
+	cache, rest, err := load.Options{ExpandWorkloads: true}.ReadCache(strings.NewReader(in), "in.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, objs.Pods, rest.Pods)
+	assert.Equal(t, objs.Expanded, rest.Expanded)
+	assert.Nil(t, rest.Others)
+	rs := objs.Others[0].(*appsv1.ReplicaSet)
+	assert.Equal(t, rs, cache.ReplicaSet("shop", rs.Name))
+
+	// A bound input pod (fed to the cache, not kept) still marks its
+	// ReplicaSet as having pods.
+	bound := "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs}\nspec: {replicas: 2, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}}}\n" +
+		"---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {a: b}, ownerReferences: [{kind: ReplicaSet, name: rs, controller: true}]}\nspec: {nodeName: n1, containers: [{name: c}]}\n"
+	cache, rest, err = load.Options{ExpandWorkloads: true}.ReadCache(strings.NewReader(bound), "in.yaml", snapshot.LeanPods())
+	require.NoError(t, err)
+	assert.Nil(t, rest.Expanded)
+	assert.Empty(t, rest.Pods)
+	require.NotNil(t, cache)
+}
+
+// TestExpandOff: without the option a Deployment is skipped and counted
+// as before, and a bare ReplicaSet makes no pod; with RejectOtherKinds
+// the option makes a Deployment accepted.
+func TestExpandOff(t *testing.T) {
+	objs, err := load.Read(strings.NewReader(deployYAML("3")), "in.yaml")
+	require.NoError(t, err)
+	assert.Empty(t, objs.Pods)
+	assert.Empty(t, objs.Others)
+	assert.Nil(t, objs.Expanded)
+	assert.Equal(t, map[schema.GroupVersionKind]int{{Group: "apps", Version: "v1", Kind: "Deployment"}: 1}, objs.Skipped)
+
+	_, err = load.Options{RejectOtherKinds: true}.Read(strings.NewReader(deployYAML("3")), "in.yaml")
+	require.ErrorIs(t, err, load.ErrKind)
+	objs, err = load.Options{RejectOtherKinds: true, ExpandWorkloads: true}.Read(strings.NewReader(deployYAML("3")), "in.yaml")
+	require.NoError(t, err)
+	assert.Len(t, objs.Pods, 3)
+	_, err = load.Options{RejectOtherKinds: true, ExpandWorkloads: true}.Read(strings.NewReader("apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: d}\n"), "in.yaml")
+	require.ErrorIs(t, err, load.ErrKind)
+	assert.Contains(t, err.Error(), "StatefulSet, Deployment, PriorityClass")
+}
+
+// FuzzExpandWorkloads checks the expansion's invariants on arbitrary
+// input: no panic; on error the zero Objects; otherwise every expanded
+// workload's pods are counted in Objects.Expanded and the counts sum
+// to the made pods (those with a controller reference that no input
+// document names), every pod is valid (snapshot.ValidatePod) and its
+// namespace/name unique, and a second load gives the same objects.
+func FuzzExpandWorkloads(f *testing.F) {
+	for _, seed := range []string{
+		deployYAML("3"),
+		deployYAML(""),
+		deployYAML("0"),
+		deployYAML("-1"),
+		deployYAML("2") + "---\n" + strings.Replace(deployYAML("2"), "name: web,", "name: api,", 1),
+		"apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: web}\nspec: {replicas: 3, serviceName: s, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}}}\n",
+		"apiVersion: v1\nkind: ReplicationController\nmetadata: {name: rc}\nspec: {replicas: 2, template: {metadata: {labels: {a: b}}}}\n",
+		"apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs}\nspec: {replicas: 4, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c, resources: {limits: {cpu: 1}}}]}}}\n",
+		"apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: " + strings.Repeat("r", 70) + "}\nspec: {replicas: 4, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}}}\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	// Each worker process runs this function before f.Fuzz: a replicas
+	// count above 1,000 is then the cap's error, not a million pods.
+	defer load.SetMaxExpandedPods(1000)()
+	f.Fuzz(func(t *testing.T, in []byte) {
+		opts := load.Options{ExpandWorkloads: true}
+		objs, err := opts.Read(bytes.NewReader(in), "fuzz")
+		again, err2 := opts.Read(bytes.NewReader(in), "fuzz")
+		if err != nil {
+			require.True(t, reflect.ValueOf(objs).IsZero(), "error %v with objects", err)
+			require.Error(t, err2)
+			require.Equal(t, err.Error(), err2.Error())
+			return
+		}
+		require.NoError(t, err2)
+		require.Equal(t, objs, again, "two loads differ")
+		made := 0
+		for _, x := range objs.Expanded {
+			require.Positive(t, x.Workloads)
+			made += x.Pods
+		}
+		keys := map[string]bool{}
+		generated := 0
+		for _, p := range objs.Pods {
+			key := p.Namespace + "/" + p.Name
+			require.False(t, keys[key], "duplicate pod %s", key)
+			keys[key] = true
+			require.Empty(t, snapshot.ValidatePod(p), "pod %s", key)
+			if p.UID != "" && len(p.OwnerReferences) == 1 && p.OwnerReferences[0].BlockOwnerDeletion != nil && !bytes.Contains(in, []byte(p.Name)) {
+				generated++
+			}
+		}
+		require.LessOrEqual(t, generated, made)
+		require.LessOrEqual(t, made, len(objs.Pods))
+		for _, o := range objs.Others {
+			if rs, ok := o.(*appsv1.ReplicaSet); ok && rs.Labels["pod-template-hash"] != "" && len(rs.OwnerReferences) == 1 && rs.OwnerReferences[0].Kind == "Deployment" {
+				require.Contains(t, objs.Expanded, "Deployment")
+			}
+		}
+	})
+}
