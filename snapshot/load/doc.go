@@ -23,11 +23,15 @@
 // With [Options.ExpandWorkloads] the loader makes what the workload
 // controllers would create from a manifest, so that "what happens if I
 // apply this?" schedules something: a Deployment none of whose
-// ReplicaSets is in the input becomes its ReplicaSet
+// ReplicaSets or pods is in the input becomes its ReplicaSet
 // (<deployment>-<pod-template-hash>), and a ReplicaSet, StatefulSet or
 // ReplicationController none of whose pods is in the input becomes its
-// spec.replicas pending pods (<owner>-<5 characters>, or <sts>-<i> for a
-// StatefulSet), with the template's labels, annotations and spec,
+// spec.replicas pending pods (<owner>-<5 characters>, or <sts>-<ordinal>
+// for a StatefulSet). A workload's objects are those with a controller
+// reference to it, and those its controller would adopt or own: orphans
+// its selector matches and, for a Deployment, pods its selector matches
+// whose ReplicaSet is missing from the input (`kubectl get
+// deploy,pods`). Made objects come with the template's labels, annotations and spec,
 // controller owner references and derived uids. Made pods are validated
 // and defaulted as input pods, their errors naming the workload and the
 // template field (spec.template.spec...); [Objects.Expanded] counts
@@ -35,7 +39,10 @@
 // fnv32a over the template's JSON, not the controller's value; pod name
 // suffixes and uids are derived, not random, so two loads agree; no
 // controller-revision-hash label; no rollout (one ReplicaSet holds every
-// replica). See [Options.ExpandWorkloads] for the details.
+// replica); a workload with some of its pods in the input is left as it
+// is, not scaled up to spec.replicas. Give every file to one [Files] or
+// [Options.Files] call: a Deployment and its ReplicaSet read by separate
+// calls are not matched. See [Options.ExpandWorkloads] for the details.
 //
 // # Defaults
 //

@@ -70,6 +70,111 @@ func (o owners) has(kind string, m metav1.Object, uid types.UID) bool {
 	return uids != nil && (uid == "" || uids[""] || uids[uid])
 }
 
+// labelSets holds the labels of the input's pods (or ReplicaSets), by
+// namespace, indexed by label pair, with their controllers, for the
+// selector half of the bare check (loader.bare).
+type labelSets map[string]*nsLabels
+
+type nsLabels struct {
+	all    []labeled
+	byPair map[[2]string][]int // a label pair → the indexes in all holding it
+}
+
+// labeled is an object's labels and its controller (kind and name, ""
+// for an orphan).
+type labeled struct {
+	labels           map[string]string
+	ctrlKind, ctrlNm string
+}
+
+// add records an object of namespace ns: its labels and controller
+// reference (refs). O(labels).
+func (s labelSets) add(ns string, labels map[string]string, refs []metav1.OwnerReference) {
+	n := s[ns]
+	if n == nil {
+		n = &nsLabels{byPair: map[[2]string][]int{}}
+		s[ns] = n
+	}
+	for k, v := range labels {
+		n.byPair[[2]string{k, v}] = append(n.byPair[[2]string{k, v}], len(n.all))
+	}
+	o := labeled{labels: labels}
+	for _, r := range refs {
+		if r.Controller != nil && *r.Controller {
+			o.ctrlKind, o.ctrlNm = r.Kind, r.Name
+			break
+		}
+	}
+	n.all = append(n.all, o)
+}
+
+// matches reports whether some object in namespace ns that counts (see
+// loader.bare) has labels sel matches; pairs are sel's matchLabels (or
+// set): objects holding one of them are the only candidates (every
+// object when pairs is empty). O(candidates × selector size).
+func (s labelSets) matches(ns string, sel *selector.Selector, pairs map[string]string, counts func(*labeled) bool) bool {
+	n := s[ns]
+	if n == nil {
+		return false
+	}
+	try := func(o *labeled) bool { return counts(o) && selector.MatchMap(sel, o.labels) }
+	for k, v := range pairs {
+		for _, i := range n.byPair[[2]string{k, v}] {
+			if try(&n.all[i]) {
+				return true
+			}
+		}
+		return false // every match holds this pair
+	}
+	for i := range n.all {
+		if try(&n.all[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// bare reports whether the input holds none of the workload's pods (or,
+// for a Deployment with rs set, ReplicaSets): none with a controller
+// reference to it (kind and name in its namespace, uids equal when both
+// are set), and none in its namespace, matched by its selector (ls, or
+// the set of a ReplicationController), that its controller would count:
+//   - a ReplicaSet, StatefulSet or ReplicationController adopts the
+//     orphan pods its selector matches;
+//   - a Deployment adopts the orphan ReplicaSets its selector matches,
+//     and owns, through its ReplicaSet, the pods its selector matches
+//     whose controller is a ReplicaSet missing from the input (what
+//     `kubectl get deploy,pods -o yaml` gives).
+func (l *loader) bare(kind string, m metav1.Object, uid types.UID, ls *metav1.LabelSelector, set map[string]string, rs bool) bool {
+	refs, objs := l.podOwners, l.podLabels
+	if rs {
+		refs, objs = l.rsOwners, l.rsLabels
+	}
+	if refs.has(kind, m, uid) {
+		return false
+	}
+	var sel selector.Selector
+	pairs := set
+	if ls != nil {
+		var err error
+		if sel, err = selector.FromLabelSelector(ls); err != nil {
+			return false // reported by workloadProblems
+		}
+		pairs = ls.MatchLabels
+	} else {
+		sel = selector.FromSet(set)
+	}
+	ns := m.GetNamespace()
+	counts := func(o *labeled) bool { return o.ctrlKind == "" }
+	if kind == "Deployment" && !rs {
+		counts = func(o *labeled) bool {
+			_, present := l.others[objects.Key{Kind: objects.ReplicaSet, Namespace: ns, Name: o.ctrlNm}]
+			return o.ctrlKind == "ReplicaSet" && !present
+		}
+	}
+	return !objs.matches(ns, &sel, pairs, counts)
+}
+
 // workload is a Deployment, ReplicaSet, StatefulSet or
 // ReplicationController of the input, with where it was read and the
 // uid the input gave it ("" for none).
@@ -151,6 +256,9 @@ func workloadProblems(replicas *int32, ls *metav1.LabelSelector, set map[string]
 	if tmpl == nil {
 		return append(ps, problem{"spec.template", fmt.Errorf("%w: Required value", ErrInvalidObject)})
 	}
+	if len(tmpl.Spec.Containers) == 0 {
+		ps = append(ps, problem{"spec.template.spec.containers", fmt.Errorf("%w: Required value", ErrInvalidObject)})
+	}
 	var sel selector.Selector
 	switch {
 	case set != nil:
@@ -203,6 +311,7 @@ func (l *loader) noteWorkload(at where, obj runtime.Object, uid types.UID) {
 	switch o := obj.(type) {
 	case *appsv1.ReplicaSet:
 		l.rsOwners.note(o.Namespace, o.OwnerReferences)
+		l.rsLabels.add(o.Namespace, o.Labels, o.OwnerReferences)
 	case *appsv1.StatefulSet, *v1.ReplicationController:
 	default:
 		return
@@ -219,6 +328,9 @@ func (l *loader) expand() {
 		return
 	}
 	count := func(kind string, pods int) {
+		if pods == 0 {
+			return // replicas 0: nothing made, nothing to report
+		}
 		if l.out.Expanded == nil {
 			l.out.Expanded = map[string]Expansion{}
 		}
@@ -230,22 +342,21 @@ func (l *loader) expand() {
 	for _, w := range l.workloads {
 		switch o := w.obj.(type) {
 		case *appsv1.Deployment:
-			if l.rsOwners.has("Deployment", o, w.uid) {
+			// Its ReplicaSets, or their pods, in the input: not bare.
+			if !l.bare("Deployment", o, w.uid, o.Spec.Selector, nil, true) || !l.bare("Deployment", o, w.uid, o.Spec.Selector, nil, false) {
 				continue
 			}
 			rs := newReplicaSet(o)
 			if !l.cluster(w.at, rs) {
 				continue
 			}
-			if !l.podOwners.has("ReplicaSet", rs, rs.UID) {
-				count("Deployment", l.replicaSetPods(w.at, rs, origin{"Deployment", o.Namespace, o.Name}))
-			}
+			count("Deployment", l.replicaSetPods(w.at, rs, origin{"Deployment", o.Namespace, o.Name}))
 		case *appsv1.ReplicaSet:
-			if !l.podOwners.has("ReplicaSet", o, w.uid) {
+			if l.bare("ReplicaSet", o, w.uid, o.Spec.Selector, nil, false) {
 				count("ReplicaSet", l.replicaSetPods(w.at, o, origin{"ReplicaSet", o.Namespace, o.Name}))
 			}
 		case *v1.ReplicationController:
-			if l.podOwners.has("ReplicationController", o, w.uid) {
+			if !l.bare("ReplicationController", o, w.uid, nil, rcSelector(o), false) {
 				continue
 			}
 			src := origin{"ReplicationController", o.Namespace, o.Name}
@@ -255,22 +366,46 @@ func (l *loader) expand() {
 			ref := controllerRef("v1", "ReplicationController", &o.ObjectMeta)
 			count(src.kind, l.makePods(w.at, src, &o.ObjectMeta, o.Spec.Template, o.Spec.Replicas, ref, nil))
 		case *appsv1.StatefulSet:
-			if l.podOwners.has("StatefulSet", o, w.uid) {
+			if !l.bare("StatefulSet", o, w.uid, o.Spec.Selector, nil, false) {
 				continue
 			}
 			src := origin{"StatefulSet", o.Namespace, o.Name}
-			if !l.workloadOK(w.at, src, workloadProblems(o.Spec.Replicas, o.Spec.Selector, nil, &o.Spec.Template)) {
+			ps := workloadProblems(o.Spec.Replicas, o.Spec.Selector, nil, &o.Spec.Template)
+			start := 0
+			if o.Spec.Ordinals != nil {
+				start = int(o.Spec.Ordinals.Start)
+			}
+			if n := stsReplicas(o); n > 0 {
+				// A pod's name is its hostname label and the value of its
+				// pod-name label: at most 63 characters.
+				if last := o.Name + "-" + strconv.Itoa(start+n-1); len(last) > 63 {
+					ps = append(ps, problem{"metadata.name", fmt.Errorf("%w: pod name %q is longer than 63 characters (a StatefulSet pod's name is its hostname)", ErrInvalidObject, last)})
+				}
+			}
+			if !l.workloadOK(w.at, src, ps) {
 				continue
 			}
 			ref := controllerRef("apps/v1", "StatefulSet", &o.ObjectMeta)
 			count(src.kind, l.makePods(w.at, src, &o.ObjectMeta, &o.Spec.Template, o.Spec.Replicas, ref, func(p *v1.Pod, i int) {
+				// spec.ordinals.start numbers the pods from start
+				// (upstream getStartOrdinal).
+				ord := strconv.Itoa(start + i)
+				p.Name = o.Name + "-" + ord
 				p.Labels[appsv1.StatefulSetPodNameLabel] = p.Name
-				p.Labels[appsv1.PodIndexLabel] = strconv.Itoa(i)
+				p.Labels[appsv1.PodIndexLabel] = ord
 				p.Spec.Hostname = p.Name
 				p.Spec.Subdomain = o.Spec.ServiceName
 			}))
 		}
 	}
+}
+
+// stsReplicas is a StatefulSet's spec.replicas (nil: 1).
+func stsReplicas(o *appsv1.StatefulSet) int {
+	if o.Spec.Replicas == nil {
+		return 1
+	}
+	return int(*o.Spec.Replicas)
 }
 
 // rcSelector is a ReplicationController's selector, never nil (so that
@@ -379,16 +514,16 @@ func derivedUID(parts ...string) types.UID {
 
 // makePods makes the pods of the owner from tmpl, replicas of them (nil:
 // 1), each filed as an input pod (loader.pod) under src; decorate, when
-// set, gives each its ordinal identity (a StatefulSet's), otherwise the
-// names are <owner>-<5 chars> as generateName makes them, derived from
-// the owner and the index. It returns how many pods it made.
+// set, names each and gives it its ordinal identity (a StatefulSet's),
+// otherwise the names are <owner>-<5 chars> as generateName makes them,
+// derived from the owner and the index. It returns how many pods it made.
 func (l *loader) makePods(at where, src origin, owner *metav1.ObjectMeta, tmpl *v1.PodTemplateSpec, replicas *int32, ref metav1.OwnerReference, decorate func(*v1.Pod, int)) int {
 	n := 1
 	if replicas != nil {
 		n = int(*replicas)
 	}
 	if n > maxExpandedPods-l.made {
-		l.workloadOK(at, src, []problem{{"spec.replicas", fmt.Errorf("%w: %d replicas: more than the %d pods one load makes", ErrInvalidObject, n, maxExpandedPods)}})
+		l.workloadOK(at, src, []problem{{"spec.replicas", fmt.Errorf("%w: %d replicas would make %d pods in this load, more than the %d one load makes", ErrInvalidObject, n, l.made+n, maxExpandedPods)}})
 		return 0
 	}
 	l.made += n
@@ -413,7 +548,6 @@ func (l *loader) makePods(at where, src origin, owner *metav1.ObjectMeta, tmpl *
 			p.Labels = map[string]string{}
 		}
 		if decorate != nil {
-			p.Name = owner.Name + "-" + strconv.Itoa(i)
 			decorate(p, i)
 		} else {
 			for try := 0; p.Name == "" || used[p.Name]; try++ {

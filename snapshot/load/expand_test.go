@@ -112,7 +112,8 @@ func TestExpandDeployment(t *testing.T) {
 }
 
 // TestExpandReplicas: spec.replicas nil makes 1 pod, 0 none (the
-// ReplicaSet is still made).
+// ReplicaSet is still made; Objects.Expanded counts only workloads that
+// made pods).
 func TestExpandReplicas(t *testing.T) {
 	for _, tt := range []struct {
 		replicas string
@@ -123,7 +124,11 @@ func TestExpandReplicas(t *testing.T) {
 			require.NoError(t, err)
 			assert.Len(t, objs.Pods, tt.pods)
 			require.Len(t, objs.Others, 1)
-			assert.Equal(t, map[string]load.Expansion{"Deployment": {Workloads: 1, Pods: tt.pods}}, objs.Expanded)
+			want := map[string]load.Expansion{"Deployment": {Workloads: 1, Pods: tt.pods}}
+			if tt.pods == 0 {
+				want = nil // nothing made: not counted
+			}
+			assert.Equal(t, want, objs.Expanded)
 		})
 	}
 }
@@ -131,7 +136,9 @@ func TestExpandReplicas(t *testing.T) {
 // TestExpandOnlyBareWorkloads: a workload whose ReplicaSet (for a
 // Deployment) or pods (for the others) are in the input is not
 // expanded; a reference with another uid is another object's, so the
-// workload is expanded.
+// workload is expanded. Without references, what its controller would
+// adopt or own counts too: orphans its selector matches, and for a
+// Deployment the pods of a ReplicaSet missing from the input.
 func TestExpandOnlyBareWorkloads(t *testing.T) {
 	rsOf := func(uid string) string {
 		return "---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: web-abc\n  namespace: shop\n" +
@@ -142,6 +149,12 @@ func TestExpandOnlyBareWorkloads(t *testing.T) {
 		return "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: " + strings.ToLower(kind) + "-pod\n  namespace: shop\n  labels: {app: x}\n" +
 			"  ownerReferences: [{apiVersion: v1, kind: " + kind + ", name: " + owner + ", controller: true}]\nspec: {containers: [{name: c}]}\n"
 	}
+	webPod := func(name, kind, owner string) string {
+		return "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  namespace: shop\n  labels: {app: web, tier: front}\n" +
+			"  ownerReferences: [{apiVersion: apps/v1, kind: " + kind + ", name: " + owner + ", controller: true}]\nspec: {containers: [{name: c}]}\n"
+	}
+	const orphanRS = "---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: web-old, namespace: shop, labels: {app: web}}\n" +
+		"spec: {replicas: 2, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: c}]}}}\n"
 	const rs = "---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs, namespace: shop}\nspec: {replicas: 2, selector: {matchLabels: {app: x}}, template: {metadata: {labels: {app: x}}, spec: {containers: [{name: c}]}}}\n"
 	const rc = "---\napiVersion: v1\nkind: ReplicationController\nmetadata: {name: rc, namespace: shop}\nspec: {replicas: 2, selector: {app: x}, template: {metadata: {labels: {app: x}}, spec: {containers: [{name: c}]}}}\n"
 	const sts = "---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db, namespace: shop}\nspec: {replicas: 2, selector: {matchLabels: {app: x}}, template: {metadata: {labels: {app: x}}, spec: {containers: [{name: c}]}}}\n"
@@ -160,6 +173,21 @@ func TestExpandOnlyBareWorkloads(t *testing.T) {
 		{"replicationcontroller without", rc, map[string]load.Expansion{"ReplicationController": {1, 2}}, 2},
 		{"statefulset with a pod", sts + podOf("StatefulSet", "db"), nil, 1},
 		{"pod of another kind", sts + podOf("ReplicaSet", "db"), map[string]load.Expansion{"StatefulSet": {1, 2}}, 3},
+		// kubectl get deploy,pods: the pods' ReplicaSet is not in the
+		// input, but they are the Deployment's (its selector matches).
+		{"deployment with its pods, not its ReplicaSet", deployYAML("3") + webPod("web-abc-1", "ReplicaSet", "web-abc") + webPod("web-abc-2", "ReplicaSet", "web-abc"), nil, 2},
+		// A pod of a ReplicaSet in the input is that ReplicaSet's.
+		{"deployment beside another ReplicaSet's pod", deployYAML("3") + rsOf("other") + webPod("web-abc-1", "ReplicaSet", "web-abc"),
+			map[string]load.Expansion{"Deployment": {1, 3}}, 4},
+		// An orphan ReplicaSet its selector matches is adopted.
+		{"deployment with an orphan ReplicaSet", deployYAML("3") + orphanRS, map[string]load.Expansion{"ReplicaSet": {1, 2}}, 2},
+		// An orphan pod its selector matches is adopted; a controlled one
+		// (above) is not.
+		{"replicaset with an orphan pod", rs + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: orphan, namespace: shop, labels: {app: x}}\nspec: {containers: [{name: c}]}\n", nil, 1},
+		{"replicaset with an unmatched orphan", rs + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: orphan, namespace: shop, labels: {app: z}}\nspec: {containers: [{name: c}]}\n",
+			map[string]load.Expansion{"ReplicaSet": {1, 2}}, 3},
+		{"replicaset with an orphan in another namespace", rs + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: orphan, labels: {app: x}}\nspec: {containers: [{name: c}]}\n",
+			map[string]load.Expansion{"ReplicaSet": {1, 2}}, 3},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			objs, err := expandRead(t, tt.in)
@@ -188,6 +216,18 @@ func TestExpandStatefulSet(t *testing.T) {
 		assert.Equal(t, "nginx", p.Spec.Subdomain)
 		requireController(t, p.OwnerReferences, "apps/v1", "StatefulSet", "web", "")
 	}
+
+	// spec.ordinals.start numbers the pods from start (upstream
+	// getStartOrdinal).
+	objs, err = expandRead(t, strings.Replace(in, "replicas: 3,", "replicas: 2, ordinals: {start: 5},", 1))
+	require.NoError(t, err)
+	require.Len(t, objs.Pods, 2)
+	for i, p := range objs.Pods {
+		name := fmt.Sprintf("web-%d", 5+i)
+		assert.Equal(t, name, p.Name)
+		assert.Equal(t, map[string]string{"app": "nginx", appsv1.StatefulSetPodNameLabel: name, appsv1.PodIndexLabel: fmt.Sprint(5 + i)}, p.Labels)
+		assert.Equal(t, name, p.Spec.Hostname)
+	}
 	assert.Equal(t, "statefulset.kubernetes.io/pod-name", appsv1.StatefulSetPodNameLabel)
 	assert.Equal(t, "apps.kubernetes.io/pod-index", appsv1.PodIndexLabel)
 }
@@ -211,12 +251,17 @@ func TestExpandErrors(t *testing.T) {
 			`in.yaml:1: document 1: Deployment "shop/web": spec.selector: load: invalid object: Required value`},
 		{"negative cpu request", node + negativeCPU, load.ErrNegativeQuantity,
 			`in.yaml:5: document 2: Deployment "shop/web": spec.template.spec.containers[0].resources.requests[cpu]: load: negative quantity -1`},
-		{"statefulset negative replicas", "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec: {replicas: -2, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}}}\n", load.ErrInvalidObject,
+		{"statefulset negative replicas", "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec: {replicas: -2, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c}]}}}\n", load.ErrInvalidObject,
 			`in.yaml:1: document 1: StatefulSet "default/db": spec.replicas: load: invalid object: -2: must be greater than or equal to 0`},
-		{"replicaset bad node selector", "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs}\nspec: {selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {nodeSelector: {'x y': z}}}}\n", load.ErrInvalidObject,
+		{"replicaset bad node selector", "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs}\nspec: {selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c}], nodeSelector: {'x y': z}}}}\n", load.ErrInvalidObject,
 			`in.yaml:1: document 1: ReplicaSet "default/rs": spec.template.spec.nodeSelector: load: invalid object: Invalid value: "x y": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`},
+		{"no containers", strings.Replace(deployYAML("1"), "containers: [{name: c, resources: {limits: {cpu: 500m, memory: 1Gi}}}]", "nodeName: n1", 1), load.ErrInvalidObject,
+			`in.yaml:1: document 1: Deployment "shop/web": spec.template.spec.containers: load: invalid object: Required value`},
+		// web-…-9 has 64 characters: too long for the hostname it is.
+		{"statefulset pod name too long", "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: " + strings.Repeat("w", 62) + "}\nspec: {replicas: 10, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c}]}}}\n", load.ErrInvalidObject,
+			`in.yaml:1: document 1: StatefulSet "default/` + strings.Repeat("w", 62) + `": metadata.name: load: invalid object: pod name "` + strings.Repeat("w", 62) + `-9" is longer than 63 characters (a StatefulSet pod's name is its hostname)`},
 		{"too many pods", deployYAML("1000001"), load.ErrInvalidObject,
-			`in.yaml:1: document 1: Deployment "shop/web": spec.replicas: load: invalid object: 1000001 replicas: more than the 1000000 pods one load makes`},
+			`in.yaml:1: document 1: Deployment "shop/web": spec.replicas: load: invalid object: 1000001 replicas would make 1000001 pods in this load, more than the 1000000 one load makes`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			objs, err := expandRead(t, tt.in)
@@ -238,14 +283,14 @@ func TestExpandDuplicate(t *testing.T) {
 	name := objs.Pods[0].Name
 	objs, err = expandRead(t, in)
 	require.ErrorIs(t, err, load.ErrDuplicate)
-	assert.Equal(t, `in.yaml:1: document 1: Deployment "shop/web": load: duplicate object: its pod "shop/`+name+`" is also at in.yaml:11: document 2`, err.Error())
+	assert.Equal(t, `in.yaml:1: document 1: Deployment "shop/web": metadata.name: load: duplicate object: its pod "shop/`+name+`" is also at in.yaml:11: document 2`, err.Error())
 	assert.True(t, reflect.ValueOf(objs).IsZero())
 
 	// A StatefulSet's pod web-0 beside an input pod web-0.
-	sts := "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: web}\nspec: {selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: web-0}\n"
+	sts := "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: web}\nspec: {selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c}]}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: web-0}\n"
 	_, err = expandRead(t, sts)
 	require.ErrorIs(t, err, load.ErrDuplicate)
-	assert.Equal(t, `in.yaml:1: document 1: StatefulSet "default/web": load: duplicate object: its pod "default/web-0" is also at in.yaml:6: document 2`, err.Error())
+	assert.Equal(t, `in.yaml:1: document 1: StatefulSet "default/web": metadata.name: load: duplicate object: its pod "default/web-0" is also at in.yaml:6: document 2`, err.Error())
 }
 
 // TestExpandReadCache: with ReadCache the made pods come back in
@@ -349,7 +394,8 @@ func FuzzExpandWorkloads(f *testing.F) {
 		require.LessOrEqual(t, generated, made)
 		require.LessOrEqual(t, made, len(objs.Pods))
 		for _, o := range objs.Others {
-			if rs, ok := o.(*appsv1.ReplicaSet); ok && rs.Labels["pod-template-hash"] != "" && len(rs.OwnerReferences) == 1 && rs.OwnerReferences[0].Kind == "Deployment" {
+			if rs, ok := o.(*appsv1.ReplicaSet); ok && rs.Labels["pod-template-hash"] != "" && len(rs.OwnerReferences) == 1 && rs.OwnerReferences[0].Kind == "Deployment" &&
+				rs.Spec.Replicas != nil && *rs.Spec.Replicas > 0 {
 				require.Contains(t, objs.Expanded, "Deployment")
 			}
 		}

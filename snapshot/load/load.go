@@ -78,10 +78,14 @@ type Options struct {
 	// would be given) schedules:
 	//
 	//   - an apps/v1 Deployment is accepted (not skipped; it is not in
-	//     [Objects.Others], which a Cache takes) and, when no input
-	//     ReplicaSet has a controller ownerReference to it (kind
-	//     Deployment, its namespace and name, uids equal when both are
-	//     set), becomes the ReplicaSet the deployment controller creates:
+	//     [Objects.Others], which a Cache takes) and, when the input holds
+	//     none of its ReplicaSets (none with a controller ownerReference
+	//     to it: kind Deployment, its namespace and name, uids equal when
+	//     both are set; no orphan ReplicaSet its selector matches, which
+	//     it would adopt) and none of their pods (no pod its selector
+	//     matches whose controller is a ReplicaSet missing from the
+	//     input, as in `kubectl get deploy,pods` output), becomes the
+	//     ReplicaSet the deployment controller creates:
 	//     named <deployment>-<hash>, the label pod-template-hash=<hash>
 	//     added to its labels, its selector's matchLabels and its
 	//     template's labels, the Deployment's spec.replicas (nil: 1), a
@@ -96,15 +100,20 @@ type Options struct {
 	//   - a ReplicaSet, StatefulSet or ReplicationController (of the
 	//     input, or made for a Deployment) of which no input pod is a
 	//     controlled pod (a controller ownerReference of its kind, its
-	//     namespace and name, uids equal when both are set) becomes its
-	//     spec.replicas pods (nil: 1; 0: none). A ReplicaSet's or
+	//     namespace and name, uids equal when both are set) or an orphan
+	//     its selector matches (which its controller would adopt) becomes
+	//     its spec.replicas pods (nil: 1; 0: none; a workload with some of
+	//     its pods in the input is left as it is). A ReplicaSet's or
 	//     ReplicationController's pods are named <owner>-<5 characters>
 	//     as generateName makes them (the owner's name cut to 58
 	//     characters), the characters derived from the owner's uid and
 	//     the pod's index instead of drawn at random, unique within the
-	//     owner: two loads of the same input give the same pods. A StatefulSet's pods are <name>-0 to
-	//     <name>-<replicas-1>, labelled statefulset.kubernetes.io/pod-name
-	//     and apps.kubernetes.io/pod-index, with spec.hostname their name
+	//     owner: two loads of the same input give the same pods. A
+	//     StatefulSet's pods are <name>-<start> to
+	//     <name>-<start+replicas-1> (start: spec.ordinals.start, 0
+	//     without; the names, being hostnames, at most 63 characters),
+	//     labelled statefulset.kubernetes.io/pod-name and
+	//     apps.kubernetes.io/pod-index, with spec.hostname their name
 	//     and spec.subdomain the StatefulSet's spec.serviceName, as
 	//     upstream's controller makes them (its controller-revision-hash
 	//     label is not set). Every pod is in its owner's namespace, has
@@ -127,8 +136,9 @@ type Options struct {
 	// Deployment's names, spec.replicas not negative, spec.selector
 	// present, valid, not empty and matching the template's labels
 	// ("selector does not match template labels", field
-	// spec.template.metadata.labels), and the same of a workload being
-	// expanded ([ErrInvalidObject]). An error in a made pod names the
+	// spec.template.metadata.labels), at least one container in the
+	// template, and the same of a workload being expanded
+	// ([ErrInvalidObject]). An error in a made pod names the
 	// workload (a Deployment's for the pods of its ReplicaSet) and the
 	// template's field (spec.template.spec.containers[0].resources...),
 	// at the workload's document, once (the workload's other pods are
@@ -392,6 +402,7 @@ type loader struct {
 	workloads           []workload
 	deployments         map[ownerKey]where
 	podOwners, rsOwners owners
+	podLabels, rsLabels labelSets
 	made                int
 }
 
@@ -401,6 +412,7 @@ func (o Options) newLoader() *loader {
 	l := &loader{opts: o, decoder: strictDecoder, nodes: map[string]where{}, pods: map[string]where{}, others: map[objects.Key]where{}}
 	if o.ExpandWorkloads {
 		l.deployments, l.podOwners, l.rsOwners = map[ownerKey]where{}, owners{}, owners{}
+		l.podLabels, l.rsLabels = labelSets{}, labelSets{}
 	}
 	return l
 }
@@ -653,7 +665,8 @@ func (l *loader) pod(at where, p *v1.Pod, src *origin) bool {
 	key := p.Namespace + "/" + p.Name
 	if first, dup := l.pods[key]; dup {
 		if src != nil {
-			fail("", fmt.Errorf("%w: its pod %q is also at %s", ErrDuplicate, key, first))
+			// The workload's name makes the pod's.
+			fail("metadata.name", fmt.Errorf("%w: its pod %q is also at %s", ErrDuplicate, key, first))
 		} else {
 			fail("metadata.name", fmt.Errorf("%w: also at %s", ErrDuplicate, first))
 		}
@@ -662,6 +675,7 @@ func (l *loader) pod(at where, p *v1.Pod, src *origin) bool {
 	l.pods[key] = at
 	if l.podOwners != nil && src == nil {
 		l.podOwners.note(p.Namespace, p.OwnerReferences)
+		l.podLabels.add(p.Namespace, p.Labels, p.OwnerReferences)
 	}
 	switch {
 	case l.cache == nil || p.Spec.NodeName == "" || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed:
