@@ -149,7 +149,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.Var(seedsFlag{&o.shuffle}, "shuffle", "shuffle arrivals with `SEEDS` (N, N,M or N-M: one run per seed, results averaged)")
 	fs.Var(finiteFloat{&o.inflate}, "inflate", "repeat random arrivals until total demand reaches `RATIO` × capacity (GPU, or CPU without GPUs), e.g. 1.3; 0: off")
 	fs.BoolVar(&o.departures, "departures", false, "trace input: pods leave at their deletion_time")
-	fs.BoolVar(&o.strict, "strict", false, "reject a trace with malformed rows instead of skipping them, and -objects files with unknown or repeated fields (a typo such as 'resource:' for 'resources:') instead of ignoring those fields")
+	fs.BoolVar(&o.strict, "strict", false, "reject a trace with malformed rows instead of skipping them, and -objects files with unknown or repeated fields (a typo such as 'resource:' for 'resources:') or objects of kinds it does not read (a DaemonSet, a Node of another apiVersion) instead of ignoring them")
 	fs.BoolVar(&o.parallel, "parallel", false, "run the policies (and seeds) in parallel instead of one after another")
 	fs.IntVar(&o.percentage, "percentage", -1, "percentageOfNodesToScore `N` (0-100, 0 adaptive) for every policy; -1: adaptive for Kubernetes policies, 100 for the FGD paper's")
 	fs.StringVar(&o.tieBreak, "tiebreak", "", "`RULE` among nodes with the best total: random (uniform, as kube-scheduler) or order (lowest seeded node rank, as the FGD paper's simulator); default: order for the FGD paper's policies, random otherwise")

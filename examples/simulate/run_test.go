@@ -376,7 +376,7 @@ spec: {containers: [{name: c, image: x, resources: {requests: {cpu: '1'}}}]}
 
 	r = runMain(t, "-objects", in, "-policy", "default", "-strict")
 	assert.Equal(t, exitUsage, r.code, r.stderr)
-	assert.Contains(t, r.stderr, "(skipped 1 apps/v1 DaemonSet, 1 v1beta1 Node")
+	assert.Contains(t, r.stderr, in+": objects of kinds this program does not read, which -strict rejects (rejected 1 apps/v1 DaemonSet, 1 v1beta1 Node")
 	assert.Empty(t, r.stdout)
 
 	var out, errb bytes.Buffer

@@ -64,7 +64,7 @@ func loadInputFiles(paths []string, strict, expand bool) (load.Objects, []string
 		return objs, warnings, err
 	}
 	if strict {
-		return objs, nil, fmt.Errorf("%s:%s", strings.Join(paths, ", "), skippedKinds(objs.Skipped, expand))
+		return objs, nil, fmt.Errorf("%s: objects of kinds this program does not read, which -strict rejects%s", strings.Join(paths, ", "), unreadKinds("rejected", objs.Skipped, expand))
 	}
 	return objs, append(warnings, fmt.Sprintf("warning: %s:%s (ignored; -strict rejects them)", strings.Join(paths, ", "), skippedKinds(objs.Skipped, expand))), nil
 }
