@@ -40,7 +40,11 @@
 // suffixes and uids are derived, not random, so two loads agree; no
 // controller-revision-hash label; no rollout (one ReplicaSet holds every
 // replica); a workload with some of its pods in the input is left as it
-// is, not scaled up to spec.replicas. Give every file to one [Files] or
+// is, not scaled up to spec.replicas; a StatefulSet's pods are made at
+// once (no OrderedReady), also for names over 52 characters, whose
+// pods upstream's controller fails to create. A Deployment whose pods
+// are in the input without their ReplicaSet gets that ReplicaSet back,
+// with no pods made, so that default spreading selects the pods. Give every file to one [Files] or
 // [Options.Files] call: a Deployment and its ReplicaSet read by separate
 // calls are not matched. See [Options.ExpandWorkloads] for the details.
 //

@@ -113,25 +113,32 @@ func (s labelSets) add(ns string, labels map[string]string, refs []metav1.OwnerR
 // set): objects holding one of them are the only candidates (every
 // object when pairs is empty). O(candidates × selector size).
 func (s labelSets) matches(ns string, sel *selector.Selector, pairs map[string]string, counts func(*labeled) bool) bool {
+	found := false
+	s.visit(ns, sel, pairs, counts, func(*labeled) bool { found = true; return false })
+	return found
+}
+
+// visit calls f for each object of matches, in input order among the
+// candidates, until f returns false.
+func (s labelSets) visit(ns string, sel *selector.Selector, pairs map[string]string, counts func(*labeled) bool, f func(*labeled) bool) {
 	n := s[ns]
 	if n == nil {
-		return false
+		return
 	}
-	try := func(o *labeled) bool { return counts(o) && selector.MatchMap(sel, o.labels) }
+	try := func(o *labeled) bool { return !counts(o) || !selector.MatchMap(sel, o.labels) || f(o) }
 	for k, v := range pairs {
 		for _, i := range n.byPair[[2]string{k, v}] {
-			if try(&n.all[i]) {
-				return true
+			if !try(&n.all[i]) {
+				return
 			}
 		}
-		return false // every match holds this pair
+		return // every match holds this pair
 	}
 	for i := range n.all {
-		if try(&n.all[i]) {
-			return true
+		if !try(&n.all[i]) {
+			return
 		}
 	}
-	return false
 }
 
 // bare reports whether the input holds none of the workload's pods (or,
@@ -153,26 +160,69 @@ func (l *loader) bare(kind string, m metav1.Object, uid types.UID, ls *metav1.La
 	if refs.has(kind, m, uid) {
 		return false
 	}
-	var sel selector.Selector
-	pairs := set
-	if ls != nil {
-		var err error
-		if sel, err = selector.FromLabelSelector(ls); err != nil {
-			return false // reported by workloadProblems
-		}
-		pairs = ls.MatchLabels
-	} else {
-		sel = selector.FromSet(set)
+	sel, pairs, ok := workloadSelector(ls, set)
+	if !ok {
+		return false // reported by workloadProblems
 	}
-	ns := m.GetNamespace()
 	counts := func(o *labeled) bool { return o.ctrlKind == "" }
 	if kind == "Deployment" && !rs {
-		counts = func(o *labeled) bool {
-			_, present := l.others[objects.Key{Kind: objects.ReplicaSet, Namespace: ns, Name: o.ctrlNm}]
-			return o.ctrlKind == "ReplicaSet" && !present
-		}
+		counts = l.ofMissingReplicaSet(m.GetNamespace())
 	}
-	return !objs.matches(ns, &sel, pairs, counts)
+	return !objs.matches(m.GetNamespace(), &sel, pairs, counts)
+}
+
+// workloadSelector is a workload's selector (ls, or the set of a
+// ReplicationController) and its pairs for labelSets; false when ls is
+// invalid.
+func workloadSelector(ls *metav1.LabelSelector, set map[string]string) (selector.Selector, map[string]string, bool) {
+	if ls == nil {
+		return selector.FromSet(set), set, true
+	}
+	sel, err := selector.FromLabelSelector(ls)
+	return sel, ls.MatchLabels, err == nil
+}
+
+// ofMissingReplicaSet reports whether a pod of namespace ns is
+// controlled by a ReplicaSet missing from the input.
+func (l *loader) ofMissingReplicaSet(ns string) func(*labeled) bool {
+	return func(o *labeled) bool {
+		_, present := l.others[objects.Key{Kind: objects.ReplicaSet, Namespace: ns, Name: o.ctrlNm}]
+		return o.ctrlKind == "ReplicaSet" && !present
+	}
+}
+
+// missingReplicaSets files, for a Deployment whose pods are in the input
+// without their ReplicaSets (kubectl get deploy,pods), each such
+// ReplicaSet as the deployment controller made it: the pods' controller
+// name, their pod-template-hash label (if they carry one), the
+// Deployment's replicas, owned by it; no pods are made. Without it the
+// pods would have no ReplicaSet selecting them, which system default
+// spreading reads. Pods naming one ReplicaSet are read once.
+func (l *loader) missingReplicaSets(at where, d *appsv1.Deployment) {
+	sel, pairs, ok := workloadSelector(d.Spec.Selector, nil)
+	if !ok {
+		return
+	}
+	made := map[string]bool{}
+	l.podLabels.visit(d.Namespace, &sel, pairs, l.ofMissingReplicaSet(d.Namespace), func(o *labeled) bool {
+		if !made[o.ctrlNm] {
+			made[o.ctrlNm] = true
+			rs := newReplicaSet(d)
+			rs.Name = o.ctrlNm
+			rs.UID = derivedUID("ReplicaSet", d.Namespace, o.ctrlNm, string(d.UID))
+			if hash, has := o.labels[appsv1.DefaultDeploymentUniqueLabelKey]; has {
+				rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey] = hash
+				rs.Spec.Selector.MatchLabels[appsv1.DefaultDeploymentUniqueLabelKey] = hash
+				rs.Spec.Template.Labels[appsv1.DefaultDeploymentUniqueLabelKey] = hash
+			} else {
+				delete(rs.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
+				delete(rs.Spec.Selector.MatchLabels, appsv1.DefaultDeploymentUniqueLabelKey)
+				delete(rs.Spec.Template.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
+			}
+			l.cluster(at, rs)
+		}
+		return true
+	})
 }
 
 // workload is a Deployment, ReplicaSet, StatefulSet or
@@ -343,7 +393,11 @@ func (l *loader) expand() {
 		switch o := w.obj.(type) {
 		case *appsv1.Deployment:
 			// Its ReplicaSets, or their pods, in the input: not bare.
-			if !l.bare("Deployment", o, w.uid, o.Spec.Selector, nil, true) || !l.bare("Deployment", o, w.uid, o.Spec.Selector, nil, false) {
+			if !l.bare("Deployment", o, w.uid, o.Spec.Selector, nil, true) {
+				continue
+			}
+			if !l.bare("Deployment", o, w.uid, o.Spec.Selector, nil, false) {
+				l.missingReplicaSets(w.at, o)
 				continue
 			}
 			rs := newReplicaSet(o)
@@ -374,6 +428,9 @@ func (l *loader) expand() {
 			start := 0
 			if o.Spec.Ordinals != nil {
 				start = int(o.Spec.Ordinals.Start)
+				if start < 0 {
+					ps = append(ps, problem{"spec.ordinals.start", fmt.Errorf("%w: %d: must be greater than or equal to 0", ErrInvalidObject, start)})
+				}
 			}
 			if n := stsReplicas(o); n > 0 {
 				// A pod's name is its hostname label and the value of its

@@ -401,3 +401,56 @@ func FuzzExpandWorkloads(f *testing.F) {
 		}
 	})
 }
+
+// TestExpandMissingReplicaSet: a Deployment whose pods are in the input
+// without their ReplicaSet (kubectl get deploy,pods) makes no pods but
+// files that ReplicaSet, named as the pods' controller, with their
+// pod-template-hash, owned by the Deployment: the ReplicaSet that
+// selects them for system default spreading.
+func TestExpandMissingReplicaSet(t *testing.T) {
+	pod := func(name string) string {
+		return "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  namespace: shop\n  labels: {app: web, tier: front, pod-template-hash: abc}\n" +
+			"  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: web-abc, uid: rs-uid, controller: true}]\nspec: {nodeName: n1, containers: [{name: c}]}\n"
+	}
+	in := "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\n" + deployYAML("3") + pod("web-abc-1") + pod("web-abc-2")
+	objs, err := expandRead(t, in)
+	require.NoError(t, err)
+	assert.Nil(t, objs.Expanded, "no pods made")
+	assert.Len(t, objs.Pods, 2)
+	require.Len(t, objs.Others, 1)
+	rs, ok := objs.Others[0].(*appsv1.ReplicaSet)
+	require.True(t, ok, "%T", objs.Others[0])
+	assert.Equal(t, "web-abc", rs.Name)
+	assert.Equal(t, "shop", rs.Namespace)
+	assert.Equal(t, map[string]string{"app": "web", "tier": "front", "pod-template-hash": "abc"}, rs.Labels)
+	assert.Equal(t, map[string]string{"app": "web", "pod-template-hash": "abc"}, rs.Spec.Selector.MatchLabels)
+	require.NotNil(t, rs.Spec.Replicas)
+	assert.Equal(t, int32(3), *rs.Spec.Replicas)
+	requireController(t, rs.OwnerReferences, "apps/v1", "Deployment", "web", "d-uid")
+
+	// Fed to a cache, it selects the pods.
+	c, err := fedCache(t, objs)
+	require.NoError(t, err)
+	assert.NotNil(t, c.ReplicaSet("shop", "web-abc"))
+
+	// Pods without the hash label: the ReplicaSet's selector is the
+	// Deployment's.
+	objs, err = expandRead(t, "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\n"+deployYAML("3")+strings.ReplaceAll(pod("web-abc-1"), ", pod-template-hash: abc", ""))
+	require.NoError(t, err)
+	require.Len(t, objs.Others, 1)
+	assert.Equal(t, map[string]string{"app": "web"}, objs.Others[0].(*appsv1.ReplicaSet).Spec.Selector.MatchLabels)
+}
+
+// TestExpandNamesTheWorkload: a workload's decode errors (an unknown
+// field under Strict, a negative ordinal start) name it.
+func TestExpandNamesTheWorkload(t *testing.T) {
+	typo := strings.Replace(deployYAML("1"), "resources:", "resource:", 1)
+	_, err := load.Options{ExpandWorkloads: true, Strict: true}.Read(strings.NewReader(typo), "in.yaml")
+	require.ErrorIs(t, err, load.ErrUnknownField)
+	assert.Contains(t, err.Error(), `Deployment "shop/web"`)
+
+	sts := "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec: {ordinals: {start: -3}, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c}]}}}\n"
+	_, err = expandRead(t, sts)
+	require.ErrorIs(t, err, load.ErrInvalidObject)
+	assert.Equal(t, `in.yaml:1: document 1: StatefulSet "default/db": spec.ordinals.start: load: invalid object: -3: must be greater than or equal to 0`, err.Error())
+}

@@ -84,8 +84,12 @@ type Options struct {
 	//     both are set; no orphan ReplicaSet its selector matches, which
 	//     it would adopt) and none of their pods (no pod its selector
 	//     matches whose controller is a ReplicaSet missing from the
-	//     input, as in `kubectl get deploy,pods` output), becomes the
-	//     ReplicaSet the deployment controller creates:
+	//     input, as in `kubectl get deploy,pods` output: then each such
+	//     ReplicaSet is filed, as the controller made it, named as the
+	//     pods' controller, with their pod-template-hash, and no pod is
+	//     made, so that the pods have the ReplicaSet system default
+	//     spreading reads), becomes the ReplicaSet the deployment
+	//     controller creates:
 	//     named <deployment>-<hash>, the label pod-template-hash=<hash>
 	//     added to its labels, its selector's matchLabels and its
 	//     template's labels, the Deployment's spec.replicas (nil: 1), a
@@ -110,13 +114,19 @@ type Options struct {
 	//     the pod's index instead of drawn at random, unique within the
 	//     owner: two loads of the same input give the same pods. A
 	//     StatefulSet's pods are <name>-<start> to
-	//     <name>-<start+replicas-1> (start: spec.ordinals.start, 0
-	//     without; the names, being hostnames, at most 63 characters),
+	//     <name>-<start+replicas-1> (start: spec.ordinals.start, not
+	//     negative, 0 without; the names, being hostnames, at most 63
+	//     characters), made at once whatever spec.podManagementPolicy
+	//     (the controller's OrderedReady creates one at a time, each once
+	//     the one before is ready),
 	//     labelled statefulset.kubernetes.io/pod-name and
 	//     apps.kubernetes.io/pod-index, with spec.hostname their name
 	//     and spec.subdomain the StatefulSet's spec.serviceName, as
 	//     upstream's controller makes them (its controller-revision-hash
-	//     label is not set). Every pod is in its owner's namespace, has
+	//     label is not set: <name>-<hash>, it is longer than 63
+	//     characters for most names over 52, for which upstream's
+	//     controller then creates no pods, kubernetes#64023; here they
+	//     get their pods). Every pod is in its owner's namespace, has
 	//     the template's labels and annotations, a deep copy of its spec
 	//     (so a template with spec.nodeName gives bound pods, as
 	//     upstream), a controller ownerReference (blockOwnerDeletion
@@ -482,7 +492,7 @@ func (l *loader) object(at where, js []byte) bool {
 		l.errs.add(e)
 		return false
 	case runtime.IsNotRegisteredError(err):
-		l.other(at, *gvk)
+		l.other(at, *gvk, nil)
 		return false
 	case runtime.IsMissingKind(err):
 		e := l.errorAt(at, fmt.Errorf("%w: no kind", ErrMissingKind))
@@ -534,10 +544,10 @@ func (l *loader) object(at where, js []byte) bool {
 		if l.opts.ExpandWorkloads {
 			l.deployment(at, obj)
 		} else {
-			l.other(at, *gvk)
+			l.other(at, *gvk, obj)
 		}
 	default:
-		l.other(at, *gvk)
+		l.other(at, *gvk, obj)
 	}
 	return true
 }
@@ -594,7 +604,7 @@ func (w where) inItem(i int) where {
 }
 
 // other skips, or with RejectOtherKinds rejects, an object of another kind.
-func (l *loader) other(at where, gvk schema.GroupVersionKind) {
+func (l *loader) other(at where, gvk schema.GroupVersionKind, obj runtime.Object) {
 	if l.opts.RejectOtherKinds {
 		deployment := ""
 		if l.opts.ExpandWorkloads {
@@ -602,6 +612,7 @@ func (l *loader) other(at where, gvk schema.GroupVersionKind) {
 		}
 		e := l.errorAt(at, fmt.Errorf("%w: %s %s (want Node, Pod, Namespace, Service, ReplicationController, ReplicaSet, StatefulSet,%s PriorityClass, PodDisruptionBudget, List, NodeList or PodList)",
 			ErrKind, gvk.GroupVersion().String(), gvk.Kind, deployment))
+		setIdentity(e, obj)
 		e.Kind = gvk.Kind
 		l.errs.add(e)
 		return
@@ -751,6 +762,9 @@ func setIdentity(e *Error, obj runtime.Object) {
 	case nil:
 	default:
 		e.Kind = o.GetObjectKind().GroupVersionKind().Kind
+		if m, ok := o.(metav1.Object); ok {
+			e.Namespace, e.Name = m.GetNamespace(), m.GetName()
+		}
 	}
 }
 

@@ -411,7 +411,7 @@ func TestReadErrors(t *testing.T) {
 			opts:     load.Options{RejectOtherKinds: true},
 			in:       nodeYAML + "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n",
 			sentinel: load.ErrKind,
-			want:     load.Error{File: "in.yaml", Line: 13, Document: 2, Kind: "Deployment"},
+			want:     load.Error{File: "in.yaml", Line: 13, Document: 2, Kind: "Deployment", Name: "d"},
 			msg:      "apps/v1 Deployment",
 		},
 	}
