@@ -308,12 +308,6 @@ func firstErrors[E error](errs []E, n int) string {
 // typo. expanded says whether Deployments were read (and workloads
 // expanded).
 func skippedKinds(skipped map[schema.GroupVersionKind]int, expanded bool) string {
-	return unreadKinds("skipped", skipped, expanded)
-}
-
-// unreadKinds is skippedKinds with verb for what became of the objects
-// ("skipped", or "rejected" under -strict).
-func unreadKinds(verb string, skipped map[schema.GroupVersionKind]int, expanded bool) string {
 	if len(skipped) == 0 {
 		return ""
 	}
@@ -326,7 +320,7 @@ func unreadKinds(verb string, skipped map[schema.GroupVersionKind]int, expanded 
 	if expanded {
 		apps = "apps/v1 Deployments, ReplicaSets and StatefulSets (expanded into their pods when the input has none)"
 	}
-	return fmt.Sprintf(" (%s %s: only apiVersion v1 Node and Pod objects are scheduled, with v1 Namespaces, Services and ReplicationControllers, %s, scheduling.k8s.io/v1 PriorityClasses and policy/v1 PodDisruptionBudgets, and v1 Lists of them)", verb, strings.Join(kinds, ", "), apps)
+	return fmt.Sprintf(" (skipped %s: only apiVersion v1 Node and Pod objects are scheduled, with v1 Namespaces, Services and ReplicationControllers, %s, scheduling.k8s.io/v1 PriorityClasses and policy/v1 PodDisruptionBudgets, and v1 Lists of them)", strings.Join(kinds, ", "), apps)
 }
 
 // ownPods returns the pods a scheduler named in schedulers takes, with the

@@ -376,7 +376,9 @@ spec: {containers: [{name: c, image: x, resources: {requests: {cpu: '1'}}}]}
 
 	r = runMain(t, "-objects", in, "-policy", "default", "-strict")
 	assert.Equal(t, exitUsage, r.code, r.stderr)
-	assert.Contains(t, r.stderr, in+": objects of kinds this program does not read, which -strict rejects (rejected 1 apps/v1 DaemonSet, 1 v1beta1 Node")
+	// Each rejected object is named, with its file and line.
+	assert.Contains(t, r.stderr, in+`:6: document 2: Node "n2": load: kind not accepted: v1beta1 Node`)
+	assert.Contains(t, r.stderr, in+`:11: document 3: DaemonSet "default/d": load: kind not accepted: apps/v1 DaemonSet`)
 	assert.Empty(t, r.stdout)
 
 	var out, errb bytes.Buffer

@@ -18,7 +18,8 @@ import (
 // file or a directory (a pipe such as /dev/stdin cannot be read twice) is
 // loaded once, leniently, warning of the keys given twice only (the
 // load's Objects.Warnings). With expand, workloads are expanded into
-// their pods (load.Options.ExpandWorkloads).
+// their pods (load.Options.ExpandWorkloads). With strict, objects of
+// other kinds are errors too (load.Options.RejectOtherKinds).
 func loadObjectFiles(paths []string, strict, expand bool) (load.Objects, []string, error) {
 	if !strict && !rereadable(paths) {
 		objs, err := load.Options{ExpandWorkloads: expand}.Files(paths...)
@@ -28,7 +29,9 @@ func loadObjectFiles(paths []string, strict, expand bool) (load.Objects, []strin
 		}
 		return objs, warnings, err
 	}
-	objs, err := load.Options{Strict: true, ExpandWorkloads: expand}.Files(paths...)
+	// Under strict, an object of a kind the program does not read is an
+	// error naming its file, line and name (RejectOtherKinds).
+	objs, err := load.Options{Strict: true, ExpandWorkloads: expand, RejectOtherKinds: strict}.Files(paths...)
 	if err == nil || strict {
 		return objs, nil, err
 	}
@@ -54,17 +57,14 @@ func warning(e error) string {
 }
 
 // loadInputFiles is loadObjectFiles plus the objects load skipped (a
-// Node of another apiVersion, a Deployment): an object the program does
-// not read changes its answer when it was meant to be read, so under
-// strict they are an error naming the paths and kinds, and without it one
-// more warning line. expand is loadObjectFiles'.
+// Node of another apiVersion, a DaemonSet): an object the program does
+// not read changes its answer when it was meant to be read, so without
+// strict they are one more warning line (under strict loadObjectFiles
+// has already rejected each, naming it). expand is loadObjectFiles'.
 func loadInputFiles(paths []string, strict, expand bool) (load.Objects, []string, error) {
 	objs, warnings, err := loadObjectFiles(paths, strict, expand)
 	if err != nil || len(objs.Skipped) == 0 {
 		return objs, warnings, err
-	}
-	if strict {
-		return objs, nil, fmt.Errorf("%s: objects of kinds this program does not read, which -strict rejects%s", strings.Join(paths, ", "), unreadKinds("rejected", objs.Skipped, expand))
 	}
 	return objs, append(warnings, fmt.Sprintf("warning: %s:%s (ignored; -strict rejects them)", strings.Join(paths, ", "), skippedKinds(objs.Skipped, expand))), nil
 }

@@ -492,7 +492,7 @@ func (l *loader) object(at where, js []byte) bool {
 		l.errs.add(e)
 		return false
 	case runtime.IsNotRegisteredError(err):
-		l.other(at, *gvk, nil)
+		l.other(at, *gvk, nil, js)
 		return false
 	case runtime.IsMissingKind(err):
 		e := l.errorAt(at, fmt.Errorf("%w: no kind", ErrMissingKind))
@@ -544,10 +544,10 @@ func (l *loader) object(at where, js []byte) bool {
 		if l.opts.ExpandWorkloads {
 			l.deployment(at, obj)
 		} else {
-			l.other(at, *gvk, obj)
+			l.other(at, *gvk, obj, nil)
 		}
 	default:
-		l.other(at, *gvk, obj)
+		l.other(at, *gvk, obj, nil)
 	}
 	return true
 }
@@ -604,7 +604,9 @@ func (w where) inItem(i int) where {
 }
 
 // other skips, or with RejectOtherKinds rejects, an object of another kind.
-func (l *loader) other(at where, gvk schema.GroupVersionKind, obj runtime.Object) {
+// obj is the decoded object, or nil with js its JSON (a kind the scheme
+// does not know): either names the object in a rejection.
+func (l *loader) other(at where, gvk schema.GroupVersionKind, obj runtime.Object, js []byte) {
 	if l.opts.RejectOtherKinds {
 		deployment := ""
 		if l.opts.ExpandWorkloads {
@@ -612,7 +614,11 @@ func (l *loader) other(at where, gvk schema.GroupVersionKind, obj runtime.Object
 		}
 		e := l.errorAt(at, fmt.Errorf("%w: %s %s (want Node, Pod, Namespace, Service, ReplicationController, ReplicaSet, StatefulSet,%s PriorityClass, PodDisruptionBudget, List, NodeList or PodList)",
 			ErrKind, gvk.GroupVersion().String(), gvk.Kind, deployment))
-		setIdentity(e, obj)
+		if obj != nil {
+			setIdentity(e, obj)
+		} else {
+			identify(e, js)
+		}
 		e.Kind = gvk.Kind
 		l.errs.add(e)
 		return
