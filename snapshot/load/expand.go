@@ -370,13 +370,16 @@ func (l *loader) noteWorkload(at where, obj runtime.Object, uid types.UID) {
 }
 
 // expand makes the ReplicaSets and pods of the workloads, in input order
-// (Options.ExpandWorkloads). Done once every input is read, and only
-// when no error was found: an input pod or ReplicaSet left out by an
-// error would make its owner look bare.
+// (Options.ExpandWorkloads). Done once every input is read. When an
+// error was found it still checks the workloads it would expand, so
+// that their errors are listed with the input's others, but makes
+// nothing (the load fails anyway, and an input pod or ReplicaSet left
+// out by an error would make its owner look bare).
 func (l *loader) expand() {
-	if !l.opts.ExpandWorkloads || l.failed() {
+	if !l.opts.ExpandWorkloads {
 		return
 	}
+	failed := l.failed()
 	count := func(kind string, pods int) {
 		if pods == 0 {
 			return // replicas 0: nothing made, nothing to report
@@ -396,6 +399,9 @@ func (l *loader) expand() {
 			if !l.bare("Deployment", o, w.uid, o.Spec.Selector, nil, true) {
 				continue
 			}
+			if failed { // checked as read (loader.deployment)
+				continue
+			}
 			if !l.bare("Deployment", o, w.uid, o.Spec.Selector, nil, false) {
 				l.missingReplicaSets(w.at, o)
 				continue
@@ -406,15 +412,20 @@ func (l *loader) expand() {
 			}
 			count("Deployment", l.replicaSetPods(w.at, rs, origin{"Deployment", o.Namespace, o.Name}))
 		case *appsv1.ReplicaSet:
-			if l.bare("ReplicaSet", o, w.uid, o.Spec.Selector, nil, false) {
-				count("ReplicaSet", l.replicaSetPods(w.at, o, origin{"ReplicaSet", o.Namespace, o.Name}))
+			if !l.bare("ReplicaSet", o, w.uid, o.Spec.Selector, nil, false) {
+				continue
 			}
+			src := origin{"ReplicaSet", o.Namespace, o.Name}
+			if !l.workloadOK(w.at, src, workloadProblems(o.Spec.Replicas, o.Spec.Selector, nil, &o.Spec.Template)) || failed {
+				continue
+			}
+			count(src.kind, l.replicaSetPods(w.at, o, src))
 		case *v1.ReplicationController:
 			if !l.bare("ReplicationController", o, w.uid, nil, rcSelector(o), false) {
 				continue
 			}
 			src := origin{"ReplicationController", o.Namespace, o.Name}
-			if !l.workloadOK(w.at, src, workloadProblems(o.Spec.Replicas, nil, rcSelector(o), o.Spec.Template)) {
+			if !l.workloadOK(w.at, src, workloadProblems(o.Spec.Replicas, nil, rcSelector(o), o.Spec.Template)) || failed {
 				continue
 			}
 			ref := controllerRef("v1", "ReplicationController", &o.ObjectMeta)
@@ -439,7 +450,7 @@ func (l *loader) expand() {
 					ps = append(ps, problem{"metadata.name", fmt.Errorf("%w: pod name %q is longer than 63 characters (a StatefulSet pod's name is its hostname)", ErrInvalidObject, last)})
 				}
 			}
-			if !l.workloadOK(w.at, src, ps) {
+			if !l.workloadOK(w.at, src, ps) || failed {
 				continue
 			}
 			ref := controllerRef("apps/v1", "StatefulSet", &o.ObjectMeta)

@@ -310,7 +310,7 @@ func TestExpandReadCache(t *testing.T) {
 
 	// A bound input pod (fed to the cache, not kept) still marks its
 	// ReplicaSet as having pods.
-	bound := "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs}\nspec: {replicas: 2, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}}}\n" +
+	bound := "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs}\nspec: {replicas: 2, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c}]}}}\n" +
 		"---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {a: b}, ownerReferences: [{kind: ReplicaSet, name: rs, controller: true}]}\nspec: {nodeName: n1, containers: [{name: c}]}\n"
 	cache, rest, err = load.Options{ExpandWorkloads: true}.ReadCache(strings.NewReader(bound), "in.yaml", snapshot.LeanPods())
 	require.NoError(t, err)
@@ -453,4 +453,31 @@ func TestExpandNamesTheWorkload(t *testing.T) {
 	_, err = expandRead(t, sts)
 	require.ErrorIs(t, err, load.ErrInvalidObject)
 	assert.Equal(t, `in.yaml:1: document 1: StatefulSet "default/db": spec.ordinals.start: load: invalid object: -3: must be greater than or equal to 0`, err.Error())
+}
+
+// TestExpandListsWorkloadErrorsWithOthers: the error of a ReplicaSet,
+// StatefulSet or ReplicationController that would be expanded is listed
+// beside the input's other errors (before, expansion ran only on a clean
+// input, so it showed once the others were fixed). A workload whose pods
+// are in the input is not expanded, and not checked beyond what the
+// Cache checks (a skeletal ReplicaSet giving only a selector stays
+// valid).
+func TestExpandListsWorkloadErrorsWithOthers(t *testing.T) {
+	sts := "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: mismatch}\n" +
+		"spec: {selector: {matchLabels: {app: mismatch}}, template: {metadata: {labels: {app: other}}, spec: {containers: [{name: c}]}}}\n"
+	rc := "---\napiVersion: v1\nkind: ReplicationController\nmetadata: {name: rc}\nspec: {replicas: -1, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c}]}}}\n"
+	_, err := expandRead(t, deployYAML("-2")+"---\n"+sts+rc)
+	require.ErrorIs(t, err, load.ErrInvalidObject)
+	assert.Equal(t, `in.yaml:1: document 1: Deployment "shop/web": spec.replicas: load: invalid object: -2: must be greater than or equal to 0`+"\n"+
+		`in.yaml:11: document 2: StatefulSet "default/mismatch": spec.template.metadata.labels: load: invalid object: selector does not match template labels`+"\n"+
+		`in.yaml:16: document 3: ReplicationController "default/rc": spec.replicas: load: invalid object: -1: must be greater than or equal to 0`, err.Error())
+
+	pod := "---\napiVersion: v1\nkind: Pod\nmetadata: {name: mismatch-0, labels: {app: mismatch}, ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: mismatch, controller: true}]}\nspec: {containers: [{name: c}]}\n"
+	objs, err := expandRead(t, sts+pod)
+	require.NoError(t, err)
+	assert.Nil(t, objs.Expanded)
+	skeletal := "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: web}\nspec: {selector: {matchLabels: {app: web}}}\n---\n" +
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: web-1, labels: {app: web}}\nspec: {containers: [{name: c}]}\n"
+	_, err = expandRead(t, skeletal)
+	require.NoError(t, err)
 }
