@@ -160,12 +160,15 @@ type Options struct {
 	// memory.
 	//
 	// Expansion runs once every input is read (it needs all pods and
-	// ReplicaSets), in the input order of the workloads, and only when
-	// no other error was found; made pods follow the input's in
-	// [Objects.Pods], made ReplicaSets the input's in [Objects.Others];
-	// [Objects.Expanded] counts them. Cost: O(pods made × template
-	// size) time and memory, plus one map entry per controller named by
-	// an input pod or ReplicaSet.
+	// ReplicaSets), in the input order of the workloads; made pods follow
+	// the input's in [Objects.Pods], made ReplicaSets the input's in
+	// [Objects.Others]; [Objects.Expanded] counts them. When another
+	// error was found, nothing is made, but the ReplicaSets,
+	// StatefulSets and ReplicationControllers it would expand are still
+	// checked, so that their errors are listed too (after the input's
+	// others, within the error limit). Cost: O(pods made × template
+	// size) time and memory, plus the labels and controller of every
+	// input pod and ReplicaSet, indexed by label pair.
 	ExpandWorkloads bool
 }
 
