@@ -47,19 +47,17 @@ type ownerKey struct{ kind, namespace, name string }
 // the uids the references give ("" for none).
 type owners map[ownerKey]map[types.UID]bool
 
-// note records obj's controller reference, if any; namespace is obj's.
-func (o owners) note(namespace string, refs []metav1.OwnerReference) {
-	for _, r := range refs {
-		if r.Controller == nil || !*r.Controller {
-			continue
-		}
-		k := ownerKey{r.Kind, namespace, r.Name}
-		if o[k] == nil {
-			o[k] = map[types.UID]bool{}
-		}
-		o[k][r.UID] = true
-		return // at most one controller (the API server refuses more)
+// note records ref, an object's controller reference (nil for none);
+// namespace is the object's.
+func (o owners) note(namespace string, ref *metav1.OwnerReference) {
+	if ref == nil {
+		return
 	}
+	k := ownerKey{ref.Kind, namespace, ref.Name}
+	if o[k] == nil {
+		o[k] = map[types.UID]bool{}
+	}
+	o[k][ref.UID] = true
 }
 
 // has reports whether a recorded reference names the controller m:
@@ -88,8 +86,8 @@ type labeled struct {
 }
 
 // add records an object of namespace ns: its labels and controller
-// reference (refs). O(labels).
-func (s labelSets) add(ns string, labels map[string]string, refs []metav1.OwnerReference) {
+// reference (ref, nil for none). O(labels).
+func (s labelSets) add(ns string, labels map[string]string, ref *metav1.OwnerReference) {
 	n := s[ns]
 	if n == nil {
 		n = &nsLabels{byPair: map[[2]string][]int{}}
@@ -99,11 +97,8 @@ func (s labelSets) add(ns string, labels map[string]string, refs []metav1.OwnerR
 		n.byPair[[2]string{k, v}] = append(n.byPair[[2]string{k, v}], len(n.all))
 	}
 	o := labeled{labels: labels}
-	for _, r := range refs {
-		if r.Controller != nil && *r.Controller {
-			o.ctrlKind, o.ctrlNm = r.Kind, r.Name
-			break
-		}
+	if ref != nil {
+		o.ctrlKind, o.ctrlNm = ref.Kind, ref.Name
 	}
 	n.all = append(n.all, o)
 }
@@ -207,19 +202,8 @@ func (l *loader) missingReplicaSets(at where, d *appsv1.Deployment) {
 	l.podLabels.visit(d.Namespace, &sel, pairs, l.ofMissingReplicaSet(d.Namespace), func(o *labeled) bool {
 		if !made[o.ctrlNm] {
 			made[o.ctrlNm] = true
-			rs := newReplicaSet(d)
-			rs.Name = o.ctrlNm
-			rs.UID = derivedUID("ReplicaSet", d.Namespace, o.ctrlNm, string(d.UID))
-			if hash, has := o.labels[appsv1.DefaultDeploymentUniqueLabelKey]; has {
-				rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey] = hash
-				rs.Spec.Selector.MatchLabels[appsv1.DefaultDeploymentUniqueLabelKey] = hash
-				rs.Spec.Template.Labels[appsv1.DefaultDeploymentUniqueLabelKey] = hash
-			} else {
-				delete(rs.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
-				delete(rs.Spec.Selector.MatchLabels, appsv1.DefaultDeploymentUniqueLabelKey)
-				delete(rs.Spec.Template.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
-			}
-			l.cluster(at, rs)
+			hash, has := o.labels[appsv1.DefaultDeploymentUniqueLabelKey]
+			l.cluster(at, replicaSetFor(d, o.ctrlNm, hash, has))
 		}
 		return true
 	})
@@ -360,8 +344,9 @@ func workloadUID(obj runtime.Object) types.UID {
 func (l *loader) noteWorkload(at where, obj runtime.Object, uid types.UID) {
 	switch o := obj.(type) {
 	case *appsv1.ReplicaSet:
-		l.rsOwners.note(o.Namespace, o.OwnerReferences)
-		l.rsLabels.add(o.Namespace, o.Labels, o.OwnerReferences)
+		ctrl := metav1.GetControllerOfNoCopy(o)
+		l.rsOwners.note(o.Namespace, ctrl)
+		l.rsLabels.add(o.Namespace, o.Labels, ctrl)
 	case *appsv1.StatefulSet, *v1.ReplicationController:
 	default:
 		return
@@ -489,12 +474,11 @@ func rcSelector(rc *v1.ReplicationController) map[string]string {
 	return rc.Spec.Selector
 }
 
-// replicaSetPods makes the pods of a ReplicaSet (of the input, or made
-// for a Deployment) and returns how many it made.
+// replicaSetPods makes the pods of a ReplicaSet and returns how many it
+// made. The ReplicaSet is checked: an input one by expand, one made for
+// a Deployment by being the checked Deployment's (its template and
+// selector plus the pod-template-hash label, which both carry).
 func (l *loader) replicaSetPods(at where, rs *appsv1.ReplicaSet, src origin) int {
-	if !l.workloadOK(at, src, workloadProblems(rs.Spec.Replicas, rs.Spec.Selector, nil, &rs.Spec.Template)) {
-		return 0
-	}
 	ref := controllerRef("apps/v1", "ReplicaSet", &rs.ObjectMeta)
 	return l.makePods(at, src, &rs.ObjectMeta, &rs.Spec.Template, rs.Spec.Replicas, ref, nil)
 }
@@ -516,15 +500,23 @@ func (l *loader) workloadOK(at where, src origin, ps []problem) bool {
 // its labels, selector and template, d's replicas (nil: 1), owned by d.
 func newReplicaSet(d *appsv1.Deployment) *appsv1.ReplicaSet {
 	hash := templateHash(&d.Spec.Template, d.Status.CollisionCount)
+	return replicaSetFor(d, d.Name+"-"+hash, hash, true)
+}
+
+// replicaSetFor is a ReplicaSet of d named name, with the label
+// pod-template-hash=hash on its labels, selector and template when
+// withHash, d's replicas (nil: 1), owned by d.
+func replicaSetFor(d *appsv1.Deployment, name, hash string, withHash bool) *appsv1.ReplicaSet {
 	tmpl := d.Spec.Template.DeepCopy()
-	tmpl.Labels = withLabel(tmpl.Labels, appsv1.DefaultDeploymentUniqueLabelKey, hash)
 	sel := d.Spec.Selector.DeepCopy()
-	sel.MatchLabels = withLabel(sel.MatchLabels, appsv1.DefaultDeploymentUniqueLabelKey, hash)
+	if withHash {
+		tmpl.Labels = withLabel(tmpl.Labels, appsv1.DefaultDeploymentUniqueLabelKey, hash)
+		sel.MatchLabels = withLabel(sel.MatchLabels, appsv1.DefaultDeploymentUniqueLabelKey, hash)
+	}
 	replicas := int32(1)
 	if d.Spec.Replicas != nil {
 		replicas = *d.Spec.Replicas
 	}
-	name := d.Name + "-" + hash
 	return &appsv1.ReplicaSet{
 		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "ReplicaSet"},
 		ObjectMeta: metav1.ObjectMeta{

@@ -694,8 +694,9 @@ func (l *loader) pod(at where, p *v1.Pod, src *origin) bool {
 	}
 	l.pods[key] = at
 	if l.podOwners != nil && src == nil {
-		l.podOwners.note(p.Namespace, p.OwnerReferences)
-		l.podLabels.add(p.Namespace, p.Labels, p.OwnerReferences)
+		ctrl := metav1.GetControllerOfNoCopy(p)
+		l.podOwners.note(p.Namespace, ctrl)
+		l.podLabels.add(p.Namespace, p.Labels, ctrl)
 	}
 	switch {
 	case l.cache == nil || p.Spec.NodeName == "" || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed:
