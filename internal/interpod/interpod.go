@@ -353,7 +353,7 @@ func (f *Filter) NeedsLabels() bool { return f.labels }
 func (f *Filter) setNeedsLabels() *Filter {
 	f.labels = needsLabels(f.byKey)
 	for i := range f.affinity {
-		f.labels = f.labels || !inHead(f.affinity[i].topo)
+		f.labels = f.labels || !layout.InHead(f.affinity[i].topo)
 	}
 	if len(f.affinity) == 0 && len(f.byKey) == 1 && f.byKey[0].key == hostnameKey {
 		f.host1 = &f.byKey[0].t

@@ -4,8 +4,6 @@ import (
 	"unique"
 	"unsafe"
 
-	v1 "k8s.io/api/core/v1"
-
 	"github.com/schedkit/schedkit/internal/layout"
 	"github.com/schedkit/schedkit/internal/selector"
 )
@@ -198,36 +196,24 @@ func resetTables(ts []keyTable) []keyTable {
 	return ts[:0]
 }
 
-// hostnameKey and zoneKey are the handles of the kubernetes.io/hostname
-// and topology.kubernetes.io/zone label keys.
-var (
-	hostnameKey = unique.Make(v1.LabelHostname)
-	zoneKey     = unique.Make(v1.LabelTopologyZone)
-)
+// hostnameKey is the handle of the kubernetes.io/hostname label key.
+var hostnameKey = layout.HostnameKey
 
-// nodeValue returns a node's value of label key: from h, its layout
-// head, for kubernetes.io/hostname (CPUMemory.Hostname) and
-// topology.kubernetes.io/zone (FilterBlock.Zone), the zero handle there
-// meaning no such label; else the value in ls, its labels.
+// nodeValue returns a node's value of label key: from h, its layout head,
+// for the keys it holds (layout.Head.Value: the hostname and the zone),
+// else the value in ls, its labels.
 func nodeValue(h *layout.Head, ls []selector.Label, key unique.Handle[string]) (unique.Handle[string], bool) {
-	switch key {
-	case hostnameKey:
-		return h.CPUMemory.Hostname, h.CPUMemory.Hostname != unique.Handle[string]{}
-	case zoneKey:
-		return h.FilterBlock.Zone, h.FilterBlock.Zone != unique.Handle[string]{}
+	if v, ok, in := h.Value(key); in {
+		return v, ok
 	}
 	return selector.LabelValue(ls, key)
 }
-
-// inHead reports whether a node's layout head holds its value of key
-// (nodeValue reads no labels for it).
-func inHead(key unique.Handle[string]) bool { return key == hostnameKey || key == zoneKey }
 
 // needsLabels reports whether some key of ts is neither the hostname
 // nor the zone key.
 func needsLabels(ts []keyTable) bool {
 	for i := range ts {
-		if !inHead(ts[i].key) {
+		if !layout.InHead(ts[i].key) {
 			return true
 		}
 	}

@@ -19,7 +19,11 @@
 // equivalence cache) revalidates instead of every node.
 package layout
 
-import "unique"
+import (
+	"unique"
+
+	v1 "k8s.io/api/core/v1"
+)
 
 // Head is the first 128 bytes of every snapshot.NodeInfo: two cache lines
 // at offset 0 (snapshot pins this with a test), read through
@@ -54,6 +58,35 @@ type CPUMemory struct {
 	// a hostname term (the usual topology key of pod anti-affinity) here
 	// instead of scanning the node's labels, one or two cache lines more.
 	Hostname unique.Handle[string] // the block is one 64-byte cache line
+}
+
+// HostnameKey and ZoneKey are the handles of the kubernetes.io/hostname
+// and topology.kubernetes.io/zone label keys, whose values a node's Head
+// holds (Head.Value).
+var (
+	HostnameKey = unique.Make(v1.LabelHostname)
+	ZoneKey     = unique.Make(v1.LabelTopologyZone)
+)
+
+// InHead reports whether a node's Head holds its value of label key
+// (HostnameKey or ZoneKey). O(1).
+func InHead(key unique.Handle[string]) bool { return key == HostnameKey || key == ZoneKey }
+
+// Value returns the node's value of label key from h when h holds it
+// (inHead, see InHead): CPUMemory.Hostname for HostnameKey,
+// FilterBlock.Zone for ZoneKey, ok false when the node has no such label
+// (the zero handle). For any other key inHead is false and the value is
+// in the node's labels only. O(1): reads one of the head's two lines.
+func (h *Head) Value(key unique.Handle[string]) (v unique.Handle[string], ok, inHead bool) {
+	switch key {
+	case HostnameKey:
+		v = h.CPUMemory.Hostname
+	case ZoneKey:
+		v = h.FilterBlock.Zone
+	default:
+		return v, false, false
+	}
+	return v, v != unique.Handle[string]{}, true
 }
 
 // InlineScalars is the number of scalar resources whose amounts

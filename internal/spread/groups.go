@@ -184,13 +184,6 @@ func (m *matcher) matches(g *Group) bool {
 	return ok
 }
 
-// hostnameKey and zoneKey are the topology keys whose values a node's
-// layout head holds (Filter.CheckHead).
-var (
-	hostnameKey = unique.Make(v1.LabelHostname)
-	zoneKey     = unique.Make(v1.LabelTopologyZone)
-)
-
 // valueOf returns the value of label key in ls (a node's labels as
 // handles), comparing keys by pointer: O(labels), no allocation.
 func valueOf(ls []selector.Label, key unique.Handle[string]) (unique.Handle[string], bool) {

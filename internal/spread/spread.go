@@ -545,7 +545,7 @@ func NewFilter[N NodeInfo[P], P PodInfo](cs []Constraint, pod *v1.Pod, n int, no
 	}
 	f := &Filter{cs: cs, headKeys: true}
 	for i := range cs {
-		f.headKeys = f.headKeys && (cs[i].key == hostnameKey || cs[i].key == zoneKey)
+		f.headKeys = f.headKeys && layout.InHead(cs[i].key)
 	}
 	if k := len(cs); k <= len(f.small.counts) {
 		f.counts, f.min, f.self, f.limit = f.small.counts[:k], f.small.min[:k], f.small.self[:k], f.small.limit[:k]
@@ -690,11 +690,8 @@ func (f *Filter) HeadKeys() bool { return f.headKeys }
 // hostname constraint; allocates nothing.
 func (f *Filter) CheckHead(h *layout.Head) Verdict {
 	for i := range f.cs {
-		v := h.CPUMemory.Hostname
-		if f.cs[i].key == zoneKey {
-			v = h.FilterBlock.Zone
-		}
-		if v == (unique.Handle[string]{}) {
+		v, ok, _ := h.Value(f.cs[i].key)
+		if !ok {
 			return MissingLabel
 		}
 		if f.counts[i].get(v) > f.limit[i] {
