@@ -109,6 +109,9 @@ func (f *interPodAffinity) PreFilterCluster(pod *snapshot.PodInfo, cluster score
 	if st == nil {
 		return PreFilterResult{}, nil
 	}
+	if st.HostOnly() {
+		return PreFilterResult{Filter: ipaHostFilter{st}}, nil
+	}
 	return PreFilterResult{Filter: ipaFilter{st}}, nil
 }
 
@@ -121,6 +124,27 @@ type ipaFilter struct{ st *interpod.Filter }
 // afterwards. The Scheduler calls it when its cycle ends.
 // O(f's table entries); no allocation.
 func (f ipaFilter) Release() { f.st.Release() }
+
+// ipaHostFilter is ipaFilter for a filter that reads only the node's
+// hostname (interpod.Filter.HostOnly: the replicas of a workload with
+// hostname anti-affinity to itself): one table look-up per node, with no
+// call through the general check.
+type ipaHostFilter struct{ st *interpod.Filter }
+
+// Release is ipaFilter's.
+func (f ipaHostFilter) Release() { f.st.Release() }
+
+// Filter checks one node: its hostname, in its first cache line, looked
+// up in the filter's table. Allocates nothing.
+func (f ipaHostFilter) Filter(ni *snapshot.NodeInfo, reasons []Reason) []Reason {
+	switch f.st.CheckHost(nodeview.CPUMemory(ni).Hostname) {
+	case interpod.AntiAffinityNotMatch:
+		return append(reasons, Reason{Code: CodePodAntiAffinity})
+	case interpod.ExistingAntiAffinityNotMatch:
+		return append(reasons, Reason{Code: CodeExistingPodAntiAffinity})
+	}
+	return reasons
+}
 
 // Filter checks one node; allocates nothing. Unless the filter needs
 // labels, it reads only the node's hostname from its first cache line

@@ -406,21 +406,28 @@ func TestSpreadDiagnosis(t *testing.T) {
 // self-match; a key outside the head (rack) turns HeadKeys off.
 func TestSpreadCheckHeadMatchesLabels(t *testing.T) {
 	keys := []string{v1.LabelHostname, zoneKey, "rack"}
-	heads := 0
-	for seed := range uint64(300) {
+	heads, zoneFast, zoneMany := 0, 0, 0
+	for seed := range uint64(400) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		var nodes []*v1.Node
 		var bound []*v1.Pod
-		for i := range 1 + rng.IntN(9) {
+		// Up to 7 zones: more than spreadZoneFilter's 4 blocked ones
+		// sends a single zone constraint back to spreadFilter.
+		zones := []int{3, 7}[rng.IntN(2)]
+		for i := range 1 + rng.IntN(12) {
 			name := fmt.Sprintf("n%d", i)
 			w := mkNode(name)
 			for _, k := range keys {
+				values := 3
+				if k == zoneKey {
+					values = zones
+				}
 				switch rng.IntN(5) {
 				case 0: // missing
 				case 1:
 					w = w.Label(k, "")
 				default:
-					w = w.Label(k, fmt.Sprint(k[:1], rng.IntN(3)))
+					w = w.Label(k, fmt.Sprint(k[:1], rng.IntN(values)))
 				}
 			}
 			nodes = append(nodes, w.Obj())
@@ -441,7 +448,19 @@ func TestSpreadCheckHeadMatchesLabels(t *testing.T) {
 		snap := snapshottest.Snapshot(t, nodes, bound...)
 		res, err := newSpread(t, score.PodTopologySpreadArgs{}).PreFilterCluster(snapshot.MustPodInfo(pod), snap)
 		require.NoError(t, err)
-		st := res.Filter.(spreadFilter).st
+		var st *spread.Filter
+		switch f := res.Filter.(type) {
+		case spreadFilter:
+			st = f.st
+			if len(pod.Spec.TopologySpreadConstraints) == 1 && pod.Spec.TopologySpreadConstraints[0].TopologyKey == zoneKey && !st.PassesAll() {
+				zoneMany++ // more blocked zones than spreadZoneFilter holds
+			}
+		case *spreadZoneFilter:
+			st = f.st
+			zoneFast++
+		default:
+			t.Fatalf("seed %d: filter %T", seed, res.Filter)
+		}
 		require.Equal(t, head, st.HeadKeys(), "seed %d", seed)
 		if head {
 			heads++
@@ -463,4 +482,7 @@ func TestSpreadCheckHeadMatchesLabels(t *testing.T) {
 		}
 	}
 	require.Greater(t, heads, 100)
+	t.Logf("heads %d zoneFast %d zoneMany %d", heads, zoneFast, zoneMany)
+	require.Greater(t, zoneFast, 30, "pods checked by spreadZoneFilter")
+	require.Greater(t, zoneMany, 0, "single zone constraints with more than 4 blocked zones")
 }

@@ -361,6 +361,32 @@ func (f *Filter) setNeedsLabels() *Filter {
 	return f
 }
 
+// HostOnly reports whether [Filter.Check] reads nothing of a node but
+// its kubernetes.io/hostname value: the pod has no required affinity
+// terms, and its anti-affinity terms and the existing pods' terms that
+// match it all have the hostname key (SchedulingPodAntiAffinity's
+// replicas). [Filter.CheckHost] then gives Check's verdict. O(1).
+func (f *Filter) HostOnly() bool { return f.host1 != nil }
+
+// CheckHost is [Filter.Check] for a HostOnly filter, given the node's
+// hostname label value (layout.CPUMemory.Hostname; the zero handle for a
+// node without the label, which passes: no domain holds it). One table
+// look-up; allocates nothing.
+func (f *Filter) CheckHost(host unique.Handle[string]) Result {
+	if host == (unique.Handle[string]{}) {
+		return Pass
+	}
+	// The loop of Check for one hostname table: c < antiUnit is the
+	// existing groups' total alone.
+	switch c, _ := f.host1.get(host); {
+	case c >= antiUnit:
+		return AntiAffinityNotMatch
+	case c != 0:
+		return ExistingAntiAffinityNotMatch
+	}
+	return Pass
+}
+
 // Check is upstream's Filter for one node (feature gate
 // InterPodAffinityHostnameFastPath off): the first failing check. h is
 // the node's layout head, whose CPUMemory.Hostname and FilterBlock.Zone
@@ -370,20 +396,8 @@ func (f *Filter) setNeedsLabels() *Filter {
 // O(terms × labels) handle comparisons and O(keys) table look-ups;
 // allocates nothing.
 func (f *Filter) Check(h *layout.Head, ls []selector.Label) Result {
-	if t := f.host1; t != nil {
-		// The loop below for one hostname table: c < antiUnit is the
-		// existing groups' total alone.
-		host := h.CPUMemory.Hostname
-		if host == (unique.Handle[string]{}) {
-			return Pass
-		}
-		switch c, _ := t.get(host); {
-		case c >= antiUnit:
-			return AntiAffinityNotMatch
-		case c != 0:
-			return ExistingAntiAffinityNotMatch
-		}
-		return Pass
+	if f.host1 != nil {
+		return f.CheckHost(h.CPUMemory.Hostname)
 	}
 	if len(f.affinity) > 0 {
 		exist := true

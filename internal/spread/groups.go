@@ -284,3 +284,13 @@ func (d *domains) bounds() (lo, hi int) {
 	}
 	return lo, hi
 }
+
+// each calls fn for every domain and its count, in no particular order.
+func (d *domains) each(fn func(v unique.Handle[string], n int)) {
+	for _, e := range d.small {
+		fn(e.v, e.n)
+	}
+	for v, n := range d.big {
+		fn(v, n)
+	}
+}

@@ -701,6 +701,38 @@ func (f *Filter) CheckHead(h *layout.Head) Verdict {
 	return Pass
 }
 
+// ZoneBlocked is, for a filter whose only constraint has the zone key
+// (topology.kubernetes.io/zone, which a node's head holds:
+// layout.FilterBlock.Zone), the domains whose nodes fail it: those
+// holding more matching pods than the constraint allows. It fills
+// dst[:n] and reports ok; then, for every node, [Filter.Check] gives
+// MissingLabel for a node without the zone label, Skew for one whose
+// zone is among dst[:n], Pass otherwise, so that a caller may check a
+// node with a few handle comparisons. ok is false for any other filter
+// and when more than len(dst) domains are blocked. O(domains); no
+// allocation.
+func (f *Filter) ZoneBlocked(dst []unique.Handle[string]) (n int, ok bool) {
+	if len(f.cs) != 1 || f.cs[0].key != layout.ZoneKey {
+		return 0, false
+	}
+	ok = true
+	f.counts[0].each(func(v unique.Handle[string], c int) {
+		if c <= f.limit[0] {
+			return
+		}
+		if n == len(dst) {
+			ok = false
+			return
+		}
+		dst[n] = v
+		n++
+	})
+	if !ok {
+		return 0, false
+	}
+	return n, true
+}
+
 // Constraints returns the constraints the filter checks. Read-only.
 func (f *Filter) Constraints() []Constraint { return f.cs }
 
