@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/schedkit/schedkit/gpushare"
+	"github.com/schedkit/schedkit/internal/taints"
 	"github.com/schedkit/schedkit/snapshot"
 	"github.com/schedkit/schedkit/snapshot/load/openb"
 	"github.com/schedkit/schedkit/snapshot/snapshottest"
@@ -36,7 +37,7 @@ func refTaints(pod *snapshot.PodInfo, ni *snapshot.NodeInfo, reasons []Reason) [
 	tols := pod.Pod().Spec.Tolerations
 	for i := range ni.Taints() {
 		t := &ni.Taints()[i]
-		if (t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute) && !tolerates(tols, t) {
+		if (t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute) && !taints.Any(tols, t) {
 			return append(reasons, Reason{Code: CodeUntoleratedTaint, Taint: t, Unresolvable: true})
 		}
 	}
@@ -44,7 +45,7 @@ func refTaints(pod *snapshot.PodInfo, ni *snapshot.NodeInfo, reasons []Reason) [
 }
 
 func refUnschedulable(pod *snapshot.PodInfo, ni *snapshot.NodeInfo, reasons []Reason) []Reason {
-	if ni.Node().Spec.Unschedulable && !tolerates(pod.Pod().Spec.Tolerations, &unschedulableTaint) {
+	if ni.Node().Spec.Unschedulable && !taints.Any(pod.Pod().Spec.Tolerations, &unschedulableTaint) {
 		reasons = append(reasons, Reason{Code: CodeNodeUnschedulable, Unresolvable: true})
 	}
 	return reasons

@@ -4,6 +4,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/schedkit/schedkit/internal/nodeview"
+	"github.com/schedkit/schedkit/internal/taints"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -63,13 +64,13 @@ func (tols taintFilter) untolerated(ni *snapshot.NodeInfo) *v1.Taint {
 	if !nodeview.FilterBlock(ni).NoScheduleTaints {
 		return nil // no NoSchedule or NoExecute taint: nothing to check
 	}
-	taints := ni.Taints()
-	for i := range taints {
-		t := &taints[i]
+	ts := ni.Taints()
+	for i := range ts {
+		t := &ts[i]
 		if t.Effect != v1.TaintEffectNoSchedule && t.Effect != v1.TaintEffectNoExecute {
 			continue
 		}
-		if !tolerates(tols, t) {
+		if !taints.Any(tols, t) {
 			return t
 		}
 	}
@@ -81,29 +82,6 @@ func toleratesAll(tols []v1.Toleration) bool {
 	for i := range tols {
 		t := &tols[i]
 		if t.Key == "" && t.Effect == "" && t.Operator == v1.TolerationOpExists {
-			return true
-		}
-	}
-	return false
-}
-
-// tolerates reports whether any toleration tolerates taint (upstream
-// TolerationsTolerateTaint with comparison operators disabled).
-func tolerates(tols []v1.Toleration, taint *v1.Taint) bool {
-	for i := range tols {
-		t := &tols[i]
-		if t.Effect != "" && t.Effect != taint.Effect {
-			continue
-		}
-		if t.Key != "" && t.Key != taint.Key {
-			continue
-		}
-		switch t.Operator {
-		case "", v1.TolerationOpEqual:
-			if t.Value == taint.Value {
-				return true
-			}
-		case v1.TolerationOpExists:
 			return true
 		}
 	}
@@ -130,7 +108,7 @@ var unschedulableTaint = v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.Tai
 
 // PreFilter decides once whether the pod tolerates unschedulable nodes.
 func (nodeUnschedulablePlugin) PreFilter(pod *snapshot.PodInfo) (PreFilterResult, error) {
-	if tolerates(pod.Pod().Spec.Tolerations, &unschedulableTaint) {
+	if taints.Any(pod.Pod().Spec.Tolerations, &unschedulableTaint) {
 		return PreFilterResult{}, nil
 	}
 	return PreFilterResult{Filter: unschedulableFilter{}}, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/internal/spread"
+	"github.com/schedkit/schedkit/internal/taints"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -161,20 +162,10 @@ func (s *podTopologySpread) Prepare(pod *snapshot.PodInfo, cluster Cluster) (Pod
 func podInclusion(p *v1.Pod) spread.Inclusion[*snapshot.NodeInfo] {
 	tols := p.Spec.Tolerations
 	return spread.NewInclusion(p, func(n *snapshot.NodeInfo) bool {
-		taints := n.Taints()
-		for i := range taints {
-			t := &taints[i]
-			if t.Effect != v1.TaintEffectNoSchedule && t.Effect != v1.TaintEffectNoExecute {
-				continue
-			}
-			ok := false
-			for j := range tols {
-				if tolerates(&tols[j], t, false) {
-					ok = true
-					break
-				}
-			}
-			if !ok {
+		ts := n.Taints()
+		for i := range ts {
+			t := &ts[i]
+			if (t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute) && !taints.Any(tols, t) {
 				return false
 			}
 		}

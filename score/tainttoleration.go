@@ -2,12 +2,11 @@ package score
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/validate/content"
 
+	"github.com/schedkit/schedkit/internal/taints"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -65,49 +64,6 @@ type taintPod struct {
 	cmp         bool
 }
 
-// tolerates is upstream's v1.Toleration.ToleratesTaint.
-func tolerates(t *v1.Toleration, taint *v1.Taint, cmp bool) bool {
-	if t.Effect != "" && t.Effect != taint.Effect {
-		return false
-	}
-	if t.Key != "" && t.Key != taint.Key {
-		return false
-	}
-	switch t.Operator {
-	case "", v1.TolerationOpEqual:
-		return t.Value == taint.Value
-	case v1.TolerationOpExists:
-		return true
-	case v1.TolerationOpLt, v1.TolerationOpGt:
-		if !cmp {
-			return false
-		}
-		tv, ok := decimalInt(t.Value)
-		if !ok {
-			return false
-		}
-		nv, ok := decimalInt(taint.Value)
-		if !ok {
-			return false
-		}
-		if t.Operator == v1.TolerationOpLt {
-			return nv < tv
-		}
-		return nv > tv
-	}
-	return false
-}
-
-// decimalInt parses s as upstream's compareNumericValues does: a canonical
-// decimal integer (content.IsDecimalInteger) that fits in int64.
-func decimalInt(s string) (int64, bool) {
-	if len(content.IsDecimalInteger(s)) > 0 {
-		return 0, false
-	}
-	v, err := strconv.ParseInt(s, 10, 64)
-	return v, err == nil
-}
-
 // untolerated reports whether taint counts against the node: a
 // PreferNoSchedule taint no kept toleration tolerates.
 func (p *taintPod) untolerated(taint *v1.Taint) bool {
@@ -115,7 +71,7 @@ func (p *taintPod) untolerated(taint *v1.Taint) bool {
 		return false
 	}
 	for j := range p.tolerations {
-		if tolerates(&p.tolerations[j], taint, p.cmp) {
+		if taints.Tolerates(&p.tolerations[j], taint, p.cmp) {
 			return false
 		}
 	}

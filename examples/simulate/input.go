@@ -305,8 +305,8 @@ func firstErrors[E error](errs []E, n int) string {
 
 // skippedKinds says which objects load skipped and why ("" if none), for
 // the "no Node objects" error: a Node of another apiVersion is a likely
-// typo. expanded says whether Deployments were read (and workloads
-// expanded).
+// typo. expanded says whether Deployments and DaemonSets were read (and
+// workloads expanded).
 func skippedKinds(skipped map[schema.GroupVersionKind]int, expanded bool) string {
 	if len(skipped) == 0 {
 		return ""
@@ -318,7 +318,7 @@ func skippedKinds(skipped map[schema.GroupVersionKind]int, expanded bool) string
 	slices.Sort(kinds)
 	apps := "apps/v1 ReplicaSets and StatefulSets"
 	if expanded {
-		apps = "apps/v1 Deployments, ReplicaSets and StatefulSets (expanded into their pods when the input has none)"
+		apps = "apps/v1 Deployments, DaemonSets, ReplicaSets and StatefulSets (expanded into their pods when the input has none)"
 	}
 	return fmt.Sprintf(" (skipped %s: only apiVersion v1 Node and Pod objects are scheduled, with v1 Namespaces, Services and ReplicationControllers, %s, scheduling.k8s.io/v1 PriorityClasses and policy/v1 PodDisruptionBudgets, and v1 Lists of them)", strings.Join(kinds, ", "), apps)
 }

@@ -346,7 +346,7 @@ func TestJSONUnits(t *testing.T) {
 }
 
 // TestObjectsSkippedKinds (trial 7): objects the replay does not read (a
-// Node of another apiVersion, a DaemonSet) are named on stderr, and
+// Node of another apiVersion, a ControllerRevision) are named on stderr, and
 // -strict refuses them; before, only an input without any v1 Node said so.
 func TestObjectsSkippedKinds(t *testing.T) {
 	tmp := t.TempDir()
@@ -361,8 +361,9 @@ metadata: {name: n2}
 status: {allocatable: {cpu: '4', memory: 8Gi, pods: '10'}}
 ---
 apiVersion: apps/v1
-kind: DaemonSet
+kind: ControllerRevision
 metadata: {name: d, namespace: default}
+revision: 1
 ---
 apiVersion: v1
 kind: Pod
@@ -371,19 +372,19 @@ spec: {containers: [{name: c, image: x, resources: {requests: {cpu: '1'}}}]}
 `)
 	r := runMain(t, "-objects", in, "-policy", "default", "-timing=false")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	assert.Contains(t, r.stderr, "simulate: warning: "+in+": (skipped 1 apps/v1 DaemonSet, 1 v1beta1 Node: only apiVersion v1 Node and Pod objects")
+	assert.Contains(t, r.stderr, "simulate: warning: "+in+": (skipped 1 apps/v1 ControllerRevision, 1 v1beta1 Node: only apiVersion v1 Node and Pod objects")
 	assert.Contains(t, r.stderr, "(ignored; -strict rejects them)")
 
 	r = runMain(t, "-objects", in, "-policy", "default", "-strict")
 	assert.Equal(t, exitUsage, r.code, r.stderr)
 	// Each rejected object is named, with its file and line.
 	assert.Contains(t, r.stderr, in+`:6: document 2: Node "n2": load: kind not accepted: v1beta1 Node`)
-	assert.Contains(t, r.stderr, in+`:11: document 3: DaemonSet "default/d": load: kind not accepted: apps/v1 DaemonSet`)
+	assert.Contains(t, r.stderr, in+`:11: document 3: ControllerRevision "default/d": load: kind not accepted: apps/v1 ControllerRevision`)
 	assert.Empty(t, r.stdout)
 
 	var out, errb bytes.Buffer
 	require.Equal(t, exitOK, runWhatif([]string{"-drain", "n1", "-objects", in}, &out, &errb), errb.String())
-	assert.Contains(t, errb.String(), "simulate: warning: "+in+": (skipped 1 apps/v1 DaemonSet, 1 v1beta1 Node")
+	assert.Contains(t, errb.String(), "simulate: warning: "+in+": (skipped 1 apps/v1 ControllerRevision, 1 v1beta1 Node")
 }
 
 // TestExplainAmbiguous (trial 7): -explain NAME with pods of that name in

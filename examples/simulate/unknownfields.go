@@ -57,7 +57,7 @@ func warning(e error) string {
 }
 
 // loadInputFiles is loadObjectFiles plus the objects load skipped (a
-// Node of another apiVersion, a DaemonSet): an object the program does
+// Node of another apiVersion, a Job): an object the program does
 // not read changes its answer when it was meant to be read, so without
 // strict they are one more warning line (under strict loadObjectFiles
 // has already rejected each, naming it). expand is loadObjectFiles'.

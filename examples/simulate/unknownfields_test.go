@@ -43,15 +43,15 @@ func TestObjectsUnknownFieldWarning(t *testing.T) {
 
 // TestObjectsWarningsInJSON (trial 8): -o json had no field for the
 // warnings, which went to stderr only. The report's "warnings" lists
-// them (the unknown field and the skipped DaemonSet); a clean input has
+// them (the unknown field and the skipped ControllerRevision); a clean input has
 // none.
 func TestObjectsWarningsInJSON(t *testing.T) {
 	tmp := t.TempDir()
-	typo := writeFile(t, tmp, "typo.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '1', memory: 1Gi, pods: '10'}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p1, namespace: default}\nspec:\n  containers:\n  - name: c\n    image: x\n    resource: {requests: {cpu: '64'}}\n---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: d, namespace: default}\n")
+	typo := writeFile(t, tmp, "typo.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '1', memory: 1Gi, pods: '10'}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p1, namespace: default}\nspec:\n  containers:\n  - name: c\n    image: x\n    resource: {requests: {cpu: '64'}}\n---\napiVersion: apps/v1\nkind: ControllerRevision\nmetadata: {name: d, namespace: default}\nrevision: 1\n")
 	rep, _ := jsonReport(t, "-objects", typo, "-policy", "default")
 	require.Len(t, rep.Warnings, 2, rep.Warnings)
 	require.Contains(t, rep.Warnings[0], `unknown field "spec.containers[0].resource"`)
-	require.Contains(t, rep.Warnings[1], "skipped 1 apps/v1 DaemonSet")
+	require.Contains(t, rep.Warnings[1], "skipped 1 apps/v1 ControllerRevision")
 	require.False(t, strings.HasPrefix(rep.Warnings[0], "warning: "))
 
 	rep, _ = jsonReport(t, "-objects", whatifCluster, "-policy", "default")

@@ -27,7 +27,9 @@
 // (<deployment>-<pod-template-hash>), and a ReplicaSet, StatefulSet or
 // ReplicationController none of whose pods is in the input becomes its
 // spec.replicas pending pods (<owner>-<5 characters>, or <sts>-<ordinal>
-// for a StatefulSet). A workload's objects are those with a controller
+// for a StatefulSet), and a DaemonSet becomes one pending pod for each
+// input Node the DaemonSet controller would run it on, pinned to it by
+// a required node affinity on metadata.name. A workload's objects are those with a controller
 // reference to it, and those its controller would adopt or own: orphans
 // its selector matches and, for a Deployment, pods its selector matches
 // whose ReplicaSet is missing from the input (`kubectl get

@@ -18,7 +18,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/schedkit/schedkit/internal/objects"
 	"github.com/schedkit/schedkit/internal/selector"
@@ -240,39 +242,71 @@ func templateField(f string) string {
 // not negative, spec.selector present, valid, not empty and matching
 // the template's labels.
 func (l *loader) deployment(at where, d *appsv1.Deployment) {
-	if d.Namespace == "" {
-		d.Namespace = metav1.NamespaceDefault
+	l.topWorkload(at, "Deployment", d, &d.ObjectMeta, func() []problem {
+		return workloadProblems(d.Spec.Replicas, d.Spec.Selector, nil, &d.Spec.Template)
+	})
+}
+
+// daemonSet checks and records a DaemonSet (with ExpandWorkloads) as
+// deployment does a Deployment: names, spec.selector present, valid, not
+// empty and matching the template's labels, at least one container, and
+// the template's required node affinity valid (the API server's
+// ValidatePodTemplateSpec; the controller reads it to pick the nodes).
+func (l *loader) daemonSet(at where, ds *appsv1.DaemonSet) {
+	l.topWorkload(at, "DaemonSet", ds, &ds.ObjectMeta, func() []problem {
+		ps := workloadProblems(nil, ds.Spec.Selector, nil, &ds.Spec.Template)
+		if a := ds.Spec.Template.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+			path := field.NewPath("spec", "template", "spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
+			if _, errs := selector.CompileNodeSelector(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution, path); len(errs) > 0 {
+				ps = append(ps, problem{path.String(), fmt.Errorf("%w: %w", ErrInvalidObject, utilerrors.NewAggregate(errs))})
+			}
+		}
+		return ps
+	})
+}
+
+// topWorkload checks and records a workload that no other input object
+// owns (a Deployment or a DaemonSet) of kind, whose metadata is m:
+// namespace defaulted, names valid, problems (called once the names are)
+// empty, and not read before; then it is recorded for expand with the
+// uid the input gave, and given a derived one if it had none.
+func (l *loader) topWorkload(at where, kind string, obj runtime.Object, m *metav1.ObjectMeta, problems func() []problem) {
+	if m.Namespace == "" {
+		m.Namespace = metav1.NamespaceDefault
 	}
 	fail := func(field string, err error) {
 		e := l.errorAt(at, err)
-		e.Kind, e.Namespace, e.Name, e.Field = "Deployment", d.Namespace, d.Name, field
+		e.Kind, e.Namespace, e.Name, e.Field = kind, m.Namespace, m.Name, field
 		l.errs.add(e)
 	}
-	if d.Name == "" {
+	if m.Name == "" {
 		fail("metadata.name", ErrMissingName)
 		return
 	}
 	ok := true
-	for _, fe := range objects.NamespacedNames(d.Name, d.Namespace, apivalidation.NameIsDNSSubdomain) {
+	for _, fe := range objects.NamespacedNames(m.Name, m.Namespace, apivalidation.NameIsDNSSubdomain) {
 		fail(fe.Field, fmt.Errorf("%w: %s", ErrInvalidObject, fe.ErrorBody()))
 		ok = false
 	}
-	for _, p := range workloadProblems(d.Spec.Replicas, d.Spec.Selector, nil, &d.Spec.Template) {
+	if !ok {
+		return
+	}
+	for _, p := range problems() {
 		fail(p.field, p.err)
 		ok = false
 	}
 	if !ok {
 		return
 	}
-	k := ownerKey{"Deployment", d.Namespace, d.Name}
-	if first, dup := l.deployments[k]; dup {
+	k := ownerKey{kind, m.Namespace, m.Name}
+	if first, dup := l.topLevel[k]; dup {
 		fail("metadata.name", fmt.Errorf("%w: also at %s", ErrDuplicate, first))
 		return
 	}
-	l.deployments[k] = at
-	l.workloads = append(l.workloads, workload{at, d, d.UID})
-	if d.UID == "" {
-		d.UID = derivedUID("Deployment", d.Namespace, d.Name)
+	l.topLevel[k] = at
+	l.workloads = append(l.workloads, workload{at, obj, m.UID})
+	if m.UID == "" {
+		m.UID = derivedUID(kind, m.Namespace, m.Name)
 	}
 }
 
@@ -415,6 +449,11 @@ func (l *loader) expand() {
 			}
 			ref := controllerRef("v1", "ReplicationController", &o.ObjectMeta)
 			count(src.kind, l.makePods(w.at, src, &o.ObjectMeta, o.Spec.Template, o.Spec.Replicas, ref, nil))
+		case *appsv1.DaemonSet:
+			if !l.bare("DaemonSet", o, w.uid, o.Spec.Selector, nil, false) || failed { // checked as read (loader.daemonSet)
+				continue
+			}
+			count("DaemonSet", l.daemonPods(w.at, o))
 		case *appsv1.StatefulSet:
 			if !l.bare("StatefulSet", o, w.uid, o.Spec.Selector, nil, false) {
 				continue
@@ -574,9 +613,10 @@ func derivedUID(parts ...string) types.UID {
 
 // makePods makes the pods of the owner from tmpl, replicas of them (nil:
 // 1), each filed as an input pod (loader.pod) under src; decorate, when
-// set, names each and gives it its ordinal identity (a StatefulSet's),
-// otherwise the names are <owner>-<5 chars> as generateName makes them,
-// derived from the owner and the index. It returns how many pods it made.
+// set, changes each made pod i: gives it its ordinal identity (a
+// StatefulSet's name) or its node (a DaemonSet's); a pod it leaves
+// unnamed is named <owner>-<5 chars> as generateName makes them, derived
+// from the owner and the index. It returns how many pods it made.
 func (l *loader) makePods(at where, src origin, owner *metav1.ObjectMeta, tmpl *v1.PodTemplateSpec, replicas *int32, ref metav1.OwnerReference, decorate func(*v1.Pod, int)) int {
 	n := 1
 	if replicas != nil {
@@ -609,7 +649,8 @@ func (l *loader) makePods(at where, src origin, owner *metav1.ObjectMeta, tmpl *
 		}
 		if decorate != nil {
 			decorate(p, i)
-		} else {
+		}
+		if p.Name == "" {
 			for try := 0; p.Name == "" || used[p.Name]; try++ {
 				p.Name = base + nameSuffix(seed, i, try)
 			}

@@ -335,9 +335,9 @@ func TestExpandOff(t *testing.T) {
 	objs, err = load.Options{RejectOtherKinds: true, ExpandWorkloads: true}.Read(strings.NewReader(deployYAML("3")), "in.yaml")
 	require.NoError(t, err)
 	assert.Len(t, objs.Pods, 3)
-	_, err = load.Options{RejectOtherKinds: true, ExpandWorkloads: true}.Read(strings.NewReader("apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: d}\n"), "in.yaml")
+	_, err = load.Options{RejectOtherKinds: true, ExpandWorkloads: true}.Read(strings.NewReader("apiVersion: apps/v1\nkind: ControllerRevision\nmetadata: {name: d}\n"), "in.yaml")
 	require.ErrorIs(t, err, load.ErrKind)
-	assert.Contains(t, err.Error(), "StatefulSet, Deployment, PriorityClass")
+	assert.Contains(t, err.Error(), "StatefulSet, Deployment, DaemonSet, PriorityClass")
 }
 
 // FuzzExpandWorkloads checks the expansion's invariants on arbitrary
@@ -357,6 +357,8 @@ func FuzzExpandWorkloads(f *testing.F) {
 		"apiVersion: v1\nkind: ReplicationController\nmetadata: {name: rc}\nspec: {replicas: 2, template: {metadata: {labels: {a: b}}}}\n",
 		"apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs}\nspec: {replicas: 4, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c, resources: {limits: {cpu: 1}}}]}}}\n",
 		"apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: " + strings.Repeat("r", 70) + "}\nspec: {replicas: 4, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}}}\n",
+		dsNodes + dsYAML("agent", "", ""),
+		dsNodes + dsYAML("gpu", "", ", tolerations: [{key: dedicated, operator: Exists}], nodeSelector: {role: infra}, affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: role, operator: In, values: [infra]}]}]}}}"),
 	} {
 		f.Add([]byte(seed))
 	}

@@ -39,7 +39,7 @@ type Objects struct {
 	// namespace is put in "default", as a pod is.
 	Others []runtime.Object
 	// Expanded counts, by kind ("Deployment", "ReplicaSet",
-	// "StatefulSet", "ReplicationController"), the workloads
+	// "StatefulSet", "ReplicationController", "DaemonSet"), the workloads
 	// [Options.ExpandWorkloads] expanded and the pods it made for them;
 	// nil when none was.
 	Expanded map[string]Expansion
@@ -69,8 +69,8 @@ type Options struct {
 	// twice are then listed in [Objects.Warnings] (the last value is kept).
 	Strict bool
 	// RejectOtherKinds makes a document of any kind other than Node, Pod,
-	// the kinds of [Objects.Others] (a Deployment too with
-	// ExpandWorkloads), List, NodeList or PodList an [ErrKind] error
+	// the kinds of [Objects.Others] (a Deployment and a DaemonSet too
+	// with ExpandWorkloads), List, NodeList or PodList an [ErrKind] error
 	// instead of being skipped and counted in [Objects.Skipped].
 	RejectOtherKinds bool
 	// ExpandWorkloads makes the pods the workload controllers would
@@ -134,17 +134,40 @@ type Options struct {
 	//     it is then validated, defaulted and checked for duplicates as
 	//     an input Pod is, and is one from then on ([Objects.Pods], or
 	//     the cache when bound).
+	//   - an apps/v1 DaemonSet is accepted (not skipped; not in
+	//     [Objects.Others]) and, when no input pod is its controlled pod
+	//     or an orphan its selector matches, becomes one pod for each
+	//     input Node the DaemonSet controller would run it on
+	//     (nodeShouldRunDaemonPod): the template's spec.nodeName empty
+	//     or the node's, its nodeSelector and required node affinity
+	//     matching the node (invalid terms match nothing), and every
+	//     NoSchedule and NoExecute taint of the node tolerated by the
+	//     template's tolerations plus those the controller adds to every
+	//     DaemonSet pod (Exists on node.kubernetes.io/not-ready and
+	//     unreachable NoExecute; on disk-pressure, memory-pressure,
+	//     pid-pressure and unschedulable NoSchedule; with hostNetwork on
+	//     network-unavailable NoSchedule; a template toleration with the
+	//     same key, operator, value and effect is replaced). Each pod has
+	//     those tolerations, its required node affinity replaced by one
+	//     term selecting its node by metadata.name (so the scheduler
+	//     places it there or nowhere, as upstream since v1.12), the
+	//     label pod-template-generation when the DaemonSet has the
+	//     deprecated.daemonset.template.generation annotation, and is
+	//     named <daemonset>-<5 characters> like a ReplicaSet's, in the
+	//     order of the input's nodes; it is then made as the pods above.
 	//
-	// A Deployment, ReplicaSet, StatefulSet or ReplicationController
-	// without metadata.uid is given one (a UUID derived from its kind,
+	// A Deployment, ReplicaSet, StatefulSet, ReplicationController or
+	// DaemonSet without metadata.uid is given one (a UUID derived from its kind,
 	// namespace and name, as the API server gives every object one), so
 	// that owner references can name it; the made ReplicaSet's and pods'
 	// uids are derived likewise (from the owner's uid and their name).
 	// The match above reads the uid the input gave.
 	//
 	// The API server's checks of what this reads come first: a
-	// Deployment's names, spec.replicas not negative, spec.selector
-	// present, valid, not empty and matching the template's labels
+	// Deployment's or DaemonSet's names, spec.replicas not negative,
+	// spec.selector present, valid, not empty and matching the
+	// template's labels, a DaemonSet template's required node affinity
+	// valid
 	// ("selector does not match template labels", field
 	// spec.template.metadata.labels), at least one container in the
 	// template, and the same of a workload being expanded
@@ -410,10 +433,12 @@ type loader struct {
 	// until the first error.
 	cache *snapshot.Cache
 	// With ExpandWorkloads: the workloads in input order, the
-	// Deployments read (for duplicates), the controllers named by input
-	// pods and ReplicaSets, and how many pods expansion made so far.
+	// Deployments and DaemonSets read (for duplicates), the nodes read
+	// (DaemonSets run on them), the controllers named by input pods and
+	// ReplicaSets, and how many pods expansion made so far.
 	workloads           []workload
-	deployments         map[ownerKey]where
+	topLevel            map[ownerKey]where
+	nodeObjs            []*v1.Node
 	podOwners, rsOwners owners
 	podLabels, rsLabels labelSets
 	made                int
@@ -424,7 +449,7 @@ func (o Options) newLoader() *loader {
 	// repeated fields are warnings and of unknown fields ignored (object).
 	l := &loader{opts: o, decoder: strictDecoder, nodes: map[string]where{}, pods: map[string]where{}, others: map[objects.Key]where{}}
 	if o.ExpandWorkloads {
-		l.deployments, l.podOwners, l.rsOwners = map[ownerKey]where{}, owners{}, owners{}
+		l.topLevel, l.podOwners, l.rsOwners = map[ownerKey]where{}, owners{}, owners{}
 		l.podLabels, l.rsLabels = labelSets{}, labelSets{}
 	}
 	return l
@@ -549,6 +574,12 @@ func (l *loader) object(at where, js []byte) bool {
 		} else {
 			l.other(at, *gvk, obj, nil)
 		}
+	case *appsv1.DaemonSet:
+		if l.opts.ExpandWorkloads {
+			l.daemonSet(at, obj)
+		} else {
+			l.other(at, *gvk, obj, nil)
+		}
 	default:
 		l.other(at, *gvk, obj, nil)
 	}
@@ -613,7 +644,7 @@ func (l *loader) other(at where, gvk schema.GroupVersionKind, obj runtime.Object
 	if l.opts.RejectOtherKinds {
 		deployment := ""
 		if l.opts.ExpandWorkloads {
-			deployment = " Deployment,"
+			deployment = " Deployment, DaemonSet,"
 		}
 		e := l.errorAt(at, fmt.Errorf("%w: %s %s (want Node, Pod, Namespace, Service, ReplicationController, ReplicaSet, StatefulSet,%s PriorityClass, PodDisruptionBudget, List, NodeList or PodList)",
 			ErrKind, gvk.GroupVersion().String(), gvk.Kind, deployment))
@@ -651,6 +682,9 @@ func (l *loader) node(at where, n *v1.Node) {
 		return
 	}
 	l.nodes[n.Name] = at
+	if l.opts.ExpandWorkloads {
+		l.nodeObjs = append(l.nodeObjs, n)
+	}
 	if l.cache == nil {
 		l.out.Nodes = append(l.out.Nodes, n)
 	} else if !l.failed() {
