@@ -169,10 +169,9 @@ func (f *podTopologySpreadPlugin) PreFilterCluster(pod *snapshot.PodInfo, cluste
 	if st.PassesAll() {
 		return PreFilterResult{Filter: spreadFilter{st}}, nil
 	}
-	z := &spreadZoneFilter{st: st}
-	if n, ok := st.ZoneBlocked(z.blocked[:]); ok {
-		z.n = n
-		return PreFilterResult{Filter: z}, nil
+	var blocked [4]unique.Handle[string]
+	if n, ok := st.ZoneBlocked(blocked[:]); ok {
+		return PreFilterResult{Filter: &spreadZoneFilter{blocked: blocked, n: n, st: st}}, nil
 	}
 	return PreFilterResult{Filter: spreadFilter{st}}, nil
 }
