@@ -13,7 +13,12 @@ import (
 // mainReason is the reason most nodes gave for rejecting the pod (the
 // PreFilter's message when one rejected it outright), from the
 // diagnosis's counts per message (Diagnosis.Histogram: O(kinds of
-// reasons), not O(nodes)); ties go to the smaller message.
+// reasons), not O(nodes)); ties go to the smaller message. The nodes a
+// PreFilter left out of the candidates (Diagnosis.NotCandidates: all but
+// its own node for a DaemonSet's pod) count only when no candidate was
+// filtered: a pod that does not fit the one node it may run on is
+// "Insufficient cpu", not "node(s) didn't satisfy plugin(s)
+// [NodeAffinity]" of every other node.
 func mainReason(d *framework.Diagnosis) string {
 	if d == nil {
 		return ""
@@ -24,6 +29,10 @@ func mainReason(d *framework.Diagnosis) string {
 	h := d.Histogram()
 	if len(h) == 0 {
 		return d.Message()
+	}
+	if d.NotCandidates > 0 && len(h) > 1 {
+		nc := d.NotCandidate.Message()
+		h = slices.DeleteFunc(h, func(c framework.ReasonCount) bool { return c.Message == nc && c.Count == d.NotCandidates })
 	}
 	best := h[0]
 	for _, c := range h[1:] {

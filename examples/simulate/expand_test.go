@@ -89,6 +89,10 @@ func TestObjectsExpandDaemonSet(t *testing.T) {
 	assert.Equal(t, map[string]expansion{"DaemonSet": {Workloads: 1, Pods: 4}}, rep.Expanded)
 	require.Len(t, rep.Summaries, 1)
 	assert.Equal(t, float64(3), rep.Summaries[0].Placed, "node-c has 1 cpu for a 2-cpu pod")
+	assert.Empty(t, rep.Summaries[0].Skew, "a DaemonSet's pods, pinned one per node, are no workload to spread")
+	// The reason node-c gave, not the NodeAffinity of the 4 others.
+	require.Len(t, rep.Summaries[0].Reasons, 1)
+	assert.Equal(t, "Insufficient cpu", rep.Summaries[0].Reasons[0].Reason)
 	got := map[string]string{}
 	unplaced := 0
 	for _, row := range readPlacements(t, csv) {

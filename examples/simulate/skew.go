@@ -22,7 +22,8 @@ var skewKeys = []string{v1.LabelHostname, v1.LabelTopologyZone}
 // ownerReference with controller: true, such as a Deployment's
 // ReplicaSet) or, for a pod without one, of the first Service (by name)
 // selecting it — the pods upstream's system default spreading spreads
-// together.
+// together. A DaemonSet's pods are not a workload here: each is pinned
+// to its node, so they have nothing to spread.
 //
 // A workload's skew is upstream PodTopologySpread's (common.go,
 // filtering.go): the most of its pods in one domain (value of the key)
@@ -192,6 +193,9 @@ func passes(f framework.Filter, pi *snapshot.PodInfo, nodes []*snapshot.NodeInfo
 // first Service of its namespace (by name) whose selector matches it.
 func workloadOf(pod *v1.Pod, s *snapshot.Snapshot) string {
 	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
+		if ref.Kind == "DaemonSet" {
+			return "" // one per node, pinned there: no skew to measure
+		}
 		return pod.Namespace + "/" + ref.Kind + "/" + ref.Name
 	}
 	for _, svc := range s.Services(pod.Namespace) {

@@ -182,8 +182,12 @@ func TestExpandDaemonSetErrors(t *testing.T) {
 			`in.yaml:1: document 1: DaemonSet "kube-system/a": spec.selector: load: invalid object: Required value`},
 		{"selector not matching", strings.Replace(dsYAML("a", "", ""), "{matchLabels: {app: a}}", "{matchLabels: {app: b}}", 1),
 			`in.yaml:1: document 1: DaemonSet "kube-system/a": spec.template.metadata.labels: load: invalid object: selector does not match template labels`},
-		{"bad affinity", dsYAML("a", "", ", affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: zone, operator: Gt, values: [x]}]}]}}}"),
-			`in.yaml:1: document 1: DaemonSet "kube-system/a": spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution: load: invalid object: spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values[0]: Invalid value: "x": for 'Gt', 'Lt' operators, the value must be an integer`},
+		{"no node selector term", dsYAML("a", "", ", affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: []}}}"),
+			`in.yaml:1: document 1: DaemonSet "kube-system/a": spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms: load: invalid object: Required value: must have at least one node selector term`},
+		// No node takes a pod (none in the input): the template is
+		// checked all the same.
+		{"negative request, no node", strings.Replace(dsYAML("a", "", ""), "cpu: 100m", "cpu: -1", 1),
+			`in.yaml:1: document 1: DaemonSet "kube-system/a": spec.template.spec.containers[0].resources.requests[cpu]: load: negative quantity -1`},
 		{"duplicate", dsYAML("a", "", "") + dsYAML("a", "", ""),
 			`in.yaml:11: document 2: DaemonSet "kube-system/a": metadata.name: load: duplicate object: also at in.yaml:1: document 1`},
 		{"negative request", strings.Replace(dsNodes+dsYAML("a", "", ""), "cpu: 100m", "cpu: -1", 1),
@@ -197,4 +201,23 @@ func TestExpandDaemonSetErrors(t *testing.T) {
 			assert.True(t, reflect.ValueOf(objs).IsZero(), "zero Objects: %+v", objs)
 		})
 	}
+}
+
+// TestExpandSkipsDeletedWorkloads: a workload with
+// metadata.deletionTimestamp is being deleted, and its controller
+// creates nothing for it (a DaemonSet's, a Deployment's, a ReplicaSet's
+// sync returns early): none is expanded.
+func TestExpandSkipsDeletedWorkloads(t *testing.T) {
+	const gone = ", deletionTimestamp: '2026-01-01T00:00:00Z'"
+	in := dsNodes + dsYAML("agent", gone, "") + "---\n" +
+		strings.Replace(deployYAML("2"), "uid: d-uid", "uid: d-uid"+gone, 1) + "---\n" +
+		"apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs" + gone + "}\nspec: {replicas: 2, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c}]}}}\n"
+	objs, err := expandRead(t, in)
+	require.NoError(t, err)
+	assert.Empty(t, objs.Pods)
+	assert.Nil(t, objs.Expanded)
+	// Without the timestamp all three are expanded.
+	objs, err = expandRead(t, strings.ReplaceAll(in, gone, ""))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]load.Expansion{"DaemonSet": {Workloads: 1, Pods: 4}, "Deployment": {Workloads: 1, Pods: 2}, "ReplicaSet": {Workloads: 1, Pods: 2}}, objs.Expanded)
 }

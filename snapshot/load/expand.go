@@ -18,9 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/schedkit/schedkit/internal/objects"
 	"github.com/schedkit/schedkit/internal/selector"
@@ -250,16 +248,21 @@ func (l *loader) deployment(at where, d *appsv1.Deployment) {
 // daemonSet checks and records a DaemonSet (with ExpandWorkloads) as
 // deployment does a Deployment: names, spec.selector present, valid, not
 // empty and matching the template's labels, at least one container, and
-// the template's required node affinity valid (the API server's
-// ValidatePodTemplateSpec; the controller reads it to pick the nodes).
+// the template as an input pod is checked (its node affinity, which the
+// controller reads to pick the nodes, its requests...; the API server's
+// ValidatePodTemplateSpec), also when no node will take a pod.
 func (l *loader) daemonSet(at where, ds *appsv1.DaemonSet) {
 	l.topWorkload(at, "DaemonSet", ds, &ds.ObjectMeta, func() []problem {
 		ps := workloadProblems(nil, ds.Spec.Selector, nil, &ds.Spec.Template)
-		if a := ds.Spec.Template.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
-			path := field.NewPath("spec", "template", "spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
-			if _, errs := selector.CompileNodeSelector(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution, path); len(errs) > 0 {
-				ps = append(ps, problem{path.String(), fmt.Errorf("%w: %w", ErrInvalidObject, utilerrors.NewAggregate(errs))})
-			}
+		if len(ps) > 0 {
+			return ps
+		}
+		// The template as a pod, checked as the made pods would be: how
+		// many are made depends on the nodes, and none may be.
+		p := templatePod(&ds.ObjectMeta, &ds.Spec.Template, metav1.OwnerReference{})
+		p.Name = generatedBase(ds.Name) + "xxxxx"
+		for _, pr := range podProblems(p) {
+			ps = append(ps, problem{templateField(pr.field), pr.err})
 		}
 		return ps
 	})
@@ -412,6 +415,9 @@ func (l *loader) expand() {
 		l.out.Expanded[kind] = x
 	}
 	for _, w := range l.workloads {
+		if m, ok := w.obj.(metav1.Object); ok && m.GetDeletionTimestamp() != nil {
+			continue // being deleted: its controller creates nothing for it
+		}
 		switch o := w.obj.(type) {
 		case *appsv1.Deployment:
 			// Its ReplicaSets, or their pods, in the input: not bare.
@@ -628,30 +634,21 @@ func (l *loader) makePods(at where, src origin, owner *metav1.ObjectMeta, tmpl *
 	}
 	l.made += n
 	seed := string(owner.UID) // never empty: given, or derived
-	base := owner.Name + "-"
-	if len(base) > maxGeneratedBase {
-		base = base[:maxGeneratedBase] // apiserver's names.SimpleNameGenerator
-	}
+	base := generatedBase(owner.Name)
 	used := map[string]bool{}
+	taken := func(name string) bool {
+		_, input := l.pods[owner.Namespace+"/"+name]
+		return used[name] || input
+	}
 	for i := range n {
-		p := &v1.Pod{
-			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-			ObjectMeta: metav1.ObjectMeta{
-				Namespace:       owner.Namespace,
-				Labels:          maps.Clone(tmpl.Labels),
-				Annotations:     maps.Clone(tmpl.Annotations),
-				OwnerReferences: []metav1.OwnerReference{ref},
-			},
-			Spec: *tmpl.Spec.DeepCopy(),
-		}
-		if p.Labels == nil {
-			p.Labels = map[string]string{}
-		}
+		p := templatePod(owner, tmpl, ref)
 		if decorate != nil {
 			decorate(p, i)
 		}
 		if p.Name == "" {
-			for try := 0; p.Name == "" || used[p.Name]; try++ {
+			// Another suffix for a name taken, as the controller retries
+			// generateName's conflicts.
+			for try := 0; p.Name == "" || taken(p.Name); try++ {
 				p.Name = base + nameSuffix(seed, i, try)
 			}
 			used[p.Name] = true
@@ -667,6 +664,40 @@ func (l *loader) makePods(at where, src origin, owner *metav1.ObjectMeta, tmpl *
 // maxGeneratedBase is how much of a generateName prefix the API server
 // keeps (63 minus the 5 random characters).
 const maxGeneratedBase = 58
+
+// generatedBase is the generateName prefix of an owner's pods:
+// <owner>-, cut to maxGeneratedBase characters as the API server's
+// names.SimpleNameGenerator cuts it.
+func generatedBase(owner string) string {
+	base := owner + "-"
+	if len(base) > maxGeneratedBase {
+		base = base[:maxGeneratedBase]
+	}
+	return base
+}
+
+// templatePod is a pod of owner made from tmpl: in owner's namespace,
+// with the template's labels (never nil) and annotations, a deep copy of
+// its spec and the controller reference ref (none when ref has no
+// kind); no name.
+func templatePod(owner *metav1.ObjectMeta, tmpl *v1.PodTemplateSpec, ref metav1.OwnerReference) *v1.Pod {
+	p := &v1.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:   owner.Namespace,
+			Labels:      maps.Clone(tmpl.Labels),
+			Annotations: maps.Clone(tmpl.Annotations),
+		},
+		Spec: *tmpl.Spec.DeepCopy(),
+	}
+	if ref.Kind != "" {
+		p.OwnerReferences = []metav1.OwnerReference{ref}
+	}
+	if p.Labels == nil {
+		p.Labels = map[string]string{}
+	}
+	return p
+}
 
 // nameSuffix is 5 characters of rand.String's alphabet derived from
 // seed, i and try (fnv64a), in place of generateName's random ones.

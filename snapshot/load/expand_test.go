@@ -273,18 +273,24 @@ func TestExpandErrors(t *testing.T) {
 	}
 }
 
-// TestExpandDuplicate: a made pod whose name an input pod has is an
-// ErrDuplicate error naming the workload.
+// TestExpandDuplicate: a generated pod name an input pod has is passed
+// over for another suffix, as the controller retries generateName's
+// conflicts; a StatefulSet's pod, whose name is fixed, beside an input
+// pod of that name is an ErrDuplicate error naming the workload.
 func TestExpandDuplicate(t *testing.T) {
 	objs, err := expandRead(t, deployYAML("1"))
 	require.NoError(t, err)
 	require.Len(t, objs.Pods, 1)
-	in := deployYAML("1") + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " + objs.Pods[0].Name + ", namespace: shop}\nspec: {containers: [{name: c}]}\n"
 	name := objs.Pods[0].Name
+	in := deployYAML("1") + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " + name + ", namespace: shop}\nspec: {containers: [{name: c}]}\n"
 	objs, err = expandRead(t, in)
-	require.ErrorIs(t, err, load.ErrDuplicate)
-	assert.Equal(t, `in.yaml:1: document 1: Deployment "shop/web": metadata.name: load: duplicate object: its pod "shop/`+name+`" is also at in.yaml:11: document 2`, err.Error())
-	assert.True(t, reflect.ValueOf(objs).IsZero())
+	require.NoError(t, err)
+	require.Len(t, objs.Pods, 2)
+	assert.Equal(t, name, objs.Pods[0].Name, "the input pod")
+	assert.Empty(t, objs.Pods[0].OwnerReferences)
+	assert.NotEqual(t, name, objs.Pods[1].Name, "the made pod")
+	assert.True(t, strings.HasPrefix(objs.Pods[1].Name, "web-"), objs.Pods[1].Name)
+	requireController(t, objs.Pods[1].OwnerReferences, "apps/v1", "ReplicaSet", objs.Others[0].(*appsv1.ReplicaSet).Name, "")
 
 	// A StatefulSet's pod web-0 beside an input pod web-0.
 	sts := "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: web}\nspec: {selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c}]}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: web-0}\n"

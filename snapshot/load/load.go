@@ -155,6 +155,14 @@ type Options struct {
 	//     deprecated.daemonset.template.generation annotation, and is
 	//     named <daemonset>-<5 characters> like a ReplicaSet's, in the
 	//     order of the input's nodes; it is then made as the pods above.
+	//     A DaemonSet no input Node takes (or read by a call without
+	//     Nodes) makes no pod and is not counted in [Objects.Expanded].
+	//
+	// A workload with metadata.deletionTimestamp is being deleted, and
+	// its controller creates nothing for it: it is not expanded. A
+	// generated pod name (<owner>-<5 characters>) that an input pod has
+	// is passed over for another suffix, as the controller retries a
+	// generateName conflict.
 	//
 	// A Deployment, ReplicaSet, StatefulSet, ReplicationController or
 	// DaemonSet without metadata.uid is given one (a UUID derived from its kind,
@@ -166,17 +174,16 @@ type Options struct {
 	// The API server's checks of what this reads come first: a
 	// Deployment's or DaemonSet's names, spec.replicas not negative,
 	// spec.selector present, valid, not empty and matching the
-	// template's labels, a DaemonSet template's required node affinity
-	// valid
-	// ("selector does not match template labels", field
-	// spec.template.metadata.labels), at least one container in the
-	// template, and the same of a workload being expanded
-	// ([ErrInvalidObject]). An error in a made pod names the
+	// template's labels ("selector does not match template labels",
+	// field spec.template.metadata.labels), at least one container in
+	// the template, a DaemonSet's template checked as an input pod is
+	// (whatever the number of nodes that take it), and the same of a
+	// workload being expanded ([ErrInvalidObject]). An error in a made pod names the
 	// workload (a Deployment's for the pods of its ReplicaSet) and the
 	// template's field (spec.template.spec.containers[0].resources...),
 	// at the workload's document, once (the workload's other pods are
-	// not made); a made pod whose name is taken is an [ErrDuplicate]
-	// error. More than 1,000,000 pods made by one load (several times
+	// not made); a StatefulSet's pod whose name an input pod has is an
+	// [ErrDuplicate] error. More than 1,000,000 pods made by one load (several times
 	// the pods of the largest clusters upstream supports) is an
 	// [ErrInvalidObject] error at the spec.replicas of the workload that
 	// goes over, so that a mistyped count fails instead of exhausting
