@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -220,4 +221,52 @@ func TestExpandSkipsDeletedWorkloads(t *testing.T) {
 	objs, err = expandRead(t, strings.ReplaceAll(in, gone, ""))
 	require.NoError(t, err)
 	assert.Equal(t, map[string]load.Expansion{"DaemonSet": {Workloads: 1, Pods: 4}, "Deployment": {Workloads: 1, Pods: 2}, "ReplicaSet": {Workloads: 1, Pods: 2}}, objs.Expanded)
+}
+
+// TestExpandFollowsControllers (helper-105's trial): the controllers'
+// rules for what they create. A paused Deployment gets no ReplicaSet; a
+// workload in a namespace being deleted gets nothing (NamespaceLifecycle
+// refuses it); a Deployment whose ReplicaSet name another ReplicaSet has
+// hashes again (status.collisionCount); a ReplicationController without
+// spec.selector gets its template's labels as the API server defaults
+// it; a workload of 0 replicas with an invalid template is refused.
+func TestExpandFollowsControllers(t *testing.T) {
+	objs, err := expandRead(t, strings.Replace(deployYAML("2"), "spec:\n", "spec:\n  paused: true\n", 1))
+	require.NoError(t, err)
+	assert.Empty(t, objs.Pods, "paused")
+	assert.Empty(t, objs.Others)
+
+	ns := "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop, deletionTimestamp: '2026-01-01T00:00:00Z'}\nstatus: {phase: Terminating}\n---\n"
+	objs, err = expandRead(t, ns+deployYAML("2"))
+	require.NoError(t, err)
+	assert.Empty(t, objs.Pods, "terminating namespace")
+	objs, err = expandRead(t, strings.Replace(ns, ", deletionTimestamp: '2026-01-01T00:00:00Z'", "", 1)+deployYAML("2"))
+	require.NoError(t, err)
+	assert.Empty(t, objs.Pods, "phase Terminating alone")
+
+	objs, err = expandRead(t, deployYAML("2"))
+	require.NoError(t, err)
+	rsName := objs.Others[0].(*appsv1.ReplicaSet).Name
+	other := "---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: " + rsName + ", namespace: shop}\nspec: {replicas: 0, selector: {matchLabels: {app: other}}, template: {metadata: {labels: {app: other}}, spec: {containers: [{name: c}]}}}\n"
+	objs, err = expandRead(t, deployYAML("2")+other)
+	require.NoError(t, err)
+	require.Len(t, objs.Others, 2)
+	made := objs.Others[1].(*appsv1.ReplicaSet)
+	assert.NotEqual(t, rsName, made.Name)
+	assert.True(t, strings.HasPrefix(made.Name, "web-"), made.Name)
+	assert.Equal(t, strings.TrimPrefix(made.Name, "web-"), made.Labels[appsv1.DefaultDeploymentUniqueLabelKey])
+	assert.Len(t, objs.Pods, 2)
+
+	rc := "apiVersion: v1\nkind: ReplicationController\nmetadata: {name: rc}\nspec: {replicas: 2, template: {metadata: {labels: {app: live}}, spec: {containers: [{name: c}]}}}\n"
+	for _, opts := range []load.Options{{}, {ExpandWorkloads: true}} {
+		objs, err = opts.Read(strings.NewReader(rc), "in.yaml")
+		require.NoError(t, err)
+		got := objs.Others[0].(*v1.ReplicationController)
+		assert.Equal(t, map[string]string{"app": "live"}, got.Spec.Selector)
+		assert.Equal(t, map[string]string{"app": "live"}, got.Labels)
+	}
+
+	_, err = expandRead(t, strings.Replace(deployYAML("0"), "limits: {cpu: 500m, memory: 1Gi}", "requests: {cpu: -2}", 1))
+	require.ErrorIs(t, err, load.ErrNegativeQuantity)
+	assert.Contains(t, err.Error(), `Deployment "shop/web": spec.template.spec.containers[0].resources.requests[cpu]`)
 }

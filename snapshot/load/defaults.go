@@ -195,3 +195,21 @@ func defaultNode(n *v1.Node) {
 		s.Allocatable[k] = q.DeepCopy()
 	}
 }
+
+// defaultReplicationController is the API server's defaulting of what
+// scheduling reads from a ReplicationController
+// (SetDefaults_ReplicationController): with template labels, an empty
+// spec.selector becomes them (the selector upstream's system default
+// spreading and the expansion read), and so do empty labels. The
+// template's map is shared, as upstream shares it. O(1).
+func defaultReplicationController(rc *v1.ReplicationController) {
+	if rc.Spec.Template == nil || rc.Spec.Template.Labels == nil {
+		return
+	}
+	if len(rc.Spec.Selector) == 0 {
+		rc.Spec.Selector = rc.Spec.Template.Labels
+	}
+	if len(rc.Labels) == 0 {
+		rc.Labels = rc.Spec.Template.Labels
+	}
+}

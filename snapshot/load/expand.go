@@ -241,7 +241,7 @@ func templateField(f string) string {
 // the template's labels.
 func (l *loader) deployment(at where, d *appsv1.Deployment) {
 	l.topWorkload(at, "Deployment", d, &d.ObjectMeta, func() []problem {
-		return workloadProblems(d.Spec.Replicas, d.Spec.Selector, nil, &d.Spec.Template)
+		return workloadProblems(&d.ObjectMeta, d.Spec.Replicas, d.Spec.Selector, nil, &d.Spec.Template)
 	})
 }
 
@@ -253,18 +253,7 @@ func (l *loader) deployment(at where, d *appsv1.Deployment) {
 // ValidatePodTemplateSpec), also when no node will take a pod.
 func (l *loader) daemonSet(at where, ds *appsv1.DaemonSet) {
 	l.topWorkload(at, "DaemonSet", ds, &ds.ObjectMeta, func() []problem {
-		ps := workloadProblems(nil, ds.Spec.Selector, nil, &ds.Spec.Template)
-		if len(ps) > 0 {
-			return ps
-		}
-		// The template as a pod, checked as the made pods would be: how
-		// many are made depends on the nodes, and none may be.
-		p := templatePod(&ds.ObjectMeta, &ds.Spec.Template, metav1.OwnerReference{})
-		p.Name = generatedBase(ds.Name) + "xxxxx"
-		for _, pr := range podProblems(p) {
-			ps = append(ps, problem{templateField(pr.field), pr.err})
-		}
-		return ps
+		return workloadProblems(&ds.ObjectMeta, nil, ds.Spec.Selector, nil, &ds.Spec.Template)
 	})
 }
 
@@ -317,9 +306,13 @@ func (l *loader) topWorkload(at where, kind string, obj runtime.Object, m *metav
 // expansion reads: a negative spec.replicas; a label selector (ls, of
 // apps/v1 kinds) absent, empty or invalid, or a set selector (set, of a
 // ReplicationController, where empty means the template's labels) that
-// does not match the template's labels; a nil template. O(labels +
-// selector size).
-func workloadProblems(replicas *int32, ls *metav1.LabelSelector, set map[string]string, tmpl *v1.PodTemplateSpec) []problem {
+// does not match the template's labels; a nil template; and, when none
+// of those, the template checked as an input pod of owner is (its
+// problems under spec.template...), whatever the number of pods to be
+// made: a workload of 0 replicas, or a DaemonSet no node takes, is
+// refused as the API server refuses it. O(labels + selector size +
+// template size).
+func workloadProblems(owner *metav1.ObjectMeta, replicas *int32, ls *metav1.LabelSelector, set map[string]string, tmpl *v1.PodTemplateSpec) []problem {
 	var ps []problem
 	if replicas != nil && *replicas < 0 {
 		ps = append(ps, problem{"spec.replicas", fmt.Errorf("%w: %d: must be greater than or equal to 0", ErrInvalidObject, *replicas)})
@@ -346,6 +339,17 @@ func workloadProblems(replicas *int32, ls *metav1.LabelSelector, set map[string]
 	}
 	if !selector.MatchMap(&sel, tmpl.Labels) {
 		ps = append(ps, problem{"spec.template.metadata.labels", fmt.Errorf("%w: selector does not match template labels", ErrInvalidObject)})
+	}
+	if len(ps) > 0 {
+		return ps
+	}
+	p := templatePod(owner, tmpl, metav1.OwnerReference{})
+	p.Name = generatedBase(owner.Name) + "xxxxx" // a valid name: the pods' are checked apart
+	if p.Namespace == "" {
+		p.Namespace = metav1.NamespaceDefault
+	}
+	for _, pr := range podProblems(p) {
+		ps = append(ps, problem{templateField(pr.field), pr.err})
 	}
 	return ps
 }
@@ -415,8 +419,11 @@ func (l *loader) expand() {
 		l.out.Expanded[kind] = x
 	}
 	for _, w := range l.workloads {
-		if m, ok := w.obj.(metav1.Object); ok && m.GetDeletionTimestamp() != nil {
-			continue // being deleted: its controller creates nothing for it
+		if m := w.obj.(metav1.Object); m.GetDeletionTimestamp() != nil || l.terminating[m.GetNamespace()] {
+			// Being deleted, or in a namespace being deleted: its
+			// controller creates nothing for it, or the API server's
+			// NamespaceLifecycle admission refuses what it creates.
+			continue
 		}
 		switch o := w.obj.(type) {
 		case *appsv1.Deployment:
@@ -431,7 +438,10 @@ func (l *loader) expand() {
 				l.missingReplicaSets(w.at, o)
 				continue
 			}
-			rs := newReplicaSet(o)
+			if o.Spec.Paused {
+				continue // the controller makes no ReplicaSet for a paused Deployment
+			}
+			rs := l.newReplicaSet(o)
 			if !l.cluster(w.at, rs) {
 				continue
 			}
@@ -441,7 +451,7 @@ func (l *loader) expand() {
 				continue
 			}
 			src := origin{"ReplicaSet", o.Namespace, o.Name}
-			if !l.workloadOK(w.at, src, workloadProblems(o.Spec.Replicas, o.Spec.Selector, nil, &o.Spec.Template)) || failed {
+			if !l.workloadOK(w.at, src, workloadProblems(&o.ObjectMeta, o.Spec.Replicas, o.Spec.Selector, nil, &o.Spec.Template)) || failed {
 				continue
 			}
 			count(src.kind, l.replicaSetPods(w.at, o, src))
@@ -450,7 +460,7 @@ func (l *loader) expand() {
 				continue
 			}
 			src := origin{"ReplicationController", o.Namespace, o.Name}
-			if !l.workloadOK(w.at, src, workloadProblems(o.Spec.Replicas, nil, rcSelector(o), o.Spec.Template)) || failed {
+			if !l.workloadOK(w.at, src, workloadProblems(&o.ObjectMeta, o.Spec.Replicas, nil, rcSelector(o), o.Spec.Template)) || failed {
 				continue
 			}
 			ref := controllerRef("v1", "ReplicationController", &o.ObjectMeta)
@@ -465,7 +475,7 @@ func (l *loader) expand() {
 				continue
 			}
 			src := origin{"StatefulSet", o.Namespace, o.Name}
-			ps := workloadProblems(o.Spec.Replicas, o.Spec.Selector, nil, &o.Spec.Template)
+			ps := workloadProblems(&o.ObjectMeta, o.Spec.Replicas, o.Spec.Selector, nil, &o.Spec.Template)
 			start := 0
 			if o.Spec.Ordinals != nil {
 				start = int(o.Spec.Ordinals.Start)
@@ -543,10 +553,28 @@ func (l *loader) workloadOK(at where, src origin, ps []problem) bool {
 // d when it has none (pkg/controller/deployment sync.go
 // getNewReplicaSet): named <d>-<hash>, the pod-template-hash label on
 // its labels, selector and template, d's replicas (nil: 1), owned by d.
-func newReplicaSet(d *appsv1.Deployment) *appsv1.ReplicaSet {
-	hash := templateHash(&d.Spec.Template, d.Status.CollisionCount)
-	return replicaSetFor(d, d.Name+"-"+hash, hash, true)
+func (l *loader) newReplicaSet(d *appsv1.Deployment) *appsv1.ReplicaSet {
+	collisions := d.Status.CollisionCount
+	for range maxHashCollisions {
+		hash := templateHash(&d.Spec.Template, collisions)
+		name := d.Name + "-" + hash
+		if _, taken := l.others[objects.Key{Kind: objects.ReplicaSet, Namespace: d.Namespace, Name: name}]; !taken {
+			return replicaSetFor(d, name, hash, true)
+		}
+		// Another object has the name: the controller counts a
+		// collision and hashes again (status.collisionCount).
+		c := int32(1)
+		if collisions != nil {
+			c = *collisions + 1
+		}
+		collisions = &c
+	}
+	hash := templateHash(&d.Spec.Template, collisions)
+	return replicaSetFor(d, d.Name+"-"+hash, hash, true) // cluster reports the duplicate
 }
+
+// maxHashCollisions bounds the hashes newReplicaSet tries.
+const maxHashCollisions = 100
 
 // replicaSetFor is a ReplicaSet of d named name, with the label
 // pod-template-hash=hash on its labels, selector and template when

@@ -445,6 +445,7 @@ type loader struct {
 	// ReplicaSets, and how many pods expansion made so far.
 	workloads           []workload
 	topLevel            map[ownerKey]where
+	terminating         map[string]bool // namespaces being deleted
 	nodeObjs            []*v1.Node
 	podOwners, rsOwners owners
 	podLabels, rsLabels labelSets
@@ -457,6 +458,7 @@ func (o Options) newLoader() *loader {
 	l := &loader{opts: o, decoder: strictDecoder, nodes: map[string]where{}, pods: map[string]where{}, others: map[objects.Key]where{}}
 	if o.ExpandWorkloads {
 		l.topLevel, l.podOwners, l.rsOwners = map[ownerKey]where{}, owners{}, owners{}
+		l.terminating = map[string]bool{}
 		l.podLabels, l.rsLabels = labelSets{}, labelSets{}
 	}
 	return l
@@ -570,6 +572,14 @@ func (l *loader) object(at where, js []byte) bool {
 		}
 	case *v1.Namespace, *v1.Service, *v1.ReplicationController, *appsv1.ReplicaSet, *appsv1.StatefulSet,
 		*schedulingv1.PriorityClass, *policyv1.PodDisruptionBudget:
+		switch o := obj.(type) {
+		case *v1.ReplicationController:
+			defaultReplicationController(o)
+		case *v1.Namespace:
+			if l.terminating != nil && (o.DeletionTimestamp != nil || o.Status.Phase == v1.NamespaceTerminating) {
+				l.terminating[o.Name] = true
+			}
+		}
 		if !l.opts.ExpandWorkloads {
 			l.cluster(at, obj)
 		} else if uid := workloadUID(obj); l.cluster(at, obj) {
