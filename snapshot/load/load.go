@@ -159,10 +159,19 @@ type Options struct {
 	//     Nodes) makes no pod and is not counted in [Objects.Expanded].
 	//
 	// A workload with metadata.deletionTimestamp is being deleted, and
-	// its controller creates nothing for it: it is not expanded. A
-	// generated pod name (<owner>-<5 characters>) that an input pod has
-	// is passed over for another suffix, as the controller retries a
-	// generateName conflict.
+	// its controller creates nothing for it: it is not expanded; nor is
+	// a workload in a Namespace of the input being deleted
+	// (deletionTimestamp or status.phase Terminating), whose new objects
+	// the API server's NamespaceLifecycle admission refuses, nor a
+	// paused Deployment (spec.paused), for which the deployment
+	// controller makes no ReplicaSet. A generated pod name
+	// (<owner>-<5 characters>) that an input pod has is passed over for
+	// another suffix, as the controller retries a generateName
+	// conflict; a Deployment's ReplicaSet name that an input ReplicaSet
+	// has is hashed again with one more collision (the controller's
+	// status.collisionCount). A ReplicationController's empty
+	// spec.selector and labels become its template's labels, as the API
+	// server defaults them (with or without ExpandWorkloads).
 	//
 	// A Deployment, ReplicaSet, StatefulSet, ReplicationController or
 	// DaemonSet without metadata.uid is given one (a UUID derived from its kind,
