@@ -270,3 +270,17 @@ func TestExpandFollowsControllers(t *testing.T) {
 	require.ErrorIs(t, err, load.ErrNegativeQuantity)
 	assert.Contains(t, err.Error(), `Deployment "shop/web": spec.template.spec.containers[0].resources.requests[cpu]`)
 }
+
+// TestExpandChecksDyingWorkloads: a workload in a namespace being deleted
+// makes nothing, but its template is checked as any workload's is
+// (helper-106's trial: an invalid ReplicaSet there loaded silently).
+func TestExpandChecksDyingWorkloads(t *testing.T) {
+	ns := "apiVersion: v1\nkind: Namespace\nmetadata: {name: gone}\nstatus: {phase: Terminating}\n---\n"
+	rs := "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs, namespace: gone}\nspec: {replicas: 2, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c, resources: {requests: {cpu: '-1'}}}]}}}\n"
+	_, err := expandRead(t, ns+rs)
+	require.ErrorIs(t, err, load.ErrNegativeQuantity)
+	assert.Contains(t, err.Error(), `ReplicaSet "gone/rs": spec.template.spec.containers[0].resources.requests[cpu]`)
+	objs, err := expandRead(t, ns+strings.Replace(rs, "'-1'", "'1'", 1))
+	require.NoError(t, err)
+	assert.Empty(t, objs.Pods)
+}

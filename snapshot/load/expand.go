@@ -419,14 +419,17 @@ func (l *loader) expand() {
 		l.out.Expanded[kind] = x
 	}
 	for _, w := range l.workloads {
-		if m := w.obj.(metav1.Object); m.GetDeletionTimestamp() != nil || l.terminating[m.GetNamespace()] {
-			// Being deleted, or in a namespace being deleted: its
-			// controller creates nothing for it, or the API server's
-			// NamespaceLifecycle admission refuses what it creates.
-			continue
-		}
+		// Being deleted, or in a namespace being deleted: its controller
+		// creates nothing for it, or the API server's NamespaceLifecycle
+		// admission refuses what it creates. It is checked all the same,
+		// as when another error was found.
+		m := w.obj.(metav1.Object)
+		dying := m.GetDeletionTimestamp() != nil || l.terminating[m.GetNamespace()]
 		switch o := w.obj.(type) {
 		case *appsv1.Deployment:
+			if dying { // checked as read (loader.deployment)
+				continue
+			}
 			// Its ReplicaSets, or their pods, in the input: not bare.
 			if !l.bare("Deployment", o, w.uid, o.Spec.Selector, nil, true) {
 				continue
@@ -451,7 +454,7 @@ func (l *loader) expand() {
 				continue
 			}
 			src := origin{"ReplicaSet", o.Namespace, o.Name}
-			if !l.workloadOK(w.at, src, workloadProblems(&o.ObjectMeta, o.Spec.Replicas, o.Spec.Selector, nil, &o.Spec.Template)) || failed {
+			if !l.workloadOK(w.at, src, workloadProblems(&o.ObjectMeta, o.Spec.Replicas, o.Spec.Selector, nil, &o.Spec.Template)) || failed || dying {
 				continue
 			}
 			count(src.kind, l.replicaSetPods(w.at, o, src))
@@ -460,13 +463,13 @@ func (l *loader) expand() {
 				continue
 			}
 			src := origin{"ReplicationController", o.Namespace, o.Name}
-			if !l.workloadOK(w.at, src, workloadProblems(&o.ObjectMeta, o.Spec.Replicas, nil, rcSelector(o), o.Spec.Template)) || failed {
+			if !l.workloadOK(w.at, src, workloadProblems(&o.ObjectMeta, o.Spec.Replicas, nil, rcSelector(o), o.Spec.Template)) || failed || dying {
 				continue
 			}
 			ref := controllerRef("v1", "ReplicationController", &o.ObjectMeta)
 			count(src.kind, l.makePods(w.at, src, &o.ObjectMeta, o.Spec.Template, o.Spec.Replicas, ref, nil))
 		case *appsv1.DaemonSet:
-			if !l.bare("DaemonSet", o, w.uid, o.Spec.Selector, nil, false) || failed { // checked as read (loader.daemonSet)
+			if !l.bare("DaemonSet", o, w.uid, o.Spec.Selector, nil, false) || failed || dying { // checked as read (loader.daemonSet)
 				continue
 			}
 			count("DaemonSet", l.daemonPods(w.at, o))
@@ -490,7 +493,7 @@ func (l *loader) expand() {
 					ps = append(ps, problem{"metadata.name", fmt.Errorf("%w: pod name %q is longer than 63 characters (a StatefulSet pod's name is its hostname)", ErrInvalidObject, last)})
 				}
 			}
-			if !l.workloadOK(w.at, src, ps) || failed {
+			if !l.workloadOK(w.at, src, ps) || failed || dying {
 				continue
 			}
 			ref := controllerRef("apps/v1", "StatefulSet", &o.ObjectMeta)
