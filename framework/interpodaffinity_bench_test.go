@@ -168,7 +168,9 @@ func perfShapePod(i int, ns string, anti bool) *v1.Pod {
 // on every node; release=true then releases the filter and scorer (as
 // the Scheduler and Profile.Score do: the next pod reuses their tables),
 // release=false drops them to the GC (as before Release), interleaved
-// per size. Reports cpu-ns/op (process CPU time, garbage
+// per size. Each cycle takes the next Snapshot of a chain
+// (perfShapeChain), one bound pod ahead of the last. Reports cpu-ns/op
+// (process CPU time, garbage
 // collection included: steadier than wall time on a shared machine). For
 // profiling the per-pod cost.
 func BenchmarkInterPodAffinityPerfShapes(b *testing.B) {
@@ -178,7 +180,7 @@ func BenchmarkInterPodAffinityPerfShapes(b *testing.B) {
 		perThous int
 	}{{"SchedulingPodAntiAffinity", true, 200}, {"SchedulingPreferredPodAffinity", false, 1000}} {
 		for _, n := range []int{1000, 5000} {
-			snap := perfShapeCluster(b, n, shape.perThous, shape.anti)
+			snaps := perfShapeChain(b, n, shape.perThous, shape.anti)
 			for _, release := range []bool{false, true} {
 				b.Run(fmt.Sprintf("%s/nodes=%d/release=%v", shape.name, n, release), func(b *testing.B) {
 					pending := perfShapePod(0, "sched-1", shape.anti)
@@ -186,15 +188,18 @@ func BenchmarkInterPodAffinityPerfShapes(b *testing.B) {
 					require.NoError(b, err)
 					s, err := score.NewInterPodAffinity(score.InterPodAffinityArgs{})
 					require.NoError(b, err)
-					var ours []*snapshot.NodeInfo
-					for _, ni := range snap.Nodes() {
-						ours = append(ours, ni)
+					lists := make([][]*snapshot.NodeInfo, len(snaps))
+					for j, snap := range snaps {
+						for _, ni := range snap.Nodes() {
+							lists[j] = append(lists[j], ni)
+						}
 					}
 					buf := make([]Reason, 0, 16)
 					out := make([]int64, n)
 					b.ReportAllocs()
 					c0, iters := cpuTime(), 0
 					for b.Loop() {
+						snap, ours := snaps[iters%len(snaps)], lists[iters%len(snaps)]
 						iters++
 						pi, err := snapshot.NewPodInfo(pending)
 						if err != nil {
@@ -237,6 +242,33 @@ func perfShapeCluster(tb testing.TB, n, perThous int, anti bool) *snapshot.Snaps
 		pods = append(pods, p)
 	}
 	return snapshottest.Snapshot(tb, nodes, pods...)
+}
+
+// perfShapeChain is perfShapeCluster followed by 31 more Snapshots,
+// each with one more bound pod of the shape than the one before: the
+// clusters consecutive cycles of scheduler_perf see, each having bound
+// the previous cycle's pod (so that a memoised score is brought up to
+// date by a difference, as in a scheduling loop, not served for an
+// unchanged cluster).
+func perfShapeChain(tb testing.TB, n, perThous int, anti bool) []*snapshot.Snapshot {
+	c := snapshot.NewCache()
+	for i := range n {
+		require.NoError(tb, c.AddNode(mkNode(fmt.Sprintf("scheduler-perf-%05d", i)).Capacity("cpu", "4", "memory", "32Gi", "pods", "110").Obj()))
+	}
+	bound := perThous * n / 1000
+	for i := range bound {
+		p := perfShapePod(i, "sched-0", anti)
+		p.Spec.NodeName = fmt.Sprintf("scheduler-perf-%05d", (i*7919)%n)
+		require.NoError(tb, c.AddPod(p))
+	}
+	snaps := make([]*snapshot.Snapshot, 32)
+	for j := range snaps {
+		snaps[j] = c.Snapshot()
+		p := perfShapePod(bound+j, "sched-0", anti)
+		p.Spec.NodeName = fmt.Sprintf("scheduler-perf-%05d", (j*7919+13)%n)
+		require.NoError(tb, c.AddPod(p))
+	}
+	return snaps
 }
 
 // TestIPAReleaseReusesTables: a pod prepared after the previous pod's

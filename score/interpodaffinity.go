@@ -89,6 +89,12 @@ func (a *InterPodAffinityArgs) namespaceLister(cluster any) interpod.NamespaceLi
 // for terms that existing pods hold too), O(nodes + all pods × terms);
 // Score O(topology keys) table look-ups per node (a hostname key reads
 // the node's first cache line, other keys its labels), no allocation.
+// On a snapshot.Snapshot (immutable), a released PodScorer's tables are
+// kept (up to 4 recipes, process-wide) and the next Prepare of a pod
+// with the same matched groups on another Snapshot updates them by the
+// difference between the two Snapshots' indexes instead of rebuilding
+// them: O(index entries the two do not share), a few per group when one
+// pod was bound in between (as in a scheduling loop).
 // On another Cluster the index is first built by walking
 // every node. The PodScorer has a Release method (no return value)
 // that hands its tables to the next Prepare; [Profile.Score] calls it
@@ -134,7 +140,7 @@ func (s *interPodAffinity) Prepare(pod *snapshot.PodInfo, cluster Cluster) (PodS
 	}
 	n := cluster.NumNodes()
 	st := interpod.NewScore(pod.Pod(), t, s.hard, s.args.IgnorePreferredTermsOfExistingPods,
-		s.args.namespaceLister(cluster), interpod.IndexFor(cluster, n, cluster.Node), n, cluster.Node)
+		s.args.namespaceLister(cluster), interpod.IndexFor(cluster, n, cluster.Node), interpod.Immutable(cluster), n, cluster.Node)
 	if st == nil {
 		return nil, nil
 	}

@@ -142,6 +142,61 @@ func (g *termGroup) AddTo(t *interpod.ValueTable, mult int64) {
 	}
 }
 
+// AddDiff is interpod.Differ's: for old, a version of the same group
+// (a *termGroup) in an older immutable state, the two tries are walked
+// together, skipping the subtrees they share (the same node: frozen, so
+// equal); where they differ (a leaf rewritten, split or dropped) old's
+// entries there are subtracted and g's added, times mult. O(entries
+// under the nodes that differ), no allocation but t's; false when old is
+// not a *termGroup or more than budget entries were walked.
+func (g *termGroup) AddDiff(old interpod.Domains, t *interpod.ValueTable, mult int64, budget int) bool {
+	o, ok := old.(*termGroup)
+	return ok && pdiff(o.domains.root, g.domains.root, t, mult, &budget)
+}
+
+// pdiff adds mult × (b − a) to t over the subtrees a and b at the same
+// trie position, as AddDiff.
+func pdiff(a, b *pnode[unique.Handle[string], int64], t *interpod.ValueTable, mult int64, budget *int) bool {
+	if a == b {
+		return true
+	}
+	if a != nil && b != nil && !a.leaf && !b.leaf {
+		for i := range a.kids {
+			if !pdiff(a.kids[i], b.kids[i], t, mult, budget) {
+				return false
+			}
+		}
+		return true
+	}
+	return paddAll(a, t, -mult, budget) && paddAll(b, t, mult, budget)
+}
+
+// paddAll adds mult × every total under nd to t, counting the entries
+// against budget; false when it runs out.
+func paddAll(nd *pnode[unique.Handle[string], int64], t *interpod.ValueTable, mult int64, budget *int) bool {
+	if nd == nil {
+		return true
+	}
+	if !nd.leaf {
+		for _, k := range nd.kids {
+			if !paddAll(k, t, mult, budget) {
+				return false
+			}
+		}
+		return true
+	}
+	if *budget -= int(nd.n) + len(nd.over); *budget < 0 {
+		return false
+	}
+	for i := range nd.ents[:nd.n] {
+		t.Add(nd.ents[i].key, mult*nd.ents[i].val)
+	}
+	for i := range nd.over {
+		t.Add(nd.over[i].key, mult*nd.over[i].val)
+	}
+	return true
+}
+
 // Each is interpod.Domains': every value with a total. O(entries), no
 // allocation.
 func (g *termGroup) Each(yield func(unique.Handle[string], int64) bool) {
@@ -213,7 +268,18 @@ func init() {
 		}
 		return nil
 	}
+	interpod.Immutable = func(c any) bool {
+		_, ok := c.(interface{ immutableAff() })
+		return ok
+	}
 }
+
+// immutableAff marks a Snapshot (and a type embedding one) for
+// interpod.Immutable: its state never changes, and its index's trie
+// nodes are never written or recycled (Cache.Snapshot and Fork.Snapshot
+// freeze them: the writers that owned them take new tokens, and a
+// Fork's recycler forgets the copies a Snapshot shares).
+func (*Snapshot) immutableAff() {}
 
 // NumPodsWithAffinity is interpod.Index's; O(1).
 func (s *state) NumPodsWithAffinity() int { return s.aff.pods }

@@ -142,8 +142,8 @@ func TestMatchCountsEqualScan(t *testing.T) {
 			}
 			for _, hard := range []int32{0, 1, 7} {
 				for _, ignore := range []bool{false, true} {
-					fs := interpod.NewScore(pod, terms, hard, ignore, nil, ix, snap.NumNodes(), snap.Node)
-					ss := interpod.NewScore(pod, terms, hard, ignore, nil, scan, snap.NumNodes(), snap.Node)
+					fs := interpod.NewScore(pod, terms, hard, ignore, nil, ix, false, snap.NumNodes(), snap.Node)
+					ss := interpod.NewScore(pod, terms, hard, ignore, nil, scan, false, snap.NumNodes(), snap.Node)
 					require.Equal(t, ss == nil, fs == nil, "%s hard %d ignore %v", msg, hard, ignore)
 					for i := range snap.NumNodes() {
 						if fs != nil {
@@ -183,7 +183,7 @@ func TestPreparedStaysValid(t *testing.T) {
 		terms := interpod.TermsOf(snapshot.MustPodInfo(pod))
 		ix := interpod.IndexOf(f)
 		filter := interpod.NewFilter(pod, terms, nil, ix, f.NumNodes(), f.Node)
-		sc := interpod.NewScore(pod, terms, 1, false, nil, ix, f.NumNodes(), f.Node)
+		sc := interpod.NewScore(pod, terms, 1, false, nil, ix, false, f.NumNodes(), f.Node)
 		answers := func() (out []any) {
 			for i := range f.NumNodes() {
 				if filter != nil {

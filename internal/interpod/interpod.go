@@ -158,7 +158,7 @@ type Filter struct {
 	// existing: the groups of existing pods' required anti-affinity
 	// terms that match the pod and count somewhere (upstream's
 	// existingAntiAffinityCounts is their sum).
-	existing []group
+	existing []contrib
 	// byKey: per topology key, per value, the number of pods matching
 	// one of the pod's anti-affinity terms with that key in the domain
 	// (upstream's antiAffinityCounts), times antiUnit, plus the totals of
@@ -238,21 +238,13 @@ func views(ix Index, ts []incoming) []Domains {
 	return ds
 }
 
-// group is a matched term group of an [Index] and what one unit of its
-// total is worth to the pod.
-type group struct {
-	key  unique.Handle[string]
-	d    Domains
-	mult int64
-}
-
 // matchGroups appends to gs the groups of kind k in ix with an entry
 // whose term matches pod (in the namespace with labels nsLabels), each
 // worth mult. O(groups of kind k) term matches.
-func matchGroups(gs []group, ix Index, k Kind, pod *v1.Pod, nsLabels map[string]string, mult int64) []group {
+func matchGroups(gs []contrib, ix Index, k Kind, pod *v1.Pod, nsLabels map[string]string, mult int64) []contrib {
 	ix.TermGroups(k, func(t *Term, d Domains) bool {
 		if d.Len() > 0 && t.Matches(pod, nsLabels) {
-			gs = append(gs, group{t.topo, d, mult})
+			gs = append(gs, contrib{t.topo, d, mult, k, t.key})
 		}
 		return true
 	})
@@ -444,9 +436,15 @@ type Score struct {
 	keys []keyTable
 	// labels: some key is not the hostname key.
 	labels bool
-	// ns, groups, pref, prefAnti: NewScore's scratch, kept for reuse.
+	// recipe: what the tables were built from, in order (the matched
+	// groups of existing pods' terms, then the counts of the pod's own
+	// preferred terms when the index keeps them).
+	recipe []contrib
+	// memo: the tables are exactly recipe's sums on an immutable
+	// cluster (no counting pass), so Release keeps s in the memo.
+	memo bool
+	// ns, pref, prefAnti: NewScore's scratch, kept for reuse.
 	ns             namespaces
-	groups         []group
 	pref, prefAnti []incoming
 	released       bool
 }
@@ -454,17 +452,34 @@ type Score struct {
 // Release ends s's use and lets a later [NewScore] reuse its storage,
 // as [Filter.Release] (same contract: the caller must be s's only user
 // and must not use s afterwards; not safe concurrently with Raw; nil or
-// a second Release is a no-op). O(entries of s's tables); no allocation.
+// a second Release is a no-op). A Score prepared on an immutable
+// cluster from the index's totals alone goes, tables intact, to the
+// memo (see [Immutable]); O(1). Any other: O(entries of s's tables)
+// clears. No allocation.
 func (s *Score) Release() {
 	if s == nil || s.released {
 		return
 	}
-	clear(s.groups)
+	s.released = true
+	clear(s.pref)
+	clear(s.prefAnti)
+	s.pref, s.prefAnti = s.pref[:0], s.prefAnti[:0]
+	s.ns = namespaces{}
+	if s.memo {
+		memoPut(s)
+		return
+	}
+	s.pool()
+}
+
+// pool empties s, keeping its storage, and puts it in scorePool.
+func (s *Score) pool() {
+	clear(s.recipe)
 	clear(s.pref)
 	clear(s.prefAnti)
 	*s = Score{
 		keys:     resetTables(s.keys),
-		groups:   s.groups[:0],
+		recipe:   s.recipe[:0],
 		pref:     s.pref[:0],
 		prefAnti: s.prefAnti[:0],
 		released: true,
@@ -499,7 +514,18 @@ func HasPreferred(pod *v1.Pod) bool {
 // pods × terms) only for a pod with preferred terms whose counts ix does
 // not keep; allocates the Score, the matched groups and the tables, or
 // reuses those of a released Score (scorePool).
-func NewScore[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, hardWeight int32, ignoreExisting bool, lister NamespaceLister, ix Index, n int, node func(int) N) *Score {
+//
+// immutable says the cluster ix indexes never changes ([Immutable]):
+// then, when every total comes from ix (no counting), a Score released
+// after an earlier preparation of the same recipe (the same matched
+// groups and term counts, multipliers and keys, in the same order) on
+// another immutable cluster is taken from the memo and brought up to
+// date instead of built: O(entries of the trie parts the two clusters
+// do not share) table updates ([Differ]; for a cluster one bound pod
+// apart, a few leaves of each group), rebuilt when that passes half a
+// build. Its raw scores equal a build's (a value whose total fell to 0
+// keeps a zero entry).
+func NewScore[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, hardWeight int32, ignoreExisting bool, lister NamespaceLister, ix Index, immutable bool, n int, node func(int) N) *Score {
 	has := HasPreferred(pod)
 	if ignoreExisting && !has {
 		return nil
@@ -509,43 +535,57 @@ func NewScore[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, hardWeight int32,
 	s.ns = namespaces{lister: lister}
 	ns := &s.ns
 	nsLabels, _ := ns.labels(pod.Namespace)
-	groups := s.groups[:0]
+	rec := s.recipe[:0]
 	if hardWeight > 0 {
-		groups = matchGroups(groups, ix, RequiredAffinity, pod, nsLabels, int64(hardWeight))
+		rec = matchGroups(rec, ix, RequiredAffinity, pod, nsLabels, int64(hardWeight))
 	}
-	groups = matchGroups(groups, ix, PreferredAffinity, pod, nsLabels, 1)
-	groups = matchGroups(groups, ix, PreferredAntiAffinity, pod, nsLabels, -1)
-	s.groups = groups
-	for _, g := range groups {
-		tableFor(&s.keys, g.key).addDomains(g.d, g.mult)
-	}
+	rec = matchGroups(rec, ix, PreferredAffinity, pod, nsLabels, 1)
+	rec = matchGroups(rec, ix, PreferredAntiAffinity, pod, nsLabels, -1)
+	var pref, prefAnti []incoming
 	if has && t != nil {
 		s.pref = resolve(s.pref, t.PreferredAffinity, ns)
 		s.prefAnti = resolve(s.prefAnti, t.PreferredAntiAffinity, ns)
-		pref, prefAnti := s.pref, s.prefAnti
+		pref, prefAnti = s.pref, s.prefAnti
 		pd, ad := views(ix, pref), views(ix, prefAnti)
 		if (pd != nil || len(pref) == 0) && (ad != nil || len(prefAnti) == 0) {
 			for i, tm := range pref {
 				if pd[i].Len() > 0 {
-					tableFor(&s.keys, tm.topo).addDomains(pd[i], int64(tm.Weight))
+					rec = append(rec, contrib{tm.topo, pd[i], int64(tm.Weight), NumKinds, tm.key})
 				}
 			}
 			for i, tm := range prefAnti {
 				if ad[i].Len() > 0 {
-					tableFor(&s.keys, tm.topo).addDomains(ad[i], -int64(tm.Weight))
+					rec = append(rec, contrib{tm.topo, ad[i], -int64(tm.Weight), NumKinds, tm.key})
 				}
 			}
 			pref, prefAnti = nil, nil
 		}
+	}
+	s.recipe = rec
+	counted := len(pref)+len(prefAnti) > 0
+	if immutable && !counted && len(rec) > 0 {
+		if m := memoTake(rec); m != nil {
+			if m.update(rec) {
+				// m now holds rec's totals: it takes rec, s goes back
+				// (its tables empty) with m's old recipe storage.
+				m.recipe, s.recipe = rec, m.recipe
+				m.released, m.memo = false, true
+				s.pool()
+				return m
+			}
+			m.pool()
+		}
+	}
+	for _, c := range rec {
+		tableFor(&s.keys, c.key).addDomains(c.d, c.mult)
+	}
+	if counted {
 		add := func(ls []selector.Label, key unique.Handle[string], w int64) {
 			if v, ok := valueOf(ls, key); ok {
 				*tableFor(&s.keys, key).upd(v) += w
 			}
 		}
 		for i := range n {
-			if len(pref)+len(prefAnti) == 0 {
-				break
-			}
 			ni := node(i)
 			ls := ni.Labels()
 			if len(ls) == 0 {
@@ -570,6 +610,7 @@ func NewScore[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, hardWeight int32,
 		s.Release()
 		return nil
 	}
+	s.memo = immutable && !counted
 	s.labels = needsLabels(s.keys)
 	return s
 }

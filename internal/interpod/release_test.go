@@ -51,7 +51,7 @@ func TestReleasedReuseMatchesFresh(t *testing.T) {
 			}
 			interpod.FreshPools()
 			want = answers(interpod.NewFilter(pod, terms, nil, ix, snap.NumNodes(), snap.Node),
-				interpod.NewScore(pod, terms, hard, false, nil, ix, snap.NumNodes(), snap.Node))
+				interpod.NewScore(pod, terms, hard, false, nil, ix, false, snap.NumNodes(), snap.Node))
 			interpod.FreshPools()
 			if lastF != nil {
 				lastF.Release()
@@ -61,7 +61,7 @@ func TestReleasedReuseMatchesFresh(t *testing.T) {
 				lastS.Release()
 			}
 			f := interpod.NewFilter(pod, terms, nil, ix, snap.NumNodes(), snap.Node)
-			s := interpod.NewScore(pod, terms, hard, false, nil, ix, snap.NumNodes(), snap.Node)
+			s := interpod.NewScore(pod, terms, hard, false, nil, ix, false, snap.NumNodes(), snap.Node)
 			require.Equal(t, want, answers(f, s), msg)
 			if f != nil && lastF != nil {
 				nF++
