@@ -53,6 +53,12 @@ const interPodAffinityName = "InterPodAffinity"
 // counts the index does not keep, allocating the counts; per node
 // O(affinity terms + topology keys) table look-ups (a hostname key reads
 // the node's first cache line, other keys its labels), no allocation.
+// Building the filter's tables inserts the index's totals (O(values
+// with a total)); on a snapshot.Snapshot, for a pod without required
+// affinity terms, a released filter's tables are kept (up to 4
+// recipes, process-wide) and the next filter of the same recipe on
+// another Snapshot updates them by the difference of the two Snapshots'
+// indexes instead (as score.NewInterPodAffinity's scorer does).
 // On another score.Cluster the index is first built by walking every
 // node. The PodFilter has a Release method (no return value) that hands
 // its tables to the next PreFilterCluster: the [Scheduler] calls it when
@@ -105,7 +111,7 @@ func (f *interPodAffinity) PreFilterCluster(pod *snapshot.PodInfo, cluster score
 		ns, _ = cluster.(interpod.NamespaceLister)
 	}
 	n := cluster.NumNodes()
-	st := interpod.NewFilter(pod.Pod(), t, ns, interpod.IndexFor(cluster, n, cluster.Node), n, cluster.Node)
+	st := interpod.NewFilter(pod.Pod(), t, ns, interpod.IndexFor(cluster, n, cluster.Node), interpod.Immutable(cluster), n, cluster.Node)
 	if st == nil {
 		return PreFilterResult{}, nil
 	}

@@ -131,8 +131,8 @@ func TestMatchCountsEqualScan(t *testing.T) {
 				}
 			}
 			msg := fmt.Sprintf("seed %d template %d", seed, k)
-			fast := interpod.NewFilter(pod, terms, nil, ix, snap.NumNodes(), snap.Node)
-			slow := interpod.NewFilter(pod, terms, nil, scan, snap.NumNodes(), snap.Node)
+			fast := interpod.NewFilter(pod, terms, nil, ix, false, snap.NumNodes(), snap.Node)
+			slow := interpod.NewFilter(pod, terms, nil, scan, false, snap.NumNodes(), snap.Node)
 			require.Equal(t, slow == nil, fast == nil, msg)
 			for i := range snap.NumNodes() {
 				if fast != nil {
@@ -182,7 +182,7 @@ func TestPreparedStaysValid(t *testing.T) {
 		pod.Name = "incoming"
 		terms := interpod.TermsOf(snapshot.MustPodInfo(pod))
 		ix := interpod.IndexOf(f)
-		filter := interpod.NewFilter(pod, terms, nil, ix, f.NumNodes(), f.Node)
+		filter := interpod.NewFilter(pod, terms, nil, ix, false, f.NumNodes(), f.Node)
 		sc := interpod.NewScore(pod, terms, 1, false, nil, ix, false, f.NumNodes(), f.Node)
 		answers := func() (out []any) {
 			for i := range f.NumNodes() {

@@ -157,8 +157,14 @@ type Filter struct {
 	affAny bool
 	// existing: the groups of existing pods' required anti-affinity
 	// terms that match the pod and count somewhere (upstream's
-	// existingAntiAffinityCounts is their sum).
+	// existingAntiAffinityCounts is their sum), then, when byKey was
+	// built from the index alone, the counts of the pod's anti-affinity
+	// terms (Index.MatchCounts): the recipe of byKey.
 	existing []contrib
+	// memo: byKey is exactly existing's sums on an immutable cluster
+	// and the pod has no affinity terms, so Release keeps f in
+	// filterMemo.
+	memo bool
 	// byKey: per topology key, per value, the number of pods matching
 	// one of the pod's anti-affinity terms with that key in the domain
 	// (upstream's antiAffinityCounts), times antiUnit, plus the totals of
@@ -195,12 +201,31 @@ var (
 // framework's Scheduler calls it when its cycle ends; a caller that keeps
 // f, or does not know whether someone else does, simply never calls it
 // (f is then garbage collected as before). Not safe concurrently with
-// Check on f. A nil f or a second Release is a no-op. O(entries of f's
-// tables) clears; no allocation.
+// Check on f. A nil f or a second Release is a no-op. A Filter prepared
+// on an immutable cluster for a pod without required affinity terms,
+// from the index's totals alone, goes, tables intact, to the memo
+// (filterMemo; see [NewFilter]): O(1). Any other: O(entries of f's
+// tables) clears. No allocation.
 func (f *Filter) Release() {
 	if f == nil || f.released {
 		return
 	}
+	if f.memo {
+		f.released = true
+		clear(f.affinity)
+		clear(f.anti)
+		f.affinity, f.anti = f.affinity[:0], f.anti[:0]
+		f.ns = namespaces{}
+		filterMemo.put(f)
+		return
+	}
+	f.pool()
+}
+
+func (f *Filter) recipeOf() []contrib { return f.existing }
+
+// pool empties f, keeping its storage, and puts it in filterPool.
+func (f *Filter) pool() {
 	clear(f.affinity)
 	clear(f.anti)
 	clear(f.existing)
@@ -269,7 +294,14 @@ func matchGroups(gs []contrib, ix Index, k Kind, pod *v1.Pod, nsLabels map[strin
 // counts ix does not keep, O(nodes + pods × terms); allocates the
 // Filter, the matched groups and the tables, or reuses those of a
 // released Filter (filterPool; a table grows if it is too small).
-func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister NamespaceLister, ix Index, n int, node func(int) N) *Filter {
+//
+// immutable says the cluster ix indexes never changes ([Immutable]):
+// then, for a pod without required affinity terms whose anti-affinity
+// counts ix keeps, a Filter released after an earlier preparation of the
+// same recipe (the matched groups and the anti-affinity terms' counts,
+// in order) on another immutable cluster is taken from the memo and its
+// tables brought up to date by the difference, as [NewScore]'s.
+func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister NamespaceLister, ix Index, immutable bool, n int, node func(int) N) *Filter {
 	f := filterPool.Get().(*Filter)
 	f.released = false
 	f.ns = namespaces{lister: lister}
@@ -283,6 +315,36 @@ func NewFilter[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, lister Namespace
 	if len(f.existing) == 0 && len(f.affinity)+len(f.anti) == 0 {
 		f.Release()
 		return nil
+	}
+	if len(f.affinity) == 0 && immutable {
+		if antiD := views(ix, f.anti); antiD != nil || len(f.anti) == 0 {
+			for i, d := range antiD {
+				f.existing = append(f.existing, contrib{f.anti[i].topo, d, antiUnit, NumKinds, f.anti[i].key})
+			}
+			if m := filterMemo.take(f.existing); m != nil {
+				if updateTables(m.byKey, m.existing, f.existing) {
+					// m now holds f's totals: it takes f's recipe and
+					// resolved terms (resolved again against m's
+					// namespace memo); f goes back with m's old recipe
+					// storage.
+					m.existing, f.existing = f.existing, m.existing
+					m.released, m.memo = false, true
+					m.ns = namespaces{lister: lister}
+					if t != nil {
+						m.anti = resolve(m.anti, t.RequiredAntiAffinity, &m.ns)
+					}
+					m.host1 = nil
+					f.pool()
+					return m.setNeedsLabels()
+				}
+				m.pool()
+			}
+			for _, g := range f.existing {
+				tableFor(&f.byKey, g.key).addDomains(g.d, g.mult)
+			}
+			f.memo = true
+			return f.setNeedsLabels()
+		}
 	}
 	for _, g := range f.existing {
 		tableFor(&f.byKey, g.key).addDomains(g.d, 1)
@@ -466,11 +528,13 @@ func (s *Score) Release() {
 	s.pref, s.prefAnti = s.pref[:0], s.prefAnti[:0]
 	s.ns = namespaces{}
 	if s.memo {
-		memoPut(s)
+		scoreMemo.put(s)
 		return
 	}
 	s.pool()
 }
+
+func (s *Score) recipeOf() []contrib { return s.recipe }
 
 // pool empties s, keeping its storage, and puts it in scorePool.
 func (s *Score) pool() {
@@ -564,8 +628,8 @@ func NewScore[N NodeInfo[P], P PodInfo](pod *v1.Pod, t *Terms, hardWeight int32,
 	s.recipe = rec
 	counted := len(pref)+len(prefAnti) > 0
 	if immutable && !counted && len(rec) > 0 {
-		if m := memoTake(rec); m != nil {
-			if m.update(rec) {
+		if m := scoreMemo.take(rec); m != nil {
+			if updateTables(m.keys, m.recipe, rec) {
 				// m now holds rec's totals: it takes rec, s goes back
 				// (its tables empty) with m's old recipe storage.
 				m.recipe, s.recipe = rec, m.recipe

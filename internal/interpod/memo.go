@@ -8,10 +8,10 @@ import (
 // Immutable reports whether cluster can never change (a
 // *snapshot.Snapshot: every trie node of its index is frozen, no writer
 // holds its token, and none is recycled while reachable); snapshot sets
-// it in its init. A [Score] prepared on such a cluster may be kept after
-// its Release and brought up to date for the next pod of the same
-// recipe by diffing the two clusters' tries ([Differ]), instead of
-// rebuilding its tables. O(1), no allocation.
+// it in its init. A [Score] or [Filter] prepared on such a cluster may
+// be kept after its Release and brought up to date for the next pod of
+// the same recipe by diffing the two clusters' tries ([Differ]),
+// instead of rebuilding its tables. O(1), no allocation.
 var Immutable = func(cluster any) bool { return false }
 
 // Differ is implemented by [Domains] that can compare themselves with
@@ -51,62 +51,73 @@ func (c *contrib) same(o *contrib) bool {
 	return c.key == o.key && c.mult == o.mult && c.kind == o.kind && c.term == o.term
 }
 
-// memoSlots is how many released Scores memo keeps: one per recipe of
-// the pods being scheduled (a few workloads interleave).
+// memoSlots is how many released Scores (Filters) a memo keeps: one
+// per recipe of the pods being scheduled (a few workloads interleave).
 const memoSlots = 4
 
-// memo keeps Scores released after a preparation on an immutable
-// cluster without a counting pass, with their recipes: the next
-// NewScore of an equal recipe on an immutable cluster takes one and adds
-// the differences of the groups' totals to its tables. Unlike the pools,
-// the GC does not drop it: it holds at most memoSlots Scores, their
-// tables (as large as the largest cluster's topology values they were
-// built for) and the tries of the cluster they were last prepared on
-// (shared with its successors but for the parts that changed). Guarded
-// by mu; a Score is in memo or in use, never both.
-var memo struct {
+// memoStore keeps Scores or Filters released after a preparation on an
+// immutable cluster from the index's totals alone, with their recipes:
+// the next preparation of an equal recipe on an immutable cluster takes
+// one and adds the differences of the groups' totals to its tables.
+// Unlike the pools, the GC does not drop it: it holds at most memoSlots
+// of them, their tables (as large as the largest cluster's topology
+// values they were built for) and the tries of the cluster they were
+// last prepared on (shared with its successors but for the parts that
+// changed). Guarded by mu; an item is in the memo or in use, never both.
+type memoStore[T interface {
+	comparable
+	recipeOf() []contrib
+	pool()
+}] struct {
 	mu   sync.Mutex
-	s    [memoSlots]*Score
+	s    [memoSlots]T
 	next int
 }
 
-// memoTake removes and returns the memo's Score of recipe rec, nil if
-// none.
-func memoTake(rec []contrib) *Score {
-	memo.mu.Lock()
-	defer memo.mu.Unlock()
-	for i, m := range memo.s {
-		if m != nil && sameRecipe(m.recipe, rec) {
-			memo.s[i] = nil
+var (
+	scoreMemo  memoStore[*Score]
+	filterMemo memoStore[*Filter]
+)
+
+// take removes and returns the memo's item of recipe rec (the zero T if
+// none).
+func (ms *memoStore[T]) take(rec []contrib) T {
+	var zero T
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	for i, m := range ms.s {
+		if m != zero && sameRecipe(m.recipeOf(), rec) {
+			ms.s[i] = zero
 			return m
 		}
 	}
-	return nil
+	return zero
 }
 
-// memoPut keeps s (released, its tables intact) in the memo, replacing
-// one of the same recipe, else an empty slot, else the slots in turn; a
-// replaced Score is reset into scorePool.
-func memoPut(s *Score) {
-	memo.mu.Lock()
+// put keeps x (released, its tables intact) in the memo, replacing one
+// of the same recipe, else an empty slot, else the slots in turn; a
+// replaced item goes to its pool.
+func (ms *memoStore[T]) put(x T) {
+	var zero T
+	ms.mu.Lock()
 	at := -1
-	for i, m := range memo.s {
-		if m != nil && sameRecipe(m.recipe, s.recipe) {
+	for i, m := range ms.s {
+		if m != zero && sameRecipe(m.recipeOf(), x.recipeOf()) {
 			at = i
 			break
 		}
-		if m == nil && at < 0 {
+		if m == zero && at < 0 {
 			at = i
 		}
 	}
 	if at < 0 {
-		at = memo.next
-		memo.next = (memo.next + 1) % memoSlots
+		at = ms.next
+		ms.next = (ms.next + 1) % memoSlots
 	}
-	old := memo.s[at]
-	memo.s[at] = s
-	memo.mu.Unlock()
-	if old != nil {
+	old := ms.s[at]
+	ms.s[at] = x
+	ms.mu.Unlock()
+	if old != zero {
 		old.pool()
 	}
 }
@@ -123,15 +134,15 @@ func sameRecipe(a, b []contrib) bool {
 	return true
 }
 
-// update brings m's tables, built from m.recipe on an older immutable
-// cluster, to rec's totals (rec's groups are m's, in the same order):
+// updateTables brings keys, built from old on an older immutable
+// cluster, to rec's totals (rec's groups are old's, in the same order):
 // the differences of each group's versions, within a budget of half
-// the entries a rebuild would insert (plus 128). It reports false, m's
+// the entries a rebuild would insert (plus 128). It reports false, the
 // tables then unusable, when a group cannot be diffed, the budget runs
 // out, or a table holds more than twice its contributions' values plus
 // 64 (values whose totals went to 0 stay as zero entries; a cluster
 // whose values churn is rebuilt from time to time).
-func (m *Score) update(rec []contrib) bool {
+func updateTables(keys []keyTable, old, rec []contrib) bool {
 	total := 0
 	for i := range rec {
 		total += rec[i].d.Len()
@@ -143,24 +154,24 @@ func (m *Score) update(rec []contrib) bool {
 			return false
 		}
 		var t *ValueTable
-		for j := range m.keys {
-			if m.keys[j].key == rec[i].key {
-				t = &m.keys[j].t
+		for j := range keys {
+			if keys[j].key == rec[i].key {
+				t = &keys[j].t
 				break
 			}
 		}
-		if t == nil || !nd.AddDiff(m.recipe[i].d, t, rec[i].mult, budget) {
+		if t == nil || !nd.AddDiff(old[i].d, t, rec[i].mult, budget) {
 			return false
 		}
 	}
-	for j := range m.keys {
+	for j := range keys {
 		n := 0
 		for i := range rec {
-			if rec[i].key == m.keys[j].key {
+			if rec[i].key == keys[j].key {
 				n += rec[i].d.Len()
 			}
 		}
-		if m.keys[j].t.n > 2*n+64 {
+		if keys[j].t.n > 2*n+64 {
 			return false
 		}
 	}

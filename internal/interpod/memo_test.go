@@ -14,21 +14,23 @@ import (
 	"github.com/schedkit/schedkit/snapshot/snapshottest"
 )
 
-// TestMemoScoreMatchesFresh: a cluster changes step by step (pods of
+// TestMemoMatchesFresh: a cluster changes step by step (pods of
 // replicaTemplates added and removed, nodes added, relabelled and
 // removed; up to a few hundred nodes, so that the index's tries have
 // inner nodes and leaves split and merge), and after each step a
 // replica's Score is prepared on a Snapshot, released into the memo, and
 // the next one of the same recipe is brought up to date by diffing the
 // tries (Immutable): on every node its raw score equals that of a Score
-// built from scratch on the same Snapshot. Forks of the Snapshots
+// built from scratch on the same Snapshot; the same for the Filter's
+// verdict (memoised for pods without required affinity terms). Forks of the Snapshots
 // (mutable: never memoised) are prepared and written in between, and
 // their Snapshots (Fork.Snapshot) used too, so that a trie node a Fork
 // recycles or writes in place under a memoised Score fails here. The
-// memo must have served most of the Scores.
-func TestMemoScoreMatchesFresh(t *testing.T) {
+// memo must have served most of the Scores and Filters it could.
+func TestMemoMatchesFresh(t *testing.T) {
 	tmpls := replicaTemplates()
 	served, prepared := 0, 0
+	servedF, preparedF := 0, 0
 	for seed := range uint64(24) {
 		r := rand.New(rand.NewPCG(seed, 31))
 		c := snapshot.NewCache()
@@ -66,6 +68,7 @@ func TestMemoScoreMatchesFresh(t *testing.T) {
 			addPod()
 		}
 		last := map[string]*interpod.Score{}
+		lastF := map[string]*interpod.Filter{}
 		for step := range 40 {
 			switch op := r.IntN(10); {
 			case op < 5:
@@ -108,6 +111,34 @@ func TestMemoScoreMatchesFresh(t *testing.T) {
 				pod.Name = "incoming"
 				terms := interpod.TermsOf(snapshot.MustPodInfo(pod))
 				msg := fmt.Sprintf("seed %d step %d pod %s", seed, step, pod.Labels["app"])
+				freshF := interpod.NewFilter(pod, terms, nil, ix, false, snap.NumNodes(), snap.Node)
+				f := interpod.NewFilter(pod, terms, nil, ix, true, snap.NumNodes(), snap.Node)
+				require.Equal(t, freshF == nil, f == nil, msg)
+				if f != nil {
+					for i := range snap.NumNodes() {
+						ni := snap.Node(i)
+						require.Equal(t, freshF.Check(headOf(ni), ni.Labels()), f.Check(headOf(ni), ni.Labels()), "%s node %s", msg, ni.Name())
+					}
+					// Memoised: no required affinity terms, and
+					// anti-affinity counts the index keeps (static
+					// terms).
+					memoable := true
+					if terms != nil {
+						memoable = len(terms.RequiredAffinity) == 0
+						for i := range terms.RequiredAntiAffinity {
+							memoable = memoable && terms.RequiredAntiAffinity[i].Static()
+						}
+					}
+					if memoable {
+						preparedF++
+						if f == lastF[pod.Labels["app"]] {
+							servedF++
+						}
+					}
+					lastF[pod.Labels["app"]] = f
+					freshF.Release()
+					f.Release()
+				}
 				fresh := interpod.NewScore(pod, terms, 1, false, nil, ix, false, snap.NumNodes(), snap.Node)
 				s := interpod.NewScore(pod, terms, 1, false, nil, ix, true, snap.NumNodes(), snap.Node)
 				require.Equal(t, fresh == nil, s == nil, msg)
@@ -147,9 +178,10 @@ func TestMemoScoreMatchesFresh(t *testing.T) {
 		}
 	}
 	require.Greater(t, served, prepared/2, "Scores the memo served")
+	require.Greater(t, servedF, preparedF/2, "Filters the memo served")
 }
 
-// TestMemoConcurrent: goroutines prepare and release Scores of the same
+// TestMemoConcurrent: goroutines prepare and release Filters and Scores of the same
 // recipes on Snapshots of one chain, in any order (so that the memo's
 // Scores are diffed forwards and backwards), concurrently: every raw
 // score equals the one built from scratch for that Snapshot. Under
@@ -175,7 +207,10 @@ func TestMemoConcurrent(t *testing.T) {
 			snaps = append(snaps, c.Snapshot())
 		}
 	}
-	type want struct{ raw []int64 }
+	type want struct {
+		raw      []int64
+		verdicts []interpod.Result
+	}
 	wants := make([][]want, len(snaps))
 	terms := make([]*interpod.Terms, len(tmpls))
 	for k, tmpl := range tmpls {
@@ -184,6 +219,12 @@ func TestMemoConcurrent(t *testing.T) {
 	for j, snap := range snaps {
 		for k, tmpl := range tmpls {
 			var w want
+			if f := interpod.NewFilter(tmpl, terms[k], nil, interpod.IndexOf(snap), false, snap.NumNodes(), snap.Node); f != nil {
+				for i := range snap.NumNodes() {
+					ni := snap.Node(i)
+					w.verdicts = append(w.verdicts, f.Check(headOf(ni), ni.Labels()))
+				}
+			}
 			if s := interpod.NewScore(tmpl, terms[k], 1, false, nil, interpod.IndexOf(snap), false, snap.NumNodes(), snap.Node); s != nil {
 				for i := range snap.NumNodes() {
 					ni := snap.Node(i)
@@ -200,6 +241,19 @@ func TestMemoConcurrent(t *testing.T) {
 			for range 150 {
 				j, k := r.IntN(len(snaps)), r.IntN(len(tmpls))
 				snap := snaps[j]
+				f := interpod.NewFilter(tmpls[k], terms[k], nil, interpod.IndexOf(snap), true, snap.NumNodes(), snap.Node)
+				var verdicts []interpod.Result
+				if f != nil {
+					for i := range snap.NumNodes() {
+						ni := snap.Node(i)
+						verdicts = append(verdicts, f.Check(headOf(ni), ni.Labels()))
+					}
+					f.Release()
+				}
+				if fmt.Sprint(verdicts) != fmt.Sprint(wants[j][k].verdicts) {
+					done <- fmt.Errorf("snapshot %d template %d: verdicts %v, want %v", j, k, verdicts, wants[j][k].verdicts)
+					return
+				}
 				s := interpod.NewScore(tmpls[k], terms[k], 1, false, nil, interpod.IndexOf(snap), true, snap.NumNodes(), snap.Node)
 				var got []int64
 				if s != nil {
@@ -219,5 +273,82 @@ func TestMemoConcurrent(t *testing.T) {
 	}
 	for range 4 {
 		require.NoError(t, <-done)
+	}
+}
+
+// TestMemoRebuilds covers the memo's way out: a Score (Filter) memoised
+// on one cluster and asked for on an unrelated one (no trie node
+// shared: the difference passes half a build, so it is rebuilt), and a
+// replica moved across 300 nodes one step at a time (each step leaves
+// a zero entry in the memoised tables, until a table holds more than
+// twice its values and is rebuilt). Every step's verdicts and raw
+// scores equal a fresh build's.
+func TestMemoRebuilds(t *testing.T) {
+	tmpls := replicaTemplates()
+	web, api := tmpls[0], tmpls[2] // required hostname anti-affinity; preferred hostname affinity
+	check := func(snap *snapshot.Snapshot, msg string) {
+		t.Helper()
+		ix := interpod.IndexOf(snap)
+		for _, tmpl := range []*v1.Pod{web, api} {
+			terms := interpod.TermsOf(snapshot.MustPodInfo(tmpl))
+			freshF := interpod.NewFilter(tmpl, terms, nil, ix, false, snap.NumNodes(), snap.Node)
+			f := interpod.NewFilter(tmpl, terms, nil, ix, true, snap.NumNodes(), snap.Node)
+			fresh := interpod.NewScore(tmpl, terms, 1, false, nil, ix, false, snap.NumNodes(), snap.Node)
+			s := interpod.NewScore(tmpl, terms, 1, false, nil, ix, true, snap.NumNodes(), snap.Node)
+			require.Equal(t, freshF == nil, f == nil, msg)
+			require.Equal(t, fresh == nil, s == nil, msg)
+			for i := range snap.NumNodes() {
+				ni := snap.Node(i)
+				if f != nil {
+					require.Equal(t, freshF.Check(headOf(ni), ni.Labels()), f.Check(headOf(ni), ni.Labels()), "%s %s node %s", msg, tmpl.Name, ni.Name())
+				}
+				if s != nil {
+					require.Equal(t, fresh.Raw(headOf(ni), ni.Labels()), s.Raw(headOf(ni), ni.Labels()), "%s %s node %s", msg, tmpl.Name, ni.Name())
+				}
+			}
+			freshF.Release()
+			f.Release()
+			fresh.Release()
+			s.Release()
+		}
+	}
+	cluster := func(prefix string, n int) *snapshot.Cache {
+		c := snapshot.NewCache()
+		for i := range n {
+			name := fmt.Sprint(prefix, i)
+			require.NoError(t, c.AddNode(snapshottest.MakeNode(name).Label(v1.LabelHostname, name).Label(v1.LabelTopologyZone, fmt.Sprint("z", i%3)).Obj()))
+			for j, tmpl := range []*v1.Pod{web, api} {
+				p := tmpl.DeepCopy()
+				p.Name = fmt.Sprintf("%s-%d-%d", prefix, i, j)
+				p.UID = types.UID(p.Name)
+				p.Spec.NodeName = name
+				require.NoError(t, c.AddPod(p))
+			}
+		}
+		return c
+	}
+	check(cluster("a", 200).Snapshot(), "cluster a")
+	check(cluster("b", 200).Snapshot(), "cluster b, unrelated")
+
+	c := snapshot.NewCache()
+	for i := range 300 {
+		name := fmt.Sprint("m", i)
+		require.NoError(t, c.AddNode(snapshottest.MakeNode(name).Label(v1.LabelHostname, name).Obj()))
+	}
+	var keys []snapshot.PodKey
+	for step := range 300 {
+		for _, k := range keys {
+			c.RemovePod(k)
+		}
+		keys = keys[:0]
+		for j, tmpl := range []*v1.Pod{web, api} {
+			p := tmpl.DeepCopy()
+			p.Name = fmt.Sprintf("moved-%d-%d", step, j)
+			p.UID = types.UID(p.Name)
+			p.Spec.NodeName = fmt.Sprint("m", step)
+			require.NoError(t, c.AddPod(p))
+			keys = append(keys, snapshot.KeyOf(p))
+		}
+		check(c.Snapshot(), fmt.Sprint("step ", step))
 	}
 }

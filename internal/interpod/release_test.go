@@ -50,7 +50,7 @@ func TestReleasedReuseMatchesFresh(t *testing.T) {
 				return out
 			}
 			interpod.FreshPools()
-			want = answers(interpod.NewFilter(pod, terms, nil, ix, snap.NumNodes(), snap.Node),
+			want = answers(interpod.NewFilter(pod, terms, nil, ix, false, snap.NumNodes(), snap.Node),
 				interpod.NewScore(pod, terms, hard, false, nil, ix, false, snap.NumNodes(), snap.Node))
 			interpod.FreshPools()
 			if lastF != nil {
@@ -60,7 +60,7 @@ func TestReleasedReuseMatchesFresh(t *testing.T) {
 			if lastS != nil {
 				lastS.Release()
 			}
-			f := interpod.NewFilter(pod, terms, nil, ix, snap.NumNodes(), snap.Node)
+			f := interpod.NewFilter(pod, terms, nil, ix, false, snap.NumNodes(), snap.Node)
 			s := interpod.NewScore(pod, terms, hard, false, nil, ix, false, snap.NumNodes(), snap.Node)
 			require.Equal(t, want, answers(f, s), msg)
 			if f != nil && lastF != nil {
