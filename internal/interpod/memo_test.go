@@ -113,49 +113,36 @@ func TestMemoMatchesFresh(t *testing.T) {
 				msg := fmt.Sprintf("seed %d step %d pod %s", seed, step, pod.Labels["app"])
 				freshF := interpod.NewFilter(pod, terms, nil, ix, false, snap.NumNodes(), snap.Node)
 				f := interpod.NewFilter(pod, terms, nil, ix, true, snap.NumNodes(), snap.Node)
-				require.Equal(t, freshF == nil, f == nil, msg)
-				if f != nil {
-					for i := range snap.NumNodes() {
-						ni := snap.Node(i)
-						require.Equal(t, freshF.Check(headOf(ni), ni.Labels()), f.Check(headOf(ni), ni.Labels()), "%s node %s", msg, ni.Name())
-					}
-					// Memoised: no required affinity terms, and
-					// anti-affinity counts the index keeps (static
-					// terms).
-					memoable := true
-					if terms != nil {
-						memoable = len(terms.RequiredAffinity) == 0
-						for i := range terms.RequiredAntiAffinity {
-							memoable = memoable && terms.RequiredAntiAffinity[i].Static()
-						}
-					}
-					if memoable {
-						preparedF++
-						if f == lastF[pod.Labels["app"]] {
-							servedF++
-						}
-					}
-					lastF[pod.Labels["app"]] = f
-					freshF.Release()
-					f.Release()
-				}
 				fresh := interpod.NewScore(pod, terms, 1, false, nil, ix, false, snap.NumNodes(), snap.Node)
 				s := interpod.NewScore(pod, terms, 1, false, nil, ix, true, snap.NumNodes(), snap.Node)
-				require.Equal(t, fresh == nil, s == nil, msg)
-				if s == nil {
-					continue
+				require.Equal(t, []bool{freshF == nil, fresh == nil}, []bool{f == nil, s == nil}, msg)
+				// Memoised Filters: no required affinity terms, and
+				// anti-affinity counts the index keeps (static terms).
+				memoable := f != nil
+				if terms != nil {
+					memoable = memoable && len(terms.RequiredAffinity) == 0
+					for i := range terms.RequiredAntiAffinity {
+						memoable = memoable && terms.RequiredAntiAffinity[i].Static()
+					}
 				}
-				for i := range snap.NumNodes() {
-					ni := snap.Node(i)
-					require.Equal(t, fresh.Raw(headOf(ni), ni.Labels()), s.Raw(headOf(ni), ni.Labels()), "%s node %s", msg, ni.Name())
+				app := pod.Labels["app"]
+				if memoable {
+					preparedF++
+					if f == lastF[app] {
+						servedF++
+					}
 				}
-				prepared++
-				if s == last[pod.Labels["app"]] {
-					served++
+				if s != nil {
+					prepared++
+					if s == last[app] {
+						served++
+					}
 				}
-				last[pod.Labels["app"]] = s
-				fresh.Release()
-				s.Release()
+				lastF[app], last[app] = f, s
+				wantV, wantR := answersOf(snap, freshF, fresh)
+				gotV, gotR := answersOf(snap, f, s)
+				require.Equal(t, wantV, gotV, "%s: verdicts per node", msg)
+				require.Equal(t, wantR, gotR, "%s: raw scores per node", msg)
 			}
 			if forked != nil {
 				// Written in place and recycled under the memo's Scores.
@@ -218,19 +205,11 @@ func TestMemoConcurrent(t *testing.T) {
 	}
 	for j, snap := range snaps {
 		for k, tmpl := range tmpls {
+			ix := interpod.IndexOf(snap)
 			var w want
-			if f := interpod.NewFilter(tmpl, terms[k], nil, interpod.IndexOf(snap), false, snap.NumNodes(), snap.Node); f != nil {
-				for i := range snap.NumNodes() {
-					ni := snap.Node(i)
-					w.verdicts = append(w.verdicts, f.Check(headOf(ni), ni.Labels()))
-				}
-			}
-			if s := interpod.NewScore(tmpl, terms[k], 1, false, nil, interpod.IndexOf(snap), false, snap.NumNodes(), snap.Node); s != nil {
-				for i := range snap.NumNodes() {
-					ni := snap.Node(i)
-					w.raw = append(w.raw, s.Raw(headOf(ni), ni.Labels()))
-				}
-			}
+			w.verdicts, w.raw = answersOf(snap,
+				interpod.NewFilter(tmpl, terms[k], nil, ix, false, snap.NumNodes(), snap.Node),
+				interpod.NewScore(tmpl, terms[k], 1, false, nil, ix, false, snap.NumNodes(), snap.Node))
 			wants[j] = append(wants[j], w)
 		}
 	}
@@ -241,30 +220,12 @@ func TestMemoConcurrent(t *testing.T) {
 			for range 150 {
 				j, k := r.IntN(len(snaps)), r.IntN(len(tmpls))
 				snap := snaps[j]
-				f := interpod.NewFilter(tmpls[k], terms[k], nil, interpod.IndexOf(snap), true, snap.NumNodes(), snap.Node)
-				var verdicts []interpod.Result
-				if f != nil {
-					for i := range snap.NumNodes() {
-						ni := snap.Node(i)
-						verdicts = append(verdicts, f.Check(headOf(ni), ni.Labels()))
-					}
-					f.Release()
-				}
-				if fmt.Sprint(verdicts) != fmt.Sprint(wants[j][k].verdicts) {
-					done <- fmt.Errorf("snapshot %d template %d: verdicts %v, want %v", j, k, verdicts, wants[j][k].verdicts)
-					return
-				}
-				s := interpod.NewScore(tmpls[k], terms[k], 1, false, nil, interpod.IndexOf(snap), true, snap.NumNodes(), snap.Node)
-				var got []int64
-				if s != nil {
-					for i := range snap.NumNodes() {
-						ni := snap.Node(i)
-						got = append(got, s.Raw(headOf(ni), ni.Labels()))
-					}
-					s.Release()
-				}
-				if fmt.Sprint(got) != fmt.Sprint(wants[j][k].raw) {
-					done <- fmt.Errorf("snapshot %d template %d: got %v, want %v", j, k, got, wants[j][k].raw)
+				ix := interpod.IndexOf(snap)
+				verdicts, got := answersOf(snap,
+					interpod.NewFilter(tmpls[k], terms[k], nil, ix, true, snap.NumNodes(), snap.Node),
+					interpod.NewScore(tmpls[k], terms[k], 1, false, nil, ix, true, snap.NumNodes(), snap.Node))
+				if w := wants[j][k]; fmt.Sprint(verdicts, got) != fmt.Sprint(w.verdicts, w.raw) {
+					done <- fmt.Errorf("snapshot %d template %d: verdicts %v raw %v, want %v %v", j, k, verdicts, got, w.verdicts, w.raw)
 					return
 				}
 			}
@@ -291,25 +252,14 @@ func TestMemoRebuilds(t *testing.T) {
 		ix := interpod.IndexOf(snap)
 		for _, tmpl := range []*v1.Pod{web, api} {
 			terms := interpod.TermsOf(snapshot.MustPodInfo(tmpl))
-			freshF := interpod.NewFilter(tmpl, terms, nil, ix, false, snap.NumNodes(), snap.Node)
-			f := interpod.NewFilter(tmpl, terms, nil, ix, true, snap.NumNodes(), snap.Node)
-			fresh := interpod.NewScore(tmpl, terms, 1, false, nil, ix, false, snap.NumNodes(), snap.Node)
-			s := interpod.NewScore(tmpl, terms, 1, false, nil, ix, true, snap.NumNodes(), snap.Node)
-			require.Equal(t, freshF == nil, f == nil, msg)
-			require.Equal(t, fresh == nil, s == nil, msg)
-			for i := range snap.NumNodes() {
-				ni := snap.Node(i)
-				if f != nil {
-					require.Equal(t, freshF.Check(headOf(ni), ni.Labels()), f.Check(headOf(ni), ni.Labels()), "%s %s node %s", msg, tmpl.Name, ni.Name())
-				}
-				if s != nil {
-					require.Equal(t, fresh.Raw(headOf(ni), ni.Labels()), s.Raw(headOf(ni), ni.Labels()), "%s %s node %s", msg, tmpl.Name, ni.Name())
-				}
-			}
-			freshF.Release()
-			f.Release()
-			fresh.Release()
-			s.Release()
+			wantV, wantR := answersOf(snap,
+				interpod.NewFilter(tmpl, terms, nil, ix, false, snap.NumNodes(), snap.Node),
+				interpod.NewScore(tmpl, terms, 1, false, nil, ix, false, snap.NumNodes(), snap.Node))
+			gotV, gotR := answersOf(snap,
+				interpod.NewFilter(tmpl, terms, nil, ix, true, snap.NumNodes(), snap.Node),
+				interpod.NewScore(tmpl, terms, 1, false, nil, ix, true, snap.NumNodes(), snap.Node))
+			require.Equal(t, wantV, gotV, "%s %s: verdicts per node", msg, tmpl.Name)
+			require.Equal(t, wantR, gotR, "%s %s: raw scores per node", msg, tmpl.Name)
 		}
 	}
 	cluster := func(prefix string, n int) *snapshot.Cache {
@@ -351,4 +301,21 @@ func TestMemoRebuilds(t *testing.T) {
 		}
 		check(c.Snapshot(), fmt.Sprint("step ", step))
 	}
+}
+
+// answersOf is f's verdict and s's raw score on every node of snap (nil
+// for a nil f or s); it releases both.
+func answersOf(snap *snapshot.Snapshot, f *interpod.Filter, s *interpod.Score) (verdicts []interpod.Result, raw []int64) {
+	for i := range snap.NumNodes() {
+		ni := snap.Node(i)
+		if f != nil {
+			verdicts = append(verdicts, f.Check(headOf(ni), ni.Labels()))
+		}
+		if s != nil {
+			raw = append(raw, s.Raw(headOf(ni), ni.Labels()))
+		}
+	}
+	f.Release()
+	s.Release()
+	return verdicts, raw
 }
