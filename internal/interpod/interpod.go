@@ -425,14 +425,26 @@ func (f *Filter) HostOnly() bool { return f.host1 != nil }
 // CheckHost is [Filter.Check] for a HostOnly filter, given the node's
 // hostname label value (layout.CPUMemory.Hostname; the zero handle for a
 // node without the label, which passes: no domain holds it). One table
-// look-up; allocates nothing.
+// look-up; allocates nothing. Small enough to inline: a hostname the
+// table's seen bits rule out (most nodes: only those holding a replica
+// have an entry) passes with no call.
 func (f *Filter) CheckHost(host unique.Handle[string]) Result {
+	t := f.host1
+	h := HandleHash(host)
+	if t.n == 0 || !t.maySee(h) {
+		return Pass
+	}
+	return f.checkHost(host, h)
+}
+
+// checkHost is CheckHost past the seen bits; h is HandleHash(host).
+func (f *Filter) checkHost(host unique.Handle[string], h uint64) Result {
 	if host == (unique.Handle[string]{}) {
 		return Pass
 	}
 	// The loop of Check for one hostname table: c < antiUnit is the
 	// existing groups' total alone.
-	switch c, _ := f.host1.get(host); {
+	switch c, _ := f.host1.getHashed(host, h); {
 	case c >= antiUnit:
 		return AntiAffinityNotMatch
 	case c != 0:

@@ -64,8 +64,19 @@ func (t *ValueTable) get(v unique.Handle[string]) (int64, bool) {
 	if t.n == 0 {
 		return 0, false
 	}
-	h := HandleHash(v)
-	if b := h >> (t.shift - 3); t.seen[b>>6]&(1<<(b&63)) == 0 {
+	return t.getHashed(v, HandleHash(v))
+}
+
+// maySee reports whether a key of hash h may be in t, which is not
+// empty: false when the seen bits rule it out. Inlinable.
+func (t *ValueTable) maySee(h uint64) bool {
+	b := h >> (t.shift - 3)
+	return t.seen[b>>6]&(1<<(b&63)) != 0
+}
+
+// getHashed is get for a non-empty t, given h = HandleHash(v).
+func (t *ValueTable) getHashed(v unique.Handle[string], h uint64) (int64, bool) {
+	if !t.maySee(h) {
 		return 0, false
 	}
 	mask := len(t.slots) - 1
