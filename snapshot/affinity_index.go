@@ -107,39 +107,11 @@ func (g *termGroup) Count(v unique.Handle[string]) int64 {
 // Len is interpod.Domains': the number of values with a total.
 func (g *termGroup) Len() int { return g.domains.n }
 
-// AddTo is interpod.Domains': mult × every total added to t, walking the
-// trie without a call per entry. O(entries), no allocation but t's.
+// AddTo is interpod.Domains': mult × every total added to t (paddAll
+// without a budget). O(entries), no allocation but t's.
 func (g *termGroup) AddTo(t *interpod.ValueTable, mult int64) {
-	var stack [pmapFan * (pmapHashes/pmapBits + 1)]*pnode[unique.Handle[string], int64] // DFS: ≤ 15 siblings pending per level
-	sp := 0
-	if g.domains.root != nil {
-		stack[0], sp = g.domains.root, 1
-	}
-	for sp > 0 {
-		sp--
-		nd := stack[sp]
-		if !nd.leaf {
-			for _, k := range nd.kids {
-				if k != nil {
-					stack[sp] = k
-					sp++
-				}
-			}
-			continue
-		}
-		for i := range nd.ents[:nd.n] {
-			t.Add(nd.ents[i].key, mult*nd.ents[i].val)
-		}
-		// Only a full leaf has entries past ents (pmap's delete refills
-		// ents from over): testing n first spares the read of over, a
-		// cache line of its own, in every other leaf.
-		if nd.n < pmapLeaf {
-			continue
-		}
-		for i := range nd.over {
-			t.Add(nd.over[i].key, mult*nd.over[i].val)
-		}
-	}
+	budget := g.domains.n
+	paddAll(g.domains.root, t, mult, &budget)
 }
 
 // AddDiff is interpod.Differ's: for old, a version of the same group
@@ -172,7 +144,8 @@ func pdiff(a, b *pnode[unique.Handle[string], int64], t *interpod.ValueTable, mu
 }
 
 // paddAll adds mult × every total under nd to t, counting the entries
-// against budget; false when it runs out.
+// against budget; false when it runs out. The one walk of a subtree's
+// entries: AddTo (the whole trie) and pdiff (the parts that differ).
 func paddAll(nd *pnode[unique.Handle[string], int64], t *interpod.ValueTable, mult int64, budget *int) bool {
 	if nd == nil {
 		return true
@@ -185,11 +158,20 @@ func paddAll(nd *pnode[unique.Handle[string], int64], t *interpod.ValueTable, mu
 		}
 		return true
 	}
-	if *budget -= int(nd.n) + len(nd.over); *budget < 0 {
+	if *budget -= int(nd.n); *budget < 0 {
 		return false
 	}
 	for i := range nd.ents[:nd.n] {
 		t.Add(nd.ents[i].key, mult*nd.ents[i].val)
+	}
+	// Only a full leaf has entries past ents (pmap's delete refills
+	// ents from over): testing n first spares the read of over, a
+	// cache line of its own, in every other leaf.
+	if nd.n < pmapLeaf {
+		return true
+	}
+	if *budget -= len(nd.over); *budget < 0 {
+		return false
 	}
 	for i := range nd.over {
 		t.Add(nd.over[i].key, mult*nd.over[i].val)

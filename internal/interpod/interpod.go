@@ -534,16 +534,16 @@ func (s *Score) Release() {
 	if s == nil || s.released {
 		return
 	}
+	if !s.memo {
+		s.pool()
+		return
+	}
 	s.released = true
 	clear(s.pref)
 	clear(s.prefAnti)
 	s.pref, s.prefAnti = s.pref[:0], s.prefAnti[:0]
 	s.ns = namespaces{}
-	if s.memo {
-		scoreMemo.put(s)
-		return
-	}
-	s.pool()
+	scoreMemo.put(s)
 }
 
 func (s *Score) recipeOf() []contrib { return s.recipe }
