@@ -11,10 +11,13 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/schedkit/schedkit/examples/internal/openb"
+	"github.com/schedkit/schedkit/framework"
 	"github.com/schedkit/schedkit/gpushare"
 	"github.com/schedkit/schedkit/replay"
 	"github.com/schedkit/schedkit/snapshot"
@@ -281,12 +284,62 @@ func loadObjects(paths []string, unbind, strict bool, schedulers []string) (*clu
 	c := &cluster{source: fmt.Sprintf("objects from %s", strings.Join(paths, ", ")), batch: true, objects: objs.Others, objectsInput: true, warnings: warnings,
 		expanded: objs.Expanded}
 	c.warnings = append(c.warnings, gpuLimitWarnings(objs.Nodes)...)
+	if err := checkPriorityClasses(&objs); err != nil {
+		return nil, err
+	}
 	pods := objs.Pods
 	pods, c.otherScheduler = ownPods(pods, schedulers)
 	if err := c.finish(objs.Nodes, pods, unbind); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// classSet is the PriorityClasses of an input, by name.
+type classSet map[string]*schedulingv1.PriorityClass
+
+func (s classSet) PriorityClass(name string) *schedulingv1.PriorityClass { return s[name] }
+
+// checkPriorityClasses checks, before any run, that every pod's
+// spec.priorityClassName (when spec.priority is unset) names a
+// PriorityClass of the input or a built-in one, as the API server's
+// Priority admission plugin would have before the pod existed. The error
+// names the first such pod, its controller (the workload a pod made by
+// expansion comes from), and how many more there are. O(pods).
+func checkPriorityClasses(objs *load.Objects) error {
+	classes := classSet{}
+	for _, o := range objs.Others {
+		if pc, ok := o.(*schedulingv1.PriorityClass); ok {
+			classes[pc.Name] = pc
+		}
+	}
+	var first *v1.Pod
+	more := 0
+	for _, p := range objs.Pods {
+		if _, err := framework.PodPriority(p, classes); err != nil {
+			if first == nil {
+				first = p
+			} else {
+				more++
+			}
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	what := fmt.Sprintf("pod %s/%s", first.Namespace, first.Name)
+	if ref := metav1.GetControllerOf(first); ref != nil {
+		what += fmt.Sprintf(" (of %s %s/%s)", ref.Kind, first.Namespace, ref.Name)
+	}
+	tail := ""
+	switch {
+	case more == 1:
+		tail = "; and 1 more pod"
+	case more > 1:
+		tail = fmt.Sprintf("; and %d more pods", more)
+	}
+	return inputErr("%s: spec.priorityClassName: no PriorityClass %q among the input's PriorityClasses or the built-in system-cluster-critical and system-node-critical%s",
+		what, first.Spec.PriorityClassName, tail)
 }
 
 // firstErrors joins the first n of errs with "; " and says how many more

@@ -374,7 +374,7 @@ func simulate(ctx context.Context, o *options, pols []*policyDef, stdout, stderr
 	}
 	wg.Wait()
 	prog.close()
-	if err := errors.Join(errs...); err != nil {
+	if err := joinDistinct(errs); err != nil {
 		return err
 	}
 
@@ -518,4 +518,18 @@ func placementsCSV(out io.Writer, results []*runResult) error {
 func dirExists(dir string) bool {
 	fi, err := os.Stat(dir)
 	return err == nil && fi.IsDir()
+}
+
+// joinDistinct joins the non-nil errors of errs, each message once: runs
+// of several policies over one input often fail the same way.
+func joinDistinct(errs []error) error {
+	seen := map[string]bool{}
+	var out []error
+	for _, e := range errs {
+		if e != nil && !seen[e.Error()] {
+			seen[e.Error()] = true
+			out = append(out, e)
+		}
+	}
+	return errors.Join(out...)
 }

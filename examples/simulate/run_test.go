@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -427,4 +428,43 @@ func TestBadPodNamesRuleOnce(t *testing.T) {
 	assert.Contains(t, r.stderr, `"Bad_One"`)
 	assert.Contains(t, r.stderr, `Invalid value: "Bad_Two": (as above)`)
 	assert.Equal(t, 1, strings.Count(r.stderr, "regex used for validation"), r.stderr)
+}
+
+// TestObjectsUnknownPriorityClass: a workload whose template names a
+// PriorityClass that is neither in the input nor built in failed only
+// during the runs, once per policy, naming a generated pod. It is an
+// input error before any run, said once, naming the pod, its workload,
+// the field and the class, and counting the other pods; a class the
+// input gives, or a built-in one, is accepted.
+func TestObjectsUnknownPriorityClass(t *testing.T) {
+	const node = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n"
+	rs := func(class string) string {
+		return "---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: web, namespace: default}\nspec:\n  replicas: 3\n  selector: {matchLabels: {app: web}}\n" +
+			"  template:\n    metadata: {labels: {app: web}}\n    spec:\n      priorityClassName: " + class + "\n      containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]\n"
+	}
+	const gold = "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: gold}\nvalue: 1000\n"
+	dir := t.TempDir()
+
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"-objects", writeFile(t, dir, "bad.yaml", node+rs("nope"))}, &stdout, &stderr)
+	require.Equal(t, 2, code, stderr.String())
+	const want = `(of ReplicaSet default/web): spec.priorityClassName: no PriorityClass "nope" among the input's PriorityClasses or the built-in system-cluster-critical and system-node-critical; and 2 more pods`
+	require.Contains(t, stderr.String(), want)
+	require.Equal(t, 1, strings.Count(stderr.String(), "no PriorityClass"), stderr.String())
+
+	for _, in := range []string{node + rs("gold") + gold, node + rs("system-cluster-critical")} {
+		stdout.Reset()
+		stderr.Reset()
+		require.Equal(t, 0, run([]string{"-objects", writeFile(t, dir, "good.yaml", in)}, &stdout, &stderr), stderr.String())
+	}
+}
+
+// joinDistinct keeps each message once, in order, and nil when there
+// is none.
+func TestJoinDistinct(t *testing.T) {
+	a, b := errors.New("a"), errors.New("b")
+	require.NoError(t, joinDistinct([]error{nil, nil}))
+	err := joinDistinct([]error{a, nil, errors.New("a"), b, a})
+	require.Equal(t, "a\nb", err.Error())
+	require.ErrorIs(t, err, b)
 }
