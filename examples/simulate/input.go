@@ -265,9 +265,11 @@ func loadTrace(nodesPath, podsPath string, strict bool, prio priorityMap) (*clus
 //
 // Workloads are expanded (load.Options.ExpandWorkloads): a Deployment
 // without its ReplicaSet in the input becomes one, and a ReplicaSet,
-// StatefulSet or ReplicationController without its pods in the input
-// becomes its spec.replicas pending pods, as the controllers would
-// create them; the report counts them (cluster.expanded).
+// StatefulSet or ReplicationController with fewer active pods in the
+// input than its spec.replicas gets the missing ones as pending pods (a
+// Deployment scaled in the input scales its current ReplicaSet first), as
+// the controllers would create them; the report counts them
+// (cluster.expanded).
 //
 // Pending pods whose spec.schedulerName is not in schedulers (an empty
 // one is v1.DefaultSchedulerName) are left out and counted: upstream's

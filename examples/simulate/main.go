@@ -17,8 +17,10 @@
 //     Workloads are expanded as their controllers would expand them
 //     (snapshot/load Options.ExpandWorkloads): an apps/v1 Deployment
 //     without its ReplicaSet in the input becomes one, and a ReplicaSet,
-//     StatefulSet or ReplicationController without its pods in the input
-//     becomes its spec.replicas pending pods, so a manifest from a git
+//     StatefulSet or ReplicationController with fewer active pods in the
+//     input than its spec.replicas gets the missing ones as pending pods
+//     (a Deployment scaled in the input scales its current ReplicaSet
+//     first), so a manifest from a git
 //     repository ("what if I apply this?") schedules; the report says
 //     how many workloads were expanded into how many pods. Namespaces,
 //     Services, ReplicationControllers, ReplicaSets, StatefulSets,

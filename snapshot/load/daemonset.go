@@ -49,9 +49,8 @@ func (l *loader) daemonPods(at where, ds *appsv1.DaemonSet) int {
 	if len(names) == 0 {
 		return 0
 	}
-	n := int32(len(names))
 	ref := controllerRef("apps/v1", "DaemonSet", &ds.ObjectMeta)
-	return l.makePods(at, origin{"DaemonSet", ds.Namespace, ds.Name}, &ds.ObjectMeta, tmpl, &n, ref, func(p *v1.Pod, i int) {
+	return l.makePods(at, origin{"DaemonSet", ds.Namespace, ds.Name}, &ds.ObjectMeta, tmpl, len(names), ref, func(p *v1.Pod, i int) {
 		p.Spec.Affinity = nodeNameAffinity(p.Spec.Affinity, names[i])
 	})
 }

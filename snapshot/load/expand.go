@@ -14,6 +14,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -27,10 +28,13 @@ import (
 // Expansion counts what [Options.ExpandWorkloads] made for the workloads
 // of one kind.
 type Expansion struct {
-	// Workloads is how many workloads of the kind were expanded.
+	// Workloads is how many workloads of the kind were expanded or topped
+	// up.
 	Workloads int
 	// Pods is how many pods were made for them (for a Deployment, the
-	// pods of the ReplicaSet made for it).
+	// pods of the ReplicaSet made for it, or of its ReplicaSet filed from
+	// its pods), those added to a workload with some of its pods in the
+	// input included.
 	Pods int
 }
 
@@ -44,20 +48,27 @@ var maxExpandedPods = 1_000_000
 type ownerKey struct{ kind, namespace, name string }
 
 // owners records the controllers named by controller ownerReferences, with
-// the uids the references give ("" for none).
-type owners map[ownerKey]map[types.UID]bool
+// the uids the references give ("" for none) and, per uid, how many of
+// the referring objects are active (see note).
+type owners map[ownerKey]map[types.UID]int
 
 // note records ref, an object's controller reference (nil for none);
-// namespace is the object's.
-func (o owners) note(namespace string, ref *metav1.OwnerReference) {
+// namespace is the object's; active says whether the object counts
+// towards its controller's replicas (a pod neither terminal nor being
+// deleted, as upstream's controller.FilterActivePods).
+func (o owners) note(namespace string, ref *metav1.OwnerReference, active bool) {
 	if ref == nil {
 		return
 	}
 	k := ownerKey{ref.Kind, namespace, ref.Name}
 	if o[k] == nil {
-		o[k] = map[types.UID]bool{}
+		o[k] = map[types.UID]int{}
 	}
-	o[k][ref.UID] = true
+	n := o[k][ref.UID]
+	if active {
+		n++
+	}
+	o[k][ref.UID] = n
 }
 
 // has reports whether a recorded reference names the controller m:
@@ -65,7 +76,23 @@ func (o owners) note(namespace string, ref *metav1.OwnerReference) {
 // is the one the input gave m, "" for none).
 func (o owners) has(kind string, m metav1.Object, uid types.UID) bool {
 	uids := o[ownerKey{kind, m.GetNamespace(), m.GetName()}]
-	return uids != nil && (uid == "" || uids[""] || uids[uid])
+	_, anyUID := uids[""]
+	_, same := uids[uid]
+	return uids != nil && (uid == "" || anyUID || same)
+}
+
+// active counts the active objects whose reference names the controller
+// m, as has matches them.
+func (o owners) active(kind string, m metav1.Object, uid types.UID) int {
+	uids := o[ownerKey{kind, m.GetNamespace(), m.GetName()}]
+	if uid == "" {
+		n := 0
+		for _, c := range uids {
+			n += c
+		}
+		return n
+	}
+	return uids[""] + uids[uid]
 }
 
 // labelSets holds the labels of the input's pods (or ReplicaSets), by
@@ -78,16 +105,17 @@ type nsLabels struct {
 	byPair map[[2]string][]int // a label pair → the indexes in all holding it
 }
 
-// labeled is an object's labels and its controller (kind and name, ""
-// for an orphan).
+// labeled is an object's labels, its controller (kind and name, "" for
+// an orphan) and whether it is active (owners.note).
 type labeled struct {
 	labels           map[string]string
 	ctrlKind, ctrlNm string
+	active           bool
 }
 
-// add records an object of namespace ns: its labels and controller
-// reference (ref, nil for none). O(labels).
-func (s labelSets) add(ns string, labels map[string]string, ref *metav1.OwnerReference) {
+// add records an object of namespace ns: its labels, controller
+// reference (ref, nil for none) and whether it is active. O(labels).
+func (s labelSets) add(ns string, labels map[string]string, ref *metav1.OwnerReference, active bool) {
 	n := s[ns]
 	if n == nil {
 		n = &nsLabels{byPair: map[[2]string][]int{}}
@@ -96,7 +124,7 @@ func (s labelSets) add(ns string, labels map[string]string, ref *metav1.OwnerRef
 	for k, v := range labels {
 		n.byPair[[2]string{k, v}] = append(n.byPair[[2]string{k, v}], len(n.all))
 	}
-	o := labeled{labels: labels}
+	o := labeled{labels: labels, active: active}
 	if ref != nil {
 		o.ctrlKind, o.ctrlNm = ref.Kind, ref.Name
 	}
@@ -166,6 +194,35 @@ func (l *loader) bare(kind string, m metav1.Object, uid types.UID, ls *metav1.La
 	return !objs.matches(m.GetNamespace(), &sel, pairs, counts)
 }
 
+// activePods counts the input's active pods (owners.note) that the
+// workload's controller counts towards its replicas: those it controls
+// (kind, namespace and name, uids as bare compares them), and the orphans
+// its selector (ls, or the set of a ReplicationController) matches,
+// which it would adopt. An orphan two selectors match is counted for
+// each. O(candidates × selector size).
+func (l *loader) activePods(kind string, m metav1.Object, uid types.UID, ls *metav1.LabelSelector, set map[string]string) int {
+	n := l.podOwners.active(kind, m, uid)
+	sel, pairs, ok := workloadSelector(ls, set)
+	if !ok {
+		return n
+	}
+	orphan := func(o *labeled) bool { return o.ctrlKind == "" && o.active }
+	l.podLabels.visit(m.GetNamespace(), &sel, pairs, orphan, func(*labeled) bool { n++; return true })
+	return n
+}
+
+// member reports whether the input pod p counts for the workload m of
+// kind (uid as bare compares it, selector ls): controlled by it, or an
+// orphan its selector matches (which it would adopt).
+func (l *loader) member(kind string, m metav1.Object, uid types.UID, ls *metav1.LabelSelector, p *v1.Pod) bool {
+	ref := metav1.GetControllerOfNoCopy(p)
+	if ref == nil {
+		sel, _, ok := workloadSelector(ls, nil)
+		return ok && selector.MatchMap(&sel, p.Labels)
+	}
+	return ref.Kind == kind && ref.Name == m.GetName() && (uid == "" || ref.UID == "" || ref.UID == uid)
+}
+
 // workloadSelector is a workload's selector (ls, or the set of a
 // ReplicationController) and its pairs for labelSets; false when ls is
 // invalid.
@@ -192,21 +249,26 @@ func (l *loader) ofMissingReplicaSet(ns string) func(*labeled) bool {
 // name, their pod-template-hash label (if they carry one), the
 // Deployment's replicas, owned by it; no pods are made. Without it the
 // pods would have no ReplicaSet selecting them, which system default
-// spreading reads. Pods naming one ReplicaSet are read once.
-func (l *loader) missingReplicaSets(at where, d *appsv1.Deployment) {
+// spreading reads. Pods naming one ReplicaSet are read once. It returns
+// the ReplicaSets filed.
+func (l *loader) missingReplicaSets(at where, d *appsv1.Deployment) []*appsv1.ReplicaSet {
 	sel, pairs, ok := workloadSelector(d.Spec.Selector, nil)
 	if !ok {
-		return
+		return nil
 	}
-	made := map[string]bool{}
+	seen := map[string]bool{}
+	var made []*appsv1.ReplicaSet
 	l.podLabels.visit(d.Namespace, &sel, pairs, l.ofMissingReplicaSet(d.Namespace), func(o *labeled) bool {
-		if !made[o.ctrlNm] {
-			made[o.ctrlNm] = true
+		if !seen[o.ctrlNm] {
+			seen[o.ctrlNm] = true
 			hash, has := o.labels[appsv1.DefaultDeploymentUniqueLabelKey]
-			l.cluster(at, replicaSetFor(d, o.ctrlNm, hash, has))
+			if rs := replicaSetFor(d, o.ctrlNm, hash, has); l.cluster(at, rs) {
+				made = append(made, rs)
+			}
 		}
 		return true
 	})
+	return made
 }
 
 // workload is a Deployment, ReplicaSet, StatefulSet or
@@ -386,8 +448,8 @@ func (l *loader) noteWorkload(at where, obj runtime.Object, uid types.UID) {
 	switch o := obj.(type) {
 	case *appsv1.ReplicaSet:
 		ctrl := metav1.GetControllerOfNoCopy(o)
-		l.rsOwners.note(o.Namespace, ctrl)
-		l.rsLabels.add(o.Namespace, o.Labels, ctrl)
+		l.rsOwners.note(o.Namespace, ctrl, true)
+		l.rsLabels.add(o.Namespace, o.Labels, ctrl, true)
 	case *appsv1.StatefulSet, *v1.ReplicationController:
 	default:
 		return
@@ -418,6 +480,13 @@ func (l *loader) expand() {
 		x.Pods += pods
 		l.out.Expanded[kind] = x
 	}
+	if !failed {
+		for _, w := range l.workloads {
+			if d, ok := w.obj.(*appsv1.Deployment); ok && d.DeletionTimestamp == nil && !l.terminating[d.Namespace] && !d.Spec.Paused {
+				l.scaleCurrent(d, w.uid)
+			}
+		}
+	}
 	for _, w := range l.workloads {
 		// Being deleted, or in a namespace being deleted: its controller
 		// creates nothing for it, or the API server's NamespaceLifecycle
@@ -438,7 +507,14 @@ func (l *loader) expand() {
 				continue
 			}
 			if !l.bare("Deployment", o, w.uid, o.Spec.Selector, nil, false) {
-				l.missingReplicaSets(w.at, o)
+				made := l.missingReplicaSets(w.at, o)
+				if len(made) == 1 && !o.Spec.Paused {
+					// Its only ReplicaSet, at the Deployment's replicas:
+					// topped up as an input one is.
+					rs := made[0]
+					need := replicasOf(rs.Spec.Replicas) - l.podOwners.active("ReplicaSet", rs, "")
+					count("Deployment", l.replicaSetPods(w.at, rs, origin{"Deployment", o.Namespace, o.Name}, need))
+				}
 				continue
 			}
 			if o.Spec.Paused {
@@ -448,43 +524,65 @@ func (l *loader) expand() {
 			if !l.cluster(w.at, rs) {
 				continue
 			}
-			count("Deployment", l.replicaSetPods(w.at, rs, origin{"Deployment", o.Namespace, o.Name}))
+			count("Deployment", l.replicaSetPods(w.at, rs, origin{"Deployment", o.Namespace, o.Name}, replicasOf(rs.Spec.Replicas)))
 		case *appsv1.ReplicaSet:
-			if !l.bare("ReplicaSet", o, w.uid, o.Spec.Selector, nil, false) {
-				continue
+			// Bare: all its replicas; otherwise those its active pods
+			// lack (the controller's manageReplicas).
+			bare := l.bare("ReplicaSet", o, w.uid, o.Spec.Selector, nil, false)
+			need := replicasOf(o.Spec.Replicas)
+			if !bare {
+				need -= l.activePods("ReplicaSet", o, w.uid, o.Spec.Selector, nil)
+				if need <= 0 {
+					continue
+				}
 			}
 			src := origin{"ReplicaSet", o.Namespace, o.Name}
 			if !l.workloadOK(w.at, src, workloadProblems(&o.ObjectMeta, o.Spec.Replicas, o.Spec.Selector, nil, &o.Spec.Template)) || failed || dying {
 				continue
 			}
-			count(src.kind, l.replicaSetPods(w.at, o, src))
+			count(src.kind, l.replicaSetPods(w.at, o, src, need))
 		case *v1.ReplicationController:
-			if !l.bare("ReplicationController", o, w.uid, nil, rcSelector(o), false) {
-				continue
+			bare := l.bare("ReplicationController", o, w.uid, nil, rcSelector(o), false)
+			need := replicasOf(o.Spec.Replicas)
+			if !bare {
+				need -= l.activePods("ReplicationController", o, w.uid, nil, rcSelector(o))
+				if need <= 0 {
+					continue
+				}
 			}
 			src := origin{"ReplicationController", o.Namespace, o.Name}
 			if !l.workloadOK(w.at, src, workloadProblems(&o.ObjectMeta, o.Spec.Replicas, nil, rcSelector(o), o.Spec.Template)) || failed || dying {
 				continue
 			}
 			ref := controllerRef("v1", "ReplicationController", &o.ObjectMeta)
-			count(src.kind, l.makePods(w.at, src, &o.ObjectMeta, o.Spec.Template, o.Spec.Replicas, ref, nil))
+			count(src.kind, l.makePods(w.at, src, &o.ObjectMeta, o.Spec.Template, need, ref, nil))
 		case *appsv1.DaemonSet:
 			if !l.bare("DaemonSet", o, w.uid, o.Spec.Selector, nil, false) || failed || dying { // checked as read (loader.daemonSet)
 				continue
 			}
 			count("DaemonSet", l.daemonPods(w.at, o))
 		case *appsv1.StatefulSet:
-			if !l.bare("StatefulSet", o, w.uid, o.Spec.Selector, nil, false) {
+			start := 0
+			if o.Spec.Ordinals != nil {
+				start = int(o.Spec.Ordinals.Start)
+			}
+			// Bare: every ordinal; otherwise the ordinals in range without
+			// a pod of its own in the input (the controller recreates a
+			// missing ordinal by its name). A pod of another owner
+			// holding the name is left to be reported as a duplicate.
+			var ords []int
+			for i := range stsReplicas(o) {
+				if p := l.inputPods[o.Namespace+"/"+o.Name+"-"+strconv.Itoa(start+i)]; p == nil || !l.member("StatefulSet", o, w.uid, o.Spec.Selector, p) {
+					ords = append(ords, start+i)
+				}
+			}
+			if !l.bare("StatefulSet", o, w.uid, o.Spec.Selector, nil, false) && len(ords) == 0 {
 				continue
 			}
 			src := origin{"StatefulSet", o.Namespace, o.Name}
 			ps := workloadProblems(&o.ObjectMeta, o.Spec.Replicas, o.Spec.Selector, nil, &o.Spec.Template)
-			start := 0
-			if o.Spec.Ordinals != nil {
-				start = int(o.Spec.Ordinals.Start)
-				if start < 0 {
-					ps = append(ps, problem{"spec.ordinals.start", fmt.Errorf("%w: %d: must be greater than or equal to 0", ErrInvalidObject, start)})
-				}
+			if start < 0 {
+				ps = append(ps, problem{"spec.ordinals.start", fmt.Errorf("%w: %d: must be greater than or equal to 0", ErrInvalidObject, start)})
 			}
 			if n := stsReplicas(o); n > 0 {
 				// A pod's name is its hostname label and the value of its
@@ -497,10 +595,10 @@ func (l *loader) expand() {
 				continue
 			}
 			ref := controllerRef("apps/v1", "StatefulSet", &o.ObjectMeta)
-			count(src.kind, l.makePods(w.at, src, &o.ObjectMeta, &o.Spec.Template, o.Spec.Replicas, ref, func(p *v1.Pod, i int) {
+			count(src.kind, l.makePods(w.at, src, &o.ObjectMeta, &o.Spec.Template, len(ords), ref, func(p *v1.Pod, i int) {
 				// spec.ordinals.start numbers the pods from start
 				// (upstream getStartOrdinal).
-				ord := strconv.Itoa(start + i)
+				ord := strconv.Itoa(ords[i])
 				p.Name = o.Name + "-" + ord
 				p.Labels[appsv1.StatefulSetPodNameLabel] = p.Name
 				p.Labels[appsv1.PodIndexLabel] = ord
@@ -511,12 +609,60 @@ func (l *loader) expand() {
 	}
 }
 
+// scaleCurrent gives a Deployment's current ReplicaSet of the input
+// (controlled by it, uids as bare compares them; its template equal to
+// the Deployment's but for the pod-template-hash label, upstream's
+// EqualIgnoreHash) the Deployment's spec.replicas (nil: 1), as the
+// deployment controller scales it, when every other ReplicaSet it
+// controls has 0 replicas (no rollout under way, whose steps are the
+// controller's). Before expand tops the ReplicaSets up, so that a
+// Deployment scaled in the input (a what-if) makes or keeps that many
+// pods. O(workloads).
+func (l *loader) scaleCurrent(d *appsv1.Deployment, uid types.UID) {
+	var cur *appsv1.ReplicaSet
+	for _, w := range l.workloads {
+		rs, ok := w.obj.(*appsv1.ReplicaSet)
+		if !ok || rs.Namespace != d.Namespace {
+			continue
+		}
+		ref := metav1.GetControllerOfNoCopy(rs)
+		if ref == nil || ref.Kind != "Deployment" || ref.Name != d.Name || (uid != "" && ref.UID != "" && ref.UID != uid) {
+			continue
+		}
+		switch {
+		case cur == nil && equalIgnoreHash(&rs.Spec.Template, &d.Spec.Template):
+			cur = rs
+		case replicasOf(rs.Spec.Replicas) != 0:
+			return // an old ReplicaSet still running: a rollout
+		}
+	}
+	if cur != nil {
+		n := int32(replicasOf(d.Spec.Replicas))
+		cur.Spec.Replicas = &n
+	}
+}
+
+// equalIgnoreHash reports whether two pod templates are equal once the
+// pod-template-hash label is taken from both (upstream's
+// deployment/util EqualIgnoreHash), by apimachinery's semantic
+// equality.
+func equalIgnoreHash(a, b *v1.PodTemplateSpec) bool {
+	a, b = a.DeepCopy(), b.DeepCopy()
+	delete(a.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
+	delete(b.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
+	return apiequality.Semantic.DeepEqual(a, b)
+}
+
 // stsReplicas is a StatefulSet's spec.replicas (nil: 1).
-func stsReplicas(o *appsv1.StatefulSet) int {
-	if o.Spec.Replicas == nil {
+func stsReplicas(o *appsv1.StatefulSet) int { return replicasOf(o.Spec.Replicas) }
+
+// replicasOf is a workload's spec.replicas: nil is 1, as the API server
+// defaults it.
+func replicasOf(r *int32) int {
+	if r == nil {
 		return 1
 	}
-	return int(*o.Spec.Replicas)
+	return int(*r)
 }
 
 // rcSelector is a ReplicationController's selector, never nil (so that
@@ -532,13 +678,14 @@ func rcSelector(rc *v1.ReplicationController) map[string]string {
 	return rc.Spec.Selector
 }
 
-// replicaSetPods makes the pods of a ReplicaSet and returns how many it
-// made. The ReplicaSet is checked: an input one by expand, one made for
-// a Deployment by being the checked Deployment's (its template and
-// selector plus the pod-template-hash label, which both carry).
-func (l *loader) replicaSetPods(at where, rs *appsv1.ReplicaSet, src origin) int {
+// replicaSetPods makes n pods of a ReplicaSet (none when n <= 0) and
+// returns how many it made. The ReplicaSet is checked: an input one by
+// expand, one made for a Deployment by being the checked Deployment's
+// (its template and selector plus the pod-template-hash label, which
+// both carry).
+func (l *loader) replicaSetPods(at where, rs *appsv1.ReplicaSet, src origin, n int) int {
 	ref := controllerRef("apps/v1", "ReplicaSet", &rs.ObjectMeta)
-	return l.makePods(at, src, &rs.ObjectMeta, &rs.Spec.Template, rs.Spec.Replicas, ref, nil)
+	return l.makePods(at, src, &rs.ObjectMeta, &rs.Spec.Template, n, ref, nil)
 }
 
 // workloadOK records ps as errors naming src and reports whether there
@@ -648,16 +795,15 @@ func derivedUID(parts ...string) types.UID {
 	return types.UID(s[:8] + "-" + s[8:12] + "-" + s[12:16] + "-" + s[16:20] + "-" + s[20:])
 }
 
-// makePods makes the pods of the owner from tmpl, replicas of them (nil:
-// 1), each filed as an input pod (loader.pod) under src; decorate, when
+// makePods makes n pods of the owner from tmpl (none when n <= 0), each
+// filed as an input pod (loader.pod) under src; decorate, when
 // set, changes each made pod i: gives it its ordinal identity (a
 // StatefulSet's name) or its node (a DaemonSet's); a pod it leaves
 // unnamed is named <owner>-<5 chars> as generateName makes them, derived
 // from the owner and the index. It returns how many pods it made.
-func (l *loader) makePods(at where, src origin, owner *metav1.ObjectMeta, tmpl *v1.PodTemplateSpec, replicas *int32, ref metav1.OwnerReference, decorate func(*v1.Pod, int)) int {
-	n := 1
-	if replicas != nil {
-		n = int(*replicas)
+func (l *loader) makePods(at where, src origin, owner *metav1.ObjectMeta, tmpl *v1.PodTemplateSpec, n int, ref metav1.OwnerReference, decorate func(*v1.Pod, int)) int {
+	if n <= 0 {
+		return 0
 	}
 	if n > maxExpandedPods-l.made {
 		l.workloadOK(at, src, []problem{{"spec.replicas", fmt.Errorf("%w: %d replicas would make %d pods in this load, more than the %d one load makes", ErrInvalidObject, n, l.made+n, maxExpandedPods)}})

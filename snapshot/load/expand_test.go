@@ -135,10 +135,11 @@ func TestExpandReplicas(t *testing.T) {
 
 // TestExpandOnlyBareWorkloads: a workload whose ReplicaSet (for a
 // Deployment) or pods (for the others) are in the input is not
-// expanded; a reference with another uid is another object's, so the
-// workload is expanded. Without references, what its controller would
-// adopt or own counts too: orphans its selector matches, and for a
-// Deployment the pods of a ReplicaSet missing from the input.
+// expanded, only topped up to its replicas; a reference with another
+// uid is another object's, so the workload is expanded. Without
+// references, what its controller would adopt or own counts too:
+// orphans its selector matches, and for a Deployment the pods of a
+// ReplicaSet missing from the input.
 func TestExpandOnlyBareWorkloads(t *testing.T) {
 	rsOf := func(uid string) string {
 		return "---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: web-abc\n  namespace: shop\n" +
@@ -167,23 +168,28 @@ func TestExpandOnlyBareWorkloads(t *testing.T) {
 		{"deployment with its ReplicaSet", deployYAML("3") + rsOf("d-uid"), map[string]load.Expansion{"ReplicaSet": {1, 2}}, 2},
 		{"deployment with a ReplicaSet of no uid", deployYAML("3") + rsOf(`""`), map[string]load.Expansion{"ReplicaSet": {1, 2}}, 2},
 		{"deployment with another uid's ReplicaSet", deployYAML("3") + rsOf("other"), map[string]load.Expansion{"Deployment": {1, 3}, "ReplicaSet": {1, 2}}, 5},
-		{"replicaset with a pod", rs + podOf("ReplicaSet", "rs"), nil, 1},
+		// 2 replicas, 1 pod: 1 more.
+		{"replicaset with a pod", rs + podOf("ReplicaSet", "rs"), map[string]load.Expansion{"ReplicaSet": {1, 1}}, 2},
 		{"replicaset without", rs + podOf("ReplicaSet", "other"), map[string]load.Expansion{"ReplicaSet": {1, 2}}, 3},
-		{"replicationcontroller with a pod", rc + podOf("ReplicationController", "rc"), nil, 1},
+		{"replicationcontroller with a pod", rc + podOf("ReplicationController", "rc"), map[string]load.Expansion{"ReplicationController": {1, 1}}, 2},
 		{"replicationcontroller without", rc, map[string]load.Expansion{"ReplicationController": {1, 2}}, 2},
-		{"statefulset with a pod", sts + podOf("StatefulSet", "db"), nil, 1},
+		// Its pod is not named as an ordinal (db-0, db-1), which the
+		// controller creates by name.
+		{"statefulset with a pod", sts + podOf("StatefulSet", "db"), map[string]load.Expansion{"StatefulSet": {1, 2}}, 3},
 		{"pod of another kind", sts + podOf("ReplicaSet", "db"), map[string]load.Expansion{"StatefulSet": {1, 2}}, 3},
 		// kubectl get deploy,pods: the pods' ReplicaSet is not in the
 		// input, but they are the Deployment's (its selector matches).
-		{"deployment with its pods, not its ReplicaSet", deployYAML("3") + webPod("web-abc-1", "ReplicaSet", "web-abc") + webPod("web-abc-2", "ReplicaSet", "web-abc"), nil, 2},
+		{"deployment with its pods, not its ReplicaSet", deployYAML("3") + webPod("web-abc-1", "ReplicaSet", "web-abc") + webPod("web-abc-2", "ReplicaSet", "web-abc"),
+			map[string]load.Expansion{"Deployment": {1, 1}}, 3},
 		// A pod of a ReplicaSet in the input is that ReplicaSet's.
 		{"deployment beside another ReplicaSet's pod", deployYAML("3") + rsOf("other") + webPod("web-abc-1", "ReplicaSet", "web-abc"),
-			map[string]load.Expansion{"Deployment": {1, 3}}, 4},
+			map[string]load.Expansion{"Deployment": {1, 3}, "ReplicaSet": {1, 1}}, 5},
 		// An orphan ReplicaSet its selector matches is adopted.
 		{"deployment with an orphan ReplicaSet", deployYAML("3") + orphanRS, map[string]load.Expansion{"ReplicaSet": {1, 2}}, 2},
 		// An orphan pod its selector matches is adopted; a controlled one
 		// (above) is not.
-		{"replicaset with an orphan pod", rs + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: orphan, namespace: shop, labels: {app: x}}\nspec: {containers: [{name: c}]}\n", nil, 1},
+		{"replicaset with an orphan pod", rs + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: orphan, namespace: shop, labels: {app: x}}\nspec: {containers: [{name: c}]}\n",
+			map[string]load.Expansion{"ReplicaSet": {1, 1}}, 2},
 		{"replicaset with an unmatched orphan", rs + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: orphan, namespace: shop, labels: {app: z}}\nspec: {containers: [{name: c}]}\n",
 			map[string]load.Expansion{"ReplicaSet": {1, 2}}, 3},
 		{"replicaset with an orphan in another namespace", rs + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: orphan, labels: {app: x}}\nspec: {containers: [{name: c}]}\n",
@@ -314,9 +320,9 @@ func TestExpandReadCache(t *testing.T) {
 	rs := objs.Others[0].(*appsv1.ReplicaSet)
 	assert.Equal(t, rs, cache.ReplicaSet("shop", rs.Name))
 
-	// A bound input pod (fed to the cache, not kept) still marks its
-	// ReplicaSet as having pods.
-	bound := "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs}\nspec: {replicas: 2, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c}]}}}\n" +
+	// A bound input pod (fed to the cache, not kept) still counts
+	// towards its ReplicaSet's replicas.
+	bound := "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs}\nspec: {replicas: 1, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c}]}}}\n" +
 		"---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {a: b}, ownerReferences: [{kind: ReplicaSet, name: rs, controller: true}]}\nspec: {nodeName: n1, containers: [{name: c}]}\n"
 	cache, rest, err = load.Options{ExpandWorkloads: true}.ReadCache(strings.NewReader(bound), "in.yaml", snapshot.LeanPods())
 	require.NoError(t, err)
@@ -423,8 +429,14 @@ func TestExpandMissingReplicaSet(t *testing.T) {
 	in := "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\n" + deployYAML("3") + pod("web-abc-1") + pod("web-abc-2")
 	objs, err := expandRead(t, in)
 	require.NoError(t, err)
-	assert.Nil(t, objs.Expanded, "no pods made")
-	assert.Len(t, objs.Pods, 2)
+	// 3 replicas, 2 pods: its only ReplicaSet makes the third.
+	assert.Equal(t, map[string]load.Expansion{"Deployment": {Workloads: 1, Pods: 1}}, objs.Expanded)
+	require.Len(t, objs.Pods, 3)
+	made := objs.Pods[2]
+	assert.True(t, strings.HasPrefix(made.Name, "web-abc-"), made.Name)
+	assert.Equal(t, "abc", made.Labels["pod-template-hash"])
+	assert.Empty(t, made.Spec.NodeName)
+	requireController(t, made.OwnerReferences, "apps/v1", "ReplicaSet", "web-abc", "")
 	require.Len(t, objs.Others, 1)
 	rs, ok := objs.Others[0].(*appsv1.ReplicaSet)
 	require.True(t, ok, "%T", objs.Others[0])
@@ -488,4 +500,95 @@ func TestExpandListsWorkloadErrorsWithOthers(t *testing.T) {
 		"apiVersion: v1\nkind: Pod\nmetadata: {name: web-1, labels: {app: web}}\nspec: {containers: [{name: c}]}\n"
 	_, err = expandRead(t, skeletal)
 	require.NoError(t, err)
+}
+
+// TestExpandTopsUp: a workload with fewer active pods in the input than
+// its replicas gets the missing ones, as its controller creates them:
+// terminal and deleting pods do not count, more pods than replicas are
+// kept (the controller's deletions are not simulated), a StatefulSet
+// gets exactly its missing ordinals, and a Deployment scaled in the
+// input scales its current ReplicaSet first, unless a rollout is under
+// way, it is paused, or no ReplicaSet has its template.
+func TestExpandTopsUp(t *testing.T) {
+	const rs = "---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs, namespace: shop}\nspec: {replicas: REPLICAS, selector: {matchLabels: {app: x}}, template: {metadata: {labels: {app: x}}, spec: {containers: [{name: c}]}}}\n"
+	pod := func(name, owner, extra string) string {
+		return "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  namespace: shop\n  labels: {app: x}\n" + extra +
+			"  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: " + owner + ", controller: true}]\nspec: {containers: [{name: c}]}\nSTATUS"
+	}
+	status := func(s, phase string) string { return strings.Replace(s, "STATUS", "status: {phase: "+phase+"}\n", 1) }
+	plain := func(s string) string { return strings.Replace(s, "STATUS", "", 1) }
+	replicas := func(n string) string { return strings.Replace(rs, "REPLICAS", n, 1) }
+
+	// 3 replicas: one running pod, one failed, one being deleted: 2 more.
+	in := replicas("3") + status(pod("a", "rs", ""), "Running") + status(pod("b", "rs", ""), "Failed") +
+		plain(pod("c", "rs", "  deletionTimestamp: \"2026-01-01T00:00:00Z\"\n"))
+	objs, err := expandRead(t, in)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]load.Expansion{"ReplicaSet": {Workloads: 1, Pods: 2}}, objs.Expanded)
+	require.Len(t, objs.Pods, 5)
+	for _, p := range objs.Pods[3:] {
+		assert.True(t, strings.HasPrefix(p.Name, "rs-"), p.Name)
+		requireController(t, p.OwnerReferences, "apps/v1", "ReplicaSet", "rs", "")
+	}
+	again, err := expandRead(t, in)
+	require.NoError(t, err)
+	assert.Equal(t, objs.Pods[3].Name, again.Pods[3].Name, "the same names on every load")
+
+	// More pods than replicas: all kept, none made.
+	objs, err = expandRead(t, replicas("1")+plain(pod("a", "rs", ""))+plain(pod("b", "rs", "")))
+	require.NoError(t, err)
+	assert.Nil(t, objs.Expanded)
+	assert.Len(t, objs.Pods, 2)
+
+	// A StatefulSet of 4 from ordinal 2 with db-3 in the input: db-2,
+	// db-4 and db-5.
+	const sts = "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db, namespace: shop}\nspec: {replicas: 4, ordinals: {start: 2}, selector: {matchLabels: {app: x}}, template: {metadata: {labels: {app: x}}, spec: {containers: [{name: c}]}}}\n" +
+		"---\napiVersion: v1\nkind: Pod\nmetadata: {name: db-3, namespace: shop, labels: {app: x}, ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: db, controller: true}]}\nspec: {containers: [{name: c}]}\n"
+	objs, err = expandRead(t, sts)
+	require.NoError(t, err)
+	var names []string
+	for _, p := range objs.Pods {
+		names = append(names, p.Name)
+	}
+	assert.Equal(t, []string{"db-3", "db-2", "db-4", "db-5"}, names)
+	assert.Equal(t, "4", objs.Pods[2].Labels[appsv1.PodIndexLabel])
+
+	// A Deployment of 5 whose current ReplicaSet (its template plus the
+	// hash label) has 2 replicas and 2 pods: the ReplicaSet is scaled
+	// to 5 and 3 pods are made.
+	current := func(name, hash, replicas, tier string) string {
+		return "---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: " + name + "\n  namespace: shop\n" +
+			"  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: web, uid: d-uid, controller: true}]\n" +
+			"spec:\n  replicas: " + replicas + "\n  selector: {matchLabels: {app: web, pod-template-hash: " + hash + "}}\n" +
+			"  template:\n    metadata: {labels: {app: web, tier: " + tier + ", pod-template-hash: " + hash + "}, annotations: {note: x}}\n" +
+			"    spec: {containers: [{name: c, resources: {limits: {cpu: 500m, memory: 1Gi}}}]}\n"
+	}
+	webPod := func(name, owner, hash, tier string) string {
+		return "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  namespace: shop\n  labels: {app: web, tier: " + tier + ", pod-template-hash: " + hash + "}\n" +
+			"  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: " + owner + ", controller: true}]\nspec: {containers: [{name: c}]}\n"
+	}
+	twoPods := webPod("web-abc-1", "web-abc", "abc", "front") + webPod("web-abc-2", "web-abc", "abc", "front")
+	objs, err = expandRead(t, deployYAML("5")+current("web-abc", "abc", "2", "front")+twoPods)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]load.Expansion{"ReplicaSet": {Workloads: 1, Pods: 3}}, objs.Expanded)
+	assert.Len(t, objs.Pods, 5)
+	require.Len(t, objs.Others, 1)
+	assert.Equal(t, int32(5), *objs.Others[0].(*appsv1.ReplicaSet).Spec.Replicas)
+
+	for _, tt := range []struct{ name, in string }{
+		// An old ReplicaSet (another template) still has a replica.
+		{"rollout", deployYAML("5") + current("web-abc", "abc", "2", "front") + current("web-old", "old", "1", "back") + twoPods + webPod("web-old-1", "web-old", "old", "back")},
+		{"paused", strings.Replace(deployYAML("5"), "spec:\n", "spec:\n  paused: true\n", 1) + current("web-abc", "abc", "2", "front") + twoPods},
+		// The Deployment's template was edited: no ReplicaSet has it.
+		{"no current", strings.Replace(deployYAML("5"), "tier: front", "tier: edited", 1) + current("web-abc", "abc", "2", "front") + twoPods},
+	} {
+		objs, err = expandRead(t, tt.in)
+		require.NoError(t, err, tt.name)
+		assert.Nil(t, objs.Expanded, tt.name)
+		for _, o := range objs.Others {
+			if rs := o.(*appsv1.ReplicaSet); rs.Name == "web-abc" {
+				assert.Equal(t, int32(2), *rs.Spec.Replicas, tt.name)
+			}
+		}
+	}
 }

@@ -102,12 +102,25 @@ type Options struct {
 	//     (upstream hashes a spew dump), which scheduling reads only as a
 	//     label value.
 	//   - a ReplicaSet, StatefulSet or ReplicationController (of the
-	//     input, or made for a Deployment) of which no input pod is a
-	//     controlled pod (a controller ownerReference of its kind, its
-	//     namespace and name, uids equal when both are set) or an orphan
-	//     its selector matches (which its controller would adopt) becomes
-	//     its spec.replicas pods (nil: 1; 0: none; a workload with some of
-	//     its pods in the input is left as it is). A ReplicaSet's or
+	//     input, or made for a Deployment) gets the pods its controller
+	//     would create: spec.replicas (nil: 1; 0: none) less its active
+	//     input pods, those neither terminal (Succeeded, Failed) nor being
+	//     deleted, as upstream's FilterActivePods, among its controlled
+	//     pods (a controller ownerReference of its kind, its namespace and
+	//     name, uids equal when both are set) and the orphans its
+	//     selector matches (which it would adopt); a StatefulSet, its
+	//     ordinals in range without such a pod of that name. So a
+	//     workload none of whose pods is in the input becomes all of
+	//     them, one with some becomes the rest, and one with more keeps
+	//     them all (the controller's deletions are not simulated). When
+	//     both a Deployment and its ReplicaSets are in the input, the
+	//     current one (its template equal to the Deployment's but for
+	//     pod-template-hash) first takes the Deployment's spec.replicas,
+	//     as the controller scales it, unless the Deployment is paused or
+	//     another of its ReplicaSets has replicas (a rollout under way);
+	//     a Deployment whose pods are in the input without their
+	//     ReplicaSet, which is then filed at the Deployment's replicas,
+	//     is topped up when the pods name one ReplicaSet. A ReplicaSet's or
 	//     ReplicationController's pods are named <owner>-<5 characters>
 	//     as generateName makes them (the owner's name cut to 58
 	//     characters), the characters derived from the owner's uid and
@@ -156,7 +169,9 @@ type Options struct {
 	//     named <daemonset>-<5 characters> like a ReplicaSet's, in the
 	//     order of the input's nodes; it is then made as the pods above.
 	//     A DaemonSet no input Node takes (or read by a call without
-	//     Nodes) makes no pod and is not counted in [Objects.Expanded].
+	//     Nodes) makes no pod and is not counted in [Objects.Expanded];
+	//     one with some of its pods in the input is left as it is (the
+	//     nodes without its pod do not get one).
 	//
 	// A workload with metadata.deletionTimestamp is being deleted, and
 	// its controller creates nothing for it: it is not expanded; nor is
@@ -458,6 +473,7 @@ type loader struct {
 	nodeObjs            []*v1.Node
 	podOwners, rsOwners owners
 	podLabels, rsLabels labelSets
+	inputPods           map[string]*v1.Pod // by namespace/name
 	made                int
 }
 
@@ -469,6 +485,7 @@ func (o Options) newLoader() *loader {
 		l.topLevel, l.podOwners, l.rsOwners = map[ownerKey]where{}, owners{}, owners{}
 		l.terminating = map[string]bool{}
 		l.podLabels, l.rsLabels = labelSets{}, labelSets{}
+		l.inputPods = map[string]*v1.Pod{}
 	}
 	return l
 }
@@ -755,8 +772,10 @@ func (l *loader) pod(at where, p *v1.Pod, src *origin) bool {
 	l.pods[key] = at
 	if l.podOwners != nil && src == nil {
 		ctrl := metav1.GetControllerOfNoCopy(p)
-		l.podOwners.note(p.Namespace, ctrl)
-		l.podLabels.add(p.Namespace, p.Labels, ctrl)
+		active := p.DeletionTimestamp == nil && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed
+		l.podOwners.note(p.Namespace, ctrl, active)
+		l.podLabels.add(p.Namespace, p.Labels, ctrl, active)
+		l.inputPods[key] = p
 	}
 	switch {
 	case l.cache == nil || p.Spec.NodeName == "" || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed:
