@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/schedkit/schedkit/internal/selector"
 	"github.com/schedkit/schedkit/internal/taints"
@@ -32,8 +33,9 @@ const templateGenerationLabel = "pod-template-generation"
 // node affinity replaced by one term selecting its node by
 // metadata.name (ReplaceDaemonSetPodNodeNameNodeAffinity), which the
 // scheduler then honours; it is named <daemonset>-<5 chars>. It returns
-// how many pods it made. O(nodes × (labels + taints × tolerations)).
-func (l *loader) daemonPods(at where, ds *appsv1.DaemonSet) int {
+// how many pods it made. Nodes in have (which already run an active pod
+// of it) get none. O(nodes × (labels + taints × tolerations)).
+func (l *loader) daemonPods(at where, ds *appsv1.DaemonSet, have map[string]bool) int {
 	tmpl := ds.Spec.Template.DeepCopy()
 	daemonTolerations(&tmpl.Spec)
 	if g, err := strconv.ParseInt(ds.Annotations[appsv1.DeprecatedTemplateGeneration], 10, 64); err == nil {
@@ -42,7 +44,7 @@ func (l *loader) daemonPods(at where, ds *appsv1.DaemonSet) int {
 	run := daemonNodeCheck(&tmpl.Spec)
 	var names []string
 	for _, n := range l.nodeObjs {
-		if run(n) {
+		if run(n) && !have[n.Name] {
 			names = append(names, n.Name)
 		}
 	}
@@ -159,4 +161,44 @@ func nodeNameAffinity(a *v1.Affinity, name string) *v1.Affinity {
 	}
 	a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms = []v1.NodeSelectorTerm{term}
 	return a
+}
+
+// daemonNodes is the set of nodes on which an active input pod of ds
+// (loader.member: controlled by it, or an orphan its selector matches;
+// podActive) runs or is to run: its spec.nodeName, or for a pod not yet
+// scheduled the node its required node affinity names by metadata.name
+// (upstream's GetTargetNodeName). O(input pods).
+func (l *loader) daemonNodes(ds *appsv1.DaemonSet, uid types.UID) map[string]bool {
+	have := map[string]bool{}
+	for _, p := range l.inputPods {
+		if p.namespace != ds.Namespace || !p.active || !l.member("DaemonSet", ds, uid, ds.Spec.Selector, p) {
+			continue
+		}
+		if p.targetNode != "" {
+			have[p.targetNode] = true
+		}
+	}
+	return have
+}
+
+// targetNode is the node a daemon pod runs on or is for: spec.nodeName,
+// else the one value of a metadata.name In requirement of its required
+// node affinity's terms (as the DaemonSet controller writes it); "" for
+// none.
+func targetNode(p *v1.Pod) string {
+	if p.Spec.NodeName != "" {
+		return p.Spec.NodeName
+	}
+	a := p.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return ""
+	}
+	for _, t := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		for _, r := range t.MatchFields {
+			if r.Key == metav1.ObjectNameField && r.Operator == v1.NodeSelectorOpIn && len(r.Values) == 1 {
+				return r.Values[0]
+			}
+		}
+	}
+	return ""
 }

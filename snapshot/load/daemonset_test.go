@@ -152,17 +152,46 @@ func TestExpandDaemonSet(t *testing.T) {
 	}
 }
 
-// TestExpandDaemonSetOnlyBare: a DaemonSet with a pod of its own in the
-// input, or an orphan its selector matches, is not expanded; without
+// TestExpandDaemonSetTopsUp: a DaemonSet with pods of its own in the
+// input (or orphans its selector matches) gets pods only on the nodes
+// it runs on (n1, n3, n4 and n5 of dsNodes) without an active one: a pod counts
+// for its spec.nodeName, or, unscheduled, for the node its affinity
+// names by metadata.name; a Failed pod does not count. Without
 // ExpandWorkloads a DaemonSet is skipped (and counted); no node, no pod.
-func TestExpandDaemonSetOnlyBare(t *testing.T) {
-	own := "---\napiVersion: v1\nkind: Pod\nmetadata: {name: agent-x, namespace: kube-system, labels: {app: agent}, ownerReferences: [{apiVersion: apps/v1, kind: DaemonSet, name: agent, uid: u, controller: true}]}\nspec: {nodeName: n1, containers: [{name: c}]}\n"
-	orphan := "---\napiVersion: v1\nkind: Pod\nmetadata: {name: stray, namespace: kube-system, labels: {app: agent}}\nspec: {nodeName: n1, containers: [{name: c}]}\n"
-	for _, extra := range []string{own, orphan} {
-		objs, err := expandRead(t, dsNodes+dsYAML("agent", "", "")+extra)
-		require.NoError(t, err)
-		assert.Empty(t, objs.Expanded)
-		assert.Len(t, objs.Pods, 1)
+func TestExpandDaemonSetTopsUp(t *testing.T) {
+	pod := func(name, meta, spec string) string {
+		return "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " + name + ", namespace: kube-system, labels: {app: agent}" + meta + "}\nspec: {containers: [{name: c}]" + spec + "}\n"
+	}
+	const own = ", ownerReferences: [{apiVersion: apps/v1, kind: DaemonSet, name: agent, uid: u, controller: true}]"
+	onN3 := ", affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [n3]}]}]}}}"
+	for _, tt := range []struct {
+		name, extra string
+		want        []string // nodes of the made pods
+	}{
+		{"own pod on n1", pod("agent-x", own, ", nodeName: n1"), []string{"n3", "n4", "n5"}},
+		{"orphan on n1", pod("stray", "", ", nodeName: n1"), []string{"n3", "n4", "n5"}},
+		{"failed pod on n3", pod("agent-x", own, ", nodeName: n1") + strings.TrimSuffix(pod("agent-y", own, ", nodeName: n3"), "\n") + "\nstatus: {phase: Failed}\n", []string{"n3", "n4", "n5"}},
+		{"unscheduled pod for n3", pod("agent-x", own, ", nodeName: n1") + pod("agent-y", own, onN3), []string{"n4", "n5"}},
+		{"all", pod("agent-x", own, ", nodeName: n1") + pod("agent-y", own, ", nodeName: n3") + pod("agent-z", own, ", nodeName: n4") + pod("stray", "", ", nodeName: n5"), nil},
+	} {
+		objs, err := expandRead(t, dsNodes+dsYAML("agent", "", "")+tt.extra)
+		require.NoError(t, err, tt.name)
+		var made load.Objects // the made pods: the input's have no uid
+		for _, p := range objs.Pods {
+			if p.UID != "" {
+				made.Pods = append(made.Pods, p)
+			}
+		}
+		var got []string
+		for node := range podsOf(t, made, "agent") {
+			got = append(got, node)
+		}
+		assert.ElementsMatch(t, tt.want, got, tt.name)
+		if tt.want == nil {
+			assert.Empty(t, objs.Expanded, tt.name)
+		} else {
+			assert.Equal(t, map[string]load.Expansion{"DaemonSet": {Workloads: 1, Pods: len(tt.want)}}, objs.Expanded, tt.name)
+		}
 	}
 	objs, err := load.Read(strings.NewReader(dsNodes+dsYAML("agent", "", "")), "in.yaml")
 	require.NoError(t, err)

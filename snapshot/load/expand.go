@@ -14,7 +14,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -211,16 +211,44 @@ func (l *loader) activePods(kind string, m metav1.Object, uid types.UID, ls *met
 	return n
 }
 
+// podFacts is what expansion reads of an input pod once it is filed
+// (the pod itself may go to a cache as a lean record): its namespace,
+// labels, controller reference (kind, name, uid; empty kind for none),
+// whether it is active (podActive) and its target node (targetNode).
+type podFacts struct {
+	namespace  string
+	labels     map[string]string
+	ctrlKind   string
+	ctrlName   string
+	ctrlUID    types.UID
+	active     bool
+	targetNode string
+}
+
+func factsOf(p *v1.Pod, ctrl *metav1.OwnerReference, active bool) *podFacts {
+	f := &podFacts{namespace: p.Namespace, labels: p.Labels, active: active, targetNode: targetNode(p)}
+	if ctrl != nil {
+		f.ctrlKind, f.ctrlName, f.ctrlUID = ctrl.Kind, ctrl.Name, ctrl.UID
+	}
+	return f
+}
+
+// podActive reports whether p counts towards its controller's replicas:
+// neither terminal (Succeeded, Failed) nor being deleted, as upstream's
+// controller.FilterActivePods.
+func podActive(p *v1.Pod) bool {
+	return p.DeletionTimestamp == nil && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed
+}
+
 // member reports whether the input pod p counts for the workload m of
 // kind (uid as bare compares it, selector ls): controlled by it, or an
 // orphan its selector matches (which it would adopt).
-func (l *loader) member(kind string, m metav1.Object, uid types.UID, ls *metav1.LabelSelector, p *v1.Pod) bool {
-	ref := metav1.GetControllerOfNoCopy(p)
-	if ref == nil {
+func (l *loader) member(kind string, m metav1.Object, uid types.UID, ls *metav1.LabelSelector, p *podFacts) bool {
+	if p.ctrlKind == "" {
 		sel, _, ok := workloadSelector(ls, nil)
-		return ok && selector.MatchMap(&sel, p.Labels)
+		return ok && selector.MatchMap(&sel, p.labels)
 	}
-	return ref.Kind == kind && ref.Name == m.GetName() && (uid == "" || ref.UID == "" || ref.UID == uid)
+	return p.ctrlKind == kind && p.ctrlName == m.GetName() && (uid == "" || p.ctrlUID == "" || p.ctrlUID == uid)
 }
 
 // workloadSelector is a workload's selector (ls, or the set of a
@@ -557,10 +585,16 @@ func (l *loader) expand() {
 			ref := controllerRef("v1", "ReplicationController", &o.ObjectMeta)
 			count(src.kind, l.makePods(w.at, src, &o.ObjectMeta, o.Spec.Template, need, ref, nil))
 		case *appsv1.DaemonSet:
-			if !l.bare("DaemonSet", o, w.uid, o.Spec.Selector, nil, false) || failed || dying { // checked as read (loader.daemonSet)
+			if failed || dying { // checked as read (loader.daemonSet)
 				continue
 			}
-			count("DaemonSet", l.daemonPods(w.at, o))
+			// Bare: a pod per node it runs on; otherwise on those nodes
+			// without an active pod of its own.
+			var have map[string]bool
+			if !l.bare("DaemonSet", o, w.uid, o.Spec.Selector, nil, false) {
+				have = l.daemonNodes(o, w.uid)
+			}
+			count("DaemonSet", l.daemonPods(w.at, o, have))
 		case *appsv1.StatefulSet:
 			start := 0
 			if o.Spec.Ordinals != nil {
@@ -650,7 +684,7 @@ func equalIgnoreHash(a, b *v1.PodTemplateSpec) bool {
 	a, b = a.DeepCopy(), b.DeepCopy()
 	delete(a.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
 	delete(b.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
-	return apiequality.Semantic.DeepEqual(a, b)
+	return equality.Semantic.DeepEqual(a, b)
 }
 
 // stsReplicas is a StatefulSet's spec.replicas (nil: 1).

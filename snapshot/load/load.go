@@ -169,9 +169,12 @@ type Options struct {
 	//     named <daemonset>-<5 characters> like a ReplicaSet's, in the
 	//     order of the input's nodes; it is then made as the pods above.
 	//     A DaemonSet no input Node takes (or read by a call without
-	//     Nodes) makes no pod and is not counted in [Objects.Expanded];
-	//     one with some of its pods in the input is left as it is (the
-	//     nodes without its pod do not get one).
+	//     Nodes) makes no pod and is not counted in [Objects.Expanded].
+	//     One with some of its pods in the input (its controlled pods or
+	//     orphans its selector matches) gets pods only on the nodes
+	//     without an active one (active as above; a pod's node is its
+	//     spec.nodeName or, unscheduled, the node its affinity names by
+	//     metadata.name, upstream's GetTargetNodeName).
 	//
 	// A workload with metadata.deletionTimestamp is being deleted, and
 	// its controller creates nothing for it: it is not expanded; nor is
@@ -473,7 +476,7 @@ type loader struct {
 	nodeObjs            []*v1.Node
 	podOwners, rsOwners owners
 	podLabels, rsLabels labelSets
-	inputPods           map[string]*v1.Pod // by namespace/name
+	inputPods           map[string]*podFacts // by namespace/name
 	made                int
 }
 
@@ -485,7 +488,7 @@ func (o Options) newLoader() *loader {
 		l.topLevel, l.podOwners, l.rsOwners = map[ownerKey]where{}, owners{}, owners{}
 		l.terminating = map[string]bool{}
 		l.podLabels, l.rsLabels = labelSets{}, labelSets{}
-		l.inputPods = map[string]*v1.Pod{}
+		l.inputPods = map[string]*podFacts{}
 	}
 	return l
 }
@@ -772,10 +775,10 @@ func (l *loader) pod(at where, p *v1.Pod, src *origin) bool {
 	l.pods[key] = at
 	if l.podOwners != nil && src == nil {
 		ctrl := metav1.GetControllerOfNoCopy(p)
-		active := p.DeletionTimestamp == nil && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed
+		active := podActive(p)
 		l.podOwners.note(p.Namespace, ctrl, active)
 		l.podLabels.add(p.Namespace, p.Labels, ctrl, active)
-		l.inputPods[key] = p
+		l.inputPods[key] = factsOf(p, ctrl, active)
 	}
 	switch {
 	case l.cache == nil || p.Spec.NodeName == "" || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed:
