@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -112,7 +114,13 @@ func (c *cluster) start(nodes []*v1.Node, unbind bool) (*replay.InputBuilder, er
 		return nil, fromReplay(err)
 	}
 	for _, ni := range b.Nodes().Nodes() {
-		c.milliCPU += ni.Allocatable().MilliCPU()
+		// Saturating: nodes of absurd sizes (each capped at MaxInt64
+		// milli-CPU by the snapshot) must not wrap the total negative.
+		if m := ni.Allocatable().MilliCPU(); c.milliCPU > math.MaxInt64-m {
+			c.milliCPU = math.MaxInt64
+		} else {
+			c.milliCPU += m
+		}
 		for _, d := range ni.Devices() {
 			c.gpuMilli += d.CapacityMilliGPU
 		}
@@ -331,7 +339,13 @@ func checkPriorityClasses(objs *load.Objects) error {
 	}
 	what := fmt.Sprintf("pod %s/%s", first.Namespace, first.Name)
 	if ref := metav1.GetControllerOf(first); ref != nil {
-		what += fmt.Sprintf(" (of %s %s/%s)", ref.Kind, first.Namespace, ref.Name)
+		what += fmt.Sprintf(" (of %s %s/%s", ref.Kind, first.Namespace, ref.Name)
+		if up := controllerOf(objs.Others, ref, first.Namespace); up != nil {
+			// A ReplicaSet made for a Deployment: the template is the
+			// Deployment's.
+			what += fmt.Sprintf(" of %s %s/%s: its spec.template", up.Kind, first.Namespace, up.Name)
+		}
+		what += ")"
 	}
 	tail := ""
 	switch {
@@ -342,6 +356,20 @@ func checkPriorityClasses(objs *load.Objects) error {
 	}
 	return inputErr("%s: spec.priorityClassName: no PriorityClass %q among the input's PriorityClasses or the built-in system-cluster-critical and system-node-critical%s",
 		what, first.Spec.PriorityClassName, tail)
+}
+
+// controllerOf is the controller reference of the ReplicaSet ref names
+// (in namespace ns) among others, nil when there is none.
+func controllerOf(others []runtime.Object, ref *metav1.OwnerReference, ns string) *metav1.OwnerReference {
+	if ref.Kind != "ReplicaSet" {
+		return nil
+	}
+	for _, o := range others {
+		if rs, ok := o.(*appsv1.ReplicaSet); ok && rs.Namespace == ns && rs.Name == ref.Name {
+			return metav1.GetControllerOf(rs)
+		}
+	}
+	return nil
 }
 
 // firstErrors joins the first n of errs with "; " and says how many more

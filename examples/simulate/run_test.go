@@ -452,6 +452,13 @@ func TestObjectsUnknownPriorityClass(t *testing.T) {
 	require.Contains(t, stderr.String(), want)
 	require.Equal(t, 1, strings.Count(stderr.String(), "no PriorityClass"), stderr.String())
 
+	// A Deployment's pods come from the ReplicaSet made for it: the
+	// message names both.
+	deploy := strings.Replace(strings.Replace(rs("nope"), "kind: ReplicaSet", "kind: Deployment", 1), "replicas: 3", "replicas: 1", 1)
+	stderr.Reset()
+	require.Equal(t, 2, run([]string{"-objects", writeFile(t, dir, "deploy.yaml", node+deploy)}, &stdout, &stderr), stderr.String())
+	require.Regexp(t, `\(of ReplicaSet default/web-[a-z0-9]+ of Deployment default/web: its spec.template\): spec.priorityClassName: no PriorityClass "nope"`, stderr.String())
+
 	for _, in := range []string{node + rs("gold") + gold, node + rs("system-cluster-critical")} {
 		stdout.Reset()
 		stderr.Reset()

@@ -392,6 +392,17 @@ func (l *loader) topWorkload(at where, kind string, obj runtime.Object, m *metav
 	}
 }
 
+// replicasProblems is a negative spec.replicas, which the API server
+// refuses: checked on every workload of the input, also one that makes
+// no pods (whose template is otherwise not checked, see
+// TestExpandListsWorkloadErrorsWithOthers).
+func replicasProblems(replicas *int32) []problem {
+	if replicas != nil && *replicas < 0 {
+		return []problem{{"spec.replicas", fmt.Errorf("%w: %d: must be greater than or equal to 0", ErrInvalidObject, *replicas)}}
+	}
+	return nil
+}
+
 // workloadProblems lists what the API server refuses in the fields
 // expansion reads: a negative spec.replicas; a label selector (ls, of
 // apps/v1 kinds) absent, empty or invalid, or a set selector (set, of a
@@ -403,10 +414,7 @@ func (l *loader) topWorkload(at where, kind string, obj runtime.Object, m *metav
 // refused as the API server refuses it. O(labels + selector size +
 // template size).
 func workloadProblems(owner *metav1.ObjectMeta, replicas *int32, ls *metav1.LabelSelector, set map[string]string, tmpl *v1.PodTemplateSpec) []problem {
-	var ps []problem
-	if replicas != nil && *replicas < 0 {
-		ps = append(ps, problem{"spec.replicas", fmt.Errorf("%w: %d: must be greater than or equal to 0", ErrInvalidObject, *replicas)})
-	}
+	ps := replicasProblems(replicas)
 	if tmpl == nil {
 		return append(ps, problem{"spec.template", fmt.Errorf("%w: Required value", ErrInvalidObject)})
 	}
@@ -556,29 +564,29 @@ func (l *loader) expand() {
 		case *appsv1.ReplicaSet:
 			// Bare: all its replicas; otherwise those its active pods
 			// lack (the controller's manageReplicas).
-			bare := l.bare("ReplicaSet", o, w.uid, o.Spec.Selector, nil, false)
+			src := origin{"ReplicaSet", o.Namespace, o.Name}
 			need := replicasOf(o.Spec.Replicas)
-			if !bare {
+			if !l.bare("ReplicaSet", o, w.uid, o.Spec.Selector, nil, false) {
 				need -= l.activePods("ReplicaSet", o, w.uid, o.Spec.Selector, nil)
 				if need <= 0 {
+					l.workloadOK(w.at, src, replicasProblems(o.Spec.Replicas))
 					continue
 				}
 			}
-			src := origin{"ReplicaSet", o.Namespace, o.Name}
 			if !l.workloadOK(w.at, src, workloadProblems(&o.ObjectMeta, o.Spec.Replicas, o.Spec.Selector, nil, &o.Spec.Template)) || failed || dying {
 				continue
 			}
 			count(src.kind, l.replicaSetPods(w.at, o, src, need))
 		case *v1.ReplicationController:
-			bare := l.bare("ReplicationController", o, w.uid, nil, rcSelector(o), false)
+			src := origin{"ReplicationController", o.Namespace, o.Name}
 			need := replicasOf(o.Spec.Replicas)
-			if !bare {
+			if !l.bare("ReplicationController", o, w.uid, nil, rcSelector(o), false) {
 				need -= l.activePods("ReplicationController", o, w.uid, nil, rcSelector(o))
 				if need <= 0 {
+					l.workloadOK(w.at, src, replicasProblems(o.Spec.Replicas))
 					continue
 				}
 			}
-			src := origin{"ReplicationController", o.Namespace, o.Name}
 			if !l.workloadOK(w.at, src, workloadProblems(&o.ObjectMeta, o.Spec.Replicas, nil, rcSelector(o), o.Spec.Template)) || failed || dying {
 				continue
 			}
@@ -610,10 +618,11 @@ func (l *loader) expand() {
 					ords = append(ords, start+i)
 				}
 			}
+			src := origin{"StatefulSet", o.Namespace, o.Name}
 			if !l.bare("StatefulSet", o, w.uid, o.Spec.Selector, nil, false) && len(ords) == 0 {
+				l.workloadOK(w.at, src, replicasProblems(o.Spec.Replicas))
 				continue
 			}
-			src := origin{"StatefulSet", o.Namespace, o.Name}
 			ps := workloadProblems(&o.ObjectMeta, o.Spec.Replicas, o.Spec.Selector, nil, &o.Spec.Template)
 			if start < 0 {
 				ps = append(ps, problem{"spec.ordinals.start", fmt.Errorf("%w: %d: must be greater than or equal to 0", ErrInvalidObject, start)})
@@ -664,6 +673,8 @@ func (l *loader) scaleCurrent(d *appsv1.Deployment, uid types.UID) {
 			continue
 		}
 		switch {
+		case rs.Spec.Replicas != nil && *rs.Spec.Replicas < 0:
+			return // left for expand to report
 		case cur == nil && equalIgnoreHash(&rs.Spec.Template, &d.Spec.Template):
 			cur = rs
 		case replicasOf(rs.Spec.Replicas) != 0:

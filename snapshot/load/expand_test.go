@@ -592,3 +592,29 @@ func TestExpandTopsUp(t *testing.T) {
 		}
 	}
 }
+
+// TestExpandNegativeReplicasWithPods: a negative spec.replicas is an
+// error naming the workload and field also when the workload's pods are
+// in the input (it makes none), and a Deployment does not scale it away.
+func TestExpandNegativeReplicasWithPods(t *testing.T) {
+	pod := func(kind, owner string) string {
+		return "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p0, namespace: shop, labels: {app: x}, ownerReferences: [{apiVersion: v1, kind: " + kind + ", name: " + owner + ", controller: true}]}\nspec: {containers: [{name: c}]}\n"
+	}
+	tmpl := "selector: {matchLabels: {app: x}}, template: {metadata: {labels: {app: x}}, spec: {containers: [{name: c}]}}"
+	for _, tt := range []struct{ name, in, want string }{
+		{"replicaset", "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs, namespace: shop}\nspec: {replicas: -4, " + tmpl + "}\n" + pod("ReplicaSet", "rs"),
+			`in.yaml:1: document 1: ReplicaSet "shop/rs": spec.replicas: load: invalid object: -4: must be greater than or equal to 0`},
+		{"replicationcontroller", "apiVersion: v1\nkind: ReplicationController\nmetadata: {name: rc, namespace: shop}\nspec: {replicas: -4, selector: {app: x}, template: {metadata: {labels: {app: x}}, spec: {containers: [{name: c}]}}}\n" + pod("ReplicationController", "rc"),
+			`in.yaml:1: document 1: ReplicationController "shop/rc": spec.replicas: load: invalid object: -4: must be greater than or equal to 0`},
+		{"statefulset", "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db, namespace: shop}\nspec: {replicas: -4, " + tmpl + "}\n" + pod("StatefulSet", "db"),
+			`in.yaml:1: document 1: StatefulSet "shop/db": spec.replicas: load: invalid object: -4: must be greater than or equal to 0`},
+		{"deployment's replicaset", deployYAML("3") + "---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: web-abc\n  namespace: shop\n" +
+			"  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: web, uid: d-uid, controller: true}]\n" +
+			"spec: {replicas: -4, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web, tier: front}, annotations: {note: x}}, spec: {containers: [{name: c, resources: {limits: {cpu: 500m, memory: 1Gi}}}]}}}\n",
+			`in.yaml:11: document 2: ReplicaSet "shop/web-abc": spec.replicas: load: invalid object: -4: must be greater than or equal to 0`},
+	} {
+		_, err := expandRead(t, tt.in)
+		require.ErrorIs(t, err, load.ErrInvalidObject, tt.name)
+		assert.Equal(t, tt.want, err.Error(), tt.name)
+	}
+}

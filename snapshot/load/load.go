@@ -109,7 +109,11 @@ type Options struct {
 	//     pods (a controller ownerReference of its kind, its namespace and
 	//     name, uids equal when both are set) and the orphans its
 	//     selector matches (which it would adopt); a StatefulSet, its
-	//     ordinals in range without such a pod of that name. So a
+	//     ordinals in range without such a pod of that name (an ordinal
+	//     whose input pod is terminal or being deleted keeps it: the
+	//     controller's deletion and re-creation under the same name are
+	//     not simulated). A workload making no pods is checked only for
+	//     a negative spec.replicas; one making pods, as below. So a
 	//     workload none of whose pods is in the input becomes all of
 	//     them, one with some becomes the rest, and one with more keeps
 	//     them all (the controller's deletions are not simulated). When
