@@ -612,14 +612,20 @@ func (l *loader) expand() {
 			// a pod of its own in the input (the controller recreates a
 			// missing ordinal by its name). A pod of another owner
 			// holding the name is left to be reported as a duplicate.
+			// Beyond the bound on made pods, makePods reports it before
+			// any is made (ords is not listed).
+			n := stsReplicas(o)
 			var ords []int
-			for i := range stsReplicas(o) {
-				if p := l.inputPods[o.Namespace+"/"+o.Name+"-"+strconv.Itoa(start+i)]; p == nil || !l.member("StatefulSet", o, w.uid, o.Spec.Selector, p) {
-					ords = append(ords, start+i)
+			if n <= maxExpandedPods-l.made {
+				for i := range n {
+					if p := l.inputPods[o.Namespace+"/"+o.Name+"-"+strconv.Itoa(start+i)]; p == nil || !l.member("StatefulSet", o, w.uid, o.Spec.Selector, p) {
+						ords = append(ords, start+i)
+					}
 				}
+				n = len(ords)
 			}
 			src := origin{"StatefulSet", o.Namespace, o.Name}
-			if !l.bare("StatefulSet", o, w.uid, o.Spec.Selector, nil, false) && len(ords) == 0 {
+			if !l.bare("StatefulSet", o, w.uid, o.Spec.Selector, nil, false) && n <= 0 {
 				l.workloadOK(w.at, src, replicasProblems(o.Spec.Replicas))
 				continue
 			}
@@ -638,7 +644,7 @@ func (l *loader) expand() {
 				continue
 			}
 			ref := controllerRef("apps/v1", "StatefulSet", &o.ObjectMeta)
-			count(src.kind, l.makePods(w.at, src, &o.ObjectMeta, &o.Spec.Template, len(ords), ref, func(p *v1.Pod, i int) {
+			count(src.kind, l.makePods(w.at, src, &o.ObjectMeta, &o.Spec.Template, n, ref, func(p *v1.Pod, i int) {
 				// spec.ordinals.start numbers the pods from start
 				// (upstream getStartOrdinal).
 				ord := strconv.Itoa(ords[i])

@@ -365,6 +365,10 @@ func FuzzExpandWorkloads(f *testing.F) {
 		deployYAML("0"),
 		deployYAML("-1"),
 		deployYAML("2") + "---\n" + strings.Replace(deployYAML("2"), "name: web,", "name: api,", 1),
+		// Partial workloads, topped up.
+		"apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs}\nspec: {replicas: 3, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c}]}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: rs-1, labels: {a: b}, ownerReferences: [{kind: ReplicaSet, name: rs, controller: true}]}\nspec: {containers: [{name: c}]}\nstatus: {phase: Failed}\n",
+		"apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec: {replicas: 3, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c}]}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: db-1, labels: {a: b}}\nspec: {containers: [{name: c}]}\n",
+		dsNodes + dsYAML("agent", "", "") + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: stray, namespace: kube-system, labels: {app: agent}}\nspec: {nodeName: n1, containers: [{name: c}]}\n",
 		"apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: web}\nspec: {replicas: 3, serviceName: s, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}}}\n",
 		"apiVersion: v1\nkind: ReplicationController\nmetadata: {name: rc}\nspec: {replicas: 2, template: {metadata: {labels: {a: b}}}}\n",
 		"apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs}\nspec: {replicas: 4, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c, resources: {limits: {cpu: 1}}}]}}}\n",
