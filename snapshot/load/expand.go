@@ -223,14 +223,33 @@ type podFacts struct {
 	ctrlUID    types.UID
 	active     bool
 	targetNode string
+	// replaceable: terminal (Succeeded, Failed) and not being deleted,
+	// so kept in Objects.Pods, never in a cache; a StatefulSet's
+	// controller deletes and recreates such a pod of its own.
+	replaceable bool
 }
 
 func factsOf(p *v1.Pod, ctrl *metav1.OwnerReference, active bool) *podFacts {
-	f := &podFacts{namespace: p.Namespace, labels: p.Labels, active: active, targetNode: targetNode(p)}
+	f := &podFacts{namespace: p.Namespace, labels: p.Labels, active: active, targetNode: targetNode(p),
+		replaceable: p.DeletionTimestamp == nil && (p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed)}
 	if ctrl != nil {
 		f.ctrlKind, f.ctrlName, f.ctrlUID = ctrl.Kind, ctrl.Name, ctrl.UID
 	}
 	return f
+}
+
+// dropPod removes the input pod of key (namespace/name), a replaceable
+// one (podFacts), from what the load returns and forgets its name, so
+// that a pod made in its place may take it. O(pods read).
+func (l *loader) dropPod(key string) {
+	delete(l.pods, key)
+	delete(l.inputPods, key)
+	for i, p := range l.out.Pods {
+		if p.Namespace+"/"+p.Name == key {
+			l.out.Pods = append(l.out.Pods[:i], l.out.Pods[i+1:]...)
+			return
+		}
+	}
 }
 
 // podActive reports whether p counts towards its controller's replicas:
@@ -611,15 +630,23 @@ func (l *loader) expand() {
 			// Bare: every ordinal; otherwise the ordinals in range without
 			// a pod of its own in the input (the controller recreates a
 			// missing ordinal by its name). A pod of another owner
-			// holding the name is left to be reported as a duplicate.
-			// Beyond the bound on made pods, makePods reports it before
-			// any is made (ords is not listed).
+			// holding the name is left to be reported as a duplicate. Its
+			// own pod that is terminal (and not being deleted) is
+			// replaced: the controller deletes it and creates the
+			// ordinal again. Beyond the bound on made pods, makePods
+			// reports it before any is made (ords is not listed).
 			n := stsReplicas(o)
 			var ords []int
+			var replaced []string // keys of the terminal pods replaced
 			if n <= maxExpandedPods-l.made {
 				for i := range n {
-					if p := l.inputPods[o.Namespace+"/"+o.Name+"-"+strconv.Itoa(start+i)]; p == nil || !l.member("StatefulSet", o, w.uid, o.Spec.Selector, p) {
+					key := o.Namespace + "/" + o.Name + "-" + strconv.Itoa(start+i)
+					switch p := l.inputPods[key]; {
+					case p == nil || !l.member("StatefulSet", o, w.uid, o.Spec.Selector, p):
 						ords = append(ords, start+i)
+					case p.replaceable:
+						ords = append(ords, start+i)
+						replaced = append(replaced, key)
 					}
 				}
 				n = len(ords)
@@ -642,6 +669,9 @@ func (l *loader) expand() {
 			}
 			if !l.workloadOK(w.at, src, ps) || failed || dying {
 				continue
+			}
+			for _, key := range replaced {
+				l.dropPod(key)
 			}
 			ref := controllerRef("apps/v1", "StatefulSet", &o.ObjectMeta)
 			count(src.kind, l.makePods(w.at, src, &o.ObjectMeta, &o.Spec.Template, n, ref, func(p *v1.Pod, i int) {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -510,7 +511,7 @@ func TestExpandListsWorkloadErrorsWithOthers(t *testing.T) {
 // its replicas gets the missing ones, as its controller creates them:
 // terminal and deleting pods do not count, more pods than replicas are
 // kept (the controller's deletions are not simulated), a StatefulSet
-// gets exactly its missing ordinals, and a Deployment scaled in the
+// gets exactly its missing ordinals (a terminal one replaced), and a Deployment scaled in the
 // input scales its current ReplicaSet first, unless a rollout is under
 // way, it is paused, or no ReplicaSet has its template.
 func TestExpandTopsUp(t *testing.T) {
@@ -556,6 +557,26 @@ func TestExpandTopsUp(t *testing.T) {
 	}
 	assert.Equal(t, []string{"db-3", "db-2", "db-4", "db-5"}, names)
 	assert.Equal(t, "4", objs.Pods[2].Labels[appsv1.PodIndexLabel])
+
+	// Its own db-1 Failed: replaced by a new db-1 (the controller
+	// deletes and recreates it); being deleted as well, kept.
+	failedSts := strings.Replace(strings.Replace(sts, "replicas: 4, ordinals: {start: 2}", "replicas: 3", 1), "name: db-3", "name: db-1", 1) + "status: {phase: Failed}\n"
+	objs, err = expandRead(t, failedSts)
+	require.NoError(t, err)
+	names = nil
+	for _, p := range objs.Pods {
+		names = append(names, p.Name)
+		assert.NotEqual(t, v1.PodFailed, p.Status.Phase, p.Name)
+	}
+	assert.Equal(t, []string{"db-0", "db-1", "db-2"}, names)
+	assert.Equal(t, map[string]load.Expansion{"StatefulSet": {Workloads: 1, Pods: 3}}, objs.Expanded)
+	objs, err = expandRead(t, strings.Replace(failedSts, "name: db-1,", "name: db-1, deletionTimestamp: '2026-01-01T00:00:00Z',", 1))
+	require.NoError(t, err)
+	names = nil
+	for _, p := range objs.Pods {
+		names = append(names, p.Name)
+	}
+	assert.Equal(t, []string{"db-1", "db-0", "db-2"}, names)
 
 	// A Deployment of 5 whose current ReplicaSet (its template plus the
 	// hash label) has 2 replicas and 2 pods: the ReplicaSet is scaled

@@ -109,10 +109,11 @@ type Options struct {
 	//     pods (a controller ownerReference of its kind, its namespace and
 	//     name, uids equal when both are set) and the orphans its
 	//     selector matches (which it would adopt); a StatefulSet, its
-	//     ordinals in range without such a pod of that name (an ordinal
-	//     whose input pod is terminal or being deleted keeps it: the
-	//     controller's deletion and re-creation under the same name are
-	//     not simulated). A workload making no pods is checked only for
+	//     ordinals in range without such a pod of that name: an ordinal
+	//     whose pod of its own is terminal (and not being deleted) gets a
+	//     new pod in its place, as the controller deletes and recreates
+	//     it (the terminal pod is dropped from [Objects.Pods]); one being
+	//     deleted keeps it. A workload making no pods is checked only for
 	//     a negative spec.replicas; one making pods, as below. So a
 	//     workload none of whose pods is in the input becomes all of
 	//     them, one with some becomes the rest, and one with more keeps
