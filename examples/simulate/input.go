@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +20,7 @@ import (
 	"github.com/schedkit/schedkit/examples/internal/openb"
 	"github.com/schedkit/schedkit/framework"
 	"github.com/schedkit/schedkit/gpushare"
+	"github.com/schedkit/schedkit/internal/arith"
 	"github.com/schedkit/schedkit/replay"
 	"github.com/schedkit/schedkit/snapshot"
 	"github.com/schedkit/schedkit/snapshot/load"
@@ -116,11 +116,7 @@ func (c *cluster) start(nodes []*v1.Node, unbind bool) (*replay.InputBuilder, er
 	for _, ni := range b.Nodes().Nodes() {
 		// Saturating: nodes of absurd sizes (each capped at MaxInt64
 		// milli-CPU by the snapshot) must not wrap the total negative.
-		if m := ni.Allocatable().MilliCPU(); c.milliCPU > math.MaxInt64-m {
-			c.milliCPU = math.MaxInt64
-		} else {
-			c.milliCPU += m
-		}
+		c.milliCPU = arith.Add(c.milliCPU, ni.Allocatable().MilliCPU())
 		for _, d := range ni.Devices() {
 			c.gpuMilli += d.CapacityMilliGPU
 		}

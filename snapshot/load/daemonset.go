@@ -164,14 +164,15 @@ func nodeNameAffinity(a *v1.Affinity, name string) *v1.Affinity {
 }
 
 // daemonNodes is the set of nodes on which an active input pod of ds
-// (loader.member: controlled by it, or an orphan its selector matches;
+// (memberOf: controlled by it, or an orphan its selector matches;
 // podActive) runs or is to run: its spec.nodeName, or for a pod not yet
 // scheduled the node its required node affinity names by metadata.name
 // (upstream's GetTargetNodeName). O(input pods).
 func (l *loader) daemonNodes(ds *appsv1.DaemonSet, uid types.UID) map[string]bool {
 	have := map[string]bool{}
+	member := memberOf("DaemonSet", ds, uid, ds.Spec.Selector)
 	for _, p := range l.inputPods {
-		if p.namespace != ds.Namespace || !p.active || !l.member("DaemonSet", ds, uid, ds.Spec.Selector, p) {
+		if p.namespace != ds.Namespace || !p.active || !member(p) {
 			continue
 		}
 		if p.targetNode != "" {

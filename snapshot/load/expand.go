@@ -259,15 +259,19 @@ func podActive(p *v1.Pod) bool {
 	return p.DeletionTimestamp == nil && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed
 }
 
-// member reports whether the input pod p counts for the workload m of
-// kind (uid as bare compares it, selector ls): controlled by it, or an
-// orphan its selector matches (which it would adopt).
-func (l *loader) member(kind string, m metav1.Object, uid types.UID, ls *metav1.LabelSelector, p *podFacts) bool {
-	if p.ctrlKind == "" {
-		sel, _, ok := workloadSelector(ls, nil)
-		return ok && selector.MatchMap(&sel, p.labels)
+// memberOf returns whether an input pod counts for the workload m of
+// kind (uid as bare compares it, selector ls, parsed once here):
+// controlled by it, or an orphan its selector matches (which it would
+// adopt).
+func memberOf(kind string, m metav1.Object, uid types.UID, ls *metav1.LabelSelector) func(*podFacts) bool {
+	sel, _, ok := workloadSelector(ls, nil)
+	name := m.GetName()
+	return func(p *podFacts) bool {
+		if p.ctrlKind == "" {
+			return ok && selector.MatchMap(&sel, p.labels)
+		}
+		return p.ctrlKind == kind && p.ctrlName == name && (uid == "" || p.ctrlUID == "" || p.ctrlUID == uid)
 	}
-	return p.ctrlKind == kind && p.ctrlName == m.GetName() && (uid == "" || p.ctrlUID == "" || p.ctrlUID == uid)
 }
 
 // workloadSelector is a workload's selector (ls, or the set of a
@@ -639,10 +643,11 @@ func (l *loader) expand() {
 			var ords []int
 			var replaced []string // keys of the terminal pods replaced
 			if n <= maxExpandedPods-l.made {
+				member := memberOf("StatefulSet", o, w.uid, o.Spec.Selector)
 				for i := range n {
 					key := o.Namespace + "/" + o.Name + "-" + strconv.Itoa(start+i)
 					switch p := l.inputPods[key]; {
-					case p == nil || !l.member("StatefulSet", o, w.uid, o.Spec.Selector, p):
+					case p == nil || !member(p):
 						ords = append(ords, start+i)
 					case p.replaceable:
 						ords = append(ords, start+i)
