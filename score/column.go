@@ -33,6 +33,10 @@ type column struct {
 	vers []int64     // per block: the BlockVersion its records were made at; 0: none
 	recs []cpuMemRec // per view index: the node's record
 	ptrs []*snapshot.NodeInfo
+	// slowIn[b] is the number of slow records of block b (as of
+	// vers[b]); slow is their sum over the view's blocks at the last sync.
+	slowIn []int32
+	slow   int
 	// picked[i] is the record located for candidate i by the last
 	// locate that walked (candidates not the whole view in order).
 	picked []cpuMemRec
@@ -54,24 +58,30 @@ func (c *column) sync(v nodeview.View) {
 	c.recs, c.ptrs = c.recs[:n], c.ptrs[:n]
 	for len(c.vers) < nb {
 		c.vers = append(c.vers, 0)
+		c.slowIn = append(c.slowIn, 0)
 	}
+	c.slow = 0
 	for b := range nb {
 		ver := v.BlockVersion(b)
-		if c.vers[b] == ver {
-			continue
+		if c.vers[b] != ver {
+			nodes, _ := v.Block(b)
+			base := b * layout.BlockSize
+			var slow int32
+			for j, nd := range nodes {
+				rec := makeRec(nodeview.CPUMemory(nd))
+				slow += int32(uint64(rec.alloc[0]) >> 63)
+				c.recs[base+j] = rec
+				c.ptrs[base+j] = nd
+			}
+			c.vers[b], c.slowIn[b] = ver, slow
 		}
-		nodes, _ := v.Block(b)
-		base := b * layout.BlockSize
-		for j, nd := range nodes {
-			c.recs[base+j] = makeRec(nodeview.CPUMemory(nd))
-			c.ptrs[base+j] = nd
-		}
-		c.vers[b] = ver
+		c.slow += int(c.slowIn[b])
 	}
 }
 
 // locate returns the record of each of nodes (element i is the record of
-// nodes[i]) and whether every candidate was found. The whole view in
+// nodes[i]), whether every candidate was found, and whether all the
+// records returned are fast (no slow record: the loops need not look). The whole view in
 // order (the common case: a pod scored on every node) costs one
 // sequential compare per node and copies nothing. Otherwise it copies
 // each candidate's record (64 bytes) as it walks the
@@ -81,13 +91,13 @@ func (c *column) sync(v nodeview.View) {
 // compares; any other list gives up after two turns (false). A found
 // entry is right whatever the order: it is used only where ptrs[j] ==
 // nodes[i]. The result is valid until the next sync or locate.
-func (c *column) locate(nodes []*snapshot.NodeInfo) ([]cpuMemRec, bool) {
+func (c *column) locate(nodes []*snapshot.NodeInfo) (recs []cpuMemRec, found, fast bool) {
 	n := len(c.ptrs)
 	if n == 0 {
-		return nil, false
+		return nil, false, false
 	}
 	if len(nodes) == n && sameNodes(nodes, c.ptrs) {
-		return c.recs[:n], true
+		return c.recs[:n], true, c.slow == 0
 	}
 	if cap(c.picked) < len(nodes) {
 		c.picked = make([]cpuMemRec, len(nodes))
@@ -95,18 +105,20 @@ func (c *column) locate(nodes []*snapshot.NodeInfo) ([]cpuMemRec, bool) {
 	picked := c.picked[:len(nodes)]
 	ptrs := c.ptrs
 	j, budget := 0, 2*n
+	var any int64
 	for i, nd := range nodes {
 		for ptrs[j] != nd {
 			if j++; j == n {
 				j = 0
 			}
 			if budget--; budget < 0 {
-				return nil, false
+				return nil, false, false
 			}
 		}
 		picked[i] = c.recs[j]
+		any |= c.recs[j].alloc[0]
 	}
-	return picked, true
+	return picked, true, any >= 0
 }
 
 // sameNodes reports whether a and b (of equal length) hold the same

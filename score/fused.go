@@ -117,7 +117,11 @@ type cpuMemPod struct {
 	// records' sums cannot wrap; otherwise every node goes through the
 	// general methods.
 	fast bool
-	unit bool // wc = wm = wLA = wBA = 1
+	unit bool   // wc = wm = wLA = wBA = 1
+	vec  vecPod // the pod's figures for fusedUnitAVX2 (unit only)
+	// allFast: the records add is given are known to be fast (the
+	// column said so), so addUnitVec need not look for a slow one.
+	allFast bool
 }
 
 func newCPUMemPod(la *leastPod, ba *balancedPod, wLA, wBA int64) cpuMemPod {
@@ -130,6 +134,9 @@ func newCPUMemPod(la *leastPod, ba *balancedPod, wLA, wBA int64) cpuMemPod {
 	}
 	k.fast = min(la.cpu, la.mem, k.bc, k.bm) >= 0
 	k.unit = la.wc == 1 && la.wm == 1 && wLA == 1 && wBA == 1
+	if k.unit && k.fast {
+		k.vec = newVecPod(&k)
+	}
 	return k
 }
 
@@ -294,6 +301,15 @@ func (k *cpuMemPod) add(recs []cpuMemRec, lines []*layout.CPUMemory, tot []int64
 // node has is their sum shifted right by one when it has both, by none
 // otherwise (an absent part is 0).
 func (k *cpuMemPod) addUnit(recs []cpuMemRec, lines []*layout.CPUMemory, tot []int64) {
+	if vecKernel {
+		k.addUnitVec(recs, lines, tot)
+		return
+	}
+	k.addUnitLoop(recs, lines, tot)
+}
+
+// addUnitLoop is addUnit's per-node loop.
+func (k *cpuMemPod) addUnitLoop(recs []cpuMemRec, lines []*layout.CPUMemory, tot []int64) {
 	tot = tot[:len(recs)]
 	lines = lines[:len(recs)]
 	for i := range recs {
@@ -313,6 +329,65 @@ func (k *cpuMemPod) addUnit(recs []cpuMemRec, lines []*layout.CPUMemory, tot []i
 		}
 		tot[i] += int64(sLA) + sBA
 	}
+}
+
+// vecPod is the pod's side of fusedUnitAVX2, each figure four times
+// (one per lane): LeastAllocated's requests × 100 (lc, lm: as
+// cpuMemPod's, at most fastMax × 100) and BalancedAllocation's requests
+// clamped to fastMax (bc, bm: a fast record's amounts are below it, so
+// min(req + bc, a) is unchanged, and the sums stay below 2^63 for the
+// kernel's signed compares).
+type vecPod struct {
+	lc, lm, bc, bm [4]int64
+}
+
+func newVecPod(k *cpuMemPod) vecPod {
+	var v vecPod
+	for i := range 4 {
+		v.lc[i], v.lm[i] = k.lc, k.lm
+		v.bc[i], v.bm[i] = min(k.bc, fastMax), min(k.bm, fastMax)
+	}
+	return v
+}
+
+// addUnitVec is addUnit with fusedUnitAVX2 scoring four fast records at
+// once. Per record it computes what addUnitLoop does, in 64-bit integer
+// and float64 lanes:
+//
+//   - LeastAllocated's quotient ⌊n/a⌋ (n = free − min(podReq100, free) <=
+//     100a < 2^63) is first estimated as the truncated float64 quotient
+//     of n and a, each converted with one rounding. The estimate is within
+//     one of the quotient: the quotient is at most 100, and two
+//     conversions and a division, each within a relative 2^-53, move it by
+//     less than 101 × 3 × 2^-53. The exact remainder n − q×a (q×a from
+//     32-bit halves: q <= 101, a < 2^56, so q×a < 2^63) then corrects it
+//     by one either way, as leastRec does.
+//   - BalancedAllocation's fractions are float64(min(req + podReq, a)) /
+//     float64(a), the conversions exact-rounded (a 64-bit integer below
+//     2^63 as hi×2^32 + lo, each half exact in a float64 and one rounding
+//     in the sum: what CVTSI2SD gives), then the same subtraction,
+//     halving, |·|, 1 − std and ×100 as arith.Balance2, truncated.
+//
+// So the totals are addUnitLoop's bit for bit
+// (TestFusedKernelsMatchGeneralPath, FuzzFusedUnitVec). A chunk with a
+// slow record (looked for unless allFast), and the last len(recs) mod 4
+// records, go through addUnitLoop.
+func (k *cpuMemPod) addUnitVec(recs []cpuMemRec, lines []*layout.CPUMemory, tot []int64) {
+	n := len(recs)
+	tot, lines = tot[:n], lines[:n]
+	var slow int64
+	if !k.allFast {
+		for i := range recs {
+			slow |= recs[i].alloc[0]
+		}
+	}
+	if slow < 0 || n < 4 {
+		k.addUnitLoop(recs, lines, tot)
+		return
+	}
+	v := n &^ 3
+	fusedUnitAVX2(&recs[0], &tot[0], v, &k.vec)
+	k.addUnitLoop(recs[v:], lines[v:], tot[v:])
 }
 
 // leastRec is leastRequestedScore(used, podReq, a) for a fast record's

@@ -6,12 +6,14 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/schedkit/schedkit/internal/arith"
+	"github.com/schedkit/schedkit/internal/layout"
 	"github.com/schedkit/schedkit/internal/nodeview"
 	"github.com/schedkit/schedkit/snapshot"
 	"github.com/schedkit/schedkit/snapshot/snapshottest"
@@ -260,4 +262,189 @@ func TestBalancedRecExact(t *testing.T) {
 			t.Fatalf("balancedRec(%d+%d, %d, %d+%d, %d, %d) = %d, want %d", uc, pc, c, um, pm, m, without, got, want)
 		}
 	}
+}
+
+// vecRecs is a chunk of n fast records for pod requests (pc, pm) at and
+// around the points where LeastAllocated's quotient changes: allocatable
+// amounts of every bit length up to 2^56 (the large ones not exact in a
+// float64), used amounts putting (a − used − podReq) × 100 at k×a − 100,
+// k×a and just above, plus random ones, nodes without cpu or memory, and
+// requests at, below and far above the allocatable.
+func vecRecs(r *rand.Rand, n int, pc, pm int64) []cpuMemRec {
+	recs := make([]cpuMemRec, n)
+	amount := func(p int64) (a, nz, rq int64) {
+		a = 1 + r.Int64N(int64(1)<<(1+r.IntN(56))-1)
+		if r.IntN(6) == 0 {
+			a = fastMax - 1 - r.Int64N(1000)
+		}
+		switch r.IntN(4) {
+		case 0:
+			nz = r.Int64N(a + 1)
+		case 1:
+			// x = used + podReq where the quotient changes.
+			k := r.Int64N(101)
+			x := a - (k*(a/100) + (k*(a%100)+99)/100) + r.Int64N(5) - 2
+			nz = min(max(x-p, 0), a)
+		case 2:
+			nz = a - r.Int64N(3)
+		default:
+			nz = r.Int64N(max(a-p, 0) + 1)
+		}
+		nz = max(nz, 0)
+		switch r.IntN(3) {
+		case 0:
+			rq = nz
+		case 1:
+			rq = r.Int64N(a + 1)
+		default:
+			rq = max(a-p+r.Int64N(5)-2, 0)
+		}
+		return a, nz, rq
+	}
+	for i := range recs {
+		var cm layout.CPUMemory
+		for j, p := range [2]int64{pc, pm} {
+			a, nz, rq := amount(p)
+			if r.IntN(8) == 0 {
+				a = 0 // absent
+			}
+			cm.Allocatable[j], cm.NonZeroRequested[j], cm.Requested[j] = a, nz, rq
+		}
+		cm.Balance = arith.NodeBalance(cm.Requested, cm.Allocatable)
+		recs[i] = makeRec(&cm)
+	}
+	return recs
+}
+
+// The AVX2 kernel (addUnitVec) gives every record what the general
+// per-node methods give, at the quotient boundaries where its float64
+// estimate of LeastAllocated's quotient is one too low or one too high
+// (both are seen, so each correction is exercised), and the scalar loop
+// gives the same.
+func TestFusedUnitVec(t *testing.T) {
+	if !vecKernel {
+		t.Skip("no AVX2 on this machine: addUnit uses the scalar loop, checked by TestFusedKernelsMatchGeneralPath")
+	}
+	r := rand.New(rand.NewPCG(17, 4))
+	var low, high int
+	for round := range 4000 {
+		pc, pm := r.Int64N(int64(1)<<(1+r.IntN(50))), r.Int64N(int64(1)<<(1+r.IntN(50)))
+		if round%7 == 0 {
+			pc = math.MaxInt64 - r.Int64N(10)
+		}
+		la := &leastPod{fast: true, cpu: pc, mem: pm, wc: 1, wm: 1}
+		ba := &balancedPod{fast: true, cpu: pc, mem: pm}
+		k := newCPUMemPod(la, ba, 1, 1)
+		require.True(t, k.unit && k.fast)
+		n := 4 + r.IntN(chunkSize-3)
+		recs := vecRecs(r, n, pc, pm)
+		lines := make([]*layout.CPUMemory, n)
+		want := make([]int64, n)
+		for i := range recs {
+			require.GreaterOrEqual(t, recs[i].alloc[0], int64(0))
+			// The general methods read the record's figures back as a
+			// line.
+			cm := recLine(&recs[i])
+			lines[i] = cm
+			want[i] = la.node(cm) + ba.node(cm)
+			for j := range 2 {
+				a := int64(uint64(recs[i].alloc[j]) & low56)
+				nn := recs[i].free[j] - min([2]int64{k.lc, k.lm}[j], recs[i].free[j])
+				est := int64(float64(nn) / float64(a))
+				switch q := nn / a; {
+				case est < q:
+					low++
+				case est > q:
+					high++
+				}
+			}
+		}
+		got := make([]int64, n)
+		for i := range got {
+			got[i] = int64(i) // added to, not overwritten
+			want[i] += int64(i)
+		}
+		k.addUnitVec(recs, lines, got)
+		require.Equal(t, want, got, "round %d: pod %d/%d", round, pc, pm)
+		for i := range got {
+			got[i] = int64(i)
+		}
+		k.addUnitLoop(recs, lines, got)
+		require.Equal(t, want, got, "round %d (scalar loop): pod %d/%d", round, pc, pm)
+	}
+	require.Positive(t, low, "no record whose float64 quotient estimate is one too low")
+	require.Positive(t, high, "no record whose float64 quotient estimate is one too high")
+	t.Logf("estimates one too low: %d, one too high: %d", low, high)
+}
+
+// recLine is a fast record's figures as a CPUMemory line: allocatable
+// (0 where absent), NonZeroRequested as a − free/100, Requested as req,
+// Balance: what makeRec made the record from, up to the requests above
+// the allocatable that the record clamps (which score the same).
+func recLine(r *cpuMemRec) *layout.CPUMemory {
+	var cm layout.CPUMemory
+	h := uint64(r.alloc[0]) >> 56
+	for j := range 2 {
+		a := int64(uint64(r.alloc[j]) & low56)
+		if h>>j&1 == 0 {
+			a = 0
+		}
+		cm.Allocatable[j] = a
+		if a > 0 {
+			cm.NonZeroRequested[j] = a - r.free[j]/MaxScore
+			cm.Requested[j] = r.req[j]
+		}
+	}
+	cm.Balance = int64(uint64(r.alloc[1]) >> 56)
+	return &cm
+}
+
+// FuzzFusedUnitVec checks the AVX2 kernel against the general per-node
+// methods for any record a node's figures make and any pod.
+func FuzzFusedUnitVec(f *testing.F) {
+	f.Add(int64(4000), int64(8<<30), int64(1), int64(1), int64(0), int64(0), int64(0), int64(0), int64(500), int64(1<<30))
+	f.Add(int64(fastMax-1), int64(fastMax-101), int64(fastMax/2), int64(3), int64(fastMax/3), int64(1), int64(7), int64(0), int64(math.MaxInt64), int64(5))
+	f.Add(int64(0), int64(16<<30), int64(0), int64(4<<30), int64(0), int64(4<<30), int64(0), int64(0), int64(0), int64(0))
+	f.Fuzz(func(t *testing.T, ac, am, nc, nm, rc, rm, d0, d1, pc, pm int64) {
+		if !vecKernel {
+			t.Skip("no AVX2 on this machine")
+		}
+		pc, pm = pc&math.MaxInt64, pm&math.MaxInt64
+		la := &leastPod{fast: true, cpu: pc, mem: pm, wc: 1, wm: 1}
+		ba := &balancedPod{fast: true, cpu: pc, mem: pm}
+		k := newCPUMemPod(la, ba, 1, 1)
+		recs := make([]cpuMemRec, 4)
+		lines := make([]*layout.CPUMemory, 4)
+		want := make([]int64, 4)
+		for i := range recs {
+			// Four variants: as given, and with the requests moved by
+			// d0 and d1 (wrapped into range).
+			var cm layout.CPUMemory
+			for j, v := range [2][3]int64{{ac, nc, rc}, {am, nm, rm}} {
+				a := v[0] & (fastMax - 1)
+				shift := [2]int64{d0, d1}[j] * int64(i)
+				nz, rq := (v[1]+shift)&math.MaxInt64, (v[2]+shift)&math.MaxInt64
+				if a > 0 {
+					nz, rq = nz%(a+1), rq%(2*a+1)
+				}
+				cm.Allocatable[j], cm.NonZeroRequested[j], cm.Requested[j] = a, nz, rq
+			}
+			cm.Balance = arith.NodeBalance(cm.Requested, cm.Allocatable)
+			lines[i] = &cm
+			recs[i] = makeRec(&cm)
+			require.GreaterOrEqual(t, recs[i].alloc[0], int64(0))
+			want[i] = la.node(&cm) + ba.node(&cm)
+		}
+		got := make([]int64, 4)
+		k.addUnitVec(recs, lines, got)
+		require.Equal(t, want, got)
+	})
+}
+
+// The offsets fused_amd64.s reads cpuMemRec and vecPod at.
+func TestKernelLayout(t *testing.T) {
+	var r cpuMemRec
+	require.Equal(t, [4]uintptr{0, 16, 32, 64}, [4]uintptr{unsafe.Offsetof(r.alloc), unsafe.Offsetof(r.free), unsafe.Offsetof(r.req), unsafe.Sizeof(r)})
+	var v vecPod
+	require.Equal(t, [4]uintptr{0, 32, 64, 96}, [4]uintptr{unsafe.Offsetof(v.lc), unsafe.Offsetof(v.lm), unsafe.Offsetof(v.bc), unsafe.Offsetof(v.bm)})
 }

@@ -1,0 +1,22 @@
+package score
+
+// vecKernel reports whether addUnit scores fast records with
+// fusedUnitAVX2: whether the processor and operating system support AVX2
+// (CPUID and XGETBV, read once at start-up). A variable so that tests
+// run both paths.
+var vecKernel = hasAVX2()
+
+// hasAVX2 reports whether AVX2 instructions can run: CPUID leaf 1's AVX
+// and OSXSAVE bits, XCR0's SSE and AVX state bits (the operating system
+// saves the YMM registers) and CPUID leaf 7's AVX2 bit.
+//
+//go:noescape
+func hasAVX2() bool
+
+// fusedUnitAVX2 adds the pair's unit-weight score of recs[i] to tot[i]
+// for i < n, four records at a time (n a multiple of 4, every record
+// fast, pod the pod's figures): addUnitLoop's arithmetic with the
+// divisions in float64 lanes (see addUnitVec).
+//
+//go:noescape
+func fusedUnitAVX2(recs *cpuMemRec, tot *int64, n int, pod *vecPod)
