@@ -33,10 +33,11 @@ type column struct {
 	vers []int64     // per block: the BlockVersion its records were made at; 0: none
 	recs []cpuMemRec // per view index: the node's record
 	ptrs []*snapshot.NodeInfo
-	// slowIn[b] is the number of slow records of block b (as of
-	// vers[b]); slow is their sum over the view's blocks at the last sync.
-	slowIn []int32
-	slow   int
+	// scalarIn[b] is the number of block b's records (as of vers[b])
+	// that the vector loop does not take (see vecBits); scalar is their
+	// sum over the view's blocks at the last sync.
+	scalarIn []int32
+	scalar   int
 	// picked[i] is the record located for candidate i by the last
 	// locate that walked (candidates not the whole view in order).
 	picked []cpuMemRec
@@ -58,30 +59,33 @@ func (c *column) sync(v nodeview.View) {
 	c.recs, c.ptrs = c.recs[:n], c.ptrs[:n]
 	for len(c.vers) < nb {
 		c.vers = append(c.vers, 0)
-		c.slowIn = append(c.slowIn, 0)
+		c.scalarIn = append(c.scalarIn, 0)
 	}
-	c.slow = 0
+	c.scalar = 0
 	for b := range nb {
 		ver := v.BlockVersion(b)
 		if c.vers[b] != ver {
 			nodes, _ := v.Block(b)
 			base := b * layout.BlockSize
-			var slow int32
+			var scalar int32
 			for j, nd := range nodes {
 				rec := makeRec(nodeview.CPUMemory(nd))
-				slow += int32(uint64(rec.alloc[0]) >> 63)
+				if vecBits(&rec) >= vecMax {
+					scalar++
+				}
 				c.recs[base+j] = rec
 				c.ptrs[base+j] = nd
 			}
-			c.vers[b], c.slowIn[b] = ver, slow
+			c.vers[b], c.scalarIn[b] = ver, scalar
 		}
-		c.slow += int(c.slowIn[b])
+		c.scalar += int(c.scalarIn[b])
 	}
 }
 
 // locate returns the record of each of nodes (element i is the record of
-// nodes[i]), whether every candidate was found, and whether all the
-// records returned are fast (no slow record: the loops need not look). The whole view in
+// nodes[i]), whether every candidate was found, and whether the vector
+// loop takes all the records returned (vecBits below vecMax), so that it
+// need not look. The whole view in
 // order (the common case: a pod scored on every node) costs one
 // sequential compare per node and copies nothing. Otherwise it copies
 // each candidate's record (64 bytes) as it walks the
@@ -97,7 +101,7 @@ func (c *column) locate(nodes []*snapshot.NodeInfo) (recs []cpuMemRec, found, fa
 		return nil, false, false
 	}
 	if len(nodes) == n && sameNodes(nodes, c.ptrs) {
-		return c.recs[:n], true, c.slow == 0
+		return c.recs[:n], true, c.scalar == 0
 	}
 	if cap(c.picked) < len(nodes) {
 		c.picked = make([]cpuMemRec, len(nodes))
@@ -105,7 +109,7 @@ func (c *column) locate(nodes []*snapshot.NodeInfo) (recs []cpuMemRec, found, fa
 	picked := c.picked[:len(nodes)]
 	ptrs := c.ptrs
 	j, budget := 0, 2*n
-	var any int64
+	var bits uint64
 	for i, nd := range nodes {
 		for ptrs[j] != nd {
 			if j++; j == n {
@@ -116,9 +120,9 @@ func (c *column) locate(nodes []*snapshot.NodeInfo) (recs []cpuMemRec, found, fa
 			}
 		}
 		picked[i] = c.recs[j]
-		any |= c.recs[j].alloc[0]
+		bits |= vecBits(&c.recs[j])
 	}
-	return picked, true, any >= 0
+	return picked, true, bits < vecMax
 }
 
 // sameNodes reports whether a and b (of equal length) hold the same

@@ -119,9 +119,9 @@ type cpuMemPod struct {
 	fast bool
 	unit bool   // wc = wm = wLA = wBA = 1
 	vec  vecPod // the pod's figures for fusedUnitAVX2 (unit only)
-	// allFast: the records add is given are known to be fast (the
-	// column said so), so addUnitVec need not look for a slow one.
-	allFast bool
+	// allVec: the vector loop is known to take all the records add is
+	// given (the column said so), so addUnitVec need not look.
+	allVec bool
 }
 
 func newCPUMemPod(la *leastPod, ba *balancedPod, wLA, wBA int64) cpuMemPod {
@@ -350,38 +350,50 @@ func newVecPod(k *cpuMemPod) vecPod {
 	return v
 }
 
-// addUnitVec is addUnit with fusedUnitAVX2 scoring four fast records at
-// once. Per record it computes what addUnitLoop does, in 64-bit integer
-// and float64 lanes:
+// vecMax bounds the allocatable amounts of the records fusedUnitAVX2
+// scores: below 2^45 (35 million cores in milli-CPU, 32 TiB), every
+// integer its arithmetic converts (allocatable, LeastAllocated's n <=
+// 100a < 2^52, BalancedAllocation's min(req + podReq, a) <= a) is below
+// 2^52, so exact in a float64. A record of a larger node, or a slow one,
+// is scored by the scalar loop.
+const vecMax = 1 << 45
+
+// vecBits ORs a record's cpu and memory allocatable with its slow bit
+// (alloc[0]'s sign): below vecMax exactly when the vector loop takes it,
+// and so for a chunk when the OR of its records' vecBits is.
+func vecBits(r *cpuMemRec) uint64 {
+	return (uint64(r.alloc[0])|uint64(r.alloc[1]))&low56 | uint64(r.alloc[0])&(1<<63)
+}
+
+// addUnitVec is addUnit with fusedUnitAVX2 scoring four records at once,
+// when every record of the chunk is fast with amounts below vecMax
+// (known when allVec is set, looked for otherwise); a chunk with another
+// record, and the last len(recs) mod 4 records, go through addUnitLoop.
+// Per record it computes what addUnitLoop does, in 64-bit integer and
+// float64 lanes, with every integer converted exactly (all are below
+// 2^52, see vecMax):
 //
-//   - LeastAllocated's quotient ⌊n/a⌋ (n = free − min(podReq100, free) <=
-//     100a < 2^63) is first estimated as the truncated float64 quotient
-//     of n and a, each converted with one rounding. The estimate is within
-//     one of the quotient: the quotient is at most 100, and two
-//     conversions and a division, each within a relative 2^-53, move it by
-//     less than 101 × 3 × 2^-53. The exact remainder n − q×a (q×a from
-//     32-bit halves: q <= 101, a < 2^56, so q×a < 2^63) then corrects it
-//     by one either way, as leastRec does.
+//   - LeastAllocated's quotient ⌊n/a⌋ is the truncated float64 quotient
+//     fl(n/a): when n/a is an integer k, fl(n/a) = k; otherwise n/a lies
+//     at least 1/a > 2^-45 from every integer, and fl(n/a) < 128 lies
+//     within half an ulp (2^-47) of it, so on the same side of each.
 //   - BalancedAllocation's fractions are float64(min(req + podReq, a)) /
-//     float64(a), the conversions exact-rounded (a 64-bit integer below
-//     2^63 as hi×2^32 + lo, each half exact in a float64 and one rounding
-//     in the sum: what CVTSI2SD gives), then the same subtraction,
-//     halving, |·|, 1 − std and ×100 as arith.Balance2, truncated.
+//     float64(a), then the same subtraction, halving, |·|, 1 − std and
+//     ×100 as arith.Balance2, truncated: the same float64 operations on
+//     the same numbers as balancedRec, each correctly rounded.
 //
 // So the totals are addUnitLoop's bit for bit
-// (TestFusedKernelsMatchGeneralPath, FuzzFusedUnitVec). A chunk with a
-// slow record (looked for unless allFast), and the last len(recs) mod 4
-// records, go through addUnitLoop.
+// (TestFusedKernelsMatchGeneralPath, TestFusedUnitVec, FuzzFusedUnitVec).
 func (k *cpuMemPod) addUnitVec(recs []cpuMemRec, lines []*layout.CPUMemory, tot []int64) {
 	n := len(recs)
 	tot, lines = tot[:n], lines[:n]
-	var slow int64
-	if !k.allFast {
+	var bits uint64
+	if !k.allVec {
 		for i := range recs {
-			slow |= recs[i].alloc[0]
+			bits |= vecBits(&recs[i])
 		}
 	}
-	if slow < 0 || n < 4 {
+	if bits >= vecMax || n < 4 {
 		k.addUnitLoop(recs, lines, tot)
 		return
 	}

@@ -14,9 +14,9 @@ var vecKernel = hasAVX2()
 func hasAVX2() bool
 
 // fusedUnitAVX2 adds the pair's unit-weight score of recs[i] to tot[i]
-// for i < n, four records at a time (n a multiple of 4, every record
-// fast, pod the pod's figures): addUnitLoop's arithmetic with the
-// divisions in float64 lanes (see addUnitVec).
+// for i < n, four records at a time (n a multiple of 4, every record's
+// vecBits below vecMax, pod the pod's figures): addUnitLoop's arithmetic
+// in integer and float64 lanes (see addUnitVec).
 //
 //go:noescape
 func fusedUnitAVX2(recs *cpuMemRec, tot *int64, n int, pod *vecPod)

@@ -1,20 +1,17 @@
 #include "textflag.h"
 
 // The kernel's constants, each in four copies (one ymm register's
-// worth), at the offsets the #defines name.
+// worth).
 
-#define LOW56 fusedConst<>+0(SB)  // the amount mask of a record's alloc words
-#define THREE fusedConst<>+32(SB)  // the presence bits of a node with cpu and memory
-#define ONE fusedConst<>+64(SB)
-#define HI_MAGIC fusedConst<>+96(SB)  // float64 bits of 2^84: ORed with x>>32, 2^84 + hi×2^32
-#define LO_MAGIC fusedConst<>+128(SB)  // float64 bits of 2^52: its high half over x's low half, 2^52 + lo
-#define HILO_BIAS fusedConst<>+160(SB)  // float64 2^84 + 2^52
-#define HALF fusedConst<>+192(SB)  // float64 0.5
-#define ABS_MASK fusedConst<>+224(SB)  // float64 sign mask's complement
-#define ONE_F fusedConst<>+256(SB)  // float64 1.0
-#define HUNDRED_F fusedConst<>+288(SB)  // float64 100.0
-#define FIFTY fusedConst<>+320(SB)  // MaxScore/2
-#define NO_SPREAD fusedConst<>+352(SB)  // noSpread
+#define LOW56     fusedConst<>+0(SB) // the amount mask of a record's alloc words
+#define THREE     fusedConst<>+32(SB) // the presence bits of a node with cpu and memory
+#define MAGIC     fusedConst<>+64(SB) // float64 2^52; ORed into x < 2^52, 2^52 + x
+#define HALF      fusedConst<>+96(SB) // float64 0.5
+#define ABS_MASK  fusedConst<>+128(SB) // float64 sign bit's complement
+#define ONE_F     fusedConst<>+160(SB) // float64 1.0
+#define HUNDRED_F fusedConst<>+192(SB) // float64 100.0
+#define FIFTY     fusedConst<>+224(SB) // MaxScore/2
+#define NO_SPREAD fusedConst<>+256(SB) // noSpread
 
 DATA fusedConst<>+0(SB)/8, $0x00ffffffffffffff
 DATA fusedConst<>+8(SB)/8, $0x00ffffffffffffff
@@ -24,47 +21,35 @@ DATA fusedConst<>+32(SB)/8, $3
 DATA fusedConst<>+40(SB)/8, $3
 DATA fusedConst<>+48(SB)/8, $3
 DATA fusedConst<>+56(SB)/8, $3
-DATA fusedConst<>+64(SB)/8, $1
-DATA fusedConst<>+72(SB)/8, $1
-DATA fusedConst<>+80(SB)/8, $1
-DATA fusedConst<>+88(SB)/8, $1
-DATA fusedConst<>+96(SB)/8, $0x4530000000000000
-DATA fusedConst<>+104(SB)/8, $0x4530000000000000
-DATA fusedConst<>+112(SB)/8, $0x4530000000000000
-DATA fusedConst<>+120(SB)/8, $0x4530000000000000
-DATA fusedConst<>+128(SB)/8, $0x4330000000000000
-DATA fusedConst<>+136(SB)/8, $0x4330000000000000
-DATA fusedConst<>+144(SB)/8, $0x4330000000000000
-DATA fusedConst<>+152(SB)/8, $0x4330000000000000
-DATA fusedConst<>+160(SB)/8, $0x4530000000100000
-DATA fusedConst<>+168(SB)/8, $0x4530000000100000
-DATA fusedConst<>+176(SB)/8, $0x4530000000100000
-DATA fusedConst<>+184(SB)/8, $0x4530000000100000
-DATA fusedConst<>+192(SB)/8, $0x3fe0000000000000
-DATA fusedConst<>+200(SB)/8, $0x3fe0000000000000
-DATA fusedConst<>+208(SB)/8, $0x3fe0000000000000
-DATA fusedConst<>+216(SB)/8, $0x3fe0000000000000
-DATA fusedConst<>+224(SB)/8, $0x7fffffffffffffff
-DATA fusedConst<>+232(SB)/8, $0x7fffffffffffffff
-DATA fusedConst<>+240(SB)/8, $0x7fffffffffffffff
-DATA fusedConst<>+248(SB)/8, $0x7fffffffffffffff
-DATA fusedConst<>+256(SB)/8, $0x3ff0000000000000
-DATA fusedConst<>+264(SB)/8, $0x3ff0000000000000
-DATA fusedConst<>+272(SB)/8, $0x3ff0000000000000
-DATA fusedConst<>+280(SB)/8, $0x3ff0000000000000
-DATA fusedConst<>+288(SB)/8, $0x4059000000000000
-DATA fusedConst<>+296(SB)/8, $0x4059000000000000
-DATA fusedConst<>+304(SB)/8, $0x4059000000000000
-DATA fusedConst<>+312(SB)/8, $0x4059000000000000
-DATA fusedConst<>+320(SB)/8, $50
-DATA fusedConst<>+328(SB)/8, $50
-DATA fusedConst<>+336(SB)/8, $50
-DATA fusedConst<>+344(SB)/8, $50
-DATA fusedConst<>+352(SB)/8, $75
-DATA fusedConst<>+360(SB)/8, $75
-DATA fusedConst<>+368(SB)/8, $75
-DATA fusedConst<>+376(SB)/8, $75
-GLOBL fusedConst<>(SB), RODATA|NOPTR, $384
+DATA fusedConst<>+64(SB)/8, $0x4330000000000000
+DATA fusedConst<>+72(SB)/8, $0x4330000000000000
+DATA fusedConst<>+80(SB)/8, $0x4330000000000000
+DATA fusedConst<>+88(SB)/8, $0x4330000000000000
+DATA fusedConst<>+96(SB)/8, $0x3fe0000000000000
+DATA fusedConst<>+104(SB)/8, $0x3fe0000000000000
+DATA fusedConst<>+112(SB)/8, $0x3fe0000000000000
+DATA fusedConst<>+120(SB)/8, $0x3fe0000000000000
+DATA fusedConst<>+128(SB)/8, $0x7fffffffffffffff
+DATA fusedConst<>+136(SB)/8, $0x7fffffffffffffff
+DATA fusedConst<>+144(SB)/8, $0x7fffffffffffffff
+DATA fusedConst<>+152(SB)/8, $0x7fffffffffffffff
+DATA fusedConst<>+160(SB)/8, $0x3ff0000000000000
+DATA fusedConst<>+168(SB)/8, $0x3ff0000000000000
+DATA fusedConst<>+176(SB)/8, $0x3ff0000000000000
+DATA fusedConst<>+184(SB)/8, $0x3ff0000000000000
+DATA fusedConst<>+192(SB)/8, $0x4059000000000000
+DATA fusedConst<>+200(SB)/8, $0x4059000000000000
+DATA fusedConst<>+208(SB)/8, $0x4059000000000000
+DATA fusedConst<>+216(SB)/8, $0x4059000000000000
+DATA fusedConst<>+224(SB)/8, $50
+DATA fusedConst<>+232(SB)/8, $50
+DATA fusedConst<>+240(SB)/8, $50
+DATA fusedConst<>+248(SB)/8, $50
+DATA fusedConst<>+256(SB)/8, $75
+DATA fusedConst<>+264(SB)/8, $75
+DATA fusedConst<>+272(SB)/8, $75
+DATA fusedConst<>+280(SB)/8, $75
+GLOBL fusedConst<>(SB), RODATA|NOPTR, $288
 
 // hasAVX2 reports whether AVX2 instructions can run: the maximum CPUID
 // leaf is at least 7, leaf 1 has OSXSAVE (ECX bit 27) and AVX (bit 28),
@@ -111,51 +96,33 @@ no:
 	VPUNPCKLQDQ Y1, Y0, lo; \
 	VPUNPCKHQDQ Y1, Y0, hi
 
-// TOFLOAT converts x's lanes (integers in [0, 2^63)) to float64 in
-// place, rounded once to nearest as CVTSI2SD does: hi×2^32 and lo, each
-// exact in a float64's mantissa, summed. t is scratch.
-#define TOFLOAT(x, t) \
-	VPSRLQ   $32, x, t; \
-	VPOR     HI_MAGIC, t, t; \
-	VPBLENDD $0xaa, LO_MAGIC, x, x; \
-	VSUBPD   HILO_BIAS, t, t; \
-	VADDPD   t, x, x
+// TOFLOAT converts x's lanes, integers in [0, 2^52), to float64 in
+// place, exactly: 2^52 + x has x as its mantissa bits.
+#define TOFLOAT(x) \
+	VPOR   MAGIC, x, x; \
+	VSUBPD MAGIC, x, x
 
-// LEAST turns free (a record's free words: (a − used) × 100) into
-// LeastAllocated's quotient ⌊n/a⌋, n = free − min(podReq100, free),
-// podReq100 the four copies at req: the truncated float64 quotient of n
-// and af (a as float64), within one of ⌊n/a⌋, corrected by the sign of
-// the exact remainder n − q×a and its comparison with a (q×a from a's
-// 32-bit halves). Y12 must be zero. Clobbers Y0, Y1, Y13.
+// LEAST turns free (a record's free words) into LeastAllocated's
+// quotient ⌊n/a⌋, n = free − min(podReq100, free) (podReq100: the four
+// copies at req), as the truncated float64 quotient of n and af (a as
+// float64; n and a exact in a float64, see addUnitVec). Clobbers Y1.
 #define LEAST(free, a, af, req) \
 	VPCMPGTQ    req, free, Y1; \
 	VPSUBQ      req, free, free; \
 	VPAND       Y1, free, free; \
-	VMOVDQA     free, Y0; \
-	TOFLOAT(Y0, Y1); \
-	VDIVPD      af, Y0, Y0; \
-	VCVTTPD2DQY Y0, X0; \
-	VPMOVSXDQ   X0, Y0; \
-	VPMULUDQ    a, Y0, Y1; \
-	VPSRLQ      $32, a, Y13; \
-	VPMULUDQ    Y13, Y0, Y13; \
-	VPSLLQ      $32, Y13, Y13; \
-	VPADDQ      Y13, Y1, Y1; \
-	VPSUBQ      Y1, free, free; \
-	VPCMPGTQ    free, Y12, Y1; \
-	VPADDQ      Y1, Y0, Y0; \
-	VPCMPGTQ    free, a, Y1; \
-	VPADDQ      Y1, Y0, Y0; \
-	VPADDQ      ONE, Y0, free
+	TOFLOAT(free); \
+	VDIVPD      af, free, free; \
+	VCVTTPD2DQY free, X1; \
+	VPMOVSXDQ   X1, free
 
 // FRACTION turns req (a record's req words) into BalancedAllocation's
-// fraction float64(min(req + podReq, a)) / af, podReq the four copies at
-// pod. Clobbers Y0.
+// fraction float64(min(req + podReq, a)) / af (podReq: the four copies
+// at pod). Clobbers Y0.
 #define FRACTION(req, a, af, pod) \
 	VPADDQ    pod, req, req; \
 	VPCMPGTQ  a, req, Y0; \
 	VBLENDVPD Y0, a, req, req; \
-	TOFLOAT(req, Y0); \
+	TOFLOAT(req); \
 	VDIVPD    af, req, req
 
 // func fusedUnitAVX2(recs *cpuMemRec, tot *int64, n int, pod *vecPod)
@@ -163,17 +130,15 @@ no:
 // Four records (256 bytes) per iteration. Registers: Y2, Y3 the cpu and
 // memory allocatable; Y10, Y11 the same as float64; Y8 all ones where
 // the node has both; Y9 its balance; Y4, Y5 the LeastAllocated parts;
-// Y6, Y7 the BalancedAllocation fractions; Y12 zero; Y15 LOW56; Y0, Y1,
-// Y13 scratch. The record offsets (alloc 0, free 16, req 32; 64 bytes)
-// and vecPod's (lc 0, lm 32, bc 64, bm 96) are checked by
-// TestKernelLayout.
+// Y6, Y7 the BalancedAllocation fractions; Y15 LOW56; Y0, Y1 scratch.
+// The record's offsets (alloc 0, free 16, req 32; 64 bytes) and
+// vecPod's (lc 0, lm 32, bc 64, bm 96) are checked by TestKernelLayout.
 TEXT ·fusedUnitAVX2(SB), NOSPLIT, $0-32
 	MOVQ    recs+0(FP), SI
 	MOVQ    tot+8(FP), DI
 	MOVQ    n+16(FP), CX
 	MOVQ    pod+24(FP), DX
 	VMOVDQU LOW56, Y15
-	VPXOR   Y12, Y12, Y12
 
 loop:
 	CMPQ CX, $4
@@ -186,16 +151,16 @@ loop:
 	VPAND    Y15, Y3, Y3
 	VPCMPEQQ THREE, Y8, Y8
 	VMOVDQA  Y2, Y10
-	TOFLOAT(Y10, Y1)
+	TOFLOAT(Y10)
 	VMOVDQA  Y3, Y11
-	TOFLOAT(Y11, Y1)
+	TOFLOAT(Y11)
 
 	// LeastAllocated: (qc + qm) >> both.
 	LANES(16, Y4, Y5)
 	LEAST(Y4, Y2, Y10, 0(DX))
 	LEAST(Y5, Y3, Y11, 32(DX))
 	VPADDQ  Y5, Y4, Y4
-	VPAND   ONE, Y8, Y1
+	VPSRLQ  $63, Y8, Y1
 	VPSRLVQ Y1, Y4, Y4
 
 	// BalancedAllocation: 50 + (50 + with − balance) >> 1, with =

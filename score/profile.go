@@ -215,7 +215,7 @@ func (p *Profile) score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapsho
 	r := p.getRun()
 	defer p.putRun(r)
 	var recs []cpuMemRec
-	fastRecs := false
+	vecRecs := false
 	if p.mayFuse && n > 0 {
 		// The fused pair reads one record per node: from the run's
 		// column (revalidated by block version) when the candidates lie
@@ -224,7 +224,7 @@ func (p *Profile) score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapsho
 		// constant factor of the scoring it saves.
 		if v, ok := nodeview.ViewOf(cluster); ok && 4*n >= v.NumNodes() {
 			r.col.sync(v)
-			recs, _, fastRecs = r.col.locate(nodes)
+			recs, _, vecRecs = r.col.locate(nodes)
 		}
 	}
 	if recs == nil {
@@ -245,7 +245,7 @@ func (p *Profile) score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapsho
 	}
 	if r.pp.fused {
 		r.pp.recs = recs
-		r.pp.kern.allFast = fastRecs
+		r.pp.kern.allVec = vecRecs
 	}
 	for k := range r.pp.NumNormalizing() {
 		if cap(r.norm) < n {

@@ -287,7 +287,8 @@ func TestProfileFusedPairMatchesScorers(t *testing.T) {
 
 // mixedCluster is n nodes, most with realistic cpu and memory and 0–4
 // bound pods (some containers without requests, some over-committing the
-// node), about one in 40 with an edge-case allocatable; and an incoming
+// node), about one in 40 with an edge-case allocatable and one in 40 with
+// 32 TiB of memory or more; and an incoming
 // pod with cpu and memory requests (either possibly absent).
 func mixedCluster(t *testing.T, r *rand.Rand, n int) (*snapshot.Snapshot, []*snapshot.NodeInfo, *snapshot.PodInfo) {
 	c := snapshot.NewCache()
@@ -303,6 +304,11 @@ func mixedCluster(t *testing.T, r *rand.Rand, n int) (*snapshot.Snapshot, []*sna
 	}
 	for i := range n {
 		cpu, mem := 1000+r.Int64N(128000), int64(1<<30)+r.Int64N(1<<40)
+		if r.IntN(40) == 0 {
+			// 32 TiB or more: too large for the vector loop's exact
+			// float64 arithmetic, scored by the scalar one.
+			mem = 1<<45 + r.Int64N(1<<50)
+		}
 		alloc := v1.ResourceList{v1.ResourceCPU: qty(snapshot.CPU, cpu), v1.ResourceMemory: qty(snapshot.Memory, mem)}
 		if r.IntN(40) == 0 {
 			alloc = randomList(r)
