@@ -55,7 +55,10 @@
 // integer division is a multiplication with an exact correction) that
 // the pooled scratch keeps and revalidates by the cluster's 64-node block
 // versions, so a scan of a large cluster streams one array instead of
-// one cache line per NodeInfo.
+// one cache line per NodeInfo. With unit weights on amd64 processors with
+// AVX2, that loop scores four nodes per iteration in vector registers
+// (nodes below 2^45 milli-CPU and bytes; exact float64 arithmetic, the
+// same results bit for bit; fused_amd64.s).
 //
 // # Deliberate differences from upstream
 //
