@@ -85,7 +85,7 @@ func ExampleScaleUp() {
 	res, _ := whatif.ScaleUp(f, pending, groups, whatif.ScaleUpConfig{Expander: whatif.ExpanderLeastWaste})
 	fmt.Println("on existing nodes:", len(res.Existing))
 	for _, g := range res.Groups {
-		fmt.Printf("%s: %d nodes, %d pods placed, %d pending, waste %.3f\n", g.Group, g.NodesAdded, len(g.Placed), len(g.Pending), g.Waste)
+		fmt.Printf("%s: nodes added %d, pods placed %d, pending %d, waste %.3f\n", g.Group, g.NodesAdded, len(g.Placed), len(g.Pending), g.Waste)
 	}
 	fmt.Println(res.Why)
 	// big takes one job (3 of 4 CPU); five remain. m5-xlarge: one 3-CPU
@@ -95,8 +95,8 @@ func ExampleScaleUp() {
 
 	// Output:
 	// on existing nodes: 1
-	// m5-xlarge: 5 nodes, 5 pods placed, 0 pending, waste 1.000
-	// m5-4xlarge: 1 nodes, 5 pods placed, 0 pending, waste 0.750
+	// m5-xlarge: nodes added 5, pods placed 5, pending 0, waste 1.000
+	// m5-4xlarge: nodes added 1, pods placed 5, pending 0, waste 0.750
 	// least-waste: m5-4xlarge (waste 0.7500)
 }
 

@@ -218,8 +218,8 @@ func meanCurve(curves [][]*float64) []*float64 {
 func (r *report) writeTable(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "schedkit simulate: %s\n", r.Input)
-	fmt.Fprintf(&b, "%d nodes, %d pods to schedule (%s), %d bound before; demand axis %s, capacity %s\n",
-		r.Nodes, r.Pods, r.Order, r.Bound, r.Axis, milli(r.Capacity, r.Axis))
+	fmt.Fprintf(&b, "%s, %s to schedule (%s), %d bound before; demand axis %s, capacity %s\n",
+		count(r.Nodes, "node"), count(r.Pods, "pod"), r.Order, r.Bound, r.Axis, milli(r.Capacity, r.Axis))
 	if r.Pods == 0 && r.Bound > 0 {
 		b.WriteString("nothing to schedule: every pod of the input has spec.nodeName and was bound where it is; -unbind schedules them anew (static and mirror pods stay)\n")
 	}
@@ -411,4 +411,12 @@ func expandedLine(ex map[string]expansion) string {
 		parts = append(parts, fmt.Sprintf("%d %s into %d %s", x.Workloads, kind, x.Pods, pods))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// count is n and noun, plural unless n is 1: "1 node", "3 nodes".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -348,6 +348,9 @@ func simulate(ctx context.Context, o *options, pols []*policyDef, stdout, stderr
 	if o.explain != "" {
 		switch keys := c.podsNamed(o.explain); {
 		case len(keys) == 0:
+			if b := c.boundNamed(o.explain); b != nil {
+				return inputErr("-explain %s: pod %s/%s is bound to node %s in the input (spec.nodeName), so the run does not schedule it; -unbind schedules bound pods anew", o.explain, b.Namespace, b.Name, b.Spec.NodeName)
+			}
 			return inputErr("-explain %s: no such pod to schedule in the input", o.explain)
 		case len(keys) > 1:
 			return inputErr("-explain %s: ambiguous, %d pods to schedule have that name (%s): give namespace/name", o.explain, len(keys), strings.Join(keys[:min(len(keys), 10)], ", "))
@@ -476,6 +479,17 @@ func (c *cluster) podsNamed(name string) []string {
 		}
 	}
 	return keys
+}
+
+// boundNamed returns the first pod bound before the replay whose name or
+// namespace/name is name, or nil.
+func (c *cluster) boundNamed(name string) *v1.Pod {
+	for _, p := range c.bound {
+		if name == p.Name || name == p.Namespace+"/"+p.Name {
+			return p
+		}
+	}
+	return nil
 }
 
 // writePlacements writes policy, seed, pod, node, devices, prebound rows

@@ -285,8 +285,16 @@ spec: {nodeName: n1, containers: [{name: c, image: x, resources: {requests: {cpu
 `)
 	r := runMain(t, "-objects", objs, "-policy", "default", "-timing=false")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "0 pods to schedule")
+	assert.Contains(t, r.stdout, "1 node, 0 pods to schedule")
 	assert.Contains(t, r.stdout, "-unbind schedules them anew")
+
+	// -explain of a bound pod says where it is bound and how to schedule
+	// it, not that there is no such pod.
+	r = runMain(t, "-objects", objs, "-policy", "default", "-explain", "app")
+	assert.Equal(t, exitUsage, r.code)
+	assert.Contains(t, r.stderr, "-explain app: pod default/app is bound to node n1 in the input (spec.nodeName), so the run does not schedule it; -unbind schedules bound pods anew")
+	rep0, _ := jsonReport(t, "-objects", objs, "-unbind", "-policy", "default", "-timing=false", "-explain", "default/app")
+	assert.Equal(t, 1, rep0.Pods)
 
 	rep, _ := jsonReport(t, "-objects", objs, "-unbind", "-policy", "default", "-timing=false")
 	assert.Equal(t, 1, rep.Pods, "the ordinary pod is scheduled anew")
