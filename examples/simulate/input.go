@@ -52,7 +52,11 @@ type cluster struct {
 	// otherScheduler counts the pending pods left out because their
 	// spec.schedulerName is not one the run takes (-scheduler-name).
 	otherScheduler int
-	pods           []*snapshot.PodInfo // pods to schedule, in arrival order (prepared, see replay.NewInput)
+	// terminal counts the pods of the input in phase Succeeded or Failed,
+	// left out: no scheduler takes them, and they hold no capacity
+	// (replay.Input.Terminal).
+	terminal int
+	pods     []*snapshot.PodInfo // pods to schedule, in arrival order (prepared, see replay.NewInput)
 	// batch: every pod arrives at once and the scheduling queue orders
 	// them (priority, then input order), as for a set of objects.
 	batch bool
@@ -128,7 +132,7 @@ func (c *cluster) start(nodes []*v1.Node, unbind bool) (*replay.InputBuilder, er
 // pods to schedule, and FGD's target workload.
 func (c *cluster) end(b *replay.InputBuilder) error {
 	in := b.Input()
-	c.nodes, c.bound = in.Nodes, in.Bound
+	c.nodes, c.bound, c.terminal = in.Nodes, in.Bound, in.Terminal
 	var shapes []gpushare.Task
 	for _, p := range c.bound {
 		pi, err := snapshot.DecodePodInfo(p, openb.Devices)

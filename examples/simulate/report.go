@@ -71,7 +71,10 @@ type report struct {
 	Skipped  []string `json:"skippedRows,omitempty"`
 	// OtherScheduler counts the pending pods left unscheduled because
 	// their spec.schedulerName is not in SchedulerNames (-scheduler-name).
-	OtherScheduler int      `json:"otherSchedulerPods,omitempty"`
+	OtherScheduler int `json:"otherSchedulerPods,omitempty"`
+	// Terminal counts the input's pods in phase Succeeded or Failed, left
+	// out (no scheduler takes them; they hold no capacity).
+	Terminal       int      `json:"terminalPods,omitempty"`
 	SchedulerNames []string `json:"schedulerNames,omitempty"`
 	// Expanded counts, by kind, the workloads of an objects input
 	// expanded into the pods their controllers would create, and those
@@ -228,6 +231,9 @@ func (r *report) writeTable(w io.Writer) error {
 	}
 	if len(r.Expanded) > 0 {
 		fmt.Fprintf(&b, "workloads expanded into the pods their controllers would create: %s\n", expandedLine(r.Expanded))
+	}
+	if r.Terminal > 0 {
+		fmt.Fprintf(&b, "%s in phase Succeeded or Failed left out (no scheduler takes them; they hold no capacity)\n", count(r.Terminal, "pod"))
 	}
 	if r.OtherScheduler > 0 {
 		fmt.Fprintf(&b, "%d pending pods of other schedulers left unscheduled (spec.schedulerName not %s; -scheduler-name chooses)\n", r.OtherScheduler, strings.Join(r.SchedulerNames, " or "))

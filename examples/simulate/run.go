@@ -383,7 +383,7 @@ func simulate(ctx context.Context, o *options, pols []*policyDef, stdout, stderr
 
 	rep := &report{Input: c.source, Nodes: len(c.nodes), Bound: len(c.bound), Pods: len(c.pods), Axis: "CPU",
 		Capacity: c.capacity(), timing: o.timing, Preemption: o.preemption, OtherScheduler: c.otherScheduler,
-		Expanded: expansions(c.expanded)}
+		Terminal: c.terminal, Expanded: expansions(c.expanded)}
 	if c.otherScheduler > 0 {
 		rep.SchedulerNames = o.schedulerNames
 	}

@@ -296,6 +296,39 @@ spec: {nodeName: n1, containers: [{name: c, image: x, resources: {requests: {cpu
 	rep0, _ := jsonReport(t, "-objects", objs, "-unbind", "-policy", "default", "-timing=false", "-explain", "default/app")
 	assert.Equal(t, 1, rep0.Pods)
 
+	// Pods in phase Succeeded or Failed are left out, and the report says
+	// how many.
+	done := writeFile(t, tmp, "done.yaml", `apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: job-1, namespace: default}
+spec: {containers: [{name: c, image: x, resources: {requests: {cpu: "3"}}}]}
+status: {phase: Succeeded}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: job-2, namespace: default}
+spec: {nodeName: n1, containers: [{name: c, image: x, resources: {requests: {cpu: "3"}}}]}
+status: {phase: Failed}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: default}
+spec: {containers: [{name: c, image: x, resources: {requests: {cpu: "3"}}}]}
+`)
+	r = runMain(t, "-objects", done, "-policy", "default", "-timing=false")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "1 node, 1 pod to schedule")
+	assert.Contains(t, r.stdout, "2 pods in phase Succeeded or Failed left out (no scheduler takes them; they hold no capacity)")
+	rep1, _ := jsonReport(t, "-objects", done, "-policy", "default", "-timing=false")
+	assert.Equal(t, 2, rep1.Terminal)
+	assert.Equal(t, 1, rep1.Pods)
+	assert.Equal(t, 0, rep1.Bound, "the Failed pod holds no capacity: web fits")
+
 	rep, _ := jsonReport(t, "-objects", objs, "-unbind", "-policy", "default", "-timing=false")
 	assert.Equal(t, 1, rep.Pods, "the ordinary pod is scheduled anew")
 	assert.Equal(t, 1, rep.Bound, "the mirror pod stays bound")
