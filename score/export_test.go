@@ -11,3 +11,12 @@ func TetrisSpreads(s Scorer) bool {
 	t, ok := s.(*tetris)
 	return ok && t.spread
 }
+
+// SetVecKernel sets whether the fused pair uses its AVX2 loop (only
+// where the processor has AVX2: on = false always works) and returns a
+// function restoring the previous setting. Not for parallel tests.
+func SetVecKernel(on bool) (restore func()) {
+	prev := vecKernel
+	vecKernel = on && prev
+	return func() { vecKernel = prev }
+}
