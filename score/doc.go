@@ -50,15 +50,16 @@
 // so each chunk stays in cache across scorers, allocates per pod only (the
 // scorers' Prepare), and pools its scratch. For a Snapshot or Fork, the
 // LeastAllocated + BalancedAllocation pair reads a contiguous array of
-// per-node records (the nodes' cpu and memory figures with the
-// reciprocals of their allocatable amounts, so that LeastAllocated's
-// integer division is a multiplication with an exact correction) that
-// the pooled scratch keeps and revalidates by the cluster's 64-node block
-// versions, so a scan of a large cluster streams one array instead of
-// one cache line per NodeInfo. With unit weights on amd64 processors with
-// AVX2, that loop scores four nodes per iteration in vector registers
-// (nodes below 2^45 milli-CPU and bytes; exact float64 arithmetic, the
-// same results bit for bit; fused_amd64.s).
+// per-node records (the nodes' cpu and memory figures) that the pooled
+// scratch keeps and revalidates by the cluster's 64-node block versions,
+// so a scan of a large cluster streams one array instead of one cache
+// line per NodeInfo. With unit weights on amd64 processors with AVX2,
+// that loop scores four nodes per iteration in vector registers; other
+// processors, and nodes of 2^45 milli-CPU or bytes or more, take a loop
+// of one node at a time. Both give upstream's integer results bit for
+// bit: the vector loop's float64 arithmetic is exact on such nodes, and
+// the other turns LeastAllocated's integer division into a
+// multiplication by a reciprocal with an exact correction.
 //
 // # Deliberate differences from upstream
 //

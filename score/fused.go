@@ -11,8 +11,8 @@ import (
 // cpuMemRec is a node's cpu and memory figures in the form the fused
 // LeastAllocated + BalancedAllocation loop reads them: one 64-byte record
 // per node, made from its [layout.CPUMemory] line by makeRec when the
-// node last changed (the column's copies) or just before scoring (a
-// block of lines read from the NodeInfos). Index 0 is cpu, 1 memory.
+// node last changed (the column's copies; without a column the loop
+// reads the lines themselves, addLines). Index 0 is cpu, 1 memory.
 //
 // A fast record (alloc[0] >= 0) has, per resource, with a the
 // allocatable when it is > 0 and 1 otherwise (a node without it: that
@@ -351,7 +351,7 @@ func newVecPod(k *cpuMemPod) vecPod {
 }
 
 // vecMax bounds the allocatable amounts of the records fusedUnitAVX2
-// scores: below 2^45 (35 million cores in milli-CPU, 32 TiB), every
+// scores: below 2^45 (35 billion cores in milli-CPU, 32 TiB), every
 // integer its arithmetic converts (allocatable, LeastAllocated's n <=
 // 100a < 2^52, BalancedAllocation's min(req + podReq, a) <= a) is below
 // 2^52, so exact in a float64. A record of a larger node, or a slow one,

@@ -177,28 +177,33 @@ func (p *Profile) prepare(pod *snapshot.PodInfo, cluster Cluster, ps []PodScorer
 // wrapping [ErrScoreOutOfRange] naming the scorer, node and score).
 //
 // Cost: O(scorers) Prepare calls, then O(scorers × len(nodes)) with the
-// scorers' per-node cost; the nodes are scored in chunks of 128 so each
-// chunk stays in cache across scorers, and a LeastAllocated and
-// BalancedAllocation pair (as in [DefaultProfile]) is scored in one pass.
-// When cluster is a *snapshot.Snapshot or *snapshot.Fork, that pair reads
-// each node's cpu and memory figures from a contiguous array of per-node
-// records (64 bytes: the figures with the reciprocals of the allocatable
-// amounts, which turn LeastAllocated's per-node divisions into
-// multiplications) kept in the pooled scratch and revalidated per
-// 64-node block by the cluster's block versions (O(nodes/64) reads, plus
-// 64 records, two divisions each, per block changed since the scratch
-// last saw it; the whole cluster on first use); it is used when nodes lie
-// in the cluster's node order (all of them, or a subset from a rotating
-// start: O(NumNodes) pointer compares, and a 64-byte copy per candidate)
-// and number at least a quarter of the cluster's nodes, and records are
-// made from the NodeInfos as they are read otherwise. With unit weights (as
-// in DefaultProfile) on an amd64 processor with AVX2, the records are
-// scored four at a time in vector registers, with the same results bit
-// for bit. Allocates nothing
-// per node; the scratch (one int64 per node for normalising scorers; 72
-// bytes per cluster node for the records, which also keeps the last
-// scored cluster's NodeInfos reachable while pooled, and 64 per
-// candidate of a subset) is pooled and reused. Safe for concurrent use.
+// scorers' per-node cost. Allocates nothing per node. Safe for concurrent
+// use. In more detail:
+//
+//   - The nodes are scored in chunks of 128, so that each chunk stays in
+//     cache across scorers, and a LeastAllocated and BalancedAllocation
+//     pair (as in [DefaultProfile]) is scored in one pass.
+//   - That pair is fastest when cluster is a *snapshot.Snapshot or
+//     *snapshot.Fork and nodes are at least a quarter of its nodes, in its
+//     node order (all of them, or a subset from a rotating start, as a
+//     cycle's feasible nodes come). It then reads one 64-byte record per
+//     node from an array kept in the pooled scratch and brought up to date
+//     per 64-node block by the cluster's block versions: O(nodes/64)
+//     version reads and O(NumNodes) pointer compares per call, plus the
+//     records of the blocks changed since the scratch last saw the
+//     cluster (the whole cluster on first use). Otherwise it reads each
+//     node's figures from its NodeInfo.
+//   - On amd64 processors with AVX2 and with unit weights (as in
+//     DefaultProfile: both scorers at profile weight 1 and cpu and memory
+//     at resource weight 1), the records are scored four at a time in
+//     vector registers, with the same results bit for bit. Other
+//     processors score one node at a time, and so does every processor for
+//     a chunk of 128 nodes holding a node of 2^45 milli-CPU or bytes (32
+//     TiB) or more.
+//   - The scratch (one int64 per node for normalising scorers; 72 bytes
+//     per cluster node for the records, and 64 per candidate of a subset)
+//     is pooled and reused; while pooled it keeps the last scored
+//     cluster's NodeInfos reachable.
 func (p *Profile) Score(pod *snapshot.PodInfo, cluster Cluster, nodes []*snapshot.NodeInfo, totals []int64) error {
 	return p.score(pod, cluster, nodes, totals, false)
 }
