@@ -52,8 +52,10 @@ func (c *column) sync(v nodeview.View) {
 	if cap(c.recs) < n {
 		recs := make([]cpuMemRec, n, n+n/8)
 		ptrs := make([]*snapshot.NodeInfo, n, cap(recs))
-		copy(recs, c.recs)
-		copy(ptrs, c.ptrs)
+		// The whole old arrays: blocks past a smaller view's length keep
+		// their versions in vers, so their records must come along.
+		copy(recs, c.recs[:cap(c.recs)])
+		copy(ptrs, c.ptrs[:cap(c.ptrs)])
 		c.recs, c.ptrs = recs, ptrs
 	}
 	c.recs, c.ptrs = c.recs[:n], c.ptrs[:n]

@@ -55,8 +55,8 @@
 // so a scan of a large cluster streams one array instead of one cache
 // line per NodeInfo. With unit weights on amd64 processors with AVX2,
 // that loop scores four nodes per iteration in vector registers; other
-// processors, and nodes of 2^45 milli-CPU or bytes or more, take a loop
-// of one node at a time. Both give upstream's integer results bit for
+// processors, and any chunk of 128 nodes holding a node of 2^45
+// milli-CPU or bytes or more, take a loop of one node at a time. Both give upstream's integer results bit for
 // bit: the vector loop's float64 arithmetic is exact on such nodes, and
 // the other turns LeastAllocated's integer division into a
 // multiplication by a reciprocal with an exact correction.

@@ -3,6 +3,7 @@ package score
 import (
 	"math"
 	"math/bits"
+	"strings"
 
 	"github.com/schedkit/schedkit/internal/arith"
 	"github.com/schedkit/schedkit/internal/layout"
@@ -363,6 +364,21 @@ const vecMax = 1 << 45
 // and so for a chunk when the OR of its records' vecBits is.
 func vecBits(r *cpuMemRec) uint64 {
 	return (uint64(r.alloc[0])|uint64(r.alloc[1]))&low56 | uint64(r.alloc[0])&(1<<63)
+}
+
+// godebugOff reports whether the GODEBUG setting godebug turns the
+// processor feature off: the last of its comma-separated cpu.<feature>
+// and cpu.all settings is "off" (the form the Go runtime reads, e.g.
+// GODEBUG=cpu.avx2=off). O(len(godebug)).
+func godebugOff(godebug, feature string) bool {
+	off := false
+	for kv := range strings.SplitSeq(godebug, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if ok && (k == "cpu."+feature || k == "cpu.all") {
+			off = v == "off"
+		}
+	}
+	return off
 }
 
 // addUnitVec is addUnit with fusedUnitAVX2 scoring four records at once,

@@ -106,7 +106,7 @@ no:
 // quotient ⌊n/a⌋, n = free − min(podReq100, free) (podReq100: the four
 // copies at req), as the truncated float64 quotient of n and af (a as
 // float64; n and a exact in a float64, see addUnitVec). Clobbers Y1.
-#define LEAST(free, a, af, req) \
+#define LEAST(free, af, req) \
 	VPCMPGTQ    req, free, Y1; \
 	VPSUBQ      req, free, free; \
 	VPAND       Y1, free, free; \
@@ -157,8 +157,8 @@ loop:
 
 	// LeastAllocated: (qc + qm) >> both.
 	LANES(16, Y4, Y5)
-	LEAST(Y4, Y2, Y10, 0(DX))
-	LEAST(Y5, Y3, Y11, 32(DX))
+	LEAST(Y4, Y10, 0(DX))
+	LEAST(Y5, Y11, 32(DX))
 	VPADDQ  Y5, Y4, Y4
 	VPSRLQ  $63, Y8, Y1
 	VPSRLVQ Y1, Y4, Y4

@@ -444,3 +444,56 @@ func TestKernelLayout(t *testing.T) {
 	var v vecPod
 	require.Equal(t, [4]uintptr{0, 32, 64, 96}, [4]uintptr{unsafe.Offsetof(v.lc), unsafe.Offsetof(v.lm), unsafe.Offsetof(v.bc), unsafe.Offsetof(v.bm)})
 }
+
+// A column that scored a large view, then a smaller one, then a view
+// larger than both keeps the records of the blocks past the smaller
+// view's length whose versions it kept: every candidate is found, and
+// each record is its node's.
+func TestColumnShrinkThenGrow(t *testing.T) {
+	cluster := func(c *snapshot.Cache, from, to int) *snapshot.Snapshot {
+		for i := from; i < to; i++ {
+			n := snapshottest.MakeNode(fmt.Sprintf("n%04d", i)).Capacity("cpu", "8", "memory", "32Gi", "pods", "110").Obj()
+			require.NoError(t, c.AddNode(n))
+		}
+		return c.Snapshot()
+	}
+	check := func(col *column, snap *snapshot.Snapshot) {
+		t.Helper()
+		v, ok := nodeview.ViewOf(snap)
+		require.True(t, ok)
+		col.sync(v)
+		var nodes []*snapshot.NodeInfo
+		for _, ni := range snap.Nodes() {
+			nodes = append(nodes, ni)
+		}
+		recs, found, _ := col.locate(nodes)
+		require.True(t, found, "%d nodes", len(nodes))
+		for i, ni := range nodes {
+			require.Equal(t, makeRec(nodeview.CPUMemory(ni)), recs[i], "node %s", ni.Name())
+		}
+	}
+	big := snapshot.NewCache()
+	var col column
+	check(&col, cluster(big, 0, 200))
+	check(&col, cluster(snapshot.NewCache(), 0, 10))
+	check(&col, cluster(big, 200, 300))
+}
+
+// GODEBUG turns the AVX2 loop off as it turns the runtime's AVX2 off.
+func TestGodebugOff(t *testing.T) {
+	for _, tc := range []struct {
+		godebug string
+		off     bool
+	}{
+		{"", false},
+		{"cpu.avx2=off", true},
+		{"gctrace=1, cpu.avx2=off", true},
+		{"cpu.all=off", true},
+		{"cpu.all=off,cpu.avx2=on", false},
+		{"cpu.avx2=off,cpu.all=on", false},
+		{"cpu.avx=off", false},
+		{"cpu.avx2", false},
+	} {
+		require.Equal(t, tc.off, godebugOff(tc.godebug, "avx2"), "%q", tc.godebug)
+	}
+}

@@ -196,7 +196,8 @@ func (p *Profile) prepare(pod *snapshot.PodInfo, cluster Cluster, ps []PodScorer
 //   - On amd64 processors with AVX2 and with unit weights (as in
 //     DefaultProfile: both scorers at profile weight 1 and cpu and memory
 //     at resource weight 1), the records are scored four at a time in
-//     vector registers, with the same results bit for bit. Other
+//     vector registers, with the same results bit for bit
+//     (GODEBUG=cpu.avx2=off turns that off, as for the runtime). Other
 //     processors score one node at a time, and so does every processor for
 //     a chunk of 128 nodes holding a node of 2^45 milli-CPU or bytes (32
 //     TiB) or more.
