@@ -224,7 +224,7 @@ func (r *report) writeTable(w io.Writer) error {
 	fmt.Fprintf(&b, "%s, %s to schedule (%s), %d bound before; demand axis %s, capacity %s\n",
 		count(r.Nodes, "node"), count(r.Pods, "pod"), r.Order, r.Bound, r.Axis, milli(r.Capacity, r.Axis))
 	if r.Pods == 0 && r.Bound > 0 {
-		b.WriteString("nothing to schedule: every pod of the input has spec.nodeName and was bound where it is; -unbind schedules them anew (static and mirror pods stay)\n")
+		b.WriteString("nothing to schedule: every pod the run takes has spec.nodeName and was bound where it is; -unbind schedules them anew (static and mirror pods stay)\n")
 	}
 	if len(r.Skipped) > 0 {
 		fmt.Fprintf(&b, "%d malformed rows skipped (listed on stderr)\n", len(r.Skipped))
@@ -236,10 +236,14 @@ func (r *report) writeTable(w io.Writer) error {
 		fmt.Fprintf(&b, "%s in phase Succeeded or Failed left out (no scheduler takes them; they hold no capacity)\n", count(r.Terminal, "pod"))
 	}
 	if r.OtherScheduler > 0 {
-		fmt.Fprintf(&b, "%d pending pods of other schedulers left unscheduled (spec.schedulerName not %s; -scheduler-name chooses)\n", r.OtherScheduler, strings.Join(r.SchedulerNames, " or "))
+		fmt.Fprintf(&b, "%s of other schedulers left unscheduled (spec.schedulerName not %s; -scheduler-name chooses)\n", count(r.OtherScheduler, "pending pod"), strings.Join(r.SchedulerNames, " or "))
 	}
 	if len(r.Summaries) > 0 && r.Summaries[0].Skipped > 0 {
-		fmt.Fprintf(&b, "%s pods being deleted (metadata.deletionTimestamp set) skipped without a cycle, as kube-scheduler skips them; not in ARRIVED\n", num(r.Summaries[0].Skipped))
+		pods := " pods"
+		if r.Summaries[0].Skipped == 1 {
+			pods = " pod"
+		}
+		fmt.Fprintf(&b, "%s%s being deleted (metadata.deletionTimestamp set) skipped without a cycle, as kube-scheduler skips them; not in ARRIVED\n", num(r.Summaries[0].Skipped), pods)
 	}
 	if len(r.Summaries) > 0 && len(r.Summaries[0].Results) > 0 && r.Summaries[0].Results[0].TimeWeighted {
 		b.WriteString("with departures: CPU%, MEM%, GPU% and NODES are means over trace time, first to last arrival; GPU-FRAG% is at the last arrival\n")

@@ -292,7 +292,10 @@ spec: {nodeName: n1, containers: [{name: c, image: x, resources: {requests: {cpu
 	// it, not that there is no such pod.
 	r = runMain(t, "-objects", objs, "-policy", "default", "-explain", "app")
 	assert.Equal(t, exitUsage, r.code)
-	assert.Contains(t, r.stderr, "-explain app: pod default/app is bound to node n1 in the input (spec.nodeName), so the run does not schedule it; -unbind schedules bound pods anew")
+	assert.Contains(t, r.stderr, "-explain app: pod default/app is bound to node n1 in the input (spec.nodeName), so the run does not schedule it; -unbind schedules bound pods anew, except static and mirror pods")
+	r = runMain(t, "-objects", objs, "-unbind", "-policy", "default", "-explain", "etcd-n1")
+	assert.Equal(t, exitUsage, r.code)
+	assert.Contains(t, r.stderr, "-explain etcd-n1: pod kube-system/etcd-n1 stays bound to node n1: a static or mirror pod, which the kubelet runs on its node and no scheduler places, -unbind included")
 	rep0, _ := jsonReport(t, "-objects", objs, "-unbind", "-policy", "default", "-timing=false", "-explain", "default/app")
 	assert.Equal(t, 1, rep0.Pods)
 

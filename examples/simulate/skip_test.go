@@ -49,7 +49,7 @@ func TestDeletingPodsSkipped(t *testing.T) {
 	assert.Equal(t, []float64{1, 1, 0, 1}, []float64{s.Arrived, s.Placed, s.Unschedulable, s.Skipped}, r.stdout)
 	r = runMain(t, "-objects", pending, "-policy", "default", "-timing=false")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "1 pods being deleted (metadata.deletionTimestamp set) skipped without a cycle")
+	assert.Contains(t, r.stdout, "1 pod being deleted (metadata.deletionTimestamp set) skipped without a cycle")
 
 	bound := writeFile(t, dir, "bound.yaml", skipNode+skipPod("deleting", "2", deletingMeta, "  nodeName: n0\n")+skipPod("normal", "1", "", ""))
 	assert.Equal(t, map[string]string{"default/normal": "n0"}, placedNodes(t, "-objects", bound, "-policy", "default", "-unbind"))
@@ -79,7 +79,7 @@ func TestOtherSchedulersPods(t *testing.T) {
 	assert.Equal(t, 2, rep.Pods)
 	r := runMain(t, "-objects", in, "-policy", "default", "-timing=false")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "1 pending pods of other schedulers left unscheduled (spec.schedulerName not default-scheduler; -scheduler-name chooses)")
+	assert.Contains(t, r.stdout, "1 pending pod of other schedulers left unscheduled (spec.schedulerName not default-scheduler; -scheduler-name chooses)")
 
 	assert.Equal(t, map[string]string{"default/volcano": "n0"}, placedNodes(t, "-objects", in, "-policy", "default", "-scheduler-name", "volcano"))
 	rep, _ = jsonReport(t, "-objects", in, "-policy", "default", "-scheduler-name", "volcano")
