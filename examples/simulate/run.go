@@ -350,11 +350,15 @@ func simulate(ctx context.Context, o *options, pols []*policyDef, stdout, stderr
 		case len(keys) == 0:
 			switch bound := c.boundNamed(o.explain); {
 			case len(bound) > 1:
-				return inputErr("-explain %s: no pod to schedule has that name, and %d bound pods do (%s)", o.explain, len(bound), strings.Join(bound[:min(len(bound), 10)], ", "))
+				keys := make([]string, 0, min(len(bound), 10))
+				for _, p := range bound[:cap(keys)] {
+					keys = append(keys, p.Namespace+"/"+p.Name)
+				}
+				return inputErr("-explain %s: no pod to schedule has that name, and %d bound pods do (%s)", o.explain, len(bound), strings.Join(keys, ", "))
 			case len(bound) == 1 && o.unbind:
-				return inputErr("-explain %s: pod %s stays bound to node %s: a static or mirror pod, which the kubelet runs on its node and no scheduler places, -unbind included", o.explain, bound[0], c.bound[c.boundIndex(bound[0])].Spec.NodeName)
+				return inputErr("-explain %s: pod %s/%s stays bound to node %s: a static or mirror pod, which the kubelet runs on its node and no scheduler places, -unbind included", o.explain, bound[0].Namespace, bound[0].Name, bound[0].Spec.NodeName)
 			case len(bound) == 1:
-				return inputErr("-explain %s: pod %s is bound to node %s in the input (spec.nodeName), so the run does not schedule it; -unbind schedules bound pods anew, except static and mirror pods", o.explain, bound[0], c.bound[c.boundIndex(bound[0])].Spec.NodeName)
+				return inputErr("-explain %s: pod %s/%s is bound to node %s in the input (spec.nodeName), so the run does not schedule it; -unbind schedules bound pods anew, except static and mirror pods", o.explain, bound[0].Namespace, bound[0].Name, bound[0].Spec.NodeName)
 			}
 			return inputErr("-explain %s: no such pod to schedule in the input", o.explain)
 		case len(keys) > 1:
@@ -486,22 +490,16 @@ func (c *cluster) podsNamed(name string) []string {
 	return keys
 }
 
-// boundNamed returns the namespace/name of every pod bound before the
-// replay whose name or namespace/name is name.
-func (c *cluster) boundNamed(name string) []string {
-	var keys []string
+// boundNamed returns every pod bound before the replay whose name or
+// namespace/name is name.
+func (c *cluster) boundNamed(name string) []*v1.Pod {
+	var pods []*v1.Pod
 	for _, p := range c.bound {
-		if k := p.Namespace + "/" + p.Name; name == p.Name || name == k {
-			keys = append(keys, k)
+		if name == p.Name || name == p.Namespace+"/"+p.Name {
+			pods = append(pods, p)
 		}
 	}
-	return keys
-}
-
-// boundIndex is the index in c.bound of the pod called key
-// (namespace/name), which must be there.
-func (c *cluster) boundIndex(key string) int {
-	return slices.IndexFunc(c.bound, func(p *v1.Pod) bool { return p.Namespace+"/"+p.Name == key })
+	return pods
 }
 
 // writePlacements writes policy, seed, pod, node, devices, prebound rows
