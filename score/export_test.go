@@ -20,3 +20,6 @@ func SetVecKernel(on bool) (restore func()) {
 	vecKernel = on && prev
 	return func() { vecKernel = prev }
 }
+
+// IgnoresCluster is internal/scoring.IgnoresCluster.
+var IgnoresCluster = ignoresCluster

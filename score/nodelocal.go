@@ -67,7 +67,25 @@ func scoreLocal(p any, pod *snapshot.PodInfo, cluster any, nodes []*snapshot.Nod
 	return p.(*Profile).score(pod, c, nodes, totals, true)
 }
 
+// ignoresCluster is scoring.IgnoresCluster.
+func ignoresCluster(s any) bool {
+	switch s := s.(type) {
+	case *leastAllocated, *mostAllocated, *requestedToCapacityRatio, *balancedAllocation,
+		*taintToleration, *nodeAffinity, *binPack, *dominantResource, *tetris:
+		return true
+	case *Profile:
+		for _, e := range s.entries {
+			if !ignoresCluster(e.Scorer) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
 func init() {
+	scoring.IgnoresCluster = ignoresCluster
 	scoring.Prepare = prepareProfile
 	scoring.ScoreLocal = scoreLocal
 	scoring.ProfileNodeLocal = profileNodeLocal

@@ -13,6 +13,9 @@
 // implement [PodSigner] for upstream's batching (see
 // examples/kube-scheduler/myscheduler). Put capacity rules in a Filter: a pod
 // refused at Reserve is retried on the same node. One handle's plugins share
-// one mirror (with the ledger), synced once per cycle, owned by them; Score and
-// Filter take no lock and allocate nothing on the common path.
+// one mirror (with the ledger), synced once per cycle, owned by them:
+// filters (yours too) and the built-in scorers that read only the nodes
+// they score sync lazily, rebuilding a changed node when they meet it, instead of
+// reading every node each cycle. Score and Filter take no lock and
+// allocate nothing on the common path.
 package kubescheduler

@@ -15,6 +15,7 @@ import (
 
 	"github.com/schedkit/schedkit/framework"
 	"github.com/schedkit/schedkit/internal/mirror"
+	"github.com/schedkit/schedkit/internal/scoring"
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -69,6 +70,11 @@ type plugin struct {
 	m       *nodeMirror
 	x       any  // the scorer or filter
 	builtin bool // schedkit's own: signPod covers what it reads
+	// lazy: the plugin reads the mirror only through look-ups of the
+	// nodes it is given (a filter; a scorer that ignores the cluster),
+	// so its cycle's sync may leave changed nodes to be rebuilt as they
+	// are looked up (mirror.SyncLazy) instead of reading every node.
+	lazy bool
 }
 
 // Name returns the plugin name.
@@ -76,23 +82,34 @@ func (p *plugin) Name() string { return p.name }
 
 const syncedKey fwk.StateKey = "schedkit.io/mirror" // the mirror synced in this cycle
 
-type synced nodeMirror
+// synced is the mirror a cycle synced, and whether fully (Sync) or lazily.
+type synced struct {
+	m    *nodeMirror
+	full bool
+}
 
 func (s *synced) Clone() fwk.StateData { return s }
 
-// pod syncs the mirror with all the scheduler's nodes once per cycle, parses pod.
+// pod syncs the mirror with all the scheduler's nodes once per cycle —
+// lazily when the plugin allows, and a lazily synced cycle again fully
+// for a plugin that does not — and parses pod.
 func (p *plugin) pod(cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*snapshot.PodInfo, error) {
-	if d, err := cs.Read(syncedKey); err != nil || d != (*synced)(p.m) {
+	d, err := cs.Read(syncedKey)
+	if s, ok := d.(*synced); err != nil || !ok || s.m != p.m || !(s.full || p.lazy) {
 		if h := p.handle; h != nil && h.SnapshotSharedLister() != nil {
 			if nodes, err = h.SnapshotSharedLister().NodeInfos().List(); err != nil {
 				return nil, err
 			}
 		}
 		if nodes != nil {
-			if _, err := p.m.Sync(nodes); err != nil {
+			sync := p.m.Sync
+			if p.lazy {
+				sync = p.m.SyncLazy
+			}
+			if _, err := sync(nodes); err != nil {
 				return nil, err
 			}
-			cs.Write(syncedKey, (*synced)(p.m))
+			cs.Write(syncedKey, &synced{m: p.m, full: !p.lazy})
 		}
 	}
 	return p.m.PodInfo(pod)
@@ -104,7 +121,8 @@ type ScorePlugin struct{ plugin }
 
 // WrapScorer makes scorer a plugin called name; call it in your factory.
 func WrapScorer(name string, scorer score.Scorer, h fwk.Handle) *ScorePlugin {
-	return &ScorePlugin{plugin{name: name, key: fwk.StateKey("PreScore" + name), handle: h, m: mirrorFor(h), x: scorer}}
+	return &ScorePlugin{plugin{name: name, key: fwk.StateKey("PreScore" + name), handle: h, m: mirrorFor(h), x: scorer,
+		lazy: scoring.IgnoresCluster(scorer)}}
 }
 
 // Scorer returns the schedkit scorer the plugin runs.
@@ -206,7 +224,9 @@ type FilterPlugin struct{ plugin }
 
 // WrapFilter makes f a plugin called name, as [WrapScorer] (no ledger check).
 func WrapFilter(name string, f framework.Filter, h fwk.Handle) *FilterPlugin {
-	return &FilterPlugin{plugin{name: name, key: fwk.StateKey("PreFilter" + name), handle: h, m: mirrorFor(h), x: f}}
+	// A framework.Filter sees the pod in PreFilter and one node in its
+	// PodFilter: it reads nothing else of the mirror.
+	return &FilterPlugin{plugin{name: name, key: fwk.StateKey("PreFilter" + name), handle: h, m: mirrorFor(h), x: f, lazy: true}}
 }
 
 type filtering struct {

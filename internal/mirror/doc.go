@@ -19,7 +19,10 @@
 //
 // Describe the host's entry type N with a [Source], make one Mirror per
 // scheduler profile with [New], and call [Mirror.Sync] with the host's
-// whole node list once per scheduling cycle. Then, per pod:
+// whole node list once per scheduling cycle — or [Mirror.SyncLazy], when
+// every caller of the cycle reads the mirror only through look-ups of the
+// entries it is given (filters, and scorers that ignore the cluster:
+// internal/scoring.IgnoresCluster). Then, per pod:
 //
 //	scores, err := m.Score(scorer, pod, candidates) // nil when the scorer skips the pod
 //	v, err := scores.Of(entry)                       // per candidate, no allocation
@@ -35,7 +38,10 @@
 //
 // Sync calls are serialised by a mutex. Lookup, Convert, Current,
 // [Scores.Of] and [Filtering.Check] are safe for concurrent use, also
-// alongside Sync: they read the last published view without locking.
+// alongside Sync: they read the last published view without locking. A
+// look-up that finds an entry changed since it was mirrored rebuilds that
+// node and publishes it under the mutex (once: concurrent look-ups of the
+// same entry wait and take the rebuilt node).
 //
 // # Cost
 //
@@ -46,10 +52,15 @@
 // view's position→entry array is chunked and shares unchanged chunks), so
 // its allocation does not grow with the list; O(len(list)) look-ups by
 // name when entries were added, removed or moved, which also rebuild the
-// table from entry to list position. Lookup, Scores.Of and a passing Filtering.Check: a
-// hash of the entry (its identity) and a probe in that flat table (no
-// map, no read of the host's node for Of; a generation read for Lookup
-// and Check) plus the scorer's or filter's own work, no allocation.
-// Score finds a cycle's candidates once per Sync for all the scorers,
-// by position when they come in list order.
+// table from entry to list position. SyncLazy: O(len(list)) identity
+// comparisons of contiguous memory, no entry read, when the list holds
+// the same entries; the changed nodes are rebuilt as they are looked up,
+// O(pods on the node) and a publish each. Lookup and a passing
+// Filtering.Check: a hash of the entry (its identity), a probe in that
+// flat table and a generation read compared with the one the view keeps
+// beside the NodeInfo (no map, no load of the mirror's entry) plus the
+// filter's own work, no allocation. Score finds a cycle's candidates once
+// per Sync for all the scorers, by position when they come in list order,
+// and indexes them; Scores.Of is a hash and a probe in that index (no
+// read of the host's node).
 package mirror

@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"bytes"
 	"fmt"
 	"hash/maphash"
 	"reflect"
@@ -69,7 +70,7 @@ type Mirror[N comparable] struct {
 type view[N comparable] struct {
 	snap  *snapshot.Snapshot
 	list  []N
-	ents  chunked // ents.at(pos): list[pos]'s entry, nil without a node
+	ents  chunked // ents.at(pos): list[pos]'s entry's NodeInfo and generation; none without a node
 	table []int32 // position+1, 0 empty; len a power of two ≥ 2 len(list)
 	seed  maphash.Seed
 	// addr: the table hashes an entry's address mixed with salt (see
@@ -161,21 +162,37 @@ func (v *view[N]) index() {
 // entries.
 const chunkBits = 8
 
-// chunked is an immutable array of entries in chunks of 1<<chunkBits, so
+// slot is what a view keeps of a position's entry: what a look-up reads,
+// in the view's own contiguous memory, so that checking a generation
+// costs no load of the entry. The zero slot is no entry.
+type slot struct {
+	ours *snapshot.NodeInfo
+	gen  int64
+}
+
+// slotOf returns e's slot (the zero slot for nil).
+func slotOf(e *entry) slot {
+	if e == nil {
+		return slot{}
+	}
+	return slot{e.ours, e.gen}
+}
+
+// chunked is an immutable array of slots in chunks of 1<<chunkBits, so
 // that a view patched at a few positions shares the chunks it does not
 // change with the view before: a patch copies the chunk pointers
 // (O(len/256)) and the chunks it writes, not the whole array.
-type chunked [][]*entry
+type chunked [][]slot
 
-// at returns the entry at position p (0 ≤ p < the length it was made
+// at returns the slot at position p (0 ≤ p < the length it was made
 // with). O(1), two loads.
-func (c chunked) at(p int) *entry { return c[p>>chunkBits][p&(1<<chunkBits-1)] }
+func (c chunked) at(p int) slot { return c[p>>chunkBits][p&(1<<chunkBits-1)] }
 
-// makeChunked returns an array of n nil entries. O(n).
+// makeChunked returns an array of n zero slots. O(n).
 func makeChunked(n int) chunked {
 	c := make(chunked, (n+1<<chunkBits-1)>>chunkBits)
 	for i := range c {
-		c[i] = make([]*entry, min(1<<chunkBits, n-i<<chunkBits))
+		c[i] = make([]slot, min(1<<chunkBits, n-i<<chunkBits))
 	}
 	return c
 }
@@ -183,12 +200,12 @@ func makeChunked(n int) chunked {
 // patched returns a copy of c with set(p) stored at each position p of
 // ps; c is unchanged. Chunks without such a position are shared.
 // O(len/256 + 256 per chunk written).
-func (c chunked) patched(ps []int32, set func(p int) *entry) chunked {
+func (c chunked) patched(ps []int32, set func(p int) slot) chunked {
 	out := append(chunked(nil), c...)
 	for _, p := range ps {
 		i := p >> chunkBits
 		if len(out[i]) > 0 && &out[i][0] == &c[i][0] {
-			out[i] = append([]*entry(nil), c[i]...)
+			out[i] = append([]slot(nil), c[i]...)
 		}
 		out[i][p&(1<<chunkBits-1)] = set(int(p))
 	}
@@ -287,6 +304,53 @@ func (m *Mirror[N]) Sync(list []N) (*snapshot.Snapshot, error) {
 	return snap, nil
 }
 
+// SyncLazy is [Mirror.Sync] for callers that read the mirror only
+// through look-ups of listed entries ([Mirror.Lookup], [Mirror.Score],
+// [Filtering.Check]) and scorers that ignore the snapshot beyond the
+// nodes they score: when list holds the entries of the last successful
+// Sync in the same order — an identity comparison per entry, no entry
+// read (see sameEntries) — it returns the published snapshot at once and
+// leaves each entry whose generation changed to be rebuilt when it is
+// looked up (see [Mirror.Lookup]); otherwise (the first call, a node added or
+// removed, the entries moved) it is Sync. The published snapshot may
+// then lag the list in the nodes not looked up since; the node set is
+// the list's. O(len(list)) comparisons of contiguous memory.
+func (m *Mirror[N]) SyncLazy(list []N) (*snapshot.Snapshot, error) {
+	m.mu.Lock()
+	if m.prev == nil || len(list) != len(m.prev) || m.synced.Load() == 0 || !sameEntries(list, m.prev) {
+		m.mu.Unlock()
+		return m.Sync(list)
+	}
+	defer m.mu.Unlock()
+	// A new round: Score resolves candidates again and reads their
+	// generations (synced stays behind syncs).
+	m.syncs.Add(1)
+	return m.cur.Load().snap, nil
+}
+
+// sameEntries reports whether a and b (of equal length) hold the same
+// entries. For a pointer or interface N it compares their memory, one
+// vectorised pass: equal words are equal entries, and an interface
+// holding a non-pointer value boxed twice (equal, at two addresses) only
+// makes it report false, which costs the caller a full Sync. Otherwise
+// it compares entry by entry.
+func sameEntries[N comparable](a, b []N) bool {
+	if len(a) == 0 {
+		return true
+	}
+	switch reflect.TypeFor[N]().Kind() {
+	case reflect.Pointer, reflect.UnsafePointer, reflect.Interface:
+		size := int(unsafe.Sizeof(a[0])) * len(a)
+		return bytes.Equal(unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), size), unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), size))
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // changedInPlace reports whether list holds the entries of the previous
 // Sync in the same order (upstream's snapshot updates a changed NodeInfo
 // in place, so this holds until a node is added or removed) and, if so,
@@ -335,15 +399,15 @@ func (m *Mirror[N]) publish(listed bool) *snapshot.Snapshot {
 			// names a node twice) is left out: looked up, it is converted.
 			if node := m.src.Node(n); node != nil {
 				if e := m.byName[node.Name]; e != nil && e.gen == m.prevGen[p] {
-					v.ents[p>>chunkBits][p&(1<<chunkBits-1)] = e
+					v.ents[p>>chunkBits][p&(1<<chunkBits-1)] = slotOf(e)
 				}
 			}
 		}
 		v.index()
 	} else {
-		v.ents = old.ents.patched(m.moved, func(p int) *entry {
+		v.ents = old.ents.patched(m.moved, func(p int) slot {
 			if node := m.src.Node(v.list[p]); node != nil {
-				return m.byName[node.Name]
+				return slotOf(m.byName[node.Name])
 			}
 			return old.ents.at(p)
 		})
@@ -448,8 +512,12 @@ func (m *Mirror[N]) podInfos(n N, node *v1.Node, prev map[*v1.Pod]*snapshot.PodI
 }
 
 // Lookup returns the mirrored NodeInfo of n when n is an entry of the last
-// synced list unchanged since (same node object, same generation), else
-// nil. One map look-up, no lock, no allocation.
+// synced list, else nil. An entry changed in place since it was mirrored
+// (a new generation: a pod assumed, bound or deleted, a node update) is
+// rebuilt and published first, as a Sync would ([Mirror.refresh]); nil
+// if that fails (the caller converts n, which names the error). An
+// unchanged entry costs a hash of n, a probe and one generation read: no
+// lock, no allocation.
 func (m *Mirror[N]) Lookup(n N) *snapshot.NodeInfo {
 	ours, _ := m.lookup(n)
 	return ours
@@ -464,10 +532,44 @@ func (m *Mirror[N]) lookup(n N) (*snapshot.NodeInfo, int) {
 		return nil, -1
 	}
 	e := v.ents.at(p)
-	if e == nil || e.gen != m.src.Generation(n) {
+	if e.ours == nil {
 		return nil, -1
 	}
+	if g := m.src.Generation(n); e.gen != g {
+		if e = m.refresh(p, n, g); e.ours == nil {
+			return nil, -1
+		}
+	}
 	return e.ours, p
+}
+
+// refresh brings the entry n, listed at position p of the published view
+// with a mirrored generation other than g, up to date and publishes it:
+// what a Sync does for that position alone (rebuild, then a view patched
+// at p). It returns the new entry's slot, or the zero slot when n is no
+// longer listed at p or does not rebuild (the published view is then unchanged). Serialised
+// with Sync by the mutex; O(pods on the node + len(list)/256).
+func (m *Mirror[N]) refresh(p int, n N, g int64) slot {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v := m.cur.Load()
+	if p >= len(v.list) || v.list[p] != n || p >= len(m.prev) || m.prev[p] != n {
+		return slot{}
+	}
+	if e := v.ents.at(p); e.ours != nil && e.gen == g {
+		return e // refreshed since the caller looked
+	}
+	node := m.src.Node(n)
+	if node == nil || m.rebuild(n) != nil {
+		return slot{}
+	}
+	m.prevGen[p] = m.byName[node.Name].gen
+	m.moved = append(m.moved[:0], int32(p))
+	m.publish(false)
+	if e := m.cur.Load().ents.at(p); e.ours != nil && e.gen == g {
+		return e
+	}
+	return slot{} // changed again meanwhile: the caller converts it
 }
 
 // Convert returns schedkit's NodeInfo for n: the mirrored one when

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
 )
 
@@ -140,16 +141,27 @@ func TestLookup(t *testing.T) {
 		assert.Equal(t, n.node.Name, ours.Name())
 		assert.Same(t, n, m.cur.Load().list[pos])
 	}
-	// b's pods change: same node object, new generation.
+	// b's pods change: same node object, new generation. A look-up
+	// before the next Sync rebuilds b and publishes it; the others stay.
+	before := m.Current()
 	b.addPod(pod("p", "1"))
 	ours, slot := m.lookup(b)
-	assert.Nil(t, ours, "stale until synced")
-	assert.Equal(t, -1, slot)
-	_, err = m.Sync([]*fakeNode{a, b, c})
-	require.NoError(t, err)
-	ours, _ = m.lookup(b)
-	require.NotNil(t, ours)
+	require.NotNil(t, ours, "refreshed on look-up")
+	assert.Equal(t, 1, slot)
 	assert.Equal(t, int64(1000), ours.Requested().MilliCPU())
+	assert.Same(t, m.Current().Get("b"), ours, "published")
+	assert.Equal(t, int64(0), before.Get("b").Requested().MilliCPU(), "earlier snapshots never change")
+	assert.Same(t, before.Get("a"), m.Current().Get("a"))
+	again, _ := m.lookup(b)
+	assert.Same(t, ours, again, "rebuilt once")
+	podReads := 0
+	m.src.NumPods = func(n *fakeNode) int { podReads++; return len(n.pods) }
+	s1, err := m.Sync([]*fakeNode{a, b, c})
+	require.NoError(t, err)
+	assert.Same(t, m.Current(), s1)
+	assert.Same(t, ours, s1.Get("b"))
+	assert.Zero(t, podReads, "the Sync found nothing left to do")
+	m.src = src
 	// b's pod goes (deleted, or a preemption victim) and another comes.
 	b.pods = b.pods[:0]
 	b.addPod(pod("q", "2"))
@@ -209,8 +221,16 @@ func TestSyncErrorsChangeNothingPublished(t *testing.T) {
 	assert.Contains(t, err.Error(), "node b")
 	assert.Contains(t, err.Error(), "default/bad")
 	assert.Same(t, s0, m.Current())
+	assert.Same(t, s0.Get("a"), m.cur.Load().ents.at(0).ours, "a's new generation is not published")
+	// A look-up of a, which does rebuild, publishes it; b stays stale.
 	ours, _ := m.lookup(a)
-	assert.Nil(t, ours, "a's new generation is not published")
+	assert.Equal(t, int64(1000), ours.Requested().MilliCPU())
+	ours, _ = m.lookup(b)
+	assert.Nil(t, ours, "b does not rebuild")
+	got, err := m.Convert(b)
+	assert.Nil(t, got)
+	assert.ErrorContains(t, err, "default/bad", "converting names the pod")
+	assert.Equal(t, 0, m.Current().Get("b").NumPods())
 
 	b.pods = b.pods[:0]
 	stray := pod("stray", "1")
@@ -231,6 +251,41 @@ func TestSyncErrorsChangeNothingPublished(t *testing.T) {
 	assert.Same(t, s.Get("a"), ours)
 }
 
+// randomStep changes list for step of a sequence: pod adds and removes
+// (in place, bumping the generation), node adds, updates (a new entry
+// for the same node) and removals (a new list).
+func randomStep(step int, list []*fakeNode) []*fakeNode {
+	switch step % 7 {
+	case 0, 3:
+		list = append(list, newNode(fmt.Sprintf("n%d", step), "8", 1))
+	case 1, 4, 5:
+		if len(list) > 0 {
+			list[step%len(list)].addPod(pod(fmt.Sprintf("p%d", step), "100m"))
+		}
+	case 2:
+		if len(list) > 1 {
+			n := list[(step/2)%len(list)]
+			if len(n.pods) > 0 {
+				n.pods = n.pods[1:]
+				n.gen++
+			}
+		}
+	case 6:
+		if len(list) > 2 {
+			i := step % len(list)
+			if step%3 == 0 {
+				list = append(list[:i:i], list[i+1:]...)
+			} else {
+				old := list[i]
+				nn := newNode(old.node.Name, "16", old.gen+1)
+				nn.pods = old.pods
+				list = append(list[:i:i], append([]*fakeNode{nn}, list[i+1:]...)...)
+			}
+		}
+	}
+	return list
+}
+
 // The mirror's snapshot equals one built from scratch from the list, over
 // a random sequence of pod adds and removes, node adds, updates and
 // removals.
@@ -238,45 +293,12 @@ func TestSyncMatchesFromScratch(t *testing.T) {
 	m := New(src, nil)
 	var list []*fakeNode
 	for step := range 300 {
-		switch step % 7 {
-		case 0, 3:
-			list = append(list, newNode(fmt.Sprintf("n%d", step), "8", 1))
-		case 1, 4, 5:
-			if len(list) > 0 {
-				list[step%len(list)].addPod(pod(fmt.Sprintf("p%d", step), "100m"))
-			}
-		case 2:
-			if len(list) > 1 {
-				n := list[(step/2)%len(list)]
-				if len(n.pods) > 0 {
-					n.pods = n.pods[1:]
-					n.gen++
-				}
-			}
-		case 6:
-			if len(list) > 2 {
-				i := step % len(list)
-				if step%3 == 0 {
-					list = append(list[:i], list[i+1:]...)
-				} else {
-					old := list[i]
-					nn := newNode(old.node.Name, "16", old.gen+1)
-					nn.pods = old.pods
-					list[i] = nn
-				}
-			}
-		}
+		list = randomStep(step, list)
 		got, err := m.Sync(list)
 		require.NoError(t, err)
 		f := snapshot.Empty().Fork()
 		for _, n := range list {
-			var pis []*snapshot.PodInfo
-			for _, p := range n.pods {
-				pi, err := snapshot.NewPodInfo(p)
-				require.NoError(t, err)
-				pis = append(pis, pi)
-			}
-			require.NoError(t, f.AddNodeInfo(n.node, pis...))
+			addFromScratch(t, f, n)
 		}
 		want := f.Snapshot()
 		require.Equal(t, want.NumNodes(), got.NumNodes(), "step %d", step)
@@ -398,4 +420,142 @@ func TestLookupByAddressOrValue(t *testing.T) {
 		assert.Same(t, m.Current().Get("a"), m.Lookup(pa))
 	}
 	assert.Nil(t, m.Lookup(boxed{b, 8}))
+}
+
+// SyncLazy over the same random sequence as TestSyncMatchesFromScratch:
+// after each call and a look-up of every listed entry (what a cycle's
+// filter does), each node equals one built from scratch; a list of the
+// same entries costs no generation read, and a changed entry is rebuilt
+// by its look-up.
+func TestSyncLazyMatchesFromScratch(t *testing.T) {
+	var reads int
+	counting := src
+	counting.Generation = func(n *fakeNode) int64 { reads++; return n.gen }
+	m := New(counting, nil)
+	la, err := score.NewLeastAllocated()
+	require.NoError(t, err)
+	var list []*fakeNode
+	lazyRounds := 0
+	for step := range 300 {
+		prevList := append([]*fakeNode(nil), list...)
+		list = randomStep(step, list)
+		same := len(prevList) == len(list) && step > 0
+		for i := range prevList {
+			same = same && prevList[i] == list[i]
+		}
+		reads = 0
+		_, err := m.SyncLazy(list)
+		require.NoError(t, err)
+		if same {
+			lazyRounds++
+			assert.Zero(t, reads, "step %d: the same entries are not read", step)
+		}
+		if step%2 == 1 && len(list) > 0 {
+			// Scoring the list first (no filter before it) reads each
+			// candidate's generation and refreshes the changed ones.
+			pi, err := snapshot.NewPodInfo(pod("incoming", "500m"))
+			require.NoError(t, err)
+			sc, err := m.Score(la, pi, list)
+			require.NoError(t, err)
+			for _, n := range list {
+				got, err := sc.Of(n)
+				require.NoError(t, err)
+				want := make([]int64, 1)
+				ps, err := la.Prepare(pi, nil)
+				require.NoError(t, err)
+				ps.Score([]*snapshot.NodeInfo{fromScratch(t, n)}, want)
+				require.Equal(t, want[0], got, "step %d: %s", step, n.node.Name)
+				require.Equal(t, n.gen, m.cur.Load().ents.at(m.cur.Load().find(n)).gen, "step %d: %s published", step, n.node.Name)
+			}
+		}
+		for _, n := range list {
+			w := fromScratch(t, n)
+			g, _ := m.lookup(n)
+			require.NotNil(t, g, "step %d: %s", step, n.node.Name)
+			require.Equal(t, w.Requested(), g.Requested(), "step %d: %s", step, n.node.Name)
+			require.Equal(t, w.Allocatable(), g.Allocatable(), "step %d: %s", step, n.node.Name)
+			require.Equal(t, w.NumPods(), g.NumPods(), "step %d: %s", step, n.node.Name)
+			require.Same(t, m.Current().Get(n.node.Name), g, "step %d: %s is published", step, n.node.Name)
+		}
+		require.Equal(t, len(list), m.Current().NumNodes(), "step %d: the node set is the list's", step)
+	}
+	assert.Greater(t, lazyRounds, 120)
+}
+
+// fromScratch is n's node as a snapshot built from n alone holds it.
+func fromScratch(t *testing.T, n *fakeNode) *snapshot.NodeInfo {
+	f := snapshot.Empty().Fork()
+	addFromScratch(t, f, n)
+	return f.Snapshot().Get(n.node.Name)
+}
+
+// addFromScratch adds n's node and pods to f, parsing every pod.
+func addFromScratch(t *testing.T, f *snapshot.Fork, n *fakeNode) {
+	var pis []*snapshot.PodInfo
+	for _, p := range n.pods {
+		pi, err := snapshot.NewPodInfo(p)
+		require.NoError(t, err)
+		pis = append(pis, pi)
+	}
+	require.NoError(t, f.AddNodeInfo(n.node, pis...))
+}
+
+// Look-ups of one changed entry from many goroutines (go test -race)
+// rebuild it once and all return the rebuilt node, while other entries
+// are looked up unchanged.
+func TestConcurrentLookupsRefreshOnce(t *testing.T) {
+	nodes := make([]*fakeNode, 64)
+	for i := range nodes {
+		nodes[i] = newNode(fmt.Sprintf("n%d", i), "8", 1)
+	}
+	m := New(src, nil)
+	_, err := m.Sync(nodes)
+	require.NoError(t, err)
+	for round := range 20 {
+		changed := nodes[round%len(nodes)]
+		changed.addPod(pod(fmt.Sprintf("p%d", round), "1"))
+		_, err := m.SyncLazy(nodes)
+		require.NoError(t, err)
+		before := m.Current()
+		got := make([]*snapshot.NodeInfo, 8)
+		var wg sync.WaitGroup
+		for g := range got {
+			wg.Go(func() {
+				for _, n := range nodes[g:] {
+					_, _ = m.lookup(n)
+				}
+				got[g], _ = m.lookup(changed)
+			})
+		}
+		wg.Wait()
+		for _, ni := range got {
+			assert.Same(t, got[0], ni, "round %d", round)
+		}
+		assert.Equal(t, 1, got[0].NumPods()-before.Get(changed.node.Name).NumPods(), "round %d", round)
+		for _, n := range nodes {
+			if n != changed {
+				assert.Same(t, before.Get(n.node.Name), m.Current().Get(n.node.Name), "round %d: %s untouched", round, n.node.Name)
+			}
+		}
+	}
+}
+
+// sameEntries compares pointers and interfaces holding pointers by
+// identity; an interface holding equal values boxed apart may report
+// false (a full Sync, never a wrong answer), and other entry types
+// compare by value.
+func TestSameEntries(t *testing.T) {
+	a, b, c := newNode("a", "1", 1), newNode("b", "1", 1), newNode("c", "1", 1)
+	assert.True(t, sameEntries([]*fakeNode{a, b, c}, []*fakeNode{a, b, c}))
+	assert.False(t, sameEntries([]*fakeNode{a, b, c}, []*fakeNode{a, c, b}))
+	assert.False(t, sameEntries([]*fakeNode{a, b, c}, []*fakeNode{a, b, a.clone()}), "an equal node at another address is another entry")
+	assert.True(t, sameEntries([]*fakeNode{}, []*fakeNode{}))
+	type ifc interface{ fake() *fakeNode }
+	pa, pb := &pointed{a}, &pointed{b}
+	assert.True(t, sameEntries([]ifc{pa, pb}, []ifc{pa, pb}))
+	assert.False(t, sameEntries([]ifc{pa, pb}, []ifc{pb, pa}))
+	assert.False(t, sameEntries([]ifc{pa, pb}, []ifc{pa, &pointed{b}}))
+	assert.False(t, sameEntries([]ifc{boxed{n: a}}, []ifc{&pointed{a}}), "other dynamic types")
+	assert.True(t, sameEntries([]boxed{{n: a}, {n: b}}, []boxed{{n: a}, {n: b}}), "values compare by value")
+	assert.False(t, sameEntries([]boxed{{n: a}, {n: b}}, []boxed{{n: a}, {n: c}}))
 }

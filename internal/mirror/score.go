@@ -15,21 +15,16 @@ import (
 // (upstream's cycle snapshot does not).
 type Scores[N comparable] struct {
 	m      *Mirror[N]
-	v      *view[N] // the published view the candidates were found in
 	ps     score.PodScorer
-	snap   *snapshot.Snapshot // what the scorer read: the mirror's or the ledger's
-	ledger bool               // snap is the ledger's
-	has    []uint64           // bit pos: v.list[pos] was scored, raw[pos] its score
-	raw    []int64
+	snap   *snapshot.Snapshot   // what the scorer read: the mirror's or the ledger's
+	ledger bool                 // snap is the ledger's
+	r      *resolved[N]         // the candidates, indexed
+	raw    []int64              // raw[i]: candidate i's score
 	nodes  []*snapshot.NodeInfo // nodes[i]: the node scored for candidate i (a Normalizer's only)
 }
 
-// scratch is a Score call's per-candidate buffers, pooled: a cycle's
-// result keeps only a score per listed node and a bit.
-type scratch struct {
-	nodes []*snapshot.NodeInfo
-	raw   []int64
-}
+// scratch is a Score call's per-candidate node buffer, pooled.
+type scratch struct{ nodes []*snapshot.NodeInfo }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
@@ -43,14 +38,35 @@ type resolved[N comparable] struct {
 	n     int
 	ours  []*snapshot.NodeInfo
 	pos   []int32
+	// tbl: an open-addressed table from a held candidate (pos ≥ 0) to
+	// its index i (stored i+1, 0 empty), hashed as v.find hashes; len a
+	// power of two ≥ 2 n.
+	tbl []int32
+}
+
+// index returns the index of the first held candidate that is n, or -1:
+// a hash of n and a probe comparing list entries, no read of n.
+func (r *resolved[N]) index(n N) int {
+	mask := uint64(len(r.tbl) - 1)
+	for h := r.v.hash(n) & mask; ; h = (h + 1) & mask {
+		i := r.tbl[h] - 1
+		if i < 0 {
+			return -1
+		}
+		if r.v.list[r.pos[i]] == n {
+			return int(i)
+		}
+	}
 }
 
 // resolve finds candidates in the published view: by position (a
 // candidate following the previous one's position, as a host's filtered
 // list in list order, costs one comparison; any other, a hash probe),
-// then one generation read each (none when the last Sync succeeded: it
-// read them all); a candidate the mirror does not hold as
-// it is is converted. The result is kept and returned again for the same
+// then one generation read each (none when the last call was a Sync that
+// succeeded: it read them all); a listed entry changed since it was
+// mirrored is refreshed ([Mirror.refresh]), and a candidate the mirror
+// does not hold (altered for this call) is converted. The held
+// candidates are indexed by identity for [Scores.Of]. The result is kept and returned again for the same
 // candidate slice (same first element and length) until the next Sync
 // (the adapter's score plugins share one cycle's list). Errors: a
 // candidate that does not convert. O(candidates), no map look-up.
@@ -64,7 +80,9 @@ func (m *Mirror[N]) resolve(candidates []N) (*resolved[N], error) {
 	verified := m.synced.Load() == s1
 	v, syncs := m.cur.Load(), m.syncs.Load()
 	verified = verified && syncs == s1
-	if r := m.res.Load(); r != nil && r.syncs == syncs && r.v == v && r.n == len(candidates) && (r.n == 0 || r.first == &candidates[0]) {
+	// A view published since by a refresh lists the same entries at the
+	// same positions: r stays good until the next Sync.
+	if r := m.res.Load(); r != nil && r.syncs == syncs && r.n == len(candidates) && (r.n == 0 || r.first == &candidates[0]) {
 		return r, nil
 	}
 	r := &resolved[N]{syncs: syncs, v: v, n: len(candidates), ours: make([]*snapshot.NodeInfo, len(candidates)), pos: make([]int32, len(candidates))}
@@ -80,7 +98,13 @@ func (m *Mirror[N]) resolve(candidates []N) (*resolved[N], error) {
 			p = v.find(c)
 		}
 		if p >= 0 {
-			if e := v.ents.at(p); e != nil && (verified || e.gen == m.src.Generation(c)) {
+			e := v.ents.at(p)
+			if e.ours != nil && !verified {
+				if g := m.src.Generation(c); e.gen != g {
+					e = m.refresh(p, c, g)
+				}
+			}
+			if e.ours != nil {
 				r.ours[i], next = e.ours, p+1
 				if next == k {
 					next = 0
@@ -96,6 +120,26 @@ func (m *Mirror[N]) resolve(candidates []N) (*resolved[N], error) {
 			}
 		}
 	}
+	size := 16
+	for size < 2*len(candidates) {
+		size *= 2
+	}
+	r.tbl = make([]int32, size)
+	mask := uint64(size - 1)
+	for i, c := range candidates {
+		if r.pos[i] < 0 {
+			continue
+		}
+		h := v.hash(c) & mask
+		for ; r.tbl[h] != 0; h = (h + 1) & mask {
+			if v.list[r.pos[r.tbl[h]-1]] == c {
+				break // listed twice: the first is found
+			}
+		}
+		if r.tbl[h] == 0 {
+			r.tbl[h] = int32(i) + 1
+		}
+	}
 	m.res.Store(r)
 	return r, nil
 }
@@ -108,9 +152,10 @@ func (m *Mirror[N]) resolve(candidates []N) (*resolved[N], error) {
 // slice (see resolve); a candidate the mirror does not hold as it is
 // (altered for this call) is converted ([Mirror.Convert]). The caller
 // must not change candidates in place between Syncs. Errors: the
-// scorer's, or a candidate that does not convert. O(len(list) +
-// candidates) plus the scorer's pass, no map look-up (a ledger's view
-// adds a name look-up per candidate); allocates the result.
+// scorer's, or a candidate that does not convert. O(candidates) plus the
+// scorer's pass and the refreshes, no map look-up (a ledger's view adds
+// a name look-up per candidate); allocates the result, O(candidates)
+// bytes.
 func (m *Mirror[N]) Score(s score.Scorer, pod *snapshot.PodInfo, candidates []N) (*Scores[N], error) {
 	r, err := m.resolve(candidates)
 	if err != nil {
@@ -125,27 +170,18 @@ func (m *Mirror[N]) Score(s score.Scorer, pod *snapshot.PodInfo, candidates []N)
 	if err != nil || ps == nil {
 		return nil, err
 	}
-	k := len(v.list)
-	sc := &Scores[N]{m: m, v: v, ps: ps, snap: snap, ledger: l != nil, has: make([]uint64, (k+63)/64), raw: make([]int64, k)}
-	b := scratchPool.Get().(*scratch)
-	defer func() { clear(b.nodes); scratchPool.Put(b) }()
-	nodes, raw := r.ours, resize(b.raw, len(candidates))
-	b.raw = raw
+	sc := &Scores[N]{m: m, ps: ps, snap: snap, ledger: l != nil, r: r, raw: make([]int64, len(candidates))}
+	nodes := r.ours
 	if sc.ledger {
+		b := scratchPool.Get().(*scratch)
+		defer func() { clear(b.nodes); scratchPool.Put(b) }()
 		nodes = resize(b.nodes, len(candidates))
 		b.nodes = nodes
 		for i, ours := range r.ours {
 			nodes[i] = sc.scored(ours)
 		}
 	}
-	clear(raw)
-	ps.Score(nodes, raw)
-	for i, p := range r.pos {
-		if p >= 0 {
-			sc.has[p>>6] |= 1 << (p & 63)
-			sc.raw[p] = raw[i]
-		}
-	}
+	ps.Score(nodes, sc.raw)
 	if _, ok := ps.(score.Normalizer); ok {
 		sc.nodes = append([]*snapshot.NodeInfo(nil), nodes...)
 	}
@@ -172,12 +208,11 @@ func (s *Scores[N]) scored(ours *snapshot.NodeInfo) *snapshot.NodeInfo {
 }
 
 // Of returns n's score: the one [Mirror.Score] computed when n was a
-// candidate the mirror held (a hash probe and an index, no read of n, no
-// allocation), else n scored on its own (allocates). Errors: n does not
-// convert.
+// candidate the mirror held (a hash probe, no read of n, no allocation),
+// else n scored on its own (allocates). Errors: n does not convert.
 func (s *Scores[N]) Of(n N) (int64, error) {
-	if p := s.v.find(n); p >= 0 && s.has[p>>6]&(1<<(p&63)) != 0 {
-		return s.raw[p], nil
+	if i := s.r.index(n); i >= 0 {
+		return s.raw[i], nil
 	}
 	ours, err := s.m.Convert(n)
 	if err != nil {

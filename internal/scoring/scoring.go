@@ -155,4 +155,14 @@ var (
 	// profile does nothing for pod over cluster. O(such scorers × their
 	// check).
 	ProfileNodeLocalFor func(profile any, pod *snapshot.PodInfo, cluster any) bool
+	// IgnoresCluster reports whether scorer (a score.Scorer, or a
+	// *score.Profile of such) prepares without reading its cluster and
+	// scores a node from that node's NodeInfo alone: its results do not
+	// depend on which other nodes the snapshot holds or on their state,
+	// so a snapshot current only in the nodes scored serves (the
+	// kube-scheduler adapter's lazy mirror, internal/mirror's SyncLazy).
+	// Exactly the built-in resource, taint and node-affinity scorers;
+	// ImageLocality (its spread counts nodes) and custom scorers are not.
+	// O(1), O(scorers) for a profile.
+	IgnoresCluster func(scorer any) bool
 )
