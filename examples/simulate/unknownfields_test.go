@@ -114,7 +114,7 @@ func TestObjectsSlowQuantityIsAnError(t *testing.T) {
 	select {
 	case code := <-done:
 		require.NotEqual(t, 0, code)
-		require.Contains(t, stderr.String(), `slow.yaml:1: document 1: Node "n1": status.allocatable[cpu]: load: cannot decode object: quantity exponent out of range`)
+		require.Contains(t, stderr.String(), `slow.yaml:4: document 1: Node "n1": status.allocatable[cpu]: load: cannot decode object: quantity exponent out of range`)
 	case <-time.After(20 * time.Second):
 		t.Fatal("simulate -objects with a 1e-999999999 quantity did not return within 20s")
 	}

@@ -209,19 +209,19 @@ func TestExpandDaemonSetTopsUp(t *testing.T) {
 func TestExpandDaemonSetErrors(t *testing.T) {
 	for _, tt := range []struct{ name, in, want string }{
 		{"no selector", strings.Replace(dsYAML("a", "", ""), "  selector: {matchLabels: {app: a}}\n", "", 1),
-			`in.yaml:1: document 1: DaemonSet "kube-system/a": spec.selector: load: invalid object: Required value`},
+			`in.yaml:5: document 1: DaemonSet "kube-system/a": spec.selector: load: invalid object: Required value`},
 		{"selector not matching", strings.Replace(dsYAML("a", "", ""), "{matchLabels: {app: a}}", "{matchLabels: {app: b}}", 1),
-			`in.yaml:1: document 1: DaemonSet "kube-system/a": spec.template.metadata.labels: load: invalid object: selector does not match template labels`},
+			`in.yaml:8: document 1: DaemonSet "kube-system/a": spec.template.metadata.labels: load: invalid object: selector does not match template labels`},
 		{"no node selector term", dsYAML("a", "", ", affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: []}}}"),
-			`in.yaml:1: document 1: DaemonSet "kube-system/a": spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms: load: invalid object: Required value: must have at least one node selector term`},
+			`in.yaml:9: document 1: DaemonSet "kube-system/a": spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms: load: invalid object: Required value: must have at least one node selector term`},
 		// No node takes a pod (none in the input): the template is
 		// checked all the same.
 		{"negative request, no node", strings.Replace(dsYAML("a", "", ""), "cpu: 100m", "cpu: -1", 1),
-			`in.yaml:1: document 1: DaemonSet "kube-system/a": spec.template.spec.containers[0].resources.requests[cpu]: load: negative quantity -1`},
+			`in.yaml:9: document 1: DaemonSet "kube-system/a": spec.template.spec.containers[0].resources.requests[cpu]: load: negative quantity -1`},
 		{"duplicate", dsYAML("a", "", "") + dsYAML("a", "", ""),
-			`in.yaml:11: document 2: DaemonSet "kube-system/a": metadata.name: load: duplicate object: also at in.yaml:1: document 1`},
+			`in.yaml:13: document 2: DaemonSet "kube-system/a": metadata.name: load: duplicate object: also at in.yaml:1: document 1`},
 		{"negative request", strings.Replace(dsNodes+dsYAML("a", "", ""), "cpu: 100m", "cpu: -1", 1),
-			`in.yaml:24: document 6: DaemonSet "kube-system/a": spec.template.spec.containers[0].resources.requests[cpu]: load: negative quantity -1`},
+			`in.yaml:31: document 6: DaemonSet "kube-system/a": spec.template.spec.containers[0].resources.requests[cpu]: load: negative quantity -1`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			objs, err := expandRead(t, tt.in)

@@ -84,10 +84,11 @@
 // [Options.FilesCache]. snapshot.Cache and reserve.Ledger apply no
 // defaults: objects built in code are the caller's, taken as given.
 //
-// Bad input is an error that says where and what: the file, the line where
-// the document starts (or where the YAML or JSON syntax error is), the
-// document index, the List item, the object's kind and namespace/name, and
-// the field, for example
+// Bad input is an error that says where and what: the file, the line (of
+// the offending field where the YAML spells it, else where the document
+// starts; where the YAML or JSON syntax error is), the document index, the
+// List item, the object's kind and namespace/name, and the field, for
+// example
 //
 //	nodes.yaml:27: document 2: Node "n1": status.capacity[cpu]: load: negative quantity -1
 //

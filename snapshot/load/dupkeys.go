@@ -12,8 +12,9 @@ import "bytes"
 // follow: flow collections other than "{}" and "[]", tabs, quoted or
 // complex keys, merge keys ("<<"), keys YAML may resolve to a non-string
 // (a number, y/n/yes/no/on/off/true/false/null/~, in any case, or a
-// leading '.', '+' or '-'), quoted values not closed on their line, and
-// document markers after the start. The lines of a block scalar ("|" or
+// leading '.', '+' or '-'), quoted values not closed on their line,
+// document markers after the start, and a carriage return without a line
+// feed (a line break to YAML). The lines of a block scalar ("|" or
 // ">"), deeper than its key, are its text and skipped.
 // Cost: O(len(text) + keys per mapping squared) time; allocates the
 // scope stack and key lists (sub-slices of text), not the keys.
@@ -22,23 +23,16 @@ func mayRepeatKey(text []byte) bool {
 		col  int
 		keys [][]byte // sub-slices of text
 	}
+	if loneCR(text) {
+		return true
+	}
 	stack := make([]scope, 0, 8)
 	first := true
-	block := -1 // in a block scalar: the column its lines are deeper than
-	for rest := text; len(rest) > 0; {
-		var line []byte
-		line, rest, _ = bytes.Cut(rest, []byte{'\n'})
-		line = bytes.TrimSuffix(line, []byte{'\r'})
-		if first {
-			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
-		}
-		content := bytes.TrimLeft(line, " ")
-		col := len(line) - len(content)
-		if block >= 0 {
-			if len(bytes.TrimSpace(content)) == 0 || col > block {
-				continue // the block scalar's text, tabs and all
-			}
-			block = -1
+	lines := newYAMLLines(text)
+	for {
+		line, content, col, more := lines.next()
+		if !more {
+			break
 		}
 		if bytes.IndexByte(line, '\t') >= 0 {
 			return true
@@ -69,7 +63,7 @@ func mayRepeatKey(text []byte) bool {
 		key, value, ok := cutKey(content)
 		if !ok {
 			if item && blockHeader(content) {
-				block = dash
+				lines.block = dash
 				continue
 			}
 			if !plainValue(content) {
@@ -81,7 +75,7 @@ func mayRepeatKey(text []byte) bool {
 			return true
 		}
 		if blockHeader(value) {
-			block = col
+			lines.block = col
 		}
 		for len(stack) > 0 && (stack[len(stack)-1].col > col || item && stack[len(stack)-1].col == col) {
 			stack = stack[:len(stack)-1]
@@ -98,6 +92,58 @@ func mayRepeatKey(text []byte) bool {
 		top.keys = append(top.keys, key)
 	}
 	return false
+}
+
+// loneCR reports whether text holds a carriage return not followed by a
+// line feed, which YAML reads as a line break and yamlLines does not.
+func loneCR(text []byte) bool {
+	for i := bytes.IndexByte(text, '\r'); i >= 0; {
+		if i+1 == len(text) || text[i+1] != '\n' {
+			return true
+		}
+		j := bytes.IndexByte(text[i+1:], '\r')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
+}
+
+// yamlLines walks YAML text line by line for the block-style scanners
+// (mayRepeatKey, fieldLine), skipping the text of block scalars.
+type yamlLines struct {
+	rest []byte
+	no   int // the 1-based number of the last line returned
+	// block: in a block scalar, the column its lines are deeper than
+	// (set by the caller on its header), else -1
+	block int
+}
+
+func newYAMLLines(text []byte) *yamlLines { return &yamlLines{rest: text, block: -1} }
+
+// next returns the next line that is not a block scalar's text, without
+// its line break (and a byte order mark on line 1), its content after
+// the indentation and the indentation's width; more is false at the end.
+func (s *yamlLines) next() (line, content []byte, col int, more bool) {
+	for len(s.rest) > 0 {
+		line, s.rest, _ = bytes.Cut(s.rest, []byte{'\n'})
+		s.no++
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+		if s.no == 1 {
+			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
+		}
+		content = bytes.TrimLeft(line, " ")
+		col = len(line) - len(content)
+		if s.block >= 0 {
+			if len(bytes.TrimSpace(content)) == 0 || col > s.block {
+				continue // the block scalar's text, tabs and all
+			}
+			s.block = -1
+		}
+		return line, content, col, true
+	}
+	return nil, nil, 0, false
 }
 
 // blockHeader reports whether v is the header of a block scalar ("|",

@@ -61,10 +61,15 @@ type Error struct {
 	// File is the path, or the name given to [Read].
 	File string
 	// Line is the 1-based line in File: where the syntax error is when the
-	// parser says so, otherwise where the document starts, or the List
-	// item for the items of a YAML List read item by item (the List
-	// kubectl prints; other Lists give the document's line). 0 when
-	// unknown.
+	// parser says so; for an error naming a Field, the field's line when
+	// the YAML document (or List item) spells it in block style, else the
+	// line of the longest leading part of its path it spells (the
+	// mapping holding a missing field, a flow collection's key);
+	// otherwise where the document starts, or the List item for the items
+	// of a YAML List read item by item (the List kubectl prints; other
+	// Lists give the document's line). Errors found after reading, when
+	// workloads are expanded into pods, and JSON input give the
+	// document's line. 0 when unknown.
 	Line int
 	// Document is the 1-based index of the document in File: YAML documents
 	// are separated by "---" lines, JSON documents are concatenated values.

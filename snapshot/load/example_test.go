@@ -61,7 +61,7 @@ spec:
 		fmt.Printf("line %d, %s %s, field %s\n", e.Line, e.Kind, e.Name, e.Field)
 	}
 	// Output:
-	// cluster.yaml:6: document 2: Pod "default/web": spec.containers[0].resources.requests[memory]: load: negative quantity -64Mi
+	// cluster.yaml:15: document 2: Pod "default/web": spec.containers[0].resources.requests[memory]: load: negative quantity -64Mi
 	// true
-	// line 6, Pod web, field spec.containers[0].resources.requests[memory]
+	// line 15, Pod web, field spec.containers[0].resources.requests[memory]
 }

@@ -251,19 +251,19 @@ func TestExpandErrors(t *testing.T) {
 		want     string
 	}{
 		{"negative replicas", node + deployYAML("-1"), load.ErrInvalidObject,
-			`in.yaml:5: document 2: Deployment "shop/web": spec.replicas: load: invalid object: -1: must be greater than or equal to 0`},
+			`in.yaml:9: document 2: Deployment "shop/web": spec.replicas: load: invalid object: -1: must be greater than or equal to 0`},
 		{"selector not matching", node + strings.Replace(deployYAML("1"), "{app: web}}\n", "{app: api}}\n", 1), load.ErrInvalidObject,
-			`in.yaml:5: document 2: Deployment "shop/web": spec.template.metadata.labels: load: invalid object: selector does not match template labels`},
+			`in.yaml:12: document 2: Deployment "shop/web": spec.template.metadata.labels: load: invalid object: selector does not match template labels`},
 		{"no selector", strings.Replace(deployYAML("1"), "  selector: {matchLabels: {app: web}}\n", "", 1), load.ErrInvalidObject,
-			`in.yaml:1: document 1: Deployment "shop/web": spec.selector: load: invalid object: Required value`},
+			`in.yaml:4: document 1: Deployment "shop/web": spec.selector: load: invalid object: Required value`},
 		{"negative cpu request", node + negativeCPU, load.ErrNegativeQuantity,
-			`in.yaml:5: document 2: Deployment "shop/web": spec.template.spec.containers[0].resources.requests[cpu]: load: negative quantity -1`},
+			`in.yaml:13: document 2: Deployment "shop/web": spec.template.spec.containers[0].resources.requests[cpu]: load: negative quantity -1`},
 		{"statefulset negative replicas", "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec: {replicas: -2, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c}]}}}\n", load.ErrInvalidObject,
 			`in.yaml:1: document 1: StatefulSet "default/db": spec.replicas: load: invalid object: -2: must be greater than or equal to 0`},
 		{"replicaset bad node selector", "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs}\nspec: {selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c}], nodeSelector: {'x y': z}}}}\n", load.ErrInvalidObject,
 			`in.yaml:1: document 1: ReplicaSet "default/rs": spec.template.spec.nodeSelector: load: invalid object: Invalid value: "x y": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`},
 		{"no containers", strings.Replace(deployYAML("1"), "containers: [{name: c, resources: {limits: {cpu: 500m, memory: 1Gi}}}]", "nodeName: n1", 1), load.ErrInvalidObject,
-			`in.yaml:1: document 1: Deployment "shop/web": spec.template.spec.containers: load: invalid object: Required value`},
+			`in.yaml:9: document 1: Deployment "shop/web": spec.template.spec.containers: load: invalid object: Required value`},
 		// web-…-9 has 64 characters: too long for the hostname it is.
 		{"statefulset pod name too long", "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: " + strings.Repeat("w", 62) + "}\nspec: {replicas: 10, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c}]}}}\n", load.ErrInvalidObject,
 			`in.yaml:1: document 1: StatefulSet "default/` + strings.Repeat("w", 62) + `": metadata.name: load: invalid object: pod name "` + strings.Repeat("w", 62) + `-9" is longer than 63 characters (a StatefulSet pod's name is its hostname)`},
@@ -493,7 +493,7 @@ func TestExpandListsWorkloadErrorsWithOthers(t *testing.T) {
 	rc := "---\napiVersion: v1\nkind: ReplicationController\nmetadata: {name: rc}\nspec: {replicas: -1, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c}]}}}\n"
 	_, err := expandRead(t, deployYAML("-2")+"---\n"+sts+rc)
 	require.ErrorIs(t, err, load.ErrInvalidObject)
-	assert.Equal(t, `in.yaml:1: document 1: Deployment "shop/web": spec.replicas: load: invalid object: -2: must be greater than or equal to 0`+"\n"+
+	assert.Equal(t, `in.yaml:5: document 1: Deployment "shop/web": spec.replicas: load: invalid object: -2: must be greater than or equal to 0`+"\n"+
 		`in.yaml:11: document 2: StatefulSet "default/mismatch": spec.template.metadata.labels: load: invalid object: selector does not match template labels`+"\n"+
 		`in.yaml:16: document 3: ReplicationController "default/rc": spec.replicas: load: invalid object: -1: must be greater than or equal to 0`, err.Error())
 

@@ -2,6 +2,7 @@ package load
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -520,7 +521,11 @@ func (l *loader) file(name string, r io.Reader) {
 		if d.item >= 0 {
 			at = at.inItem(d.item)
 		}
-		return l.object(at, d.json)
+		e0, w0 := len(l.errs.errs), len(l.out.Warnings)
+		decoded := l.object(at, d.json)
+		fieldLines(d, l.errs.errs[e0:])
+		fieldLines(d, l.out.Warnings[w0:])
+		return decoded
 	})
 	if void {
 		l.errs = errorList{} // read as YAML after all, and failed: only the JSON error counts
@@ -528,6 +533,25 @@ func (l *loader) file(name string, r io.Reader) {
 	l.done.merge(&l.synErrs)
 	l.done.merge(&l.errs)
 	l.synErrs, l.errs = errorList{}, errorList{}
+}
+
+// fieldLines moves each of errs found in document d that names a field
+// from d's first line to the field's line in d's YAML (see fieldLine).
+// An error of a List item found in a whole List document is left alone:
+// its field is the item's.
+func fieldLines[E error](d document, errs []E) {
+	if d.yaml == nil {
+		return
+	}
+	for _, err := range errs {
+		var e *Error
+		if !errors.As(err, &e) || e.Field == "" || e.Line != d.line || e.Document != d.index || d.item < 0 && e.Item != "" {
+			continue
+		}
+		if n, ok := fieldLine(d.yaml, e.Field); ok {
+			e.Line = d.line + n - 1
+		}
+	}
 }
 
 // object decodes one JSON object (a document or a List item) and files it;

@@ -305,64 +305,64 @@ func TestReadErrors(t *testing.T) {
 			sentinel: load.ErrDecode,
 			// Document 1 is lines 1-12 (its leading "---" included), line 13
 			// separates, document 2 starts at line 14.
-			want: load.Error{File: "in.yaml", Line: 14, Document: 2, Kind: "Pod", Namespace: "ns", Name: "p",
+			want: load.Error{File: "in.yaml", Line: 22, Document: 2, Kind: "Pod", Namespace: "ns", Name: "p",
 				Field: "spec.containers[1].resources.limits[cpu]"},
-			msg: `in.yaml:14: document 2: Pod "ns/p": spec.containers[1].resources.limits[cpu]: load: cannot decode object: invalid quantity "two"`,
+			msg: `in.yaml:22: document 2: Pod "ns/p": spec.containers[1].resources.limits[cpu]: load: cannot decode object: invalid quantity "two"`,
 		},
 		{
 			name:     "missing node name",
 			in:       "apiVersion: v1\nkind: Node\nmetadata: {labels: {a: b}}\n",
 			sentinel: load.ErrMissingName,
-			want:     load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Node", Field: "metadata.name"},
+			want:     load.Error{File: "in.yaml", Line: 3, Document: 1, Kind: "Node", Field: "metadata.name"},
 		},
 		{
 			name:     "missing pod name (generateName is not resolved)",
 			in:       "apiVersion: v1\nkind: Pod\nmetadata: {generateName: web-}\n",
 			sentinel: load.ErrMissingName,
-			want:     load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "default", Field: "metadata.name"},
+			want:     load.Error{File: "in.yaml", Line: 3, Document: 1, Kind: "Pod", Namespace: "default", Field: "metadata.name"},
 		},
 		{
 			name:     "negative node capacity",
 			in:       "apiVersion: v1\nkind: Node\nmetadata: {name: n0}\nstatus: {capacity: {cpu: -1}}\n",
 			sentinel: load.ErrNegativeQuantity,
-			want:     load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Node", Name: "n0", Field: "status.capacity[cpu]"},
-			msg:      `in.yaml:1: document 1: Node "n0": status.capacity[cpu]: load: negative quantity -1`,
+			want:     load.Error{File: "in.yaml", Line: 4, Document: 1, Kind: "Node", Name: "n0", Field: "status.capacity[cpu]"},
+			msg:      `in.yaml:4: document 1: Node "n0": status.capacity[cpu]: load: negative quantity -1`,
 		},
 		{
 			name:     "negative node allocatable extended resource",
 			in:       "apiVersion: v1\nkind: Node\nmetadata: {name: n0}\nstatus: {allocatable: {nvidia.com/gpu: -2}}\n",
 			sentinel: load.ErrNegativeQuantity,
-			want:     load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Node", Name: "n0", Field: "status.allocatable[nvidia.com/gpu]"},
+			want:     load.Error{File: "in.yaml", Line: 4, Document: 1, Kind: "Node", Name: "n0", Field: "status.allocatable[nvidia.com/gpu]"},
 		},
 		{
 			name:     "negative container request",
 			in:       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {memory: -1Mi}}}]}\n",
 			sentinel: load.ErrNegativeQuantity,
-			want:     load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "default", Name: "p", Field: "spec.containers[0].resources.requests[memory]"},
+			want:     load.Error{File: "in.yaml", Line: 4, Document: 1, Kind: "Pod", Namespace: "default", Name: "p", Field: "spec.containers[0].resources.requests[memory]"},
 		},
 		{
 			name:     "negative init container limit",
 			in:       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {initContainers: [{name: i, resources: {limits: {cpu: -100m}}}]}\n",
 			sentinel: load.ErrNegativeQuantity,
-			want:     load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "default", Name: "p", Field: "spec.initContainers[0].resources.limits[cpu]"},
+			want:     load.Error{File: "in.yaml", Line: 4, Document: 1, Kind: "Pod", Namespace: "default", Name: "p", Field: "spec.initContainers[0].resources.limits[cpu]"},
 		},
 		{
 			name:     "negative overhead",
 			in:       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {overhead: {cpu: -5m}}\n",
 			sentinel: load.ErrNegativeQuantity,
-			want:     load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "default", Name: "p", Field: "spec.overhead[cpu]"},
+			want:     load.Error{File: "in.yaml", Line: 4, Document: 1, Kind: "Pod", Namespace: "default", Name: "p", Field: "spec.overhead[cpu]"},
 		},
 		{
 			name:     "negative pod-level resources",
 			in:       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {resources: {requests: {memory: -1}}}\n",
 			sentinel: load.ErrNegativeQuantity,
-			want:     load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "default", Name: "p", Field: "spec.resources.requests[memory]"},
+			want:     load.Error{File: "in.yaml", Line: 4, Document: 1, Kind: "Pod", Namespace: "default", Name: "p", Field: "spec.resources.requests[memory]"},
 		},
 		{
 			name:     "negative allocated resources in a container status",
 			in:       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nstatus: {containerStatuses: [{name: c, allocatedResources: {cpu: -1}}]}\n",
 			sentinel: load.ErrNegativeQuantity,
-			want:     load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "default", Name: "p", Field: "status.containerStatuses[0].allocatedResources[cpu]"},
+			want:     load.Error{File: "in.yaml", Line: 4, Document: 1, Kind: "Pod", Namespace: "default", Name: "p", Field: "status.containerStatuses[0].allocatedResources[cpu]"},
 		},
 		{
 			name:     "negative quantity in a List item",
@@ -381,14 +381,14 @@ func TestReadErrors(t *testing.T) {
 			name:     "duplicate node name",
 			in:       nodeYAML + "---\n" + nodeYAML,
 			sentinel: load.ErrDuplicate,
-			want:     load.Error{File: "in.yaml", Line: 13, Document: 2, Kind: "Node", Name: "n1", Field: "metadata.name"},
+			want:     load.Error{File: "in.yaml", Line: 16, Document: 2, Kind: "Node", Name: "n1", Field: "metadata.name"},
 			msg:      "also at in.yaml:1: document 1",
 		},
 		{
 			name:     "duplicate pod namespace/name, one namespace defaulted",
 			in:       "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n",
 			sentinel: load.ErrDuplicate,
-			want:     load.Error{File: "in.yaml", Line: 5, Document: 2, Kind: "Pod", Namespace: "default", Name: "p", Field: "metadata.name"},
+			want:     load.Error{File: "in.yaml", Line: 7, Document: 2, Kind: "Pod", Namespace: "default", Name: "p", Field: "metadata.name"},
 		},
 		{
 			name:     "strict: unknown field",
@@ -454,9 +454,9 @@ func TestReadReportsAllProblemsUpToALimit(t *testing.T) {
 	_, err := load.Read(strings.NewReader(in), "in.yaml")
 	require.Error(t, err)
 	msg := err.Error()
-	assert.Contains(t, msg, "in.yaml:1: document 1: Pod \"default/\": metadata.name: load: missing metadata.name")
-	assert.Contains(t, msg, "in.yaml:1: document 1: Pod \"default/\": spec.overhead[cpu]: load: negative quantity -1")
-	assert.Contains(t, msg, "in.yaml:6: document 2: Node \"n0\": status.capacity[memory]: load: negative quantity -1")
+	assert.Contains(t, msg, "in.yaml:3: document 1: Pod \"default/\": metadata.name: load: missing metadata.name")
+	assert.Contains(t, msg, "in.yaml:4: document 1: Pod \"default/\": spec.overhead[cpu]: load: negative quantity -1")
+	assert.Contains(t, msg, "in.yaml:9: document 2: Node \"n0\": status.capacity[memory]: load: negative quantity -1")
 
 	// 25 bad nodes: 10 listed, then a count.
 	var b strings.Builder
@@ -520,7 +520,7 @@ func TestFiles(t *testing.T) {
 		objs, err := load.Files(filepath.Join(dir, "a.json"), dup)
 		assert.Equal(t, load.Objects{}, objs)
 		require.ErrorIs(t, err, load.ErrDuplicate)
-		assert.Equal(t, dup+`:1: document 1: Node "a": metadata.name: load: duplicate object: also at `+
+		assert.Equal(t, dup+`:4: document 1: Node "a": metadata.name: load: duplicate object: also at `+
 			filepath.Join(dir, "a.json")+":1: document 1", err.Error())
 	})
 	t.Run("missing path", func(t *testing.T) {
@@ -555,31 +555,32 @@ func podKeys(objs load.Objects) []string {
 	return out
 }
 
-// TestReadLineNumbers checks that the line reported for a document is where
-// it starts, across the things that change line accounting: leading
+// TestReadLineNumbers checks that the lines reported for a document count
+// from where it starts, across the things that change line accounting: leading
 // separators, comment-only and empty documents, separators with comments,
 // CRLF, a line longer than bufio's 4096-byte buffer, and no final newline.
 func TestReadLineNumbers(t *testing.T) {
 	long := strings.Repeat("x", 10000)
 	badNode := "apiVersion: v1\nkind: Node\nmetadata: {name: bad}\nstatus: {capacity: {cpu: -1}}" // 4 lines, no newline
 	tests := []struct {
-		name string
-		in   string
-		line int
-		doc  int
+		name  string
+		in    string
+		line  int // where the document starts
+		doc   int
+		field int // where its bad field is: its 4th line, or 5th after a "---" it starts with
 	}{
-		{"first document", badNode, 1, 1},
-		{"after a leading separator", "---\n" + badNode, 1, 1},
+		{"first document", badNode, 1, 1, 4},
+		{"after a leading separator", "---\n" + badNode, 1, 1, 5},
 		// lines 1-3 document 1, line 4 "--- # c", document 2 from line 5
-		{"after a comment-only document", "# a\n# b\n\n--- # c\n" + badNode, 5, 2},
+		{"after a comment-only document", "# a\n# b\n\n--- # c\n" + badNode, 5, 2, 8},
 		// YAMLReader keeps a "---" that meets an empty buffer as the start of
 		// the document (line 1) and ends it at the next one (line 2), so
 		// document 1 is the lone "---" and the bad node is document 2 from line 3.
-		{"two separators", "---\n---\n" + badNode, 3, 2},
+		{"two separators", "---\n---\n" + badNode, 3, 2, 6},
 		// lines 1-5 the long-label node, line 6 "---", document 2 from line 7
 		{"after a line longer than the read buffer",
-			"apiVersion: v1\nkind: Node\nmetadata:\n  name: long\n  labels: {a: " + long + "}\n---\n" + badNode, 7, 2},
-		{"CRLF", strings.ReplaceAll(nodeYAML+"---\n"+badNode, "\n", "\r\n"), 13, 2},
+			"apiVersion: v1\nkind: Node\nmetadata:\n  name: long\n  labels: {a: " + long + "}\n---\n" + badNode, 7, 2, 10},
+		{"CRLF", strings.ReplaceAll(nodeYAML+"---\n"+badNode, "\n", "\r\n"), 13, 2, 16},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -587,7 +588,7 @@ func TestReadLineNumbers(t *testing.T) {
 			require.ErrorIs(t, err, load.ErrNegativeQuantity)
 			var e *load.Error
 			require.ErrorAs(t, err, &e)
-			assert.Equal(t, tt.line, e.Line, "line: %v", err)
+			assert.Equal(t, tt.field, e.Line, "line: %v", err)
 			assert.Equal(t, tt.doc, e.Document, "document: %v", err)
 		})
 	}
@@ -612,32 +613,32 @@ func TestReadValidatesPodsAsTheCache(t *testing.T) {
 		msg      string
 	}{
 		{"pod name", "apiVersion: v1\nkind: Pod\nmetadata: {name: Web_1}\n",
-			load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "default", Name: "Web_1", Field: "metadata.name"},
-			`in.yaml:1: document 1: Pod "default/Web_1": metadata.name: load: invalid object: Invalid value: "Web_1": a lowercase RFC 1123 subdomain`},
+			load.Error{File: "in.yaml", Line: 3, Document: 1, Kind: "Pod", Namespace: "default", Name: "Web_1", Field: "metadata.name"},
+			`in.yaml:3: document 1: Pod "default/Web_1": metadata.name: load: invalid object: Invalid value: "Web_1": a lowercase RFC 1123 subdomain`},
 		{"pod namespace", "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: Shop.A}\n",
-			load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "Shop.A", Name: "web", Field: "metadata.namespace"}, "RFC 1123 label"},
+			load.Error{File: "in.yaml", Line: 3, Document: 1, Kind: "Pod", Namespace: "Shop.A", Name: "web", Field: "metadata.namespace"}, "RFC 1123 label"},
 		{"pod nodeName", pod("  nodeName: Node_1\n"),
-			load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "shop", Name: "web", Field: "spec.nodeName"}, `Invalid value: "Node_1"`},
+			load.Error{File: "in.yaml", Line: 6, Document: 1, Kind: "Pod", Namespace: "shop", Name: "web", Field: "spec.nodeName"}, `Invalid value: "Node_1"`},
 		{"spread maxSkew", pod("  topologySpreadConstraints: [{maxSkew: 0, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]\n"),
-			load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "shop", Name: "web", Field: "spec.topologySpreadConstraints[0].maxSkew"}, "must be greater than zero"},
+			load.Error{File: "in.yaml", Line: 6, Document: 1, Kind: "Pod", Namespace: "shop", Name: "web", Field: "spec.topologySpreadConstraints[0].maxSkew"}, "must be greater than zero"},
 		{"node affinity operator", required("{matchExpressions: [{key: zone, operator: Near, values: [a]}]}"),
-			load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "shop", Name: "web", Field: na + "[0].matchExpressions[0].operator"},
-			`in.yaml:1: document 1: Pod "shop/web": ` + na + `[0].matchExpressions[0].operator: load: invalid object: Invalid value: "Near": not a valid selector operator`},
+			load.Error{File: "in.yaml", Line: 6, Document: 1, Kind: "Pod", Namespace: "shop", Name: "web", Field: na + "[0].matchExpressions[0].operator"},
+			`in.yaml:6: document 1: Pod "shop/web": ` + na + `[0].matchExpressions[0].operator: load: invalid object: Invalid value: "Near": not a valid selector operator`},
 		{"node affinity values", required("{matchExpressions: [{key: cores, operator: Gt, values: ['1', '2']}]}"),
-			load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "shop", Name: "web", Field: na + "[0].matchExpressions[0].values"}, "single value"},
+			load.Error{File: "in.yaml", Line: 6, Document: 1, Kind: "Pod", Namespace: "shop", Name: "web", Field: na + "[0].matchExpressions[0].values"}, "single value"},
 		{"node affinity key", required("{matchExpressions: [{key: 'a b', operator: Exists}]}"),
-			load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "shop", Name: "web", Field: na + "[0].matchExpressions[0].key"}, "name part must consist of"},
+			load.Error{File: "in.yaml", Line: 6, Document: 1, Kind: "Pod", Namespace: "shop", Name: "web", Field: na + "[0].matchExpressions[0].key"}, "name part must consist of"},
 		{"no node selector term", required(""),
-			load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "shop", Name: "web", Field: na}, "must have at least one node selector term"},
+			load.Error{File: "in.yaml", Line: 6, Document: 1, Kind: "Pod", Namespace: "shop", Name: "web", Field: na}, "must have at least one node selector term"},
 		{"preferred weight", pod("  affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 0, preference: {matchExpressions: [{key: a, operator: Exists}]}}]}}\n"),
-			load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "shop", Name: "web", Field: "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight"}, "must be in the range 1-100"},
+			load.Error{File: "in.yaml", Line: 6, Document: 1, Kind: "Pod", Namespace: "shop", Name: "web", Field: "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight"}, "must be in the range 1-100"},
 		{"nodeSelector", pod("  nodeSelector: {'bad key!': a}\n"),
-			load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Namespace: "shop", Name: "web", Field: "spec.nodeSelector"}, `Invalid value: "bad key!"`},
+			load.Error{File: "in.yaml", Line: 6, Document: 1, Kind: "Pod", Namespace: "shop", Name: "web", Field: "spec.nodeSelector"}, `Invalid value: "bad key!"`},
 		{"pod affinity in a List item", "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(pod("  affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: ''}]}}\n"), "\n", "\n  "),
 			// Line 4, the item's "-" (the List's line 1 before).
-			load.Error{File: "in.yaml", Line: 4, Document: 1, Item: "items[0]", Kind: "Pod", Namespace: "shop", Name: "web", Field: "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey"}, "can not be empty"},
+			load.Error{File: "in.yaml", Line: 9, Document: 1, Item: "items[0]", Kind: "Pod", Namespace: "shop", Name: "web", Field: "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey"}, "can not be empty"},
 		{"node name", nodeYAML + "---\napiVersion: v1\nkind: Node\nmetadata: {name: Node_2}\n",
-			load.Error{File: "in.yaml", Line: 13, Document: 2, Kind: "Node", Name: "Node_2", Field: "metadata.name"}, "RFC 1123 subdomain"},
+			load.Error{File: "in.yaml", Line: 15, Document: 2, Kind: "Node", Name: "Node_2", Field: "metadata.name"}, "RFC 1123 subdomain"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -96,13 +96,13 @@ func TestReadClusterObjectsErrors(t *testing.T) {
 		msg      string
 	}{
 		{"bad operator", "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs, namespace: shop}\nspec:\n  selector: {matchExpressions: [{key: app, operator: Near}]}\n",
-			load.ErrInvalidObject, `in.yaml:1: document 1: ReplicaSet "shop/rs": spec.selector: load: invalid object: Invalid value: "Near" is not a valid label selector operator`},
+			load.ErrInvalidObject, `in.yaml:5: document 1: ReplicaSet "shop/rs": spec.selector: load: invalid object: Invalid value: "Near" is not a valid label selector operator`},
 		{"bad service selector", "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {selector: {app: 'no spaces'}}\n",
-			load.ErrInvalidObject, `in.yaml:1: document 1: Service "default/web": spec.selector: load: invalid object: Invalid value: "no spaces"`},
+			load.ErrInvalidObject, `in.yaml:4: document 1: Service "default/web": spec.selector: load: invalid object: Invalid value: "no spaces"`},
 		{"no name", "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {namespace: shop}\n",
-			load.ErrMissingName, `in.yaml:1: document 1: PodDisruptionBudget "shop/": metadata.name: load: missing metadata.name`},
+			load.ErrMissingName, `in.yaml:3: document 1: PodDisruptionBudget "shop/": metadata.name: load: missing metadata.name`},
 		{"duplicate", "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n",
-			load.ErrDuplicate, `in.yaml:5: document 2: Namespace "a": metadata.name: load: duplicate object: also at in.yaml:1`},
+			load.ErrDuplicate, `in.yaml:7: document 2: Namespace "a": metadata.name: load: duplicate object: also at in.yaml:1`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			objs, err := load.Read(strings.NewReader(tc.in), "in.yaml")

@@ -20,6 +20,9 @@ type document struct {
 	index int    // 1-based position in the file
 	line  int    // 1-based line where the document starts
 	json  []byte // the document or item as JSON; "null" or empty for an empty document
+	// yaml is the YAML text json was converted from, starting at line
+	// (nil for JSON input); valid only during the emit call.
+	yaml []byte
 	// item is the 0-based index of a List item, or -1 for a whole
 	// document (for a List read item by item: the List without its items).
 	item int
@@ -180,7 +183,7 @@ func splitYAML(file string, br *bufio.Reader, w *window, strict bool, errs *erro
 			// A kubectl List: the List without its items, then each item,
 			// converted one at a time.
 			js, ok := toJSON(file, list.skeleton, start, index, "", strict, errs, warns)
-			if !ok || !emit(document{index: index, line: start, json: js, item: -1}) {
+			if !ok || !emit(document{index: index, line: start, json: js, yaml: list.skeleton, item: -1}) {
 				continue
 			}
 			var text []byte
@@ -188,13 +191,13 @@ func splitYAML(file string, br *bufio.Reader, w *window, strict bool, errs *erro
 				text = append(text[:0], chunk[it.from:it.to]...)
 				text[it.dash-it.from] = ' '
 				if js, ok := toJSON(file, text, start+it.line, index, "items["+strconv.Itoa(i)+"]", strict, errs, warns); ok {
-					emit(document{index: index, line: start + it.line, json: js, item: i})
+					emit(document{index: index, line: start + it.line, json: js, yaml: text, item: i})
 				}
 			}
 			continue
 		}
 		if js, ok := toJSON(file, chunk, start, index, "", strict, errs, warns); ok {
-			emit(document{index: index, line: start, json: js, item: -1})
+			emit(document{index: index, line: start, json: js, yaml: chunk, item: -1})
 		}
 	}
 }
