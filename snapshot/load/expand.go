@@ -32,9 +32,10 @@ type Expansion struct {
 	// up.
 	Workloads int
 	// Pods is how many pods were made for them (for a Deployment, the
-	// pods of the ReplicaSet made for it, or of its ReplicaSet filed from
-	// its pods), those added to a workload with some of its pods in the
-	// input included.
+	// pods of the ReplicaSet made for it, of its ReplicaSet filed from its
+	// pods, or of its ReplicaSets in the input: a ReplicaSet whose
+	// Deployment is in the input counts as that Deployment), those added
+	// to a workload with some of its pods in the input included.
 	Pods int
 }
 
@@ -539,9 +540,11 @@ func (l *loader) expand() {
 		x.Pods += pods
 		l.out.Expanded[kind] = x
 	}
-	if !failed {
-		for _, w := range l.workloads {
-			if d, ok := w.obj.(*appsv1.Deployment); ok && d.DeletionTimestamp == nil && !l.terminating[d.Namespace] && !d.Spec.Paused {
+	deployments := map[string]types.UID{} // the input's Deployments by namespace/name: their uids
+	for _, w := range l.workloads {
+		if d, ok := w.obj.(*appsv1.Deployment); ok {
+			deployments[d.Namespace+"/"+d.Name] = w.uid
+			if !failed && d.DeletionTimestamp == nil && !l.terminating[d.Namespace] && !d.Spec.Paused {
 				l.scaleCurrent(d, w.uid)
 			}
 		}
@@ -599,7 +602,17 @@ func (l *loader) expand() {
 			if !l.workloadOK(w.at, src, workloadProblems(&o.ObjectMeta, o.Spec.Replicas, o.Spec.Selector, nil, &o.Spec.Template)) || failed || dying {
 				continue
 			}
-			count(src.kind, l.replicaSetPods(w.at, o, src, need))
+			// Counted for its Deployment when that is in the input (the
+			// reference matched as owners.has matches), so that the same
+			// what-if counts the same with or without the ReplicaSet in
+			// the input.
+			kind := src.kind
+			if c := metav1.GetControllerOfNoCopy(o); c != nil && c.Kind == "Deployment" {
+				if u, ok := deployments[o.Namespace+"/"+c.Name]; ok && (u == "" || c.UID == "" || c.UID == u) {
+					kind = "Deployment"
+				}
+			}
+			count(kind, l.replicaSetPods(w.at, o, src, need))
 		case *v1.ReplicationController:
 			src := origin{"ReplicationController", o.Namespace, o.Name}
 			need := replicasOf(o.Spec.Replicas)

@@ -165,9 +165,10 @@ func TestExpandOnlyBareWorkloads(t *testing.T) {
 		want     map[string]load.Expansion
 		pods     int
 	}{
-		// The input ReplicaSet has pods neither: it is expanded itself.
-		{"deployment with its ReplicaSet", deployYAML("3") + rsOf("d-uid"), map[string]load.Expansion{"ReplicaSet": {1, 2}}, 2},
-		{"deployment with a ReplicaSet of no uid", deployYAML("3") + rsOf(`""`), map[string]load.Expansion{"ReplicaSet": {1, 2}}, 2},
+		// The input ReplicaSet has pods neither: it is expanded itself,
+		// counted for its Deployment.
+		{"deployment with its ReplicaSet", deployYAML("3") + rsOf("d-uid"), map[string]load.Expansion{"Deployment": {1, 2}}, 2},
+		{"deployment with a ReplicaSet of no uid", deployYAML("3") + rsOf(`""`), map[string]load.Expansion{"Deployment": {1, 2}}, 2},
 		{"deployment with another uid's ReplicaSet", deployYAML("3") + rsOf("other"), map[string]load.Expansion{"Deployment": {1, 3}, "ReplicaSet": {1, 2}}, 5},
 		// 2 replicas, 1 pod: 1 more.
 		{"replicaset with a pod", rs + podOf("ReplicaSet", "rs"), map[string]load.Expansion{"ReplicaSet": {1, 1}}, 2},
@@ -595,7 +596,13 @@ func TestExpandTopsUp(t *testing.T) {
 	twoPods := webPod("web-abc-1", "web-abc", "abc", "front") + webPod("web-abc-2", "web-abc", "abc", "front")
 	objs, err = expandRead(t, deployYAML("5")+current("web-abc", "abc", "2", "front")+twoPods)
 	require.NoError(t, err)
-	assert.Equal(t, map[string]load.Expansion{"ReplicaSet": {Workloads: 1, Pods: 3}}, objs.Expanded)
+	assert.Equal(t, map[string]load.Expansion{"Deployment": {Workloads: 1, Pods: 3}}, objs.Expanded, "counted for the Deployment")
+	// The same what-if without the ReplicaSet in the input (kubectl get
+	// deploy,pods) counts the same.
+	same, err := expandRead(t, deployYAML("5")+strings.ReplaceAll(twoPods, "name: web-abc, controller", "name: web-abc, uid: rs-uid, controller"))
+	require.NoError(t, err)
+	assert.Equal(t, objs.Expanded, same.Expanded)
+	assert.Len(t, same.Pods, 5)
 	assert.Len(t, objs.Pods, 5)
 	require.Len(t, objs.Others, 1)
 	assert.Equal(t, int32(5), *objs.Others[0].(*appsv1.ReplicaSet).Spec.Replicas)
