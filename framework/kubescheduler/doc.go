@@ -13,9 +13,10 @@
 // implement [PodSigner] for upstream's batching (see
 // examples/kube-scheduler/myscheduler). Put capacity rules in a Filter: a pod
 // refused at Reserve is retried on the same node. One handle's plugins share
-// one mirror (with the ledger), synced once per cycle, owned by them:
+// one mirror (with the ledger), owned by them and synced once per cycle:
 // filters (yours too) and the built-in scorers that read only the nodes
-// they score sync lazily, rebuilding a changed node when they meet it, instead of
-// reading every node each cycle. Score and Filter take no lock and
-// allocate nothing on the common path.
+// they score sync lazily, rebuilding a changed node when they meet it,
+// instead of reading every node each cycle; a cycle synced lazily is
+// synced again in full for a scorer that reads the whole cluster. Score
+// and Filter take no lock and allocate nothing on the common path.
 package kubescheduler

@@ -123,8 +123,8 @@ func TestLazySyncCyclesMatchFreshPlugins(t *testing.T) {
 	assert.True(t, fit.lazy && la.lazy && !il.lazy)
 }
 
-// plugins are SchedkitNodeResourcesFit and SchedkitScore with
-// LeastAllocated and with ImageLocality, on h (one mirror).
+// plugins are SchedkitNodeResourcesFit, SchedkitScore (LeastAllocated)
+// and a clusterCPU scorer, on h (one mirror).
 func plugins(t *testing.T, h fwk.Handle) (*FilterPlugin, *ScorePlugin, *ScorePlugin) {
 	pl, err := NewSchedkitFit(context.Background(), nil, h)
 	require.NoError(t, err)

@@ -109,7 +109,7 @@ func (p *plugin) pod(cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*sna
 			if _, err := sync(nodes); err != nil {
 				return nil, err
 			}
-			cs.Write(syncedKey, &synced{m: p.m, full: !p.lazy})
+			cs.Write(syncedKey, &synced{m: p.m, full: !p.lazy || p.m.Full()})
 		}
 	}
 	return p.m.PodInfo(pod)

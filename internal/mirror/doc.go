@@ -38,10 +38,11 @@
 //
 // Sync calls are serialised by a mutex. Lookup, Convert, Current,
 // [Scores.Of] and [Filtering.Check] are safe for concurrent use, also
-// alongside Sync: they read the last published view without locking. A
-// look-up that finds an entry changed since it was mirrored rebuilds that
-// node and publishes it under the mutex (once: concurrent look-ups of the
-// same entry wait and take the rebuilt node).
+// alongside Sync: they read the last published view without locking,
+// except that a look-up that finds an entry changed since it was mirrored
+// rebuilds that node and publishes it under the mutex (waiting for a Sync
+// under way; once: concurrent look-ups of the same entry wait and take
+// the rebuilt node), which allocates.
 //
 // # Cost
 //

@@ -37,9 +37,10 @@ func (m *Mirror[N]) Filter(f framework.Filter, pod *snapshot.PodInfo, withLedger
 // entry altered for this call (nominated pods added, preemption victims
 // removed) is converted and judged on its own pods, without the ledger,
 // which cannot take the victims out; so is a node the ledger does not know
-// yet. A passing node costs a look-up and the filter's check (plus
-// Ledger.Fits, under its mutex) and allocates nothing. Errors: n does not
-// convert.
+// yet. A passing node unchanged since it was mirrored costs a look-up and
+// the filter's check (plus Ledger.Fits, under its mutex) and allocates
+// nothing; a changed one is first refreshed ([Mirror.Lookup]). Errors: n
+// does not convert.
 func (f *Filtering[N]) Check(n N) ([]framework.Reason, error) {
 	if f.pf == nil {
 		return nil, nil

@@ -284,12 +284,14 @@ func (m *Mirror[N]) Sync(list []N) (*snapshot.Snapshot, error) {
 			continue
 		}
 		if err := m.rebuild(n); err != nil {
+			m.forgetList()
 			return nil, err
 		}
 	}
 	for name, e := range m.byName {
 		if e.epoch != m.epoch {
 			if err := m.removeNode(name, e); err != nil {
+				m.forgetList()
 				return nil, err
 			}
 		}
@@ -302,6 +304,21 @@ func (m *Mirror[N]) Sync(list []N) (*snapshot.Snapshot, error) {
 	snap := m.publish(true)
 	m.synced.Store(m.syncs.Load())
 	return snap, nil
+}
+
+// forgetList drops the list of the last successful Sync after a Sync
+// of another list failed part way: the cache may then hold nodes of
+// neither list (added, not yet removed), so the next Sync must compare
+// by name (not in place), SyncLazy must sync, and refresh, which would
+// publish the cache, refuses.
+func (m *Mirror[N]) forgetList() { m.prev, m.prevGen = nil, nil }
+
+// Full reports whether the last call of Sync or SyncLazy read every
+// entry, and no call has begun since: a Sync that succeeded (or a
+// SyncLazy that did one). Safe for concurrent use.
+func (m *Mirror[N]) Full() bool {
+	s := m.syncs.Load()
+	return m.synced.Load() == s && m.syncs.Load() == s
 }
 
 // SyncLazy is [Mirror.Sync] for callers that read the mirror only
@@ -407,7 +424,11 @@ func (m *Mirror[N]) publish(listed bool) *snapshot.Snapshot {
 	} else {
 		v.ents = old.ents.patched(m.moved, func(p int) slot {
 			if node := m.src.Node(v.list[p]); node != nil {
-				return slotOf(m.byName[node.Name])
+				// As above: an entry at another generation is left out.
+				if e := m.byName[node.Name]; e != nil && e.gen == m.prevGen[p] {
+					return slotOf(e)
+				}
+				return slot{}
 			}
 			return old.ents.at(p)
 		})
@@ -573,10 +594,11 @@ func (m *Mirror[N]) refresh(p int, n N, g int64) slot {
 }
 
 // Convert returns schedkit's NodeInfo for n: the mirrored one when
-// [Mirror.Lookup] finds it; otherwise — an entry altered for one call, with
-// pods added (nominated, not yet bound) or removed (preemption victims) —
-// a NodeInfo built from n alone, reusing the pods the mirror already
-// parsed. It changes nothing in the mirror. Allocates O(pods) off the
+// [Mirror.Lookup] finds it (which refreshes a listed entry changed since
+// it was mirrored); otherwise — an entry altered for one call, with pods
+// added (nominated, not yet bound) or removed (preemption victims) — a
+// NodeInfo built from n alone, reusing the pods the mirror already
+// parsed, which changes nothing in the mirror. Allocates O(pods) off the
 // look-up path; errors name the node and pod.
 func (m *Mirror[N]) Convert(n N) (*snapshot.NodeInfo, error) {
 	if ours := m.Lookup(n); ours != nil {

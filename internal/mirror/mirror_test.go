@@ -559,3 +559,96 @@ func TestSameEntries(t *testing.T) {
 	assert.True(t, sameEntries([]boxed{{n: a}, {n: b}}, []boxed{{n: a}, {n: b}}), "values compare by value")
 	assert.False(t, sameEntries([]boxed{{n: a}, {n: b}}, []boxed{{n: a}, {n: c}}))
 }
+
+// Two callers that both saw the old view refresh the same entry: the
+// second finds the first's work, with no second rebuild or publish (a
+// last-look reviewer's test).
+func TestRefreshOnce(t *testing.T) {
+	a, b := newNode("a", "8", 1), newNode("b", "8", 1)
+	reads := 0
+	s := src
+	s.NumPods = func(n *fakeNode) int { reads++; return len(n.pods) }
+	m := New(s, nil)
+	_, err := m.Sync([]*fakeNode{a, b})
+	require.NoError(t, err)
+	b.addPod(pod("p", "1"))
+	p, g := m.cur.Load().find(b), b.gen
+	reads = 0
+	e1 := m.refresh(p, b, g)
+	v1 := m.cur.Load()
+	e2 := m.refresh(p, b, g) // a caller that loaded the view before the first published
+	assert.Equal(t, e1, e2)
+	assert.Same(t, v1, m.cur.Load(), "no second publish")
+	assert.Equal(t, 1, reads, "rebuilt once")
+}
+
+// A Sync of a longer list that fails part way (d's pod does not parse)
+// leaves c in the cache; when the host goes back to the list of the last
+// successful Sync, neither the next Sync nor a look-up's refresh may
+// publish c (a last-look reviewer's finding, older than SyncLazy).
+func TestFailedSyncOfAnotherListLeavesNoNode(t *testing.T) {
+	for _, next := range []string{"Sync", "SyncLazy", "refresh"} {
+		a, b := newNode("a", "8", 1), newNode("b", "8", 1)
+		m := New(src, nil)
+		_, err := m.Sync([]*fakeNode{a, b})
+		require.NoError(t, err)
+		c, d := newNode("c", "8", 1), newNode("d", "8", 1)
+		bad := pod("bad", "1")
+		bad.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse("-1")
+		d.addPod(bad)
+		_, err = m.Sync([]*fakeNode{a, b, c, d})
+		require.Error(t, err)
+		assert.False(t, m.Full())
+		a.addPod(pod("p", "1"))
+		switch next {
+		case "Sync":
+			_, err = m.Sync([]*fakeNode{a, b})
+		case "SyncLazy":
+			_, err = m.SyncLazy([]*fakeNode{a, b})
+			assert.True(t, m.Full(), "it did a full Sync")
+		case "refresh":
+			assert.Nil(t, m.Lookup(a), "no refresh: the list is not known")
+			var got *snapshot.NodeInfo
+			got, err = m.Convert(a)
+			require.NotNil(t, got, "converted")
+			assert.Equal(t, int64(1000), got.Requested().MilliCPU())
+		}
+		require.NoError(t, err)
+		assert.Nil(t, m.Current().Get("c"), "%s: c was never in a synced list", next)
+		assert.Equal(t, 2, m.Current().NumNodes(), next)
+	}
+}
+
+// A list naming one node twice, both entries changed in place and synced
+// in place: each position keeps its own entry (the one at its
+// generation) or none, so Score, which does not read generations again
+// after a successful Sync, scores a as a (a last-look reviewer's
+// finding).
+func TestNodeTwiceSyncedInPlace(t *testing.T) {
+	a := newNode("a", "4", 1)
+	a2 := a.clone()
+	a2.gen = 10
+	m := New(src, nil)
+	_, err := m.Sync([]*fakeNode{a, a2})
+	require.NoError(t, err)
+	la, err := score.NewLeastAllocated()
+	require.NoError(t, err)
+	a.addPod(pod("x", "1"))  // a: 1 cpu of 4
+	a2.addPod(pod("y", "3")) // a2: 3 cpu of 4
+	_, err = m.Sync([]*fakeNode{a, a2})
+	require.NoError(t, err)
+	require.True(t, m.Full())
+	pi, err := snapshot.NewPodInfo(pod("p", "1"))
+	require.NoError(t, err)
+	sc, err := m.Score(la, pi, []*fakeNode{a, a2})
+	require.NoError(t, err)
+	for _, n := range []*fakeNode{a, a2} {
+		got, err := sc.Of(n)
+		require.NoError(t, err)
+		want := make([]int64, 1)
+		ps, err := la.Prepare(pi, nil)
+		require.NoError(t, err)
+		ps.Score([]*snapshot.NodeInfo{fromScratch(t, n)}, want)
+		assert.Equal(t, want[0], got, "gen %d", n.gen)
+	}
+}
