@@ -11,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 
+	"github.com/schedkit/schedkit/framework"
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -172,4 +173,20 @@ func reasonsOf(st *fwk.Status) []string {
 		return nil
 	}
 	return st.Reasons()
+}
+
+// Filters sync lazily, except one that would read the cluster (a
+// framework.ClusterFilter); scorers only when they ignore the cluster.
+func TestWhichPluginsSyncLazily(t *testing.T) {
+	h := &fakeHandle{lister: &fakeLister{}}
+	fit, la, total := plugins(t, h)
+	assert.True(t, fit.lazy)
+	assert.True(t, la.lazy)
+	assert.False(t, total.lazy, "a custom scorer")
+	pts, err := framework.NewPodTopologySpread(score.PodTopologySpreadArgs{})
+	require.NoError(t, err)
+	assert.False(t, WrapFilter("pts", pts, h).lazy, "a ClusterFilter")
+	il, err := score.Config{Scorer: "ImageLocality"}.Build()
+	require.NoError(t, err)
+	assert.False(t, WrapScorer("il", il, h).lazy, "ImageLocality counts nodes per image")
 }

@@ -225,8 +225,11 @@ type FilterPlugin struct{ plugin }
 // WrapFilter makes f a plugin called name, as [WrapScorer] (no ledger check).
 func WrapFilter(name string, f framework.Filter, h fwk.Handle) *FilterPlugin {
 	// A framework.Filter sees the pod in PreFilter and one node in its
-	// PodFilter: it reads nothing else of the mirror.
-	return &FilterPlugin{plugin{name: name, key: fwk.StateKey("PreFilter" + name), handle: h, m: mirrorFor(h), x: f, lazy: true}}
+	// PodFilter: it reads nothing else of the mirror. (mirror.Filter
+	// calls PreFilter; a ClusterFilter, which would want the cluster,
+	// syncs fully should that change.)
+	_, cluster := f.(framework.ClusterFilter)
+	return &FilterPlugin{plugin{name: name, key: fwk.StateKey("PreFilter" + name), handle: h, m: mirrorFor(h), x: f, lazy: !cluster}}
 }
 
 type filtering struct {
