@@ -86,7 +86,7 @@
 //
 // Bad input is an error that says where and what: the file, the line (of
 // the offending field where the YAML spells it, else where the document
-// starts; where the YAML or JSON syntax error is), the document index, the
+// starts — always for JSON; where the YAML or JSON syntax error is), the document index, the
 // List item, the object's kind and namespace/name, and the field, for
 // example
 //

@@ -67,9 +67,9 @@ type Error struct {
 	// mapping holding a missing field, a flow collection's key);
 	// otherwise where the document starts, or the List item for the items
 	// of a YAML List read item by item (the List kubectl prints; other
-	// Lists give the document's line). Errors found after reading, when
-	// workloads are expanded into pods, and JSON input give the
-	// document's line. 0 when unknown.
+	// Lists give the document's line). Errors of JSON input, and of the
+	// items of a List not read item by item (a NodeList, a List in
+	// JSON), give the document's line. 0 when unknown.
 	Line int
 	// Document is the 1-based index of the document in File: YAML documents
 	// are separated by "---" lines, JSON documents are concatenated values.

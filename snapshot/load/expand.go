@@ -411,6 +411,7 @@ func (l *loader) topWorkload(at where, kind string, obj runtime.Object, m *metav
 	}
 	l.topLevel[k] = at
 	l.workloads = append(l.workloads, workload{at, obj, m.UID})
+	l.keepWorkloadYAML(at)
 	if m.UID == "" {
 		m.UID = derivedUID(kind, m.Namespace, m.Name)
 	}
@@ -515,6 +516,19 @@ func (l *loader) noteWorkload(at where, obj runtime.Object, uid types.UID) {
 		return
 	}
 	l.workloads = append(l.workloads, workload{at, obj, uid})
+	l.keepWorkloadYAML(at)
+}
+
+// keepWorkloadYAML keeps a copy of the YAML of the workload read at at,
+// when it is the document (or List item) being decoded, for the errors
+// expand finds later (loader.workloadYAML).
+func (l *loader) keepWorkloadYAML(at where) {
+	if l.yaml != nil && at == l.yamlAt {
+		if l.workloadYAML == nil {
+			l.workloadYAML = map[where][]byte{}
+		}
+		l.workloadYAML[at] = append([]byte(nil), l.yaml...)
+	}
 }
 
 // expand makes the ReplicaSets and pods of the workloads, in input order

@@ -260,16 +260,16 @@ func TestExpandErrors(t *testing.T) {
 		{"negative cpu request", node + negativeCPU, load.ErrNegativeQuantity,
 			`in.yaml:13: document 2: Deployment "shop/web": spec.template.spec.containers[0].resources.requests[cpu]: load: negative quantity -1`},
 		{"statefulset negative replicas", "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec: {replicas: -2, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c}]}}}\n", load.ErrInvalidObject,
-			`in.yaml:1: document 1: StatefulSet "default/db": spec.replicas: load: invalid object: -2: must be greater than or equal to 0`},
+			`in.yaml:4: document 1: StatefulSet "default/db": spec.replicas: load: invalid object: -2: must be greater than or equal to 0`},
 		{"replicaset bad node selector", "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs}\nspec: {selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c}], nodeSelector: {'x y': z}}}}\n", load.ErrInvalidObject,
-			`in.yaml:1: document 1: ReplicaSet "default/rs": spec.template.spec.nodeSelector: load: invalid object: Invalid value: "x y": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`},
+			`in.yaml:4: document 1: ReplicaSet "default/rs": spec.template.spec.nodeSelector: load: invalid object: Invalid value: "x y": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`},
 		{"no containers", strings.Replace(deployYAML("1"), "containers: [{name: c, resources: {limits: {cpu: 500m, memory: 1Gi}}}]", "nodeName: n1", 1), load.ErrInvalidObject,
 			`in.yaml:9: document 1: Deployment "shop/web": spec.template.spec.containers: load: invalid object: Required value`},
 		// web-…-9 has 64 characters: too long for the hostname it is.
 		{"statefulset pod name too long", "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: " + strings.Repeat("w", 62) + "}\nspec: {replicas: 10, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c}]}}}\n", load.ErrInvalidObject,
-			`in.yaml:1: document 1: StatefulSet "default/` + strings.Repeat("w", 62) + `": metadata.name: load: invalid object: pod name "` + strings.Repeat("w", 62) + `-9" is longer than 63 characters (a StatefulSet pod's name is its hostname)`},
+			`in.yaml:3: document 1: StatefulSet "default/` + strings.Repeat("w", 62) + `": metadata.name: load: invalid object: pod name "` + strings.Repeat("w", 62) + `-9" is longer than 63 characters (a StatefulSet pod's name is its hostname)`},
 		{"too many pods", deployYAML("1000001"), load.ErrInvalidObject,
-			`in.yaml:1: document 1: Deployment "shop/web": spec.replicas: load: invalid object: 1000001 replicas would make 1000001 pods in this load, more than the 1000000 one load makes`},
+			`in.yaml:5: document 1: Deployment "shop/web": spec.replicas: load: invalid object: 1000001 replicas would make 1000001 pods in this load, more than the 1000000 one load makes`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			objs, err := expandRead(t, tt.in)
@@ -304,7 +304,7 @@ func TestExpandDuplicate(t *testing.T) {
 	sts := "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: web}\nspec: {selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c}]}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: web-0}\n"
 	_, err = expandRead(t, sts)
 	require.ErrorIs(t, err, load.ErrDuplicate)
-	assert.Equal(t, `in.yaml:1: document 1: StatefulSet "default/web": metadata.name: load: duplicate object: its pod "default/web-0" is also at in.yaml:6: document 2`, err.Error())
+	assert.Equal(t, `in.yaml:3: document 1: StatefulSet "default/web": metadata.name: load: duplicate object: its pod "default/web-0" is also at in.yaml:6: document 2`, err.Error())
 }
 
 // TestExpandReadCache: with ReadCache the made pods come back in
@@ -478,7 +478,7 @@ func TestExpandNamesTheWorkload(t *testing.T) {
 	sts := "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec: {ordinals: {start: -3}, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c}]}}}\n"
 	_, err = expandRead(t, sts)
 	require.ErrorIs(t, err, load.ErrInvalidObject)
-	assert.Equal(t, `in.yaml:1: document 1: StatefulSet "default/db": spec.ordinals.start: load: invalid object: -3: must be greater than or equal to 0`, err.Error())
+	assert.Equal(t, `in.yaml:4: document 1: StatefulSet "default/db": spec.ordinals.start: load: invalid object: -3: must be greater than or equal to 0`, err.Error())
 }
 
 // TestExpandListsWorkloadErrorsWithOthers: the error of a ReplicaSet,
@@ -495,8 +495,8 @@ func TestExpandListsWorkloadErrorsWithOthers(t *testing.T) {
 	_, err := expandRead(t, deployYAML("-2")+"---\n"+sts+rc)
 	require.ErrorIs(t, err, load.ErrInvalidObject)
 	assert.Equal(t, `in.yaml:5: document 1: Deployment "shop/web": spec.replicas: load: invalid object: -2: must be greater than or equal to 0`+"\n"+
-		`in.yaml:11: document 2: StatefulSet "default/mismatch": spec.template.metadata.labels: load: invalid object: selector does not match template labels`+"\n"+
-		`in.yaml:16: document 3: ReplicationController "default/rc": spec.replicas: load: invalid object: -1: must be greater than or equal to 0`, err.Error())
+		`in.yaml:14: document 2: StatefulSet "default/mismatch": spec.template.metadata.labels: load: invalid object: selector does not match template labels`+"\n"+
+		`in.yaml:19: document 3: ReplicationController "default/rc": spec.replicas: load: invalid object: -1: must be greater than or equal to 0`, err.Error())
 
 	pod := "---\napiVersion: v1\nkind: Pod\nmetadata: {name: mismatch-0, labels: {app: mismatch}, ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: mismatch, controller: true}]}\nspec: {containers: [{name: c}]}\n"
 	objs, err := expandRead(t, sts+pod)
@@ -635,15 +635,15 @@ func TestExpandNegativeReplicasWithPods(t *testing.T) {
 	tmpl := "selector: {matchLabels: {app: x}}, template: {metadata: {labels: {app: x}}, spec: {containers: [{name: c}]}}"
 	for _, tt := range []struct{ name, in, want string }{
 		{"replicaset", "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs, namespace: shop}\nspec: {replicas: -4, " + tmpl + "}\n" + pod("ReplicaSet", "rs"),
-			`in.yaml:1: document 1: ReplicaSet "shop/rs": spec.replicas: load: invalid object: -4: must be greater than or equal to 0`},
+			`in.yaml:4: document 1: ReplicaSet "shop/rs": spec.replicas: load: invalid object: -4: must be greater than or equal to 0`},
 		{"replicationcontroller", "apiVersion: v1\nkind: ReplicationController\nmetadata: {name: rc, namespace: shop}\nspec: {replicas: -4, selector: {app: x}, template: {metadata: {labels: {app: x}}, spec: {containers: [{name: c}]}}}\n" + pod("ReplicationController", "rc"),
-			`in.yaml:1: document 1: ReplicationController "shop/rc": spec.replicas: load: invalid object: -4: must be greater than or equal to 0`},
+			`in.yaml:4: document 1: ReplicationController "shop/rc": spec.replicas: load: invalid object: -4: must be greater than or equal to 0`},
 		{"statefulset", "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db, namespace: shop}\nspec: {replicas: -4, " + tmpl + "}\n" + pod("StatefulSet", "db"),
-			`in.yaml:1: document 1: StatefulSet "shop/db": spec.replicas: load: invalid object: -4: must be greater than or equal to 0`},
+			`in.yaml:4: document 1: StatefulSet "shop/db": spec.replicas: load: invalid object: -4: must be greater than or equal to 0`},
 		{"deployment's replicaset", deployYAML("3") + "---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: web-abc\n  namespace: shop\n" +
 			"  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: web, uid: d-uid, controller: true}]\n" +
 			"spec: {replicas: -4, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web, tier: front}, annotations: {note: x}}, spec: {containers: [{name: c, resources: {limits: {cpu: 500m, memory: 1Gi}}}]}}}\n",
-			`in.yaml:11: document 2: ReplicaSet "shop/web-abc": spec.replicas: load: invalid object: -4: must be greater than or equal to 0`},
+			`in.yaml:17: document 2: ReplicaSet "shop/web-abc": spec.replicas: load: invalid object: -4: must be greater than or equal to 0`},
 	} {
 		_, err := expandRead(t, tt.in)
 		require.ErrorIs(t, err, load.ErrInvalidObject, tt.name)

@@ -468,7 +468,14 @@ type loader struct {
 	// read, of its objects; synErrs: the current file's syntax errors,
 	// listed before its objects' (file).
 	errs, synErrs errorList
-	done          errorList
+	// yaml is the YAML of the document (or List item) read at yamlAt,
+	// during its decoding; workloadYAML keeps a copy of it for each
+	// workload, so that errors found when workloads are expanded, after
+	// reading, are put on their field's line too (fieldLines).
+	yaml         []byte
+	yamlAt       where
+	workloadYAML map[where][]byte
+	done         errorList
 	// cache, when set, takes the objects as they are read (ReadCache),
 	// until the first error.
 	cache *snapshot.Cache
@@ -501,6 +508,9 @@ func (o Options) newLoader() *loader {
 
 func (l *loader) result() (Objects, error) {
 	l.expand()
+	for at, text := range l.workloadYAML {
+		fieldLines(text, at, true, l.errs.errs)
+	}
 	l.done.merge(&l.errs)
 	l.errs = errorList{}
 	if err := l.done.err(); err != nil {
@@ -522,9 +532,11 @@ func (l *loader) file(name string, r io.Reader) {
 			at = at.inItem(d.item)
 		}
 		e0, w0 := len(l.errs.errs), len(l.out.Warnings)
+		l.yaml, l.yamlAt = d.yaml, at
 		decoded := l.object(at, d.json)
-		fieldLines(d, l.errs.errs[e0:])
-		fieldLines(d, l.out.Warnings[w0:])
+		l.yaml = nil
+		fieldLines(d.yaml, at, d.item < 0, l.errs.errs[e0:])
+		fieldLines(d.yaml, at, d.item < 0, l.out.Warnings[w0:])
 		return decoded
 	})
 	if void {
@@ -535,21 +547,23 @@ func (l *loader) file(name string, r io.Reader) {
 	l.synErrs, l.errs = errorList{}, errorList{}
 }
 
-// fieldLines moves each of errs found in document d that names a field
-// from d's first line to the field's line in d's YAML (see fieldLine).
-// An error of a List item found in a whole List document is left alone:
-// its field is the item's.
-func fieldLines[E error](d document, errs []E) {
-	if d.yaml == nil {
+// fieldLines moves each of errs found in the document (or List item)
+// read at at, whose YAML is text, that names a field from at's line to
+// the field's line in text (see fieldLine). With whole (text is a whole
+// document), an error of one of its List items is left alone: its field
+// is the item's.
+func fieldLines[E error](text []byte, at where, whole bool, errs []E) {
+	if text == nil {
 		return
 	}
 	for _, err := range errs {
 		var e *Error
-		if !errors.As(err, &e) || e.Field == "" || e.Line != d.line || e.Document != d.index || d.item < 0 && e.Item != "" {
+		if !errors.As(err, &e) || e.Field == "" || e.File != at.file || e.Line != at.line || e.Document != at.doc ||
+			e.Item != at.item && !(whole && at.item == "" && e.Item == "") {
 			continue
 		}
-		if n, ok := fieldLine(d.yaml, e.Field); ok {
-			e.Line = d.line + n - 1
+		if n, ok := fieldLine(text, e.Field); ok {
+			e.Line = at.line + n - 1
 		}
 	}
 }
