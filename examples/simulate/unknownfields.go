@@ -21,11 +21,26 @@ import (
 // their pods (load.Options.ExpandWorkloads). With strict, objects of
 // other kinds are errors too (load.Options.RejectOtherKinds).
 func loadObjectFiles(paths []string, strict, expand bool) (load.Objects, []string, error) {
+	objs, warnings, err := loadObjectFilesOnce(paths, strict, expand)
+	// A Deployment left unscaled is said whatever the mode.
+	for _, w := range objs.Warnings {
+		if errors.Is(w, load.ErrNotExpanded) {
+			warnings = append(warnings, "warning: "+w.Error())
+		}
+	}
+	return objs, warnings, err
+}
+
+// loadObjectFilesOnce is loadObjectFiles without the warnings of
+// Deployments left unscaled.
+func loadObjectFilesOnce(paths []string, strict, expand bool) (load.Objects, []string, error) {
 	if !strict && !rereadable(paths) {
 		objs, err := load.Options{ExpandWorkloads: expand}.Files(paths...)
 		var warnings []string
 		for _, w := range objs.Warnings {
-			warnings = append(warnings, warning(w))
+			if !errors.Is(w, load.ErrNotExpanded) {
+				warnings = append(warnings, warning(w))
+			}
 		}
 		return objs, warnings, err
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -118,4 +119,31 @@ func TestObjectsSlowQuantityIsAnError(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("simulate -objects with a 1e-999999999 quantity did not return within 20s")
 	}
+}
+
+// TestObjectsWarnsOfDeploymentNotScaled: a Deployment scaled in the
+// input while a rollout is under way is left as its ReplicaSets have it,
+// and simulate says so on standard error, in a file read strictly first
+// or from a pipe, and in the JSON report (a new-user trial's finding).
+func TestObjectsWarnsOfDeploymentNotScaled(t *testing.T) {
+	const doc = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '8', memory: 16Gi, pods: '110'}}\n---\n" +
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop, uid: d-uid}\nspec:\n  replicas: 5\n  selector: {matchLabels: {app: web}}\n" +
+		"  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: c, resources: {requests: {cpu: 100m}}}]}\n"
+	rs := func(name, replicas, tier string) string {
+		return "---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: " + name + "\n  namespace: shop\n" +
+			"  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: web, uid: d-uid, controller: true}]\n" +
+			"spec:\n  replicas: " + replicas + "\n  selector: {matchLabels: {app: web, pod-template-hash: " + name + "}}\n" +
+			"  template:\n    metadata: {labels: {app: web" + tier + ", pod-template-hash: " + name + "}}\n" +
+			"    spec: {containers: [{name: c, resources: {requests: {cpu: 100m}}}]}\n"
+	}
+	in := writeFile(t, t.TempDir(), "in.yaml", doc+rs("new", "2", "")+rs("old", "1", ", tier: old"))
+	const want = `in.yaml:10: document 2: Deployment "shop/web": spec.replicas: load: workload not expanded: 5 replicas, 3 in its ReplicaSets of the input, left as they are: a rollout is under way`
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, run([]string{"-objects", in}, &stdout, &stderr), stderr.String())
+	assert.Contains(t, stderr.String(), "simulate: warning: "+in[:len(in)-len("in.yaml")]+want)
+	assert.Contains(t, stdout.String(), "1 Deployment into 3 pods")
+	stdout.Reset()
+	stderr.Reset()
+	require.Equal(t, 0, run([]string{"-objects", in, "-o", "json"}, &stdout, &stderr), stderr.String())
+	assert.Contains(t, stdout.String(), "workload not expanded")
 }

@@ -48,6 +48,15 @@ var (
 	// limit, a request of an extended resource or hugepages without an
 	// equal limit; the error names the field.
 	ErrInvalidObject = errors.New("load: invalid object")
+	// ErrNotExpanded: with [Options.ExpandWorkloads], a Deployment of
+	// the input asks for a number of replicas its ReplicaSets in the
+	// input do not have, and load leaves them as they are, because the
+	// controller would do what load does not model: a rollout is under
+	// way (an old ReplicaSet still has replicas), whose scaling the
+	// controller spreads over the ReplicaSets, or no ReplicaSet has the
+	// Deployment's template (a rollout would start). A warning, in
+	// [Objects.Warnings], naming spec.replicas.
+	ErrNotExpanded = errors.New("load: workload not expanded")
 )
 
 // maxErrors is how many [*Error] values one call reports before it stops

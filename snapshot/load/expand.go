@@ -542,7 +542,11 @@ func (l *loader) expand() {
 		return
 	}
 	failed := l.failed()
-	count := func(kind string, pods int) {
+	// count records pods made for a workload of kind; a Deployment
+	// (owner: its namespace/name) counts once, however many of its
+	// ReplicaSets get pods.
+	counted := map[string]bool{}
+	count := func(kind, owner string, pods int) {
 		if pods == 0 {
 			return // replicas 0: nothing made, nothing to report
 		}
@@ -550,7 +554,10 @@ func (l *loader) expand() {
 			l.out.Expanded = map[string]Expansion{}
 		}
 		x := l.out.Expanded[kind]
-		x.Workloads++
+		if owner == "" || !counted[owner] {
+			x.Workloads++
+			counted[owner] = owner != ""
+		}
 		x.Pods += pods
 		l.out.Expanded[kind] = x
 	}
@@ -559,7 +566,7 @@ func (l *loader) expand() {
 		if d, ok := w.obj.(*appsv1.Deployment); ok {
 			deployments[d.Namespace+"/"+d.Name] = w.uid
 			if !failed && d.DeletionTimestamp == nil && !l.terminating[d.Namespace] && !d.Spec.Paused {
-				l.scaleCurrent(d, w.uid)
+				l.scaleCurrent(w.at, d, w.uid)
 			}
 		}
 	}
@@ -589,7 +596,7 @@ func (l *loader) expand() {
 					// topped up as an input one is.
 					rs := made[0]
 					need := replicasOf(rs.Spec.Replicas) - l.podOwners.active("ReplicaSet", rs, "")
-					count("Deployment", l.replicaSetPods(w.at, rs, origin{"Deployment", o.Namespace, o.Name}, need))
+					count("Deployment", o.Namespace+"/"+o.Name, l.replicaSetPods(w.at, rs, origin{"Deployment", o.Namespace, o.Name}, need))
 				}
 				continue
 			}
@@ -600,7 +607,7 @@ func (l *loader) expand() {
 			if !l.cluster(w.at, rs) {
 				continue
 			}
-			count("Deployment", l.replicaSetPods(w.at, rs, origin{"Deployment", o.Namespace, o.Name}, replicasOf(rs.Spec.Replicas)))
+			count("Deployment", o.Namespace+"/"+o.Name, l.replicaSetPods(w.at, rs, origin{"Deployment", o.Namespace, o.Name}, replicasOf(rs.Spec.Replicas)))
 		case *appsv1.ReplicaSet:
 			// Bare: all its replicas; otherwise those its active pods
 			// lack (the controller's manageReplicas).
@@ -620,13 +627,13 @@ func (l *loader) expand() {
 			// reference matched as owners.has matches), so that the same
 			// what-if counts the same with or without the ReplicaSet in
 			// the input.
-			kind := src.kind
+			kind, owner := src.kind, ""
 			if c := metav1.GetControllerOfNoCopy(o); c != nil && c.Kind == "Deployment" {
 				if u, ok := deployments[o.Namespace+"/"+c.Name]; ok && (u == "" || c.UID == "" || c.UID == u) {
-					kind = "Deployment"
+					kind, owner = "Deployment", o.Namespace+"/"+c.Name
 				}
 			}
-			count(kind, l.replicaSetPods(w.at, o, src, need))
+			count(kind, owner, l.replicaSetPods(w.at, o, src, need))
 		case *v1.ReplicationController:
 			src := origin{"ReplicationController", o.Namespace, o.Name}
 			need := replicasOf(o.Spec.Replicas)
@@ -641,7 +648,7 @@ func (l *loader) expand() {
 				continue
 			}
 			ref := controllerRef("v1", "ReplicationController", &o.ObjectMeta)
-			count(src.kind, l.makePods(w.at, src, &o.ObjectMeta, o.Spec.Template, need, ref, nil))
+			count(src.kind, "", l.makePods(w.at, src, &o.ObjectMeta, o.Spec.Template, need, ref, nil))
 		case *appsv1.DaemonSet:
 			if failed || dying { // checked as read (loader.daemonSet)
 				continue
@@ -652,7 +659,7 @@ func (l *loader) expand() {
 			if !l.bare("DaemonSet", o, w.uid, o.Spec.Selector, nil, false) {
 				have = l.daemonNodes(o, w.uid)
 			}
-			count("DaemonSet", l.daemonPods(w.at, o, have))
+			count("DaemonSet", "", l.daemonPods(w.at, o, have))
 		case *appsv1.StatefulSet:
 			start := 0
 			if o.Spec.Ordinals != nil {
@@ -706,7 +713,7 @@ func (l *loader) expand() {
 				l.dropPod(key)
 			}
 			ref := controllerRef("apps/v1", "StatefulSet", &o.ObjectMeta)
-			count(src.kind, l.makePods(w.at, src, &o.ObjectMeta, &o.Spec.Template, n, ref, func(p *v1.Pod, i int) {
+			count(src.kind, "", l.makePods(w.at, src, &o.ObjectMeta, &o.Spec.Template, n, ref, func(p *v1.Pod, i int) {
 				// spec.ordinals.start numbers the pods from start
 				// (upstream getStartOrdinal).
 				ord := strconv.Itoa(ords[i])
@@ -729,8 +736,21 @@ func (l *loader) expand() {
 // controller's). Before expand tops the ReplicaSets up, so that a
 // Deployment scaled in the input (a what-if) makes or keeps that many
 // pods. O(workloads).
-func (l *loader) scaleCurrent(d *appsv1.Deployment, uid types.UID) {
+func (l *loader) scaleCurrent(at where, d *appsv1.Deployment, uid types.UID) {
 	var cur *appsv1.ReplicaSet
+	total, owned, rollout := 0, 0, false
+	defer func() {
+		// Not scaled, though the input asks for other replicas: say so.
+		if want := replicasOf(d.Spec.Replicas); owned > 0 && (cur == nil || rollout) && total != want {
+			why := "no ReplicaSet of the input has its template (the controller would start a rollout)"
+			if cur != nil {
+				why = "a rollout is under way: an old ReplicaSet still has replicas (the controller would spread the change over its ReplicaSets)"
+			}
+			e := l.errorAt(at, fmt.Errorf("%w: %d replicas, %d in its ReplicaSets of the input, left as they are: %s", ErrNotExpanded, want, total, why))
+			e.Kind, e.Namespace, e.Name, e.Field = "Deployment", d.Namespace, d.Name, "spec.replicas"
+			l.out.Warnings = append(l.out.Warnings, e)
+		}
+	}()
 	for _, w := range l.workloads {
 		rs, ok := w.obj.(*appsv1.ReplicaSet)
 		if !ok || rs.Namespace != d.Namespace {
@@ -740,16 +760,19 @@ func (l *loader) scaleCurrent(d *appsv1.Deployment, uid types.UID) {
 		if ref == nil || ref.Kind != "Deployment" || ref.Name != d.Name || (uid != "" && ref.UID != "" && ref.UID != uid) {
 			continue
 		}
+		owned++
 		switch {
 		case rs.Spec.Replicas != nil && *rs.Spec.Replicas < 0:
+			owned = 0
 			return // left for expand to report
 		case cur == nil && equalIgnoreHash(&rs.Spec.Template, &d.Spec.Template):
 			cur = rs
 		case replicasOf(rs.Spec.Replicas) != 0:
-			return // an old ReplicaSet still running: a rollout
+			rollout = true // an old ReplicaSet still running
 		}
+		total += replicasOf(rs.Spec.Replicas)
 	}
-	if cur != nil {
+	if cur != nil && !rollout {
 		n := int32(replicasOf(d.Spec.Replicas))
 		cur.Spec.Replicas = &n
 	}

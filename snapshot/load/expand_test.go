@@ -33,6 +33,17 @@ func deployYAML(replicas string) string {
 		"    spec: {containers: [{name: c, resources: {limits: {cpu: 500m, memory: 1Gi}}}]}\n"
 }
 
+// webRS is a ReplicaSet of deployYAML's Deployment (uid d-uid) whose
+// template is the Deployment's with tier and the pod-template-hash label
+// hash (tier front: the Deployment's template, the current ReplicaSet).
+func webRS(name, hash, replicas, tier string) string {
+	return "---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: " + name + "\n  namespace: shop\n" +
+		"  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: web, uid: d-uid, controller: true}]\n" +
+		"spec:\n  replicas: " + replicas + "\n  selector: {matchLabels: {app: web, pod-template-hash: " + hash + "}}\n" +
+		"  template:\n    metadata: {labels: {app: web, tier: " + tier + ", pod-template-hash: " + hash + "}, annotations: {note: x}}\n" +
+		"    spec: {containers: [{name: c, resources: {limits: {cpu: 500m, memory: 1Gi}}}]}\n"
+}
+
 // expandRead reads in with ExpandWorkloads.
 func expandRead(t *testing.T, in string) (load.Objects, error) {
 	t.Helper()
@@ -582,13 +593,7 @@ func TestExpandTopsUp(t *testing.T) {
 	// A Deployment of 5 whose current ReplicaSet (its template plus the
 	// hash label) has 2 replicas and 2 pods: the ReplicaSet is scaled
 	// to 5 and 3 pods are made.
-	current := func(name, hash, replicas, tier string) string {
-		return "---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: " + name + "\n  namespace: shop\n" +
-			"  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: web, uid: d-uid, controller: true}]\n" +
-			"spec:\n  replicas: " + replicas + "\n  selector: {matchLabels: {app: web, pod-template-hash: " + hash + "}}\n" +
-			"  template:\n    metadata: {labels: {app: web, tier: " + tier + ", pod-template-hash: " + hash + "}, annotations: {note: x}}\n" +
-			"    spec: {containers: [{name: c, resources: {limits: {cpu: 500m, memory: 1Gi}}}]}\n"
-	}
+	current := webRS
 	webPod := func(name, owner, hash, tier string) string {
 		return "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  namespace: shop\n  labels: {app: web, tier: " + tier + ", pod-template-hash: " + hash + "}\n" +
 			"  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: " + owner + ", controller: true}]\nspec: {containers: [{name: c}]}\n"
@@ -648,5 +653,36 @@ func TestExpandNegativeReplicasWithPods(t *testing.T) {
 		_, err := expandRead(t, tt.in)
 		require.ErrorIs(t, err, load.ErrInvalidObject, tt.name)
 		assert.Equal(t, tt.want, err.Error(), tt.name)
+	}
+}
+
+// TestExpandWarnsOfDeploymentsNotScaled: a Deployment whose replicas its
+// ReplicaSets in the input do not have is left as it is when a rollout
+// is under way or no ReplicaSet has its template, with a warning naming
+// spec.replicas at its line; none when the ReplicaSets already have the
+// replicas (a new-user trial's finding: the what-if was skipped
+// silently).
+func TestExpandWarnsOfDeploymentsNotScaled(t *testing.T) {
+	rs := webRS
+	for _, tc := range []struct {
+		name, in, why string
+		pods          int // made: the ReplicaSets' replicas (they have no pods in the input)
+	}{
+		{"rollout", deployYAML("5") + rs("web-new", "new", "2", "front") + rs("web-old", "old", "1", "back"), "5 replicas, 3 in its ReplicaSets of the input, left as they are: a rollout is under way", 3},
+		{"edited template", deployYAML("5") + rs("web-old", "old", "2", "back"), "5 replicas, 2 in its ReplicaSets of the input, left as they are: no ReplicaSet of the input has its template", 2},
+		{"already there", deployYAML("3") + rs("web-new", "new", "2", "front") + rs("web-old", "old", "1", "back"), "", 3},
+	} {
+		objs, err := expandRead(t, tc.in)
+		require.NoError(t, err, tc.name)
+		assert.Len(t, objs.Pods, tc.pods, "%s: the ReplicaSets' replicas, not the Deployment's", tc.name)
+		assert.Equal(t, map[string]load.Expansion{"Deployment": {Workloads: 1, Pods: tc.pods}}, objs.Expanded, "%s: one Deployment", tc.name)
+		if tc.why == "" {
+			assert.Empty(t, objs.Warnings, tc.name)
+			continue
+		}
+		require.Len(t, objs.Warnings, 1, tc.name)
+		w := objs.Warnings[0]
+		assert.ErrorIs(t, w, load.ErrNotExpanded, tc.name)
+		assert.Contains(t, w.Error(), `in.yaml:5: document 1: Deployment "shop/web": spec.replicas: load: workload not expanded: `+tc.why, tc.name)
 	}
 }

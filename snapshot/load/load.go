@@ -510,6 +510,7 @@ func (l *loader) result() (Objects, error) {
 	l.expand()
 	for at, text := range l.workloadYAML {
 		fieldLines(text, at, true, l.errs.errs)
+		fieldLines(text, at, true, l.out.Warnings)
 	}
 	l.done.merge(&l.errs)
 	l.errs = errorList{}
