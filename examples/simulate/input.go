@@ -45,7 +45,7 @@ type cluster struct {
 	// objectsInput marks such an input (its report measures skew).
 	objects      []runtime.Object
 	objectsInput bool
-	warnings     []string // unknown fields ignored without -strict (loadObjectFiles), nodes with too many GPUs
+	warnings     []string // unknown fields ignored without -strict and Deployments left unscaled (loadObjectFiles), nodes with too many GPUs
 	// expanded counts the workloads of an objects input expanded into
 	// pods, by kind (load.Objects.Expanded).
 	expanded map[string]load.Expansion

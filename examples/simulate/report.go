@@ -82,7 +82,8 @@ type report struct {
 	Expanded map[string]expansion `json:"expanded,omitempty"`
 	// Warnings are the input's problems the run went on past (the
 	// stderr warning lines without "warning: "): fields k8s.io/api does
-	// not know, objects the program does not read.
+	// not know, objects the program does not read, Deployments left
+	// unscaled (load.ErrNotExpanded).
 	Warnings  []string   `json:"warnings,omitempty"`
 	Summaries []*summary `json:"policies"`
 	// Preemption: -preemption was on.

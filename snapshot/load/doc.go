@@ -47,8 +47,10 @@
 // pods upstream's controller fails to create. A Deployment whose pods
 // are in the input without their ReplicaSet gets that ReplicaSet back,
 // with no pods made, so that default spreading selects the pods.
-// Workloads being deleted, in a namespace being deleted, or paused
-// Deployments make nothing, as their controllers make nothing. Give every file to one [Files] or
+// Workloads being deleted or in a namespace being deleted make nothing,
+// as their controllers make nothing; a paused Deployment gets no new
+// ReplicaSet, but its ReplicaSets are scaled, as upstream's sync scales
+// them. Give every file to one [Files] or
 // [Options.Files] call: a Deployment and its ReplicaSet read by separate
 // calls are not matched. See [Options.ExpandWorkloads] for the details.
 //

@@ -13,8 +13,8 @@ import "bytes"
 // complex keys, merge keys ("<<"), keys YAML may resolve to a non-string
 // (a number, y/n/yes/no/on/off/true/false/null/~, in any case, or a
 // leading '.', '+' or '-'), quoted values not closed on their line,
-// document markers after the start, and a carriage return without a line
-// feed (a line break to YAML). The lines of a block scalar ("|" or
+// document markers after the start, and line breaks other than LF and
+// CRLF (oddBreak). The lines of a block scalar ("|" or
 // ">"), deeper than its key, are its text and skipped.
 // Cost: O(len(text) + keys per mapping squared) time; allocates the
 // scope stack and key lists (sub-slices of text), not the keys.
@@ -23,7 +23,7 @@ func mayRepeatKey(text []byte) bool {
 		col  int
 		keys [][]byte // sub-slices of text
 	}
-	if loneCR(text) {
+	if oddBreak(text) {
 		return true
 	}
 	stack := make([]scope, 0, 8)
@@ -94,9 +94,13 @@ func mayRepeatKey(text []byte) bool {
 	return false
 }
 
-// loneCR reports whether text holds a carriage return not followed by a
-// line feed, which YAML reads as a line break and yamlLines does not.
-func loneCR(text []byte) bool {
+// oddBreak reports whether text holds a line break go-yaml v2 reads and
+// yamlLines does not: a carriage return not followed by a line feed,
+// NEL (U+0085), LINE SEPARATOR (U+2028) or PARAGRAPH SEPARATOR (U+2029).
+func oddBreak(text []byte) bool {
+	if bytes.Contains(text, []byte("\u0085")) || bytes.Contains(text, []byte("\u2028")) || bytes.Contains(text, []byte("\u2029")) {
+		return true
+	}
 	for i := bytes.IndexByte(text, '\r'); i >= 0; {
 		if i+1 == len(text) || text[i+1] != '\n' {
 			return true

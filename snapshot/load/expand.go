@@ -521,7 +521,9 @@ func (l *loader) noteWorkload(at where, obj runtime.Object, uid types.UID) {
 
 // keepWorkloadYAML keeps a copy of the YAML of the workload read at at,
 // when it is the document (or List item) being decoded, for the errors
-// expand finds later (loader.workloadYAML).
+// expand finds later (loader.workloadYAML): a load with ExpandWorkloads
+// holds every workload's text until it returns, O(bytes of the
+// workloads' documents).
 func (l *loader) keepWorkloadYAML(at where) {
 	if l.yaml != nil && at == l.yamlAt {
 		if l.workloadYAML == nil {
@@ -565,7 +567,9 @@ func (l *loader) expand() {
 	for _, w := range l.workloads {
 		if d, ok := w.obj.(*appsv1.Deployment); ok {
 			deployments[d.Namespace+"/"+d.Name] = w.uid
-			if !failed && d.DeletionTimestamp == nil && !l.terminating[d.Namespace] && !d.Spec.Paused {
+			// A paused Deployment is scaled too: upstream's sync scales
+			// its ReplicaSets, only the rollout waits.
+			if !failed && d.DeletionTimestamp == nil && !l.terminating[d.Namespace] {
 				l.scaleCurrent(w.at, d, w.uid)
 			}
 		}
@@ -591,7 +595,7 @@ func (l *loader) expand() {
 			}
 			if !l.bare("Deployment", o, w.uid, o.Spec.Selector, nil, false) {
 				made := l.missingReplicaSets(w.at, o)
-				if len(made) == 1 && !o.Spec.Paused {
+				if len(made) == 1 { // paused too: sync scales it
 					// Its only ReplicaSet, at the Deployment's replicas:
 					// topped up as an input one is.
 					rs := made[0]
@@ -633,7 +637,13 @@ func (l *loader) expand() {
 					kind, owner = "Deployment", o.Namespace+"/"+c.Name
 				}
 			}
-			count(kind, owner, l.replicaSetPods(w.at, o, src, need))
+			at := w.at
+			if by, ok := l.scaledBy[o]; ok {
+				// Its replicas are its Deployment's: so is a refusal of
+				// as many pods.
+				at, src = by.at, origin{"Deployment", by.d.Namespace, by.d.Name}
+			}
+			count(kind, owner, l.replicaSetPods(at, o, src, need))
 		case *v1.ReplicationController:
 			src := origin{"ReplicationController", o.Namespace, o.Name}
 			need := replicasOf(o.Spec.Replicas)
@@ -739,9 +749,14 @@ func (l *loader) expand() {
 func (l *loader) scaleCurrent(at where, d *appsv1.Deployment, uid types.UID) {
 	var cur *appsv1.ReplicaSet
 	total, owned, rollout := 0, 0, false
+	// scalingEvent: the input asks for other replicas than its
+	// ReplicaSets were last scaled for (upstream's isScalingEvent: a
+	// ReplicaSet with replicas whose desired-replicas annotation is not
+	// the Deployment's; none annotated counts as asked).
+	scalingEvent, annotated := false, false
 	defer func() {
 		// Not scaled, though the input asks for other replicas: say so.
-		if want := replicasOf(d.Spec.Replicas); owned > 0 && (cur == nil || rollout) && total != want {
+		if want := replicasOf(d.Spec.Replicas); owned > 0 && (cur == nil || rollout) && total != want && (scalingEvent || !annotated) {
 			why := "no ReplicaSet of the input has its template (the controller would start a rollout)"
 			if cur != nil {
 				why = "a rollout is under way: an old ReplicaSet still has replicas (the controller would spread the change over its ReplicaSets)"
@@ -761,6 +776,14 @@ func (l *loader) scaleCurrent(at where, d *appsv1.Deployment, uid types.UID) {
 			continue
 		}
 		owned++
+		if replicasOf(rs.Spec.Replicas) > 0 {
+			if v, ok := rs.Annotations[desiredReplicasAnnotation]; ok {
+				annotated = true
+				if v != strconv.Itoa(replicasOf(d.Spec.Replicas)) {
+					scalingEvent = true
+				}
+			}
+		}
 		switch {
 		case rs.Spec.Replicas != nil && *rs.Spec.Replicas < 0:
 			owned = 0
@@ -774,8 +797,27 @@ func (l *loader) scaleCurrent(at where, d *appsv1.Deployment, uid types.UID) {
 	}
 	if cur != nil && !rollout {
 		n := int32(replicasOf(d.Spec.Replicas))
+		if replicasOf(cur.Spec.Replicas) != int(n) {
+			if l.scaledBy == nil {
+				l.scaledBy = map[*appsv1.ReplicaSet]scaling{}
+			}
+			l.scaledBy[cur] = scaling{at, d}
+		}
 		cur.Spec.Replicas = &n
 	}
+}
+
+// desiredReplicasAnnotation is where the Deployment controller records,
+// on each ReplicaSet, the Deployment's replicas it last scaled for
+// (k8s.io/kubernetes pkg/controller/deployment/util
+// DesiredReplicasAnnotation).
+const desiredReplicasAnnotation = "deployment.kubernetes.io/desired-replicas"
+
+// scaling is a Deployment that scaled a ReplicaSet of the input, and
+// where it was read.
+type scaling struct {
+	at where
+	d  *appsv1.Deployment
 }
 
 // equalIgnoreHash reports whether two pod templates are equal once the

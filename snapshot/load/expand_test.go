@@ -524,8 +524,9 @@ func TestExpandListsWorkloadErrorsWithOthers(t *testing.T) {
 // terminal and deleting pods do not count, more pods than replicas are
 // kept (the controller's deletions are not simulated), a StatefulSet
 // gets exactly its missing ordinals (a terminal one replaced), and a Deployment scaled in the
-// input scales its current ReplicaSet first, unless a rollout is under
-// way, it is paused, or no ReplicaSet has its template.
+// input scales its current ReplicaSet first (also when it is paused, as
+// upstream's sync scales it), unless a rollout is under way or no
+// ReplicaSet has its template.
 func TestExpandTopsUp(t *testing.T) {
 	const rs = "---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs, namespace: shop}\nspec: {replicas: REPLICAS, selector: {matchLabels: {app: x}}, template: {metadata: {labels: {app: x}}, spec: {containers: [{name: c}]}}}\n"
 	pod := func(name, owner, extra string) string {
@@ -612,10 +613,14 @@ func TestExpandTopsUp(t *testing.T) {
 	require.Len(t, objs.Others, 1)
 	assert.Equal(t, int32(5), *objs.Others[0].(*appsv1.ReplicaSet).Spec.Replicas)
 
+	paused, err := expandRead(t, strings.Replace(deployYAML("5"), "spec:\n", "spec:\n  paused: true\n", 1)+current("web-abc", "abc", "2", "front")+twoPods)
+	require.NoError(t, err)
+	assert.Equal(t, objs.Expanded, paused.Expanded, "paused: scaled all the same")
+	assert.Len(t, paused.Pods, 5)
+
 	for _, tt := range []struct{ name, in string }{
 		// An old ReplicaSet (another template) still has a replica.
 		{"rollout", deployYAML("5") + current("web-abc", "abc", "2", "front") + current("web-old", "old", "1", "back") + twoPods + webPod("web-old-1", "web-old", "old", "back")},
-		{"paused", strings.Replace(deployYAML("5"), "spec:\n", "spec:\n  paused: true\n", 1) + current("web-abc", "abc", "2", "front") + twoPods},
 		// The Deployment's template was edited: no ReplicaSet has it.
 		{"no current", strings.Replace(deployYAML("5"), "tier: front", "tier: edited", 1) + current("web-abc", "abc", "2", "front") + twoPods},
 	} {

@@ -62,14 +62,15 @@ func parseFieldPath(field string) (segs []pathSeg, ok bool) {
 // kubectl prints it). It stops at what it does not follow — a flow
 // collection opened and not closed on its line, a tab, a document marker
 // after the start, a key it cannot read plainly — keeping what it found
-// before; a text with a carriage return not followed by a line feed is
-// not read at all. Plain and simply quoted keys (no escapes) are
+// before; a text with a line break other than LF and CRLF (oddBreak) is
+// not read at all. A key given twice is found at its last occurrence,
+// whose value go-yaml keeps. Plain and simply quoted keys (no escapes) are
 // compared as text. O(len(text) + depth per line); allocates the parsed
 // path and the stack.
 func fieldLine(text []byte, field string) (line int, ok bool) {
 	want, parsed := parseFieldPath(field)
-	if !parsed || loneCR(text) {
-		return 0, false // a lone CR breaks lines for YAML, not for the loader's count
+	if !parsed || oddBreak(text) {
+		return 0, false // a line break for YAML, not for the loader's count
 	}
 	type frame struct {
 		col  int
@@ -124,11 +125,8 @@ func fieldLine(text []byte, field string) (line int, ok bool) {
 			} else {
 				stack = append(stack, frame{col: col, seg: pathSeg{index: 0}, item: true})
 			}
-			if n := matches(); n > best {
-				best, line = n, no
-				if n == len(want) {
-					return line, true
-				}
+			if n := matches(); n > 0 && n >= best {
+				best, line = n, no // the last wins, as go-yaml keeps a repeated key's last value
 			}
 			after := bytes.TrimLeft(content[1:], " ")
 			col += len(content) - len(after)
@@ -159,11 +157,8 @@ func fieldLine(text []byte, field string) (line int, ok bool) {
 			stack = stack[:len(stack)-1]
 		}
 		stack = append(stack, frame{col: col, seg: pathSeg{key: k, index: -1}})
-		if n := matches(); n > best {
+		if n := matches(); n > 0 && n >= best {
 			best, line = n, no
-			if n == len(want) {
-				return line, true
-			}
 		}
 		if !plainValue(value) && !flowOnLine(value) {
 			break // a flow collection going on to later lines

@@ -55,8 +55,10 @@ type Objects struct {
 	// "duplicate field" the same way); with Strict each is an error
 	// instead. Each wraps [ErrUnknownField] and says where, as the
 	// strict error would. Fields k8s.io/api does not know are not
-	// listed: they are expected from newer clusters. Nil when there are
-	// none; in input order.
+	// listed: they are expected from newer clusters. With
+	// [Options.ExpandWorkloads], in either mode, Deployments left
+	// unscaled follow, each wrapping [ErrNotExpanded]. Nil when there
+	// are none; in input order, those of expansion last.
 	Warnings []*Error
 }
 
@@ -122,8 +124,10 @@ type Options struct {
 	//     both a Deployment and its ReplicaSets are in the input, the
 	//     current one (its template equal to the Deployment's but for
 	//     pod-template-hash) first takes the Deployment's spec.replicas,
-	//     as the controller scales it, unless the Deployment is paused or
-	//     another of its ReplicaSets has replicas (a rollout under way);
+	//     as the controller scales it (also when the Deployment is
+	//     paused), unless another of its ReplicaSets has replicas (a
+	//     rollout under way) or none has its template, which is then a
+	//     warning (ErrNotExpanded);
 	//     a Deployment whose pods are in the input without their
 	//     ReplicaSet, which is then filed at the Deployment's replicas,
 	//     is topped up when the pods name one ReplicaSet. A ReplicaSet's or
@@ -186,9 +190,9 @@ type Options struct {
 	// its controller creates nothing for it: it is not expanded; nor is
 	// a workload in a Namespace of the input being deleted
 	// (deletionTimestamp or status.phase Terminating), whose new objects
-	// the API server's NamespaceLifecycle admission refuses, nor a
-	// paused Deployment (spec.paused), for which the deployment
-	// controller makes no ReplicaSet. A generated pod name
+	// the API server's NamespaceLifecycle admission refuses; a paused
+	// Deployment (spec.paused) gets no ReplicaSet the input lacks, for
+	// the deployment controller makes none (it scales those there are). A generated pod name
 	// (<owner>-<5 characters>) that an input pod has is passed over for
 	// another suffix, as the controller retries a generateName
 	// conflict; a Deployment's ReplicaSet name that an input ReplicaSet
@@ -338,8 +342,8 @@ func (o Options) Read(r io.Reader, name string) (Objects, error) {
 // the objects: bound pods, Nodes and the other objects go to the cache;
 // unbound and terminal pods, which a cache does not take, are returned in
 // Objects.Pods, Objects.Skipped counts skipped kinds and
-// Objects.Warnings lists repeated keys (Objects.Nodes and Objects.Others
-// stay nil).
+// Objects.Warnings lists repeated keys and, with ExpandWorkloads,
+// Deployments left unscaled (Objects.Nodes and Objects.Others stay nil).
 //
 // Errors: those of Read for the same input, in the same order, plus what
 // the cache rejects (for example a pod recording a GPU device its node
@@ -475,7 +479,11 @@ type loader struct {
 	yaml         []byte
 	yamlAt       where
 	workloadYAML map[where][]byte
-	done         errorList
+	// scaledBy: the ReplicaSets of the input scaled to their
+	// Deployment's replicas (scaleCurrent), whose made pods are the
+	// Deployment's in errors.
+	scaledBy map[*appsv1.ReplicaSet]scaling
+	done     errorList
 	// cache, when set, takes the objects as they are read (ReadCache),
 	// until the first error.
 	cache *snapshot.Cache
@@ -509,8 +517,8 @@ func (o Options) newLoader() *loader {
 func (l *loader) result() (Objects, error) {
 	l.expand()
 	for at, text := range l.workloadYAML {
-		fieldLines(text, at, true, l.errs.errs)
-		fieldLines(text, at, true, l.out.Warnings)
+		fieldLines(text, at, l.errs.errs)
+		fieldLines(text, at, l.out.Warnings)
 	}
 	l.done.merge(&l.errs)
 	l.errs = errorList{}
@@ -536,8 +544,8 @@ func (l *loader) file(name string, r io.Reader) {
 		l.yaml, l.yamlAt = d.yaml, at
 		decoded := l.object(at, d.json)
 		l.yaml = nil
-		fieldLines(d.yaml, at, d.item < 0, l.errs.errs[e0:])
-		fieldLines(d.yaml, at, d.item < 0, l.out.Warnings[w0:])
+		fieldLines(d.yaml, at, l.errs.errs[e0:])
+		fieldLines(d.yaml, at, l.out.Warnings[w0:])
 		return decoded
 	})
 	if void {
@@ -550,17 +558,16 @@ func (l *loader) file(name string, r io.Reader) {
 
 // fieldLines moves each of errs found in the document (or List item)
 // read at at, whose YAML is text, that names a field from at's line to
-// the field's line in text (see fieldLine). With whole (text is a whole
-// document), an error of one of its List items is left alone: its field
-// is the item's.
-func fieldLines[E error](text []byte, at where, whole bool, errs []E) {
+// the field's line in text (see fieldLine). An error of another item (of
+// a List decoded whole) is left alone: its field is the item's, and
+// text the List's.
+func fieldLines[E error](text []byte, at where, errs []E) {
 	if text == nil {
 		return
 	}
 	for _, err := range errs {
 		var e *Error
-		if !errors.As(err, &e) || e.Field == "" || e.File != at.file || e.Line != at.line || e.Document != at.doc ||
-			e.Item != at.item && !(whole && at.item == "" && e.Item == "") {
+		if !errors.As(err, &e) || e.Field == "" || e.File != at.file || e.Line != at.line || e.Document != at.doc || e.Item != at.item {
 			continue
 		}
 		if n, ok := fieldLine(text, e.Field); ok {

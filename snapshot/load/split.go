@@ -183,7 +183,7 @@ func splitYAML(file string, br *bufio.Reader, w *window, strict bool, errs *erro
 			// A kubectl List: the List without its items, then each item,
 			// converted one at a time.
 			js, ok := toJSON(file, list.skeleton, start, index, "", strict, errs, warns)
-			if !ok || !emit(document{index: index, line: start, json: js, yaml: list.skeleton, item: -1}) {
+			if !ok || !emit(document{index: index, line: start, json: js, item: -1}) {
 				continue
 			}
 			var text []byte
