@@ -460,11 +460,7 @@ func TestSyncLazyMatchesFromScratch(t *testing.T) {
 			for _, n := range list {
 				got, err := sc.Of(n)
 				require.NoError(t, err)
-				want := make([]int64, 1)
-				ps, err := la.Prepare(pi, nil)
-				require.NoError(t, err)
-				ps.Score([]*snapshot.NodeInfo{fromScratch(t, n)}, want)
-				require.Equal(t, want[0], got, "step %d: %s", step, n.node.Name)
+				require.Equal(t, scratchScore(t, la, pi, n), got, "step %d: %s", step, n.node.Name)
 				require.Equal(t, n.gen, m.cur.Load().ents.at(m.cur.Load().find(n)).gen, "step %d: %s published", step, n.node.Name)
 			}
 		}
@@ -487,6 +483,15 @@ func fromScratch(t *testing.T, n *fakeNode) *snapshot.NodeInfo {
 	f := snapshot.Empty().Fork()
 	addFromScratch(t, f, n)
 	return f.Snapshot().Get(n.node.Name)
+}
+
+// scratchScore is s's score of n's node built from scratch for pod pi.
+func scratchScore(t *testing.T, s score.Scorer, pi *snapshot.PodInfo, n *fakeNode) int64 {
+	ps, err := s.Prepare(pi, nil)
+	require.NoError(t, err)
+	out := make([]int64, 1)
+	ps.Score([]*snapshot.NodeInfo{fromScratch(t, n)}, out)
+	return out[0]
 }
 
 // addFromScratch adds n's node and pods to f, parsing every pod.
@@ -645,10 +650,6 @@ func TestNodeTwiceSyncedInPlace(t *testing.T) {
 	for _, n := range []*fakeNode{a, a2} {
 		got, err := sc.Of(n)
 		require.NoError(t, err)
-		want := make([]int64, 1)
-		ps, err := la.Prepare(pi, nil)
-		require.NoError(t, err)
-		ps.Score([]*snapshot.NodeInfo{fromScratch(t, n)}, want)
-		assert.Equal(t, want[0], got, "gen %d", n.gen)
+		assert.Equal(t, scratchScore(t, la, pi, n), got, "gen %d", n.gen)
 	}
 }

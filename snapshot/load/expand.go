@@ -633,7 +633,7 @@ func (l *loader) expand() {
 			// the input.
 			kind, owner := src.kind, ""
 			if c := metav1.GetControllerOfNoCopy(o); c != nil && c.Kind == "Deployment" {
-				if u, ok := deployments[o.Namespace+"/"+c.Name]; ok && (u == "" || c.UID == "" || c.UID == u) {
+				if u, ok := deployments[o.Namespace+"/"+c.Name]; ok && sameUID(c.UID, u) {
 					kind, owner = "Deployment", o.Namespace+"/"+c.Name
 				}
 			}
@@ -772,7 +772,7 @@ func (l *loader) scaleCurrent(at where, d *appsv1.Deployment, uid types.UID) {
 			continue
 		}
 		ref := metav1.GetControllerOfNoCopy(rs)
-		if ref == nil || ref.Kind != "Deployment" || ref.Name != d.Name || (uid != "" && ref.UID != "" && ref.UID != uid) {
+		if ref == nil || ref.Kind != "Deployment" || ref.Name != d.Name || !sameUID(ref.UID, uid) {
 			continue
 		}
 		owned++
@@ -806,6 +806,11 @@ func (l *loader) scaleCurrent(at where, d *appsv1.Deployment, uid types.UID) {
 		cur.Spec.Replicas = &n
 	}
 }
+
+// sameUID reports whether a controller reference's uid names an object
+// of the input with uid: equal, or either not given ("" matches any, as
+// owners.has matches).
+func sameUID(ref, uid types.UID) bool { return ref == "" || uid == "" || ref == uid }
 
 // desiredReplicasAnnotation is where the Deployment controller records,
 // on each ReplicaSet, the Deployment's replicas it last scaled for
