@@ -175,7 +175,9 @@ func newFlagSet(o *options) *flag.FlagSet {
 		fmt.Fprintf(out, "\nWhat-if modes (package whatif; run one with -h for its flags):\n"+
 			"  simulate -fit TEMPLATE.yaml [-limit N] [-strict] -objects CLUSTER...\n"+
 			"  simulate -scale-up GROUPS.yaml [-expander least-waste] [-strict] -objects CLUSTER...\n"+
-			"  simulate -drain NODES|all [-greedy] [-strict] -objects CLUSTER...\n")
+			"  simulate -drain NODES|all [-greedy] [-strict] -objects CLUSTER...\n"+
+			"\nExit status: 0 done; 1 the run failed (an output file could not be written);\n"+
+			"2 bad flags or input (errors name the file, line, object and field).\n")
 	}
 	return fs
 }

@@ -85,10 +85,15 @@ type Error struct {
 	Document int
 	// Item is the position inside a List, for example "items[3]", or "".
 	Item string
-	// Kind, Namespace and Name identify the object, when they are known.
+	// Kind, Namespace and Name identify the object, when they are known;
+	// a namespaced object that names no namespace is in "default", as
+	// load puts it.
 	Kind, Namespace, Name string
 	// Field is the offending field in the Kubernetes JSON path style, for
-	// example "spec.containers[0].resources.requests[cpu]", or "".
+	// example "spec.containers[0].resources.requests[cpu]", or "". A value
+	// of the wrong JSON type ("replicas: five", a number beyond an int32)
+	// names its field; when a document has several, the first in the
+	// decoder's order (YAML mappings reach it with their keys sorted).
 	Field string
 	// Err wraps one of the package's sentinel errors and, where there is
 	// one, the underlying decoder error.

@@ -136,6 +136,22 @@ func objectType(js []byte) reflect.Type {
 // ends the walk. Cost: O(len(js)) tokens, allocating per token; for
 // error paths and documents maySlowQuantity flags.
 func quantityFields(js []byte, t reflect.Type, f func(path string, v json.Token)) {
+	walkFields(js, t, func(path string, v json.Token, vt reflect.Type) {
+		if vt == quantityType {
+			f(path, v)
+		}
+	})
+}
+
+// walkFields calls f with the path (in [Error.Field]'s style), the token
+// (as quantityFields gives it) and the Go type the decoder decodes it
+// into (pointers removed; nil when not known: under a type with its own
+// JSON decoding, or a key no field has) of every JSON value in js decoded
+// as a t, in document order: the walk quantityFields and mistypedField
+// share. Values under a type with its own JSON decoding are not looked
+// into (f sees that value, not its parts). Malformed JSON ends the walk.
+// O(len(js)) tokens, allocating per token.
+func walkFields(js []byte, t reflect.Type, f func(path string, v json.Token, t reflect.Type)) {
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.UseNumber()
 	w := fieldWalk{dec: dec, f: f}
@@ -147,7 +163,7 @@ func quantityFields(js []byte, t reflect.Type, f func(path string, v json.Token)
 
 type fieldWalk struct {
 	dec *json.Decoder
-	f   func(path string, v json.Token)
+	f   func(path string, v json.Token, t reflect.Type)
 }
 
 // quantityText returns the text resource.Quantity parses for a JSON
@@ -168,11 +184,8 @@ func (w *fieldWalk) value(tok json.Token, t reflect.Type, path string) error {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	switch {
-	case t == quantityType:
-		w.f(path, tok)
-		t = nil
-	case t != nil && reflect.PointerTo(t).Implements(unmarshalerType):
+	w.f(path, tok, t)
+	if t != nil && reflect.PointerTo(t).Implements(unmarshalerType) {
 		t = nil
 	}
 	switch tok {
@@ -217,6 +230,60 @@ func (w *fieldWalk) value(tok json.Token, t reflect.Type, path string) error {
 		return err
 	}
 	return nil
+}
+
+// mistypedField returns the path (in [Error.Field]'s style) and the
+// token of the first value in js that decoding into a t cannot take
+// because of its JSON type (a string for an integer field, a number out
+// of the field's range, an object for a list...), and the Go kind the
+// field wanted; ok false when there is none. Values of types with their
+// own JSON decoding (Quantity, IntOrString, Time) are left to their
+// decoders' errors. O(len(js)) tokens.
+func mistypedField(js []byte, t reflect.Type) (path string, v json.Token, want reflect.Kind, ok bool) {
+	walkFields(js, t, func(p string, tok json.Token, vt reflect.Type) {
+		if ok || vt == nil || tok == nil || reflect.PointerTo(vt).Implements(unmarshalerType) {
+			return
+		}
+		if !fitsKind(tok, vt) {
+			path, v, want, ok = p, tok, vt.Kind(), true
+		}
+	})
+	return path, v, want, ok
+}
+
+// fitsKind reports whether encoding/json's rules let a JSON value
+// starting with token tok (not null) decode into a value of type t (not
+// a pointer, without its own decoding).
+func fitsKind(tok json.Token, t reflect.Type) bool {
+	k := t.Kind()
+	if k == reflect.Interface {
+		return true
+	}
+	switch v := tok.(type) {
+	case json.Delim:
+		if v == '{' {
+			return k == reflect.Struct || k == reflect.Map
+		}
+		return k == reflect.Slice || k == reflect.Array
+	case string:
+		return k == reflect.String || k == reflect.Slice && t.Elem().Kind() == reflect.Uint8
+	case bool:
+		return k == reflect.Bool
+	case json.Number:
+		switch k {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			n, err := strconv.ParseInt(string(v), 10, 64)
+			return err == nil && !reflect.Zero(t).OverflowInt(n)
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+			n, err := strconv.ParseUint(string(v), 10, 64)
+			return err == nil && !reflect.Zero(t).OverflowUint(n)
+		case reflect.Float32, reflect.Float64:
+			f, err := strconv.ParseFloat(string(v), 64)
+			return err == nil && !reflect.Zero(t).OverflowFloat(f)
+		}
+		return false
+	}
+	return true
 }
 
 func (w *fieldWalk) next(t reflect.Type, path string) error {

@@ -50,7 +50,7 @@ func TestReadRejectsSlowQuantities(t *testing.T) {
 		{
 			name: "YAML pod overhead, quoted, exponent beyond int32",
 			in:   "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {overhead: {memory: \"1e9919999199999999\"}, containers: [{name: a}]}\n",
-			want: load.Error{File: "in.yaml", Line: 4, Document: 1, Kind: "Pod", Name: "p", Field: "spec.overhead[memory]"},
+			want: load.Error{File: "in.yaml", Line: 4, Document: 1, Kind: "Pod", Namespace: "default", Name: "p", Field: "spec.overhead[memory]"},
 		},
 		{
 			name: "JSON node capacity, a number",
@@ -70,18 +70,18 @@ func TestReadRejectsSlowQuantities(t *testing.T) {
 		{
 			name: "kubectl List item, read item by item",
 			in:   "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: a}\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: q}\n  spec:\n    containers:\n    - name: c\n      resources: {limits: {cpu: \"1e-999999999\"}}\n",
-			want: load.Error{File: "in.yaml", Line: 13, Document: 1, Item: "items[1]", Kind: "Pod", Name: "q", Field: "spec.containers[0].resources.limits[cpu]"},
+			want: load.Error{File: "in.yaml", Line: 13, Document: 1, Item: "items[1]", Kind: "Pod", Namespace: "default", Name: "q", Field: "spec.containers[0].resources.limits[cpu]"},
 		},
 		{
 			// Skipped after decoding, but decoded all the same.
 			name: "a Deployment's pod template",
 			in:   "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {template: {spec: {containers: [{name: c, resources: {requests: {memory: \"2e-99999999\"}}}]}}}\n",
-			want: load.Error{File: "in.yaml", Line: 4, Document: 1, Kind: "Deployment", Name: "d", Field: "spec.template.spec.containers[0].resources.requests[memory]"},
+			want: load.Error{File: "in.yaml", Line: 4, Document: 1, Kind: "Deployment", Namespace: "default", Name: "d", Field: "spec.template.spec.containers[0].resources.requests[memory]"},
 		},
 		{
 			name: "an emptyDir size limit (a *Quantity)",
 			in:   "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: a}], volumes: [{name: v, emptyDir: {sizeLimit: 1e4294967297}}]}\n",
-			want: load.Error{File: "in.yaml", Line: 4, Document: 1, Kind: "Pod", Name: "p", Field: "spec.volumes[0].emptyDir.sizeLimit"},
+			want: load.Error{File: "in.yaml", Line: 4, Document: 1, Kind: "Pod", Namespace: "default", Name: "p", Field: "spec.volumes[0].emptyDir.sizeLimit"},
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/schedkit/schedkit/internal/objects"
@@ -230,6 +232,41 @@ func describeDecodeError(e *Error, js []byte) {
 			e.Err = fmt.Errorf("%w: invalid quantity %s", ErrDecode, tokenText(v))
 		}
 	})
+	if found {
+		return
+	}
+	if path, v, want, ok := mistypedField(js, objectType(js)); ok {
+		e.Field = path
+		e.Err = fmt.Errorf("%w: %s is not %s", ErrDecode, tokenText(v), kindText(want))
+	}
+}
+
+// kindText names what a value of Go kind k is in JSON, for messages.
+func kindText(k reflect.Kind) string {
+	switch k {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "an integer (" + k.String() + ")"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return "a non-negative integer (" + k.String() + ")"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	}
+	return k.String()
+}
+
+// namespacedKinds are the namespaced kinds load reads, which it puts in
+// "default" when they name no namespace.
+var namespacedKinds = map[string]bool{
+	"Pod": true, "Service": true, "ReplicationController": true, "ReplicaSet": true,
+	"StatefulSet": true, "Deployment": true, "DaemonSet": true, "PodDisruptionBudget": true,
 }
 
 // identify sets e's Namespace and Name, and its Kind when unset, from the
@@ -249,6 +286,9 @@ func identify(e *Error, js []byte) {
 	}
 	e.Name, _ = meta.Metadata.Name.(string)
 	e.Namespace, _ = meta.Metadata.Namespace.(string)
+	if e.Namespace == "" && e.Name != "" && namespacedKinds[e.Kind] {
+		e.Namespace = metav1.NamespaceDefault // as load puts the object
+	}
 }
 
 // tokenText is v as it appears in JSON, or "an object" or "an array".
