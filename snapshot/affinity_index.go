@@ -5,7 +5,6 @@ import (
 	"unique"
 
 	"github.com/schedkit/schedkit/internal/interpod"
-	"github.com/schedkit/schedkit/internal/selector"
 	"github.com/schedkit/schedkit/internal/spread"
 )
 
@@ -329,11 +328,10 @@ func (s *state) affTerms(ni *NodeInfo, p *PodInfo, d int) {
 		return
 	}
 	s.aff.pods += d
-	labels := ni.Labels()
 	for k := range interpod.NumKinds {
 		ts := t.List(k)
 		for j := range ts {
-			s.affTerm(k, &ts[j], labels, d)
+			s.affTerm(k, &ts[j], ni, d)
 			s.viewRef(&ts[j], d)
 		}
 	}
@@ -377,9 +375,8 @@ func (s *state) viewPod(ni *NodeInfo, p *PodInfo, d int) {
 	if len(terms) == 0 {
 		return
 	}
-	labels := ni.Labels()
 	for _, t := range terms {
-		if v, ok := selector.LabelValue(labels, t.TopologyKeyHandle()); ok {
+		if v, ok := ni.labelValue(t.TopologyKeyHandle()); ok {
 			s.aff.views.upd(s.groupW(), t.KeyHash(), t.Key()).add(s.countW(), v, int64(d))
 		}
 	}
@@ -405,7 +402,7 @@ func (s *state) viewRef(tm *interpod.Term, d int) {
 		m := map[unique.Handle[string]]int64{}
 		for i := range s.n {
 			ni := s.node(i)
-			v, ok := selector.LabelValue(ni.Labels(), tm.TopologyKeyHandle())
+			v, ok := ni.labelValue(tm.TopologyKeyHandle())
 			if !ok {
 				continue
 			}
@@ -454,7 +451,7 @@ func (g *termGroup) add(w pwriter[unique.Handle[string], int64], v unique.Handle
 	}
 }
 
-func (s *state) affTerm(k interpod.Kind, tm *interpod.Term, labels []Label, d int) {
+func (s *state) affTerm(k interpod.Kind, tm *interpod.Term, ni *NodeInfo, d int) {
 	m := &s.aff.groups[k]
 	h, key := tm.KeyHash(), tm.Key()
 	g := m.upd(s.groupW(), h, key)
@@ -462,7 +459,7 @@ func (s *state) affTerm(k interpod.Kind, tm *interpod.Term, labels []Label, d in
 		g.term = tm
 	}
 	g.members += int64(d)
-	if v, ok := selector.LabelValue(labels, tm.TopologyKeyHandle()); ok {
+	if v, ok := ni.labelValue(tm.TopologyKeyHandle()); ok {
 		g.add(s.countW(), v, int64(d)*k.Value(tm))
 	}
 	if g.members == 0 {
@@ -484,12 +481,11 @@ func (s *state) warmDomains(ni *NodeInfo, p *PodInfo) {
 	}
 	var buf [8]path
 	paths := buf[:0]
-	labels := ni.Labels()
 	push := func(g *termGroup, tm *interpod.Term) {
 		if g == nil || g.domains.root == nil || len(paths) == len(buf) {
 			return
 		}
-		if v, ok := selector.LabelValue(labels, tm.TopologyKeyHandle()); ok {
+		if v, ok := ni.labelValue(tm.TopologyKeyHandle()); ok {
 			paths = append(paths, path{g.domains.root, interpod.HandleHash(v)})
 		}
 	}

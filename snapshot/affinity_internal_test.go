@@ -115,3 +115,31 @@ func TestViewPodRemembersMatches(t *testing.T) {
 	require.Zero(t, f.rec.aff.match)
 	require.NoError(t, f.Revert())
 }
+
+// TestLabelValueMatchesLabels: the index's look-up of a node's topology
+// value (labelValue: the head for the hostname and zone keys) gives what
+// a scan of the node's labels gives, for nodes with and without those
+// labels, an empty value and a key the head does not hold.
+func TestLabelValueMatchesLabels(t *testing.T) {
+	keys := []string{v1.LabelHostname, v1.LabelTopologyZone, "zone", "rack", v1.LabelTopologyRegion}
+	for i, labels := range []map[string]string{
+		nil,
+		{"rack": "r1"},
+		{v1.LabelHostname: "h1"},
+		{v1.LabelHostname: "", v1.LabelTopologyZone: ""},
+		{v1.LabelTopologyZone: "z1", "zone": "other", "rack": "r2"},
+		{v1.LabelHostname: "h2", v1.LabelTopologyZone: "z2", v1.LabelTopologyRegion: "r"},
+	} {
+		ni, err := newNodeInfo(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("n", i), Labels: labels}}, NvidiaDevices)
+		require.NoError(t, err)
+		for _, k := range keys {
+			kh := unique.Make(k)
+			want, wantOK := labels[k]
+			v, ok := ni.labelValue(kh)
+			require.Equal(t, wantOK, ok, "node %d key %s", i, k)
+			if ok {
+				require.Equal(t, want, v.Value(), "node %d key %s", i, k)
+			}
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/schedkit/schedkit/internal/arith"
 	"github.com/schedkit/schedkit/internal/layout"
+	"github.com/schedkit/schedkit/internal/selector"
 	"github.com/schedkit/schedkit/internal/spread"
 )
 
@@ -186,10 +187,11 @@ func (n *NodeInfo) clone(owner uint64) *NodeInfo {
 // of c's own slices (c must not be shared: a fresh NodeInfo, or one a
 // reverted Fork layer made). Allocates only where c's slices are too small.
 func (n *NodeInfo) cloneInto(c *NodeInfo, owner uint64) {
-	// Load a word of n's pod array and of its indexes first (their
-	// pointers share the line the name check has read): on a cold node
-	// these fetches then overlap with the copy of n instead of
-	// following it. KeepAlive keeps the loads.
+	// Load a word of n's pod array, of its indexes and of its labels
+	// (which the affinity index reads next, for a topology key the head
+	// does not hold) first: on a cold node these fetches then overlap
+	// with the copy of n instead of following it. KeepAlive keeps the
+	// loads.
 	var p0 *PodInfo
 	if len(n.pods) > 0 {
 		p0 = n.pods[0]
@@ -197,6 +199,10 @@ func (n *NodeInfo) cloneInto(c *NodeInfo, owner uint64) {
 	var g0 *spread.Group
 	if n.idx != nil {
 		g0 = unsafe.SliceData(n.idx.spreadGroups)
+	}
+	var l0 Label
+	if n.labels != nil {
+		l0 = *n.labels
 	}
 	pods, hashes, ports := c.pods[:0], c.podHashes[:0], c.usedPorts[:0]
 	devs, ext := c.devices[:0], c.requested.ext[:0]
@@ -225,6 +231,7 @@ func (n *NodeInfo) cloneInto(c *NodeInfo, owner uint64) {
 	}
 	runtime.KeepAlive(p0)
 	runtime.KeepAlive(g0)
+	runtime.KeepAlive(l0)
 }
 
 // newPodSlices returns empty pods and podHashes slices with room for at
@@ -495,6 +502,18 @@ func (n *NodeInfo) Labels() []Label {
 		return nil
 	}
 	return unsafe.Slice(n.labels, n.numLabels)
+}
+
+// labelValue returns the value of the node's label with key handle kh
+// (ok false when it has none): from the head for the hostname and zone
+// keys (layout.Head.Value: the line a clone or a name look-up has just
+// read), else by a scan of the labels (their own allocation, a cache
+// miss on a cold node). O(labels), no allocation.
+func (n *NodeInfo) labelValue(kh unique.Handle[string]) (unique.Handle[string], bool) {
+	if v, ok, inHead := n.head.Value(kh); inHead {
+		return v, ok
+	}
+	return selector.LabelValue(n.Labels(), kh)
 }
 
 // Taints returns node.spec.taints. Read-only.

@@ -63,6 +63,9 @@ func FuzzRead(f *testing.F) {
 		"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: 2, example.com/a: 1}, limits: {cpu: 1, example.com/a: 1}}}]}\n",
 		"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"1.9999\"}}}], overhead: {example.com/a: 1e30}}\n",
 		"apiVersion: v1\nkind: Node\nmetadata: {name: x}\nstatus: {capacity: {example.com/foo: 1500m, pods: 110.5}}\n",
+		// Values of the wrong JSON type (mistypedField names the field).
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {replicas: five, paused: 1}\n",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: n}\nspec: {priority: 99999999999, containers: {name: c}}\n",
 	} {
 		f.Add([]byte(seed), false)
 		f.Add([]byte(seed), true)
