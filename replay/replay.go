@@ -13,6 +13,7 @@ import (
 
 	"github.com/schedkit/schedkit/framework"
 	"github.com/schedkit/schedkit/gpushare"
+	"github.com/schedkit/schedkit/internal/arith"
 	"github.com/schedkit/schedkit/reserve"
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
@@ -230,9 +231,11 @@ func Run(ctx context.Context, in *Input, cfg Config) (*Report, error) {
 	rep := &Report{Nodes: len(in.Nodes), Reasons: map[string]int{}, DemandAxis: "CPU"}
 	var milliCPU, milliGPU int64
 	for _, ni := range snap.Nodes() {
-		milliCPU += ni.Allocatable().MilliCPU()
+		// Saturating sums: nodes of huge allocatable (each valid) must
+		// not wrap the cluster's total negative.
+		milliCPU = arith.Add(milliCPU, ni.Allocatable().MilliCPU())
 		for _, d := range ni.Devices() {
-			milliGPU += d.CapacityMilliGPU
+			milliGPU = arith.Add(milliGPU, d.CapacityMilliGPU)
 		}
 	}
 	// demand is a pod's amount along the demand axis: milli-GPU, or
@@ -390,7 +393,7 @@ func Run(ctx context.Context, in *Input, cfg Config) (*Report, error) {
 			}
 			pi := a.Pod
 			t := gpushare.TaskOf(pi)
-			arrived += demand(t)
+			arrived = arith.Add(arrived, demand(t)) // saturating, as the capacity
 			rep.Arrived++
 			pl := Placement{Pod: pi.Key().String()}
 			if a.Bound() {
@@ -463,10 +466,11 @@ func measure(rep *Report, snap *snapshot.Snapshot, w *gpushare.Workload) {
 	states := make([]gpushare.NodeState, 0, snap.NumNodes())
 	for _, ni := range snap.Nodes() {
 		alloc, req := ni.Allocatable(), ni.Requested()
-		cpu, cpuA = cpu+req.MilliCPU(), cpuA+alloc.MilliCPU()
-		mem, memA = mem+req.Memory(), memA+alloc.Memory()
+		// Saturating, like the node totals they sum.
+		cpu, cpuA = arith.Add(cpu, req.MilliCPU()), arith.Add(cpuA, alloc.MilliCPU())
+		mem, memA = arith.Add(mem, req.Memory()), arith.Add(memA, alloc.Memory())
 		for _, d := range ni.Devices() {
-			gpu, gpuA = gpu+d.CapacityMilliGPU-d.FreeMilliGPU, gpuA+d.CapacityMilliGPU
+			gpu, gpuA = arith.Add(gpu, d.CapacityMilliGPU-d.FreeMilliGPU), arith.Add(gpuA, d.CapacityMilliGPU)
 		}
 		if ni.NumPods() > 0 {
 			rep.NodesUsed++

@@ -175,11 +175,12 @@ func (r *runResult) curve() []*float64 {
 	// Arrived demand can exceed the capacity by any factor (a pod asking
 	// for 1e1000 cpu): the curve stops at maxCurvePercent, later samples
 	// fall into its last bin.
-	maxX := int(min(math.Round(pct(r.Samples[len(r.Samples)-1].Arrived)), maxCurvePercent))
+	// The bounds also keep a wrapped or NaN figure from sizing the bins.
+	maxX := int(max(min(math.Round(pct(r.Samples[len(r.Samples)-1].Arrived)), maxCurvePercent), 0))
 	sum := make([]float64, maxX+1)
 	cnt := make([]int, maxX+1)
 	for _, s := range r.Samples {
-		x := min(int(math.Round(pct(s.Arrived))), maxX)
+		x := int(max(min(math.Round(pct(s.Arrived)), float64(maxX)), 0))
 		sum[x] += float64(s.Allocated) / float64(r.Capacity)
 		cnt[x]++
 	}

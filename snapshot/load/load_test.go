@@ -311,7 +311,7 @@ func TestReadErrors(t *testing.T) {
 			in:       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  priority: 99999999999\n",
 			sentinel: load.ErrDecode,
 			want:     load.Error{File: "in.yaml", Line: 5, Document: 1, Kind: "Pod", Namespace: "default", Name: "p", Field: "spec.priority"},
-			msg:      "99999999999 is not an integer (int32)",
+			msg:      "99999999999 is out of range for int32",
 		},
 		{
 			name:     "a string for a boolean in a list item names the field",

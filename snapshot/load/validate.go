@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -237,7 +238,11 @@ func describeDecodeError(e *Error, js []byte) {
 	}
 	if path, v, want, ok := mistypedField(js, objectType(js)); ok {
 		e.Field = path
-		e.Err = fmt.Errorf("%w: %s is not %s", ErrDecode, tokenText(v), kindText(want))
+		what := "is not " + kindText(want)
+		if n, isNum := v.(json.Number); isNum && strings.Contains(kindText(want), "integer") && !strings.ContainsAny(string(n), ".eE") {
+			what = "is out of range for " + want.String() // an integer, too large
+		}
+		e.Err = fmt.Errorf("%w: %s %s", ErrDecode, tokenText(v), what)
 	}
 }
 
