@@ -175,7 +175,8 @@ func (r *runResult) curve() []*float64 {
 	// Arrived demand can exceed the capacity by any factor (a pod asking
 	// for 1e1000 cpu): the curve stops at maxCurvePercent, later samples
 	// fall into its last bin.
-	// The bounds also keep a wrapped or NaN figure from sizing the bins.
+	// The bounds also keep a wrapped (negative) figure from sizing the
+	// bins; Capacity > 0, so no figure is NaN.
 	maxX := int(max(min(math.Round(pct(r.Samples[len(r.Samples)-1].Arrived)), maxCurvePercent), 0))
 	sum := make([]float64, maxX+1)
 	cnt := make([]int, maxX+1)

@@ -78,22 +78,28 @@ type Error struct {
 	// of a YAML List read item by item (the List kubectl prints; other
 	// Lists give the document's line). Errors of JSON input, and of the
 	// items of a List not read item by item (a NodeList, a List in
-	// JSON), give the document's line. 0 when unknown.
+	// JSON), give the document's line, except that a YAML NodeList's or
+	// PodList's decode errors (a malformed quantity, a value of the
+	// wrong type) are on their field's line. 0 when unknown.
 	Line int
 	// Document is the 1-based index of the document in File: YAML documents
 	// are separated by "---" lines, JSON documents are concatenated values.
 	Document int
 	// Item is the position inside a List, for example "items[3]", or "".
 	Item string
-	// Kind, Namespace and Name identify the object, when they are known;
-	// a namespaced object that names no namespace is in "default", as
-	// load puts it.
+	// Kind, Namespace and Name identify the object, when they are known.
+	// Errors found decoding or checking a namespaced object that names no
+	// namespace say "default", as load puts it; strict-decoding (unknown
+	// field) and RejectOtherKinds errors give the namespace as written.
 	Kind, Namespace, Name string
 	// Field is the offending field in the Kubernetes JSON path style, for
 	// example "spec.containers[0].resources.requests[cpu]", or "". A value
 	// of the wrong JSON type ("replicas: five", a number beyond an int32)
-	// names its field; when a document has several, the first in the
-	// decoder's order (YAML mappings reach it with their keys sorted).
+	// names its field, with the value as YAML converted it; when a
+	// document has several, the first in the decoder's order (YAML
+	// mappings reach it with their keys sorted). Fields with their own
+	// decoding (IntOrString, Time) keep the decoder's error and name no
+	// field.
 	Field string
 	// Err wraps one of the package's sentinel errors and, where there is
 	// one, the underlying decoder error.

@@ -149,7 +149,8 @@ func quantityFields(js []byte, t reflect.Type, f func(path string, v json.Token)
 // JSON decoding, or a key no field has) of every JSON value in js decoded
 // as a t, in document order: the walk quantityFields and mistypedField
 // share. Values under a type with its own JSON decoding are not looked
-// into (f sees that value, not its parts). Malformed JSON ends the walk.
+// into: f is called for their parts with the value's path and a nil
+// type, which both callers skip. Malformed JSON ends the walk.
 // O(len(js)) tokens, allocating per token.
 func walkFields(js []byte, t reflect.Type, f func(path string, v json.Token, t reflect.Type)) {
 	dec := json.NewDecoder(bytes.NewReader(js))

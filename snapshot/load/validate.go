@@ -221,8 +221,11 @@ func negatives(ps []problem, path string, rl v1.ResourceList) []problem {
 // describeDecodeError improves e when the decoder failed on a quantity,
 // whose error ("quantities must match the regular expression ...") names no
 // field: it finds the first quantity field of js (quantityFields) whose
-// value does not parse and puts its path in e.Field. Only runs on the
-// error path.
+// value does not parse and puts its path in e.Field. Failing that, it
+// names the first value of the wrong JSON type (mistypedField) and
+// replaces the decoder's text with its own; the decoder's own error may
+// have been another one of the document's (a Time that does not parse),
+// which the user then sees on the next run. Only runs on the error path.
 func describeDecodeError(e *Error, js []byte) {
 	identify(e, js)
 	found := false
