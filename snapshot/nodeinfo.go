@@ -12,8 +12,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/schedkit/schedkit/internal/arith"
+	"github.com/schedkit/schedkit/internal/interpod"
 	"github.com/schedkit/schedkit/internal/layout"
-	"github.com/schedkit/schedkit/internal/selector"
 	"github.com/schedkit/schedkit/internal/spread"
 )
 
@@ -505,15 +505,12 @@ func (n *NodeInfo) Labels() []Label {
 }
 
 // labelValue returns the value of the node's label with key handle kh
-// (ok false when it has none): from the head for the hostname and zone
-// keys (layout.Head.Value: the line a clone or a name look-up has just
-// read), else by a scan of the labels (their own allocation, a cache
-// miss on a cold node). O(labels), no allocation.
+// (ok false when it has none) as interpod.NodeValue does: from the head
+// for the hostname and zone keys (the line a clone or a name look-up has
+// just read), else by a scan of the labels (their own allocation, a
+// cache miss on a cold node). O(labels), no allocation.
 func (n *NodeInfo) labelValue(kh unique.Handle[string]) (unique.Handle[string], bool) {
-	if v, ok, inHead := n.head.Value(kh); inHead {
-		return v, ok
-	}
-	return selector.LabelValue(n.Labels(), kh)
+	return interpod.NodeValue(&n.head, n.Labels(), kh)
 }
 
 // Taints returns node.spec.taints. Read-only.

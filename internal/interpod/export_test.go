@@ -9,6 +9,3 @@ func FreshPools() {
 	filterPool = sync.Pool{New: func() any { return new(Filter) }}
 	scorePool = sync.Pool{New: func() any { return new(Score) }}
 }
-
-// NodeValue is nodeValue, for the external tests.
-var NodeValue = nodeValue

@@ -208,7 +208,7 @@ func TestPreparedStaysValid(t *testing.T) {
 // read from its head, equals the value in its labels (missing, empty or
 // set, through node updates in a Fork), and other keys are read from the
 // labels; the index tests above compare paths that both go through
-// nodeValue, so this one pins it to the labels.
+// NodeValue, so this one pins it to the labels.
 func TestNodeValueFromHead(t *testing.T) {
 	keys := []unique.Handle[string]{unique.Make(v1.LabelHostname), unique.Make(v1.LabelTopologyZone), unique.Make("rack"), unique.Make("absent")}
 	for seed := range uint64(40) {

@@ -468,7 +468,7 @@ func (f *Filter) Check(h *layout.Head, ls []selector.Label) Result {
 	if len(f.affinity) > 0 {
 		exist := true
 		for i := range f.affinity {
-			v, ok := nodeValue(h, ls, f.affinity[i].topo)
+			v, ok := NodeValue(h, ls, f.affinity[i].topo)
 			if !ok {
 				// All topology labels must exist, also for self-affinity.
 				return AffinityNotMatch
@@ -486,7 +486,7 @@ func (f *Filter) Check(h *layout.Head, ls []selector.Label) Result {
 	existing := false
 	for i := range f.byKey {
 		k := &f.byKey[i]
-		if v, ok := nodeValue(h, ls, k.key); ok {
+		if v, ok := NodeValue(h, ls, k.key); ok {
 			c, _ := k.t.get(v)
 			if c >= antiUnit {
 				return AntiAffinityNotMatch
@@ -706,7 +706,7 @@ func (s *Score) Raw(h *layout.Head, ls []selector.Label) int64 {
 	var sum int64
 	for i := range s.keys {
 		k := &s.keys[i]
-		if v, ok := nodeValue(h, ls, k.key); ok {
+		if v, ok := NodeValue(h, ls, k.key); ok {
 			c, _ := k.t.get(v)
 			sum += c
 		}

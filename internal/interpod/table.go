@@ -210,10 +210,10 @@ func resetTables(ts []keyTable) []keyTable {
 // hostnameKey is the handle of the kubernetes.io/hostname label key.
 var hostnameKey = layout.HostnameKey
 
-// nodeValue returns a node's value of label key: from h, its layout head,
+// NodeValue returns a node's value of label key: from h, its layout head,
 // for the keys it holds (layout.Head.Value: the hostname and the zone),
 // else the value in ls, its labels.
-func nodeValue(h *layout.Head, ls []selector.Label, key unique.Handle[string]) (unique.Handle[string], bool) {
+func NodeValue(h *layout.Head, ls []selector.Label, key unique.Handle[string]) (unique.Handle[string], bool) {
 	if v, ok, in := h.Value(key); in {
 		return v, ok
 	}

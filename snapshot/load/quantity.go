@@ -271,14 +271,14 @@ func fitsKind(tok json.Token, t reflect.Type) bool {
 	case bool:
 		return k == reflect.Bool
 	case json.Number:
-		switch k {
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		switch {
+		case intKind(k):
 			n, err := strconv.ParseInt(string(v), 10, 64)
 			return err == nil && !reflect.Zero(t).OverflowInt(n)
-		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		case uintKind(k):
 			n, err := strconv.ParseUint(string(v), 10, 64)
 			return err == nil && !reflect.Zero(t).OverflowUint(n)
-		case reflect.Float32, reflect.Float64:
+		case k == reflect.Float32 || k == reflect.Float64:
 			f, err := strconv.ParseFloat(string(v), 64)
 			return err == nil && !reflect.Zero(t).OverflowFloat(f)
 		}
@@ -286,6 +286,11 @@ func fitsKind(tok json.Token, t reflect.Type) bool {
 	}
 	return true
 }
+
+// intKind and uintKind report whether k is a signed or an unsigned
+// integer kind (reflect numbers them contiguously).
+func intKind(k reflect.Kind) bool  { return reflect.Int <= k && k <= reflect.Int64 }
+func uintKind(k reflect.Kind) bool { return reflect.Uint <= k && k <= reflect.Uintptr }
 
 func (w *fieldWalk) next(t reflect.Type, path string) error {
 	tok, err := w.dec.Token()

@@ -228,8 +228,9 @@ func negatives(ps []problem, path string, rl v1.ResourceList) []problem {
 // which the user then sees on the next run. Only runs on the error path.
 func describeDecodeError(e *Error, js []byte) {
 	identify(e, js)
+	t := objectType(js)
 	found := false
-	quantityFields(js, objectType(js), func(path string, v json.Token) {
+	quantityFields(js, t, func(path string, v json.Token) {
 		if !found && !isQuantity(v) {
 			found = true
 			e.Field = path
@@ -239,10 +240,10 @@ func describeDecodeError(e *Error, js []byte) {
 	if found {
 		return
 	}
-	if path, v, want, ok := mistypedField(js, objectType(js)); ok {
+	if path, v, want, ok := mistypedField(js, t); ok {
 		e.Field = path
 		what := "is not " + kindText(want)
-		if n, isNum := v.(json.Number); isNum && strings.Contains(kindText(want), "integer") && !strings.ContainsAny(string(n), ".eE") {
+		if n, isNum := v.(json.Number); isNum && (intKind(want) || uintKind(want)) && !strings.ContainsAny(string(n), ".eE") {
 			what = "is out of range for " + want.String() // an integer, too large
 		}
 		e.Err = fmt.Errorf("%w: %s %s", ErrDecode, tokenText(v), what)
@@ -251,11 +252,13 @@ func describeDecodeError(e *Error, js []byte) {
 
 // kindText names what a value of Go kind k is in JSON, for messages.
 func kindText(k reflect.Kind) string {
-	switch k {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+	switch {
+	case intKind(k):
 		return "an integer (" + k.String() + ")"
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+	case uintKind(k):
 		return "a non-negative integer (" + k.String() + ")"
+	}
+	switch k {
 	case reflect.Float32, reflect.Float64:
 		return "a number"
 	case reflect.String:
