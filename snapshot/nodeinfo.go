@@ -453,8 +453,8 @@ func (n *NodeInfo) Free(r ResourceID) int64 {
 }
 
 // Pods returns the pods bound to (or held on) the node, in no particular
-// order. Read-only.
-func (n *NodeInfo) Pods() []*PodInfo { return n.pods }
+// order. Read-only; its capacity is its length (appending copies it).
+func (n *NodeInfo) Pods() []*PodInfo { return n.pods[:len(n.pods):len(n.pods)] }
 
 // NumPods is len(Pods()).
 func (n *NodeInfo) NumPods() int { return len(n.pods) }
