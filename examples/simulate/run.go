@@ -240,8 +240,10 @@ func parse(args []string, stdout io.Writer) (*options, []*policyDef, error) {
 		return nil, nil, fmt.Errorf("-o %q: want table or json", o.output)
 	case o.plot != "" && !plotFormatOK(o.plot):
 		return nil, nil, fmt.Errorf("-svg %s: want a .svg, .png or .pdf file name", o.plot)
-	case o.plot != "" && !dirExists(filepath.Dir(o.plot)):
-		return nil, nil, fmt.Errorf("-svg %s: folder %s does not exist", o.plot, filepath.Dir(o.plot))
+	case o.plot != "" && outPathError(o.plot) != nil:
+		return nil, nil, fmt.Errorf("-svg %s: %w", o.plot, outPathError(o.plot))
+	case o.placements != "" && o.placements != "-" && outPathError(o.placements) != nil:
+		return nil, nil, fmt.Errorf("-placements %s: %w", o.placements, outPathError(o.placements))
 	case set["scale"] && (traceIn || len(o.objects) > 0):
 		return nil, nil, errors.New("-scale applies to the built-in synthetic workload only")
 	case o.scale <= 0 || o.scale > 100:
@@ -539,11 +541,24 @@ func placementsCSV(out io.Writer, results []*runResult) error {
 	return nil
 }
 
-// dirExists reports whether dir is an existing folder, so that a plot
-// path is checked before a long run rather than after it.
-func dirExists(dir string) bool {
+// outPathError says why a file cannot be written at path (-svg,
+// -placements), so that the path is checked before a long run rather
+// than after it: its folder does not exist or is not a folder, or path
+// is a folder. Nil when none of these holds (a file that exists is
+// replaced).
+func outPathError(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return errors.New("is a folder; want a file name")
+	}
+	dir := filepath.Dir(path)
 	fi, err := os.Stat(dir)
-	return err == nil && fi.IsDir()
+	switch {
+	case err != nil:
+		return fmt.Errorf("folder %s does not exist", dir)
+	case !fi.IsDir():
+		return fmt.Errorf("%s is not a folder", dir)
+	}
+	return nil
 }
 
 // joinDistinct joins the non-nil errors of errs, each message once: runs

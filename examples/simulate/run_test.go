@@ -24,6 +24,8 @@ func TestBadFlags(t *testing.T) {
 	pods := writeFile(t, tmp, "good.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,1000,0,1,500\n")
 	allBad := writeFile(t, tmp, "allbad.csv", "sn,cpu_milli,memory_mib,gpu,model\nn1,x,16384,2,T4\nn2,8000,16384,-1,T4\n")
 	appsNode := writeFile(t, tmp, "node.yaml", "apiVersion: apps/v1\nkind: Node\nmetadata: {name: n1}\n")
+	dirSVG := filepath.Join(tmp, "plot.svg")
+	require.NoError(t, os.Mkdir(dirSVG, 0o755))
 	typo := writeFile(t, tmp, "typo.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '1', memory: 1Gi, pods: '10'}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p1, namespace: default}\nspec:\n  containers:\n  - name: c\n    image: x\n    resource: {requests: {cpu: '64'}}\n")
 	tests := []struct {
 		name string
@@ -41,6 +43,12 @@ func TestBadFlags(t *testing.T) {
 		{"bad tiebreak", []string{"-tiebreak", "first"}, `-tiebreak "first": want random or order`},
 		{"bad plot", []string{"-svg", "out.gif"}, "want a .svg, .png or .pdf file name"},
 		{"plot folder missing", []string{"-svg", "/nonexistent-folder/x.svg"}, "folder /nonexistent-folder does not exist"},
+		// Checked before the run, not after it (which took the whole
+		// replay and then exited without a report).
+		{"plot is a folder", []string{"-svg", dirSVG}, "-svg " + dirSVG + ": is a folder; want a file name"},
+		{"plot under a file", []string{"-svg", filepath.Join(nodes, "x.svg")}, "-svg " + filepath.Join(nodes, "x.svg") + ": " + nodes + " is not a folder"},
+		{"placements is a folder", []string{"-placements", tmp}, "-placements " + tmp + ": is a folder; want a file name"},
+		{"placements folder missing", []string{"-placements", filepath.Join(tmp, "nope", "p.csv")}, "folder " + filepath.Join(tmp, "nope") + " does not exist"},
 		{"negative inflate", []string{"-inflate", "-1"}, "-inflate -1: want a ratio in (0, 100], e.g. 1.3, or 0 (off)"},
 		{"objects and trace", []string{"-objects", "x.yaml", "-trace", tmp}, "-objects cannot be combined"},
 		{"departures without trace", []string{"-departures"}, "-departures needs a trace"},

@@ -75,6 +75,14 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.output, "o", "table", "output `FORMAT`: table or json")
 	fs.BoolVar(&o.strict, "strict", false, "reject fields k8s.io/api does not know or given twice (a typo such as 'resource:' for 'resources:') and objects the what-if modes do not read, in -objects and in the -fit or -scale-up file, instead of ignoring them with a warning")
 	fs.Var(listFlag{&o.objects}, "objects", "Kubernetes YAML or JSON `PATH`s: Nodes, Pods and the objects the scheduler and drain rules read (Namespaces, Services, ReplicaSets, StatefulSets, ReplicationControllers, PriorityClasses, PodDisruptionBudgets)")
+	fs.Usage = func() {
+		out := fs.Output()
+		fmt.Fprintf(out, "Usage: simulate -fit TEMPLATE.yaml | -scale-up GROUPS.yaml | -drain NODES|all [flags] -objects CLUSTER...\n\n"+
+			"Answers one what-if question about a cluster (package whatif).\n\nFlags:\n")
+		fs.PrintDefaults()
+		fmt.Fprintf(out, "\nExit status: 0 answered (an answer may be \"no\": 0 copies fit, a node cannot be drained);\n"+
+			"1 the answer could not be written; 2 bad flags or input (errors name the file, line, object and field).\n")
+	}
 	// "-fit -h" would make "-h" the template's path: a help flag anywhere
 	// asks for help.
 	for _, a := range args {

@@ -185,6 +185,7 @@ func TestWhatifModeHelp(t *testing.T) {
 		var out, errb bytes.Buffer
 		assert.Equal(t, exitOK, runWhatif([]string{mode, "-h"}, &out, &errb), mode)
 		assert.Contains(t, errb.String(), "-expander EXPANDER", mode)
+		assert.Contains(t, errb.String(), "Exit status: 0 answered", mode)
 		assert.NotContains(t, errb.String(), "need -objects", mode)
 	}
 }
