@@ -73,8 +73,9 @@ type Error struct {
 	// parser says so; for an error naming a Field, the field's line when
 	// the YAML document (or List item) spells it in block style, else the
 	// line of the longest leading part of its path it spells (the
-	// mapping holding a missing field, a flow collection's key);
-	// otherwise where the document starts, or the List item for the items
+	// mapping holding a missing field, a flow collection's key); for
+	// unknown or repeated fields ([ErrUnknownField]), the line so found
+	// of the first of them in the document; otherwise where the document starts, or the List item for the items
 	// of a YAML List read item by item (the List kubectl prints; other
 	// Lists give the document's line). Errors of JSON input, and of the
 	// items of a List not read item by item (a NodeList, a List in

@@ -567,13 +567,47 @@ func fieldLines[E error](text []byte, at where, errs []E) {
 	}
 	for _, err := range errs {
 		var e *Error
-		if !errors.As(err, &e) || e.Field == "" || e.File != at.file || e.Line != at.line || e.Document != at.doc || e.Item != at.item {
+		if !errors.As(err, &e) || e.File != at.file || e.Line != at.line || e.Document != at.doc || e.Item != at.item {
 			continue
 		}
-		if n, ok := fieldLine(text, e.Field); ok {
-			e.Line = at.line + n - 1
+		if e.Field != "" {
+			if n, ok := fieldLine(text, e.Field); ok {
+				e.Line = at.line + n - 1
+			}
+			continue
+		}
+		// A strict-decoding error lists its unknown or repeated fields
+		// in its text: the first of them in the document.
+		var se interface{ Errors() []error }
+		if !errors.Is(e.Err, ErrUnknownField) || !errors.As(e.Err, &se) {
+			continue
+		}
+		first := 0
+		for _, fe := range se.Errors() {
+			f, ok := strictField(fe.Error())
+			if !ok {
+				continue
+			}
+			if n, ok := fieldLine(text, f); ok && (first == 0 || n < first) {
+				first = n
+			}
+		}
+		if first > 0 {
+			e.Line = at.line + first - 1
 		}
 	}
+}
+
+// strictField returns the field path X of a strict-decoding error's
+// `unknown field "X"` or `duplicate field "X"`.
+func strictField(msg string) (string, bool) {
+	for _, p := range [...]string{`unknown field "`, `duplicate field "`} {
+		if rest, ok := strings.CutPrefix(msg, p); ok && strings.HasSuffix(rest, `"`) {
+			f, err := strconv.Unquote(`"` + rest)
+			return f, err == nil && f != ""
+		}
+	}
+	return "", false
 }
 
 // object decodes one JSON object (a document or a List item) and files it;

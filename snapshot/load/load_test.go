@@ -423,8 +423,20 @@ func TestReadErrors(t *testing.T) {
 			opts:     load.Options{Strict: true},
 			in:       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {request: {cpu: 1}}}]}\n",
 			sentinel: load.ErrUnknownField,
-			want:     load.Error{File: "in.yaml", Line: 1, Document: 1, Kind: "Pod", Name: "p"},
-			msg:      `unknown field "spec.containers[0].resources.request"`,
+			// The line of the longest part of the path the YAML spells
+			// in block style (spec), as for a field's own errors.
+			want: load.Error{File: "in.yaml", Line: 4, Document: 1, Kind: "Pod", Name: "p"},
+			msg:  `unknown field "spec.containers[0].resources.request"`,
+		},
+		{
+			// Two unknown fields: the line of the first in the document
+			// (the error lists them sorted: imagePulPolicy first).
+			name:     "strict: unknown fields in block style",
+			opts:     load.Options{Strict: true},
+			in:       "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resource:\n      requests: {cpu: 1}\n    imagePulPolicy: Always\n",
+			sentinel: load.ErrUnknownField,
+			want:     load.Error{File: "in.yaml", Line: 8, Document: 1, Kind: "Pod", Name: "p"},
+			msg:      `unknown field "spec.containers[0].imagePulPolicy", unknown field "spec.containers[0].resource"`,
 		},
 		{
 			name:     "strict: duplicate YAML key",
