@@ -96,7 +96,8 @@ type Error struct {
 	// Field is the offending field in the Kubernetes JSON path style, for
 	// example "spec.containers[0].resources.requests[cpu]", or "". A value
 	// of the wrong JSON type ("replicas: five", a number beyond an int32)
-	// names its field, with the value as YAML converted it; when a
+	// names its field, with the value as YAML converted it (and, for a
+	// string field given an unquoted yes or 1.10, a hint to quote it); when a
 	// document has several, the first in the decoder's order (YAML
 	// mappings reach it with their keys sorted). Fields with their own
 	// decoding (IntOrString, Time) keep the decoder's error and name no

@@ -321,6 +321,20 @@ func TestReadErrors(t *testing.T) {
 			msg:      `"yes" is not a boolean`,
 		},
 		{
+			name:     "an unquoted yes for a string: the hint to quote it",
+			in:       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n    env:\n    - name: DEBUG\n      value: yes\n",
+			sentinel: load.ErrDecode,
+			want:     load.Error{File: "in.yaml", Line: 9, Document: 1, Kind: "Pod", Namespace: "default", Name: "p", Field: "spec.containers[0].env[0].value"},
+			msg:      "true is not a string (quote it: YAML reads unquoted yes, no, on, off, true and false as booleans)",
+		},
+		{
+			name:     "an unquoted number for a string: the hint to quote it",
+			in:       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n    image: x\n    workingDir: 1.10\n",
+			sentinel: load.ErrDecode,
+			want:     load.Error{File: "in.yaml", Line: 8, Document: 1, Kind: "Pod", Namespace: "default", Name: "p", Field: "spec.containers[0].workingDir"},
+			msg:      "1.1 is not a string (quote it: YAML reads an unquoted number as a number)",
+		},
+		{
 			name:     "a cluster-scoped object gets no namespace",
 			in:       "apiVersion: v1\nkind: Node\nmetadata: {name: node1}\nspec:\n  unschedulable: 1\n",
 			sentinel: load.ErrDecode,

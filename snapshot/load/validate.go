@@ -246,6 +246,15 @@ func describeDecodeError(e *Error, js []byte) {
 		if n, isNum := v.(json.Number); isNum && (intKind(want) || uintKind(want)) && !strings.ContainsAny(string(n), ".eE") {
 			what = "is out of range for " + want.String() // an integer, too large
 		}
+		if want == reflect.String {
+			// What YAML made of an unquoted scalar the user meant as text.
+			switch v.(type) {
+			case bool:
+				what += " (quote it: YAML reads unquoted yes, no, on, off, true and false as booleans)"
+			case json.Number:
+				what += " (quote it: YAML reads an unquoted number as a number)"
+			}
+		}
 		e.Err = fmt.Errorf("%w: %s %s", ErrDecode, tokenText(v), what)
 	}
 }
