@@ -91,7 +91,9 @@ type Error struct {
 	// Kind, Namespace and Name identify the object, when they are known.
 	// Errors found decoding or checking a namespaced object that names no
 	// namespace say "default", as load puts it; strict-decoding (unknown
-	// field) and RejectOtherKinds errors give the namespace as written.
+	// field) and RejectOtherKinds errors give the namespace as written. A
+	// name or namespace that is a number or a boolean (name: 123) is
+	// given as written.
 	Kind, Namespace, Name string
 	// Field is the offending field in the Kubernetes JSON path style, for
 	// example "spec.containers[0].resources.requests[cpu]", or "". A value

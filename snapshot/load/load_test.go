@@ -335,6 +335,22 @@ func TestReadErrors(t *testing.T) {
 			msg:      "1.1 is not a string (quote it: YAML reads an unquoted number as a number)",
 		},
 		{
+			// The object is still named as written (it said Pod "").
+			name:     "a number for the name names the object by it",
+			in:       "apiVersion: v1\nkind: Pod\nmetadata:\n  name: 123\n",
+			sentinel: load.ErrDecode,
+			want:     load.Error{File: "in.yaml", Line: 4, Document: 1, Kind: "Pod", Namespace: "default", Name: "123", Field: "metadata.name"},
+			msg:      "123 is not a string (quote it: YAML reads an unquoted number as a number)",
+		},
+		{
+			// Not labelled "default", as it was.
+			name:     "a number for the namespace names it",
+			in:       "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: 7\n",
+			sentinel: load.ErrDecode,
+			want:     load.Error{File: "in.yaml", Line: 5, Document: 1, Kind: "Pod", Namespace: "7", Name: "p", Field: "metadata.namespace"},
+			msg:      "7 is not a string (quote it: YAML reads an unquoted number as a number)",
+		},
+		{
 			name:     "a cluster-scoped object gets no namespace",
 			in:       "apiVersion: v1\nkind: Node\nmetadata: {name: node1}\nspec:\n  unschedulable: 1\n",
 			sentinel: load.ErrDecode,

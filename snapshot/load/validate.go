@@ -1,6 +1,7 @@
 package load
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -300,15 +301,32 @@ func identify(e *Error, js []byte) {
 			Namespace any `json:"namespace"`
 		} `json:"metadata"`
 	}
-	_ = json.Unmarshal(js, &meta)
+	d := json.NewDecoder(bytes.NewReader(js))
+	d.UseNumber()
+	_ = d.Decode(&meta)
 	if e.Kind == "" {
 		e.Kind, _ = meta.Kind.(string)
 	}
-	e.Name, _ = meta.Metadata.Name.(string)
-	e.Namespace, _ = meta.Metadata.Namespace.(string)
+	// A name or namespace of the wrong type (name: 123), which may be
+	// what the error is about, still identifies the object as written.
+	e.Name, e.Namespace = scalarText(meta.Metadata.Name), scalarText(meta.Metadata.Namespace)
 	if e.Namespace == "" && e.Name != "" && namespacedKinds[e.Kind] {
 		e.Namespace = metav1.NamespaceDefault // as load puts the object
 	}
+}
+
+// scalarText is a JSON string's text, a number's or a boolean's as
+// written, "" for null, an object or an array.
+func scalarText(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case json.Number:
+		return v.String()
+	case bool:
+		return strconv.FormatBool(v)
+	}
+	return ""
 }
 
 // tokenText is v as it appears in JSON, or "an object" or "an array".
