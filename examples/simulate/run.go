@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -177,7 +178,8 @@ func newFlagSet(o *options) *flag.FlagSet {
 			"  simulate -scale-up GROUPS.yaml [-expander least-waste] [-strict] -objects CLUSTER...\n"+
 			"  simulate -drain NODES|all [-greedy] [-strict] -objects CLUSTER...\n"+
 			"\nExit status: 0 done; 1 the run failed (an output file could not be written);\n"+
-			"2 bad flags or input (errors name the file, line, object and field).\n")
+			"2 bad flags or input (errors name the file, line, object and field).\n"+
+			"(Under go run, go prints \"exit status N\" and itself exits 1.)\n")
 	}
 	return fs
 }
@@ -244,6 +246,8 @@ func parse(args []string, stdout io.Writer) (*options, []*policyDef, error) {
 		return nil, nil, fmt.Errorf("-svg %s: %w", o.plot, outPathError(o.plot))
 	case o.placements != "" && o.placements != "-" && outPathError(o.placements) != nil:
 		return nil, nil, fmt.Errorf("-placements %s: %w", o.placements, outPathError(o.placements))
+	case o.plot != "" && o.placements != "" && sameFile(o.plot, o.placements):
+		return nil, nil, fmt.Errorf("-svg and -placements name the same file, %s", o.plot)
 	case set["scale"] && (traceIn || len(o.objects) > 0):
 		return nil, nil, errors.New("-scale applies to the built-in synthetic workload only")
 	case o.scale <= 0 || o.scale > 100:
@@ -411,6 +415,10 @@ func simulate(ctx context.Context, o *options, pols []*policyDef, stdout, stderr
 		rep.Warnings = append(rep.Warnings, strings.TrimPrefix(w, "warning: "))
 	}
 	rep.Summaries = summarize(pols, results, o.timing, o.preemption)
+	// A file that cannot be written (the disk filled up during the run)
+	// does not cost the report: it is written all the same, and the
+	// first error returned after it.
+	var fileErrs []error
 	if o.placements == "-" {
 		// stdout carries the CSV alone, so that it can be piped.
 		if err := placementsCSV(stdout, results); err != nil {
@@ -418,19 +426,16 @@ func simulate(ctx context.Context, o *options, pols []*policyDef, stdout, stderr
 		}
 		stdout = stderr
 	} else if o.placements != "" {
-		if err := writePlacements(o.placements, results); err != nil {
-			return err
-		}
+		fileErrs = append(fileErrs, writePlacements(o.placements, results))
 	}
 	if o.plot != "" {
-		if err := writePlot(o.plot, rep); err != nil {
-			return err
-		}
+		fileErrs = append(fileErrs, writePlot(o.plot, rep))
 	}
+	write := rep.writeTable
 	if o.output == "json" {
-		return rep.writeJSON(stdout)
+		write = rep.writeJSON
 	}
-	return rep.writeTable(stdout)
+	return errors.Join(append(fileErrs, write(stdout))...)
 }
 
 // buildSpecs makes one run per policy and shuffle seed.
@@ -547,18 +552,56 @@ func placementsCSV(out io.Writer, results []*runResult) error {
 // is a folder. Nil when none of these holds (a file that exists is
 // replaced).
 func outPathError(path string) error {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() || strings.HasSuffix(path, string(filepath.Separator)) {
 		return errors.New("is a folder; want a file name")
 	}
 	dir := filepath.Dir(path)
 	fi, err := os.Stat(dir)
 	switch {
-	case err != nil:
+	case err != nil && errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("folder %s does not exist", dir)
-	case !fi.IsDir():
+	case err == nil && !fi.IsDir():
 		return fmt.Errorf("%s is not a folder", dir)
 	}
+	return probeWrite(path)
+}
+
+// probeWrite opens path for writing, as the run will at its end, and
+// removes the file again if it made it: what the checks by name miss
+// (no permission, a dangling link, a name too long, "file/../x") fails
+// here, before the run. The error is the system's.
+func probeWrite(path string) error {
+	_, statErr := os.Stat(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return pe.Err
+		}
+		return err
+	}
+	made := ""
+	if errors.Is(statErr, fs.ErrNotExist) {
+		made, _ = filepath.EvalSymlinks(path) // the file a link led to
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if made != "" {
+		_ = os.Remove(made)
+	}
 	return nil
+}
+
+// sameFile reports whether paths a and b name one file: the same path,
+// or (when it exists) the same file by its identity.
+func sameFile(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
 // joinDistinct joins the non-nil errors of errs, each message once: runs

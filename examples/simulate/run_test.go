@@ -26,6 +26,8 @@ func TestBadFlags(t *testing.T) {
 	appsNode := writeFile(t, tmp, "node.yaml", "apiVersion: apps/v1\nkind: Node\nmetadata: {name: n1}\n")
 	dirSVG := filepath.Join(tmp, "plot.svg")
 	require.NoError(t, os.Mkdir(dirSVG, 0o755))
+	dangling := filepath.Join(tmp, "dangling.svg")
+	require.NoError(t, os.Symlink(filepath.Join(tmp, "nowhere", "x.svg"), dangling))
 	typo := writeFile(t, tmp, "typo.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '1', memory: 1Gi, pods: '10'}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p1, namespace: default}\nspec:\n  containers:\n  - name: c\n    image: x\n    resource: {requests: {cpu: '64'}}\n")
 	tests := []struct {
 		name string
@@ -49,6 +51,10 @@ func TestBadFlags(t *testing.T) {
 		{"plot under a file", []string{"-svg", filepath.Join(nodes, "x.svg")}, "-svg " + filepath.Join(nodes, "x.svg") + ": " + nodes + " is not a folder"},
 		{"placements is a folder", []string{"-placements", tmp}, "-placements " + tmp + ": is a folder; want a file name"},
 		{"placements folder missing", []string{"-placements", filepath.Join(tmp, "nope", "p.csv")}, "folder " + filepath.Join(tmp, "nope") + " does not exist"},
+		// What the checks by name miss, the system says, before the run.
+		{"placements through a file", []string{"-placements", nodes + "/../p.csv"}, "not a directory"},
+		{"plot through a dangling link", []string{"-svg", dangling}, "-svg " + dangling + ": no such file or directory"},
+		{"plot and placements the same file", []string{"-svg", filepath.Join(tmp, "same.svg"), "-placements", filepath.Join(tmp, ".", "same.svg")}, "-svg and -placements name the same file"},
 		{"negative inflate", []string{"-inflate", "-1"}, "-inflate -1: want a ratio in (0, 100], e.g. 1.3, or 0 (off)"},
 		{"objects and trace", []string{"-objects", "x.yaml", "-trace", tmp}, "-objects cannot be combined"},
 		{"departures without trace", []string{"-departures"}, "-departures needs a trace"},
@@ -526,4 +532,28 @@ func TestJoinDistinct(t *testing.T) {
 	err := joinDistinct([]error{a, nil, errors.New("a"), b, a})
 	require.Equal(t, "a\nb", err.Error())
 	require.ErrorIs(t, err, b)
+}
+
+// TestOutputFileFailsAfterTheRun: a file that passed the checks before
+// the run but cannot be written after it (here /dev/full: no space)
+// exits 1 with the system's error, and the report is still written (it
+// was lost). A probe that made a file to check the path removes it.
+func TestOutputFileFailsAfterTheRun(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full on this system")
+	}
+	tmp := t.TempDir()
+	nodes := writeFile(t, tmp, "nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nn1,8000,16384,2,T4\n")
+	pods := writeFile(t, tmp, "pods.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,1000,0,1,500\n")
+	plot := filepath.Join(tmp, "plot.svg")
+	r := runMain(t, "-nodes", nodes, "-pods", pods, "-policy", "default", "-placements", "/dev/full", "-svg", plot)
+	assert.Equal(t, exitError, r.code)
+	assert.Contains(t, r.stderr, "-placements: write /dev/full: no space left on device")
+	assert.Contains(t, r.stdout, "default", "the report")
+	assert.FileExists(t, plot, "the other file is written")
+
+	probed := filepath.Join(tmp, "probed.svg")
+	r = runMain(t, "-nodes", nodes, "-pods", pods, "-svg", probed, "-scale", "2") // refused after the probe
+	assert.Equal(t, exitUsage, r.code)
+	assert.NoFileExists(t, probed, "the probe's file is removed")
 }

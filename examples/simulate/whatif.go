@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -81,7 +82,8 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 			"Answers one what-if question about a cluster (package whatif).\n\nFlags:\n")
 		fs.PrintDefaults()
 		fmt.Fprintf(out, "\nExit status: 0 answered (an answer may be \"no\": 0 copies fit, a node cannot be drained);\n"+
-			"1 the answer could not be written; 2 bad flags or input (errors name the file, line, object and field).\n")
+			"1 the answer could not be written; 2 bad flags or input (errors name the file, line, object and field).\n"+
+			"(Under go run, go prints \"exit status N\" and itself exits 1.)\n")
 	}
 	// "-fit -h" would make "-h" the template's path: a help flag anywhere
 	// asks for help.
@@ -205,7 +207,14 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	table(stdout)
+	// Rendered first and written at once, so that a failed write (a full
+	// disk, a closed pipe) is seen and exits 1, as with -o json.
+	var b bytes.Buffer
+	table(&b)
+	if _, err := stdout.Write(b.Bytes()); err != nil {
+		fmt.Fprintf(stderr, "simulate: %v\n", err)
+		return exitError
+	}
 	return exitOK
 }
 
@@ -346,7 +355,7 @@ func scaleUpJSON(r whatif.ScaleUpResult) any {
 }
 
 func scaleUpTable(w io.Writer, r whatif.ScaleUpResult) {
-	fmt.Fprintf(w, "%d pending pods fit existing nodes\n", len(r.Existing))
+	fmt.Fprintf(w, "%s fit existing nodes\n", count(len(r.Existing), "pending pod"))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "GROUP\tNODES\tPLACED\tPENDING\tWASTE")
 	for _, g := range r.Groups {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -90,6 +91,22 @@ c     false      NotReplicated      default/standalone
 			require.Equal(t, exitOK, code, errb.String())
 			assert.Equal(t, tc.want, out.String())
 		})
+	}
+}
+
+// failingWriter fails every write, as a full disk or a closed pipe.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestWhatifWriteFails: an answer that cannot be written exits 1 with the
+// error, in table and in JSON form (the table exited 0, silently).
+func TestWhatifWriteFails(t *testing.T) {
+	for _, args := range [][]string{{"-drain", "a"}, {"-drain", "a", "-o", "json"}, {"-fit", "testdata/whatif/template.yaml"}} {
+		var errb bytes.Buffer
+		code := runWhatif(append(args, "-objects", whatifCluster), failingWriter{}, &errb)
+		assert.Equal(t, exitError, code, "%v", args)
+		assert.Contains(t, errb.String(), "no space left on device", "%v", args)
 	}
 }
 
