@@ -22,7 +22,8 @@ type Snapshot struct {
 func Empty() *Snapshot { return &Snapshot{view{st: state{tok: newToken()}}} }
 
 // Fork opens a mutable copy-on-write view of s; s itself is unchanged.
-// O(1), one small allocation.
+// O(1), one small allocation. Any number of goroutines may fork one
+// snapshot at once, each using its own Fork.
 func (s *Snapshot) Fork() *Fork {
 	f := &Fork{view: view{st: s.st}}
 	f.st.tok = newToken()

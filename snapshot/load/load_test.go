@@ -365,7 +365,7 @@ func TestReadErrors(t *testing.T) {
 			// separates, document 2 starts at line 14.
 			want: load.Error{File: "in.yaml", Line: 22, Document: 2, Kind: "Pod", Namespace: "ns", Name: "p",
 				Field: "spec.containers[1].resources.limits[cpu]"},
-			msg: `in.yaml:22: document 2: Pod "ns/p": spec.containers[1].resources.limits[cpu]: load: cannot decode object: invalid quantity "two"`,
+			msg: `in.yaml:22: document 2: Pod "ns/p": spec.containers[1].resources.limits[cpu]: load: cannot decode object: invalid quantity: "two"`,
 		},
 		{
 			name:     "missing node name",

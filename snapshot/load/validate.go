@@ -235,7 +235,7 @@ func describeDecodeError(e *Error, js []byte) {
 		if !found && !isQuantity(v) {
 			found = true
 			e.Field = path
-			e.Err = fmt.Errorf("%w: invalid quantity %s", ErrDecode, tokenText(v))
+			e.Err = fmt.Errorf("%w: invalid quantity: %s", ErrDecode, tokenText(v))
 		}
 	})
 	if found {
