@@ -90,8 +90,9 @@ type Error struct {
 	Item string
 	// Kind, Namespace and Name identify the object, when they are known.
 	// Errors found decoding or checking a namespaced object that names no
-	// namespace say "default", as load puts it; strict-decoding (unknown
-	// field) and RejectOtherKinds errors give the namespace as written. A
+	// namespace say "default", as load puts it (the kinds load reads, and
+	// Deployments and DaemonSets); other kinds, which only
+	// RejectOtherKinds errors name, give the namespace as written. A
 	// name or namespace that is a number or a boolean (name: 123) is
 	// given as written.
 	Kind, Namespace, Name string

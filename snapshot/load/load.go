@@ -943,6 +943,9 @@ func setIdentity(e *Error, obj runtime.Object) {
 			e.Namespace, e.Name = m.GetNamespace(), m.GetName()
 		}
 	}
+	if e.Namespace == "" && e.Name != "" && namespacedKinds[e.Kind] {
+		e.Namespace = metav1.NamespaceDefault // as load puts the object
+	}
 }
 
 func jsonKind(first byte) string {

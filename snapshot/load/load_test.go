@@ -455,7 +455,7 @@ func TestReadErrors(t *testing.T) {
 			sentinel: load.ErrUnknownField,
 			// The line of the longest part of the path the YAML spells
 			// in block style (spec), as for a field's own errors.
-			want: load.Error{File: "in.yaml", Line: 4, Document: 1, Kind: "Pod", Name: "p"},
+			want: load.Error{File: "in.yaml", Line: 4, Document: 1, Kind: "Pod", Namespace: "default", Name: "p"},
 			msg:  `unknown field "spec.containers[0].resources.request"`,
 		},
 		{
@@ -465,7 +465,7 @@ func TestReadErrors(t *testing.T) {
 			opts:     load.Options{Strict: true},
 			in:       "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resource:\n      requests: {cpu: 1}\n    imagePulPolicy: Always\n",
 			sentinel: load.ErrUnknownField,
-			want:     load.Error{File: "in.yaml", Line: 8, Document: 1, Kind: "Pod", Name: "p"},
+			want:     load.Error{File: "in.yaml", Line: 8, Document: 1, Kind: "Pod", Namespace: "default", Name: "p"},
 			msg:      `unknown field "spec.containers[0].imagePulPolicy", unknown field "spec.containers[0].resource"`,
 		},
 		{
@@ -481,7 +481,7 @@ func TestReadErrors(t *testing.T) {
 			opts:     load.Options{RejectOtherKinds: true},
 			in:       nodeYAML + "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n",
 			sentinel: load.ErrKind,
-			want:     load.Error{File: "in.yaml", Line: 13, Document: 2, Kind: "Deployment", Name: "d"},
+			want:     load.Error{File: "in.yaml", Line: 13, Document: 2, Kind: "Deployment", Namespace: "default", Name: "d"},
 			msg:      "apps/v1 Deployment",
 		},
 	}
