@@ -184,6 +184,9 @@ func newFlagSet(o *options) *flag.FlagSet {
 	return fs
 }
 
+// whatifOnlyFlags are the flags only the what-if modes take.
+var whatifOnlyFlags = map[string]bool{"limit": true, "expander": true, "greedy": true}
+
 // parse reads and checks the flags; errors are one-line usage errors.
 func parse(args []string, stdout io.Writer) (*options, []*policyDef, error) {
 	o := &options{}
@@ -193,6 +196,9 @@ func parse(args []string, stdout io.Writer) (*options, []*policyDef, error) {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stdout)
 			fs.Usage()
+		}
+		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok && whatifOnlyFlags[name] {
+			err = fmt.Errorf("%w (a what-if flag: give it with -fit, -scale-up or -drain)", err)
 		}
 		return nil, nil, err
 	}

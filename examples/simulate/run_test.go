@@ -35,6 +35,7 @@ func TestBadFlags(t *testing.T) {
 		want string // in the stderr line
 	}{
 		{"unknown flag", []string{"-frobnicate"}, "flag provided but not defined: -frobnicate"},
+		{"a what-if flag alone", []string{"-greedy"}, "flag provided but not defined: -greedy (a what-if flag: give it with -fit, -scale-up or -drain)"},
 		{"unknown policy", []string{"-policy", "default,nope"}, `unknown policy "nope"`},
 		{"scheduler name without objects", []string{"-scheduler-name", "volcano"}, "-scheduler-name needs -objects"},
 		{"empty scheduler name", []string{"-objects", typo, "-scheduler-name", " , "}, "-scheduler-name: no scheduler name"},

@@ -93,22 +93,30 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 			return exitOK
 		}
 	}
+	fs.SetOutput(io.Discard) // a parse error is one line, as in the replay mode
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stderr)
+			fs.Usage()
 			return exitOK
 		}
-		return exitUsage
+		return whatifUsage(stderr, err.Error())
 	}
 	o.objects = append(o.objects, fs.Args()...)
-	modes := 0
-	for _, m := range []string{o.fit, o.scaleUp, o.drain} {
-		if m != "" {
-			modes++
+	var modes []string
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "fit" || f.Name == "scale-up" || f.Name == "drain" {
+			modes = append(modes, "-"+f.Name)
 		}
-	}
+	})
 	switch {
-	case modes != 1:
+	case len(modes) > 1:
+		return whatifUsage(stderr, "give one of -fit, -scale-up, -drain, not "+strings.Join(modes, " and "))
+	case len(modes) == 0:
 		return whatifUsage(stderr, "give one of -fit, -scale-up, -drain")
+	case o.fit == "" && o.scaleUp == "" && o.drain == "":
+		return whatifUsage(stderr, modes[0]+" is empty: "+map[string]string{
+			"-fit": "give the Pod template's file", "-scale-up": "give the node groups' file", "-drain": "give node names or all"}[modes[0]])
 	case len(o.objects) == 0:
 		return whatifUsage(stderr, "the what-if modes need -objects")
 	case o.output != "table" && o.output != "json":

@@ -174,6 +174,22 @@ func TestWhatifUsage(t *testing.T) {
 		assert.Equal(t, exitUsage, runWhatif(args, &out, &errb), name)
 		assert.Contains(t, errb.String(), "simulate: ", name)
 	}
+	// One line that says what is wrong (a trial found "give one of"
+	// for an empty -drain and the whole usage for an unknown flag).
+	for args, want := range map[string]string{
+		"-drain|":                     "simulate: -drain is empty: give node names or all (see -h)\n",
+		"-fit|" + whatifCluster:       "simulate: give one of -fit, -scale-up, -drain, not -drain and -fit (see -h)\n",
+		"-drain|all|-svg|x.svg":       "simulate: flag provided but not defined: -svg (see -h)\n",
+		"-scale-up|g.yaml|-drain|all": "simulate: give one of -fit, -scale-up, -drain, not -drain and -scale-up (see -h)\n",
+	} {
+		var out, errb bytes.Buffer
+		a := strings.Split(args, "|")
+		if a[0] == "-fit" {
+			a = append(a, "-drain", "n1")
+		}
+		assert.Equal(t, exitUsage, runWhatif(append(a, "-objects", whatifCluster), &out, &errb), args)
+		assert.Equal(t, want, errb.String(), args)
+	}
 }
 
 // TestWhatifFitNotOnePod: a -fit file without exactly one Pod names the
