@@ -225,6 +225,10 @@ func parse(args []string, stdout io.Writer) (*options, []*policyDef, error) {
 	traceIn := o.trace != "" || o.nodes != "" || o.pods != ""
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	// Each output path is probed once, and only once the checks before
+	// its own have passed.
+	plotErr := sync.OnceValue(func() error { return outPathError(o.plot) })
+	placementsErr := sync.OnceValue(func() error { return outPathError(o.placements) })
 	switch {
 	case traceIn && len(o.objects) > 0:
 		return nil, nil, errors.New("-objects cannot be combined with -trace, -nodes or -pods")
@@ -248,10 +252,10 @@ func parse(args []string, stdout io.Writer) (*options, []*policyDef, error) {
 		return nil, nil, fmt.Errorf("-o %q: want table or json", o.output)
 	case o.plot != "" && !plotFormatOK(o.plot):
 		return nil, nil, fmt.Errorf("-svg %s: want a .svg, .png or .pdf file name", o.plot)
-	case o.plot != "" && outPathError(o.plot) != nil:
-		return nil, nil, fmt.Errorf("-svg %s: %w", o.plot, outPathError(o.plot))
-	case o.placements != "" && o.placements != "-" && outPathError(o.placements) != nil:
-		return nil, nil, fmt.Errorf("-placements %s: %w", o.placements, outPathError(o.placements))
+	case o.plot != "" && plotErr() != nil:
+		return nil, nil, fmt.Errorf("-svg %s: %w", o.plot, plotErr())
+	case o.placements != "" && o.placements != "-" && placementsErr() != nil:
+		return nil, nil, fmt.Errorf("-placements %s: %w", o.placements, placementsErr())
 	case o.plot != "" && o.placements != "" && sameFile(o.plot, o.placements):
 		return nil, nil, fmt.Errorf("-svg and -placements name the same file, %s", o.plot)
 	case set["scale"] && (traceIn || len(o.objects) > 0):
@@ -423,7 +427,7 @@ func simulate(ctx context.Context, o *options, pols []*policyDef, stdout, stderr
 	rep.Summaries = summarize(pols, results, o.timing, o.preemption)
 	// A file that cannot be written (the disk filled up during the run)
 	// does not cost the report: it is written all the same, and the
-	// first error returned after it.
+	// errors are returned after it.
 	var fileErrs []error
 	if o.placements == "-" {
 		// stdout carries the CSV alone, so that it can be piped.
@@ -554,30 +558,39 @@ func placementsCSV(out io.Writer, results []*runResult) error {
 
 // outPathError says why a file cannot be written at path (-svg,
 // -placements), so that the path is checked before a long run rather
-// than after it: its folder does not exist or is not a folder, or path
-// is a folder. Nil when none of these holds (a file that exists is
-// replaced).
+// than after it: it ends in a slash or is a folder, its folder does not
+// exist or is not a folder, or opening it for writing fails (probeWrite).
+// Nil when none of these holds (a file that exists is replaced).
 func outPathError(path string) error {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() || strings.HasSuffix(path, string(filepath.Separator)) {
+	fi, statErr := os.Stat(path)
+	switch {
+	case statErr == nil && fi.IsDir():
 		return errors.New("is a folder; want a file name")
+	case strings.HasSuffix(path, string(filepath.Separator)):
+		return errors.New("ends in a slash; want a file name")
+	case statErr == nil && !fi.Mode().IsRegular():
+		// A named pipe or a device (/dev/null): opening it to check
+		// would block on a pipe without a reader, or end the stream of
+		// one with a reader before the run writes it.
+		return nil
 	}
 	dir := filepath.Dir(path)
-	fi, err := os.Stat(dir)
+	di, err := os.Stat(dir)
 	switch {
 	case err != nil && errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("folder %s does not exist", dir)
-	case err == nil && !fi.IsDir():
+	case err == nil && !di.IsDir():
 		return fmt.Errorf("%s is not a folder", dir)
 	}
-	return probeWrite(path)
+	return probeWrite(path, errors.Is(statErr, fs.ErrNotExist))
 }
 
-// probeWrite opens path for writing, as the run will at its end, and
-// removes the file again if it made it: what the checks by name miss
-// (no permission, a dangling link, a name too long, "file/../x") fails
-// here, before the run. The error is the system's.
-func probeWrite(path string) error {
-	_, statErr := os.Stat(path)
+// probeWrite opens path (a regular file, or nothing yet: missing) for
+// writing without truncating it, as the run will at its end, and removes
+// the file again if it made it: what the checks by name miss (no
+// permission, a dangling link, a name too long, "file/../x") fails here,
+// before the run. The error is the system's.
+func probeWrite(path string, missing bool) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		var pe *fs.PathError
@@ -587,7 +600,7 @@ func probeWrite(path string) error {
 		return err
 	}
 	made := ""
-	if errors.Is(statErr, fs.ErrNotExist) {
+	if missing {
 		made, _ = filepath.EvalSymlinks(path) // the file a link led to
 	}
 	if err := f.Close(); err != nil {
@@ -599,15 +612,39 @@ func probeWrite(path string) error {
 	return nil
 }
 
-// sameFile reports whether paths a and b name one file: the same path,
-// or (when it exists) the same file by its identity.
+// sameFile reports whether paths a and b name one file: the same file
+// by its identity when both exist, else the same path once the links
+// that exist along them are followed (resolvePath).
 func sameFile(a, b string) bool {
-	if filepath.Clean(a) == filepath.Clean(b) {
-		return true
-	}
 	fa, errA := os.Stat(a)
 	fb, errB := os.Stat(b)
-	return errA == nil && errB == nil && os.SameFile(fa, fb)
+	if errA == nil && errB == nil {
+		return os.SameFile(fa, fb)
+	}
+	return resolvePath(a) == resolvePath(b)
+}
+
+// resolvePath is path made absolute with the links along it followed:
+// all of them when it exists, else its link (a dangling one) or its
+// folder's.
+func resolvePath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		return r
+	}
+	if t, err := os.Readlink(abs); err == nil {
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(filepath.Dir(abs), t)
+		}
+		return filepath.Clean(t)
+	}
+	if d, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		return filepath.Join(d, filepath.Base(abs))
+	}
+	return abs
 }
 
 // joinDistinct joins the non-nil errors of errs, each message once: runs

@@ -26,6 +26,8 @@ func TestBadFlags(t *testing.T) {
 	appsNode := writeFile(t, tmp, "node.yaml", "apiVersion: apps/v1\nkind: Node\nmetadata: {name: n1}\n")
 	dirSVG := filepath.Join(tmp, "plot.svg")
 	require.NoError(t, os.Mkdir(dirSVG, 0o755))
+	link := filepath.Join(tmp, "link.svg") // to real.svg, which does not exist
+	require.NoError(t, os.Symlink("real.svg", link))
 	dangling := filepath.Join(tmp, "dangling.svg")
 	require.NoError(t, os.Symlink(filepath.Join(tmp, "nowhere", "x.svg"), dangling))
 	typo := writeFile(t, tmp, "typo.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '1', memory: 1Gi, pods: '10'}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p1, namespace: default}\nspec:\n  containers:\n  - name: c\n    image: x\n    resource: {requests: {cpu: '64'}}\n")
@@ -55,6 +57,8 @@ func TestBadFlags(t *testing.T) {
 		// What the checks by name miss, the system says, before the run.
 		{"placements through a file", []string{"-placements", nodes + "/../p.csv"}, "not a directory"},
 		{"plot through a dangling link", []string{"-svg", dangling}, "-svg " + dangling + ": no such file or directory"},
+		{"placements ends in a slash", []string{"-placements", filepath.Join(tmp, "p.csv") + "/"}, "ends in a slash; want a file name"},
+		{"plot and placements one file through a link", []string{"-svg", link, "-placements", filepath.Join(tmp, "real.svg")}, "-svg and -placements name the same file"},
 		{"plot and placements the same file", []string{"-svg", filepath.Join(tmp, "same.svg"), "-placements", filepath.Join(tmp, ".", "same.svg")}, "-svg and -placements name the same file"},
 		{"negative inflate", []string{"-inflate", "-1"}, "-inflate -1: want a ratio in (0, 100], e.g. 1.3, or 0 (off)"},
 		{"objects and trace", []string{"-objects", "x.yaml", "-trace", tmp}, "-objects cannot be combined"},

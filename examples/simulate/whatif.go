@@ -216,7 +216,9 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	// Rendered first and written at once, so that a failed write (a full
-	// disk, a closed pipe) is seen and exits 1, as with -o json.
+	// disk) is seen and exits 1, as with -o json. (A closed pipe on
+	// standard output ends the program with SIGPIPE, as for any Go
+	// program.)
 	var b bytes.Buffer
 	table(&b)
 	if _, err := stdout.Write(b.Bytes()); err != nil {
