@@ -107,8 +107,8 @@ func FuzzManyForksAndSnapshots(f *testing.F) {
 }
 
 // TestConcurrentForksOfOneSnapshot: goroutines fork one snapshot and add
-// pods to the same few nodes, which all have free room in their pod
-// arrays; each keeps some pods (Commit) and discards others (Revert).
+// pods to the same few nodes; each keeps some pods (Commit) and discards
+// others (Revert).
 // Every goroutine sees exactly its own pods, and the snapshot none of
 // them. Under -race, two forks writing the same memory are also reported.
 func TestConcurrentForksOfOneSnapshot(t *testing.T) {
@@ -179,19 +179,22 @@ func TestConcurrentForksOfOneSnapshot(t *testing.T) {
 
 // Pods returns a slice whose capacity is its length: a caller that
 // appends to it gets a copy instead of writing into the node's spare
-// room, which the node's next pod (in any layer that copies it) takes.
+// room, which the node's next pod in the same Fork layer (changed in
+// place) takes. Before, the caller's append overwrote that pod.
 func TestPodsCannotBeAppendedInPlace(t *testing.T) {
 	c := snapshot.NewCache()
 	require.NoError(t, c.AddNode(st.MakeNode("n").Capacity("cpu", "8", "pods", "110").Obj()))
 	for j := range 5 {
 		require.NoError(t, c.AddPod(st.MakePod(fmt.Sprint("p", j)).Req("cpu", "1m").Node("n").Obj()))
 	}
-	snap := c.Snapshot()
-	pods := snap.Get("n").Pods()
+	f := c.Snapshot().Fork()
+	require.NoError(t, f.AddPodInfo(snapshot.MustPodInfo(st.MakePod("a").Obj()), "n"))
+	pods := f.Get("n").Pods()
 	require.Equal(t, len(pods), cap(pods))
-	_ = append(pods, snapshot.MustPodInfo(st.MakePod("stray").Obj()))
-	f := snap.Fork()
 	require.NoError(t, f.AddPodInfo(snapshot.MustPodInfo(st.MakePod("q").Obj()), "n"))
-	require.True(t, f.Get("n").HasPod(snapshot.PodKey{Namespace: "default", Name: "q"}))
-	require.Len(t, snap.Get("n").Pods(), 5)
+	_ = append(pods, snapshot.MustPodInfo(st.MakePod("stray").Obj()))
+	ni := f.Get("n")
+	require.True(t, ni.HasPod(snapshot.PodKey{Namespace: "default", Name: "q"}))
+	require.False(t, ni.HasPod(snapshot.PodKey{Namespace: "default", Name: "stray"}))
+	require.Len(t, ni.Pods(), 7)
 }

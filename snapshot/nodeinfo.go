@@ -455,7 +455,9 @@ func (n *NodeInfo) Free(r ResourceID) int64 {
 // Pods returns the pods bound to (or held on) the node, in no particular
 // order. Read-only; its capacity is its length (appending copies it). A
 // NodeInfo read from a [Fork] changes in place with later changes to the
-// node in the same layer, and the slice with it (see [Fork]).
+// node in the same layer (see [Fork]): a slice Pods returned before such
+// a change may then list pods the node no longer has (a removal moves the
+// last pod into the removed one's place) and not those it gained.
 func (n *NodeInfo) Pods() []*PodInfo { return n.pods[:len(n.pods):len(n.pods)] }
 
 // NumPods is len(Pods()).

@@ -94,7 +94,7 @@ type Error struct {
 	// Deployments and DaemonSets); other kinds, which only
 	// RejectOtherKinds errors name, give the namespace as written. A
 	// name or namespace that is a number or a boolean (name: 123) is
-	// given as written.
+	// given as YAML converted it (name: 1.10 gives "1.1").
 	Kind, Namespace, Name string
 	// Field is the offending field in the Kubernetes JSON path style, for
 	// example "spec.containers[0].resources.requests[cpu]", or "". A value

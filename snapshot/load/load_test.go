@@ -325,7 +325,7 @@ func TestReadErrors(t *testing.T) {
 			in:       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n    env:\n    - name: DEBUG\n      value: yes\n",
 			sentinel: load.ErrDecode,
 			want:     load.Error{File: "in.yaml", Line: 9, Document: 1, Kind: "Pod", Namespace: "default", Name: "p", Field: "spec.containers[0].env[0].value"},
-			msg:      "true is not a string (quote it: YAML reads unquoted yes, no, on, off, true and false as booleans)",
+			msg:      "true is not a string (quote it: YAML reads unquoted y, n, yes, no, on, off, true and false as booleans)",
 		},
 		{
 			name:     "an unquoted number for a string: the hint to quote it",

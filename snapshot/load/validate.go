@@ -251,7 +251,7 @@ func describeDecodeError(e *Error, js []byte) {
 			// What YAML made of an unquoted scalar the user meant as text.
 			switch v.(type) {
 			case bool:
-				what += " (quote it: YAML reads unquoted yes, no, on, off, true and false as booleans)"
+				what += " (quote it: YAML reads unquoted y, n, yes, no, on, off, true and false as booleans)"
 			case json.Number:
 				what += " (quote it: YAML reads an unquoted number as a number)"
 			}
@@ -291,8 +291,10 @@ var namespacedKinds = map[string]bool{
 }
 
 // identify sets e's Namespace and Name, and its Kind when unset, from the
-// JSON object js, as far as they are strings. Best effort, for messages:
-// a name of the wrong type may be the very error reported.
+// JSON object js: a string's text, a number's or a boolean's as the JSON
+// spells it (as YAML converted it: name: 1.10 gives 1.1), a kind only when
+// it is a string. Best effort, for messages: a name of the wrong type may
+// be the very error reported.
 func identify(e *Error, js []byte) {
 	var meta struct {
 		Kind     any `json:"kind"`
