@@ -577,7 +577,7 @@ func outPathError(path string) error {
 	dir := filepath.Dir(path)
 	di, err := os.Stat(dir)
 	switch {
-	case err != nil && errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("folder %s does not exist", dir)
 	case err == nil && !di.IsDir():
 		return fmt.Errorf("%s is not a folder", dir)

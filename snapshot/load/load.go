@@ -570,24 +570,8 @@ func fieldLines[E error](text []byte, at where, errs []E) {
 		if !errors.As(err, &e) || e.File != at.file || e.Line != at.line || e.Document != at.doc || e.Item != at.item {
 			continue
 		}
-		if e.Field != "" {
-			if n, ok := fieldLine(text, e.Field); ok {
-				e.Line = at.line + n - 1
-			}
-			continue
-		}
-		// A strict-decoding error lists its unknown or repeated fields
-		// in its text: the first of them in the document.
-		var se interface{ Errors() []error }
-		if !errors.Is(e.Err, ErrUnknownField) || !errors.As(e.Err, &se) {
-			continue
-		}
-		first := 0
-		for _, fe := range se.Errors() {
-			f, ok := strictField(fe.Error())
-			if !ok {
-				continue
-			}
+		first := 0 // the line of the first of e's fields in the document
+		for _, f := range errorFields(e) {
 			if n, ok := fieldLine(text, f); ok && (first == 0 || n < first) {
 				first = n
 			}
@@ -596,6 +580,25 @@ func fieldLines[E error](text []byte, at where, errs []E) {
 			e.Line = at.line + first - 1
 		}
 	}
+}
+
+// errorFields are the fields e is about: its Field, or the unknown or
+// repeated fields a strict-decoding error lists in its text.
+func errorFields(e *Error) []string {
+	if e.Field != "" {
+		return []string{e.Field}
+	}
+	var se interface{ Errors() []error }
+	if !errors.Is(e.Err, ErrUnknownField) || !errors.As(e.Err, &se) {
+		return nil
+	}
+	var fields []string
+	for _, fe := range se.Errors() {
+		if f, ok := strictField(fe.Error()); ok {
+			fields = append(fields, f)
+		}
+	}
+	return fields
 }
 
 // strictField returns the field path X of a strict-decoding error's
@@ -943,9 +946,7 @@ func setIdentity(e *Error, obj runtime.Object) {
 			e.Namespace, e.Name = m.GetNamespace(), m.GetName()
 		}
 	}
-	if e.Namespace == "" && e.Name != "" && namespacedKinds[e.Kind] {
-		e.Namespace = metav1.NamespaceDefault // as load puts the object
-	}
+	defaultNamespace(e)
 }
 
 func jsonKind(first byte) string {

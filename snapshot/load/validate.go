@@ -312,8 +312,14 @@ func identify(e *Error, js []byte) {
 	// A name or namespace of the wrong type (name: 123), which may be
 	// what the error is about, still identifies the object as written.
 	e.Name, e.Namespace = scalarText(meta.Metadata.Name), scalarText(meta.Metadata.Namespace)
+	defaultNamespace(e)
+}
+
+// defaultNamespace puts a named object of a namespaced kind that names
+// no namespace in "default", as load puts the object.
+func defaultNamespace(e *Error) {
 	if e.Namespace == "" && e.Name != "" && namespacedKinds[e.Kind] {
-		e.Namespace = metav1.NamespaceDefault // as load puts the object
+		e.Namespace = metav1.NamespaceDefault
 	}
 }
 
