@@ -57,11 +57,17 @@
 // comparisons of contiguous memory, no entry read, when the list holds
 // the same entries; the changed nodes are rebuilt as they are looked up,
 // O(pods on the node) and a publish each. Lookup and a passing
-// Filtering.Check: a hash of the entry (its identity), a probe in that
-// flat table and a generation read compared with the one the view keeps
+// Filtering.Check: a check of the calling goroutine's hint (the position
+// its last look-up found, or the next: a host that walks its list in order
+// per worker reads it sequentially; see hints.go) or else a hash of the
+// entry (its identity) and a probe in that flat table — whose 16-byte
+// slots hold each entry's full hash, so that for a list of one pointer
+// type (upstream's NodeInfos) a hash match is the entry, and no list entry
+// is read — and a generation read compared with the one the view keeps
 // beside the NodeInfo (no map, no load of the mirror's entry) plus the
 // filter's own work, no allocation. Score finds a cycle's candidates once
 // per Sync for all the scorers, by position when they come in list order,
-// and indexes them; Scores.Of is a hash and a probe in that index (no
-// read of the host's node).
+// and records each one's index at its list position (O(len(list)) bytes);
+// Scores.Of checks the goroutine's hint in the candidates the same way,
+// else probes and reads that record (no read of the host's node).
 package mirror

@@ -61,6 +61,8 @@ type Mirror[N comparable] struct {
 	syncs   atomic.Uint64               // Sync calls, for res
 	synced  atomic.Uint64               // syncs when the last successful Sync returned
 	res     atomic.Pointer[resolved[N]] // the last candidates Score resolved
+	near    hints                       // list positions, for lookup
+	nearC   hints                       // candidate indexes, for Scores.Of
 }
 
 // view is what a Sync publishes, immutable: the snapshot and the synced
@@ -71,46 +73,88 @@ type view[N comparable] struct {
 	snap  *snapshot.Snapshot
 	list  []N
 	ents  chunked // ents.at(pos): list[pos]'s entry's NodeInfo and generation; none without a node
-	table []int32 // position+1, 0 empty; len a power of two ≥ 2 len(list)
-	seed  maphash.Seed
-	// addr: the table hashes an entry's address mixed with salt (see
+	table []tslot // value: position; len a power of two ≥ 2 len(list)
+	ids   identity
+}
+
+// identity is how a view's table hashes and compares the entries of its
+// list (set by [view.index] and kept while the list's entries stay).
+type identity struct {
+	seed maphash.Seed
+	// addr: the table hashes an entry's address word mixed with salt (see
 	// hash), not its value with maphash.
 	addr bool
 	salt uint64
+	// exact: a hash match is an entry match, so a probe reads no list
+	// entry: addr holds, the hash is a bijection of the address word,
+	// and every entry has the type word tw (0 for a pointer N; an
+	// interface's type word, which equal interfaces share).
+	exact bool
+	tw    uintptr
+}
+
+// tslot is a slot of a view's table: a listed entry's full hash and its
+// position + 1 (0: empty), 16 bytes, so that a probe compares hashes in
+// the slot it loads.
+type tslot struct {
+	h  uint64
+	p1 int32
 }
 
 // find returns n's position in v.list, or -1: one hash of n (its
 // identity: for a pointer or an interface holding one, the address) and
-// a probe, no read of n's node.
+// a probe of v.table, no read of n's node. A hash match is checked
+// exactly: with v.ids.exact by n's type word (a register compare), else
+// by comparing n with the list entry.
 func (v *view[N]) find(n N) int {
-	if len(v.table) == 0 {
+	t := v.table
+	if len(t) == 0 {
 		return -1
 	}
-	mask := uint64(len(v.table) - 1)
-	for h := v.hash(n) & mask; ; h = (h + 1) & mask {
-		p := v.table[h] - 1
-		if p < 0 {
+	h := v.hash(n)
+	mask := uint64(len(t) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := t[i]
+		if s.p1 == 0 {
 			return -1
 		}
-		if v.list[p] == n {
-			return int(p)
+		if s.h == h {
+			p := int(s.p1 - 1)
+			if v.ids.exact {
+				if typeWord(n) == v.ids.tw {
+					return p
+				}
+			} else if v.list[p] == n {
+				return p
+			}
 		}
 	}
 }
 
 // hash is n's hash for the table: with addr, a mix of n's address word
 // (a pointer's value, an interface's data word) and a salt drawn from the
-// seed, a few instructions; else maphash of n.
+// seed, a few instructions and a bijection of the word; else maphash of n.
 func (v *view[N]) hash(n N) uint64 {
-	if v.addr {
+	if v.ids.addr {
 		w := *(*uint64)(unsafe.Add(unsafe.Pointer(&n), unsafe.Sizeof(n)-8))
-		return mix64(w ^ v.salt)
+		return mix64(w ^ v.ids.salt)
 	}
-	return maphash.Comparable(v.seed, n)
+	return maphash.Comparable(v.ids.seed, n)
 }
 
-// mix64 is MurmurHash3's 64-bit finaliser: every input bit reaches the
-// low bits the table's mask keeps (an address's low bits are zeros).
+// typeWord is n's first word when N is two words wide — the type word
+// of an interface, which is the only two-word N the table treats as
+// addressed — else 0. Called for an interface N or an addressed one.
+func typeWord[N comparable](n N) uintptr {
+	if unsafe.Sizeof(n) == 2*unsafe.Sizeof(uintptr(0)) {
+		return *(*uintptr)(unsafe.Pointer(&n))
+	}
+	return 0
+}
+
+// mix64 is MurmurHash3's 64-bit finaliser, a bijection: every input bit
+// reaches the low bits the table's mask keeps (an address's low bits are
+// zeros).
 func mix64(x uint64) uint64 {
 	x ^= x >> 33
 	x *= 0xff51afd7ed558ccd
@@ -140,21 +184,39 @@ func addressed[N comparable](list []N) bool {
 	return false
 }
 
-// index fills v.table for v.list.
+// index sets v.ids for v.list and fills v.table. O(len(list)).
 func (v *view[N]) index() {
+	v.ids.addr, v.ids.salt = addressed(v.list), maphash.Comparable(v.ids.seed, uint64(0))
+	v.ids.exact, v.ids.tw = v.ids.addr, 0
+	if v.ids.addr && reflect.TypeFor[N]().Kind() == reflect.Interface {
+		// Exact only when every entry has one dynamic type: then an
+		// interface with the address word and type word of an entry is
+		// that entry. A nil entry (type word 0) or a second type makes
+		// probes compare list entries.
+		for i, n := range v.list {
+			w := typeWord(n)
+			if i == 0 {
+				v.ids.tw = w
+			}
+			if w == 0 || w != v.ids.tw {
+				v.ids.exact = false
+				break
+			}
+		}
+	}
 	size := 16
 	for size < 2*len(v.list) {
 		size *= 2
 	}
-	v.table = make([]int32, size)
-	v.addr, v.salt = addressed(v.list), maphash.Comparable(v.seed, uint64(0))
-	mask := uint64(size - 1)
+	v.table = make([]tslot, size)
+	mask := uint64(len(v.table) - 1)
 	for p, n := range v.list {
-		h := v.hash(n) & mask
-		for v.table[h] != 0 {
-			h = (h + 1) & mask
+		h := v.hash(n)
+		i := h & mask
+		for v.table[i].p1 != 0 {
+			i = (i + 1) & mask
 		}
-		v.table[h] = int32(p) + 1
+		v.table[i] = tslot{h, int32(p) + 1}
 	}
 }
 
@@ -231,7 +293,7 @@ var Devices = openb.Devices
 // of their nodes and pods with dec (nil: snapshot.NvidiaDevices).
 func New[N comparable](src Source[N], dec snapshot.DeviceDecoder) *Mirror[N] {
 	m := &Mirror[N]{src: src, cache: snapshot.NewCacheWithDevices(dec), byName: map[string]*entry{}, seed: maphash.MakeSeed()}
-	m.cur.Store(&view[N]{snap: m.cache.Snapshot(), seed: m.seed})
+	m.cur.Store(&view[N]{snap: m.cache.Snapshot(), ids: identity{seed: m.seed}})
 	return m
 }
 
@@ -407,7 +469,7 @@ func (m *Mirror[N]) publish(listed bool) *snapshot.Snapshot {
 		}
 		e.ours = snap.Get(e.node.Name)
 	}
-	v := &view[N]{snap: snap, list: old.list, table: old.table, seed: m.seed, addr: old.addr, salt: old.salt}
+	v := &view[N]{snap: snap, list: old.list, table: old.table, ids: old.ids}
 	if listed {
 		v.list = append([]N(nil), m.prev...)
 		v.ents = makeChunked(len(v.list))
@@ -537,20 +599,32 @@ func (m *Mirror[N]) podInfos(n N, node *v1.Node, prev map[*v1.Pod]*snapshot.PodI
 // (a new generation: a pod assumed, bound or deleted, a node update) is
 // rebuilt and published first, as a Sync would ([Mirror.refresh]); nil
 // if that fails (the caller converts n, which names the error). An
-// unchanged entry costs a hash of n, a probe and one generation read: no
-// lock, no allocation.
+// unchanged entry costs a check of the calling goroutine's hint (see
+// hints: the entry at its last answer's position or the next one) or,
+// when that misses, a hash of n and a probe; then one generation read:
+// no lock, no allocation.
 func (m *Mirror[N]) Lookup(n N) *snapshot.NodeInfo {
 	ours, _ := m.lookup(n)
 	return ours
 }
 
 // lookup is Lookup with n's position in the last synced list (-1 with
-// nil): a hash of n and a probe ([view.find]), then one generation read.
+// nil): the hint's positions checked, else a hash of n and a probe
+// ([view.find]); then one generation read.
 func (m *Mirror[N]) lookup(n N) (*snapshot.NodeInfo, int) {
 	v := m.cur.Load()
-	p := v.find(n)
-	if p < 0 {
-		return nil, -1
+	c := m.near.cursor()
+	p := int(c.Load())
+	if k := len(v.list); p >= k || v.list[p] != n {
+		if p++; p == k {
+			p = 0
+		}
+		if p >= k || v.list[p] != n {
+			if p = v.find(n); p < 0 {
+				return nil, -1
+			}
+		}
+		c.Store(int32(p))
 	}
 	e := v.ents.at(p)
 	if e.ours == nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -406,20 +407,66 @@ func TestLookupByAddressOrValue(t *testing.T) {
 	m := New(ifaceSrc, nil)
 	_, err := m.Sync([]entryOf{pa, pb})
 	require.NoError(t, err)
-	assert.True(t, m.cur.Load().addr, "a list of pointers is hashed by address")
+	assert.True(t, m.cur.Load().ids.addr, "a list of pointers is hashed by address")
 	assert.Same(t, m.Current().Get("b"), m.Lookup(pb))
 	assert.Nil(t, m.Lookup(&pointed{b}), "another pointer is another entry")
 
 	m = New(ifaceSrc, nil)
 	_, err = m.Sync([]entryOf{pa, boxed{b, 7}})
 	require.NoError(t, err)
-	assert.False(t, m.cur.Load().addr, "a boxed value: hashed by value")
+	assert.False(t, m.cur.Load().ids.addr, "a boxed value: hashed by value")
 	for range 3 {
 		again := entryOf(boxed{b, 7}) // equal, boxed anew
 		assert.Same(t, m.Current().Get("b"), m.Lookup(again))
 		assert.Same(t, m.Current().Get("a"), m.Lookup(pa))
 	}
 	assert.Nil(t, m.Lookup(boxed{b, 8}))
+}
+
+// aliased is a second pointer type of entryOf: a *aliased made from a
+// *pointed has its address and another dynamic type.
+type aliased struct{ n *fakeNode }
+
+func (p *aliased) fake() *fakeNode { return p.n }
+
+// An entry is found by its address and its dynamic type: an interface
+// holding a pointer of another type at the same address is another entry
+// (they are not ==), whether the list holds one pointer type (exact: a
+// hash match is checked by type word alone) or two (a hash match is
+// checked by comparing the list entry). The same holds for the candidate
+// index of Score (resolved.index), whose table is probed the same way.
+func TestLookupByAddressAndType(t *testing.T) {
+	a, b, c := newNode("a", "4", 1), newNode("b", "4", 1), newNode("c", "4", 1)
+	pa, pb := &pointed{a}, &pointed{b}
+	aliasB := (*aliased)(unsafe.Pointer(pb))
+	require.NotEqual(t, entryOf(pb), entryOf(aliasB))
+
+	m := New(ifaceSrc, nil)
+	_, err := m.Sync([]entryOf{pa, pb})
+	require.NoError(t, err)
+	assert.True(t, m.cur.Load().ids.exact, "one pointer type: exact")
+	assert.Same(t, m.Current().Get("b"), m.Lookup(pb))
+	assert.Nil(t, m.Lookup(aliasB), "same address, another type")
+	r, err := m.resolve([]entryOf{pa, pb, pb})
+	require.NoError(t, err)
+	assert.Equal(t, 1, r.index(pb), "listed twice: the first")
+	assert.Equal(t, -1, r.index(aliasB))
+
+	pc := &aliased{c}
+	aliasC := (*pointed)(unsafe.Pointer(pc))
+	m = New(ifaceSrc, nil)
+	_, err = m.Sync([]entryOf{pa, pb, pc})
+	require.NoError(t, err)
+	v := m.cur.Load()
+	assert.True(t, v.ids.addr, "pointers: hashed by address")
+	assert.False(t, v.ids.exact, "two types: a hash match compares entries")
+	assert.Same(t, m.Current().Get("b"), m.Lookup(pb))
+	assert.Same(t, m.Current().Get("c"), m.Lookup(pc))
+	assert.Nil(t, m.Lookup(aliasB))
+	assert.Nil(t, m.Lookup(aliasC))
+	r, err = m.resolve([]entryOf{pc, pb, pa})
+	require.NoError(t, err)
+	assert.Equal(t, []int{0, 1, 2, -1, -1}, []int{r.index(pc), r.index(pb), r.index(pa), r.index(aliasB), r.index(aliasC)})
 }
 
 // SyncLazy over the same random sequence as TestSyncMatchesFromScratch:

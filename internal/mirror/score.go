@@ -35,28 +35,44 @@ type resolved[N comparable] struct {
 	syncs uint64   // m.syncs when made
 	v     *view[N] // the view searched
 	first *N       // &candidates[0]
+	cands []N      // the candidates (the host's slice, unchanged until the next Sync)
 	n     int
 	ours  []*snapshot.NodeInfo
 	pos   []int32
-	// tbl: an open-addressed table from a held candidate (pos ≥ 0) to
-	// its index i (stored i+1, 0 empty), hashed as v.find hashes; len a
-	// power of two ≥ 2 n.
-	tbl []int32
+	// at: per position of v.list, the index + 1 of the first held
+	// candidate listed there (0: none).
+	at []int32
+}
+
+// near returns the index of a held candidate that is n, or -1: the
+// calling goroutine's last answer (m.nearC) or the index after it when
+// the candidate there is n, else [resolved.index]. A host scoring its
+// candidates in order per worker, with one or more plugins per node,
+// makes a guess right and the check a sequential read of the
+// candidates. A candidate listed twice may be answered by either
+// index: both hold the score of the same node.
+func (r *resolved[N]) near(m *Mirror[N], n N) int {
+	c := m.nearC.cursor()
+	i := int(c.Load())
+	if i >= r.n || r.pos[i] < 0 || r.cands[i] != n {
+		if i++; i >= r.n || r.pos[i] < 0 || r.cands[i] != n {
+			if i = r.index(n); i < 0 {
+				return -1
+			}
+		}
+		c.Store(int32(i))
+	}
+	return i
 }
 
 // index returns the index of the first held candidate that is n, or -1:
-// a hash of n and a probe comparing list entries, no read of n.
+// n's position in the view (view.find: a hash and a probe, no read of n)
+// and a read of at.
 func (r *resolved[N]) index(n N) int {
-	mask := uint64(len(r.tbl) - 1)
-	for h := r.v.hash(n) & mask; ; h = (h + 1) & mask {
-		i := r.tbl[h] - 1
-		if i < 0 {
-			return -1
-		}
-		if r.v.list[r.pos[i]] == n {
-			return int(i)
-		}
+	if p := r.v.find(n); p >= 0 {
+		return int(r.at[p]) - 1
 	}
+	return -1
 }
 
 // resolve finds candidates in the published view: by position (a
@@ -65,11 +81,13 @@ func (r *resolved[N]) index(n N) int {
 // then one generation read each (none when the last call was a Sync that
 // succeeded: it read them all); a listed entry changed since it was
 // mirrored is refreshed ([Mirror.refresh]), and a candidate the mirror
-// does not hold (altered for this call) is converted. The held
-// candidates are indexed by identity for [Scores.Of]. The result is kept and returned again for the same
-// candidate slice (same first element and length) until the next Sync
-// (the adapter's score plugins share one cycle's list). Errors: a
-// candidate that does not convert. O(candidates), no map look-up.
+// does not hold (altered for this call) is converted. Each held
+// candidate's index is recorded at its list position, for [Scores.Of]
+// (which finds the position with view.find). The result is kept and
+// returned again for the same candidate slice (same first element and
+// length) until the next Sync (the adapter's score plugins share one
+// cycle's list). Errors: a candidate that does not convert. O(candidates) and O(len(list))
+// bytes zeroed, no map look-up.
 func (m *Mirror[N]) resolve(candidates []N) (*resolved[N], error) {
 	// verified: v is the view of the last Sync, which succeeded and read
 	// the generation of every listed entry, so a candidate that is a
@@ -87,7 +105,7 @@ func (m *Mirror[N]) resolve(candidates []N) (*resolved[N], error) {
 	}
 	r := &resolved[N]{syncs: syncs, v: v, n: len(candidates), ours: make([]*snapshot.NodeInfo, len(candidates)), pos: make([]int32, len(candidates))}
 	if len(candidates) > 0 {
-		r.first = &candidates[0]
+		r.first, r.cands = &candidates[0], candidates
 	}
 	k, next := len(v.list), 0 // the position after the previous candidate's
 	for i, c := range candidates {
@@ -120,24 +138,10 @@ func (m *Mirror[N]) resolve(candidates []N) (*resolved[N], error) {
 			}
 		}
 	}
-	size := 16
-	for size < 2*len(candidates) {
-		size *= 2
-	}
-	r.tbl = make([]int32, size)
-	mask := uint64(size - 1)
-	for i, c := range candidates {
-		if r.pos[i] < 0 {
-			continue
-		}
-		h := v.hash(c) & mask
-		for ; r.tbl[h] != 0; h = (h + 1) & mask {
-			if v.list[r.pos[r.tbl[h]-1]] == c {
-				break // listed twice: the first is found
-			}
-		}
-		if r.tbl[h] == 0 {
-			r.tbl[h] = int32(i) + 1
+	r.at = make([]int32, len(v.list))
+	for i, p := range r.pos {
+		if p >= 0 && r.at[p] == 0 {
+			r.at[p] = int32(i) + 1 // listed twice: the first is found
 		}
 	}
 	m.res.Store(r)
@@ -211,7 +215,7 @@ func (s *Scores[N]) scored(ours *snapshot.NodeInfo) *snapshot.NodeInfo {
 // candidate the mirror held (a hash probe, no read of n, no allocation),
 // else n scored on its own (allocates). Errors: n does not convert.
 func (s *Scores[N]) Of(n N) (int64, error) {
-	if i := s.r.index(n); i >= 0 {
+	if i := s.r.near(s.m, n); i >= 0 {
 		return s.raw[i], nil
 	}
 	ours, err := s.m.Convert(n)
