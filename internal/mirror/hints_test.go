@@ -155,3 +155,35 @@ func TestLookupHintsConcurrent(t *testing.T) {
 	wg.Wait()
 	assert.GreaterOrEqual(t, len(cursors), workers/2, "goroutines share few cursors")
 }
+
+// A list naming an entry twice: a candidate found at the entry's second
+// position (by the in-order fast path of resolve) is still found by
+// index (at the first position, which view.find answers), so Of answers
+// from the batch without converting (no allocation). And Of checks its
+// hint against the mirror's copy of the list, not the caller's slice: a
+// slice changed after Score changes no answer.
+func TestScoresOfListNamingAnEntryTwice(t *testing.T) {
+	a, b := newNode("a", "4", 1), newNode("b", "8", 1)
+	m := synced(t, a, b, a)
+	require.True(t, m.cur.Load().dups)
+	la, err := score.NewLeastAllocated()
+	require.NoError(t, err)
+	cands := []*fakeNode{b, a}
+	sc, err := m.Score(la, podInfo(t, pod("p", "1")), cands)
+	require.NoError(t, err)
+	assert.Equal(t, []int32{1, 2}, sc.r.pos, "a found at its second position")
+	assert.Equal(t, 1, sc.r.index(a))
+	assert.Equal(t, 0, sc.r.index(b))
+	// a: cpu (4000-1000)*100/4000 = 75, memory 87 → 81;
+	// b: cpu (8000-1000)*100/8000 = 87, memory 87 → 87.
+	want := map[*fakeNode]int64{a: 81, b: 87}
+	cands[0], cands[1] = cands[1], cands[0]
+	for range 3 {
+		for _, n := range []*fakeNode{a, b, a, a, b} {
+			got, err := sc.Of(n)
+			require.NoError(t, err)
+			require.Equal(t, want[n], got, n.node.Name)
+		}
+	}
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _, _ = sc.Of(a) }))
+}

@@ -74,6 +74,7 @@ type view[N comparable] struct {
 	list  []N
 	ents  chunked // ents.at(pos): list[pos]'s entry's NodeInfo and generation; none without a node
 	table []tslot // value: position; len a power of two ≥ 2 len(list)
+	dups  bool    // list holds an entry twice (find answers its first position)
 	ids   identity
 }
 
@@ -209,12 +210,15 @@ func (v *view[N]) index() {
 		size *= 2
 	}
 	v.table = make([]tslot, size)
+	v.dups = false
 	mask := uint64(len(v.table) - 1)
 	for p, n := range v.list {
 		h := v.hash(n)
 		i := h & mask
-		for v.table[i].p1 != 0 {
-			i = (i + 1) & mask
+		for ; v.table[i].p1 != 0; i = (i + 1) & mask {
+			if s := v.table[i]; s.h == h && (v.ids.exact || v.list[s.p1-1] == n) {
+				v.dups = true // find answers the first position
+			}
 		}
 		v.table[i] = tslot{h, int32(p) + 1}
 	}
@@ -469,7 +473,7 @@ func (m *Mirror[N]) publish(listed bool) *snapshot.Snapshot {
 		}
 		e.ours = snap.Get(e.node.Name)
 	}
-	v := &view[N]{snap: snap, list: old.list, table: old.table, ids: old.ids}
+	v := &view[N]{snap: snap, list: old.list, table: old.table, dups: old.dups, ids: old.ids}
 	if listed {
 		v.list = append([]N(nil), m.prev...)
 		v.ents = makeChunked(len(v.list))

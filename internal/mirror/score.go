@@ -35,27 +35,33 @@ type resolved[N comparable] struct {
 	syncs uint64   // m.syncs when made
 	v     *view[N] // the view searched
 	first *N       // &candidates[0]
-	cands []N      // the candidates (the host's slice, unchanged until the next Sync)
 	n     int
 	ours  []*snapshot.NodeInfo
 	pos   []int32
-	// at: per position of v.list, the index + 1 of the first held
-	// candidate listed there (0: none).
+	// at: per position of v.list that view.find answers (an entry's
+	// first), the index + 1 of the first held candidate that is the
+	// entry there (0: none).
 	at []int32
+}
+
+// held reports whether candidate i is held and is n: its list entry
+// (the view's own copy, not the host's slice) compared with n.
+func (r *resolved[N]) held(i int, n N) bool {
+	return i < r.n && r.pos[i] >= 0 && r.v.list[r.pos[i]] == n
 }
 
 // near returns the index of a held candidate that is n, or -1: the
 // calling goroutine's last answer (m.nearC) or the index after it when
-// the candidate there is n, else [resolved.index]. A host scoring its
-// candidates in order per worker, with one or more plugins per node,
-// makes a guess right and the check a sequential read of the
-// candidates. A candidate listed twice may be answered by either
-// index: both hold the score of the same node.
+// that candidate is n (see held), else [resolved.index]. A host scoring
+// its candidates in order per worker, with one or more plugins per node,
+// makes a guess right and the check sequential reads. A candidate
+// listed twice may be answered by either index: both hold the score of
+// the same node.
 func (r *resolved[N]) near(m *Mirror[N], n N) int {
 	c := m.nearC.cursor()
 	i := int(c.Load())
-	if i >= r.n || r.pos[i] < 0 || r.cands[i] != n {
-		if i++; i >= r.n || r.pos[i] < 0 || r.cands[i] != n {
+	if !r.held(i, n) {
+		if i++; !r.held(i, n) {
 			if i = r.index(n); i < 0 {
 				return -1
 			}
@@ -82,12 +88,13 @@ func (r *resolved[N]) index(n N) int {
 // succeeded: it read them all); a listed entry changed since it was
 // mirrored is refreshed ([Mirror.refresh]), and a candidate the mirror
 // does not hold (altered for this call) is converted. Each held
-// candidate's index is recorded at its list position, for [Scores.Of]
-// (which finds the position with view.find). The result is kept and
-// returned again for the same candidate slice (same first element and
-// length) until the next Sync (the adapter's score plugins share one
-// cycle's list). Errors: a candidate that does not convert. O(candidates) and O(len(list))
-// bytes zeroed, no map look-up.
+// candidate's index is recorded at the list position view.find gives
+// its entry, for [Scores.Of]. The result is kept and returned again for
+// the same candidate slice (same first element and length) until the
+// next Sync (the adapter's score plugins share one cycle's list).
+// Errors: a candidate that does not convert. O(candidates) (plus a probe
+// each when the list names an entry twice) and O(len(list)) bytes
+// zeroed, no map look-up.
 func (m *Mirror[N]) resolve(candidates []N) (*resolved[N], error) {
 	// verified: v is the view of the last Sync, which succeeded and read
 	// the generation of every listed entry, so a candidate that is a
@@ -105,7 +112,7 @@ func (m *Mirror[N]) resolve(candidates []N) (*resolved[N], error) {
 	}
 	r := &resolved[N]{syncs: syncs, v: v, n: len(candidates), ours: make([]*snapshot.NodeInfo, len(candidates)), pos: make([]int32, len(candidates))}
 	if len(candidates) > 0 {
-		r.first, r.cands = &candidates[0], candidates
+		r.first = &candidates[0]
 	}
 	k, next := len(v.list), 0 // the position after the previous candidate's
 	for i, c := range candidates {
@@ -140,8 +147,13 @@ func (m *Mirror[N]) resolve(candidates []N) (*resolved[N], error) {
 	}
 	r.at = make([]int32, len(v.list))
 	for i, p := range r.pos {
+		if p >= 0 && v.dups {
+			// An entry listed twice may have been found at a later
+			// position; index looks it up at its first.
+			p = int32(v.find(candidates[i]))
+		}
 		if p >= 0 && r.at[p] == 0 {
-			r.at[p] = int32(i) + 1 // listed twice: the first is found
+			r.at[p] = int32(i) + 1 // a candidate twice: the first is found
 		}
 	}
 	m.res.Store(r)
@@ -159,7 +171,8 @@ func (m *Mirror[N]) resolve(candidates []N) (*resolved[N], error) {
 // scorer's, or a candidate that does not convert. O(candidates) plus the
 // scorer's pass and the refreshes, no map look-up (a ledger's view adds
 // a name look-up per candidate); allocates the result, O(candidates)
-// bytes.
+// bytes, and once per Sync and candidate slice O(len(list)) bytes (see
+// resolve).
 func (m *Mirror[N]) Score(s score.Scorer, pod *snapshot.PodInfo, candidates []N) (*Scores[N], error) {
 	r, err := m.resolve(candidates)
 	if err != nil {
@@ -212,8 +225,10 @@ func (s *Scores[N]) scored(ours *snapshot.NodeInfo) *snapshot.NodeInfo {
 }
 
 // Of returns n's score: the one [Mirror.Score] computed when n was a
-// candidate the mirror held (a hash probe, no read of n, no allocation),
-// else n scored on its own (allocates). Errors: n does not convert.
+// candidate the mirror held (the calling goroutine's hint checked
+// against the mirror's copy of the list, else a hash probe; no read of
+// n, no allocation), else n scored on its own (allocates). Errors: n
+// does not convert.
 func (s *Scores[N]) Of(n N) (int64, error) {
 	if i := s.r.near(s.m, n); i >= 0 {
 		return s.raw[i], nil
