@@ -23,6 +23,10 @@ import (
 const (
 	throughputNodes = 5000
 	throughputPods  = 10000
+	// throughputPairs: the upstream+schedkit-plugins row runs this many
+	// pairs (plain upstream, then with schedkit's plugins), each run a
+	// fresh cluster with 1/throughputPairs of the row's pods.
+	throughputPairs = 4
 )
 
 // defaultConfig is upstream's default KubeSchedulerConfiguration (one
@@ -66,9 +70,10 @@ func withPlugins(b *testing.B, pct int32) (*config.KubeSchedulerConfiguration, f
 
 // BenchmarkThroughput: pods per second scheduling the same pods onto the
 // same nodes with the real upstream scheduler in-process (default profile,
-// fake clientset, bindings included) and with schedkit's custom loop
-// (default filters and profile, ledger holds and confirms). One op is one
-// whole run; run with -benchtime 1x.
+// fake clientset, bindings included), with upstream and schedkit's
+// resource plugins (runs paired with plain upstream: pairedRuns) and
+// with schedkit's custom loop (default filters and profile, ledger holds
+// and confirms). One op is one whole run; run with -benchtime 1x.
 func BenchmarkThroughput(b *testing.B) {
 	for _, tc := range []struct {
 		name string
@@ -82,23 +87,24 @@ func BenchmarkThroughput(b *testing.B) {
 		{"pct=100", 100, throughputPods / 5},
 	} {
 		key := fmt.Sprintf("%s/pods=%d", tc.name, tc.pods)
-		var upWall, upCPU float64
 		b.Run(fmt.Sprintf("impl=upstream/%s/nodes=%d/pods=%d", tc.name, throughputNodes, tc.pods), func(b *testing.B) {
-			upWall, upCPU = runUpstream(b, tc.pods, func() (*config.KubeSchedulerConfiguration, frameworkruntime.Registry) {
+			upWall, _ := runUpstream(b, tc.pods, func() (*config.KubeSchedulerConfiguration, frameworkruntime.Registry) {
 				return defaultConfig(b, tc.pct), inprocess.Registry()
 			})
 			upstreamPodsPerSec[key] = upWall
 		})
 		b.Run(fmt.Sprintf("impl=upstream+schedkit-plugins/%s/nodes=%d/pods=%d", tc.name, throughputNodes, tc.pods), func(b *testing.B) {
-			wall, cpu := runUpstream(b, tc.pods, func() (*config.KubeSchedulerConfiguration, frameworkruntime.Registry) {
-				return withPlugins(b, tc.pct)
-			})
-			// The same scheduler with two plugins swapped: the CPU-time
-			// ratio is the steadier one on a shared machine.
-			if upWall > 0 && upCPU > 0 {
-				b.ReportMetric(wall/upWall, "x-upstream")
-				b.ReportMetric(cpu/upCPU, "x-upstream-cpu")
+			// The same scheduler with two plugins swapped, measured in
+			// pairs of shorter runs alternating with plain upstream (see
+			// pairedRuns): on a shared machine, load that comes and goes
+			// hits both sides of a pair alike.
+			plain := func() (*config.KubeSchedulerConfiguration, frameworkruntime.Registry) {
+				return defaultConfig(b, tc.pct), inprocess.Registry()
 			}
+			plugins := func() (*config.KubeSchedulerConfiguration, frameworkruntime.Registry) {
+				return withPlugins(b, tc.pct)
+			}
+			pairedRuns(b, tc.pods/throughputPairs, plain, plugins)
 		})
 		b.Run(fmt.Sprintf("impl=schedkit/%s/nodes=%d/pods=%d", tc.name, throughputNodes, tc.pods), func(b *testing.B) {
 			var rate float64
@@ -164,4 +170,78 @@ func runUpstream(b *testing.B, pods int, setup func() (*config.KubeSchedulerConf
 	b.ReportMetric(wall, "pods/s")
 	b.ReportMetric(cpu, "pods/cpu-s")
 	return wall, cpu
+}
+
+// pairedRuns times the real scheduler configured by base and by alt,
+// alternately, throughputPairs times each (base first in odd pairs, alt
+// first in even ones, so that neither always runs second), each run a
+// fresh cluster scheduling pods pods. A run is timed in its steady
+// state: from the binding that ends the first tenth of its pods (the
+// scheduler's start, informer sync and the first cycles' warm-up — the
+// mirror's first build for the plugins — left out) to the last binding,
+// in wall-clock and process CPU time. It reports alt's pods/s and
+// pods/cpu-s, and alt over base: x-upstream and x-upstream-cpu (totals
+// over all pairs: pods per second of alt / of base, above 1 when alt is
+// faster) and the lowest and highest pair's CPU ratio.
+func pairedRuns(b *testing.B, pods int, base, alt func() (*config.KubeSchedulerConfiguration, frameworkruntime.Registry)) {
+	var sum [2]struct{ pods, wall, cpu float64 }
+	lo, hi := 0.0, 0.0
+	for b.Loop() {
+		for pair := range throughputPairs {
+			var rate [2]float64
+			for k := range 2 {
+				side := k
+				if pair%2 == 1 {
+					side = 1 - k
+				}
+				setup := base
+				if side == 1 {
+					setup = alt
+				}
+				n, wall, cpu := steadyRun(b, pods, setup)
+				sum[side].pods += n
+				sum[side].wall += wall
+				sum[side].cpu += cpu
+				rate[side] = n / cpu
+			}
+			r := rate[1] / rate[0]
+			if pair == 0 || r < lo {
+				lo = r
+			}
+			if pair == 0 || r > hi {
+				hi = r
+			}
+		}
+	}
+	b.ReportMetric(sum[1].pods/sum[1].wall, "pods/s")
+	b.ReportMetric(sum[1].pods/sum[1].cpu, "pods/cpu-s")
+	b.ReportMetric((sum[1].pods/sum[1].wall)/(sum[0].pods/sum[0].wall), "x-upstream")
+	b.ReportMetric((sum[1].pods/sum[1].cpu)/(sum[0].pods/sum[0].cpu), "x-upstream-cpu")
+	b.ReportMetric(lo, "x-upstream-cpu-min")
+	b.ReportMetric(hi, "x-upstream-cpu-max")
+}
+
+// steadyRun starts the scheduler configured by setup on a fresh cluster
+// of throughputNodes nodes and pods pending pods, and returns how many
+// bindings it timed and their wall-clock and process CPU seconds, from
+// the one that completes the first tenth of the pods to the last.
+func steadyRun(b *testing.B, pods int, setup func() (*config.KubeSchedulerConfiguration, frameworkruntime.Registry)) (n, wall, cpu float64) {
+	b.StopTimer()
+	defer b.StartTimer()
+	nodes, ps := throughputInputs(throughputNodes, pods, "default-scheduler")
+	cl, err := inprocess.NewCluster(nodes, ps)
+	require.NoError(b, err)
+	cfg, reg := setup()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b.StartTimer()
+	_, err = cl.Start(ctx, cfg, reg)
+	require.NoError(b, err)
+	require.NoError(b, cl.WaitBinds(ctx, max(pods/10, 1), 10*time.Minute))
+	n0, start, c0 := cl.Binds(), time.Now(), cpuTime()
+	require.NoError(b, cl.WaitBinds(ctx, pods, 10*time.Minute))
+	n, wall, cpu = float64(cl.Binds()-n0), time.Since(start).Seconds(), (cpuTime() - c0).Seconds()
+	b.StopTimer()
+	require.Positive(b, n, "no binding in the timed span")
+	return n, wall, cpu
 }
