@@ -67,7 +67,20 @@ func writePlot(path string, r *report) error {
 	p.X.Max += 0.04 * (p.X.Max - p.X.Min)
 	p.Legend.XOffs = vg.Points(10)
 	p.Legend.YOffs = -vg.Points(10)
-	if err := p.Save(7*vg.Inch, 4.5*vg.Inch, path); err != nil {
+	// p.Save would open path with os.Create (see createOut).
+	w, err := p.WriterTo(7*vg.Inch, 4.5*vg.Inch, strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), "."))
+	if err != nil {
+		return fmt.Errorf("writing plot: %w", err)
+	}
+	f, err := createOut(path)
+	if err != nil {
+		return fmt.Errorf("writing plot: %w", err)
+	}
+	if _, err := w.WriteTo(f); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("writing plot: %w", err)
+	}
+	if err := f.Close(); err != nil {
 		return fmt.Errorf("writing plot: %w", err)
 	}
 	return nil

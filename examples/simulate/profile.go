@@ -21,7 +21,7 @@ func profileFlags(fs *flag.FlagSet, o *options) {
 func startProfiles(o *options) (stop func() error, err error) {
 	var cpu *os.File
 	if o.cpuProfile != "" {
-		if cpu, err = os.Create(o.cpuProfile); err != nil {
+		if cpu, err = createOut(o.cpuProfile); err != nil {
 			return nil, fmt.Errorf("-cpuprofile: %w", err)
 		}
 		if err := pprof.StartCPUProfile(cpu); err != nil {
@@ -50,7 +50,7 @@ func startProfiles(o *options) (stop func() error, err error) {
 }
 
 func writeHeapProfile(path string) error {
-	f, err := os.Create(path)
+	f, err := createOut(path)
 	if err != nil {
 		return err
 	}

@@ -524,7 +524,7 @@ func (c *cluster) boundNamed(name string) []*v1.Pod {
 // writePlacements writes policy, seed, pod, node, devices, prebound rows
 // to the file at path (placementsCSV).
 func writePlacements(path string, results []*runResult) (err error) {
-	f, err := os.Create(path)
+	f, err := createOut(path)
 	if err != nil {
 		return fmt.Errorf("-placements: %w", err)
 	}
@@ -554,6 +554,16 @@ func placementsCSV(out io.Writer, results []*runResult) error {
 		return fmt.Errorf("-placements: %w", err)
 	}
 	return nil
+}
+
+// createOut opens path for writing as a shell's "> path" does: created
+// if missing, emptied if a file, and write-only. os.Create opens read-
+// write, which on a named pipe does not wait for a reader: the run wrote
+// into the pipe and closed it, and what a reader not yet there would have
+// read was gone, and it then waited forever. Write-only, the open waits
+// for the reader.
+func createOut(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
 }
 
 // outPathError says why a file cannot be written at path (-svg,
