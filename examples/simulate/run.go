@@ -157,7 +157,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.explain, "explain", "", "print the score breakdown of `POD`'s decision (name or namespace/name)")
 	fs.StringVar(&o.output, "o", "table", "output `FORMAT`: table or json")
 	fs.StringVar(&o.plot, "svg", "", "plot allocation vs arrived demand to `FILE` (.svg, .png or .pdf)")
-	fs.StringVar(&o.placements, "placements", "", "write every placement as CSV to `FILE` (\"-\": to standard output, and the report to standard error)")
+	fs.StringVar(&o.placements, "placements", "", "write every placement as CSV to `FILE` (\"-\": to standard output, and the report to standard error; a named pipe: the run's end waits for its reader)")
 	o.scale = 1
 	fs.Var(finiteFloat{&o.scale}, "scale", "size `F` of the built-in synthetic workload (1: 1,500 nodes, 8,000 pods); the run grows as pods × nodes for the FGD paper's policies, which score every node (scale 10: minutes per policy)")
 	preemptionFlags(fs, o)
@@ -601,7 +601,7 @@ func outPathError(path string) error {
 // permission, a dangling link, a name too long, "file/../x") fails here,
 // before the run. The error is the system's.
 func probeWrite(path string, missing bool) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666) // createOut's, without emptying the file
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {

@@ -5,7 +5,8 @@
 // x-upstream-cpu is the same in process CPU time (all threads, the
 // garbage collector's included), the steadier figure on a shared
 // machine. A schedkit sub-benchmark reports them when upstream's ran
-// before it in the same process.
+// before it in the same process (BenchmarkThroughput's impl=schedkit
+// row: x-upstream only).
 //
 //   - BenchmarkScorePerNode: the per-node cost of LeastAllocated +
 //     BalancedAllocation, upstream's plugins (Score on its NodeInfos, PreScore
@@ -23,10 +24,12 @@
 //     and pods/cpu-s. The adapters' row (impl=upstream+schedkit-plugins)
 //     runs 4 pairs of fresh clusters, plain upstream and with schedkit's
 //     plugins alternately, each with a quarter of the row's pods, timed
-//     from the binding that completes a run's first tenth to its last;
-//     its x-upstream and x-upstream-cpu are over the totals of the pairs,
-//     x-upstream-cpu-min and -max the lowest and highest pair's, and its
-//     ns/op covers all 8 runs with their set-up.
+//     from the binding that completes a run's first tenth to its last
+//     (so its pods/s, steady-state, is not comparable with the other
+//     rows', which include the scheduler's start); its x-upstream and
+//     x-upstream-cpu are over the totals of the pairs, x-upstream-cpu-min
+//     and -max the lowest and highest pair's, and its ns/op covers all 8
+//     runs from each scheduler's start (building the clusters left out).
 //
 // Run one with -run '^$' -bench NAME; BenchmarkThroughput with
 // -benchtime 1x (one op is a whole run), BenchmarkScorePerNode with
