@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -189,7 +190,12 @@ func traceFiles(dir, nodes, pods string) (string, string, error) {
 		if st, err := os.Stat(filepath.Join(dir, "csv")); err == nil && st.IsDir() {
 			dir = filepath.Join(dir, "csv")
 		}
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		switch st, err := os.Stat(dir); {
+		case errors.Is(err, fs.ErrNotExist):
+			return "", "", inputErr("-trace %s: the directory does not exist (%v)", dir, pathErrCause(err))
+		case err != nil:
+			return "", "", inputErr("-trace %s: %v", dir, pathErrCause(err))
+		case !st.IsDir():
 			return "", "", inputErr("-trace %s: not a directory", dir)
 		}
 		resolve := func(name, def string) string {
@@ -213,7 +219,8 @@ func traceFiles(dir, nodes, pods string) (string, string, error) {
 // loadTrace reads an openb node list and pod list. Arrivals are in
 // creation_time order (file order among equal times and when the column is
 // absent). Malformed rows are skipped and kept in c.skipped, or fail the
-// load when strict. prio gives pods their priority by qos class (nil:
+// load when strict; a list with rows of which none is well-formed fails
+// it too (noRows). prio gives pods their priority by qos class (nil:
 // none, see priorityMap).
 func loadTrace(nodesPath, podsPath string, strict bool, prio priorityMap) (*cluster, error) {
 	mode := openb.Lenient
@@ -229,10 +236,13 @@ func loadTrace(nodesPath, podsPath string, strict bool, prio priorityMap) (*clus
 		return nil, inputErr("%v", err)
 	}
 	if len(nodes) == 0 {
-		if len(badN) > 0 {
-			return nil, inputErr("%s: no nodes: all %d rows malformed (%s)", nodesPath, len(badN), firstErrors(badN, 3))
-		}
-		return nil, inputErr("%s: no nodes", nodesPath)
+		return nil, noRows(nodesPath, "nodes", badN)
+	}
+	// A pod list with a header and no rows is an empty workload, which
+	// runs (0 pods to schedule); one whose every row was skipped is not
+	// what its author meant.
+	if len(pods) == 0 && len(badP) > 0 {
+		return nil, noRows(podsPath, "pods", badP)
 	}
 	c := &cluster{source: fmt.Sprintf("openb trace %s + %s", filepath.Base(nodesPath), filepath.Base(podsPath))}
 	for _, e := range badN {
@@ -260,6 +270,19 @@ func loadTrace(nodesPath, podsPath string, strict bool, prio priorityMap) (*clus
 		return nil, err
 	}
 	return c, nil
+}
+
+// noRows is the error for a trace list (what: "nodes" or "pods") at path
+// that gave none: every row malformed and skipped (bad, of which it names
+// the first three), or no rows at all.
+func noRows(path, what string, bad []*openb.Error) error {
+	switch len(bad) {
+	case 0:
+		return inputErr("%s: no %s", path, what)
+	case 1:
+		return inputErr("%s: no %s: its one row is malformed (%s)", path, what, bad[0])
+	}
+	return inputErr("%s: no %s: all %d rows malformed (%s)", path, what, len(bad), firstErrors(bad, 3))
 }
 
 // loadObjects reads Kubernetes Nodes and Pods (YAML or JSON files or

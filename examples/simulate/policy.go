@@ -97,12 +97,20 @@ var policies = []policyDef{
 }
 
 // lookupPolicies resolves a comma-separated list ("all" for every policy).
+// An empty element ("default,,least", a leading or trailing comma) is an
+// error naming its position; an unknown name or a name listed twice is an
+// error naming it.
 func lookupPolicies(list string) ([]*policyDef, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, fmt.Errorf("no policy given")
+	}
 	var out []*policyDef
+	pos := 0
 	for name := range strings.SplitSeq(list, ",") {
+		pos++
 		name = strings.ToLower(strings.TrimSpace(name))
 		if name == "" {
-			continue
+			return nil, fmt.Errorf("%q: element %d is empty, want comma-separated policy names, or all", list, pos)
 		}
 		if name == "all" {
 			for i := range policies {
@@ -118,9 +126,6 @@ func lookupPolicies(list string) ([]*policyDef, error) {
 			return nil, fmt.Errorf("policy %q listed twice", name)
 		}
 		out = append(out, &policies[i])
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no policy given")
 	}
 	return out, nil
 }

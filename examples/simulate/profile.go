@@ -17,7 +17,9 @@ func profileFlags(fs *flag.FlagSet, o *options) {
 
 // startProfiles starts the CPU profile the flags ask for and returns the
 // function that stops it and writes the heap profile. Errors name the
-// flag and the file.
+// flag and the file; parse has already refused a path that cannot be
+// written (outPathError, exit status 2), so one here is the run's
+// failure.
 func startProfiles(o *options) (stop func() error, err error) {
 	var cpu *os.File
 	if o.cpuProfile != "" {

@@ -137,6 +137,27 @@ func (f finiteFloat) Set(s string) error {
 	return nil
 }
 
+// uint64Flag is an unsigned 64-bit flag (-seed) whose error says the
+// valid range: the flag package's own says only "parse error" for -1. It
+// takes what flag.Uint64Var takes (decimal, or 0x, 0o or 0b prefixed).
+type uint64Flag struct{ v *uint64 }
+
+func (f uint64Flag) String() string {
+	if f.v == nil {
+		return "0"
+	}
+	return strconv.FormatUint(*f.v, 10)
+}
+
+func (f uint64Flag) Set(s string) error {
+	x, err := strconv.ParseUint(s, 0, 64)
+	if err != nil {
+		return fmt.Errorf("%q: want an unsigned integer 0..%d", s, uint64(math.MaxUint64))
+	}
+	*f.v = x
+	return nil
+}
+
 func newFlagSet(o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.StringVar(&o.trace, "trace", "", "openb trace `DIR` (cluster-trace-gpu-v2023 or its csv/ folder); default files: openb_node_list_all_node.csv, openb_pod_list_default.csv")
@@ -146,7 +167,8 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.BoolVar(&o.unbind, "unbind", false, "with -objects: schedule the pods that have spec.nodeName anew instead of binding them first (static and mirror pods stay on their nodes)")
 	fs.StringVar(&o.schedulerName, "scheduler-name", v1.DefaultSchedulerName, "with -objects: schedule only the pending pods whose spec.schedulerName is one of `NAMES` (comma-separated; an empty spec.schedulerName is default-scheduler, as the API server defaults it); pods of other schedulers are left unscheduled and counted, as kube-scheduler takes only pods of its profiles")
 	fs.StringVar(&o.policies, "policy", "default,least,most,fgd", "comma-separated `POLICIES` to compare, or all: "+strings.Join(policyNames(), ", "))
-	fs.Uint64Var(&o.seed, "seed", 1, "`SEED` of the synthetic workload, the cycle's tie-break, -inflate draws and the random policy")
+	o.seed = 1
+	fs.Var(uint64Flag{&o.seed}, "seed", "`SEED` of the synthetic workload, the cycle's tie-break, -inflate draws and the random policy")
 	fs.Var(seedsFlag{&o.shuffle}, "shuffle", "shuffle arrivals with `SEEDS` (N, N,M or N-M: one run per seed, results averaged)")
 	fs.Var(finiteFloat{&o.inflate}, "inflate", "repeat random arrivals until total demand reaches `RATIO` × capacity (GPU, or CPU without GPUs), e.g. 1.3; 0: off")
 	fs.BoolVar(&o.departures, "departures", false, "trace input: pods leave at their deletion_time")
@@ -229,6 +251,8 @@ func parse(args []string, stdout io.Writer) (*options, []*policyDef, error) {
 	// its own have passed.
 	plotErr := sync.OnceValue(func() error { return outPathError(o.plot) })
 	placementsErr := sync.OnceValue(func() error { return outPathError(o.placements) })
+	cpuProfileErr := sync.OnceValue(func() error { return outPathError(o.cpuProfile) })
+	memProfileErr := sync.OnceValue(func() error { return outPathError(o.memProfile) })
 	switch {
 	case traceIn && len(o.objects) > 0:
 		return nil, nil, errors.New("-objects cannot be combined with -trace, -nodes or -pods")
@@ -258,6 +282,10 @@ func parse(args []string, stdout io.Writer) (*options, []*policyDef, error) {
 		return nil, nil, fmt.Errorf("-placements %s: %w", o.placements, placementsErr())
 	case o.plot != "" && o.placements != "" && sameFile(o.plot, o.placements):
 		return nil, nil, fmt.Errorf("-svg and -placements name the same file, %s", o.plot)
+	case o.cpuProfile != "" && cpuProfileErr() != nil:
+		return nil, nil, fmt.Errorf("-cpuprofile %s: %w", o.cpuProfile, cpuProfileErr())
+	case o.memProfile != "" && memProfileErr() != nil:
+		return nil, nil, fmt.Errorf("-memprofile %s: %w", o.memProfile, memProfileErr())
 	case set["scale"] && (traceIn || len(o.objects) > 0):
 		return nil, nil, errors.New("-scale applies to the built-in synthetic workload only")
 	case o.scale <= 0 || o.scale > 100:
@@ -567,9 +595,10 @@ func createOut(path string) (*os.File, error) {
 }
 
 // outPathError says why a file cannot be written at path (-svg,
-// -placements), so that the path is checked before a long run rather
-// than after it: it ends in a slash or is a folder, its folder does not
-// exist or is not a folder, or opening it for writing fails (probeWrite).
+// -placements, -cpuprofile, -memprofile), so that the path is checked
+// before a long run rather than after it: it ends in a slash or is a
+// folder, its folder does not exist or is not a folder, or opening it for
+// writing fails (probeWrite).
 // Nil when none of these holds (a file that exists is replaced).
 func outPathError(path string) error {
 	fi, statErr := os.Stat(path)
@@ -603,11 +632,7 @@ func outPathError(path string) error {
 func probeWrite(path string, missing bool) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666) // createOut's, without emptying the file
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			return pe.Err
-		}
-		return err
+		return pathErrCause(err)
 	}
 	made := ""
 	if missing {
@@ -620,6 +645,16 @@ func probeWrite(path string, missing bool) error {
 		_ = os.Remove(made)
 	}
 	return nil
+}
+
+// pathErrCause is the system's part of err ("no such file or directory")
+// when err is an *fs.PathError, whose text repeats the operation and the
+// path; err itself otherwise.
+func pathErrCause(err error) error {
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // sameFile reports whether paths a and b name one file: the same file

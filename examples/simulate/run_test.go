@@ -23,6 +23,7 @@ func TestBadFlags(t *testing.T) {
 	badPods := writeFile(t, tmp, "pods.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,1000,lots,1,500\n")
 	pods := writeFile(t, tmp, "good.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,1000,0,1,500\n")
 	allBad := writeFile(t, tmp, "allbad.csv", "sn,cpu_milli,memory_mib,gpu,model\nn1,x,16384,2,T4\nn2,8000,16384,-1,T4\n")
+	allBadPods := writeFile(t, tmp, "allbadpods.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,1000,lots,1,500\np2,1000,1024,1\n")
 	appsNode := writeFile(t, tmp, "node.yaml", "apiVersion: apps/v1\nkind: Node\nmetadata: {name: n1}\n")
 	dirSVG := filepath.Join(tmp, "plot.svg")
 	require.NoError(t, os.Mkdir(dirSVG, 0o755))
@@ -42,6 +43,14 @@ func TestBadFlags(t *testing.T) {
 		{"scheduler name without objects", []string{"-scheduler-name", "volcano"}, "-scheduler-name needs -objects"},
 		{"empty scheduler name", []string{"-objects", typo, "-scheduler-name", " , "}, "-scheduler-name: no scheduler name"},
 		{"repeated policy", []string{"-policy", "fgd,fgd"}, `policy "fgd" listed twice`},
+		// An empty element was skipped: "default,,least" ran two policies.
+		{"empty policy element", []string{"-policy", "default,,least"}, `-policy: "default,,least": element 2 is empty, want comma-separated policy names, or all`},
+		{"policy trailing comma", []string{"-policy", "default,"}, `-policy: "default,": element 2 is empty`},
+		{"policy leading comma", []string{"-policy", " ,all"}, `-policy: " ,all": element 1 is empty`},
+		{"no policy", []string{"-policy", " "}, "-policy: no policy given"},
+		// The flag package said only "parse error".
+		{"negative seed", []string{"-seed", "-1"}, `invalid value "-1" for flag -seed: "-1": want an unsigned integer 0..18446744073709551615`},
+		{"seed out of range", []string{"-seed", "18446744073709551616"}, `"18446744073709551616": want an unsigned integer 0..18446744073709551615`},
 		{"bad output", []string{"-o", "yaml"}, `-o "yaml": want table or json`},
 		{"bad seeds", []string{"-shuffle", "9-3"}, `"9-3" is not a seed range`},
 		{"bad percentage", []string{"-percentage", "101"}, "-percentage 101: want 0-100"},
@@ -68,7 +77,9 @@ func TestBadFlags(t *testing.T) {
 		{"scale with trace", []string{"-trace", tmp, "-scale", "2"}, "-scale applies to the built-in"},
 		{"flag after paths", []string{"a.yaml", "-policy", "fgd"}, "flag -policy after the object paths"},
 		{"nodes without pods", []string{"-nodes", nodes}, "-nodes and -pods go together"},
-		{"missing trace dir", []string{"-trace", filepath.Join(tmp, "nope")}, "not a directory"},
+		// It said "not a directory" of a path that does not exist.
+		{"missing trace dir", []string{"-trace", filepath.Join(tmp, "nope")}, "-trace " + filepath.Join(tmp, "nope") + ": the directory does not exist (no such file or directory)"},
+		{"trace is a file", []string{"-trace", nodes}, "-trace " + nodes + ": not a directory"},
 		{"missing objects", []string{"-objects", filepath.Join(tmp, "nope.yaml")}, "nope.yaml"},
 		// "resource:" for "resources:": without -strict the pod asks for
 		// nothing and is placed on the 1-cpu node; -strict names the field.
@@ -77,6 +88,9 @@ func TestBadFlags(t *testing.T) {
 		{"explain unknown pod", []string{"-nodes", nodes, "-pods", pods, "-explain", "ghost"}, "-explain ghost: no such pod"},
 		// issue 17 item 11: the reasons are shown when every row is bad
 		{"all node rows bad", []string{"-nodes", allBad, "-pods", pods}, `allbad.csv: no nodes: all 2 rows malformed (` + allBad + `:2: column cpu_milli: openb: bad value: "x" is not an integer; ` + allBad + `:3: column gpu`},
+		// A pod list of malformed rows only ran over 0 pods and exited 0.
+		{"all pod rows bad", []string{"-nodes", nodes, "-pods", allBadPods}, allBadPods + `: no pods: all 2 rows malformed (` + allBadPods + `:2: column memory_mib: openb: bad value: "lots" is not an integer; ` + allBadPods + `:3: openb: malformed CSV row`},
+		{"the one pod row bad", []string{"-nodes", nodes, "-pods", badPods}, badPods + `: no pods: its one row is malformed (` + badPods + `:2: column memory_mib: openb: bad value: "lots" is not an integer)`},
 		{"only a skipped object", []string{"-objects", appsNode}, `no Node objects (skipped 1 apps/v1 Node: only apiVersion v1 Node and Pod objects`},
 		// issue 17 item 12: NaN and infinities pass every range check
 		{"NaN scale", []string{"-scale", "NaN"}, `invalid value "NaN" for flag -scale: "NaN": want a finite number`},
@@ -123,6 +137,28 @@ func TestHelp(t *testing.T) {
 	for _, p := range policies {
 		assert.Contains(t, r.stdout, p.name)
 	}
+	// -seed takes a value of its own type now: still shown as SEED, with
+	// its default.
+	assert.Regexp(t, `-seed SEED\n\s+SEED of the synthetic workload, the cycle's tie-break, -inflate draws and the random policy \(default 1\)\n`, r.stdout)
+}
+
+// TestPodListWithoutRows: a pod list of a header alone is an empty
+// workload, not malformed rows: the run goes on with 0 pods to schedule
+// (as -objects whose pods are all bound), unlike a node list of a header
+// alone, on which nothing can be scheduled.
+func TestPodListWithoutRows(t *testing.T) {
+	tmp := t.TempDir()
+	nodes := writeFile(t, tmp, "nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nn1,8000,16384,2,T4\n")
+	pods := writeFile(t, tmp, "pods.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n")
+	r := runMain(t, "-nodes", nodes, "-pods", pods, "-policy", "default", "-timing=false")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "1 node, 0 pods to schedule")
+	assert.Empty(t, r.stderr)
+
+	noNodes := writeFile(t, tmp, "no-nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\n")
+	r = runMain(t, "-nodes", noNodes, "-pods", pods)
+	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, "simulate: "+noNodes+": no nodes\n", r.stderr)
 }
 
 func writeFile(t *testing.T, dir, name, content string) string {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/schedkit/schedkit/examples/internal/openb"
 	"github.com/schedkit/schedkit/framework"
+	"github.com/schedkit/schedkit/internal/objects"
 	"github.com/schedkit/schedkit/snapshot"
 	"github.com/schedkit/schedkit/snapshot/load"
 	"github.com/schedkit/schedkit/whatif"
@@ -32,8 +33,9 @@ import (
 // is the Node's name; the annotations whatif.schedkit.io/max-nodes and
 // whatif.schedkit.io/priority set NodeGroup.MaxNodes, default 100, and
 // Priority). -o json prints the answer as JSON. Fields k8s.io/api does
-// not know or that are given twice, and objects these modes do not read,
-// in any of these files are warnings on stderr, or errors with -strict.
+// not know or that are given twice, and objects these modes do not read
+// (in GROUPS.yaml, any but a Node), in any of these files are warnings
+// on stderr, or errors with -strict.
 const (
 	maxNodesAnnotation = "whatif.schedkit.io/max-nodes"
 	priorityAnnotation = "whatif.schedkit.io/priority"
@@ -72,7 +74,8 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.expander, "expander", "least-waste", "with -scale-up: `EXPANDER` least-waste, most-pods, priority or random")
 	fs.StringVar(&o.drain, "drain", "", "can the comma-separated `NODES` (or all) be drained, each alone; PodDisruptionBudgets allow status.disruptionsAllowed evictions, as the cluster autoscaler (a PDB without status allows 0)")
 	fs.BoolVar(&o.greedy, "greedy", false, "with -drain: the largest removable subset, greedily, in the order given")
-	fs.Uint64Var(&o.seed, "seed", 1, "`SEED` of the scheduler's and the expander's tie-breaks")
+	o.seed = 1
+	fs.Var(uint64Flag{&o.seed}, "seed", "`SEED` of the scheduler's and the expander's tie-breaks")
 	fs.StringVar(&o.output, "o", "table", "output `FORMAT`: table or json")
 	fs.BoolVar(&o.strict, "strict", false, "reject fields k8s.io/api does not know or given twice (a typo such as 'resource:' for 'resources:') and objects the what-if modes do not read, in -objects and in the -fit or -scale-up file, instead of ignoring them with a warning")
 	fs.Var(listFlag{&o.objects}, "objects", "Kubernetes YAML or JSON `PATH`s: Nodes, Pods and the objects the scheduler and drain rules read (Namespaces, Services, ReplicaSets, StatefulSets, ReplicationControllers, PriorityClasses, PodDisruptionBudgets)")
@@ -252,11 +255,21 @@ func loadWhatifFiles(paths []string, strict bool, stderr io.Writer) (load.Object
 }
 
 // loadGroups reads node-group templates: one group per Node; strict and
-// stderr are loadWhatifFiles'.
+// stderr are loadWhatifFiles'. An object of the file that is not a Node
+// (a Pod, a Service) is, as an object of a kind the modes do not read, an
+// error with strict and a warning on stderr without it (notNodes).
 func loadGroups(path string, strict bool, stderr io.Writer) ([]whatif.NodeGroup, error) {
 	objs, err := loadWhatifFiles([]string{path}, strict, stderr)
 	if err != nil {
 		return nil, fmt.Errorf("-scale-up %s: %w", path, err)
+	}
+	switch what, n := notNodes(objs); {
+	case n > 0 && strict:
+		return nil, fmt.Errorf("-scale-up %s: %s (a groups file holds one Node per group)", path, what)
+	case n == 1:
+		fmt.Fprintf(stderr, "simulate: warning: -scale-up %s: %s (ignored; -strict rejects it)\n", path, what)
+	case n > 1:
+		fmt.Fprintf(stderr, "simulate: warning: -scale-up %s: %s (ignored; -strict rejects them)\n", path, what)
 	}
 	if len(objs.Nodes) == 0 {
 		return nil, fmt.Errorf("-scale-up %s: no Node templates", path)
@@ -276,6 +289,39 @@ func loadGroups(path string, strict bool, stderr io.Writer) ([]whatif.NodeGroup,
 		groups = append(groups, g)
 	}
 	return groups, nil
+}
+
+// notNodes names the objects of objs that are not Nodes, Pods first
+// (`Pod "default/web" is not a Node template`, or `3 objects are not
+// Node templates: ...`, the first five named), and counts them; "" and
+// 0 when every object is a Node. O(objects).
+func notNodes(objs load.Objects) (string, int) {
+	var names []string
+	for _, p := range objs.Pods {
+		names = append(names, "Pod "+strconv.Quote(p.Namespace+"/"+p.Name))
+	}
+	for _, o := range objs.Others {
+		k, err := objects.Identify(o)
+		if err != nil {
+			names = append(names, fmt.Sprintf("an object of type %T", o))
+			continue
+		}
+		name := k.Name
+		if k.Kind.Namespaced() {
+			name = k.Namespace + "/" + k.Name
+		}
+		names = append(names, k.Kind.String()+" "+strconv.Quote(name))
+	}
+	switch n := len(names); {
+	case n == 0:
+		return "", 0
+	case n == 1:
+		return names[0] + " is not a Node template", 1
+	case n > 5:
+		return fmt.Sprintf("%d objects are not Node templates: %s and %d more", n, strings.Join(names[:5], ", "), n-5), n
+	default:
+		return fmt.Sprintf("%d objects are not Node templates: %s", n, strings.Join(names, ", ")), n
+	}
 }
 
 // placementJSON is a Placement for -o json.

@@ -9,6 +9,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/schedkit/schedkit/snapshot/load"
 )
 
 const whatifCluster = "testdata/whatif/cluster.yaml"
@@ -181,6 +187,8 @@ func TestWhatifUsage(t *testing.T) {
 		"-fit|" + whatifCluster:       "simulate: give one of -fit, -scale-up, -drain, not -drain and -fit (see -h)\n",
 		"-drain|all|-svg|x.svg":       "simulate: flag provided but not defined: -svg (see -h)\n",
 		"-scale-up|g.yaml|-drain|all": "simulate: give one of -fit, -scale-up, -drain, not -drain and -scale-up (see -h)\n",
+		// The flag package said only "parse error".
+		"-drain|all|-seed|-1": `simulate: invalid value "-1" for flag -seed: "-1": want an unsigned integer 0..18446744073709551615 (see -h)` + "\n",
 	} {
 		var out, errb bytes.Buffer
 		a := strings.Split(args, "|")
@@ -220,6 +228,7 @@ func TestWhatifModeHelp(t *testing.T) {
 		assert.Contains(t, errb.String(), "-expander EXPANDER", mode)
 		assert.Contains(t, errb.String(), "Exit status: 0 answered", mode)
 		assert.NotContains(t, errb.String(), "need -objects", mode)
+		assert.Regexp(t, `-seed SEED\n\s+SEED of the scheduler's and the expander's tie-breaks \(default 1\)\n`, errb.String(), mode)
 	}
 }
 
@@ -236,6 +245,7 @@ func TestWhatifUnknownFields(t *testing.T) {
 	groups := writeFile(t, tmp, "groups.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: small}\nstatus: {allocatabel: {cpu: '4'}, allocatable: {cpu: '4', memory: 16Gi, pods: '110'}}\n")
 	cluster := writeFile(t, tmp, "cluster.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '4', memory: 16Gi, pods: '110'}, capacty: {}}\n")
 	deploy := writeFile(t, tmp, "deploy.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: default}\n")
+	groupsPod := writeFile(t, tmp, "groups-pod.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: small}\nstatus: {allocatable: {cpu: '4', memory: 16Gi, pods: '110'}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\nspec: {containers: [{name: c, image: x}]}\n")
 	for _, tc := range []struct {
 		name  string
 		args  []string
@@ -245,6 +255,8 @@ func TestWhatifUnknownFields(t *testing.T) {
 		{"scale-up groups", []string{"-scale-up", groups, "-objects", whatifCluster}, `unknown field "status.allocatabel"`},
 		{"objects", []string{"-drain", "all", "-objects", cluster}, `unknown field "status.capacty"`},
 		{"skipped kind", []string{"-drain", "all", "-objects", whatifCluster, "-objects", deploy}, "apps/v1 Deployment"},
+		// A Pod among the groups was ignored without a word, -strict or not.
+		{"scale-up groups with a Pod", []string{"-scale-up", groupsPod, "-objects", whatifCluster}, "-scale-up " + groupsPod + `: Pod "default/p" is not a Node template`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
@@ -283,5 +295,37 @@ func TestWhatifUnknownFields(t *testing.T) {
 		require.Equal(t, exitOK, runWhatif(args, &out, &errb), errb.String())
 		assert.Empty(t, errb.String())
 		assert.Contains(t, out.String(), "5 copies fit")
+	}
+}
+
+// TestNotNodes: the objects of a -scale-up file that are not Nodes are
+// named, Pods first, namespaced ones with their namespace; past five, the
+// rest are counted.
+func TestNotNodes(t *testing.T) {
+	pod := func(name string) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}
+	}
+	for _, tc := range []struct {
+		name string
+		objs load.Objects
+		want string
+	}{
+		{"nodes only", load.Objects{Nodes: []*v1.Node{{}}}, ""},
+		{"one pod", load.Objects{Pods: []*v1.Pod{pod("p")}}, `Pod "default/p" is not a Node template`},
+		{"a pod and others", load.Objects{
+			Others: []runtime.Object{
+				&v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}},
+				&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "high"}},
+			},
+			Pods: []*v1.Pod{pod("p")},
+		}, `3 objects are not Node templates: Pod "default/p", Service "team/web", PriorityClass "high"`},
+		{"seven pods", load.Objects{Pods: []*v1.Pod{pod("a"), pod("b"), pod("c"), pod("d"), pod("e"), pod("f"), pod("g")}},
+			`7 objects are not Node templates: Pod "default/a", Pod "default/b", Pod "default/c", Pod "default/d", Pod "default/e" and 2 more`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, n := notNodes(tc.objs)
+			assert.Equal(t, tc.want, got)
+			assert.Equal(t, len(tc.objs.Pods)+len(tc.objs.Others), n)
+		})
 	}
 }
