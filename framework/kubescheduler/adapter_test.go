@@ -3,6 +3,7 @@ package kubescheduler
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -307,4 +308,44 @@ func TestReservePluginGPUShare(t *testing.T) {
 	devs := rp.Ledger().Snapshot().Get("g").Devices()
 	require.Len(t, devs, 2)
 	assert.Equal(t, int64(1500), devs[0].FreeMilliGPU+devs[1].FreeMilliGPU, "one device lends 500 milli-GPU to the hold")
+}
+
+// TestScorePluginScoresInPieces: PreScore scores a long candidate list
+// in pieces on the handle's Parallelizer, with the scores of a handle
+// without one (scored in one pass); with the context done, PreScore
+// fails instead of leaving the pieces not handed out unscored.
+func TestScorePluginScoresInPieces(t *testing.T) {
+	const n = 2000
+	nodes := make([]*fakeNodeInfo, n)
+	for i := range nodes {
+		nodes[i] = newNodeInfo(node(fmt.Sprintf("n%04d", i), fmt.Sprint(2+i%7), "8Gi"), 1)
+		if i%3 == 0 {
+			nodes[i].addPod(pod(fmt.Sprintf("b%d", i), "1", "1Gi"))
+		}
+	}
+	par, one := cluster(nodes...), cluster(nodes...)
+	one.noParallelizer = true
+	plugin := func(h *fakeHandle) *ScorePlugin {
+		pl, err := NewSchedkitScore(context.Background(), nil, h)
+		require.NoError(t, err)
+		return pl.(*ScorePlugin)
+	}
+	sp, serial := plugin(par), plugin(one)
+	p := pod("p", "1", "2Gi")
+	cs, scs := newCycleState(), newCycleState()
+	require.True(t, sp.PreScore(context.Background(), cs, p, infos(par)).IsSuccess())
+	require.True(t, serial.PreScore(context.Background(), scs, p, infos(one)).IsSuccess())
+	require.Positive(t, par.untils.Load(), "found and scored on the Parallelizer")
+	for _, ni := range nodes {
+		got, st := sp.Score(context.Background(), cs, p, ni)
+		require.True(t, st.IsSuccess(), st.AsError())
+		want, st := serial.Score(context.Background(), scs, p, ni)
+		require.True(t, st.IsSuccess(), st.AsError())
+		require.Equal(t, want, got, ni.node.Name)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	st := plugin(par).PreScore(ctx, newCycleState(), p, infos(par))
+	require.False(t, st.IsSuccess())
+	assert.ErrorIs(t, st.AsError(), context.Canceled)
 }

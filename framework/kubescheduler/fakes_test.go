@@ -1,13 +1,17 @@
 package kubescheduler
 
 import (
+	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/util/workqueue"
 	fwk "k8s.io/kube-scheduler/framework"
 )
 
@@ -85,6 +89,34 @@ type fakeHandle struct {
 	fwk.Handle
 	lister    *fakeLister
 	informers informers.SharedInformerFactory // nil: none
+	// noParallelizer: Parallelizer returns nil; untils counts the calls
+	// of the one it returns.
+	noParallelizer bool
+	untils         atomic.Int64
+}
+
+// Parallelizer runs each piece on its own goroutine, all at once, and
+// stops handing out pieces when the context is done, as upstream's does
+// (workqueue.ParallelizeUntil). nil with noParallelizer.
+func (h *fakeHandle) Parallelizer() fwk.Parallelizer {
+	if h.noParallelizer {
+		return nil
+	}
+	return &fakeParallelizer{h: h}
+}
+
+type fakeParallelizer struct{ h *fakeHandle }
+
+func (p *fakeParallelizer) Until(ctx context.Context, pieces int, work workqueue.DoWorkPieceFunc, _ string) {
+	p.h.untils.Add(1)
+	var wg sync.WaitGroup
+	for i := range pieces {
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() { work(i) })
+	}
+	wg.Wait()
 }
 
 func (h *fakeHandle) SnapshotSharedLister() fwk.SharedLister                 { return h.lister }

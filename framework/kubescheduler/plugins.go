@@ -117,6 +117,12 @@ func (p *plugin) pod(cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*sna
 
 // ScorePlugin runs a [score.Scorer] as a PreScore + Score plugin: PreScore
 // scores all candidates ([mirror.Mirror.Score]), Score looks a score up.
+// From 1,024 candidates PreScore finds and scores them in pieces of at
+// least 512 on the handle's Parallelizer (the scheduler's parallelism),
+// so a PodScorer's Score runs on disjoint batches at once, as
+// [score.PodScorer] allows; a handle whose Parallelizer is nil scores on
+// the calling goroutine. PreScore fails when its context ends before
+// every piece ran.
 type ScorePlugin struct{ plugin }
 
 // WrapScorer makes scorer a plugin called name; call it in your factory.
@@ -148,7 +154,7 @@ func stateOr[T any](p *plugin, cs fwk.CycleState, prepare func() (T, error)) (T,
 
 // PreScore prepares the scorer for pod and scores every candidate.
 func (p *ScorePlugin) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
-	sc, err := p.prepare(cs, pod, nodes)
+	sc, err := p.prepare(ctx, cs, pod, nodes)
 	if err != nil {
 		return fwk.AsStatus(err)
 	}
@@ -159,22 +165,38 @@ func (p *ScorePlugin) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.P
 	return nil
 }
 
-// prepare scores nodes for pod; nil when the scorer skips the pod.
-func (p *ScorePlugin) prepare(cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*mirror.Scores[fwk.NodeInfo], error) {
+// prepare scores nodes for pod; nil when the scorer skips the pod. A
+// long list is scored in pieces on the handle's Parallelizer, as
+// upstream's Score phase runs its plugins across the scheduler's
+// workers (a serial pass here would lengthen the cycle by what the
+// workers save).
+func (p *ScorePlugin) prepare(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*mirror.Scores[fwk.NodeInfo], error) {
 	pi, err := p.pod(cs, pod, nodes)
 	if err != nil {
 		return nil, err
 	}
-	return p.m.Score(p.Scorer(), pi, nodes)
+	var par mirror.Parallel
+	if p.handle != nil {
+		if pz := p.handle.Parallelizer(); pz != nil {
+			par = func(pieces int, work func(int)) { pz.Until(ctx, pieces, work, p.name) }
+		}
+	}
+	sc, err := p.m.Score(p.Scorer(), pi, nodes, par)
+	if err == nil && par != nil && ctx.Err() != nil {
+		// Until stops handing out pieces when ctx is done: scores
+		// may be missing.
+		return nil, fmt.Errorf("kubescheduler: %s: scoring %s/%s: %w", p.name, pod.Namespace, pod.Name, ctx.Err())
+	}
+	return sc, err
 }
 
-func (p *ScorePlugin) state(cs fwk.CycleState, pod *v1.Pod) (*mirror.Scores[fwk.NodeInfo], error) {
-	return stateOr(&p.plugin, cs, func() (*mirror.Scores[fwk.NodeInfo], error) { return p.prepare(cs, pod, nil) })
+func (p *ScorePlugin) state(ctx context.Context, cs fwk.CycleState, pod *v1.Pod) (*mirror.Scores[fwk.NodeInfo], error) {
+	return stateOr(&p.plugin, cs, func() (*mirror.Scores[fwk.NodeInfo], error) { return p.prepare(ctx, cs, pod, nil) })
 }
 
 // Score returns the node's score; 0 for a skipped pod.
 func (p *ScorePlugin) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) (int64, *fwk.Status) {
-	sc, err := p.state(cs, pod)
+	sc, err := p.state(ctx, cs, pod)
 	if err != nil || sc == nil {
 		return 0, fwk.AsStatus(err)
 	}
@@ -187,7 +209,7 @@ func (p *ScorePlugin) ScoreExtensions() fwk.ScoreExtensions { return p }
 
 // NormalizeScore applies the scorer's [score.Normalizer]; a no-op without.
 func (p *ScorePlugin) NormalizeScore(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, list fwk.NodeScoreList) *fwk.Status {
-	sc, err := p.state(cs, pod)
+	sc, err := p.state(ctx, cs, pod)
 	if err == nil && sc != nil {
 		err = sc.Normalize(len(list), func(i int) (string, *int64) { return list[i].Name, &list[i].Score })
 	}

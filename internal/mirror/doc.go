@@ -24,7 +24,7 @@
 // entries it is given (filters, and scorers that ignore the cluster:
 // internal/scoring.IgnoresCluster). Then, per pod:
 //
-//	scores, err := m.Score(scorer, pod, candidates) // nil when the scorer skips the pod
+//	scores, err := m.Score(scorer, pod, candidates, par) // nil when the scorer skips the pod; par: the host's workers, or nil
 //	v, err := scores.Of(entry)                       // per candidate, no allocation
 //
 //	f, pre, err := m.Filter(filter, pod, true)       // true: also ask the profile's ledger

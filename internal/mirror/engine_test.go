@@ -1,6 +1,9 @@
 package mirror
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -47,7 +50,7 @@ func TestScore(t *testing.T) {
 	m := synced(t, empty, busy)
 	la, err := score.NewLeastAllocated()
 	require.NoError(t, err)
-	sc, err := m.Score(la, podInfo(t, pod("p", "1")), []*fakeNode{empty, busy})
+	sc, err := m.Score(la, podInfo(t, pod("p", "1")), []*fakeNode{empty, busy}, nil)
 	require.NoError(t, err)
 	// empty: cpu (4000-1000)*100/4000 = 75, memory (8Gi-1Gi)*100/8Gi = 87 → 81
 	// busy:  cpu (4000-4000)*100/4000 = 0,  memory (8Gi-2Gi)*100/8Gi = 75 → 37
@@ -70,7 +73,7 @@ func TestScore(t *testing.T) {
 	require.NoError(t, err)
 	be := pod("be", "1")
 	be.Spec.Containers[0].Resources.Requests = nil
-	sc, err = m.Score(ba, podInfo(t, be), []*fakeNode{empty})
+	sc, err = m.Score(ba, podInfo(t, be), []*fakeNode{empty}, nil)
 	require.NoError(t, err)
 	assert.Nil(t, sc, "BalancedAllocation skips a best-effort pod")
 }
@@ -90,7 +93,7 @@ func TestScoreReadsLedger(t *testing.T) {
 	la, err := score.NewLeastAllocated()
 	require.NoError(t, err)
 	pi := podInfo(t, pod("p", "1"))
-	sc, err := m.Score(la, pi, []*fakeNode{n1, n2})
+	sc, err := m.Score(la, pi, []*fakeNode{n1, n2}, nil)
 	require.NoError(t, err)
 	snap := l.Snapshot()
 	ps, err := la.Prepare(pi, snap)
@@ -111,7 +114,7 @@ func TestNormalize(t *testing.T) {
 	clean, tainted := newNode("clean", "4", 1), newNode("tainted", "4", 1)
 	tainted.node.Spec.Taints = []v1.Taint{{Key: "a", Effect: v1.TaintEffectPreferNoSchedule}, {Key: "b", Effect: v1.TaintEffectPreferNoSchedule}}
 	m := synced(t, clean, tainted)
-	sc, err := m.Score(score.NewTaintToleration(), podInfo(t, pod("p", "1")), []*fakeNode{clean, tainted})
+	sc, err := m.Score(score.NewTaintToleration(), podInfo(t, pod("p", "1")), []*fakeNode{clean, tainted}, nil)
 	require.NoError(t, err)
 	vals := []int64{0, 0}
 	for i, n := range []*fakeNode{clean, tainted} {
@@ -189,9 +192,9 @@ func TestScoreResolvesOncePerSync(t *testing.T) {
 	require.NoError(t, err)
 	pi := podInfo(t, pod("p", "1"))
 	ordered, reversed := []*fakeNode{a, b, c}, []*fakeNode{c, b, a}
-	sc1, err := m.Score(la, pi, ordered)
+	sc1, err := m.Score(la, pi, ordered, nil)
 	require.NoError(t, err)
-	sc2, err := m.Score(la, pi, reversed)
+	sc2, err := m.Score(la, pi, reversed, nil)
 	require.NoError(t, err)
 	for _, n := range ordered {
 		v1, err := sc1.Of(n)
@@ -205,7 +208,7 @@ func TestScoreResolvesOncePerSync(t *testing.T) {
 	b.addPod(pod("b1", "3"))
 	_, err = m.Sync(ordered)
 	require.NoError(t, err)
-	sc3, err := m.Score(la, pi, ordered)
+	sc3, err := m.Score(la, pi, ordered, nil)
 	require.NoError(t, err)
 	got, err := sc3.Of(b)
 	require.NoError(t, err)
@@ -227,7 +230,7 @@ func TestScoreAfterFailedSyncReadsGenerations(t *testing.T) {
 	require.NoError(t, err)
 	pi := podInfo(t, pod("p", "1"))
 	list := []*fakeNode{a, b}
-	sc, err := m.Score(la, pi, list)
+	sc, err := m.Score(la, pi, list, nil)
 	require.NoError(t, err)
 	got, err := sc.Of(a)
 	require.NoError(t, err)
@@ -239,7 +242,7 @@ func TestScoreAfterFailedSyncReadsGenerations(t *testing.T) {
 	b.addPod(bad)
 	_, err = m.Sync(list)
 	require.Error(t, err)
-	sc, err = m.Score(la, pi, list[:1]) // b does not convert
+	sc, err = m.Score(la, pi, list[:1], nil) // b does not convert
 	require.NoError(t, err)
 	got, err = sc.Of(a)
 	require.NoError(t, err)
@@ -256,7 +259,7 @@ func TestScoreListNamingANodeTwice(t *testing.T) {
 	m := synced(t, a, a2)
 	la, err := score.NewLeastAllocated()
 	require.NoError(t, err)
-	sc, err := m.Score(la, podInfo(t, pod("p", "1")), []*fakeNode{a, a2})
+	sc, err := m.Score(la, podInfo(t, pod("p", "1")), []*fakeNode{a, a2}, nil)
 	require.NoError(t, err)
 	got, err := sc.Of(a)
 	require.NoError(t, err)
@@ -272,4 +275,129 @@ func mustFilter(f framework.Filter, err error) framework.Filter {
 		panic(err)
 	}
 	return f
+}
+
+// TestScoreInPieces: with a Parallel, a list longer than two pieces is
+// found and scored in disjoint batches that together cover it once, run
+// at once (for -race), and every candidate's score is the one a mirror
+// synced alike gives scoring in one pass: for a plain scorer, with a
+// ledger whose reservations count as requested, and after a lazy sync
+// with entries changed in place (refreshed by the pieces at once), on a
+// candidate list that is the synced list reordered with an altered
+// entry (converted). Two candidates that do not convert, in different
+// pieces: the error is the first one's, as in one pass.
+func TestScoreInPieces(t *testing.T) {
+	const n = 3*scorePiece + 77
+	la, err := score.NewLeastAllocated()
+	require.NoError(t, err)
+	pi := podInfo(t, pod("p", "1"))
+	par := func(pieces int, work func(int)) {
+		var wg sync.WaitGroup
+		for i := range pieces {
+			wg.Go(func() { work(i) })
+		}
+		wg.Wait()
+	}
+	for _, mode := range []string{"plain", "ledger", "lazy"} {
+		// setup returns a mirror of a new cluster and the candidates.
+		setup := func() (*Mirror[*fakeNode], []*fakeNode) {
+			nodes := make([]*fakeNode, n)
+			for i := range nodes {
+				nodes[i] = newNode(fmt.Sprintf("n%04d", i), fmt.Sprint(1+i%13), 1)
+			}
+			m := synced(t, nodes...)
+			switch mode {
+			case "ledger":
+				l := reserve.New()
+				for _, nd := range nodes {
+					require.NoError(t, l.AddNode(nd.node))
+				}
+				for i := 0; i < n; i += 7 {
+					_, err := l.AddReservation(reservation(fmt.Sprint("r", i), nodes[i].node.Name, "500m"))
+					require.NoError(t, err)
+				}
+				m.SetLedger(l)
+			case "lazy":
+				for i := 0; i < n; i += 5 {
+					nodes[i].addPod(pod(fmt.Sprint("q", i), "1"))
+				}
+				_, err := m.SyncLazy(nodes)
+				require.NoError(t, err)
+			}
+			cands := append([]*fakeNode(nil), nodes...)
+			rand.New(rand.NewPCG(3, 4)).Shuffle(n, func(i, j int) { cands[i], cands[j] = cands[j], cands[i] })
+			cands[n/2] = newNode("altered", "16", 1)
+			return m, cands
+		}
+		ms, serialCands := setup()
+		serial, err := ms.Score(la, pi, serialCands, nil)
+		require.NoError(t, err)
+		m, cands := setup()
+		var mu sync.Mutex
+		covered := make([]int, n)
+		batches := 0
+		at := map[string]int{}
+		for i, c := range cands {
+			at[c.node.Name] = i
+		}
+		sc, err := m.Score(countingScorer{la, &mu, covered, &batches, at}, pi, cands, par)
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, batches, 3, "%s: scored in pieces", mode)
+		for i, c := range covered {
+			require.Equal(t, 1, c, "%s: candidate %d scored once", mode, i)
+		}
+		for i, c := range cands {
+			want, err := serial.Of(serialCands[i])
+			require.NoError(t, err)
+			got, err := sc.Of(c)
+			require.NoError(t, err)
+			require.Equal(t, want, got, "%s: candidate %d (%s)", mode, i, c.node.Name)
+		}
+	}
+
+	m, cands := func() (*Mirror[*fakeNode], []*fakeNode) {
+		nodes := make([]*fakeNode, n)
+		for i := range nodes {
+			nodes[i] = newNode(fmt.Sprintf("n%04d", i), "4", 1)
+		}
+		return synced(t, nodes...), nodes
+	}()
+	for _, i := range []int{n - 10, n / 4} {
+		bad := newNode(fmt.Sprint("bad", i), "4", 1)
+		p := pod(fmt.Sprint("neg", i), "1")
+		p.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse("-1")
+		bad.addPod(p)
+		cands[i] = bad
+	}
+	_, err = m.Score(la, pi, cands, par)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), fmt.Sprint("neg", n/4))
+	assert.NotContains(t, err.Error(), fmt.Sprint("neg", n-10))
+}
+
+// countingScorer is its Scorer, counting the batches its PodScorers
+// score and how often each candidate (at: its index by node name) is in
+// one.
+type countingScorer struct {
+	score.Scorer
+	mu      *sync.Mutex
+	covered []int
+	batches *int
+	at      map[string]int
+}
+
+func (c countingScorer) Prepare(pod *snapshot.PodInfo, cl score.Cluster) (score.PodScorer, error) {
+	ps, err := c.Scorer.Prepare(pod, cl)
+	if err != nil || ps == nil {
+		return ps, err
+	}
+	return score.PodScorerFunc(func(nodes []*snapshot.NodeInfo, out []int64) {
+		c.mu.Lock()
+		*c.batches++
+		for _, nd := range nodes {
+			c.covered[c.at[nd.Name()]]++
+		}
+		c.mu.Unlock()
+		ps.Score(nodes, out)
+	}), nil
 }

@@ -81,7 +81,7 @@ func TestScoresOfHints(t *testing.T) {
 	// want: each node's score on its own (a one-candidate cycle).
 	want := map[string]int64{}
 	for _, n := range nodes {
-		sc, err := m.Score(la, p, []*fakeNode{n})
+		sc, err := m.Score(la, p, []*fakeNode{n}, nil)
 		require.NoError(t, err)
 		want[n.node.Name], err = sc.Of(n)
 		require.NoError(t, err)
@@ -99,7 +99,7 @@ func TestScoresOfHints(t *testing.T) {
 	for ci, cands := range cycles {
 		_, err := m.SyncLazy(nodes)
 		require.NoError(t, err)
-		sc, err := m.Score(la, p, cands)
+		sc, err := m.Score(la, p, cands, nil)
 		require.NoError(t, err)
 		for _, order := range visits(rng, len(cands)) {
 			for _, i := range order {
@@ -169,7 +169,7 @@ func TestScoresOfListNamingAnEntryTwice(t *testing.T) {
 	la, err := score.NewLeastAllocated()
 	require.NoError(t, err)
 	cands := []*fakeNode{b, a}
-	sc, err := m.Score(la, podInfo(t, pod("p", "1")), cands)
+	sc, err := m.Score(la, podInfo(t, pod("p", "1")), cands, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int32{1, 2}, sc.r.pos, "a found at its second position")
 	assert.Equal(t, 1, sc.r.index(a))

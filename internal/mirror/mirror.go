@@ -137,8 +137,11 @@ func (v *view[N]) find(n N) int {
 // seed, a few instructions and a bijection of the word; else maphash of n.
 func (v *view[N]) hash(n N) uint64 {
 	if v.ids.addr {
-		w := *(*uint64)(unsafe.Add(unsafe.Pointer(&n), unsafe.Sizeof(n)-8))
-		return mix64(w ^ v.ids.salt)
+		// The address word is N's last word: a pointer's only one, an
+		// interface's data word (on 32-bit targets too: both words are
+		// uintptr-sized).
+		w := *(*uintptr)(unsafe.Add(unsafe.Pointer(&n), unsafe.Sizeof(n)-unsafe.Sizeof(uintptr(0))))
+		return mix64(uint64(w) ^ v.ids.salt)
 	}
 	return maphash.Comparable(v.ids.seed, n)
 }

@@ -447,7 +447,7 @@ func TestLookupByAddressAndType(t *testing.T) {
 	assert.True(t, m.cur.Load().ids.exact, "one pointer type: exact")
 	assert.Same(t, m.Current().Get("b"), m.Lookup(pb))
 	assert.Nil(t, m.Lookup(aliasB), "same address, another type")
-	r, err := m.resolve([]entryOf{pa, pb, pb})
+	r, err := m.resolve([]entryOf{pa, pb, pb}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, 1, r.index(pb), "listed twice: the first")
 	assert.Equal(t, -1, r.index(aliasB))
@@ -464,7 +464,7 @@ func TestLookupByAddressAndType(t *testing.T) {
 	assert.Same(t, m.Current().Get("c"), m.Lookup(pc))
 	assert.Nil(t, m.Lookup(aliasB))
 	assert.Nil(t, m.Lookup(aliasC))
-	r, err = m.resolve([]entryOf{pc, pb, pa})
+	r, err = m.resolve([]entryOf{pc, pb, pa}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int{0, 1, 2, -1, -1}, []int{r.index(pc), r.index(pb), r.index(pa), r.index(aliasB), r.index(aliasC)})
 }
@@ -502,7 +502,7 @@ func TestSyncLazyMatchesFromScratch(t *testing.T) {
 			// candidate's generation and refreshes the changed ones.
 			pi, err := snapshot.NewPodInfo(pod("incoming", "500m"))
 			require.NoError(t, err)
-			sc, err := m.Score(la, pi, list)
+			sc, err := m.Score(la, pi, list, nil)
 			require.NoError(t, err)
 			for _, n := range list {
 				got, err := sc.Of(n)
@@ -692,7 +692,7 @@ func TestNodeTwiceSyncedInPlace(t *testing.T) {
 	require.True(t, m.Full())
 	pi, err := snapshot.NewPodInfo(pod("p", "1"))
 	require.NoError(t, err)
-	sc, err := m.Score(la, pi, []*fakeNode{a, a2})
+	sc, err := m.Score(la, pi, []*fakeNode{a, a2}, nil)
 	require.NoError(t, err)
 	for _, n := range []*fakeNode{a, a2} {
 		got, err := sc.Of(n)

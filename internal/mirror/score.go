@@ -92,10 +92,13 @@ func (r *resolved[N]) index(n N) int {
 // its entry, for [Scores.Of]. The result is kept and returned again for
 // the same candidate slice (same first element and length) until the
 // next Sync (the adapter's score plugins share one cycle's list).
+// With par, the candidates are found in pieces of at least scorePiece
+// on the host's workers (see [Mirror.Score]); the error is then the
+// one serial resolution would return: the first failing candidate's.
 // Errors: a candidate that does not convert. O(candidates) (plus a probe
-// each when the list names an entry twice) and O(len(list)) bytes
-// zeroed, no map look-up.
-func (m *Mirror[N]) resolve(candidates []N) (*resolved[N], error) {
+// each when the list names an entry twice, and one per piece) and
+// O(len(list)) bytes zeroed, no map look-up.
+func (m *Mirror[N]) resolve(candidates []N, par Parallel) (*resolved[N], error) {
 	// verified: v is the view of the last Sync, which succeeded and read
 	// the generation of every listed entry, so a candidate that is a
 	// listed entry (same identity) has its entry's generation (the caller
@@ -114,8 +117,46 @@ func (m *Mirror[N]) resolve(candidates []N) (*resolved[N], error) {
 	if len(candidates) > 0 {
 		r.first = &candidates[0]
 	}
+	// The error of the range that starts first: the first failing
+	// candidate's.
+	var mu sync.Mutex
+	var first error
+	firstLo := 0
+	inPieces(par, len(candidates), func(lo, hi int) {
+		if err := m.resolveRange(r, candidates, lo, hi, verified); err != nil {
+			mu.Lock()
+			if first == nil || lo < firstLo {
+				first, firstLo = err, lo
+			}
+			mu.Unlock()
+		}
+	})
+	if first != nil {
+		return nil, first
+	}
+	r.at = make([]int32, len(v.list))
+	for i, p := range r.pos {
+		if p >= 0 && v.dups {
+			// An entry listed twice may have been found at a later
+			// position; index looks it up at its first.
+			p = int32(v.find(candidates[i]))
+		}
+		if p >= 0 && r.at[p] == 0 {
+			r.at[p] = int32(i) + 1 // a candidate twice: the first is found
+		}
+	}
+	m.res.Store(r)
+	return r, nil
+}
+
+// resolveRange finds candidates[lo:hi] in r.v, setting r.ours and r.pos
+// there (see resolve); it stops at the first candidate that does not
+// convert and returns its error. Ranges may be resolved concurrently.
+func (m *Mirror[N]) resolveRange(r *resolved[N], candidates []N, lo, hi int, verified bool) error {
+	v := r.v
 	k, next := len(v.list), 0 // the position after the previous candidate's
-	for i, c := range candidates {
+	for i := lo; i < hi; i++ {
+		c := candidates[i]
 		p := -1
 		if next < k && v.list[next] == c {
 			p = next
@@ -141,23 +182,11 @@ func (m *Mirror[N]) resolve(candidates []N) (*resolved[N], error) {
 		if r.pos[i] = int32(p); p < 0 {
 			var err error
 			if r.ours[i], err = m.Convert(c); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	r.at = make([]int32, len(v.list))
-	for i, p := range r.pos {
-		if p >= 0 && v.dups {
-			// An entry listed twice may have been found at a later
-			// position; index looks it up at its first.
-			p = int32(v.find(candidates[i]))
-		}
-		if p >= 0 && r.at[p] == 0 {
-			r.at[p] = int32(i) + 1 // a candidate twice: the first is found
-		}
-	}
-	m.res.Store(r)
-	return r, nil
+	return nil
 }
 
 // Score prepares s for pod on the last synced snapshot — or, with a ledger
@@ -173,8 +202,14 @@ func (m *Mirror[N]) resolve(candidates []N) (*resolved[N], error) {
 // a name look-up per candidate); allocates the result, O(candidates)
 // bytes, and once per Sync and candidate slice O(len(list)) bytes (see
 // resolve).
-func (m *Mirror[N]) Score(s score.Scorer, pod *snapshot.PodInfo, candidates []N) (*Scores[N], error) {
-	r, err := m.resolve(candidates)
+//
+// With par, the scorer's pass runs in pieces of at least scorePiece
+// candidates (disjoint batches, which a PodScorer may score
+// concurrently) handed to par: the host's workers score a large list
+// in parallel, as its own Score phase does. nil scores on the calling
+// goroutine.
+func (m *Mirror[N]) Score(s score.Scorer, pod *snapshot.PodInfo, candidates []N, par Parallel) (*Scores[N], error) {
+	r, err := m.resolve(candidates, par)
 	if err != nil {
 		return nil, err
 	}
@@ -194,15 +229,42 @@ func (m *Mirror[N]) Score(s score.Scorer, pod *snapshot.PodInfo, candidates []N)
 		defer func() { clear(b.nodes); scratchPool.Put(b) }()
 		nodes = resize(b.nodes, len(candidates))
 		b.nodes = nodes
-		for i, ours := range r.ours {
-			nodes[i] = sc.scored(ours)
-		}
 	}
-	ps.Score(nodes, sc.raw)
+	batch := func(lo, hi int) {
+		if sc.ledger {
+			for i := lo; i < hi; i++ {
+				nodes[i] = sc.scored(r.ours[i])
+			}
+		}
+		ps.Score(nodes[lo:hi], sc.raw[lo:hi])
+	}
+	inPieces(par, len(candidates), batch)
 	if _, ok := ps.(score.Normalizer); ok {
 		sc.nodes = append([]*snapshot.NodeInfo(nil), nodes...)
 	}
 	return sc, nil
+}
+
+// Parallel runs work(i) for every i in [0, pieces), possibly
+// concurrently, and returns when all have returned: a host's worker
+// pool, e.g. kube-scheduler's Parallelizer.Until.
+type Parallel func(pieces int, work func(i int))
+
+// scorePiece is the fewest candidates [Mirror.Score] hands to a
+// Parallel piece: a few tens of microseconds of a built-in scorer's
+// work, well above what a host's dispatch of a piece costs.
+const scorePiece = 512
+
+// inPieces calls f(lo, hi) on ranges that cover [0, k) once each: with
+// par and k of at least 2·scorePiece, on ⌈k/scorePiece⌉ nearly equal
+// ranges through par; else f(0, k) on the calling goroutine.
+func inPieces(par Parallel, k int, f func(lo, hi int)) {
+	if par == nil || k < 2*scorePiece {
+		f(0, k)
+		return
+	}
+	pieces := (k + scorePiece - 1) / scorePiece
+	par(pieces, func(i int) { f(i*k/pieces, (i+1)*k/pieces) })
 }
 
 func resize[T any](s []T, n int) []T {
