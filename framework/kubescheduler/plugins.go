@@ -2,6 +2,7 @@ package kubescheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"runtime"
@@ -122,7 +123,12 @@ func (p *plugin) pod(cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*sna
 // so a PodScorer's Score runs on disjoint batches at once, as
 // [score.PodScorer] allows; a handle whose Parallelizer is nil scores on
 // the calling goroutine. PreScore fails when its context ends before
-// every piece ran.
+// every piece ran, or when a piece's panic was recovered (upstream's
+// ParallelizeUntil recovers with utilruntime.ReallyCrash false). Upstream's Parallelizer writes the scheduler's
+// goroutine metrics: a framework built outside a scheduler (a test's
+// frameworkruntime.NewFramework) needs them registered first
+// (k8s.io/kubernetes/pkg/scheduler/metrics.Register), as upstream's own
+// plugins that use it do.
 type ScorePlugin struct{ plugin }
 
 // WrapScorer makes scorer a plugin called name; call it in your factory.
@@ -182,10 +188,9 @@ func (p *ScorePlugin) prepare(ctx context.Context, cs fwk.CycleState, pod *v1.Po
 		}
 	}
 	sc, err := p.m.Score(p.Scorer(), pi, nodes, par)
-	if err == nil && par != nil && ctx.Err() != nil {
-		// Until stops handing out pieces when ctx is done: scores
-		// may be missing.
-		return nil, fmt.Errorf("kubescheduler: %s: scoring %s/%s: %w", p.name, pod.Namespace, pod.Name, ctx.Err())
+	if errors.Is(err, mirror.ErrPiecesLeftOut) && ctx.Err() != nil {
+		// Until stops handing out pieces when ctx is done.
+		err = fmt.Errorf("kubescheduler: %s: scoring %s/%s: %w: %w", p.name, pod.Namespace, pod.Name, ctx.Err(), err)
 	}
 	return sc, err
 }

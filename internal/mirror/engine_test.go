@@ -369,10 +369,109 @@ func TestScoreInPieces(t *testing.T) {
 		bad.addPod(p)
 		cands[i] = bad
 	}
-	_, err = m.Score(la, pi, cands, par)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), fmt.Sprint("neg", n/4))
-	assert.NotContains(t, err.Error(), fmt.Sprint("neg", n-10))
+	// Pieces at once, and one by one last first: the first candidate's
+	// error either way.
+	reversed := func(pieces int, work func(int)) {
+		for i := pieces - 1; i >= 0; i-- {
+			work(i)
+		}
+	}
+	for _, p := range []Parallel{par, reversed} {
+		_, err = m.Score(la, pi, cands, p)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), fmt.Sprint("neg", n/4))
+		assert.NotContains(t, err.Error(), fmt.Sprint("neg", n-10))
+	}
+}
+
+// TestInPieces: the ranges cover [0, k) once each, each of scorePiece
+// to 2·scorePiece-1 candidates from 2·scorePiece on, one range below
+// (or without a Parallel).
+func TestInPieces(t *testing.T) {
+	serial := func(pieces int, work func(int)) {
+		for i := range pieces {
+			work(i)
+		}
+	}
+	for _, k := range []int{0, 1, 2*scorePiece - 1, 2 * scorePiece, 2*scorePiece + 1, 3*scorePiece - 1, 4*scorePiece + 1, 5000, 15000} {
+		for _, par := range []Parallel{nil, serial} {
+			next, ranges := 0, 0
+			all := inPieces(par, k, func(lo, hi int) {
+				require.Equal(t, next, lo, "k=%d: ranges in order, no gap", k)
+				if k >= 2*scorePiece && par != nil {
+					require.GreaterOrEqual(t, hi-lo, scorePiece, "k=%d", k)
+					require.Less(t, hi-lo, 2*scorePiece, "k=%d", k)
+				}
+				next = hi
+				ranges++
+			})
+			require.True(t, all)
+			require.Equal(t, k, next, "k=%d: covered", k)
+			if par == nil || k < 2*scorePiece {
+				require.Equal(t, 1, ranges, "k=%d: one range", k)
+			}
+		}
+	}
+}
+
+// TestScorePiecesLeftOut: a Parallel that leaves a piece out (as Until
+// does once its context is done), or whose piece panicked and was
+// recovered (as ParallelizeUntil does without ReallyCrash), when
+// finding the candidates or when scoring them, fails Score with
+// ErrPiecesLeftOut and keeps nothing half-found: the next Score of the
+// same list, in one pass, gives every candidate its score.
+func TestScorePiecesLeftOut(t *testing.T) {
+	const n = 3 * scorePiece
+	nodes := make([]*fakeNode, n)
+	for i := range nodes {
+		nodes[i] = newNode(fmt.Sprintf("n%04d", i), fmt.Sprint(1+i%13), 1)
+	}
+	la, err := score.NewLeastAllocated()
+	require.NoError(t, err)
+	pi := podInfo(t, pod("p", "1"))
+	// leaky leaves piece 1 out of its call number bad (0: finding, 1:
+	// scoring); panicky recovers a panic in piece 1's work there.
+	leaky := func(bad int) Parallel {
+		call := 0
+		return func(pieces int, work func(int)) {
+			for i := range pieces {
+				if call != bad || i != 1 {
+					work(i)
+				}
+			}
+			call++
+		}
+	}
+	panicky := func(bad int) Parallel {
+		call := 0
+		return func(pieces int, work func(int)) {
+			for i := range pieces {
+				func() {
+					defer func() { _ = recover() }()
+					if call == bad && i == 1 {
+						panic("piece 1")
+					}
+					work(i)
+				}()
+			}
+			call++
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		par  Parallel
+	}{{"finding, left out", leaky(0)}, {"scoring, left out", leaky(1)}, {"finding, panicked", panicky(0)}, {"scoring, panicked", panicky(1)}} {
+		m := synced(t, nodes...)
+		_, err := m.Score(la, pi, nodes, tc.par)
+		require.ErrorIs(t, err, ErrPiecesLeftOut, tc.name)
+		sc, err := m.Score(la, pi, nodes, nil)
+		require.NoError(t, err, tc.name)
+		for _, nd := range nodes {
+			got, err := sc.Of(nd)
+			require.NoError(t, err)
+			require.Equal(t, scratchScore(t, la, pi, nd), got, "%s: %s", tc.name, nd.node.Name)
+		}
+	}
 }
 
 // countingScorer is its Scorer, counting the batches its PodScorers

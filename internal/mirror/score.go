@@ -1,8 +1,10 @@
 package mirror
 
 import (
+	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/schedkit/schedkit/score"
 	"github.com/schedkit/schedkit/snapshot"
@@ -94,7 +96,8 @@ func (r *resolved[N]) index(n N) int {
 // next Sync (the adapter's score plugins share one cycle's list).
 // With par, the candidates are found in pieces of at least scorePiece
 // on the host's workers (see [Mirror.Score]); the error is then the
-// one serial resolution would return: the first failing candidate's.
+// one serial resolution would return, the first failing candidate's,
+// or ErrPiecesLeftOut (see [Parallel]).
 // Errors: a candidate that does not convert. O(candidates) (plus a probe
 // each when the list names an entry twice, and one per piece) and
 // O(len(list)) bytes zeroed, no map look-up.
@@ -122,7 +125,7 @@ func (m *Mirror[N]) resolve(candidates []N, par Parallel) (*resolved[N], error) 
 	var mu sync.Mutex
 	var first error
 	firstLo := 0
-	inPieces(par, len(candidates), func(lo, hi int) {
+	all := inPieces(par, len(candidates), func(lo, hi int) {
 		if err := m.resolveRange(r, candidates, lo, hi, verified); err != nil {
 			mu.Lock()
 			if first == nil || lo < firstLo {
@@ -133,6 +136,9 @@ func (m *Mirror[N]) resolve(candidates []N, par Parallel) (*resolved[N], error) 
 	})
 	if first != nil {
 		return nil, first
+	}
+	if !all {
+		return nil, ErrPiecesLeftOut // and r, incomplete, is not kept
 	}
 	r.at = make([]int32, len(v.list))
 	for i, p := range r.pos {
@@ -207,7 +213,8 @@ func (m *Mirror[N]) resolveRange(r *resolved[N], candidates []N, lo, hi int, ver
 // candidates (disjoint batches, which a PodScorer may score
 // concurrently) handed to par: the host's workers score a large list
 // in parallel, as its own Score phase does. nil scores on the calling
-// goroutine.
+// goroutine. A par that leaves a piece out (see [Parallel]) fails the
+// call with ErrPiecesLeftOut.
 func (m *Mirror[N]) Score(s score.Scorer, pod *snapshot.PodInfo, candidates []N, par Parallel) (*Scores[N], error) {
 	r, err := m.resolve(candidates, par)
 	if err != nil {
@@ -238,33 +245,49 @@ func (m *Mirror[N]) Score(s score.Scorer, pod *snapshot.PodInfo, candidates []N,
 		}
 		ps.Score(nodes[lo:hi], sc.raw[lo:hi])
 	}
-	inPieces(par, len(candidates), batch)
+	if !inPieces(par, len(candidates), batch) {
+		return nil, ErrPiecesLeftOut
+	}
 	if _, ok := ps.(score.Normalizer); ok {
 		sc.nodes = append([]*snapshot.NodeInfo(nil), nodes...)
 	}
 	return sc, nil
 }
 
-// Parallel runs work(i) for every i in [0, pieces), possibly
-// concurrently, and returns when all have returned: a host's worker
-// pool, e.g. kube-scheduler's Parallelizer.Until.
+// Parallel runs work(i) for i in [0, pieces), possibly concurrently, and
+// returns when those it started have returned: a host's worker pool,
+// e.g. kube-scheduler's Parallelizer.Until. It may leave pieces out
+// (Until does once its context is done; a piece whose work panicked and
+// was recovered has not finished either): the call using it then fails
+// with [ErrPiecesLeftOut].
 type Parallel func(pieces int, work func(i int))
+
+// ErrPiecesLeftOut is the error of a [Mirror.Score] whose Parallel did
+// not finish every piece: some candidates were not found or scored.
+var ErrPiecesLeftOut = errors.New("mirror: the host's workers left pieces of the candidates out")
 
 // scorePiece is the fewest candidates [Mirror.Score] hands to a
 // Parallel piece: a few tens of microseconds of a built-in scorer's
 // work, well above what a host's dispatch of a piece costs.
 const scorePiece = 512
 
-// inPieces calls f(lo, hi) on ranges that cover [0, k) once each: with
-// par and k of at least 2·scorePiece, on ⌈k/scorePiece⌉ nearly equal
-// ranges through par; else f(0, k) on the calling goroutine.
-func inPieces(par Parallel, k int, f func(lo, hi int)) {
+// inPieces calls f(lo, hi) on ranges that cover [0, k) once each and
+// reports whether every call returned: with par and k of at least
+// 2·scorePiece, on ⌊k/scorePiece⌋ nearly equal ranges (each of
+// scorePiece to 2·scorePiece-1 candidates) through par; else f(0, k) on
+// the calling goroutine.
+func inPieces(par Parallel, k int, f func(lo, hi int)) bool {
 	if par == nil || k < 2*scorePiece {
 		f(0, k)
-		return
+		return true
 	}
-	pieces := (k + scorePiece - 1) / scorePiece
-	par(pieces, func(i int) { f(i*k/pieces, (i+1)*k/pieces) })
+	pieces := k / scorePiece
+	var done atomic.Int64
+	par(pieces, func(i int) {
+		f(i*k/pieces, (i+1)*k/pieces)
+		done.Add(1)
+	})
+	return done.Load() == int64(pieces)
 }
 
 func resize[T any](s []T, n int) []T {

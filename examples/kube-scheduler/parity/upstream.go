@@ -19,6 +19,7 @@ import (
 	plfeature "k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/metrics"
 )
 
 // Upstream runs kube-scheduler v1.37.2's own in-tree plugins, built by the
@@ -52,9 +53,12 @@ func (noDRA) DeviceClassResolver() fwk.DeviceClassResolver { return noDRA{} }
 
 func (noDRA) GetDeviceClass(v1.ResourceName) *resourceapi.DeviceClass { return nil }
 
-// NewUpstream builds the framework handle. It starts no goroutine that
-// outlives ctx.
+// NewUpstream builds the framework handle, registering the scheduler's
+// metrics (its Parallelizer, which schedkit's score plugin runs long
+// candidate lists on, writes them; without them Until dereferences a
+// nil gauge). It starts no goroutine that outlives ctx.
 func NewUpstream(ctx context.Context) (*Upstream, error) {
+	metrics.Register() // once per process
 	lister := &swapLister{Snapshot: cache.NewEmptySnapshot()}
 	h, err := frameworkruntime.NewFramework(ctx, nil, nil,
 		frameworkruntime.WithSnapshotSharedLister(lister),
