@@ -312,8 +312,8 @@ func TestReservePluginGPUShare(t *testing.T) {
 
 // TestScorePluginScoresInPieces: PreScore scores a long candidate list
 // in pieces on the handle's Parallelizer, with the scores of a handle
-// without one (scored in one pass); with the context done, PreScore
-// fails instead of leaving the pieces not handed out unscored.
+// without one (scored in one pass); with the context done, or a piece
+// left out, PreScore fails instead of leaving candidates unscored.
 func TestScorePluginScoresInPieces(t *testing.T) {
 	const n = 2000
 	nodes := make([]*fakeNodeInfo, n)
@@ -348,4 +348,13 @@ func TestScorePluginScoresInPieces(t *testing.T) {
 	st := plugin(par).PreScore(ctx, newCycleState(), p, infos(par))
 	require.False(t, st.IsSuccess())
 	assert.ErrorIs(t, st.AsError(), context.Canceled)
+	// A piece left out with the context live (a recovered panic): an
+	// error naming the plugin and the pod, not the context's.
+	leaky := cluster(nodes...)
+	leaky.leaveOut = 1
+	st = plugin(leaky).PreScore(context.Background(), newCycleState(), p, infos(leaky))
+	require.False(t, st.IsSuccess())
+	assert.NotErrorIs(t, st.AsError(), context.Canceled)
+	assert.Contains(t, st.AsError().Error(), ScoreName)
+	assert.Contains(t, st.AsError().Error(), "default/p")
 }

@@ -93,6 +93,7 @@ type fakeHandle struct {
 	// of the one it returns.
 	noParallelizer bool
 	untils         atomic.Int64
+	leaveOut       int // > 0: the Parallelizer leaves piece leaveOut out, as ParallelizeUntil leaves a recovered panic's
 }
 
 // Parallelizer runs each piece on its own goroutine, all at once, and
@@ -114,7 +115,9 @@ func (p *fakeParallelizer) Until(ctx context.Context, pieces int, work workqueue
 		if ctx.Err() != nil {
 			break
 		}
-		wg.Go(func() { work(i) })
+		if p.h.leaveOut == 0 || i != p.h.leaveOut {
+			wg.Go(func() { work(i) })
+		}
 	}
 	wg.Wait()
 }

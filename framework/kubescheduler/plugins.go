@@ -118,17 +118,19 @@ func (p *plugin) pod(cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*sna
 
 // ScorePlugin runs a [score.Scorer] as a PreScore + Score plugin: PreScore
 // scores all candidates ([mirror.Mirror.Score]), Score looks a score up.
-// From 1,024 candidates PreScore finds and scores them in pieces of at
-// least 512 on the handle's Parallelizer (the scheduler's parallelism),
-// so a PodScorer's Score runs on disjoint batches at once, as
+// From 1,024 candidates PreScore finds and scores them in pieces of 512
+// to 768 on the handle's Parallelizer (the scheduler's parallelism), so
+// a PodScorer's Score runs on disjoint batches at once, as
 // [score.PodScorer] allows; a handle whose Parallelizer is nil scores on
-// the calling goroutine. PreScore fails when its context ends before
-// every piece ran, or when a piece's panic was recovered (upstream's
-// ParallelizeUntil recovers with utilruntime.ReallyCrash false). Upstream's Parallelizer writes the scheduler's
-// goroutine metrics: a framework built outside a scheduler (a test's
-// frameworkruntime.NewFramework) needs them registered first
-// (k8s.io/kubernetes/pkg/scheduler/metrics.Register), as upstream's own
-// plugins that use it do.
+// the calling goroutine. PreScore fails when a piece did not finish:
+// its context ended first (the error wraps the context's), or a piece's
+// panic was recovered (upstream's ParallelizeUntil recovers when
+// utilruntime.ReallyCrash is false; with the default, the process
+// crashes, as in upstream's own Score phase). Upstream's Parallelizer
+// writes the scheduler's goroutine metrics: a framework built outside a
+// scheduler (a test's frameworkruntime.NewFramework) needs them
+// registered first (k8s.io/kubernetes/pkg/scheduler/metrics.Register),
+// as upstream's own plugins that use it do.
 type ScorePlugin struct{ plugin }
 
 // WrapScorer makes scorer a plugin called name; call it in your factory.
@@ -188,9 +190,11 @@ func (p *ScorePlugin) prepare(ctx context.Context, cs fwk.CycleState, pod *v1.Po
 		}
 	}
 	sc, err := p.m.Score(p.Scorer(), pi, nodes, par)
-	if errors.Is(err, mirror.ErrPiecesLeftOut) && ctx.Err() != nil {
-		// Until stops handing out pieces when ctx is done.
-		err = fmt.Errorf("kubescheduler: %s: scoring %s/%s: %w: %w", p.name, pod.Namespace, pod.Name, ctx.Err(), err)
+	if errors.Is(err, mirror.ErrPiecesLeftOut) {
+		if ctx.Err() != nil { // Until stops handing out pieces when ctx is done
+			err = fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
+		err = fmt.Errorf("kubescheduler: %s: scoring %s/%s: %w", p.name, pod.Namespace, pod.Name, err)
 	}
 	return sc, err
 }

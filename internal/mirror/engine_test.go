@@ -369,23 +369,37 @@ func TestScoreInPieces(t *testing.T) {
 		bad.addPod(p)
 		cands[i] = bad
 	}
-	// Pieces at once, and one by one last first: the first candidate's
-	// error either way.
+	// Pieces at once, and one by one first to last and last to first:
+	// the first candidate's error every way.
+	forward := func(pieces int, work func(int)) {
+		for i := range pieces {
+			work(i)
+		}
+	}
 	reversed := func(pieces int, work func(int)) {
 		for i := pieces - 1; i >= 0; i-- {
 			work(i)
 		}
 	}
-	for _, p := range []Parallel{par, reversed} {
+	for _, p := range []Parallel{par, forward, reversed} {
 		_, err = m.Score(la, pi, cands, p)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), fmt.Sprint("neg", n/4))
 		assert.NotContains(t, err.Error(), fmt.Sprint("neg", n-10))
 	}
+	// The piece holding the first failure left out: which candidate
+	// fails first is unknown, so no candidate's error.
+	withoutFirst := func(pieces int, work func(int)) {
+		for i := 1; i < pieces; i++ {
+			work(i)
+		}
+	}
+	_, err = m.Score(la, pi, cands, withoutFirst)
+	require.ErrorIs(t, err, ErrPiecesLeftOut)
 }
 
 // TestInPieces: the ranges cover [0, k) once each, each of scorePiece
-// to 2·scorePiece-1 candidates from 2·scorePiece on, one range below
+// to scorePiece·3/2 candidates from 2·scorePiece on, one range below
 // (or without a Parallel).
 func TestInPieces(t *testing.T) {
 	serial := func(pieces int, work func(int)) {
@@ -393,14 +407,14 @@ func TestInPieces(t *testing.T) {
 			work(i)
 		}
 	}
-	for _, k := range []int{0, 1, 2*scorePiece - 1, 2 * scorePiece, 2*scorePiece + 1, 3*scorePiece - 1, 4*scorePiece + 1, 5000, 15000} {
+	for _, k := range []int{0, 1, 2*scorePiece - 1, 2 * scorePiece, 2*scorePiece + 1, 3*scorePiece - 1, 4*scorePiece + 1, 5000, 15000, 150000} {
 		for _, par := range []Parallel{nil, serial} {
 			next, ranges := 0, 0
 			all := inPieces(par, k, func(lo, hi int) {
 				require.Equal(t, next, lo, "k=%d: ranges in order, no gap", k)
 				if k >= 2*scorePiece && par != nil {
 					require.GreaterOrEqual(t, hi-lo, scorePiece, "k=%d", k)
-					require.Less(t, hi-lo, 2*scorePiece, "k=%d", k)
+					require.LessOrEqual(t, hi-lo, scorePiece*3/2, "k=%d", k)
 				}
 				next = hi
 				ranges++
@@ -416,8 +430,9 @@ func TestInPieces(t *testing.T) {
 
 // TestScorePiecesLeftOut: a Parallel that leaves a piece out (as Until
 // does once its context is done), or whose piece panicked and was
-// recovered (as ParallelizeUntil does without ReallyCrash), when
-// finding the candidates or when scoring them, fails Score with
+// recovered (as ParallelizeUntil does without ReallyCrash; before the
+// piece's work or partway through a batch), when finding the
+// candidates or when scoring them, fails Score with
 // ErrPiecesLeftOut and keeps nothing half-found: the next Score of the
 // same list, in one pass, gives every candidate its score.
 func TestScorePiecesLeftOut(t *testing.T) {
@@ -457,12 +472,30 @@ func TestScorePiecesLeftOut(t *testing.T) {
 			call++
 		}
 	}
+	// partway: a scorer that panics on a node in the middle of piece 1,
+	// after scoring the batch's first nodes, under a pool that recovers.
+	partway := score.PerNode("partway", func(_ *snapshot.PodInfo, nd *snapshot.NodeInfo) int64 {
+		if nd.Name() == fmt.Sprintf("n%04d", scorePiece+scorePiece/2) {
+			panic("partway")
+		}
+		return 1
+	})
+	recovering := func(pieces int, work func(int)) {
+		for i := range pieces {
+			func() {
+				defer func() { _ = recover() }()
+				work(i)
+			}()
+		}
+	}
 	for _, tc := range []struct {
-		name string
-		par  Parallel
-	}{{"finding, left out", leaky(0)}, {"scoring, left out", leaky(1)}, {"finding, panicked", panicky(0)}, {"scoring, panicked", panicky(1)}} {
+		name   string
+		par    Parallel
+		scorer score.Scorer
+	}{{"finding, left out", leaky(0), la}, {"scoring, left out", leaky(1), la}, {"finding, panicked", panicky(0), la}, {"scoring, panicked", panicky(1), la},
+		{"scoring, panicked partway", recovering, partway}} {
 		m := synced(t, nodes...)
-		_, err := m.Score(la, pi, nodes, tc.par)
+		_, err := m.Score(tc.scorer, pi, nodes, tc.par)
 		require.ErrorIs(t, err, ErrPiecesLeftOut, tc.name)
 		sc, err := m.Score(la, pi, nodes, nil)
 		require.NoError(t, err, tc.name)

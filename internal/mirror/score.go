@@ -95,9 +95,10 @@ func (r *resolved[N]) index(n N) int {
 // the same candidate slice (same first element and length) until the
 // next Sync (the adapter's score plugins share one cycle's list).
 // With par, the candidates are found in pieces of at least scorePiece
-// on the host's workers (see [Mirror.Score]); the error is then the
-// one serial resolution would return, the first failing candidate's,
-// or ErrPiecesLeftOut (see [Parallel]).
+// on the host's workers (see [Mirror.Score]); the error is then
+// ErrPiecesLeftOut when a piece was left out (see [Parallel]), else
+// the one serial resolution would return: the first failing
+// candidate's.
 // Errors: a candidate that does not convert. O(candidates) (plus a probe
 // each when the list names an entry twice, and one per piece) and
 // O(len(list)) bytes zeroed, no map look-up.
@@ -134,11 +135,13 @@ func (m *Mirror[N]) resolve(candidates []N, par Parallel) (*resolved[N], error) 
 			mu.Unlock()
 		}
 	})
+	if !all {
+		// Left out before any failure found (or not): the first
+		// failing candidate is unknown. r, incomplete, is not kept.
+		return nil, ErrPiecesLeftOut
+	}
 	if first != nil {
 		return nil, first
-	}
-	if !all {
-		return nil, ErrPiecesLeftOut // and r, incomplete, is not kept
 	}
 	r.at = make([]int32, len(v.list))
 	for i, p := range r.pos {
@@ -274,20 +277,21 @@ const scorePiece = 512
 // inPieces calls f(lo, hi) on ranges that cover [0, k) once each and
 // reports whether every call returned: with par and k of at least
 // 2·scorePiece, on ⌊k/scorePiece⌋ nearly equal ranges (each of
-// scorePiece to 2·scorePiece-1 candidates) through par; else f(0, k) on
-// the calling goroutine.
+// scorePiece to scorePiece·3/2 candidates) through par; else f(0, k)
+// on the calling goroutine.
 func inPieces(par Parallel, k int, f func(lo, hi int)) bool {
 	if par == nil || k < 2*scorePiece {
 		f(0, k)
 		return true
 	}
-	pieces := k / scorePiece
+	pieces := int64(k / scorePiece)
+	at := func(i int64) int { return int(i * int64(k) / pieces) } // int64: i·k overflows 32 bits
 	var done atomic.Int64
-	par(pieces, func(i int) {
-		f(i*k/pieces, (i+1)*k/pieces)
+	par(int(pieces), func(i int) {
+		f(at(int64(i)), at(int64(i)+1))
 		done.Add(1)
 	})
-	return done.Load() == int64(pieces)
+	return done.Load() == pieces
 }
 
 func resize[T any](s []T, n int) []T {
