@@ -18,9 +18,9 @@
 // they score sync lazily, rebuilding a changed node when they meet it,
 // instead of reading every node each cycle; a cycle synced lazily is
 // synced again in full for a scorer that reads the whole cluster. A score
-// plugin's PreScore scores every candidate (see [ScorePlugin]); a long
+// plugin's PreScore scores every candidate (see [ScorePlugin]), a long
 // candidate list in pieces on the handle's Parallelizer, across the
-// scheduler's workers, as upstream's Score phase and its InterPodAffinity
-// PreScore run. Score and Filter take no lock and allocate nothing on
-// the common path.
+// scheduler's workers, as upstream runs its Score phase and its
+// InterPodAffinity PreScore. Score and Filter take no lock and allocate
+// nothing on the common path.
 package kubescheduler

@@ -121,12 +121,14 @@ func (p *plugin) pod(cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*sna
 // From 1,024 candidates PreScore finds and scores them in pieces of 512
 // to 768 on the handle's Parallelizer (the scheduler's parallelism), so
 // a PodScorer's Score runs on disjoint batches at once, as
-// [score.PodScorer] allows; a handle whose Parallelizer is nil scores on
-// the calling goroutine. PreScore fails when a piece did not finish:
-// its context ended first (the error wraps the context's), or a piece's
-// panic was recovered (upstream's ParallelizeUntil recovers when
-// utilruntime.ReallyCrash is false; with the default, the process
-// crashes, as in upstream's own Score phase). Upstream's Parallelizer
+// [score.PodScorer] allows; with fewer candidates, a nil handle or a
+// handle whose Parallelizer is nil, it scores them on the calling
+// goroutine, to the end whatever its context. A panic in a scorer
+// crashes the scheduler by default, as one in upstream's own Score
+// phase does (upstream's workers re-panic while
+// utilruntime.ReallyCrash is true). PreScore fails when a piece did not
+// finish: its context ended first (the error wraps the context's), or
+// a piece's panic was recovered (ReallyCrash false). Upstream's Parallelizer
 // writes the scheduler's goroutine metrics: a framework built outside a
 // scheduler (a test's frameworkruntime.NewFramework) needs them
 // registered first (k8s.io/kubernetes/pkg/scheduler/metrics.Register),
