@@ -371,17 +371,12 @@ func TestScoreInPieces(t *testing.T) {
 	}
 	// Pieces at once, and one by one first to last and last to first:
 	// the first candidate's error every way.
-	forward := func(pieces int, work func(int)) {
-		for i := range pieces {
-			work(i)
-		}
-	}
 	reversed := func(pieces int, work func(int)) {
 		for i := pieces - 1; i >= 0; i-- {
 			work(i)
 		}
 	}
-	for _, p := range []Parallel{par, forward, reversed} {
+	for _, p := range []Parallel{par, inOrder, reversed} {
 		_, err = m.Score(la, pi, cands, p)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), fmt.Sprint("neg", n/4))
@@ -398,17 +393,19 @@ func TestScoreInPieces(t *testing.T) {
 	require.ErrorIs(t, err, ErrPiecesLeftOut)
 }
 
+// inOrder is a Parallel running the pieces one by one, first to last.
+func inOrder(pieces int, work func(int)) {
+	for i := range pieces {
+		work(i)
+	}
+}
+
 // TestInPieces: the ranges cover [0, k) once each, each of scorePiece
 // to scorePiece·3/2 candidates from 2·scorePiece on, one range below
 // (or without a Parallel).
 func TestInPieces(t *testing.T) {
-	serial := func(pieces int, work func(int)) {
-		for i := range pieces {
-			work(i)
-		}
-	}
 	for _, k := range []int{0, 1, 2*scorePiece - 1, 2 * scorePiece, 2*scorePiece + 1, 3*scorePiece - 1, 4*scorePiece + 1, 5000, 15000, 150000} {
-		for _, par := range []Parallel{nil, serial} {
+		for _, par := range []Parallel{nil, inOrder} {
 			next, ranges := 0, 0
 			all := inPieces(par, k, func(lo, hi int) {
 				require.Equal(t, next, lo, "k=%d: ranges in order, no gap", k)
