@@ -79,7 +79,9 @@ func forkBenchPods() []struct {
 // BenchmarkForkAddPodRevertAffinity is BenchmarkForkAddPodRevert on a
 // cluster whose affinity index (and the spread index: every pod has a
 // spread class) is populated, for each of forkBenchPods. A change copies
-// O(log) trie nodes per index map it touches, from the Fork's recycler.
+// a leaf of each small groups or views map it touches, from the Fork's
+// recycler, and puts its totals in the groups' patches (no copy of a
+// totals trie: termGroup).
 func BenchmarkForkAddPodRevertAffinity(b *testing.B) {
 	for _, n := range benchSizes {
 		// Built on the first sub-benchmark run (b.Run runs its function

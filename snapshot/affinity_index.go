@@ -34,7 +34,11 @@ import (
 // touches, whatever the maps' sizes and whatever the layers below
 // changed, and a Fork layer takes those copies from its recycler, which
 // gets them back on Revert: a steady Fork → AddPod → Revert loop
-// allocates nothing, also for a pod with terms.
+// allocates nothing, also for a pod with terms. A group's totals take a
+// layer's first two values' changes in a patch beside the trie
+// (termGroup), copying none of the totals trie: a pod with terms then
+// copies only the small groups' and views' maps' leaves, and reads no
+// node of a large hostname trie.
 //
 // Costs per change: a pod without terms costs O(views) term matches (one
 // length check with no views) and changes only the views whose term
@@ -91,26 +95,80 @@ const viewMatchMax = 4
 // the value's string nor its bytes, which on a node's first read in a
 // cycle are cache misses. A key keeps its handle, and so its pointer,
 // alive while the entry exists.
+//
+// A group's total for a value is its trie's plus its patch's change
+// for that value. The patch keeps up to patchMax values' changes beside
+// the trie, in the group's entry: a change whose trie path the writer
+// does not own (a Fork layer's first change of the group, a Cache's
+// after a Snapshot froze its nodes) goes there, so that it copies no
+// trie node and reads none (the hostname totals of a large cluster are
+// a trie of thousands of entries, cold in cache); the entry it changes
+// (a leaf of the small groups or views map) is copied anyway. A change
+// of a value the patch does not hold when it is full folds the patch
+// into the trie first (path copies, as without a patch). Every patch
+// entry has a non-zero change, for distinct values.
 type termGroup struct {
 	term    *interpod.Term
 	members int64
 	domains pmap[unique.Handle[string], int64]
+	np      int
+	patch   [patchMax]domainChange
+}
+
+// patchMax bounds a termGroup's patch: a Fork layer adding or removing
+// a pod changes one value per group; two let a second layer (or a pod
+// moved between nodes) change another without a fold.
+const patchMax = 2
+
+// domainChange is a patch entry: d (non-zero) added to v's total.
+type domainChange struct {
+	v unique.Handle[string]
+	d int64
+}
+
+// patched returns the patch's change of v's total (0 if none).
+func (g *termGroup) patched(v unique.Handle[string]) int64 {
+	for i := range g.patch[:g.np] {
+		if g.patch[i].v == v {
+			return g.patch[i].d
+		}
+	}
+	return 0
 }
 
 // Count is interpod.Domains': the total for topology value v, 0 if none.
 func (g *termGroup) Count(v unique.Handle[string]) int64 {
 	c, _ := g.domains.get(interpod.HandleHash(v), v)
-	return c
+	return c + g.patched(v)
 }
 
-// Len is interpod.Domains': the number of values with a total.
-func (g *termGroup) Len() int { return g.domains.n }
+// Len is interpod.Domains': the number of values with a total: the
+// trie's, plus the patch's values it gives a total, minus those whose
+// total it takes to 0. O(1), and a trie look-up per patch entry.
+func (g *termGroup) Len() int {
+	n := g.domains.n
+	for _, c := range g.patch[:g.np] {
+		base, _ := g.domains.get(interpod.HandleHash(c.v), c.v)
+		switch {
+		case base == 0:
+			n++
+		case base+c.d == 0:
+			n--
+		}
+	}
+	return n
+}
 
 // AddTo is interpod.Domains': mult × every total added to t (paddAll
-// without a budget). O(entries), no allocation but t's.
+// without a budget, then the patch's changes: a value whose total the
+// patch takes to 0 is left in t with 0). O(entries), no allocation but
+// t's.
 func (g *termGroup) AddTo(t *interpod.ValueTable, mult int64) {
 	budget := g.domains.n
 	paddAll(g.domains.root, t, mult, &budget)
+	for _, c := range g.patch[:g.np] {
+		t.Add(c.v, mult*c.d)
+	}
 }
 
 // AddDiff is interpod.Differ's: for old, a version of the same group
@@ -120,9 +178,29 @@ func (g *termGroup) AddTo(t *interpod.ValueTable, mult int64) {
 // entries there are subtracted and g's added, times mult. O(entries
 // under the nodes that differ), no allocation but t's; false when old is
 // not a *termGroup or more than budget entries were walked.
+//
+// The patches are compared entry by entry: a value in both with the same
+// change adds nothing, any other patch entry its change (g's) or its
+// negation (old's), counted against budget.
 func (g *termGroup) AddDiff(old interpod.Domains, t *interpod.ValueTable, mult int64, budget int) bool {
 	o, ok := old.(*termGroup)
-	return ok && pdiff(o.domains.root, g.domains.root, t, mult, &budget)
+	if !ok || !pdiff(o.domains.root, g.domains.root, t, mult, &budget) {
+		return false
+	}
+	if budget -= g.np + o.np; budget < 0 {
+		return false
+	}
+	for _, c := range g.patch[:g.np] {
+		if d := c.d - o.patched(c.v); d != 0 {
+			t.Add(c.v, mult*d)
+		}
+	}
+	for _, c := range o.patch[:o.np] {
+		if g.patched(c.v) == 0 {
+			t.Add(c.v, -mult*c.d)
+		}
+	}
+	return true
 }
 
 // pdiff adds mult × (b − a) to t over the subtrees a and b at the same
@@ -180,8 +258,25 @@ func paddAll(nd *pnode[unique.Handle[string], int64], t *interpod.ValueTable, mu
 
 // Each is interpod.Domains': every value with a total. O(entries), no
 // allocation.
+//
+// With a patch, each trie entry's total gets its change (a total of 0
+// is skipped), then the patch's values the trie has no entry for.
 func (g *termGroup) Each(yield func(unique.Handle[string], int64) bool) {
-	g.domains.each(func(e *pent[unique.Handle[string], int64]) bool { return yield(e.key, e.val) })
+	if g.np == 0 {
+		g.domains.each(func(e *pent[unique.Handle[string], int64]) bool { return yield(e.key, e.val) })
+		return
+	}
+	if !g.domains.each(func(e *pent[unique.Handle[string], int64]) bool {
+		n := e.val + g.patched(e.key)
+		return n == 0 || yield(e.key, n)
+	}) {
+		return
+	}
+	for _, c := range g.patch[:g.np] {
+		if _, ok := g.domains.get(interpod.HandleHash(c.v), c.v); !ok && !yield(c.v, c.d) {
+			return
+		}
+	}
 }
 
 // affRecycler is the part of a Fork's recycler that keeps the index's
@@ -194,11 +289,17 @@ func (g *termGroup) Each(yield func(unique.Handle[string], int64) bool) {
 // term matches, and changes only the views the class matches. It lives
 // here, not in the state, because Revert discards the layer that learnt
 // it.
+//
+// wroteTrie records whether the last pod change (affPod) wrote a totals
+// trie rather than only groups' patches: only then does the next one
+// warm the tries' paths (warmDomains), whose look-ups are wasted on a
+// change that goes to patches, as a Fork → AddPod → Revert loop's do.
 type affRecycler struct {
-	counts pool[pnode[unique.Handle[string], int64]]
-	groups pool[pnode[string, termGroup]]
-	marks  [][2]int
-	match  viewMatch
+	counts    pool[pnode[unique.Handle[string], int64]]
+	groups    pool[pnode[string, termGroup]]
+	marks     [][2]int
+	match     viewMatch
+	wroteTrie bool
 }
 
 func (r *affRecycler) open() {
@@ -279,8 +380,11 @@ func (s *state) affPod(ni *NodeInfo, p *PodInfo, d int) {
 	if p == nil {
 		return
 	}
-	if s.rec != nil && p.shape.affinity != nil {
-		s.warmDomains(ni, p)
+	if s.rec != nil {
+		if p.shape.affinity != nil && s.rec.aff.wroteTrie {
+			s.warmDomains(ni, p)
+		}
+		s.rec.aff.wroteTrie = false
 	}
 	if d > 0 {
 		s.viewPod(ni, p, d)
@@ -377,7 +481,7 @@ func (s *state) viewPod(ni *NodeInfo, p *PodInfo, d int) {
 	}
 	for _, t := range terms {
 		if v, ok := ni.labelValue(t.TopologyKeyHandle()); ok {
-			s.aff.views.upd(s.groupW(), t.KeyHash(), t.Key()).add(s.countW(), v, int64(d))
+			s.noteTrie(s.aff.views.upd(s.groupW(), t.KeyHash(), t.Key()).add(s.countW(), v, int64(d)))
 		}
 	}
 }
@@ -439,11 +543,56 @@ func (s *state) MatchViews(yield func(*interpod.Term, interpod.Domains) bool) {
 	s.aff.views.each(func(e *pent[string, termGroup]) bool { return yield(e.val.term, &e.val) })
 }
 
-// add adds c to the total of value v.
-func (g *termGroup) add(w pwriter[unique.Handle[string], int64], v unique.Handle[string], c int64) {
+// add adds c to the total of value v: in the patch when w does not own
+// the trie's root (or the trie is empty) and the patch holds v or has
+// room, else in the trie (after folding a full patch into it). It
+// reports whether it wrote the trie.
+func (g *termGroup) add(w pwriter[unique.Handle[string], int64], v unique.Handle[string], c int64) bool {
 	if c == 0 {
-		return
+		return false
 	}
+	if g.domains.root == nil || g.domains.root.owner != w.tok {
+		for i := range g.patch[:g.np] {
+			if p := &g.patch[i]; p.v == v {
+				if p.d += c; p.d == 0 {
+					g.np--
+					*p = g.patch[g.np]
+					g.patch[g.np] = domainChange{}
+				}
+				return false
+			}
+		}
+		if g.np < patchMax {
+			g.patch[g.np] = domainChange{v, c}
+			g.np++
+			return false
+		}
+		g.fold(w)
+	}
+	g.addTrie(w, v, c)
+	return true
+}
+
+// noteTrie records, in a Fork, that a change wrote a totals trie
+// (affRecycler.wroteTrie).
+func (s *state) noteTrie(wrote bool) {
+	if wrote && s.rec != nil {
+		s.rec.aff.wroteTrie = true
+	}
+}
+
+// fold moves the patch's changes into the trie (path copies) and
+// empties it.
+func (g *termGroup) fold(w pwriter[unique.Handle[string], int64]) {
+	for i := range g.patch[:g.np] {
+		g.addTrie(w, g.patch[i].v, g.patch[i].d)
+		g.patch[i] = domainChange{}
+	}
+	g.np = 0
+}
+
+// addTrie adds c to the trie's total of value v.
+func (g *termGroup) addTrie(w pwriter[unique.Handle[string], int64], v unique.Handle[string], c int64) {
 	h := interpod.HandleHash(v)
 	t := g.domains.upd(w, h, v)
 	if *t += c; *t == 0 {
@@ -460,7 +609,7 @@ func (s *state) affTerm(k interpod.Kind, tm *interpod.Term, ni *NodeInfo, d int)
 	}
 	g.members += int64(d)
 	if v, ok := ni.labelValue(tm.TopologyKeyHandle()); ok {
-		g.add(s.countW(), v, int64(d)*k.Value(tm))
+		s.noteTrie(g.add(s.countW(), v, int64(d)*k.Value(tm)))
 	}
 	if g.members == 0 {
 		m.del(s.groupW(), h, key)
@@ -470,7 +619,7 @@ func (s *state) affTerm(k interpod.Kind, tm *interpod.Term, ni *NodeInfo, d int)
 // warmDomains reads, level by level in step, the paths to node ni's
 // values in the domain tries a Fork's change of pod p (with terms) is
 // about to copy: its terms' groups and the views the Fork's memo says
-// p's class matches. Each path is a chain of dependent loads, cold in a
+// p's class matches, where the change goes to the trie (termGroup.add). Each path is a chain of dependent loads, cold in a
 // trie larger than the cache (the hostname totals of a large cluster),
 // and affTerms and viewPod copy them one after the other; read in step,
 // the chains' misses overlap. Reads only; O(terms × depth).
@@ -482,7 +631,10 @@ func (s *state) warmDomains(ni *NodeInfo, p *PodInfo) {
 	var buf [8]path
 	paths := buf[:0]
 	push := func(g *termGroup, tm *interpod.Term) {
-		if g == nil || g.domains.root == nil || len(paths) == len(buf) {
+		// A group whose trie root the state does not own and whose
+		// patch has room takes the change in the patch, reading no trie
+		// node (termGroup.add).
+		if g == nil || g.domains.root == nil || g.np < patchMax && g.domains.root.owner != s.tok || len(paths) == len(buf) {
 			return
 		}
 		if v, ok := ni.labelValue(tm.TopologyKeyHandle()); ok {

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"maps"
 	"testing"
 	"unique"
 
@@ -142,4 +143,114 @@ func TestLabelValueMatchesLabels(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzTermGroupPatch: a termGroup changed through its patch and its trie
+// (add, under writer tokens that change as a Fork layer's or a frozen
+// Snapshot's would) equals a plain map of totals after every step — in
+// Count, Len, Each and AddTo — and so do the copies taken before each
+// token change (persistence: a later writer changes none of them), and
+// AddDiff from each copy, added to the copy's totals, gives the group's.
+// Each input is pairs of bytes: (x, y) adds int64(x/3%7)-3 to value
+// y%150 when x%3 < 2, else freezes (copies the group, takes a new token).
+func FuzzTermGroupPatch(f *testing.F) {
+	f.Add([]byte{0, 1, 3, 2, 6, 3, 2, 0, 9, 1})
+	f.Add([]byte{4, 7, 4, 8, 4, 9, 2, 0, 1, 7, 1, 8, 4, 10, 2, 0, 15, 7})
+	// Patch entries cancelled: +1 and −1 on one value, in an empty and
+	// in a full patch.
+	f.Add([]byte{2, 0, 12, 5, 6, 5, 12, 6, 12, 7, 6, 6, 12, 8})
+	long := make([]byte, 0, 600)
+	for i := range 300 {
+		x := byte(i*7) % 30
+		if i%50 == 49 {
+			x = 2
+		}
+		long = append(long, x, byte(i*13))
+	}
+	f.Add(long)
+	values := make([]unique.Handle[string], 150)
+	for i := range values {
+		values[i] = unique.Make(fmt.Sprint("v", i))
+	}
+	type version struct {
+		g   termGroup
+		ref map[int]int64
+	}
+	check := func(t *testing.T, g *termGroup, ref map[int]int64, msg string) {
+		t.Helper()
+		n := 0
+		var tab interpod.ValueTable
+		g.AddTo(&tab, 2)
+		for i, v := range values {
+			if c := g.Count(v); c != ref[i] {
+				t.Fatalf("%s: Count v%d = %d, want %d", msg, i, c, ref[i])
+			}
+			if c := tab.Get(v); c != 2*ref[i] {
+				t.Fatalf("%s: AddTo v%d = %d, want %d", msg, i, c, 2*ref[i])
+			}
+			if ref[i] != 0 {
+				n++
+			}
+		}
+		if l := g.Len(); l != n {
+			t.Fatalf("%s: Len %d, want %d", msg, l, n)
+		}
+		seen := map[unique.Handle[string]]int64{}
+		g.Each(func(v unique.Handle[string], c int64) bool {
+			if _, dup := seen[v]; dup {
+				t.Fatalf("%s: Each yields %s twice", msg, v.Value())
+			}
+			seen[v] = c
+			return true
+		})
+		if len(seen) != n {
+			t.Fatalf("%s: Each yields %d values, want %d", msg, len(seen), n)
+		}
+		for i, v := range values {
+			if ref[i] != 0 && seen[v] != ref[i] {
+				t.Fatalf("%s: Each v%d = %d, want %d", msg, i, seen[v], ref[i])
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		var g termGroup
+		ref := map[int]int64{}
+		tok := newToken()
+		var frozen []version
+		for i := 0; i+1 < len(ops); i += 2 {
+			x, y := ops[i], ops[i+1]
+			if x%3 < 2 {
+				c := int64(x/3%7) - 3
+				g.add(pwriter[unique.Handle[string], int64]{tok: tok}, values[int(y)%len(values)], c)
+				if ref[int(y)%len(values)] += c; ref[int(y)%len(values)] == 0 {
+					delete(ref, int(y)%len(values))
+				}
+				if g.np > patchMax {
+					t.Fatalf("a patch of %d entries", g.np)
+				}
+				for _, p := range g.patch[:g.np] {
+					if p.d == 0 {
+						t.Fatalf("a patch entry without a change: %s", p.v.Value())
+					}
+				}
+			} else {
+				frozen = append(frozen, version{g, maps.Clone(ref)})
+				tok = newToken()
+			}
+			check(t, &g, ref, "step")
+		}
+		for j := range frozen {
+			check(t, &frozen[j].g, frozen[j].ref, "frozen")
+			var tab interpod.ValueTable
+			frozen[j].g.AddTo(&tab, 3)
+			if !g.AddDiff(&frozen[j].g, &tab, 3, 1<<20) {
+				t.Fatalf("AddDiff from frozen %d failed", j)
+			}
+			for i, v := range values {
+				if c := tab.Get(v); c != 3*ref[i] {
+					t.Fatalf("AddDiff from frozen %d: v%d = %d, want %d", j, i, c, 3*ref[i])
+				}
+			}
+		}
+	})
 }

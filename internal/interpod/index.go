@@ -85,7 +85,8 @@ type Domains interface {
 	Len() int
 	Each(yield func(value unique.Handle[string], total int64) bool)
 	// AddTo adds mult × each total to t (Each without a call per
-	// entry); O(entries) table inserts.
+	// entry); it may also leave a value whose total is 0 in t, adding
+	// 0 to it. O(entries) table inserts.
 	AddTo(t *ValueTable, mult int64)
 }
 
