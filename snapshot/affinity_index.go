@@ -59,8 +59,9 @@ type affIndex struct {
 	groups [interpod.NumKinds]pmap[string, termGroup]
 	// views: per key of a static term some pod holds
 	// (interpod.Term.Static), the pods that term matches per value of its
-	// topology key (interpod.Index.MatchCounts); members counts the terms
-	// holding the view, which is dropped at 0.
+	// topology key (interpod.Index.MatchCounts); members counts the
+	// term groups (one per kind at most) with the view's key, and the
+	// view is dropped at 0.
 	views pmap[string, termGroup]
 	// viewSet names the set of views' terms: a fresh nextGeneration
 	// value whenever a view is created or dropped (0 before the first),
@@ -425,7 +426,7 @@ func (s *state) affRelabel(old, fresh *NodeInfo) {
 }
 
 // affTerms records the terms of p (on node ni) joining or leaving: the
-// groups and the views' references.
+// groups and, through them, the views' references.
 func (s *state) affTerms(ni *NodeInfo, p *PodInfo, d int) {
 	t := p.shape.affinity
 	if t == nil {
@@ -436,7 +437,6 @@ func (s *state) affTerms(ni *NodeInfo, p *PodInfo, d int) {
 		ts := t.List(k)
 		for j := range ts {
 			s.affTerm(k, &ts[j], ni, d)
-			s.viewRef(&ts[j], d)
 		}
 	}
 }
@@ -486,10 +486,11 @@ func (s *state) viewPod(ni *NodeInfo, p *PodInfo, d int) {
 	}
 }
 
-// viewRef records a term of a pod joining or leaving: a static term's
-// view is created (by counting the matching pods of every node, O(nodes +
-// pods)) when the first term with its key joins and dropped when the
-// last leaves.
+// viewRef records a term group created (d = 1) or dropped (d = -1) by
+// affTerm, tm its term: a static term's view is created (by counting the
+// matching pods of every node, O(nodes + pods)) when the first group with
+// its key is and dropped when the last is. A term joining or leaving a
+// group that stays costs the views nothing.
 func (s *state) viewRef(tm *interpod.Term, d int) {
 	if !tm.Static() {
 		return
@@ -606,6 +607,7 @@ func (s *state) affTerm(k interpod.Kind, tm *interpod.Term, ni *NodeInfo, d int)
 	g := m.upd(s.groupW(), h, key)
 	if g.term == nil { // new group
 		g.term = tm
+		s.viewRef(tm, 1)
 	}
 	g.members += int64(d)
 	if v, ok := ni.labelValue(tm.TopologyKeyHandle()); ok {
@@ -613,6 +615,7 @@ func (s *state) affTerm(k interpod.Kind, tm *interpod.Term, ni *NodeInfo, d int)
 	}
 	if g.members == 0 {
 		m.del(s.groupW(), h, key)
+		s.viewRef(tm, -1)
 	}
 }
 

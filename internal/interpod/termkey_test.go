@@ -2,8 +2,10 @@ package interpod
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -41,4 +43,20 @@ func TestTermKey(t *testing.T) {
 			assert.Equal(t, names, c.names, "termKey must not reorder the term's namespaces")
 		})
 	}
+}
+
+// TestTermKeyInterned: equal terms of two pods parsed apart share their
+// key's bytes (the index's and the memo's comparisons stop at the
+// pointers); a different term's key does not.
+func TestTermKeyInterned(t *testing.T) {
+	pod := func(name, app string) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: v1.PodSpec{Affinity: &v1.Affinity{
+			PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}, TopologyKey: v1.LabelHostname}}}}}}
+	}
+	a, b, c := Parse(pod("a", "web")), Parse(pod("b", "web")), Parse(pod("c", "db"))
+	ka, kb, kc := a.RequiredAntiAffinity[0].Key(), b.RequiredAntiAffinity[0].Key(), c.RequiredAntiAffinity[0].Key()
+	assert.Equal(t, ka, kb)
+	assert.Same(t, unsafe.StringData(ka), unsafe.StringData(kb))
+	assert.NotEqual(t, ka, kc)
 }

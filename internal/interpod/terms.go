@@ -65,8 +65,12 @@ type Term struct {
 	// sel: the labelSelector with matchLabelKeys and mismatchLabelKeys
 	// merged in.
 	sel selector.Selector
-	// key is [Term.Key]; keyHash is [Hash](key).
+	// key is [Term.Key], the string keyH interns: equal keys share
+	// their bytes, so that comparing two (an index's look-up of a
+	// group, a memo's recipe) stops at the pointers. keyHash is
+	// [Hash](key).
 	key     string
+	keyH    unique.Handle[string]
 	keyHash uint64
 	// static: the namespaces it matches do not depend on namespace
 	// labels (no namespaceSelector, or the empty one: every namespace).
@@ -213,7 +217,8 @@ func newTerm(pod *v1.Pod, in *v1.PodAffinityTerm) (Term, error) {
 		names = []string{pod.Namespace}
 	}
 	t.names = selector.NewNamespaces(names...)
-	t.key = termKey(in.TopologyKey, names, in.NamespaceSelector, merged)
+	t.keyH = unique.Make(termKey(in.TopologyKey, names, in.NamespaceSelector, merged))
+	t.key = t.keyH.Value()
 	t.keyHash = Hash(t.key)
 	t.static = in.NamespaceSelector == nil || nsSel.Empty()
 	return t, nil
