@@ -336,3 +336,72 @@ func TestInertIsO1(t *testing.T) {
 	assert.True(t, interpod.Inert(nil, f, f.NumNodes(), f.Node))
 	assert.Zero(t, calls, "no node read")
 }
+
+// TestAffinityIndexCacheSnapshotsRarely: a Cache whose Snapshot is
+// taken only now and then writes many changes under one token (groups'
+// patches filled and folded into tries it then owns, on tries with inner
+// nodes at 90 and 200 nodes); its index equals interpod.ScanIndex at
+// every Snapshot and in a Fork of it, every Snapshot keeps its content,
+// and AddDiff between any two of them gives the later one's totals.
+func TestAffinityIndexCacheSnapshotsRarely(t *testing.T) {
+	for seed := range uint64(3) {
+		r := rand.New(rand.NewPCG(seed, 99))
+		nn := []int{3, 90, 200}[seed%3]
+		c := snapshot.NewCache()
+		var nodes []*v1.Node
+		for i := range nn {
+			n := randomZoneNode(r, fmt.Sprint("n", i))
+			nodes = append(nodes, n)
+			require.NoError(t, c.AddNode(n))
+		}
+		for i := range 2 * nn {
+			p := randomTermPod(r, fmt.Sprintf("c%d", i))
+			p.Spec.NodeName = nodes[r.IntN(nn)].Name
+			p.UID = types.UID(fmt.Sprint("init-", i))
+			require.NoError(t, c.AddPod(p))
+		}
+		var frozen []*snapshot.Snapshot
+		var dumps []indexDump
+		for step := range 150 {
+			msg := fmt.Sprintf("seed %d cache step %d", seed, step)
+			switch op := r.IntN(10); op {
+			case 0, 1, 2:
+				p := randomTermPod(r, fmt.Sprintf("c%d", r.IntN(3*nn)))
+				p.Spec.NodeName = nodes[r.IntN(len(nodes))].Name
+				p.UID = types.UID(fmt.Sprint("uid-", step))
+				require.NoError(t, c.AddPod(p), msg)
+			case 3, 4:
+				c.RemovePod(snapshot.PodKey{Namespace: []string{"default", "team"}[r.IntN(2)], Name: fmt.Sprintf("c%d", r.IntN(3*nn))})
+			case 5:
+				require.NoError(t, c.UpdateNode(randomZoneNode(r, nodes[r.IntN(len(nodes))].Name)), msg)
+			case 6:
+				s := c.Snapshot()
+				frozen = append(frozen, s)
+				dumps = append(dumps, requireIndexMatchesScan(t, s, msg))
+				// and a Fork of it changed and reverted
+				f := s.Fork()
+				f.Fork()
+				for range 3 {
+					p := randomTermPod(r, "fk")
+					n := f.Node(r.IntN(f.NumNodes())).Name()
+					require.NoError(t, f.AddPod(p, n), msg)
+					requireIndexMatchesScan(t, f, msg)
+					require.NoError(t, f.RemovePod(snapshot.KeyOf(p), n), msg)
+					requireIndexMatchesScan(t, f, msg)
+				}
+				require.NoError(t, f.Revert())
+				requireIndexMatchesScan(t, f, msg)
+			}
+		}
+		s := c.Snapshot()
+		frozen = append(frozen, s)
+		dumps = append(dumps, requireIndexMatchesScan(t, s, "final"))
+		for i, s := range frozen {
+			require.Equal(t, dumps[i], requireIndexMatchesScan(t, s, "frozen"), "seed %d snapshot %d changed", seed, i)
+			if i > 0 {
+				requireDiffs(t, frozen[0], s, fmt.Sprintf("seed %d diff 0->%d", seed, i))
+				requireDiffs(t, frozen[i-1], s, fmt.Sprintf("seed %d diff %d->%d", seed, i-1, i))
+			}
+		}
+	}
+}

@@ -77,9 +77,9 @@ func Hash(s string) uint64 { return maphash.String(hashSeed, s) }
 // labels hold (unique.Make of the value). Count is 0 for a value with no
 // entry; Len is the number of values with an entry (a non-zero total);
 // Each yields every entry until yield returns false. Read-only for
-// the reader; no allocation; Len O(1), Count O(1) expected for map-backed
-// Domains and O(log16 values) trie hops for snapshot's index, Each
-// O(entries).
+// the reader; no allocation; Len and Count O(1) expected for map-backed
+// Domains and O(log16 values) trie hops for snapshot's index (Len: one
+// look-up per entry of a group's patch, at most two), Each O(entries).
 type Domains interface {
 	Count(value unique.Handle[string]) int64
 	Len() int
