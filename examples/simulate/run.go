@@ -280,12 +280,12 @@ func parse(args []string, stdout io.Writer) (*options, []*policyDef, error) {
 		return nil, nil, fmt.Errorf("-svg %s: %w", o.plot, plotErr())
 	case o.placements != "" && o.placements != "-" && placementsErr() != nil:
 		return nil, nil, fmt.Errorf("-placements %s: %w", o.placements, placementsErr())
-	case o.plot != "" && o.placements != "" && sameFile(o.plot, o.placements):
-		return nil, nil, fmt.Errorf("-svg and -placements name the same file, %s", o.plot)
 	case o.cpuProfile != "" && cpuProfileErr() != nil:
 		return nil, nil, fmt.Errorf("-cpuprofile %s: %w", o.cpuProfile, cpuProfileErr())
 	case o.memProfile != "" && memProfileErr() != nil:
 		return nil, nil, fmt.Errorf("-memprofile %s: %w", o.memProfile, memProfileErr())
+	case sameOutputs(o) != "":
+		return nil, nil, errors.New(sameOutputs(o))
 	case set["scale"] && (traceIn || len(o.objects) > 0):
 		return nil, nil, errors.New("-scale applies to the built-in synthetic workload only")
 	case o.scale <= 0 || o.scale > 100:
@@ -660,6 +660,21 @@ func pathErrCause(err error) error {
 // sameFile reports whether paths a and b name one file: the same file
 // by its identity when both exist, else the same path once the links
 // that exist along them are followed (resolvePath).
+// sameOutputs names two output flags that name one file ("-svg and
+// -placements name the same file, PATH"), or returns "": each would
+// overwrite the other's output.
+func sameOutputs(o *options) string {
+	outs := []struct{ flag, path string }{{"-svg", o.plot}, {"-placements", o.placements}, {"-cpuprofile", o.cpuProfile}, {"-memprofile", o.memProfile}}
+	for i, a := range outs {
+		for _, b := range outs[i+1:] {
+			if a.path != "" && a.path != "-" && b.path != "" && b.path != "-" && sameFile(a.path, b.path) {
+				return fmt.Sprintf("%s and %s name the same file, %s", a.flag, b.flag, a.path)
+			}
+		}
+	}
+	return ""
+}
+
 func sameFile(a, b string) bool {
 	fa, errA := os.Stat(a)
 	fb, errB := os.Stat(b)

@@ -69,6 +69,9 @@ func TestBadFlags(t *testing.T) {
 		{"placements ends in a slash", []string{"-placements", filepath.Join(tmp, "p.csv") + "/"}, "ends in a slash; want a file name"},
 		{"plot and placements one file through a link", []string{"-svg", link, "-placements", filepath.Join(tmp, "real.svg")}, "-svg and -placements name the same file"},
 		{"plot and placements the same file", []string{"-svg", filepath.Join(tmp, "same.svg"), "-placements", filepath.Join(tmp, ".", "same.svg")}, "-svg and -placements name the same file"},
+		// The heap profile overwrote the CPU profile after the run.
+		{"two profiles one file", []string{"-cpuprofile", filepath.Join(tmp, "p.out"), "-memprofile", filepath.Join(tmp, "p.out")}, "-cpuprofile and -memprofile name the same file, " + filepath.Join(tmp, "p.out")},
+		{"profile and placements one file", []string{"-placements", filepath.Join(tmp, "p.csv"), "-memprofile", filepath.Join(tmp, ".", "p.csv")}, "-placements and -memprofile name the same file"},
 		{"negative inflate", []string{"-inflate", "-1"}, "-inflate -1: want a ratio in (0, 100], e.g. 1.3, or 0 (off)"},
 		{"objects and trace", []string{"-objects", "x.yaml", "-trace", tmp}, "-objects cannot be combined"},
 		{"departures without trace", []string{"-departures"}, "-departures needs a trace"},
