@@ -14,6 +14,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/schedkit/schedkit/framework"
+	"github.com/schedkit/schedkit/internal/mirror"
 	"github.com/schedkit/schedkit/reserve"
 	"github.com/schedkit/schedkit/snapshot"
 	"github.com/schedkit/schedkit/snapshot/load/openb"
@@ -348,6 +349,7 @@ func TestScorePluginScoresInPieces(t *testing.T) {
 	st := plugin(par).PreScore(ctx, newCycleState(), p, infos(par))
 	require.False(t, st.IsSuccess())
 	assert.ErrorIs(t, st.AsError(), context.Canceled)
+	assert.ErrorIs(t, st.AsError(), mirror.ErrPiecesLeftOut)
 	// A piece left out with the context live (a recovered panic): an
 	// error naming the plugin and the pod, not the context's.
 	leaky := cluster(nodes...)
@@ -355,6 +357,7 @@ func TestScorePluginScoresInPieces(t *testing.T) {
 	st = plugin(leaky).PreScore(context.Background(), newCycleState(), p, infos(leaky))
 	require.False(t, st.IsSuccess())
 	assert.NotErrorIs(t, st.AsError(), context.Canceled)
+	assert.ErrorIs(t, st.AsError(), mirror.ErrPiecesLeftOut)
 	assert.Contains(t, st.AsError().Error(), ScoreName)
 	assert.Contains(t, st.AsError().Error(), "default/p")
 }
