@@ -10,7 +10,12 @@ import (
 // simulation: add and remove nodes and pods, score against the result, then
 // keep or discard the changes. Forks nest: [Fork.Fork] opens a layer,
 // [Fork.Commit] folds the top layer into the one below, [Fork.Revert]
-// discards it. The snapshot the Fork came from never changes.
+// discards it. The snapshot the Fork came from never changes. Changes
+// made at the base (depth 0, straight after [Snapshot.Fork]) cannot be
+// reverted: open a layer first, or drop the Fork. A Fork does not
+// schedule: AddPod and AddPodInfo place a pod on the node named, whatever
+// the filters say (framework.SchedulePod and package whatif choose
+// nodes).
 //
 // Cost: Fork O(1); Revert O(copies the layer made); Commit O(1) (both
 // cheaper than the O(nodes changed) the cluster-autoscaler contract
@@ -18,9 +23,11 @@ import (
 // NodeInfo, its 64-node chunk, the chunk's 64-chunk mid and, once per
 // layer, the root (NumNodes()/4096 pointers); later changes to the same node in the same
 // layer change it in place; a pod with pod (anti-)affinity terms, or one
-// that a term some pod holds matches, also copies O(log) nodes of the
-// InterPodAffinity index's tries per term or matching term, whatever the
-// index's size. Revert keeps the discarded layer's copies and
+// that a term some pod holds matches, also copies a leaf of the
+// InterPodAffinity index's small map of term groups (or of views) per
+// group it changes, whose totals take a layer's first two values'
+// changes beside their trie; a third value folds them in, copying
+// O(log) trie nodes, whatever the index's size. Revert keeps the discarded layer's copies and
 // the next layers copy into them, so a steady Fork → change → Revert loop
 // allocates nothing. Reads have the cost of the same reads on a Snapshot.
 //
