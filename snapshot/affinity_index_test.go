@@ -203,15 +203,42 @@ func randomZoneNode(r *rand.Rand, name string) *v1.Node {
 // Snapshot or Fork keeps equals interpod.ScanIndex over its nodes after
 // every step, and a Snapshot taken along the way keeps its content.
 func TestAffinityIndexMatchesScan(t *testing.T) {
+	requireIndexSequencesMatchScan(t, indexSequences{
+		pod: randomTermPod, stream: 7, podsPerNode: func(*rand.Rand) int { return 3 },
+		nodePods: 1, forkSteps: 120, cacheSteps: 80, cacheNames: 20,
+	})
+}
+
+// indexSequences shapes requireIndexSequencesMatchScan's random runs:
+// the pods (pod), the random stream, the pods on each of the 4 first
+// nodes, the pods an added node comes with, the Fork and Cache steps per
+// seed and the number of pod names the Cache's steps draw from.
+type indexSequences struct {
+	pod         func(*rand.Rand, string) *v1.Pod
+	stream      uint64
+	podsPerNode func(*rand.Rand) int
+	nodePods    int
+	forkSteps   int
+	cacheSteps  int
+	cacheNames  int
+}
+
+// requireIndexSequencesMatchScan runs 40 seeds of Fork and Cache
+// sequences shaped by sq (see TestAffinityIndexMatchesScan), checking the
+// index against interpod.ScanIndex after every step, every Snapshot
+// taken along the way unchanged at the end, AddDiff between consecutive
+// ones, and the base snapshot unchanged.
+func requireIndexSequencesMatchScan(t *testing.T, sq indexSequences) {
+	t.Helper()
 	for seed := range uint64(40) {
-		r := rand.New(rand.NewPCG(seed, 7))
+		r := rand.New(rand.NewPCG(seed, sq.stream))
 		var nodes []*v1.Node
 		var pods []*v1.Pod
 		for i := range 4 {
 			name := fmt.Sprint("n", i)
 			nodes = append(nodes, randomZoneNode(r, name))
-			for j := range 3 {
-				p := randomTermPod(r, fmt.Sprintf("p%d-%d", i, j))
+			for j := range sq.podsPerNode(r) {
+				p := sq.pod(r, fmt.Sprintf("p%d-%d", i, j))
 				p.Spec.NodeName = name
 				pods = append(pods, p)
 			}
@@ -229,12 +256,12 @@ func TestAffinityIndexMatchesScan(t *testing.T) {
 		}
 		var frozen []*snapshot.Snapshot
 		var frozenDumps []indexDump
-		for step := range 120 {
+		for step := range sq.forkSteps {
 			msg := fmt.Sprintf("seed %d step %d", seed, step)
 			nodeName := func() string { return f.Node(r.IntN(f.NumNodes())).Name() }
 			switch op := r.IntN(10); {
 			case op < 3 && f.NumNodes() > 0:
-				p := randomTermPod(r, fmt.Sprintf("q%d", step))
+				p := sq.pod(r, fmt.Sprintf("q%d", step))
 				n := nodeName()
 				require.NoError(t, f.AddPod(p, n), msg)
 				on = append(on, placed{snapshot.KeyOf(p), n})
@@ -244,7 +271,12 @@ func TestAffinityIndexMatchesScan(t *testing.T) {
 					require.NoError(t, f.RemovePod(on[i].key, on[i].node), msg)
 				}
 			case op == 5:
-				require.NoError(t, f.AddNode(randomZoneNode(r, fmt.Sprint("m", step)), randomTermPod(r, fmt.Sprint("r", step))), msg)
+				node := randomZoneNode(r, fmt.Sprint("m", step))
+				var with []*v1.Pod
+				for k := range sq.nodePods {
+					with = append(with, sq.pod(r, fmt.Sprint([]string{"r", "s"}[k%2], step)))
+				}
+				require.NoError(t, f.AddNode(node, with...), msg)
 			case op == 6 && f.NumNodes() > 1:
 				require.NoError(t, f.RemoveNode(nodeName()), msg)
 			case op == 7 && f.NumNodes() > 0:
@@ -281,16 +313,16 @@ func TestAffinityIndexMatchesScan(t *testing.T) {
 		for _, n := range nodes {
 			require.NoError(t, c.AddNode(n))
 		}
-		for step := range 80 {
+		for step := range sq.cacheSteps {
 			msg := fmt.Sprintf("seed %d cache step %d", seed, step)
 			switch op := r.IntN(6); op {
 			case 0, 1:
-				p := randomTermPod(r, fmt.Sprintf("c%d", r.IntN(20)))
+				p := sq.pod(r, fmt.Sprintf("c%d", r.IntN(sq.cacheNames)))
 				p.Spec.NodeName = nodes[r.IntN(len(nodes))].Name
 				p.UID = types.UID(fmt.Sprint("uid-", step)) // may move an existing pod: created again
 				require.NoError(t, c.AddPod(p), msg)
 			case 2:
-				c.RemovePod(snapshot.PodKey{Namespace: []string{"default", "team"}[r.IntN(2)], Name: fmt.Sprintf("c%d", r.IntN(20))})
+				c.RemovePod(snapshot.PodKey{Namespace: []string{"default", "team"}[r.IntN(2)], Name: fmt.Sprintf("c%d", r.IntN(sq.cacheNames))})
 			case 3:
 				require.NoError(t, c.UpdateNode(randomZoneNode(r, nodes[r.IntN(len(nodes))].Name)), msg)
 			case 4:

@@ -1,7 +1,6 @@
 package snapshot_test
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"testing"
 	"unique"
@@ -9,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/schedkit/schedkit/internal/interpod"
 	"github.com/schedkit/schedkit/snapshot"
@@ -66,92 +64,10 @@ func sameKeyTermPod(r *rand.Rand, name string) *v1.Pod {
 // terms leaving while others with the key stay, must keep the views
 // equal to interpod.ScanIndex's (a reviewer's test).
 func TestAffinityIndexSameKeyTerms(t *testing.T) {
-	for seed := range uint64(40) {
-		r := rand.New(rand.NewPCG(seed, 11))
-		var nodes []*v1.Node
-		var pods []*v1.Pod
-		for i := range 4 {
-			name := fmt.Sprint("n", i)
-			nodes = append(nodes, randomZoneNode(r, name))
-			for j := range r.IntN(3) {
-				p := sameKeyTermPod(r, fmt.Sprintf("p%d-%d", i, j))
-				p.Spec.NodeName = name
-				pods = append(pods, p)
-			}
-		}
-		snap := snapshottest.Snapshot(t, nodes, pods...)
-		requireIndexMatchesScan(t, snap, "base")
-		f := snap.Fork()
-		type placed struct {
-			key  snapshot.PodKey
-			node string
-		}
-		var on []placed
-		for _, p := range pods {
-			on = append(on, placed{snapshot.KeyOf(p), p.Spec.NodeName})
-		}
-		for step := range 150 {
-			msg := fmt.Sprintf("seed %d step %d", seed, step)
-			nodeName := func() string { return f.Node(r.IntN(f.NumNodes())).Name() }
-			switch op := r.IntN(10); {
-			case op < 3 && f.NumNodes() > 0:
-				p := sameKeyTermPod(r, fmt.Sprintf("q%d", step))
-				n := nodeName()
-				require.NoError(t, f.AddPod(p, n), msg)
-				on = append(on, placed{snapshot.KeyOf(p), n})
-			case op < 5 && len(on) > 0:
-				i := r.IntN(len(on))
-				if f.Get(on[i].node) != nil && f.Get(on[i].node).HasPod(on[i].key) {
-					require.NoError(t, f.RemovePod(on[i].key, on[i].node), msg)
-				}
-			case op == 5:
-				require.NoError(t, f.AddNode(randomZoneNode(r, fmt.Sprint("m", step)), sameKeyTermPod(r, fmt.Sprint("r", step)), sameKeyTermPod(r, fmt.Sprint("s", step))), msg)
-			case op == 6 && f.NumNodes() > 1:
-				require.NoError(t, f.RemoveNode(nodeName()), msg)
-			case op == 7 && f.NumNodes() > 0:
-				require.NoError(t, f.UpdateNode(randomZoneNode(r, nodeName())), msg)
-			case op == 8:
-				if f.Depth() > 0 && r.IntN(2) == 0 {
-					if r.IntN(2) == 0 {
-						require.NoError(t, f.Revert(), msg)
-					} else {
-						require.NoError(t, f.Commit(), msg)
-					}
-				} else {
-					f.Fork()
-				}
-			default:
-				requireIndexMatchesScan(t, f.Snapshot(), msg)
-			}
-			requireIndexMatchesScan(t, f, msg)
-		}
-		c := snapshot.NewCache()
-		for _, n := range nodes {
-			require.NoError(t, c.AddNode(n))
-		}
-		for step := range 120 {
-			msg := fmt.Sprintf("seed %d cache step %d", seed, step)
-			switch op := r.IntN(6); op {
-			case 0, 1:
-				p := sameKeyTermPod(r, fmt.Sprintf("c%d", r.IntN(10)))
-				p.Spec.NodeName = nodes[r.IntN(len(nodes))].Name
-				p.UID = types.UID(fmt.Sprint("uid-", step))
-				require.NoError(t, c.AddPod(p), msg)
-			case 2:
-				c.RemovePod(snapshot.PodKey{Namespace: []string{"default", "team"}[r.IntN(2)], Name: fmt.Sprintf("c%d", r.IntN(10))})
-			case 3:
-				require.NoError(t, c.UpdateNode(randomZoneNode(r, nodes[r.IntN(len(nodes))].Name)), msg)
-			case 4:
-				n := nodes[r.IntN(len(nodes))].Name
-				if c.Snapshot().Get(n) != nil {
-					require.NoError(t, c.RemoveNode(n), msg)
-				} else {
-					require.NoError(t, c.AddNode(randomZoneNode(r, n)), msg)
-				}
-			}
-			requireIndexMatchesScan(t, c.Snapshot(), msg)
-		}
-	}
+	requireIndexSequencesMatchScan(t, indexSequences{
+		pod: sameKeyTermPod, stream: 11, podsPerNode: func(r *rand.Rand) int { return r.IntN(3) },
+		nodePods: 2, forkSteps: 150, cacheSteps: 120, cacheNames: 10,
+	})
 }
 
 // TestAffinityViewSameKeyTwoKinds: a pod holding a key twice in

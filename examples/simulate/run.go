@@ -253,6 +253,7 @@ func parse(args []string, stdout io.Writer) (*options, []*policyDef, error) {
 	placementsErr := sync.OnceValue(func() error { return outPathError(o.placements) })
 	cpuProfileErr := sync.OnceValue(func() error { return outPathError(o.cpuProfile) })
 	memProfileErr := sync.OnceValue(func() error { return outPathError(o.memProfile) })
+	sameOuts := sync.OnceValue(func() string { return sameOutputs(o) })
 	switch {
 	case traceIn && len(o.objects) > 0:
 		return nil, nil, errors.New("-objects cannot be combined with -trace, -nodes or -pods")
@@ -284,8 +285,8 @@ func parse(args []string, stdout io.Writer) (*options, []*policyDef, error) {
 		return nil, nil, fmt.Errorf("-cpuprofile %s: %w", o.cpuProfile, cpuProfileErr())
 	case o.memProfile != "" && memProfileErr() != nil:
 		return nil, nil, fmt.Errorf("-memprofile %s: %w", o.memProfile, memProfileErr())
-	case sameOutputs(o) != "":
-		return nil, nil, errors.New(sameOutputs(o))
+	case sameOuts() != "":
+		return nil, nil, errors.New(sameOuts())
 	case set["scale"] && (traceIn || len(o.objects) > 0):
 		return nil, nil, errors.New("-scale applies to the built-in synthetic workload only")
 	case o.scale <= 0 || o.scale > 100:
