@@ -5,6 +5,7 @@ import (
 	"unique"
 
 	"github.com/schedkit/schedkit/internal/interpod"
+	"github.com/schedkit/schedkit/internal/layout"
 	"github.com/schedkit/schedkit/internal/spread"
 )
 
@@ -83,6 +84,9 @@ type viewMatch struct {
 	class   spread.Class
 	n       int
 	terms   [viewMatchMax]*interpod.Term
+	// offHead: some of terms has a topology key a node's head does not
+	// hold (interpod.Terms.OffHead; readsLabels).
+	offHead bool
 }
 
 // viewMatchMax bounds the terms a viewMatch records; a class matching
@@ -474,6 +478,10 @@ func (s *state) viewPod(ni *NodeInfo, p *PodInfo, d int) {
 		})
 		if memo && len(terms) <= viewMatchMax {
 			m.viewSet, m.class, m.n = s.aff.viewSet, class, copy(m.terms[:], terms)
+			m.offHead = false
+			for _, t := range terms {
+				m.offHead = m.offHead || !layout.InHead(t.TopologyKeyHandle())
+			}
 		}
 	}
 	if len(terms) == 0 {
@@ -617,6 +625,32 @@ func (s *state) affTerm(k interpod.Kind, tm *interpod.Term, ni *NodeInfo, d int)
 		m.del(s.groupW(), h, key)
 		s.viewRef(tm, -1)
 	}
+}
+
+// readsLabels reports whether affPod's change for pod p may read a
+// node's labels, not only its head: a term of p, or of a view p's class
+// matches, has a topology key the head does not hold (layout.InHead).
+// Which views p's class matches is known from a Fork's memo
+// (viewMatch); without it any view may. A nil p (not known yet) reads
+// labels when any pod has terms or any view exists. Reads only; O(1).
+func (s *state) readsLabels(p *PodInfo) bool {
+	if p == nil {
+		return s.aff.pods > 0 || s.aff.views.n > 0
+	}
+	if t := p.shape.affinity; t != nil && t.OffHead {
+		return true
+	}
+	if s.aff.views.n == 0 {
+		return false
+	}
+	if s.rec == nil {
+		return true
+	}
+	m := &s.rec.aff.match
+	if m.viewSet != s.aff.viewSet || m.class != p.shape.spreadClass || m.class == (spread.Class{}) {
+		return true
+	}
+	return m.offHead
 }
 
 // warmDomains reads, level by level in step, the paths to node ni's

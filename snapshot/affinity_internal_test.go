@@ -254,3 +254,60 @@ func FuzzTermGroupPatch(f *testing.F) {
 		}
 	})
 }
+
+// TestReadsLabels: mutable fetches a copied node's labels early only for
+// a change whose affinity index update may read them (readsLabels): a
+// term of the pod, or of a view its class matches per the Fork's memo,
+// whose topology key the node's head does not hold.
+func TestReadsLabels(t *testing.T) {
+	term := func(app, key string) []v1.PodAffinityTerm {
+		return []v1.PodAffinityTerm{{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}, TopologyKey: key}}
+	}
+	pod := func(name, app string, anti []v1.PodAffinityTerm) *PodInfo {
+		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{"app": app}}}
+		if anti != nil {
+			p.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: anti}}
+		}
+		return MustPodInfo(p)
+	}
+	c := NewCache()
+	require.NoError(t, c.AddNode(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n0",
+		Labels: map[string]string{v1.LabelHostname: "n0", v1.LabelTopologyZone: "z", "rack": "r"}}}))
+	plain := pod("plain", "db", nil)
+	hostAnti := pod("host", "web", term("web", v1.LabelHostname))
+	zoneAnti := pod("zone", "web", term("web", v1.LabelTopologyZone))
+	rackAnti := pod("rack", "web", term("web", "rack"))
+
+	empty := c.Snapshot().Fork()
+	require.False(t, empty.st.readsLabels(plain), "no terms, no views")
+	require.False(t, empty.st.readsLabels(nil), "no pod with terms, no views")
+	require.False(t, empty.st.readsLabels(hostAnti), "hostname: in the head")
+	require.False(t, empty.st.readsLabels(zoneAnti), "zone: in the head")
+	require.True(t, empty.st.readsLabels(rackAnti), "rack: only in the labels")
+
+	// A view keyed on rack (app=web per rack) exists once a pod holds
+	// the term; before a Fork has a memo for a class, any view may
+	// match it.
+	require.NoError(t, c.AddPodInfo(podOn(rackAnti, "n0")))
+	f := c.Snapshot().Fork()
+	require.True(t, f.st.readsLabels(nil))
+	require.True(t, f.st.readsLabels(plain), "no memo: the rack view may match")
+	f.Fork()
+	require.NoError(t, f.AddPodInfo(plain, "n0")) // memo: app=db matches no view
+	require.NoError(t, f.Revert())
+	require.False(t, f.st.readsLabels(plain), "memo: no view matches app=db")
+	require.True(t, f.st.readsLabels(hostAnti), "no memo for app=web")
+	f.Fork()
+	require.NoError(t, f.AddPodInfo(pod("web2", "web", nil), "n0")) // memo: app=web matches the rack view
+	require.NoError(t, f.Revert())
+	require.True(t, f.st.readsLabels(hostAnti), "memo: app=web matches the rack view")
+	require.True(t, f.st.readsLabels(pod("web3", "web", nil)))
+	require.True(t, c.st.readsLabels(nil), "a Cache holding terms: a removal may read labels")
+}
+
+// podOn returns a copy of pi's pod bound to node.
+func podOn(pi *PodInfo, node string) *PodInfo {
+	p := pi.Pod().DeepCopy()
+	p.Spec.NodeName = node
+	return MustPodInfo(p)
+}

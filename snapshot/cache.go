@@ -288,7 +288,7 @@ func (c *Cache) addAssignedLocked(pi *PodInfo, uid types.UID) error {
 	c.removePodLocked(pi.key)
 	c.pods[pi.key] = boundTo{nodeName, uid}
 	if i, ok := c.st.index(nodeName); ok {
-		ni := c.st.mutable(i)
+		ni := c.st.mutable(i, pi)
 		ni.addPod(pi)
 		c.st.affPod(ni, pi, 1)
 		return nil
@@ -325,7 +325,7 @@ func (c *Cache) removePodLocked(k PodKey) bool {
 	nodeName := at.node
 	delete(c.pods, k)
 	if i, ok := c.st.index(nodeName); ok {
-		ni := c.st.mutable(i)
+		ni := c.st.mutable(i, nil)
 		c.st.affPod(ni, ni.removePod(k), -1)
 		return true
 	}

@@ -221,7 +221,7 @@ func (f *Fork) AddPodInfo(pi *PodInfo, nodeName string) error {
 	if f.st.node(i).podIndexHash(pi.keyHash, pi.key) >= 0 {
 		return fmt.Errorf("pod %s on node %s: %w", pi.key, nodeName, ErrPodExists)
 	}
-	ni := f.st.mutable(i)
+	ni := f.st.mutable(i, pi)
 	ni.addPod(pi)
 	f.st.affPod(ni, pi, 1)
 	return nil
@@ -244,10 +244,11 @@ func (f *Fork) RemovePod(k PodKey, nodeName string) error {
 		return fmt.Errorf("pod %s: %w", k, err)
 	}
 	h := hashKey(k) // once, for the check and the removal
-	if f.st.node(i).podIndexHash(h, k) < 0 {
+	j := f.st.node(i).podIndexHash(h, k)
+	if j < 0 {
 		return fmt.Errorf("pod %s on node %s: %w", k, nodeName, ErrPodNotFound)
 	}
-	ni := f.st.mutable(i)
+	ni := f.st.mutable(i, f.st.node(i).pods[j])
 	f.st.affPod(ni, ni.removePodHash(h, k), -1)
 	return nil
 }

@@ -179,19 +179,21 @@ func (n *NodeInfo) setNode(node *v1.Node, dec DeviceDecoder) error {
 // copied, the node object, images map and PodInfos are shared (immutable).
 func (n *NodeInfo) clone(owner uint64) *NodeInfo {
 	c := &NodeInfo{}
-	n.cloneInto(c, owner)
+	n.cloneInto(c, owner, false)
 	return c
 }
 
 // cloneInto makes c a copy of n that owner may mutate, reusing the memory
 // of c's own slices (c must not be shared: a fresh NodeInfo, or one a
 // reverted Fork layer made). Allocates only where c's slices are too small.
-func (n *NodeInfo) cloneInto(c *NodeInfo, owner uint64) {
-	// Load a word of n's pod array, of its indexes and of its labels
-	// (which the affinity index reads next, for a topology key the head
-	// does not hold) first: on a cold node these fetches then overlap
-	// with the copy of n instead of following it. KeepAlive keeps the
-	// loads.
+// With labels, n's labels are fetched early too, for a change whose
+// affinity index update reads them next (state.readsLabels).
+func (n *NodeInfo) cloneInto(c *NodeInfo, owner uint64, labels bool) {
+	// Load a word of n's pod array, of its indexes and (with labels) of
+	// its labels first: on a cold node these fetches then overlap with
+	// the copy of n instead of following it. KeepAlive keeps the loads.
+	// A plain pod's change reads no label: fetching them anyway costs
+	// it a cache miss of its own on a cold node.
 	var p0 *PodInfo
 	if len(n.pods) > 0 {
 		p0 = n.pods[0]
@@ -201,7 +203,7 @@ func (n *NodeInfo) cloneInto(c *NodeInfo, owner uint64) {
 		g0 = unsafe.SliceData(n.idx.spreadGroups)
 	}
 	var l0 Label
-	if n.labels != nil {
+	if labels && n.labels != nil {
 		l0 = *n.labels
 	}
 	pods, hashes, ports := c.pods[:0], c.podHashes[:0], c.usedPorts[:0]

@@ -58,3 +58,41 @@ func TestPodIndexesShareAllocation(t *testing.T) {
 		require.Equal(t, ni.idx.spreadGroups, c.idx.spreadGroups)
 	}
 }
+
+// Every chunk slot's idx hint is its node's podIndexes once the node
+// has been changed after it had them: in a Cache, in its snapshots, and
+// in a Fork's layers, whose chunk copies take the hints along (a copy
+// that dropped them would leave mutable nothing to start fetching).
+func TestChunkIdxHints(t *testing.T) {
+	c := NewCache()
+	const nodes = 150 // three chunks
+	for i := range nodes {
+		require.NoError(t, c.UpdateNode(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("n", i)}}))
+		for k := range 2 {
+			require.NoError(t, c.AddPod(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprint("p", i, "-", k)},
+				Spec: v1.PodSpec{NodeName: fmt.Sprint("n", i)}}))
+		}
+	}
+	check := func(name string, s *state) {
+		t.Helper()
+		for i := range s.n {
+			ch, j := s.chunkAt(i>>chunkShift), i&chunkMask
+			require.NotNil(t, ch.nodes[j].idx, "%s: node %d", name, i)
+			require.Same(t, ch.nodes[j].idx, ch.idx[j], "%s: node %d", name, i)
+		}
+	}
+	snap := c.Snapshot()
+	check("snapshot", &snap.st)
+	f := snap.Fork()
+	f.Fork()
+	for i := 0; i < nodes; i += 7 {
+		require.NoError(t, f.AddPod(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprint("f", i)}}, fmt.Sprint("n", i)))
+	}
+	check("fork layer", &f.st)
+	require.NoError(t, f.RemoveNode("n3"))
+	check("fork layer after a removal", &f.st)
+	require.NoError(t, f.Revert())
+	check("reverted fork", &f.st)
+	require.NoError(t, c.AddPod(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "late"}, Spec: v1.PodSpec{NodeName: "n5"}}))
+	check("cache after a snapshot", &c.st)
+}

@@ -1,6 +1,10 @@
 package snapshot
 
-import "github.com/schedkit/schedkit/internal/spread"
+import (
+	"runtime"
+
+	"github.com/schedkit/schedkit/internal/spread"
+)
 
 // The pod-topology-spread index (internal/spread's groups.go says what it
 // is for): every NodeInfo keeps its pods that a spread constraint may
@@ -56,6 +60,18 @@ func (n *NodeInfo) addSpreadPod(p *PodInfo) {
 func (n *NodeInfo) removeSpreadPod(p *PodInfo) {
 	if n.idx != nil {
 		n.idx.spreadGroups = spread.RemoveFromGroups(n.idx.spreadGroups, p.shape.spreadClass)
+	}
+}
+
+// warmIndexes loads a word of x and of its first spread group, so that
+// the lines a clone of their node copies are on their way; reads only.
+// x may be nil, or stale (a chunk's hint: state.mutable).
+func warmIndexes(x *podIndexes) {
+	if x == nil {
+		return
+	}
+	if g := x.spreadGroups; len(g) > 0 {
+		runtime.KeepAlive(g[0].N)
 	}
 }
 

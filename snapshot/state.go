@@ -16,7 +16,7 @@ import (
 // number of nodes holding it). Every mutable object carries the token of the writer
 // allowed to change it in place; a writer with another token copies the
 // object first (path copying: root, one mid, one chunk, one NodeInfo — at
-// most NumNodes()/4096 + 128 pointers and one NodeInfo, so a change costs
+// most NumNodes()/4096 + 192 pointers and one NodeInfo, so a change costs
 // the same at 1,000 and at 100,000 nodes). Taking
 // a Snapshot or opening a Fork hands out a fresh token, which freezes every
 // object reachable so far in O(1).
@@ -42,6 +42,11 @@ type chunk struct {
 	// block set, replaced or about to be mutated): layout.View.Block.
 	slotVer [chunkSize]int64
 	nodes   [chunkSize]*NodeInfo
+	// idx[j] is nodes[j].idx as it was when slot j was last set (a node
+	// that has gained its indexes since leaves it nil): a hint, read
+	// only so that mutable starts fetching a cold node's indexes while
+	// the node itself is on its way, never trusted.
+	idx [chunkSize]*podIndexes
 }
 
 // bump records that slot is about to change: a fresh version for the
@@ -399,27 +404,37 @@ func (s *state) ownChunk(ci int) *chunk {
 	return c
 }
 
-// mutable returns node i, copied if this writer does not own it.
-func (s *state) mutable(i int) *NodeInfo {
+// mutable returns node i, copied if this writer does not own it. p is
+// the pod about to be added to it or removed from it (nil: not known),
+// whose affinity index update decides whether a copy fetches the node's
+// labels early (readsLabels).
+func (s *state) mutable(i int, p *PodInfo) *NodeInfo {
 	// The node is copied before the path to it, so that on a cold node
 	// the copy's loads overlap with those of the mid and chunk copies
 	// rather than wait behind the atomic increment in bump.
-	ni := s.node(i)
+	// The indexes' address comes from the chunk's hint, not from the
+	// node: their fetch then overlaps with the node's instead of
+	// following it.
+	c, j := s.chunkAt(i>>chunkShift), i&chunkMask
+	warmIndexes(c.idx[j])
+	ni := c.nodes[j]
 	if ni.owner != s.tok {
 		nn := s.rec.newNode()
-		ni.cloneInto(nn, s.tok)
+		ni.cloneInto(nn, s.tok, s.readsLabels(p))
 		ni = nn
 	}
-	c := s.ownChunk(i >> chunkShift)
-	c.bump(i & chunkMask)
-	c.nodes[i&chunkMask] = ni
+	s.set(i, ni)
 	return ni
 }
 
 func (s *state) set(i int, ni *NodeInfo) {
-	c := s.ownChunk(i >> chunkShift)
-	c.bump(i & chunkMask)
-	c.nodes[i&chunkMask] = ni
+	c, j := s.ownChunk(i>>chunkShift), i&chunkMask
+	c.bump(j)
+	c.nodes[j] = ni
+	c.idx[j] = nil
+	if ni != nil {
+		c.idx[j] = ni.idx
+	}
 }
 
 func (s *state) appendNode(ni *NodeInfo) {

@@ -235,3 +235,29 @@ func TestNodeValueFromHead(t *testing.T) {
 		}
 	}
 }
+
+// TestParseOffHead: Terms.OffHead is set when some term's topology key
+// is not one a node's head holds (hostname and zone are), whatever its
+// kind.
+func TestParseOffHead(t *testing.T) {
+	term := func(key string) v1.PodAffinityTerm {
+		return v1.PodAffinityTerm{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "a"}}, TopologyKey: key}
+	}
+	for _, tc := range []struct {
+		name string
+		aff  *v1.Affinity
+		want bool
+	}{
+		{"hostname and zone", &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term(v1.LabelHostname), term(v1.LabelTopologyZone)}}}, false},
+		{"rack, required affinity", &v1.Affinity{PodAffinity: &v1.PodAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term(v1.LabelHostname), term("rack")}}}, true},
+		{"rack, preferred anti-affinity", &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{
+			PreferredDuringSchedulingIgnoredDuringExecution: []v1.WeightedPodAffinityTerm{{Weight: 1, PodAffinityTerm: term("rack")}}}}, true},
+		{"legacy zone label", &v1.Affinity{PodAffinity: &v1.PodAffinity{
+			PreferredDuringSchedulingIgnoredDuringExecution: []v1.WeightedPodAffinityTerm{{Weight: 1, PodAffinityTerm: term(v1.LabelFailureDomainBetaZone)}}}}, true},
+	} {
+		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}, Spec: v1.PodSpec{Affinity: tc.aff}}
+		require.Equal(t, tc.want, interpod.Parse(pod).OffHead, tc.name)
+	}
+}

@@ -4,10 +4,10 @@
 // k8s.io/kube-scheduler/framework types.go), shared by framework's
 // InterPodAffinity filter and score's InterPodAffinity scorer.
 //
-// Layer: internal. It imports k8s.io/api, k8s.io/apimachinery and
-// internal/selector only, and reads nodes and pods through the small
-// generic [NodeInfo] and [PodInfo] interfaces (which *snapshot.NodeInfo and
-// *snapshot.PodInfo satisfy). A pod's parsed terms are cached by snapshot
+// Layer: internal. It imports k8s.io/api, k8s.io/apimachinery,
+// internal/selector and internal/layout (a node's head) only, and reads
+// nodes and pods through the small generic [NodeInfo] and [PodInfo]
+// interfaces (which *snapshot.NodeInfo and *snapshot.PodInfo satisfy). A pod's parsed terms are cached by snapshot
 // on its PodInfo and read through [TermsOf], which snapshot sets. The
 // existing pods' terms are read through an [Index] (snapshot keeps one
 // per Snapshot and Fork, incrementally: [IndexOf]; [ScanIndex] builds one
@@ -33,6 +33,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/schedkit/schedkit/internal/selector"
+
+	"github.com/schedkit/schedkit/internal/layout"
 )
 
 // Upstream's reason strings (interpodaffinity/filtering.go).
@@ -106,6 +108,10 @@ type Terms struct {
 	// selector that does not compile); the list it names is nil, as
 	// upstream's.
 	Err error
+	// OffHead: some term's topology key is not one a node's head holds
+	// (layout.InHead), so finding a node's value for it reads the
+	// node's labels. Set by Parse.
+	OffHead bool
 }
 
 // HasAffinity is upstream's podWithAffinity: the pod has pod affinity or
@@ -154,6 +160,11 @@ func Parse(pod *v1.Pod) *Terms {
 		}
 	}
 	t.Err = aggregate(errs)
+	for k := range NumKinds {
+		for _, tm := range t.List(k) {
+			t.OffHead = t.OffHead || !layout.InHead(tm.TopologyKeyHandle())
+		}
+	}
 	return t
 }
 
