@@ -192,8 +192,9 @@ func (n *NodeInfo) cloneInto(c *NodeInfo, owner uint64, labels bool) {
 	// Load a word of n's pod array, of its indexes and (with labels) of
 	// its labels first: on a cold node these fetches then overlap with
 	// the copy of n instead of following it. KeepAlive keeps the loads.
-	// A plain pod's change reads no label: fetching them anyway costs
-	// it a cache miss of its own on a cold node.
+	// Most changes read no label (a pod without terms that matches no
+	// view keyed off the head): fetching them anyway costs such a change
+	// a cache miss of its own on a cold node.
 	var p0 *PodInfo
 	if len(n.pods) > 0 {
 		p0 = n.pods[0]

@@ -80,6 +80,15 @@ func TestChunkIdxHints(t *testing.T) {
 			require.NotNil(t, ch.nodes[j].idx, "%s: node %d", name, i)
 			require.Same(t, ch.nodes[j].idx, ch.idx[j], "%s: node %d", name, i)
 		}
+		// The last chunk's slots past the last node keep no hint (of a
+		// removed node's indexes, which it would keep alive).
+		if s.n&chunkMask != 0 {
+			ch := s.chunkAt(s.n >> chunkShift)
+			for j := s.n & chunkMask; j < chunkSize; j++ {
+				require.Nil(t, ch.nodes[j], "%s: slot %d", name, j)
+				require.Nil(t, ch.idx[j], "%s: slot %d", name, j)
+			}
+		}
 	}
 	snap := c.Snapshot()
 	check("snapshot", &snap.st)

@@ -7,12 +7,13 @@
 // Layer: internal. It imports k8s.io/api, k8s.io/apimachinery,
 // internal/selector and internal/layout (a node's head) only, and reads
 // nodes and pods through the small generic [NodeInfo] and [PodInfo]
-// interfaces (which *snapshot.NodeInfo and *snapshot.PodInfo satisfy). A pod's parsed terms are cached by snapshot
-// on its PodInfo and read through [TermsOf], which snapshot sets. The
-// existing pods' terms are read through an [Index] (snapshot keeps one
-// per Snapshot and Fork, incrementally: [IndexOf]; [ScanIndex] builds one
-// for other clusters), so that a pod's preparation costs O(groups of equal
-// terms), not O(pods).
+// interfaces (which *snapshot.NodeInfo and *snapshot.PodInfo satisfy).
+// A pod's parsed terms are cached by snapshot on its PodInfo and read
+// through [TermsOf], which snapshot sets. The existing pods' terms are
+// read through an [Index] (snapshot keeps one per Snapshot and Fork,
+// incrementally: [IndexOf]; [ScanIndex] builds one for other clusters),
+// so that a pod's preparation costs O(groups of equal terms), not
+// O(pods).
 //
 // The feature gates are upstream v1.37.2's defaults:
 // InterPodAffinityHostnameFastPath and
@@ -32,9 +33,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/schedkit/schedkit/internal/selector"
-
 	"github.com/schedkit/schedkit/internal/layout"
+	"github.com/schedkit/schedkit/internal/selector"
 )
 
 // Upstream's reason strings (interpodaffinity/filtering.go).
