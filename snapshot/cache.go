@@ -133,8 +133,10 @@ func (c *Cache) NumPods() int {
 	return len(c.pods)
 }
 
-// AddNode adds node, or updates it if known. Errors (invalid node, negative
-// allocatable) name the node and field.
+// AddNode adds node, or updates it if known (as an informer's add of an
+// existing object is an update; [Fork.AddNode] refuses a known name with
+// [ErrNodeExists] instead). Errors (invalid node, negative allocatable)
+// name the node and field.
 func (c *Cache) AddNode(node *v1.Node) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

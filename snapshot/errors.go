@@ -18,6 +18,7 @@ var (
 	ErrPodNotFound = errors.New("snapshot: pod not found")
 	// ErrPodExists: a pod added twice.
 	ErrPodExists = errors.New("snapshot: pod already exists")
-	// ErrNoFork: Commit or Revert with no Fork open.
-	ErrNoFork = errors.New("snapshot: no fork to commit or revert")
+	// ErrNoFork: Commit or Revert at depth 0, with no layer open (changes
+	// made straight after Snapshot.Fork are the base's and stay).
+	ErrNoFork = errors.New("snapshot: no Fork layer open to commit or revert (depth 0): call Fork.Fork before the changes to keep or discard")
 )

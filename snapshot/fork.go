@@ -14,8 +14,8 @@ import (
 // made at the base (depth 0, straight after [Snapshot.Fork]) cannot be
 // reverted: open a layer first, or drop the Fork. A Fork does not
 // schedule: AddPod and AddPodInfo place a pod on the node named, whatever
-// the filters say (framework.SchedulePod and package whatif choose
-// nodes).
+// the filters say (a framework.Scheduler's SchedulePod method and package
+// whatif choose nodes).
 //
 // Cost: Fork O(1); Revert O(copies the layer made); Commit O(1) (both
 // cheaper than the O(nodes changed) the cluster-autoscaler contract
