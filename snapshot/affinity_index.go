@@ -5,7 +5,6 @@ import (
 	"unique"
 
 	"github.com/schedkit/schedkit/internal/interpod"
-	"github.com/schedkit/schedkit/internal/layout"
 	"github.com/schedkit/schedkit/internal/spread"
 )
 
@@ -84,8 +83,7 @@ type viewMatch struct {
 	class   spread.Class
 	n       int
 	terms   [viewMatchMax]*interpod.Term
-	// offHead: some of terms has a topology key a node's head does not
-	// hold (interpod.Terms.OffHead; readsLabels).
+	// offHead: some of terms is (interpod.Term.OffHead; readsLabels).
 	offHead bool
 }
 
@@ -480,7 +478,7 @@ func (s *state) viewPod(ni *NodeInfo, p *PodInfo, d int) {
 			m.viewSet, m.class, m.n = s.aff.viewSet, class, copy(m.terms[:], terms)
 			m.offHead = false
 			for _, t := range terms {
-				m.offHead = m.offHead || !layout.InHead(t.TopologyKeyHandle())
+				m.offHead = m.offHead || t.OffHead()
 			}
 		}
 	}
@@ -629,7 +627,8 @@ func (s *state) affTerm(k interpod.Kind, tm *interpod.Term, ni *NodeInfo, d int)
 
 // readsLabels reports whether affPod's change for pod p may read a
 // node's labels, not only its head: a term of p, or of a view p's class
-// matches, has a topology key the head does not hold (layout.InHead).
+// matches, has a topology key the head does not hold
+// (interpod.Term.OffHead).
 // Which views p's class matches is known from a Fork's memo
 // (viewMatch); without it any view may. A nil p (not known yet) reads
 // labels when any pod has terms or any view exists. Reads only; O(1).

@@ -244,11 +244,12 @@ func (f *Fork) RemovePod(k PodKey, nodeName string) error {
 		return fmt.Errorf("pod %s: %w", k, err)
 	}
 	h := hashKey(k) // once, for the check and the removal
-	j := f.st.node(i).podIndexHash(h, k)
+	old := f.st.node(i)
+	j := old.podIndexHash(h, k)
 	if j < 0 {
 		return fmt.Errorf("pod %s on node %s: %w", k, nodeName, ErrPodNotFound)
 	}
-	ni := f.st.mutable(i, f.st.node(i).pods[j])
+	ni := f.st.mutable(i, old.pods[j])
 	f.st.affPod(ni, ni.removePodHash(h, k), -1)
 	return nil
 }

@@ -89,6 +89,11 @@ func (t *Term) Static() bool { return t.static }
 // []selector.Label hold label keys; O(1).
 func (t *Term) TopologyKeyHandle() unique.Handle[string] { return t.topo }
 
+// OffHead reports whether the term's topology key is not one a node's
+// head holds (layout.InHead): finding a node's value for it reads the
+// node's labels. O(1).
+func (t *Term) OffHead() bool { return !layout.InHead(t.topo) }
+
 // Matches is upstream's AffinityTerm.Matches: pod's namespace is one of
 // the term's names or its labels (nsLabels, nil for an unknown namespace)
 // match the namespaceSelector, and pod's labels match the labelSelector.
@@ -108,9 +113,8 @@ type Terms struct {
 	// selector that does not compile); the list it names is nil, as
 	// upstream's.
 	Err error
-	// OffHead: some term's topology key is not one a node's head holds
-	// (layout.InHead), so finding a node's value for it reads the
-	// node's labels. Set by Parse.
+	// OffHead: some term is (Term.OffHead), so finding a node's value
+	// for it reads the node's labels. Set by Parse.
 	OffHead bool
 }
 
@@ -161,8 +165,9 @@ func Parse(pod *v1.Pod) *Terms {
 	}
 	t.Err = aggregate(errs)
 	for k := range NumKinds {
-		for _, tm := range t.List(k) {
-			t.OffHead = t.OffHead || !layout.InHead(tm.TopologyKeyHandle())
+		ts := t.List(k)
+		for j := range ts {
+			t.OffHead = t.OffHead || ts[j].OffHead()
 		}
 	}
 	return t
