@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"weak"
 
 	v1 "k8s.io/api/core/v1"
@@ -76,6 +77,18 @@ type plugin struct {
 	// so its cycle's sync may leave changed nodes to be rebuilt as they
 	// are looked up (mirror.SyncLazy) instead of reading every node.
 	lazy bool
+	// last is the state the plugin wrote last (PreFilter, PreScore)
+	// with the CycleState it was written to: stateOr answers from it
+	// when asked for that CycleState, so that a cycle's per-node Filter
+	// and Score calls skip the CycleState's map look-up.
+	last atomic.Pointer[written]
+}
+
+// written is a state a plugin wrote to the CycleState cs (a pointer:
+// see write).
+type written struct {
+	cs fwk.CycleState
+	v  any
 }
 
 // Name returns the plugin name.
@@ -118,8 +131,8 @@ func (p *plugin) pod(cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*sna
 
 // ScorePlugin runs a [score.Scorer] as a PreScore + Score plugin: PreScore
 // scores all candidates ([mirror.Mirror.Score]), Score looks a score up.
-// From 1,024 candidates PreScore finds and scores them in pieces of 512
-// to 768 on the handle's Parallelizer (the scheduler's parallelism), so
+// From 256 candidates PreScore finds and scores them in pieces of 128
+// to 192 on the handle's Parallelizer (the scheduler's parallelism), so
 // a PodScorer's Score runs on disjoint batches at once, as
 // [score.PodScorer] allows; with fewer candidates, a nil handle or a
 // handle whose Parallelizer is nil, it scores them on the calling
@@ -149,8 +162,29 @@ type state[T any] struct{ v T }
 
 func (s state[T]) Clone() fwk.StateData { return s }
 
-// stateOr returns what PreScore/PreFilter left, or prepare's (slow path).
+// write leaves v in cs, and remembers it (plugin.last) when cs is a
+// pointer: the identity the cache compares (interfaces holding equal
+// pointers are the same state; comparing a non-comparable value would
+// panic, so a non-pointer is not remembered). O(1), two allocations.
+func write[T any](p *plugin, cs fwk.CycleState, v T) {
+	cs.Write(p.key, state[T]{v})
+	if t := reflect.TypeOf(cs); t != nil && t.Kind() == reflect.Pointer {
+		p.last.Store(&written{cs: cs, v: v})
+	} else {
+		p.last.Store(nil)
+	}
+}
+
+// stateOr returns what PreScore/PreFilter left in cs — from plugin.last
+// when cs is the state it was written to (upstream makes a CycleState
+// per cycle; preemption's and nominated pods' clones are other states,
+// read from their maps), else from cs — or prepare's (slow path).
 func stateOr[T any](p *plugin, cs fwk.CycleState, prepare func() (T, error)) (T, error) {
+	if w := p.last.Load(); w != nil && w.cs == cs {
+		if v, ok := w.v.(T); ok {
+			return v, nil
+		}
+	}
 	d, err := cs.Read(p.key)
 	if err != nil {
 		return prepare()
@@ -171,7 +205,7 @@ func (p *ScorePlugin) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.P
 	if sc == nil {
 		return fwk.NewStatus(fwk.Skip)
 	}
-	cs.Write(p.key, state[*mirror.Scores[fwk.NodeInfo]]{sc})
+	write(&p.plugin, cs, sc)
 	return nil
 }
 
@@ -278,7 +312,7 @@ func (p *FilterPlugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1
 	} else if st.pre.Filter == nil {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
-	if cs.Write(p.key, state[filtering]{st}); st.pre.NodeNames == nil {
+	if write(&p.plugin, cs, st); st.pre.NodeNames == nil {
 		return nil, nil
 	}
 	return &fwk.PreFilterResult{NodeNames: sets.New(st.pre.NodeNames...)}, nil

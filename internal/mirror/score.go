@@ -270,9 +270,13 @@ type Parallel func(pieces int, work func(i int))
 var ErrPiecesLeftOut = errors.New("mirror: the host's workers left pieces of the candidates out")
 
 // scorePiece is the fewest candidates [Mirror.Score] hands to a
-// Parallel piece: a few tens of microseconds of a built-in scorer's
-// work, well above what a host's dispatch of a piece costs.
-const scorePiece = 512
+// Parallel piece: several microseconds of a built-in scorer's work,
+// above what a host's dispatch of a piece costs, and small enough that
+// the few hundred candidates of an adaptive percentageOfNodesToScore
+// (10% of 5,000 nodes) are split across the host's workers instead of
+// waiting on one goroutine: PreScore's pass is on the cycle's serial
+// path, where upstream's Score phase is parallel.
+const scorePiece = 128
 
 // inPieces calls f(lo, hi) on ranges that cover [0, k) once each and
 // reports whether every call returned: with par and k of at least
