@@ -33,7 +33,10 @@ func (m *Mirror[N]) Filter(f framework.Filter, pod *snapshot.PodInfo, withLedger
 }
 
 // Check returns why n cannot run the pod, as framework reasons with
-// upstream's messages ([framework.Reason.Message]); nil when it can. An
+// upstream's messages ([framework.Reason.Message]); nil when it can. It
+// asks the processor for the next listed node's head (the lines a
+// resource filter reads): a host that filters its nodes in list order
+// (upstream's workers take consecutive chunks) then finds it in cache. An
 // entry altered for this call (nominated pods added, preemption victims
 // removed) is converted and judged on its own pods, without the ledger,
 // which cannot take the victims out; so is a node the ledger does not know
@@ -45,8 +48,11 @@ func (f *Filtering[N]) Check(n N) ([]framework.Reason, error) {
 	if f.pf == nil {
 		return nil, nil
 	}
-	ours := f.m.Lookup(n)
+	ours, p := f.m.lookup(n)
 	mirrored := ours != nil
+	if mirrored {
+		f.m.prefetchHead(p + 1)
+	}
 	if !mirrored {
 		var err error
 		if ours, err = f.m.Convert(n); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/schedkit/schedkit/internal/prefetch"
 	"github.com/schedkit/schedkit/reserve"
 	"github.com/schedkit/schedkit/snapshot"
 	"github.com/schedkit/schedkit/snapshot/load/openb"
@@ -643,6 +644,17 @@ func (m *Mirror[N]) lookup(n N) (*snapshot.NodeInfo, int) {
 		}
 	}
 	return e.ours, p
+}
+
+// prefetchHead asks the processor for the head of the NodeInfo at
+// position p of the published view (nothing when p is past the end or
+// holds no node): a hint, no wait. O(1).
+func (m *Mirror[N]) prefetchHead(p int) {
+	if v := m.cur.Load(); p < len(v.list) {
+		if e := v.ents.at(p); e.ours != nil {
+			prefetch.Head(unsafe.Pointer(e.ours))
+		}
+	}
 }
 
 // refresh brings the entry n, listed at position p of the published view

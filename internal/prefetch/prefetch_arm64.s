@@ -1,0 +1,9 @@
+#include "textflag.h"
+
+// func head(p unsafe.Pointer)
+TEXT ·head(SB), NOSPLIT|NOFRAME, $0-8
+	MOVD p+0(FP), R0
+	PRFM (R0), PLDL1KEEP
+	PRFM 64(R0), PLDL1KEEP
+	PRFM 127(R0), PLDL1KEEP
+	RET
