@@ -131,8 +131,9 @@ func (p *plugin) pod(cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*sna
 
 // ScorePlugin runs a [score.Scorer] as a PreScore + Score plugin: PreScore
 // scores all candidates ([mirror.Mirror.Score]), Score looks a score up.
-// From 256 candidates PreScore finds and scores them in pieces of 128
-// to 192 on the handle's Parallelizer (the scheduler's parallelism), so
+// From 256 candidates PreScore finds and scores them in pieces of at
+// least 128, two per processor (GOMAXPROCS) or fewer, on the handle's
+// Parallelizer (the scheduler's parallelism), so
 // a PodScorer's Score runs on disjoint batches at once, as
 // [score.PodScorer] allows; with fewer candidates, a nil handle or a
 // handle whose Parallelizer is nil, it scores them on the calling

@@ -3,6 +3,7 @@ package mirror
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -400,26 +401,32 @@ func inOrder(pieces int, work func(int)) {
 	}
 }
 
-// TestInPieces: the ranges cover [0, k) once each, each of scorePiece
-// to scorePiece·3/2 candidates from 2·scorePiece on, one range below
-// (or without a Parallel).
+// TestInPieces: the ranges cover [0, k) once each; from 2·scorePiece
+// on, min(⌊k/scorePiece⌋, 2·GOMAXPROCS) of them, of sizes that differ by
+// at most one, each at least scorePiece; one range below (or without a
+// Parallel).
 func TestInPieces(t *testing.T) {
-	for _, k := range []int{0, 1, 2*scorePiece - 1, 2 * scorePiece, 2*scorePiece + 1, 3*scorePiece - 1, 4*scorePiece + 1, 5000, 15000, 150000} {
-		for _, par := range []Parallel{nil, inOrder} {
-			next, ranges := 0, 0
-			all := inPieces(par, k, func(lo, hi int) {
-				require.Equal(t, next, lo, "k=%d: ranges in order, no gap", k)
-				if k >= 2*scorePiece && par != nil {
-					require.GreaterOrEqual(t, hi-lo, scorePiece, "k=%d", k)
-					require.LessOrEqual(t, hi-lo, scorePiece*3/2, "k=%d", k)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 2, 8} {
+		runtime.GOMAXPROCS(procs)
+		for _, k := range []int{0, 1, 2*scorePiece - 1, 2 * scorePiece, 2*scorePiece + 1, 3*scorePiece - 1, 4*scorePiece + 1, 500, 1000, 5000, 15000, 150000} {
+			for _, par := range []Parallel{nil, inOrder} {
+				next, ranges, lo1, hi1 := 0, 0, k, 0
+				all := inPieces(par, k, func(lo, hi int) {
+					require.Equal(t, next, lo, "k=%d: ranges in order, no gap", k)
+					lo1, hi1 = min(lo1, hi-lo), max(hi1, hi-lo)
+					next = hi
+					ranges++
+				})
+				require.True(t, all)
+				require.Equal(t, k, next, "k=%d: covered", k)
+				if par == nil || k < 2*scorePiece {
+					require.Equal(t, 1, ranges, "k=%d: one range", k)
+					continue
 				}
-				next = hi
-				ranges++
-			})
-			require.True(t, all)
-			require.Equal(t, k, next, "k=%d: covered", k)
-			if par == nil || k < 2*scorePiece {
-				require.Equal(t, 1, ranges, "k=%d: one range", k)
+				require.Equal(t, min(k/scorePiece, 2*procs), ranges, "procs=%d k=%d: pieces", procs, k)
+				require.GreaterOrEqual(t, lo1, scorePiece, "procs=%d k=%d", procs, k)
+				require.LessOrEqual(t, hi1-lo1, 1, "procs=%d k=%d: even sizes", procs, k)
 			}
 		}
 	}

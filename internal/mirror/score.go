@@ -3,6 +3,7 @@ package mirror
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -278,17 +279,23 @@ var ErrPiecesLeftOut = errors.New("mirror: the host's workers left pieces of the
 // path, where upstream's Score phase is parallel.
 const scorePiece = 128
 
+// maxPieces bounds the pieces of one call: two per processor that can
+// run them (GOMAXPROCS), so that a processor busy elsewhere is evened
+// out, without paying the host's dispatch (a goroutine each, in
+// upstream's Until) for pieces that cannot run at once.
+func maxPieces() int { return 2 * runtime.GOMAXPROCS(0) }
+
 // inPieces calls f(lo, hi) on ranges that cover [0, k) once each and
 // reports whether every call returned: with par and k of at least
-// 2·scorePiece, on ⌊k/scorePiece⌋ nearly equal ranges (each of
-// scorePiece to scorePiece·3/2 candidates) through par; else f(0, k)
-// on the calling goroutine.
+// 2·scorePiece, on min(⌊k/scorePiece⌋, maxPieces()) ranges whose sizes
+// differ by at most one (each at least scorePiece candidates) through
+// par; else f(0, k) on the calling goroutine.
 func inPieces(par Parallel, k int, f func(lo, hi int)) bool {
 	if par == nil || k < 2*scorePiece {
 		f(0, k)
 		return true
 	}
-	pieces := int64(k / scorePiece)
+	pieces := int64(min(k/scorePiece, maxPieces()))
 	at := func(i int64) int { return int(i * int64(k) / pieces) } // int64: i·k overflows 32 bits
 	var done atomic.Int64
 	par(int(pieces), func(i int) {
