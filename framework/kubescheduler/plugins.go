@@ -80,7 +80,9 @@ type plugin struct {
 	// last is the state the plugin wrote last (PreFilter, PreScore)
 	// with the CycleState it was written to: stateOr answers from it
 	// when asked for that CycleState, so that a cycle's per-node Filter
-	// and Score calls skip the CycleState's map look-up.
+	// and Score calls skip the CycleState's map look-up. It keeps that
+	// one CycleState (and what it holds) alive until the plugin next
+	// writes: bounded, one cycle's state per plugin.
 	last atomic.Pointer[written]
 }
 
@@ -88,7 +90,7 @@ type plugin struct {
 // see write).
 type written struct {
 	cs fwk.CycleState
-	v  any
+	d  fwk.StateData // the state[T] written to cs
 }
 
 // Name returns the plugin name.
@@ -166,11 +168,13 @@ func (s state[T]) Clone() fwk.StateData { return s }
 // write leaves v in cs, and remembers it (plugin.last) when cs is a
 // pointer: the identity the cache compares (interfaces holding equal
 // pointers are the same state; comparing a non-comparable value would
-// panic, so a non-pointer is not remembered). O(1), two allocations.
+// panic, so a non-pointer is not remembered). O(1), two allocations
+// (v boxed once, for cs and the cache; the cache's record).
 func write[T any](p *plugin, cs fwk.CycleState, v T) {
-	cs.Write(p.key, state[T]{v})
+	var d fwk.StateData = state[T]{v}
+	cs.Write(p.key, d)
 	if t := reflect.TypeOf(cs); t != nil && t.Kind() == reflect.Pointer {
-		p.last.Store(&written{cs: cs, v: v})
+		p.last.Store(&written{cs: cs, d: d})
 	} else {
 		p.last.Store(nil)
 	}
@@ -182,8 +186,8 @@ func write[T any](p *plugin, cs fwk.CycleState, v T) {
 // read from their maps), else from cs — or prepare's (slow path).
 func stateOr[T any](p *plugin, cs fwk.CycleState, prepare func() (T, error)) (T, error) {
 	if w := p.last.Load(); w != nil && w.cs == cs {
-		if v, ok := w.v.(T); ok {
-			return v, nil
+		if st, ok := w.d.(state[T]); ok {
+			return st.v, nil
 		}
 	}
 	d, err := cs.Read(p.key)

@@ -288,6 +288,7 @@ func mustFilter(f framework.Filter, err error) framework.Filter {
 // entry (converted). Two candidates that do not convert, in different
 // pieces: the error is the first one's, as in one pass.
 func TestScoreInPieces(t *testing.T) {
+	atLeastProcs(t, 2) // 3 pieces of n: maxPieces() is 2 at GOMAXPROCS 1
 	const n = 3*scorePiece + 77
 	la, err := score.NewLeastAllocated()
 	require.NoError(t, err)
@@ -440,6 +441,7 @@ func TestInPieces(t *testing.T) {
 // ErrPiecesLeftOut and keeps nothing half-found: the next Score of the
 // same list, in one pass, gives every candidate its score.
 func TestScorePiecesLeftOut(t *testing.T) {
+	atLeastProcs(t, 2) // 3 pieces: partway's node in the middle of piece 1
 	const n = 3 * scorePiece
 	nodes := make([]*fakeNode, n)
 	for i := range nodes {
@@ -536,4 +538,14 @@ func (c countingScorer) Prepare(pod *snapshot.PodInfo, cl score.Cluster) (score.
 		c.mu.Unlock()
 		ps.Score(nodes, out)
 	}), nil
+}
+
+// atLeastProcs raises GOMAXPROCS to procs for the test (maxPieces
+// follows it), restoring it after: a test that counts pieces must not
+// depend on the machine's processor count (a container's CPU limit, -cpu).
+func atLeastProcs(t *testing.T, procs int) {
+	if old := runtime.GOMAXPROCS(0); old < procs {
+		runtime.GOMAXPROCS(procs)
+		t.Cleanup(func() { runtime.GOMAXPROCS(old) })
+	}
 }

@@ -652,7 +652,7 @@ func (m *Mirror[N]) lookup(n N) (*snapshot.NodeInfo, int) {
 func (m *Mirror[N]) prefetchHead(p int) {
 	if v := m.cur.Load(); p < len(v.list) {
 		if e := v.ents.at(p); e.ours != nil {
-			prefetch.Head(unsafe.Pointer(e.ours))
+			prefetch.Head(e.ours)
 		}
 	}
 }

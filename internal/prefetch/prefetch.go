@@ -19,6 +19,6 @@ import "unsafe"
 const HeadLines = 128
 
 // Head asks for the lines holding the HeadLines bytes from p. p may be
-// nil or dangling: a prefetch never faults. Safe for concurrent use;
-// O(1), no allocation.
-func Head(p unsafe.Pointer) { head(p) }
+// nil: a prefetch never faults. Safe for concurrent use; O(1), no
+// allocation.
+func Head[T any](p *T) { head(unsafe.Pointer(p)) }

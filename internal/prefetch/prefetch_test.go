@@ -2,7 +2,6 @@ package prefetch
 
 import (
 	"testing"
-	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -14,12 +13,12 @@ func TestHeadIsOnlyAHint(t *testing.T) {
 	for i := range buf {
 		buf[i] = byte(i)
 	}
-	Head(unsafe.Pointer(&buf[0]))
-	Head(unsafe.Pointer(&buf[100]))
-	Head(unsafe.Pointer(&buf[255])) // lines past the buffer
-	Head(nil)
+	Head(&buf[0])
+	Head(&buf[100])
+	Head(&buf[255]) // lines past the buffer
+	Head[byte](nil)
 	for i := range buf {
 		assert.Equal(t, byte(i), buf[i])
 	}
-	assert.Zero(t, testing.AllocsPerRun(100, func() { Head(unsafe.Pointer(&buf[0])) }))
+	assert.Zero(t, testing.AllocsPerRun(100, func() { Head(&buf[0]) }))
 }
