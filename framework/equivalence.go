@@ -9,6 +9,7 @@ import (
 
 	"github.com/schedkit/schedkit/internal/layout"
 	"github.com/schedkit/schedkit/internal/nodeview"
+	"github.com/schedkit/schedkit/internal/prefetch"
 	"github.com/schedkit/schedkit/internal/scoring"
 	"github.com/schedkit/schedkit/snapshot"
 )
@@ -414,10 +415,16 @@ func (c *classCache) refreshBlock(e *classEntry, vc nodeview.View, b int) error 
 		mask = 0
 	}
 	c.batch, c.batchIdx = c.batch[:0], c.batchIdx[:0]
-	for j, ni := range nodes {
-		if moved[j] <= since && !all {
-			continue
+	var vis visits
+	for j := range nodes {
+		if moved[j] > since || all {
+			vis.add(j)
 		}
+	}
+	for i, k := range vis.start(nodes) {
+		vis.ahead(nodes, i)
+		j := int(k)
+		ni := nodes[j]
 		fits := false
 		if !e.need.active || !e.need.rejects(&own[j]) {
 			c.scratch, fits = fitsAll(e.pfs, ni, c.scratch)
@@ -451,6 +458,40 @@ func (c *classCache) refreshBlock(e *classEntry, vc nodeview.View, b int) error 
 	}
 	e.okm[b], e.feas[b], e.blocks[b], e.seen[b] = mask, int32(bits.OnesCount64(mask)), v, c.caps.clock
 	return nil
+}
+
+// prefetchAhead is how many visits ahead a [visits] pass asks for a
+// node's head: a visit's work (the filters on lines already in cache)
+// is short, a miss on the head long.
+const prefetchAhead = 4
+
+// visits is the nodes of a block that a pass visits, in order (indexes
+// into the block), so that the pass can ask the processor for their
+// heads ahead of the visits (internal/prefetch): a pass over the nodes
+// that moved in a block of a large cluster otherwise stalls on each
+// node's head, a miss. Add the visits, then range over start and call
+// ahead at each.
+type visits struct {
+	idx [layout.BlockSize]uint8
+	n   int
+}
+
+func (v *visits) add(j int) { v.idx[v.n] = uint8(j); v.n++ }
+
+// start asks for the first prefetchAhead visits' heads and returns the
+// visits' indexes.
+func (v *visits) start(nodes []*snapshot.NodeInfo) []uint8 {
+	for _, j := range v.idx[:min(v.n, prefetchAhead)] {
+		prefetch.Head(nodes[j])
+	}
+	return v.idx[:v.n]
+}
+
+// ahead asks for the head of the visit prefetchAhead after the i-th.
+func (v *visits) ahead(nodes []*snapshot.NodeInfo, i int) {
+	if i += prefetchAhead; i < v.n {
+		prefetch.Head(nodes[v.idx[i]])
+	}
 }
 
 // okBits returns the bits of block b's ok mask for its nodes lo-b×BlockSize

@@ -146,10 +146,16 @@ func (s *Scheduler) diagnoseClass(e *classEntry, vc nodeview.View, d *Decision) 
 		nodes, _ := vc.Block(b)
 		lo := b * layout.BlockSize
 		moved, kind, since := caps.moved[lo:lo+len(nodes)], g.kind[lo:lo+len(nodes)], g.seen[b]
-		for j, ni := range nodes {
-			if kind[j] != 0 && moved[j] <= since {
-				continue
+		var vis visits
+		for j := range nodes {
+			if kind[j] == 0 || moved[j] > since {
+				vis.add(j)
 			}
+		}
+		for i, k := range vis.start(nodes) {
+			vis.ahead(nodes, i)
+			j := int(k)
+			ni := nodes[j]
 			clear(buf)
 			if buf = nodeReasons(e.pfs, e.names, ni, buf[:0]); len(buf) == 0 {
 				return false // feasible after all: let the full cycle decide
