@@ -349,7 +349,11 @@ func intersect(set map[string]struct{}, list []string) map[string]struct{} {
 // capacity since the snapshot, the Decision carries a Diagnosis with the
 // ledger's reasons for that node (NodeResourcesFit reasons); scheduling the
 // pod again sees the new state. Errors: those of SchedulePod, and the
-// ledger's (unknown node, pod held elsewhere), wrapped.
+// ledger's (unknown node, pod held elsewhere), wrapped; with an error the
+// Decision is never Scheduled. A pod the ledger already holds counts its
+// own hold as used: Schedule it again only after Unreserve (else the
+// cycle may choose another node, which the ledger refuses with
+// reserve.ErrConflict, or report its own hold's node as full).
 func (s *Scheduler) Schedule(ledger *reserve.Ledger, pod *snapshot.PodInfo) (Decision, error) {
 	if ledger == nil {
 		return Decision{}, fmt.Errorf("framework: Schedule: ledger is nil: %w", ErrInvalidConfig)
@@ -371,7 +375,9 @@ func (s *Scheduler) Schedule(ledger *reserve.Ledger, pod *snapshot.PodInfo) (Dec
 	}
 	unfit, err := ledger.Reserve(d.Pod, d.Node)
 	if err != nil {
-		return d, fmt.Errorf("framework: reserving pod %s on node %s: %w", pod.Key(), d.Node, err)
+		node := d.Node
+		d.Node, d.Total, d.Breakdown = "", 0, nil // not placed: never Scheduled with an error
+		return d, fmt.Errorf("framework: reserving pod %s on node %s: %w", pod.Key(), node, err)
 	}
 	if unfit != nil {
 		diag := &Diagnosis{NumAllNodes: snap.NumNodes(), UnschedulablePlugins: []string{nodeResourcesFitName}}

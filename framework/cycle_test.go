@@ -314,6 +314,27 @@ func TestScheduleReserveRefused(t *testing.T) {
 	assert.False(t, held)
 }
 
+// A pod the ledger already holds, scheduled again: its own hold fills
+// its node, the cycle chooses another, the ledger refuses the second
+// hold; the Decision is not Scheduled (a caller that looks at it before
+// the error must not bind) and the first hold stays.
+func TestScheduleHeldPodAgain(t *testing.T) {
+	ledger := reserve.New()
+	require.NoError(t, ledger.AddNode(mkNode("a").Capacity("cpu", "2", "pods", "110").Obj()))
+	require.NoError(t, ledger.AddNode(mkNode("b").Capacity("cpu", "4", "pods", "110").Obj()))
+	web := snapshot.MustPodInfo(mkPod("web").Req("cpu", "2").Obj())
+	unfit, err := ledger.Reserve(web, "a")
+	require.NoError(t, err)
+	require.Empty(t, unfit)
+	d, err := mustNew(t, Config{}).Schedule(ledger, web)
+	require.ErrorIs(t, err, reserve.ErrConflict)
+	assert.False(t, d.Scheduled())
+	assert.Empty(t, d.Node)
+	h, held := ledger.Hold(web.Key())
+	require.True(t, held)
+	assert.Equal(t, "a", h.Node)
+}
+
 func TestCustomFilterAndErrors(t *testing.T) {
 	nodes := []*v1.Node{mkNode("old").Capacity("pods", "10").Label("gen", "1").Obj(), mkNode("new").Capacity("pods", "10").Label("gen", "2").Obj()}
 	snap := snapshottest.Snapshot(t, nodes)

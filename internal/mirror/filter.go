@@ -52,8 +52,7 @@ func (f *Filtering[N]) Check(n N) ([]framework.Reason, error) {
 	mirrored := ours != nil
 	if mirrored {
 		f.m.prefetchHead(p + 1)
-	}
-	if !mirrored {
+	} else {
 		var err error
 		if ours, err = f.m.Convert(n); err != nil {
 			return nil, err

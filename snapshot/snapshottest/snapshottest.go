@@ -1,7 +1,9 @@
 // Package snapshottest builds Nodes, Pods, caches and snapshots for tests,
 // in the spirit of net/http/httptest: a few fluent lines instead of a
-// cluster. Every builder panics on malformed input (a test bug), never
-// returns an error.
+// cluster. Every builder panics on input it cannot build (an unparsable
+// quantity, an odd key/value list: a test bug), never returns an error;
+// it builds what parses, so a test can make bad objects (a negative
+// request) for the code under test to refuse.
 //
 //	node := snapshottest.MakeNode("n1").Capacity("cpu", "8", "memory", "16Gi", "pods", "110").Obj()
 //	pod := snapshottest.MakePod("p1").Req("cpu", "500m", "memory", "1Gi").Node("n1").Obj()
