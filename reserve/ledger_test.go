@@ -35,7 +35,7 @@ func TestFit(t *testing.T) {
 		{"one milli-cpu over", st.MakePod("p").Req("cpu", "2001m").Obj(),
 			[]reserve.Insufficient{{Resource: snapshot.CPU, Requested: 2001, Used: 2000, Capacity: 4000}}},
 		// memory: 3Gi + 1 byte > 4Gi - 1Gi
-		{"memory", st.MakePod("p").Req("memory", fmt.Sprint(3*gi+1)).Obj(),
+		{"memory", st.MakePod("p").Req("memory", fmt.Sprint(int64(3*gi+1))).Obj(),
 			[]reserve.Insufficient{{Resource: snapshot.Memory, Requested: 3*gi + 1, Used: gi, Capacity: 4 * gi}}},
 		{"ephemeral storage", st.MakePod("p").Req("ephemeral-storage", "11Gi").Obj(),
 			[]reserve.Insufficient{{Resource: snapshot.EphemeralStorage, Requested: 11 * gi, Used: 0, Capacity: 10 * gi}}},

@@ -90,7 +90,7 @@ func TestIndexTablesMatchMap(t *testing.T) {
 							// slot as home in any table up to 2^30 slots:
 							// runs wrap around, tags collide, and 32 hashes
 							// serve 300 keys (equal full hashes).
-							h = uint64(1<<32-1-rng.IntN(4))<<32 | uint64(rng.IntN(8))
+							h = (1<<32-1-uint64(rng.IntN(4)))<<32 | uint64(rng.IntN(8))
 						}
 						hashes[k] = h
 					}

@@ -39,7 +39,7 @@ func TestTableMatchesMap(t *testing.T) {
 			if !ok {
 				h = rng.Uint64()
 				if colliding {
-					h = uint64(1<<32-1-rng.IntN(4))<<32 | uint64(rng.IntN(8))
+					h = (1<<32-1-uint64(rng.IntN(4)))<<32 | uint64(rng.IntN(8))
 				}
 				hashOf[idx] = h
 			}
