@@ -370,8 +370,12 @@ func (s *Scheduler) Schedule(ledger *reserve.Ledger, pod *snapshot.PodInfo) (Dec
 	if reserved == nil || (err == nil && !d.Scheduled()) {
 		d, err = s.SchedulePod(snap, pod)
 	}
-	if err != nil || !d.Scheduled() {
+	if err != nil {
+		d.Node, d.Total, d.Breakdown = "", 0, nil // never Scheduled with an error
 		return d, err
+	}
+	if !d.Scheduled() {
+		return d, nil
 	}
 	unfit, err := ledger.Reserve(d.Pod, d.Node)
 	if err != nil {

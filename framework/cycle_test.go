@@ -335,6 +335,37 @@ func TestScheduleHeldPodAgain(t *testing.T) {
 	assert.Equal(t, "a", h.Node)
 }
 
+// flakyScorer prepares once; later Prepares fail (Explain prepares again).
+type flakyScorer struct{ calls int }
+
+func (f *flakyScorer) Name() string { return "Flaky" }
+func (f *flakyScorer) Prepare(*snapshot.PodInfo, score.Cluster) (score.PodScorer, error) {
+	if f.calls++; f.calls > 1 {
+		return nil, errors.New("second prepare fails")
+	}
+	return score.PodScorerFunc(func(_ []*snapshot.NodeInfo, out []int64) { clear(out) }), nil
+}
+
+// An Explain that fails after a node was chosen (Config.Breakdown) leaves
+// no Scheduled Decision, from SchedulePod or from Schedule, and no hold.
+func TestExplainErrorNotScheduled(t *testing.T) {
+	ledger := reserve.New()
+	require.NoError(t, ledger.AddNode(mkNode("a").Capacity("cpu", "4", "pods", "110").Obj()))
+	web := snapshot.MustPodInfo(mkPod("web").Req("cpu", "1").Obj())
+	s := mustNew(t, Config{Breakdown: true, Profile: score.MustProfile(score.Weighted{Scorer: &flakyScorer{}, Weight: 1})})
+	d, err := s.Schedule(ledger, web)
+	require.ErrorContains(t, err, "second prepare fails")
+	assert.False(t, d.Scheduled())
+	assert.Empty(t, d.Node)
+	_, held := ledger.Hold(web.Key())
+	assert.False(t, held)
+
+	s = mustNew(t, Config{Breakdown: true, Profile: score.MustProfile(score.Weighted{Scorer: &flakyScorer{}, Weight: 1})})
+	d, err = s.SchedulePod(ledger.Snapshot(), web)
+	require.ErrorContains(t, err, "second prepare fails")
+	assert.False(t, d.Scheduled())
+}
+
 func TestCustomFilterAndErrors(t *testing.T) {
 	nodes := []*v1.Node{mkNode("old").Capacity("pods", "10").Label("gen", "1").Obj(), mkNode("new").Capacity("pods", "10").Label("gen", "2").Obj()}
 	snap := snapshottest.Snapshot(t, nodes)

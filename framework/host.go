@@ -34,6 +34,8 @@ func (s *Scheduler) finish(d Decision, cluster score.Cluster) (Decision, error) 
 	if s.breakdown {
 		e, err := s.profile.Explain(pod, cluster, s.feasible, best)
 		if err != nil {
+			// Not placed, as above: with an error no Decision is Scheduled.
+			d.Node, d.Total, d.Pod = "", 0, pod
 			return d, fmt.Errorf("framework: explaining pod %s: %w", pod.Key(), err)
 		}
 		d.Breakdown = e

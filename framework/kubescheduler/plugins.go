@@ -168,8 +168,9 @@ func (s state[T]) Clone() fwk.StateData { return s }
 // write leaves v in cs, and remembers it (plugin.last) when cs is a
 // pointer: the identity the cache compares (interfaces holding equal
 // pointers are the same state; comparing a non-comparable value would
-// panic, so a non-pointer is not remembered). O(1), two allocations
-// (v boxed once, for cs and the cache; the cache's record).
+// panic, so a non-pointer is not remembered). O(1), at most two
+// allocations (v boxed once, for cs and the cache, none when v is a
+// pointer; the cache's record).
 func write[T any](p *plugin, cs fwk.CycleState, v T) {
 	var d fwk.StateData = state[T]{v}
 	cs.Write(p.key, d)
